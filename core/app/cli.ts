@@ -1,0 +1,145 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { createLogger, errorToJson, isGatehopError, ErrorCodes } from '../common/index.js';
+import { upsertAuthFile } from '../socks5/index.js';
+import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
+import { describeListening, startApp } from './app.js';
+
+const VERSION = '0.1.0';
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
+  return n;
+}
+
+interface RunFlags {
+  listen?: string;
+  egress?: string;
+  admin?: string;
+  adminToken?: string;
+  dataDir?: string;
+  authFile?: string;
+  auth?: boolean; // commander turns --no-auth into auth=false
+  config?: string;
+  logLevel?: string;
+  logFile?: string;
+  maxSessions?: number;
+  handshakeTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
+}
+
+function flagsToConfig(f: RunFlags): ConfigInput {
+  const out: Record<string, unknown> = {};
+  const copy = (key: keyof RunFlags, to: string): void => {
+    if (f[key] !== undefined) out[to] = f[key];
+  };
+  copy('listen', 'listen');
+  copy('egress', 'egress');
+  copy('admin', 'admin');
+  copy('adminToken', 'adminToken');
+  copy('dataDir', 'dataDir');
+  copy('authFile', 'authFile');
+  copy('logLevel', 'logLevel');
+  copy('logFile', 'logFile');
+  if (f.auth === false) out.noAuth = true;
+  const proxy: Record<string, number> = {};
+  for (const k of ['maxSessions', 'handshakeTimeoutMs', 'connectTimeoutMs', 'idleTimeoutMs'] as const) {
+    if (f[k] !== undefined) proxy[k] = f[k];
+  }
+  if (Object.keys(proxy).length > 0) out.proxy = proxy;
+  return out as ConfigInput;
+}
+
+function fail(message: string, exitCode: number): never {
+  process.stderr.write(`gatehop: ${message}\n`);
+  process.exit(exitCode);
+}
+
+async function run(flags: RunFlags): Promise<void> {
+  let config;
+  try {
+    const fromFile = flags.config ? readConfigFile(flags.config) : {};
+    config = buildConfig(fromFile, flagsToConfig(flags));
+  } catch (err) {
+    fail(errorToJson(err).message, 2);
+  }
+  const logger = createLogger({ level: config.logLevel, file: config.logFile });
+  let app;
+  try {
+    app = await startApp(config, logger);
+  } catch (err) {
+    const code = isGatehopError(err) && err.code === ErrorCodes.CONFIG_INVALID ? 2 : 1;
+    fail(errorToJson(err).message, code);
+  }
+  process.stdout.write(`${describeListening(app, config)}\n`);
+  logger.info({ event: 'started', proxy: app.listening.proxy, egress: app.egress.id }, 'gatehop started');
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (++signals > 1) process.exit(1); // a second signal means "now"
+    logger.info({ event: 'shutdown', signal }, 'shutting down');
+    app.stop().then(
+      () => process.exit(0),
+      (err: unknown) => fail(`shutdown failed: ${errorToJson(err).message}`, 1),
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > 64 * 1024) fail('password on stdin is too long', 2);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function buildCli(): Command {
+  const program = new Command('gatehop')
+    .description('One local SOCKS5 + HTTP proxy over the VPN Gate volunteer network')
+    .version(VERSION)
+    .option('--listen <host:port>', 'proxy listen address (default 127.0.0.1:1080)')
+    .option('--egress <kind>', 'direct | vpngate (default vpngate)')
+    .option('--admin <host:port|off>', 'admin API address (default 127.0.0.1:9090)')
+    .option('--admin-token <token>', 'admin API bearer token')
+    .option('--data-dir <dir>', 'where state and logs live (default: the OS app-data folder)')
+    .option('--auth-file <file>', 'proxy users, user:salt:sha256hex lines (see "gatehop passwd")')
+    .option('--no-auth', 'allow a proxy without credentials on a non-loopback address')
+    .option('--config <file>', 'YAML config file; flags override it')
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
+    .option('--log-file <file|off>', 'JSON log file (default <data-dir>/logs/gatehop.log)')
+    .option('--max-sessions <n>', 'concurrent proxy sessions (default 1024)', positiveInt)
+    .option('--handshake-timeout-ms <ms>', 'handshake deadline (default 10000)', positiveInt)
+    .option('--connect-timeout-ms <ms>', 'upstream connect deadline (default 15000)', positiveInt)
+    .option('--idle-timeout-ms <ms>', 'close a session idle this long (default 300000)', positiveInt)
+    .showHelpAfterError()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s.startsWith('error:') ? `gatehop: ${s}` : s) })
+    .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
+    .action((flags: RunFlags) => run(flags));
+
+  program
+    .command('passwd')
+    .description('add or change a proxy user; the password is read from stdin')
+    .argument('<user>', 'user name')
+    .requiredOption('--auth-file <file>', 'the auth file to write')
+    .action(async (user: string, opts: { authFile: string }) => {
+      const text = await readStdin();
+      const password = text.split(/\r?\n/)[0] ?? '';
+      if (password === '') fail('empty password on stdin', 2);
+      try {
+        upsertAuthFile(opts.authFile, user, password);
+      } catch (err) {
+        fail(errorToJson(err).message, 1);
+      }
+      process.stdout.write(`gatehop: user ${user} written to ${opts.authFile}\n`);
+    });
+  return program;
+}
+
+export async function main(argv: string[] = process.argv): Promise<void> {
+  await buildCli().parseAsync(argv);
+}

@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, type Endpoint } from '../common/index.js';
+import { proxyOptionsSchema } from '../socks5/index.js';
+import { defaultDataDir } from './paths.js';
+
+const endpointText = z.string().refine((s) => {
+  try {
+    parseEndpoint(s);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be HOST:PORT');
+
+const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** The config file and the command line share this shape; flags win over the file. */
+export const configSchema = z
+  .object({
+    listen: endpointText.default('127.0.0.1:1080'),
+    egress: z.enum(['direct', 'vpngate']).default('vpngate'),
+    admin: z.union([z.literal('off'), endpointText]).default('127.0.0.1:9090'),
+    adminToken: z.string().min(16, 'admin token must be at least 16 characters').optional(),
+    dataDir: z.string().min(1).optional(),
+    authFile: z.string().min(1).optional(),
+    noAuth: z.boolean().default(false),
+    logLevel: logLevel.default('info'),
+    logFile: z.union([z.literal('off'), z.string().min(1)]).optional(),
+    proxy: proxyOptionsSchema.omit({ host: true, port: true }).partial().default({}),
+  })
+  .strict();
+
+export type ConfigInput = z.input<typeof configSchema>;
+
+export interface GatehopConfig {
+  readonly listen: Endpoint;
+  readonly egress: 'direct' | 'vpngate';
+  readonly admin: Endpoint | null;
+  readonly adminToken: string | undefined;
+  readonly dataDir: string;
+  readonly authFile: string | undefined;
+  readonly noAuth: boolean;
+  readonly logLevel: z.infer<typeof logLevel>;
+  readonly logFile: string | null;
+  readonly proxy: Omit<z.infer<typeof proxyOptionsSchema>, 'host' | 'port'>;
+}
+
+export function readConfigFile(path: string): ConfigInput {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `cannot read config ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${path} is not valid YAML: ${(err as Error).message}`, { cause: err });
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${path} must be a mapping of settings`);
+  }
+  return data as ConfigInput;
+}
+
+/** Validates the merged settings once, at the edge, into a frozen config with every default filled. */
+export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): GatehopConfig {
+  const merged = {
+    ...fromFile,
+    ...fromFlags,
+    proxy: { ...(fromFile.proxy ?? {}), ...(fromFlags.proxy ?? {}) },
+  };
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]!;
+    const where = first.path.length > 0 ? first.path.join('.') : 'config';
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `${where}: ${first.message}`);
+  }
+  const c = parsed.data;
+  const defaults = proxyOptionsSchema.parse({});
+  const dataDir = c.dataDir ?? defaultDataDir();
+  const listen = parseEndpoint(c.listen, 'listen');
+  if (c.authFile && c.noAuth) {
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, '--auth-file and --no-auth exclude each other');
+  }
+  if (!c.authFile && !c.noAuth && !isLoopbackHost(listen.host)) {
+    throw new GatehopError(
+      ErrorCodes.CONFIG_INVALID,
+      `listening on ${listen.host} (not loopback) needs --auth-file; pass --no-auth to run an open proxy anyway`,
+    );
+  }
+  return Object.freeze({
+    listen,
+    egress: c.egress,
+    admin: c.admin === 'off' ? null : parseEndpoint(c.admin, 'admin'),
+    adminToken: c.adminToken,
+    dataDir,
+    authFile: c.authFile,
+    noAuth: c.noAuth,
+    logLevel: c.logLevel,
+    logFile: c.logFile === 'off' ? null : (c.logFile ?? `${dataDir}/logs/gatehop.log`),
+    proxy: Object.freeze({ ...defaults, ...stripUndefined(c.proxy) }),
+  });
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

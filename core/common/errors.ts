@@ -1,0 +1,60 @@
+/**
+ * Every error Gatehop raises carries a stable `code`. Callers branch on `code`, never on message
+ * text; each layer wraps with context and keeps the original as `cause`.
+ */
+export const ErrorCodes = {
+  CONFIG_INVALID: 'GH_ERR_CONFIG_INVALID',
+  LISTEN_FAILED: 'GH_ERR_LISTEN_FAILED',
+  ABORTED: 'GH_ERR_ABORTED',
+  EGRESS_CONNECT_TIMEOUT: 'GH_ERR_EGRESS_CONNECT_TIMEOUT',
+  EGRESS_CONNECT_REFUSED: 'GH_ERR_EGRESS_CONNECT_REFUSED',
+  EGRESS_HOST_UNREACHABLE: 'GH_ERR_EGRESS_HOST_UNREACHABLE',
+  EGRESS_NETWORK_UNREACHABLE: 'GH_ERR_EGRESS_NETWORK_UNREACHABLE',
+  EGRESS_DNS_NOT_FOUND: 'GH_ERR_EGRESS_DNS_NOT_FOUND',
+  EGRESS_NOT_ALLOWED: 'GH_ERR_EGRESS_NOT_ALLOWED',
+  EGRESS_CLOSED: 'GH_ERR_EGRESS_CLOSED',
+  EGRESS_FAILED: 'GH_ERR_EGRESS_FAILED',
+  AUTH_FILE_INVALID: 'GH_ERR_AUTH_FILE_INVALID',
+  SESSION_HANDSHAKE_TIMEOUT: 'GH_ERR_SESSION_HANDSHAKE_TIMEOUT',
+  SESSION_CONNECT_TIMEOUT: 'GH_ERR_SESSION_CONNECT_TIMEOUT',
+  SESSION_IDLE_TIMEOUT: 'GH_ERR_SESSION_IDLE_TIMEOUT',
+  SESSION_PROTOCOL: 'GH_ERR_SESSION_PROTOCOL',
+  SESSION_CLOSED: 'GH_ERR_SESSION_CLOSED',
+  BUFFER_OVERFLOW: 'GH_ERR_BUFFER_OVERFLOW',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+export class GatehopError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'GatehopError';
+    this.code = code;
+  }
+}
+
+export function isGatehopError(err: unknown, code?: ErrorCode): err is GatehopError {
+  return err instanceof GatehopError && (code === undefined || err.code === code);
+}
+
+/** A plain `{code, message}` for IPC, HTTP and logs. */
+export function errorToJson(err: unknown): { code: string; message: string } {
+  if (err instanceof GatehopError) return { code: err.code, message: err.message };
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { code: typeof code === 'string' ? code : 'GH_ERR_UNKNOWN', message: err.message };
+  }
+  return { code: 'GH_ERR_UNKNOWN', message: String(err) };
+}
+
+/** The error to throw when an AbortSignal fired: its reason if that is an Error. */
+export function abortReason(signal: AbortSignal, what: string): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof GatehopError) return reason;
+  if (reason instanceof Error && reason.name === 'TimeoutError') {
+    return new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `${what}: timed out`, { cause: reason });
+  }
+  return new GatehopError(ErrorCodes.ABORTED, `${what}: aborted`, { cause: reason });
+}

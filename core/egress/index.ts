@@ -1,0 +1,14 @@
+export type {
+  ConnectTcpOptions,
+  Egress,
+  EgressState,
+  EgressStats,
+  EgressLease,
+  EgressSource,
+  EgressTcpConnection,
+  EgressUdpSocket,
+  UdpDatagram,
+} from './types.js';
+export { DirectEgress } from './direct-egress.js';
+export { mapSocketError } from './map-socket-error.js';
+export { SingleEgressSource } from './single-egress-source.js';

@@ -1,0 +1,72 @@
+import type { Duplex } from 'node:stream';
+
+export type EgressState = 'connecting' | 'ready' | 'draining' | 'closed';
+
+export interface ConnectTcpOptions {
+  /** Deadline for the whole connect, name resolution included. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * A connected TCP stream through an egress. `stream` supports half-close: `end()` sends FIN while
+ * reading continues, and the readable side ends when the peer's FIN arrives.
+ */
+export interface EgressTcpConnection {
+  readonly stream: Duplex;
+  readonly localAddress: string;
+  readonly localPort: number;
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+}
+
+export interface UdpDatagram {
+  readonly data: Buffer;
+  readonly address: string;
+  readonly port: number;
+}
+
+/** A datagram socket on an egress; it sends to IP addresses only (resolve names first). */
+export interface EgressUdpSocket {
+  send(data: Buffer, address: string, port: number): void;
+  onMessage(handler: (datagram: UdpDatagram) => void): void;
+  /** Called once when the socket fails or closes. */
+  onClose(handler: (err?: Error) => void): void;
+  close(): void;
+}
+
+export interface EgressStats {
+  bytesUp: number;
+  bytesDown: number;
+  /** Open TCP connections and UDP sockets. */
+  sessionsActive: number;
+  sessionsTotal: number;
+  failures: number;
+}
+
+/**
+ * Where proxied traffic leaves: the host network (DirectEgress) or an OpenVPN tunnel. Hostnames are
+ * resolved by the egress itself, never by the proxy front end, so no lookup leaks to the local
+ * resolver when the egress is a tunnel.
+ */
+export interface Egress {
+  readonly id: string;
+  readonly state: EgressState;
+  readonly stats: Readonly<EgressStats>;
+  connectTcp(host: string, port: number, opts?: ConnectTcpOptions): Promise<EgressTcpConnection>;
+  bindUdp(): Promise<EgressUdpSocket>;
+  resolve(host: string, opts?: { signal?: AbortSignal }): Promise<string[]>;
+  /** Closes every connection and socket opened through this egress. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A session's hold on an egress: taken when the session starts, released exactly once at its end. */
+export interface EgressLease {
+  readonly egress: Egress;
+  release(): void;
+}
+
+/** Hands out leases on the egress that new sessions should use (the active one). */
+export interface EgressSource {
+  acquire(): EgressLease;
+}

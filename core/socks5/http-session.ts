@@ -1,0 +1,199 @@
+import { request as httpRequest, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { isGatehopError } from '../common/index.js';
+import { ProxySession, type SessionContext } from './session.js';
+import { httpStatusFor } from './reply-codes.js';
+import { bump } from './proxy-stats.js';
+import { parseAuthority, parseBasicAuth, stripHopByHop, withHost } from './http-headers.js';
+
+const UPGRADE_KEEP = new Set(['connection', 'upgrade']);
+
+/**
+ * One HTTP proxy client connection. Node's HTTP server (llhttp) parses it; this session answers
+ * CONNECT by tunnelling, absolute-URI requests by forwarding each over a fresh upstream connection
+ * through the session's egress, and Upgrade requests by relaying raw bytes after the head.
+ */
+export class HttpSession extends ProxySession {
+  readonly kind = 'http' as const;
+  #sawRequest = false;
+
+  constructor(id: number, socket: Socket, ctx: SessionContext, rejected: boolean, onClosed: (s: ProxySession) => void) {
+    super(id, socket, ctx, rejected, onClosed);
+    socket.on('data', () => this.touch());
+  }
+
+  protected override onHandshakeTimeout(): void {
+    if (!this.#sawRequest) this.#rawRefusal(408, 'handshake-timeout');
+    else super.onHandshakeTimeout();
+  }
+
+  /** The parser rejected the input (garbage, oversized head): answer and close. */
+  onParseError(code: string | undefined): void {
+    const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    this.countMalformed(code === 'HPE_HEADER_OVERFLOW' ? 'http-header-too-large' : 'http-malformed');
+    this.#rawRefusal(status, 'malformed');
+  }
+
+  #beginRequest(req: IncomingMessage): { ok: boolean; status?: number } {
+    this.#sawRequest = true;
+    this.handshakeDone();
+    this.touch();
+    if (this.rejected) return { ok: false, status: 503 };
+    const creds = this.ctx.options.credentials;
+    if (creds) {
+      const given = parseBasicAuth(req.headers['proxy-authorization']);
+      if (!given || !creds.verify(given.username, given.password)) {
+        this.ctx.stats.authFailures++;
+        this.log.info({ event: 'auth-failed', user: given?.username }, 'HTTP proxy authentication failed');
+        return { ok: false, status: 407 };
+      }
+    }
+    return { ok: true };
+  }
+
+  async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const begin = this.#beginRequest(req);
+    if (!begin.ok) return this.#respondError(res, begin.status!, req);
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+    } catch {
+      this.countMalformed('http-not-absolute-uri');
+      return this.#respondError(res, 400, req, 'This is a proxy: send an absolute URI or CONNECT.');
+    }
+    if (url.protocol !== 'http:') {
+      this.countMalformed('http-unsupported-scheme');
+      return this.#respondError(res, 400, req, `Scheme ${url.protocol} is not proxied; use CONNECT.`);
+    }
+    const port = url.port ? Number(url.port) : 80;
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    let upstream: Duplex;
+    try {
+      upstream = (await this.dial(host, port)).stream;
+    } catch (err) {
+      if (this.closed) return;
+      return this.#respondError(res, httpStatusFor(isGatehopError(err) ? err.code : undefined), req, (err as Error).message);
+    }
+    this.#countBytes(req, upstream);
+    const headers = withHost(stripHopByHop(req.rawHeaders), url.host);
+    const forward = httpRequest({
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      setHost: false,
+      createConnection: () => upstream as Socket,
+    });
+    forward.on('error', (err) => {
+      if (res.headersSent) this.forceClose('upstream-error', err);
+      else this.#respondError(res, 502, req, err.message);
+    });
+    forward.on('response', (ures) => {
+      res.writeHead(ures.statusCode ?? 502, ures.statusMessage, stripHopByHop(ures.rawHeaders));
+      ures.on('data', () => this.touch());
+      ures.pipe(res);
+      ures.on('error', (err) => this.forceClose('upstream-error', err));
+      res.on('finish', () => upstream.destroy());
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) forward.destroy();
+    });
+    req.pipe(forward);
+  }
+
+  async onConnect(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const begin = this.#beginRequest(req);
+    if (!begin.ok) return this.#rawRefusal(begin.status!, 'refused');
+    const target = parseAuthority(req.url ?? '');
+    if (!target) {
+      this.countMalformed('http-bad-connect-target');
+      return this.#rawRefusal(400, 'malformed');
+    }
+    socket.pause();
+    try {
+      const conn = await this.dial(target.host, target.port);
+      if (this.closed) return;
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) conn.stream.write(head);
+      this.relay(socket, conn.stream);
+      socket.resume();
+    } catch (err) {
+      if (this.closed) return;
+      this.#rawRefusal(httpStatusFor(isGatehopError(err) ? err.code : undefined), 'connect-failed', err as Error);
+    }
+  }
+
+  async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const begin = this.#beginRequest(req);
+    if (!begin.ok) return this.#rawRefusal(begin.status!, 'refused');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+      if (url.protocol !== 'http:') throw new Error('scheme');
+    } catch {
+      this.countMalformed('http-not-absolute-uri');
+      return this.#rawRefusal(400, 'malformed');
+    }
+    socket.pause();
+    try {
+      const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+      const conn = await this.dial(host, url.port ? Number(url.port) : 80);
+      if (this.closed) return;
+      const headers = withHost(stripHopByHop(req.rawHeaders, UPGRADE_KEEP), url.host);
+      let text = `${req.method} ${url.pathname}${url.search} HTTP/${req.httpVersion}\r\n`;
+      for (let i = 0; i + 1 < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+      conn.stream.write(`${text}\r\n`);
+      if (head.length > 0) conn.stream.write(head);
+      this.relay(socket, conn.stream);
+      socket.resume();
+    } catch (err) {
+      if (this.closed) return;
+      this.#rawRefusal(httpStatusFor(isGatehopError(err) ? err.code : undefined), 'connect-failed', err as Error);
+    }
+  }
+
+  #countBytes(req: IncomingMessage, upstream: Duplex): void {
+    req.on('data', (c: Buffer) => {
+      this.bytesUp += c.length;
+      this.ctx.stats.bytesUp += c.length;
+    });
+    upstream.on('data', (c: Buffer) => {
+      this.bytesDown += c.length;
+      this.ctx.stats.bytesDown += c.length;
+    });
+  }
+
+  #respondError(res: ServerResponse, status: number, req: IncomingMessage, detail?: string): void {
+    bump(this.ctx.stats.errorReplies, `http-${status}`);
+    const body = `${status} ${STATUS_CODES[status] ?? ''}${detail ? `: ${detail}` : ''}\n`;
+    const headers: Record<string, string | number> = {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+    };
+    if (status === 407) headers['Proxy-Authenticate'] = 'Basic realm="gatehop"';
+    // After a refusal that ends the session, say so; an upstream failure keeps the connection.
+    const closing = status === 503 || status === 407 || status === 400;
+    if (closing) headers['Connection'] = 'close';
+    if (res.headersSent) {
+      this.forceClose('upstream-error');
+      return;
+    }
+    res.writeHead(status, headers);
+    res.end(body);
+    if (closing) res.on('finish', () => this.forceClose(`http-${status}`));
+    req.resume();
+  }
+
+  /** A response written straight to the socket (no ServerResponse exists for CONNECT/Upgrade/errors). */
+  #rawRefusal(status: number, reason: string, err?: Error): void {
+    bump(this.ctx.stats.errorReplies, `http-${status}`);
+    const extra = status === 407 ? 'Proxy-Authenticate: Basic realm="gatehop"\r\n' : '';
+    const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${extra}Content-Length: 0\r\nConnection: close\r\n\r\n`;
+    this.handshakeDone();
+    if (this.socket.writable) this.socket.end(head, () => this.forceClose(reason, err));
+    else this.forceClose(reason, err);
+    const flushTimer = setTimeout(() => this.forceClose(reason, err), 2_000);
+    flushTimer.unref();
+    this.socket.once('close', () => clearTimeout(flushTimer));
+  }
+}

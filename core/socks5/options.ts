@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import type { Credentials } from './credentials.js';
+
+export const proxyOptionsSchema = z
+  .object({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(1080),
+    maxSessions: z.number().int().positive().default(1024),
+    handshakeTimeoutMs: z.number().int().positive().default(10_000),
+    connectTimeoutMs: z.number().int().positive().default(15_000),
+    idleTimeoutMs: z.number().int().positive().default(300_000),
+    /** Request line plus headers of one HTTP proxy request. */
+    maxHeaderBytes: z.number().int().min(1024).max(1 << 20).default(16 * 1024),
+  })
+  .strict();
+
+export type ProxyOptions = Readonly<z.infer<typeof proxyOptionsSchema>> & {
+  /** null: no authentication (NO_AUTH); the app decides whether that is allowed. */
+  readonly credentials: Credentials | null;
+};

@@ -1,0 +1,169 @@
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ErrorCodes, GatehopError, type Endpoint, type Logger } from '../common/index.js';
+import type { EgressSource } from '../egress/index.js';
+import { HttpSession } from './http-session.js';
+import type { ProxyOptions } from './options.js';
+import { createProxyStats, bump, type ProxyStats } from './proxy-stats.js';
+import type { ProxySession, SessionContext } from './session.js';
+import { Socks5Session } from './socks5-session.js';
+
+/** Refusing takes a handshake; at most this many refusals run at once, the rest are dropped. */
+const MAX_REFUSALS_IN_FLIGHT = 64;
+const SNIFF_TIMEOUT_MS = 10_000;
+
+/**
+ * One listening port for SOCKS5 and HTTP proxy clients, told apart by the first byte (0x05 is
+ * SOCKS5; an ASCII letter starts an HTTP method). Owns every session it accepts.
+ */
+export class ProxyServer {
+  readonly stats: ProxyStats = createProxyStats();
+  readonly #server: Server;
+  readonly #http: HttpServer;
+  readonly #sessions = new Set<ProxySession>();
+  readonly #httpSessions = new WeakMap<Duplex, HttpSession>();
+  readonly #ctx: SessionContext;
+  readonly #log: Logger;
+  #nextId = 1;
+  #refusing = 0;
+  #closing = false;
+
+  constructor(options: ProxyOptions, egress: EgressSource, logger: Logger) {
+    this.#log = logger.child({ component: 'proxy' });
+    this.#ctx = { options, egress, stats: this.stats, logger: this.#log };
+    this.#server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (s) => this.#accept(s));
+    this.#http = this.#createHttpServer(options);
+  }
+
+  get sessions(): ReadonlySet<ProxySession> {
+    return this.#sessions;
+  }
+
+  async listen(): Promise<Endpoint> {
+    const { host, port } = this.#ctx.options;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => {
+        const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.message;
+        reject(new GatehopError(ErrorCodes.LISTEN_FAILED, `cannot listen on ${host}:${port}: ${why}`, { cause: err }));
+      };
+      this.#server.once('error', onError);
+      this.#server.listen({ host, port, backlog: 511 }, () => {
+        this.#server.off('error', onError);
+        resolve();
+      });
+    });
+    this.#server.on('error', (err) => this.#log.error({ err: err.message }, 'proxy listener error'));
+    const addr = this.#server.address();
+    if (addr === null || typeof addr === 'string') throw new GatehopError(ErrorCodes.LISTEN_FAILED, 'listener has no address');
+    return { host: addr.address, port: addr.port };
+  }
+
+  /** Stops accepting and force-closes every session. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const s of [...this.#sessions]) s.forceClose('shutdown');
+    if (!this.#server.listening) return;
+    await closed;
+  }
+
+  #accept(socket: Socket): void {
+    if (this.#closing) {
+      socket.destroy();
+      return;
+    }
+    const rejected = this.stats.sessionsActive >= this.#ctx.options.maxSessions;
+    if (rejected) {
+      this.stats.rejected++;
+      this.#log.warn(
+        { event: 'session-rejected', maxSessions: this.#ctx.options.maxSessions, rejected: this.stats.rejected },
+        'too many sessions: refusing a connection',
+      );
+      if (this.#refusing >= MAX_REFUSALS_IN_FLIGHT) {
+        socket.destroy();
+        return;
+      }
+    }
+    socket.on('error', () => {}); // until a session owns it
+    const sniffTimer = setTimeout(() => {
+      this.stats.timeouts.handshake++;
+      socket.destroy();
+    }, Math.min(SNIFF_TIMEOUT_MS, this.#ctx.options.handshakeTimeoutMs));
+    sniffTimer.unref();
+    socket.once('close', () => clearTimeout(sniffTimer));
+    socket.once('data', (chunk: Buffer) => {
+      clearTimeout(sniffTimer);
+      socket.pause();
+      this.#dispatch(socket, chunk, rejected);
+    });
+    socket.resume();
+  }
+
+  #dispatch(socket: Socket, first: Buffer, rejected: boolean): void {
+    const b = first[0]!;
+    if (b === 0x05) {
+      const session = new Socks5Session(this.#nextId++, socket, this.#ctx, rejected, (s) => this.#remove(s, rejected));
+      this.#add(session, rejected);
+      session.start(first);
+      socket.resume();
+    } else if ((b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a)) {
+      const session = new HttpSession(this.#nextId++, socket, this.#ctx, rejected, (s) => this.#remove(s, rejected));
+      this.#add(session, rejected);
+      this.#httpSessions.set(socket, session);
+      socket.unshift(first);
+      this.#http.emit('connection', socket);
+      socket.resume();
+    } else {
+      bump(this.stats.malformed, b === 0x04 ? 'socks4-unsupported' : 'unknown-protocol');
+      this.#log.debug({ event: 'malformed', firstByte: b }, 'unknown protocol on proxy port');
+      socket.destroy();
+    }
+  }
+
+  #add(session: ProxySession, rejected: boolean): void {
+    this.#sessions.add(session);
+    if (rejected) {
+      this.#refusing++;
+      return;
+    }
+    this.stats.sessionsActive++;
+    this.stats.sessionsTotal++;
+  }
+
+  #remove(session: ProxySession, rejected: boolean): void {
+    if (!this.#sessions.delete(session)) return;
+    if (rejected) this.#refusing--;
+    else this.stats.sessionsActive--;
+  }
+
+  #createHttpServer(options: ProxyOptions): HttpServer {
+    const server = createHttpServer({ maxHeaderSize: options.maxHeaderBytes, requestTimeout: 0, headersTimeout: 0 });
+    // Our own session timers own every deadline; keep-alive gaps count as idle time.
+    server.keepAliveTimeout = options.idleTimeoutMs;
+    server.timeout = 0;
+    const sessionOf = (socket: Duplex): HttpSession | undefined => this.#httpSessions.get(socket);
+    server.on('request', (req, res) => {
+      const s = sessionOf(req.socket);
+      if (s) void s.onRequest(req, res);
+      else res.destroy();
+    });
+    server.on('connect', (req, socket: Duplex, head: Buffer) => {
+      const s = sessionOf(socket);
+      if (s) void s.onConnect(req, socket, head);
+      else socket.destroy();
+    });
+    server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
+      const s = sessionOf(socket);
+      if (s) void s.onUpgrade(req, socket, head);
+      else socket.destroy();
+    });
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+      const s = sessionOf(socket);
+      if (s) s.onParseError(err.code);
+      else socket.destroy();
+    });
+    return server;
+  }
+}

@@ -1,0 +1,35 @@
+/** Counters of the proxy front end; plain numbers so any exporter can read them. */
+export interface ProxyStats {
+  sessionsActive: number;
+  sessionsTotal: number;
+  /** Connections refused by admission control (maxSessions). */
+  rejected: number;
+  bytesUp: number;
+  bytesDown: number;
+  /** Malformed or unsupported client input, by reason. */
+  malformed: Record<string, number>;
+  /** SOCKS error replies sent, by reply code in hex ("0x05"); HTTP error statuses by "http-502". */
+  errorReplies: Record<string, number>;
+  authFailures: number;
+  timeouts: { handshake: number; connect: number; idle: number };
+  udp: { datagramsUp: number; datagramsDown: number; fragDropped: number; foreignDropped: number; otherDropped: number };
+}
+
+export function createProxyStats(): ProxyStats {
+  return {
+    sessionsActive: 0,
+    sessionsTotal: 0,
+    rejected: 0,
+    bytesUp: 0,
+    bytesDown: 0,
+    malformed: {},
+    errorReplies: {},
+    authFailures: 0,
+    timeouts: { handshake: 0, connect: 0, idle: 0 },
+    udp: { datagramsUp: 0, datagramsDown: 0, fragDropped: 0, foreignDropped: 0, otherDropped: 0 },
+  };
+}
+
+export function bump(record: Record<string, number>, key: string): void {
+  record[key] = (record[key] ?? 0) + 1;
+}

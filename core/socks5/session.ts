@@ -1,0 +1,205 @@
+import type { Socket } from 'node:net';
+import { pipeline, type Duplex } from 'node:stream';
+import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import type { Egress, EgressLease, EgressSource, EgressTcpConnection } from '../egress/index.js';
+import type { ProxyOptions } from './options.js';
+import { bump, type ProxyStats } from './proxy-stats.js';
+
+export interface SessionContext {
+  readonly options: ProxyOptions;
+  readonly egress: EgressSource;
+  readonly stats: ProxyStats;
+  readonly logger: Logger;
+}
+
+/** Errors that are part of normal life (a peer hung up): logged at debug, not as failures. */
+const EXPECTED_ERRNO = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ECONNABORTED']);
+
+/**
+ * What every proxy session owns: the client socket, its egress lease, its upstream streams and
+ * three timers (handshake, connect, idle). `forceClose` is the only teardown path; errors, timeouts,
+ * egress shutdown and process exit all end here, and it is idempotent.
+ */
+export abstract class ProxySession {
+  readonly startedAt = Date.now();
+  bytesUp = 0;
+  bytesDown = 0;
+  protected readonly log: Logger;
+  protected readonly upstreams = new Set<Duplex>();
+  #lease: EgressLease | null = null;
+  #closed = false;
+  #handshakeTimer: NodeJS.Timeout | null = null;
+  #idleTimer: NodeJS.Timeout | null = null;
+  #connects = new Set<{ controller: AbortController; timer: NodeJS.Timeout }>();
+  #onClosed: (session: ProxySession) => void;
+
+  constructor(
+    readonly id: number,
+    protected readonly socket: Socket,
+    protected readonly ctx: SessionContext,
+    /** Over maxSessions: the session answers its first request with a refusal. */
+    protected readonly rejected: boolean,
+    onClosed: (session: ProxySession) => void,
+  ) {
+    this.log = ctx.logger.child({ sessionId: id });
+    this.#onClosed = onClosed;
+    socket.on('error', (err) => this.forceClose('client-error', err));
+    socket.once('close', () => this.forceClose('client-closed'));
+    this.#handshakeTimer = setTimeout(() => {
+      ctx.stats.timeouts.handshake++;
+      this.onHandshakeTimeout();
+    }, ctx.options.handshakeTimeoutMs);
+    this.#handshakeTimer.unref();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  abstract readonly kind: 'socks5' | 'http';
+
+  /** The handshake timer fired: send whatever refusal is still owed, then close. */
+  protected onHandshakeTimeout(): void {
+    this.forceClose('handshake-timeout', new GatehopError(ErrorCodes.SESSION_HANDSHAKE_TIMEOUT, 'handshake timed out'));
+  }
+
+  protected handshakeDone(): void {
+    if (this.#handshakeTimer) clearTimeout(this.#handshakeTimer);
+    this.#handshakeTimer = null;
+  }
+
+  protected countMalformed(reason: string): void {
+    bump(this.ctx.stats.malformed, reason);
+    this.log.debug({ event: 'malformed', reason }, 'malformed client input');
+  }
+
+  /**
+   * Connects through this session's egress, bounded by the connect timer. The lease is taken on
+   * first use and held for the session's life.
+   */
+  protected async dial(host: string, port: number): Promise<EgressTcpConnection> {
+    if (this.#closed) throw new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} is closed`);
+    const egress = this.leaseEgress();
+    const controller = new AbortController();
+    const timeoutMs = this.ctx.options.connectTimeoutMs;
+    const timer = setTimeout(() => {
+      this.ctx.stats.timeouts.connect++;
+      controller.abort(new GatehopError(ErrorCodes.SESSION_CONNECT_TIMEOUT, `connect to ${host}:${port} timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    timer.unref();
+    const entry = { controller, timer };
+    this.#connects.add(entry);
+    const started = performance.now();
+    try {
+      const conn = await egress.connectTcp(host, port, { timeoutMs, signal: controller.signal });
+      if (this.#closed) {
+        conn.stream.destroy();
+        throw new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} closed while connecting`);
+      }
+      this.addUpstream(conn.stream);
+      this.log.debug(
+        { event: 'connected', target: `${host}:${port}`, egressId: egress.id, durationMs: Math.round(performance.now() - started) },
+        'upstream connected',
+      );
+      return conn;
+    } catch (err) {
+      if (controller.signal.aborted && controller.signal.reason instanceof GatehopError) throw controller.signal.reason;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.#connects.delete(entry);
+    }
+  }
+
+  /** The egress this session is bound to for life (leased on first use). */
+  protected leaseEgress(): Egress {
+    this.#lease ??= this.ctx.egress.acquire();
+    return this.#lease.egress;
+  }
+
+  protected addUpstream(stream: Duplex): void {
+    this.upstreams.add(stream);
+    stream.on('error', () => {}); // errors surface through pipeline/handlers; keep one listener until close
+    stream.once('close', () => this.upstreams.delete(stream));
+  }
+
+  /** (Re)arms the idle timer: no bytes in either direction for idleTimeoutMs closes the session. */
+  protected touch(): void {
+    if (this.#idleTimer) {
+      this.#idleTimer.refresh();
+      return;
+    }
+    if (this.#closed) return;
+    this.#idleTimer = setTimeout(() => {
+      this.ctx.stats.timeouts.idle++;
+      this.forceClose('idle-timeout', new GatehopError(ErrorCodes.SESSION_IDLE_TIMEOUT, 'no traffic for idle timeout'));
+    }, this.ctx.options.idleTimeoutMs);
+    this.#idleTimer.unref();
+  }
+
+  /**
+   * Bidirectional relay with half-close: EOF from one side becomes a FIN towards the other while the
+   * opposite direction keeps flowing. Backpressure is `pipeline`'s. The session ends when both
+   * directions have finished, or at the first error.
+   */
+  protected relay(client: Duplex, upstream: Duplex): void {
+    this.handshakeDone();
+    this.touch();
+    client.on('data', (chunk: Buffer) => {
+      this.bytesUp += chunk.length;
+      this.ctx.stats.bytesUp += chunk.length;
+      this.#idleTimer?.refresh();
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      this.bytesDown += chunk.length;
+      this.ctx.stats.bytesDown += chunk.length;
+      this.#idleTimer?.refresh();
+    });
+    let finished = 0;
+    const onDirectionDone = (err?: Error | null): void => {
+      if (err) this.forceClose('relay-error', err);
+      else if (++finished === 2) this.forceClose('done');
+    };
+    pipeline(client, upstream, onDirectionDone);
+    pipeline(upstream, client, onDirectionDone);
+  }
+
+  /** The one teardown path. */
+  forceClose(reason: string, err?: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#handshakeTimer) clearTimeout(this.#handshakeTimer);
+    if (this.#idleTimer) clearTimeout(this.#idleTimer);
+    for (const c of this.#connects) {
+      clearTimeout(c.timer);
+      c.controller.abort(new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} closed: ${reason}`));
+    }
+    this.#connects.clear();
+    for (const u of this.upstreams) u.destroy();
+    this.upstreams.clear();
+    this.onClose();
+    if (!this.socket.destroyed) this.socket.destroy();
+    this.#lease?.release();
+    this.#lease = null;
+    const fields = {
+      event: 'session-closed',
+      reason,
+      kind: this.kind,
+      bytesUp: this.bytesUp,
+      bytesDown: this.bytesDown,
+      durationMs: Date.now() - this.startedAt,
+      ...(err ? { errCode: errCodeOf(err), err: err.message } : {}),
+    };
+    if (err && !EXPECTED_ERRNO.has(errCodeOf(err))) this.log.info(fields, 'session closed with error');
+    else this.log.debug(fields, 'session closed');
+    this.#onClosed(this);
+  }
+
+  /** Subclass hook for resources of its own (UDP sockets, HTTP server state). */
+  protected onClose(): void {}
+}
+
+function errCodeOf(err: Error): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  return typeof code === 'string' ? code : err.name;
+}

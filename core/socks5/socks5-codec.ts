@@ -1,0 +1,242 @@
+/**
+ * SOCKS5 wire formats (RFC 1928, RFC 1929). Pure functions over buffers: each parser says whether
+ * it needs more bytes, or returns the value with the number of bytes consumed, or names what is
+ * malformed. None of them throws on any input.
+ */
+import { isIP } from 'node:net';
+
+export const SOCKS_VERSION = 0x05;
+export const AUTH_VERSION = 0x01;
+
+export const Method = { NO_AUTH: 0x00, USER_PASS: 0x02, NONE_ACCEPTABLE: 0xff } as const;
+export const Command = { CONNECT: 0x01, BIND: 0x02, UDP_ASSOCIATE: 0x03 } as const;
+export const AddrType = { IPV4: 0x01, DOMAIN: 0x03, IPV6: 0x04 } as const;
+
+export const Reply = {
+  SUCCEEDED: 0x00,
+  GENERAL_FAILURE: 0x01,
+  NOT_ALLOWED: 0x02,
+  NETWORK_UNREACHABLE: 0x03,
+  HOST_UNREACHABLE: 0x04,
+  CONNECTION_REFUSED: 0x05,
+  TTL_EXPIRED: 0x06,
+  COMMAND_NOT_SUPPORTED: 0x07,
+  ADDRESS_TYPE_NOT_SUPPORTED: 0x08,
+} as const;
+export type ReplyCode = (typeof Reply)[keyof typeof Reply];
+
+export type Parsed<T> =
+  | { readonly kind: 'incomplete' }
+  | { readonly kind: 'ok'; readonly value: T; readonly consumed: number }
+  | { readonly kind: 'malformed'; readonly reason: MalformedReason; readonly reply?: ReplyCode };
+
+export type MalformedReason =
+  | 'bad-version'
+  | 'no-methods'
+  | 'bad-auth-version'
+  | 'empty-username'
+  | 'bad-command'
+  | 'bad-address-type'
+  | 'empty-domain'
+  | 'bad-reserved';
+
+const INCOMPLETE = { kind: 'incomplete' } as const;
+const malformed = (reason: MalformedReason, reply?: ReplyCode): Parsed<never> =>
+  reply === undefined ? { kind: 'malformed', reason } : { kind: 'malformed', reason, reply };
+
+export interface Greeting {
+  readonly methods: readonly number[];
+}
+
+/** VER NMETHODS METHODS... */
+export function parseGreeting(buf: Buffer): Parsed<Greeting> {
+  if (buf.length < 2) return INCOMPLETE;
+  if (buf[0] !== SOCKS_VERSION) return malformed('bad-version');
+  const n = buf[1]!;
+  if (n === 0) return malformed('no-methods');
+  if (buf.length < 2 + n) return INCOMPLETE;
+  return { kind: 'ok', value: { methods: [...buf.subarray(2, 2 + n)] }, consumed: 2 + n };
+}
+
+export interface UserPass {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** RFC 1929: VER ULEN UNAME PLEN PASSWD */
+export function parseUserPass(buf: Buffer): Parsed<UserPass> {
+  if (buf.length < 2) return INCOMPLETE;
+  if (buf[0] !== AUTH_VERSION) return malformed('bad-auth-version');
+  const ulen = buf[1]!;
+  if (ulen === 0) return malformed('empty-username');
+  if (buf.length < 2 + ulen + 1) return INCOMPLETE;
+  const plen = buf[2 + ulen]!;
+  const end = 3 + ulen + plen;
+  if (buf.length < end) return INCOMPLETE;
+  return {
+    kind: 'ok',
+    value: {
+      username: buf.toString('utf8', 2, 2 + ulen),
+      password: buf.toString('utf8', 3 + ulen, end),
+    },
+    consumed: end,
+  };
+}
+
+export interface SocksAddress {
+  /** An IP literal or a domain name, as the client sent it. */
+  readonly host: string;
+  readonly port: number;
+  readonly type: 'ipv4' | 'ipv6' | 'domain';
+}
+
+export interface SocksRequest {
+  readonly command: number;
+  readonly target: SocksAddress;
+}
+
+/** Parses ATYP ADDR PORT at `offset`. */
+function parseAddress(buf: Buffer, offset: number): Parsed<SocksAddress> {
+  if (buf.length < offset + 1) return INCOMPLETE;
+  const atyp = buf[offset]!;
+  let host: string;
+  let type: SocksAddress['type'];
+  let at = offset + 1;
+  if (atyp === AddrType.IPV4) {
+    if (buf.length < at + 4 + 2) return INCOMPLETE;
+    host = `${buf[at]}.${buf[at + 1]}.${buf[at + 2]}.${buf[at + 3]}`;
+    type = 'ipv4';
+    at += 4;
+  } else if (atyp === AddrType.IPV6) {
+    if (buf.length < at + 16 + 2) return INCOMPLETE;
+    const groups: string[] = [];
+    for (let i = 0; i < 8; i++) groups.push(buf.readUInt16BE(at + i * 2).toString(16));
+    host = compressIpv6(groups);
+    type = 'ipv6';
+    at += 16;
+  } else if (atyp === AddrType.DOMAIN) {
+    if (buf.length < at + 1) return INCOMPLETE;
+    const len = buf[at]!;
+    if (len === 0) return malformed('empty-domain', Reply.GENERAL_FAILURE);
+    if (buf.length < at + 1 + len + 2) return INCOMPLETE;
+    host = buf.toString('latin1', at + 1, at + 1 + len);
+    type = 'domain';
+    at += 1 + len;
+  } else {
+    return malformed('bad-address-type', Reply.ADDRESS_TYPE_NOT_SUPPORTED);
+  }
+  return { kind: 'ok', value: { host, port: buf.readUInt16BE(at), type }, consumed: at + 2 - offset };
+}
+
+/** VER CMD RSV ATYP DST.ADDR DST.PORT */
+export function parseRequest(buf: Buffer): Parsed<SocksRequest> {
+  if (buf.length < 4) return INCOMPLETE;
+  if (buf[0] !== SOCKS_VERSION) return malformed('bad-version');
+  const command = buf[1]!;
+  const addr = parseAddress(buf, 3);
+  if (addr.kind !== 'ok') return addr;
+  if (command !== Command.CONNECT && command !== Command.BIND && command !== Command.UDP_ASSOCIATE) {
+    return malformed('bad-command', Reply.COMMAND_NOT_SUPPORTED);
+  }
+  return { kind: 'ok', value: { command, target: addr.value }, consumed: 3 + addr.consumed };
+}
+
+export interface UdpRequestHeader {
+  readonly frag: number;
+  readonly target: SocksAddress;
+  /** Offset of the payload in the datagram. */
+  readonly headerLength: number;
+}
+
+/** RSV(2) FRAG ATYP DST.ADDR DST.PORT DATA; a datagram is complete or malformed, never partial. */
+export function parseUdpHeader(datagram: Buffer): Parsed<UdpRequestHeader> {
+  if (datagram.length < 4) return malformed('bad-reserved');
+  const frag = datagram[2]!;
+  const addr = parseAddress(datagram, 3);
+  if (addr.kind === 'incomplete') return malformed('bad-address-type');
+  if (addr.kind === 'malformed') return addr;
+  const headerLength = 3 + addr.consumed;
+  return { kind: 'ok', value: { frag, target: addr.value, headerLength }, consumed: headerLength };
+}
+
+export function encodeMethodSelection(method: number): Buffer {
+  return Buffer.from([SOCKS_VERSION, method]);
+}
+
+export function encodeAuthResult(ok: boolean): Buffer {
+  return Buffer.from([AUTH_VERSION, ok ? 0x00 : 0x01]);
+}
+
+function encodeAddress(host: string, port: number): Buffer {
+  const family = isIP(host);
+  let head: Buffer;
+  if (family === 4) {
+    head = Buffer.from([AddrType.IPV4, ...host.split('.').map(Number)]);
+  } else if (family === 6) {
+    head = Buffer.concat([Buffer.from([AddrType.IPV6]), ipv6ToBytes(host)]);
+  } else {
+    const name = Buffer.from(host, 'latin1').subarray(0, 255);
+    head = Buffer.concat([Buffer.from([AddrType.DOMAIN, name.length]), name]);
+  }
+  const p = Buffer.alloc(2);
+  p.writeUInt16BE(port & 0xffff);
+  return Buffer.concat([head, p]);
+}
+
+/** VER REP RSV ATYP BND.ADDR BND.PORT; an IPv4-mapped IPv6 address is sent as IPv4. */
+export function encodeReply(reply: ReplyCode, host = '0.0.0.0', port = 0): Buffer {
+  return Buffer.concat([Buffer.from([SOCKS_VERSION, reply, 0x00]), encodeAddress(unmapIpv4(host), port)]);
+}
+
+export function encodeUdpHeader(host: string, port: number): Buffer {
+  return Buffer.concat([Buffer.from([0x00, 0x00, 0x00]), encodeAddress(unmapIpv4(host), port)]);
+}
+
+export function unmapIpv4(host: string): string {
+  return host.startsWith('::ffff:') && isIP(host.slice(7)) === 4 ? host.slice(7) : host;
+}
+
+function ipv6ToBytes(host: string): Buffer {
+  const out = Buffer.alloc(16);
+  const [headText, tailText] = host.includes('::') ? host.split('::') : [host, undefined];
+  const parse = (text: string | undefined): number[] => {
+    if (!text) return [];
+    const parts = text.split(':');
+    const words: number[] = [];
+    for (const part of parts) {
+      if (part.includes('.')) {
+        const b = part.split('.').map(Number);
+        words.push(((b[0]! << 8) | b[1]!) & 0xffff, ((b[2]! << 8) | b[3]!) & 0xffff);
+      } else {
+        words.push(parseInt(part, 16) & 0xffff);
+      }
+    }
+    return words;
+  };
+  const head = parse(headText);
+  const tail = parse(tailText);
+  const words = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+  words.forEach((w, i) => out.writeUInt16BE(w, i * 2));
+  return out;
+}
+
+/** RFC 5952 text form: the longest run of two or more zero groups becomes `::`. */
+function compressIpv6(groups: string[]): string {
+  let bestStart = -1;
+  let bestLen = 0;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== '0') {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === '0') j++;
+    if (j - i > bestLen) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  if (bestLen < 2) return groups.join(':');
+  return `${groups.slice(0, bestStart).join(':')}::${groups.slice(bestStart + bestLen).join(':')}`;
+}

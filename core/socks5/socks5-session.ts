@@ -1,0 +1,220 @@
+import type { Socket } from 'node:net';
+import { isGatehopError } from '../common/index.js';
+import { ProxySession, type SessionContext } from './session.js';
+import {
+  Command,
+  encodeAuthResult,
+  encodeMethodSelection,
+  encodeReply,
+  Method,
+  parseGreeting,
+  parseRequest,
+  parseUserPass,
+  Reply,
+  type ReplyCode,
+  type SocksRequest,
+} from './socks5-codec.js';
+import { socksReplyFor } from './reply-codes.js';
+import { bump } from './proxy-stats.js';
+import { UdpAssociation } from './udp-association.js';
+
+/** Greeting (≤ 257) + auth (≤ 513) + request (≤ 262) fit easily; more before the relay is garbage. */
+const MAX_HANDSHAKE_BYTES = 2048;
+
+type Phase = 'greeting' | 'auth' | 'request' | 'connecting' | 'relaying' | 'udp' | 'done';
+
+/** One SOCKS5 client connection (RFC 1928 / RFC 1929). */
+export class Socks5Session extends ProxySession {
+  readonly kind = 'socks5' as const;
+  #phase: Phase = 'greeting';
+  #buf: Buffer = Buffer.alloc(0);
+  #udp: UdpAssociation | null = null;
+  readonly #onData = (chunk: Buffer): void => this.#receive(chunk);
+
+  constructor(id: number, socket: Socket, ctx: SessionContext, rejected: boolean, onClosed: (s: ProxySession) => void) {
+    super(id, socket, ctx, rejected, onClosed);
+    socket.on('data', this.#onData);
+  }
+
+  /** Called by the server with the bytes it read while sniffing the protocol. */
+  start(firstChunk: Buffer): void {
+    this.#receive(firstChunk);
+  }
+
+  protected override onHandshakeTimeout(): void {
+    if (this.#phase === 'request') this.#refuse(Reply.TTL_EXPIRED, 'handshake-timeout');
+    else super.onHandshakeTimeout();
+  }
+
+  #receive(chunk: Buffer): void {
+    if (this.closed || this.#phase === 'done') return;
+    this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
+    if (this.#buf.length > MAX_HANDSHAKE_BYTES && (this.#phase === 'greeting' || this.#phase === 'auth' || this.#phase === 'request')) {
+      this.countMalformed('handshake-too-long');
+      this.forceClose('malformed');
+      return;
+    }
+    // Each step consumes what it parsed; stop when a step needs more bytes or hands the socket on.
+    for (;;) {
+      const before: Phase = this.#phase;
+      if (before === 'greeting') this.#onGreeting();
+      else if (before === 'auth') this.#onAuth();
+      else if (before === 'request') this.#onRequest();
+      else if (before === 'udp') {
+        // The control connection carries nothing after UDP ASSOCIATE; anything sent is discarded.
+        this.#buf = Buffer.alloc(0);
+      }
+      if (this.#phase === before || this.closed) return;
+    }
+  }
+
+  #onGreeting(): void {
+    const parsed = parseGreeting(this.#buf);
+    if (parsed.kind === 'incomplete') return;
+    if (parsed.kind === 'malformed') {
+      this.countMalformed(parsed.reason);
+      if (parsed.reason === 'no-methods') this.#writeAndClose(encodeMethodSelection(Method.NONE_ACCEPTABLE), 'no-methods');
+      else this.forceClose('malformed');
+      return;
+    }
+    this.#buf = this.#buf.subarray(parsed.consumed);
+    const methods = parsed.value.methods;
+    const wantAuth = this.ctx.options.credentials !== null;
+    if (wantAuth && methods.includes(Method.USER_PASS)) {
+      this.socket.write(encodeMethodSelection(Method.USER_PASS));
+      this.#phase = 'auth';
+    } else if (!wantAuth && methods.includes(Method.NO_AUTH)) {
+      this.socket.write(encodeMethodSelection(Method.NO_AUTH));
+      this.#phase = 'request';
+    } else {
+      bump(this.ctx.stats.malformed, 'no-acceptable-method');
+      this.#writeAndClose(encodeMethodSelection(Method.NONE_ACCEPTABLE), 'no-acceptable-method');
+    }
+  }
+
+  #onAuth(): void {
+    const parsed = parseUserPass(this.#buf);
+    if (parsed.kind === 'incomplete') return;
+    if (parsed.kind === 'malformed') {
+      this.countMalformed(parsed.reason);
+      this.#writeAndClose(encodeAuthResult(false), 'malformed');
+      return;
+    }
+    this.#buf = this.#buf.subarray(parsed.consumed);
+    const ok = this.ctx.options.credentials?.verify(parsed.value.username, parsed.value.password) ?? false;
+    if (!ok) {
+      this.ctx.stats.authFailures++;
+      this.log.info({ event: 'auth-failed', user: parsed.value.username }, 'SOCKS5 authentication failed');
+      this.#writeAndClose(encodeAuthResult(false), 'auth-failed');
+      return;
+    }
+    this.socket.write(encodeAuthResult(true));
+    this.#phase = 'request';
+  }
+
+  #onRequest(): void {
+    const parsed = parseRequest(this.#buf);
+    if (parsed.kind === 'incomplete') return;
+    if (parsed.kind === 'malformed') {
+      this.countMalformed(parsed.reason);
+      if (parsed.reply !== undefined) this.#refuse(parsed.reply, 'malformed');
+      else this.forceClose('malformed');
+      return;
+    }
+    this.#buf = this.#buf.subarray(parsed.consumed);
+    const request = parsed.value;
+    if (this.rejected) {
+      this.#refuse(Reply.GENERAL_FAILURE, 'over-capacity');
+      return;
+    }
+    if (request.command === Command.CONNECT) {
+      this.#phase = 'connecting';
+      void this.#connect(request);
+    } else if (request.command === Command.UDP_ASSOCIATE) {
+      this.#phase = 'udp';
+      void this.#associate(request);
+    } else {
+      this.#refuse(Reply.COMMAND_NOT_SUPPORTED, 'bind-not-supported');
+    }
+  }
+
+  async #connect(request: SocksRequest): Promise<void> {
+    // Nothing more is read until the upstream exists; bytes a client sends early stay in the
+    // kernel buffer (backpressure), and what we already read is kept in #buf and forwarded.
+    this.socket.off('data', this.#onData);
+    this.socket.pause();
+    const { host, port } = request.target;
+    try {
+      const conn = await this.dial(host, port);
+      if (this.closed) return;
+      this.#phase = 'relaying';
+      this.socket.write(encodeReply(Reply.SUCCEEDED, conn.localAddress, conn.localPort));
+      if (this.#buf.length > 0) {
+        conn.stream.write(this.#buf);
+        this.bytesUp += this.#buf.length;
+        this.ctx.stats.bytesUp += this.#buf.length;
+      }
+      this.#buf = Buffer.alloc(0);
+      this.relay(this.socket, conn.stream);
+      this.socket.resume();
+    } catch (err) {
+      if (this.closed) return;
+      const reply = socksReplyFor(isGatehopError(err) ? err.code : undefined);
+      this.log.debug({ event: 'connect-failed', target: `${host}:${port}`, err: (err as Error).message }, 'connect failed');
+      this.#refuse(reply, 'connect-failed', err as Error);
+    }
+  }
+
+  async #associate(request: SocksRequest): Promise<void> {
+    this.handshakeDone();
+    const clientAddress = this.socket.remoteAddress ?? '';
+    const bindHost = this.socket.localAddress ?? '127.0.0.1';
+    try {
+      const udp = new UdpAssociation({
+        egress: this.leaseEgress(),
+        clientAddress,
+        // RFC 1928 §7: DST.ADDR/DST.PORT, when not zero, name where the client will send from.
+        clientPort: request.target.port,
+        bindHost,
+        stats: this.ctx.stats,
+        log: this.log,
+        onActivity: () => this.touch(),
+        onError: (err) => this.forceClose('udp-error', err),
+      });
+      this.#udp = udp;
+      const bound = await udp.open();
+      if (this.closed) return;
+      this.socket.write(encodeReply(Reply.SUCCEEDED, bound.address, bound.port));
+      this.touch();
+      // The association lives as long as its TCP control connection (RFC 1928 §7).
+      this.socket.once('end', () => this.forceClose('udp-control-closed'));
+    } catch (err) {
+      if (this.closed) return;
+      this.#refuse(Reply.GENERAL_FAILURE, 'udp-bind-failed', err as Error);
+    }
+  }
+
+  protected override onClose(): void {
+    this.#phase = 'done';
+    this.#udp?.close();
+    this.#udp = null;
+  }
+
+  #refuse(reply: ReplyCode, reason: string, err?: Error): void {
+    bump(this.ctx.stats.errorReplies, `0x${reply.toString(16).padStart(2, '0')}`);
+    this.#writeAndClose(encodeReply(reply), reason, err);
+  }
+
+  /** Sends a final message, then closes once it is flushed (or at once if the client is gone). */
+  #writeAndClose(bytes: Buffer, reason: string, err?: Error): void {
+    this.#phase = 'done';
+    this.handshakeDone();
+    this.socket.off('data', this.#onData);
+    if (this.socket.writable) this.socket.end(bytes, () => this.forceClose(reason, err));
+    else this.forceClose(reason, err);
+    // A client that never reads must not keep the session: give the flush a short, owned deadline.
+    const flushTimer = setTimeout(() => this.forceClose(reason, err), 2_000);
+    flushTimer.unref();
+    this.socket.once('close', () => clearTimeout(flushTimer));
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Integration tests open real sockets and child processes; two workers fit a 2-core machine.
+    maxWorkers: 2,
+    reporters: process.env.CI ? ['default'] : ['default'],
+  },
+});
