@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { createLogger, errorToJson, isGatehopError, ErrorCodes } from '../common/index.js';
+import { createLogger, errorToJson, isGatehopError, ErrorCodes, raiseMallocTrimThreshold } from '../common/index.js';
 import { upsertAuthFile } from '../socks5/index.js';
 import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
@@ -65,6 +65,7 @@ async function run(flags: RunFlags): Promise<void> {
     fail(errorToJson(err).message, 2);
   }
   const logger = createLogger({ level: config.logLevel, file: config.logFile });
+  raiseMallocTrimThreshold();
   let app;
   try {
     app = await startApp(config, logger);
@@ -116,6 +117,7 @@ export function buildCli(): Command {
     .option('--handshake-timeout-ms <ms>', 'handshake deadline (default 10000)', positiveInt)
     .option('--connect-timeout-ms <ms>', 'upstream connect deadline (default 15000)', positiveInt)
     .option('--idle-timeout-ms <ms>', 'close a session idle this long (default 300000)', positiveInt)
+    .enablePositionalOptions()
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s.startsWith('error:') ? `gatehop: ${s}` : s) })
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))

@@ -49,11 +49,6 @@ export class Socks5Session extends ProxySession {
   #receive(chunk: Buffer): void {
     if (this.closed || this.#phase === 'done') return;
     this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
-    if (this.#buf.length > MAX_HANDSHAKE_BYTES && (this.#phase === 'greeting' || this.#phase === 'auth' || this.#phase === 'request')) {
-      this.countMalformed('handshake-too-long');
-      this.forceClose('malformed');
-      return;
-    }
     // Each step consumes what it parsed; stop when a step needs more bytes or hands the socket on.
     for (;;) {
       const before: Phase = this.#phase;
@@ -64,7 +59,14 @@ export class Socks5Session extends ProxySession {
         // The control connection carries nothing after UDP ASSOCIATE; anything sent is discarded.
         this.#buf = Buffer.alloc(0);
       }
-      if (this.#phase === before || this.closed) return;
+      if (this.#phase === before || this.closed) break;
+    }
+    // Every handshake message is far shorter than this; more unparsed bytes mean garbage. (Bytes
+    // after a complete CONNECT request are the client's early payload, bounded by one socket read.)
+    const inHandshake = this.#phase === 'greeting' || this.#phase === 'auth' || this.#phase === 'request';
+    if (inHandshake && !this.closed && this.#buf.length > MAX_HANDSHAKE_BYTES) {
+      this.countMalformed('handshake-too-long');
+      this.forceClose('malformed');
     }
   }
 

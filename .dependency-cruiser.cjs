@@ -1,0 +1,90 @@
+/**
+ * The one-way module map of DEVELOPERS.md, enforced:
+ *   app → {api, health, groups, socks5, egress, selector} → {netstack, ovpn, vpngate, store} → common
+ * socks5 sees only the Egress interface (type-only imports of core/egress); netstack never knows
+ * about ovpn; every module is imported through its index.ts only; core never touches Electron or
+ * the renderer.
+ */
+const MID = '(api|health|groups|socks5|egress|selector)';
+const LOW = '(netstack|ovpn|vpngate|store)';
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+    {
+      name: 'common-is-the-floor',
+      comment: 'core/common imports no other core module',
+      severity: 'error',
+      from: { path: '^core/common/' },
+      to: { path: '^core/(?!common/)' },
+    },
+    {
+      name: 'low-tier-points-down',
+      comment: 'netstack, ovpn, vpngate and store import only common (vpngate may read ovpn profiles)',
+      severity: 'error',
+      from: { path: `^core/${LOW}/` },
+      to: { path: `^core/(${MID.slice(1, -1)}|app)/` },
+    },
+    {
+      name: 'low-tier-peers',
+      comment: 'netstack and ovpn never know each other; they meet in egress',
+      severity: 'error',
+      from: { path: '^core/(netstack|ovpn|store)/' },
+      to: { path: `^core/${LOW}/`, pathNot: '^core/$1/' },
+    },
+    {
+      name: 'mid-tier-not-app',
+      severity: 'error',
+      from: { path: `^core/${MID}/` },
+      to: { path: '^core/app/' },
+    },
+    {
+      name: 'socks5-sees-only-egress-interface',
+      comment: 'socks5 imports common and the Egress types, nothing else of core',
+      severity: 'error',
+      from: { path: '^core/socks5/' },
+      to: { path: '^core/(?!socks5/|common/|egress/)' },
+    },
+    {
+      name: 'socks5-egress-type-only',
+      comment: 'socks5 may import core/egress for types only (import type)',
+      severity: 'error',
+      from: { path: '^core/socks5/' },
+      to: { path: '^core/egress/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'egress-not-upwards',
+      severity: 'error',
+      from: { path: '^core/egress/' },
+      to: { path: '^core/(socks5|api|health|groups)/' },
+    },
+    {
+      name: 'index-only',
+      comment: "another module's public surface is its index.ts; no deep imports",
+      severity: 'error',
+      from: { path: '^core/([^/]+)/' },
+      to: { path: '^core/([^/]+)/', pathNot: ['^core/$1/', '^core/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'core-without-desktop',
+      comment: 'core runs in plain Node: no electron, no renderer',
+      severity: 'error',
+      from: { path: '^core/' },
+      to: { path: '(^electron/|^renderer/|^electron$|node_modules/electron/)' },
+    },
+    {
+      name: 'renderer-without-node',
+      comment: 'the renderer runs sandboxed in a browser: no core internals, no node: modules',
+      severity: 'error',
+      from: { path: '^renderer/' },
+      to: { path: '(^core/(?!common/index\\.ts|api/schemas)|^node:|^electron$)', dependencyTypesNot: ['type-only'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^dist/|\\.test\\.ts$)' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
+  },
+};

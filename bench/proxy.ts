@@ -1,0 +1,120 @@
+/**
+ * Proxy front end benchmark: Gatehop (direct egress) vs the same transfer with no proxy vs
+ * microsocks, in one run on this machine.
+ *   - bulk: one 1 GiB HTTP download with curl (direct, --socks5 through each proxy), 3 runs, best
+ *   - latency: 2,000 sequential SOCKS5 CONNECTs, time from TCP connect start to the first payload byte
+ * Usage: npm run bench:proxy [-- --bytes N --connections N --runs N]
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { resolve } from 'node:path';
+import { freePort, startProcess } from './lib/processes.js';
+
+const arg = (name: string, dflt: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const BYTES = arg('bytes', 1 << 30);
+const CONNECTIONS = arg('connections', 2000);
+const RUNS = arg('runs', 3);
+const root = resolve(import.meta.dirname, '..');
+
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function curlSpeed(url: string, proxy?: string): number {
+  const args = ['-s', '-o', '/dev/null', '-w', '%{speed_download} %{size_download}', url];
+  if (proxy) args.unshift('--socks5', proxy);
+  const [speed, size] = execFileSync('curl', args, { encoding: 'utf8' }).trim().split(' ').map(Number);
+  if (size !== BYTES) throw new Error(`short transfer: ${size} of ${BYTES}`);
+  return speed! / (1 << 20);
+}
+
+/** Greeting, wait for the method reply (as real clients do), CONNECT, then time to the first payload byte. */
+function ttfb(proxyPort: number, targetPort: number): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const t0 = process.hrtime.bigint();
+    const s = connect({ port: proxyPort, host: '127.0.0.1', noDelay: true });
+    const deadline = setTimeout(() => s.destroy(new Error('no answer within 5 s')), 5_000);
+    const request = Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, targetPort >> 8, targetPort & 0xff]);
+    let got = 0;
+    let sentRequest = false;
+    s.on('connect', () => s.write(Buffer.from([5, 1, 0])));
+    s.on('data', (c: Buffer) => {
+      got += c.length;
+      if (!sentRequest && got >= 2) {
+        sentRequest = true;
+        s.write(request);
+      }
+      if (got >= 2 + 10 + 1) {
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        clearTimeout(deadline);
+        s.destroy();
+        resolvePromise(ms);
+      }
+    });
+    s.on('error', (err) => {
+      clearTimeout(deadline);
+      reject(err);
+    });
+    s.on('close', () => reject(new Error(`connection closed after ${got} bytes`)));
+  });
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function main(): Promise<void> {
+  const source = await startProcess(process.execPath, [resolve(root, 'bench/lib/source-server.mjs')]);
+  const ports = JSON.parse(source.stdout().split('\n')[0]!) as { http: number; ttfb: number };
+  const ghPort = await freePort();
+  const msPort = await freePort();
+  const gatehop = await startProcess(
+    process.execPath,
+    [resolve(root, 'bin/gatehop.js'), '--egress', 'direct', '--listen', `127.0.0.1:${ghPort}`, '--admin', 'off', '--log-level', 'warn', '--log-file', 'off', '--data-dir', '/tmp/gatehop-bench'],
+    ghPort,
+  );
+  const microsocks = await startProcess('microsocks', ['-i', '127.0.0.1', '-p', String(msPort)], msPort);
+  const url = `http://127.0.0.1:${ports.http}/bytes/${BYTES}`;
+  try {
+    console.log(`bulk: ${(BYTES / (1 << 20)).toFixed(0)} MiB with curl, best of ${RUNS} (MiB/s)`);
+    const rows: Array<[string, number, number]> = [];
+    for (const [name, proxy, pid] of [
+      ['direct', undefined, undefined],
+      ['gatehop', `127.0.0.1:${ghPort}`, gatehop.child.pid],
+      ['microsocks', `127.0.0.1:${msPort}`, microsocks.child.pid],
+    ] as const) {
+      let best = 0;
+      const cpu0 = pid ? cpuSeconds(pid) : 0;
+      for (let i = 0; i < RUNS; i++) best = Math.max(best, curlSpeed(url, proxy));
+      const cpuPerGiB = pid ? ((cpuSeconds(pid) - cpu0) / RUNS) * ((1 << 30) / BYTES) : 0;
+      rows.push([name, best, cpuPerGiB]);
+    }
+    const direct = rows[0]![1];
+    for (const [name, speed, cpu] of rows) {
+      console.log(
+        `  ${name.padEnd(11)} ${speed.toFixed(0).padStart(6)} MiB/s  ${(speed / direct).toFixed(2)}x direct` +
+          (cpu ? `  proxy CPU ${cpu.toFixed(2)} s/GiB` : ''),
+      );
+    }
+    console.log(`latency: ${CONNECTIONS} sequential SOCKS5 CONNECTs, connect start → first byte (ms)`);
+    const lat: Record<string, { p50: number; p99: number }> = {};
+    for (const [name, port] of [['gatehop', ghPort], ['microsocks', msPort]] as const) {
+      for (let i = 0; i < 100; i++) await ttfb(port, ports.ttfb); // warm-up
+      const samples: number[] = [];
+      for (let i = 0; i < CONNECTIONS; i++) samples.push(await ttfb(port, ports.ttfb));
+      samples.sort((a, b) => a - b);
+      lat[name] = { p50: pct(samples, 50), p99: pct(samples, 99) };
+      console.log(`  ${name.padEnd(11)} p50 ${lat[name]!.p50.toFixed(3)}  p99 ${lat[name]!.p99.toFixed(3)}`);
+    }
+    console.log(`  gatehop/microsocks p99 ratio ${(lat.gatehop!.p99 / lat.microsocks!.p99).toFixed(2)}`);
+  } finally {
+    for (const p of [source, gatehop, microsocks]) p.child.kill('SIGTERM');
+  }
+}
+
+await main();

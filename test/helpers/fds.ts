@@ -1,0 +1,15 @@
+import { readdirSync } from 'node:fs';
+
+/** Open file descriptors of this process (Linux). */
+export function openFdCount(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+/** Polls until `check` holds or the deadline passes; for state that settles after I/O, not timing. */
+export async function eventually(check: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

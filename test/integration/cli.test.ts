@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { curl } from '../helpers/curl.js';
+import { Servers, startHttpServer } from '../helpers/servers.js';
+
+const BIN = resolve(__dirname, '../../bin/gatehop.js');
+const servers = new Servers();
+const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  if (!existsSync(resolve(__dirname, '../../dist/core/app/index.js'))) {
+    throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+  }
+});
+
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  await servers.closeAll();
+});
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function gatehop(args: string[], stdin?: string): Run {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-cli-'));
+  const child = spawn(process.execPath, [BIN, '--data-dir', dataDir, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  if (stdin !== undefined) child.stdin!.end(stdin);
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Resolves with the startup line once the process prints it (readiness, not a sleep). */
+function ready(run: Run): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      const line = run.stdout().split('\n').find((l) => l.startsWith('gatehop ready:'));
+      if (line) resolve(line);
+    };
+    run.child.stdout!.on('data', check);
+    run.exited.then((code) => reject(new Error(`exited ${code} before ready: ${run.stderr()}`)));
+    check();
+  });
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+describe('gatehop CLI', () => {
+  it('prints one startup line naming every listening address, serves, and exits 0 on SIGTERM', async () => {
+    const web = servers.track(await startHttpServer());
+    const port = await freePort();
+    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--log-file', 'off', '--log-level', 'warn']);
+    const line = await ready(run);
+    expect(line).toContain(`socks5+http://127.0.0.1:${port}`);
+    expect(line).toContain('admin=127.0.0.1:9090');
+    const r = await curl(['--socks5-hostname', `127.0.0.1:${port}`, `${web.url}/`]);
+    expect(r.stdout.toString()).toBe('hello');
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it('exits non-zero with a one-line reason on a busy port', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    servers.track({ close: () => new Promise<void>((r) => blocker.close(() => r())) });
+    const port = (blocker.address() as AddressInfo).port;
+    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--log-file', 'off']);
+    expect(await run.exited).toBe(1);
+    expect(run.stderr().trim().split('\n')).toHaveLength(1);
+    expect(run.stderr()).toMatch(/address already in use/);
+  });
+
+  it.each([
+    [['--listen', 'nonsense'], /listen/],
+    [['--max-sessions', '-3'], /positive whole number/],
+    [['--egress', 'carrier-pigeon'], /egress/],
+    [['--listen', '0.0.0.0:0', '--egress', 'direct'], /needs --auth-file/],
+  ])('exits 2 with a one-line reason on bad flags %j', async (args, pattern) => {
+    const run = gatehop([...args, '--log-file', 'off']);
+    expect(await run.exited).toBe(2);
+    expect(run.stderr()).toMatch(pattern);
+    expect(run.stderr()).toMatch(/^gatehop: /);
+  });
+
+  it('says the vpngate egress is not available yet', async () => {
+    const run = gatehop(['--egress', 'vpngate', '--listen', '127.0.0.1:0', '--log-file', 'off']);
+    expect(await run.exited).toBe(2);
+    expect(run.stderr()).toMatch(/not available yet/);
+  });
+
+  it('passwd writes a user that the proxy then accepts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-pw-'));
+    const authFile = join(dir, 'users');
+    const pw = gatehop(['passwd', 'carol', '--auth-file', authFile], 'hunter2\n');
+    expect(await pw.exited).toBe(0);
+    const web = servers.track(await startHttpServer());
+    const port = await freePort();
+    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--auth-file', authFile, '--log-file', 'off']);
+    await ready(run);
+    const ok = await curl(['-x', `http://127.0.0.1:${port}`, '--proxy-user', 'carol:hunter2', `${web.url}/`]);
+    expect(ok.stdout.toString()).toBe('hello');
+    const bad = await curl(['--socks5', `127.0.0.1:${port}`, '--proxy-user', 'carol:wrong', `${web.url}/`]);
+    expect(bad.code).not.toBe(0);
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(0);
+  });
+});

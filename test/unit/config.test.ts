@@ -1,0 +1,57 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildConfig, defaultDataDir, readConfigFile } from '../../core/app/index.js';
+import { parseEndpoint } from '../../core/common/index.js';
+
+describe('config', () => {
+  it('fills every default', () => {
+    const c = buildConfig({}, { dataDir: '/tmp/x' });
+    expect(c.listen).toEqual({ host: '127.0.0.1', port: 1080 });
+    expect(c.admin).toEqual({ host: '127.0.0.1', port: 9090 });
+    expect(c.proxy).toMatchObject({ maxSessions: 1024, handshakeTimeoutMs: 10_000, connectTimeoutMs: 15_000, idleTimeoutMs: 300_000 });
+    expect(c.logFile).toBe('/tmp/x/logs/gatehop.log');
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('lets flags override the file, field by field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-cfg-'));
+    const file = join(dir, 'c.yaml');
+    writeFileSync(file, 'listen: 127.0.0.1:2000\nproxy:\n  maxSessions: 5\n  idleTimeoutMs: 1000\n');
+    const c = buildConfig(readConfigFile(file), { proxy: { idleTimeoutMs: 2000 }, admin: 'off' });
+    expect(c.listen.port).toBe(2000);
+    expect(c.proxy.maxSessions).toBe(5);
+    expect(c.proxy.idleTimeoutMs).toBe(2000);
+    expect(c.admin).toBeNull();
+  });
+
+  it('rejects unknown keys and bad values naming the field', () => {
+    expect(() => buildConfig({ lisen: 'x' } as never, {})).toThrow(/lisen|Unrecognized/);
+    expect(() => buildConfig({}, { listen: 'nope' })).toThrow(/listen/);
+    expect(() => buildConfig({}, { proxy: { maxSessions: -1 } })).toThrow(/proxy.maxSessions/);
+  });
+
+  it('refuses an open proxy on a non-loopback address unless --no-auth', () => {
+    expect(() => buildConfig({}, { listen: '0.0.0.0:1080' })).toThrow(/needs --auth-file/);
+    expect(buildConfig({}, { listen: '0.0.0.0:1080', noAuth: true }).noAuth).toBe(true);
+  });
+
+  it('reports a config file that is not YAML', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-cfg-'));
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'listen: [unclosed');
+    expect(() => readConfigFile(file)).toThrow(/not valid YAML/);
+  });
+
+  it('parses endpoints with IPv6 brackets and rejects ports out of range', () => {
+    expect(parseEndpoint('[::1]:9')).toEqual({ host: '::1', port: 9 });
+    expect(parseEndpoint(':80')).toEqual({ host: '0.0.0.0', port: 80 });
+    expect(() => parseEndpoint('h:70000')).toThrow();
+  });
+
+  it('puts the data dir in the OS app-data folder', () => {
+    expect(defaultDataDir({ XDG_CONFIG_HOME: '/cfg' }, 'linux')).toBe('/cfg/Gatehop');
+    expect(defaultDataDir({ APPDATA: 'C:\\A' }, 'win32')).toMatch(/Gatehop$/);
+  });
+});
