@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/system-deps.sh
 echo "== typecheck"; npx tsc -p tsconfig.json --noEmit
 echo "== layering"; npx depcruise --config .dependency-cruiser.cjs core
-echo "== build";    npx tsc -p tsconfig.build.json
+echo "== build";    npm run build --silent
 echo "== tests";    npx vitest run

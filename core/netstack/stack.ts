@@ -1,0 +1,438 @@
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+import { ipv4FromWasm, ipv4ToWasm, netmaskFrom } from './ipv4.js';
+import { LwipErr, lwipErrName } from './lwip-errors.js';
+import { TcpStream, type TcpInfo, type TcpPcbOps } from './tcp-stream.js';
+import { StackUdpSocket } from './udp-socket.js';
+import { lwipModule, type LwipExports, type LwipImports } from './wasm-module.js';
+
+export interface StackOptions {
+  /** The tunnel's address, netmask (dotted or prefix length), gateway and MTU. */
+  address: string;
+  netmask: string | number;
+  gateway: string;
+  mtu: number;
+  /** Receives every IP packet the stack sends; called after lwIP returns, never from inside it. */
+  output: (packet: Buffer) => void;
+  /** Checksums on by default; only in-process links whose both ends are ours may turn them off. */
+  checksums?: boolean;
+  /** New connections past this fail with GH_ERR_NETSTACK_LIMIT; existing ones are unaffected. */
+  maxConnections?: number;
+}
+
+export interface StackStats {
+  packetsIn: number;
+  packetsOut: number;
+  bytesIn: number;
+  bytesOut: number;
+  /** Input packets refused before lwIP saw them (empty, oversized, out of memory). */
+  inputDropped: number;
+  ip: { xmit: number; recv: number; drop: number; chkerr: number; lenerr: number };
+  tcp: { xmit: number; recv: number; drop: number; retransmissions: number; chkerr: number; active: number };
+  udp: { xmit: number; recv: number; drop: number };
+  icmp: { xmit: number; recv: number };
+  connections: number;
+  udpSockets: number;
+  wasmMemoryBytes: number;
+}
+
+export interface ConnectOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+type StackEvent =
+  | { t: 'connected'; id: number }
+  | { t: 'data'; id: number; data: Buffer }
+  | { t: 'fin'; id: number }
+  | { t: 'sent'; id: number }
+  | { t: 'err'; id: number; err: number }
+  | { t: 'poll'; id: number }
+  | { t: 'udp'; id: number; data: Buffer; address: string; port: number }
+  | { t: 'icmp'; address: string; ident: number; seq: number }
+  | { t: 'accepted'; listenerId: number; id: number; pcb: number; address: string; port: number };
+
+const TIMER_INTERVAL_MS = 250;
+const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
+const INFO_WORDS = 8;
+const STATS_WORDS = 16;
+
+/**
+ * One user-space TCP/IP stack: an lwIP WebAssembly instance with one raw-IP interface.
+ *
+ * lwIP is never re-entered. Everything it reports during a call (output packets, TCP and UDP
+ * events) is copied out and queued, and handled once the outermost call has returned; input that
+ * arrives while lwIP is running is deferred the same way.
+ */
+export class Stack {
+  readonly address: string;
+  readonly mtu: number;
+  readonly #ex: LwipExports;
+  readonly #output: (packet: Buffer) => void;
+  readonly #maxConnections: number;
+  readonly #tcp = new Map<number, TcpStream>();
+  readonly #udp = new Map<number, StackUdpSocket>();
+  readonly #pings = new Map<string, (rttMs: number) => void>();
+  readonly #listeners = new Map<number, { pcb: number; onConnection: (s: TcpStream) => void }>();
+  readonly #timer: NodeJS.Timeout;
+  readonly #infoPtr: number;
+  readonly #statsPtr: number;
+  readonly #scratch: number;
+  #events: StackEvent[] = [];
+  #outQueue: Buffer[] = [];
+  #deferredInput: Buffer[] = [];
+  #depth = 0;
+  #draining = false;
+  #closed = false;
+  #nextId = 1;
+  #pingIdent = randomBytes(2).readUInt16BE();
+  #pingSeq = 0;
+  readonly #counters = { packetsIn: 0, packetsOut: 0, bytesIn: 0, bytesOut: 0, inputDropped: 0 };
+
+  constructor(opts: StackOptions) {
+    if (isIP(opts.address) !== 4) throw new TypeError(`stack address must be IPv4, got ${opts.address}`);
+    if (!Number.isInteger(opts.mtu) || opts.mtu < 576 || opts.mtu > 65_535) throw new RangeError(`MTU ${opts.mtu} out of range 576..65535`);
+    this.address = opts.address;
+    this.mtu = opts.mtu;
+    this.#output = opts.output;
+    this.#maxConnections = opts.maxConnections ?? 4096;
+    const instance = new WebAssembly.Instance(lwipModule(), { env: this.#imports() as unknown as WebAssembly.ModuleImports });
+    this.#ex = instance.exports as unknown as LwipExports;
+    this.#ex._initialize();
+    const rc = this.#ex.gh_init(ipv4ToWasm(opts.address), ipv4ToWasm(netmaskFrom(opts.netmask)), ipv4ToWasm(opts.gateway), opts.mtu);
+    if (rc !== 0) throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `lwIP init failed (${rc})`);
+    this.#ex.gh_set_checksums(opts.checksums === false ? 0 : 1);
+    this.#infoPtr = this.#ex.gh_malloc(INFO_WORDS * 4);
+    this.#statsPtr = this.#ex.gh_malloc(STATS_WORDS * 4);
+    this.#scratch = this.#ex.gh_scratch();
+    this.#timer = setInterval(() => this.#call(() => this.#ex.gh_check_timeouts()), TIMER_INTERVAL_MS);
+    this.#timer.unref();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** An IP packet from the tunnel. Malformed packets are dropped by lwIP and counted. */
+  input(packet: Buffer): void {
+    if (this.#closed) return;
+    if (packet.length === 0 || packet.length > 65_535) {
+      this.#counters.inputDropped++;
+      return;
+    }
+    if (this.#depth > 0) {
+      this.#deferredInput.push(Buffer.from(packet));
+      return;
+    }
+    this.#counters.packetsIn++;
+    this.#counters.bytesIn += packet.length;
+    this.#call(() => {
+      const ptr = this.#ex.gh_input_alloc(packet.length);
+      if (ptr === 0) {
+        this.#counters.inputDropped++;
+        return;
+      }
+      new Uint8Array(this.#ex.memory.buffer, ptr, packet.length).set(packet);
+      this.#ex.gh_input_commit();
+    });
+  }
+
+  /** Opens a TCP connection to an IPv4 address through this stack. */
+  connectTcp(ip: string, port: number, opts: ConnectOptions = {}): Promise<TcpStream> {
+    const target = `${ip}:${port}`;
+    if (this.#closed) return Promise.reject(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `stack closed: cannot connect to ${target}`));
+    if (isIP(ip) !== 4) return Promise.reject(new GatehopError(ErrorCodes.EGRESS_NETWORK_UNREACHABLE, `${target}: the tunnel stack is IPv4 only`));
+    if (!Number.isInteger(port) || port < 1 || port > 65_535) return Promise.reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `${target}: bad port`));
+    if (opts.signal?.aborted) return Promise.reject(abortReason(opts.signal, `connect to ${target}`));
+    if (this.#tcp.size >= this.#maxConnections) {
+      return Promise.reject(new GatehopError(ErrorCodes.NETSTACK_LIMIT, `connect to ${target}: ${this.#maxConnections} connections already open on this stack`));
+    }
+    const id = this.#nextId++;
+    const pcb = this.#call(() => this.#ex.gh_tcp_connect(id, ipv4ToWasm(ip), port));
+    if (pcb === 0) return Promise.reject(new GatehopError(ErrorCodes.NETSTACK_FAILED, `connect to ${target}: lwIP could not create the connection`));
+    const stream = new TcpStream(id, this.#tcpOps(id, pcb), { address: ip, port }, this.address);
+    this.#tcp.set(id, stream);
+    return new Promise<TcpStream>((resolve, reject) => {
+      const timeoutMs = opts.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+      const timer = setTimeout(() => {
+        stream.destroy(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `connect to ${target} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onAbort = (): void => {
+        stream.destroy(abortReason(opts.signal!, `connect to ${target}`));
+      };
+      const done = (): void => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+        stream.off('connect', onConnect);
+        stream.off('error', onError);
+        stream.off('close', onClose);
+      };
+      const onConnect = (): void => {
+        done();
+        resolve(stream);
+      };
+      const onError = (err: Error): void => {
+        done();
+        reject(err);
+      };
+      const onClose = (): void => {
+        done();
+        reject(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `connect to ${target}: closed before connecting`));
+      };
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      stream.once('connect', onConnect);
+      stream.once('error', onError);
+      stream.once('close', onClose);
+    });
+  }
+
+  /**
+   * Accepts TCP connections on a port of this stack (the far side of in-process test links, or a
+   * local service on the tunnel address). Returns a closer for the listener.
+   */
+  listenTcp(port: number, onConnection: (stream: TcpStream) => void): { close(): void } {
+    if (this.#closed) throw new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed: cannot listen');
+    const id = this.#nextId++;
+    const pcb = this.#call(() => this.#ex.gh_tcp_listen(id, port));
+    if (pcb === 0) throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `cannot listen on ${this.address}:${port}`);
+    this.#listeners.set(id, { pcb, onConnection });
+    return {
+      close: () => {
+        if (!this.#listeners.delete(id) || this.#closed) return;
+        this.#call(() => this.#ex.gh_tcp_listen_close(pcb));
+      },
+    };
+  }
+
+  /** A UDP socket bound to an ephemeral port of this stack. */
+  openUdp(): StackUdpSocket {
+    if (this.#closed) throw new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed: cannot open a UDP socket');
+    const id = this.#nextId++;
+    const pcb = this.#call(() => this.#ex.gh_udp_new(id));
+    if (pcb === 0) throw new GatehopError(ErrorCodes.NETSTACK_FAILED, 'lwIP could not create a UDP socket');
+    const socket = new StackUdpSocket(id, {
+      send: (data, ip, port) => {
+        if (this.#closed || isIP(ip) !== 4 || data.length > 65_507) return LwipErr.VAL;
+        return this.#call(() => {
+          const ptr = this.#ex.gh_malloc(data.length || 1);
+          if (ptr === 0) return LwipErr.MEM;
+          new Uint8Array(this.#ex.memory.buffer, ptr, data.length).set(data);
+          const err = this.#ex.gh_udp_sendto(pcb, ptr, data.length, ipv4ToWasm(ip), port);
+          this.#ex.gh_free(ptr);
+          return err;
+        });
+      },
+      localPort: () => (this.#closed ? 0 : this.#ex.gh_udp_local_port(pcb)),
+      close: () => {
+        this.#udp.delete(id);
+        if (!this.#closed) this.#call(() => this.#ex.gh_udp_remove(pcb));
+      },
+    });
+    this.#udp.set(id, socket);
+    return socket;
+  }
+
+  /** ICMP echo; resolves with the round trip in ms. */
+  ping(ip: string, opts: { timeoutMs?: number; size?: number; signal?: AbortSignal } = {}): Promise<number> {
+    if (this.#closed) return Promise.reject(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed'));
+    if (isIP(ip) !== 4) return Promise.reject(new TypeError(`ping needs IPv4, got ${ip}`));
+    const seq = (this.#pingSeq = (this.#pingSeq + 1) & 0xffff);
+    const key = `${ip}/${this.#pingIdent}/${seq}`;
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pings.delete(key);
+        reject(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `ping ${ip}: no reply within ${opts.timeoutMs ?? 3000} ms`));
+      }, opts.timeoutMs ?? 3000);
+      this.#pings.set(key, () => {
+        clearTimeout(timer);
+        this.#pings.delete(key);
+        resolve(performance.now() - started);
+      });
+      const err = this.#call(() => this.#ex.gh_ping(ipv4ToWasm(ip), this.#pingIdent, seq, opts.size ?? 32));
+      if (err !== LwipErr.OK) {
+        clearTimeout(timer);
+        this.#pings.delete(key);
+        reject(new GatehopError(ErrorCodes.NETSTACK_FAILED, `ping ${ip}: lwIP ${lwipErrName(err)}`));
+      }
+    });
+  }
+
+  get stats(): StackStats {
+    const s = new Uint32Array(STATS_WORDS);
+    if (!this.#closed) {
+      this.#call(() => this.#ex.gh_stats(this.#statsPtr));
+      s.set(new Uint32Array(this.#ex.memory.buffer, this.#statsPtr, STATS_WORDS));
+    }
+    return {
+      ...this.#counters,
+      ip: { xmit: s[0]!, recv: s[1]!, drop: s[2]!, chkerr: s[14]!, lenerr: s[15]! },
+      tcp: { xmit: s[3]!, recv: s[4]!, drop: s[5]!, retransmissions: s[6]!, chkerr: s[7]!, active: s[13]! },
+      udp: { xmit: s[8]!, recv: s[9]!, drop: s[10]! },
+      icmp: { xmit: s[11]!, recv: s[12]! },
+      connections: this.#tcp.size,
+      udpSockets: this.#udp.size,
+      wasmMemoryBytes: this.#closed ? 0 : this.#ex.memory.buffer.byteLength,
+    };
+  }
+
+  /** Resets every connection, closes every socket and stops the timer. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    for (const s of [...this.#tcp.values()]) s.destroy(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed'));
+    for (const u of [...this.#udp.values()]) u.close();
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#tcp.clear();
+    this.#udp.clear();
+    this.#pings.clear();
+    this.#listeners.clear();
+    this.#events = [];
+    this.#outQueue = [];
+    this.#deferredInput = [];
+  }
+
+  // ---- internals ----
+
+  #tcpOps(id: number, pcb: number): TcpPcbOps {
+    const ex = this.#ex;
+    return {
+      sndbuf: () => this.#call(() => ex.gh_tcp_sndbuf(pcb)),
+      write: (data, offset, len, more) =>
+        this.#call(() => {
+          new Uint8Array(ex.memory.buffer, this.#scratch, len).set(data.subarray(offset, offset + len));
+          return ex.gh_tcp_write(pcb, this.#scratch, len, more ? 1 : 0);
+        }),
+      output: () => void this.#call(() => ex.gh_tcp_output(pcb)),
+      recved: (len) => this.#call(() => ex.gh_tcp_recved(pcb, len)),
+      shutdownTx: () => this.#call(() => ex.gh_tcp_shutdown_tx(pcb)),
+      close: () => this.#call(() => ex.gh_tcp_close(pcb)),
+      abort: () => this.#call(() => ex.gh_tcp_abort(pcb)),
+      info: (): TcpInfo => {
+        const w = this.#call(() => {
+          ex.gh_tcp_info(pcb, this.#infoPtr);
+          return new Uint32Array(ex.memory.buffer, this.#infoPtr, INFO_WORDS).slice();
+        });
+        return { state: w[0]!, srttMs: w[1]!, retransmissions: w[2]!, sndBuf: w[3]!, rcvWnd: w[4]!, mss: w[5]!, localPort: w[6]! };
+      },
+      release: () => {
+        this.#tcp.delete(id);
+      },
+    };
+  }
+
+  /** The only way into lwIP: counts depth and handles queued work once the outermost call returns. */
+  #call<T>(fn: () => T): T {
+    if (this.#closed) throw new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack is closed');
+    this.#depth++;
+    try {
+      return fn();
+    } finally {
+      this.#depth--;
+      if (this.#depth === 0) this.#drain();
+    }
+  }
+
+  #drain(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (!this.#closed && (this.#outQueue.length > 0 || this.#events.length > 0 || this.#deferredInput.length > 0)) {
+        if (this.#outQueue.length > 0) {
+          for (const packet of this.#outQueue.splice(0)) {
+            this.#counters.packetsOut++;
+            this.#counters.bytesOut += packet.length;
+            this.#output(packet);
+          }
+        }
+        if (this.#events.length > 0) {
+          for (const ev of this.#events.splice(0)) this.#dispatch(ev);
+        }
+        if (this.#deferredInput.length > 0) {
+          for (const packet of this.#deferredInput.splice(0)) this.input(packet);
+        }
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  #dispatch(ev: StackEvent): void {
+    if (ev.t === 'udp') {
+      this.#udp.get(ev.id)?.deliver({ data: ev.data, address: ev.address, port: ev.port });
+      return;
+    }
+    if (ev.t === 'icmp') {
+      this.#pings.get(`${ev.address}/${ev.ident}/${ev.seq}`)?.(0);
+      return;
+    }
+    if (ev.t === 'accepted') {
+      const listener = this.#listeners.get(ev.listenerId);
+      const stream = new TcpStream(ev.id, this.#tcpOps(ev.id, ev.pcb), { address: ev.address, port: ev.port }, this.address);
+      this.#tcp.set(ev.id, stream);
+      if (!listener || this.#tcp.size > this.#maxConnections) {
+        stream.destroy(); // resets the peer
+        return;
+      }
+      stream.onConnected();
+      listener.onConnection(stream);
+      return;
+    }
+    const stream = this.#tcp.get(ev.id);
+    if (!stream) return; // the stream let go of its pcb; lwIP's late news is moot
+    switch (ev.t) {
+      case 'connected':
+        stream.onConnected();
+        break;
+      case 'data':
+        stream.onData(ev.data);
+        break;
+      case 'fin':
+        stream.onFin();
+        break;
+      case 'sent':
+        stream.onSent();
+        break;
+      case 'poll':
+        stream.onPoll();
+        break;
+      case 'err':
+        stream.onError(ev.err);
+        break;
+    }
+  }
+
+  #copyOut(ptr: number, len: number): Buffer {
+    const b = Buffer.allocUnsafe(len);
+    b.set(new Uint8Array(this.#ex.memory.buffer, ptr, len));
+    return b;
+  }
+
+  #imports(): LwipImports {
+    const t0 = performance.now();
+    return {
+      js_now: () => Math.floor(performance.now() - t0) >>> 0,
+      js_rand: () => randomBytes(4).readUInt32LE(),
+      js_assert: (file, line) => {
+        const mem = new Uint8Array(this.#ex.memory.buffer);
+        let end = file;
+        while (end < mem.length && mem[end] !== 0 && end - file < 256) end++;
+        const name = Buffer.from(mem.subarray(file, end)).toString('latin1');
+        throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `lwIP assertion failed at ${name}:${line}`);
+      },
+      js_output: (ptr, len) => void this.#outQueue.push(this.#copyOut(ptr, len)),
+      js_tcp_connected: (id) => void this.#events.push({ t: 'connected', id }),
+      js_tcp_recv: (id, ptr, len) => void this.#events.push({ t: 'data', id, data: this.#copyOut(ptr, len) }),
+      js_tcp_fin: (id) => void this.#events.push({ t: 'fin', id }),
+      js_tcp_sent: (id) => void this.#events.push({ t: 'sent', id }),
+      js_tcp_err: (id, err) => void this.#events.push({ t: 'err', id, err }),
+      js_tcp_poll: (id) => void this.#events.push({ t: 'poll', id }),
+      js_udp_recv: (id, ptr, len, src, port) =>
+        void this.#events.push({ t: 'udp', id, data: this.#copyOut(ptr, len), address: ipv4FromWasm(src), port }),
+      js_icmp_reply: (src, ident, seq) => void this.#events.push({ t: 'icmp', address: ipv4FromWasm(src), ident, seq }),
+      js_tcp_accepted: (listenerId, id, pcb, ip, port) =>
+        void this.#events.push({ t: 'accepted', listenerId, id, pcb, address: ipv4FromWasm(ip), port }),
+    };
+  }
+}

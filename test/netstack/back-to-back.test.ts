@@ -1,0 +1,165 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ErrorCodes } from '../../core/common/index.js';
+import type { TcpStream } from '../../core/netstack/index.js';
+import { eventually } from '../helpers/fds.js';
+import { linkStacks, type LinkedStacks } from '../helpers/stack-link.js';
+
+let link: LinkedStacks | null = null;
+afterEach(() => {
+  link?.close();
+  link = null;
+});
+
+function collect(s: TcpStream): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  s.on('data', (c: Buffer) => parts.push(c));
+  return new Promise((resolve, reject) => {
+    s.once('end', () => resolve(Buffer.concat(parts)));
+    s.once('error', reject);
+  });
+}
+
+const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+describe('two stacks back to back', () => {
+  it('moves data both ways with half-close: each side ends its writes and still reads the other', async () => {
+    link = linkStacks();
+    const upload = randomBytes(3_000_000);
+    const download = randomBytes(2_000_000);
+    let serverGot: Promise<Buffer> | null = null;
+    link.b.listenTcp(8080, (s) => {
+      serverGot = collect(s);
+      // Answer only after the client's FIN: the response must survive the client's half-close.
+      serverGot.then(() => s.end(download));
+    });
+    const c = await link.a.connectTcp('10.9.0.2', 8080);
+    const clientGot = collect(c);
+    c.end(upload);
+    expect(sha(await clientGot)).toBe(sha(download));
+    expect(sha(await serverGot!)).toBe(sha(upload));
+    await eventually(() => link!.a.stats.connections === 0 && link!.b.stats.connections === 0, 5_000, 'connections released');
+  });
+
+  it('refuses a connection to a closed port with GH_ERR_EGRESS_CONNECT_REFUSED', async () => {
+    link = linkStacks();
+    await expect(link.a.connectTcp('10.9.0.2', 9)).rejects.toMatchObject({ code: ErrorCodes.EGRESS_CONNECT_REFUSED });
+  });
+
+  it('times out a connect to a host that never answers', async () => {
+    link = linkStacks();
+    link.cut = true;
+    const started = Date.now();
+    await expect(link.a.connectTcp('10.9.0.2', 80, { timeoutMs: 300 })).rejects.toMatchObject({ code: ErrorCodes.EGRESS_CONNECT_TIMEOUT });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(link.a.stats.connections).toBe(0);
+  });
+
+  it('honours an AbortSignal during connect', async () => {
+    link = linkStacks();
+    link.cut = true;
+    const ac = new AbortController();
+    const p = link.a.connectTcp('10.9.0.2', 80, { signal: ac.signal });
+    ac.abort();
+    await expect(p).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+  });
+
+  it('destroy() resets the peer, which sees GH_ERR_NETSTACK_RESET', async () => {
+    link = linkStacks();
+    const server = new Promise<TcpStream>((resolve) => link!.b.listenTcp(80, resolve));
+    const c = await link.a.connectTcp('10.9.0.2', 80);
+    const s = await server;
+    const err = once(s, 'error');
+    c.destroy();
+    const [e] = (await err) as [Error & { code: string }];
+    expect(e.code).toBe(ErrorCodes.NETSTACK_RESET);
+    expect(e.message).toMatch(/ERR_RST/);
+  });
+
+  it('holds the sender back while the reader is paused, with bounded memory', async () => {
+    link = linkStacks();
+    let serverStream: TcpStream | null = null;
+    link.b.listenTcp(80, (s) => {
+      serverStream = s;
+      s.pause(); // never reads
+    });
+    const c = await link.a.connectTcp('10.9.0.2', 80);
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    let accepted = 0;
+    const until = Date.now() + 1_000;
+    while (Date.now() < until) {
+      if (c.write(chunk)) accepted += chunk.length;
+      else await Promise.race([once(c, 'drain'), new Promise((r) => setTimeout(r, 50))]);
+    }
+    const queued = serverStream!.stats.bytesQueued + serverStream!.readableLength;
+    // The receiver holds at most its window plus the readable buffer; the sender is stuck.
+    expect(queued).toBeLessThanOrEqual(256 * 1024 + 128 * 1024);
+    expect(c.writableLength).toBeGreaterThan(0);
+    expect(accepted).toBeLessThan(4 * 1024 * 1024);
+    // Reading again drains everything that was held back.
+    const before = serverStream!.stats.bytesIn;
+    serverStream!.resume();
+    await eventually(() => serverStream!.stats.bytesIn > before, 3_000, 'sender resumed');
+    c.destroy();
+  });
+
+  it('carries 1,000 concurrent connections', async () => {
+    link = linkStacks();
+    link.b.listenTcp(7, (s) => s.pipe(s)); // echo
+    const conns = await Promise.all(Array.from({ length: 1000 }, () => link!.a.connectTcp('10.9.0.2', 7, { timeoutMs: 20_000 })));
+    expect(link.a.stats.connections).toBe(1000);
+    const results = await Promise.all(
+      conns.map(async (c, i) => {
+        const got = collect(c);
+        c.end(Buffer.alloc(10_000, i & 0xff));
+        return got;
+      }),
+    );
+    results.forEach((r, i) => expect(r.equals(Buffer.alloc(10_000, i & 0xff))).toBe(true));
+    await eventually(() => link!.a.stats.connections === 0, 10_000, 'all released');
+  }, 60_000);
+
+  it('refuses connections past maxConnections and keeps the others working', async () => {
+    link = linkStacks({ maxConnections: 3 });
+    link.b.listenTcp(7, (s) => s.pipe(s));
+    const ok = await Promise.all([1, 2, 3].map(() => link!.a.connectTcp('10.9.0.2', 7)));
+    await expect(link.a.connectTcp('10.9.0.2', 7)).rejects.toMatchObject({ code: ErrorCodes.NETSTACK_LIMIT });
+    const got = collect(ok[0]!);
+    ok[0]!.end('still fine');
+    expect((await got).toString()).toBe('still fine');
+    for (const c of ok) c.destroy();
+  });
+
+  it('exchanges UDP datagrams with their source and answers ping', async () => {
+    link = linkStacks({ checksums: true });
+    const server = link.b.openUdp();
+    const client = link.a.openUdp();
+    server.on('message', (d) => server.send(Buffer.concat([Buffer.from('re:'), d.data]), d.address, d.port));
+    // The server's port is learnt by sending to it first: open a socket with a known port instead.
+    const got = once(client, 'message');
+    client.send(Buffer.from('hi'), '10.9.0.2', server.localPort);
+    const [d] = (await got) as [{ data: Buffer; address: string; port: number }];
+    expect(d.data.toString()).toBe('re:hi');
+    expect(d.address).toBe('10.9.0.2');
+    const rtt = await link.a.ping('10.9.0.2');
+    expect(rtt).toBeGreaterThanOrEqual(0);
+    client.close();
+    server.close();
+    expect(link.a.stats.udpSockets).toBe(0);
+  });
+
+  it('a closed stack leaves no connection, socket or timer behind', async () => {
+    link = linkStacks();
+    link.b.listenTcp(7, (s) => s.pipe(s));
+    const c = await link.a.connectTcp('10.9.0.2', 7);
+    const u = link.a.openUdp();
+    const failed = once(c, 'error');
+    link.a.close();
+    const [err] = (await failed) as [Error & { code: string }];
+    expect(err.code).toBe(ErrorCodes.NETSTACK_CLOSED);
+    expect(u.closed).toBe(true);
+    expect(link.a.stats.connections).toBe(0);
+    await expect(link.a.connectTcp('10.9.0.2', 7)).rejects.toMatchObject({ code: ErrorCodes.NETSTACK_CLOSED });
+  });
+});
