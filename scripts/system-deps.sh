@@ -8,6 +8,9 @@ declare -A NEED=(
   [curl]=curl
   [openssl]=openssl
   [microsocks]=microsocks
+  [ip]=iproute2
+  [python3]=python3
+  [dnsmasq]=dnsmasq-base
 )
 
 missing=()

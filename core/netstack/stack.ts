@@ -53,7 +53,7 @@ type StackEvent =
   | { t: 'icmp'; address: string; ident: number; seq: number }
   | { t: 'accepted'; listenerId: number; id: number; pcb: number; address: string; port: number };
 
-const TIMER_INTERVAL_MS = 250;
+const TIMER_INTERVAL_MS = 100; // = TCP_TMR_INTERVAL in lwipopts.h
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 const INFO_WORDS = 8;
 const STATS_WORDS = 16;

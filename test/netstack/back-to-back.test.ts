@@ -21,6 +21,12 @@ function collect(s: TcpStream): Promise<Buffer> {
   });
 }
 
+/** An echo server stream; stacks closed at teardown fail their open streams, which is expected here. */
+function echo(s: TcpStream): void {
+  s.on('error', () => {});
+  s.pipe(s);
+}
+
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 describe('two stacks back to back', () => {
@@ -30,6 +36,7 @@ describe('two stacks back to back', () => {
     const download = randomBytes(2_000_000);
     let serverGot: Promise<Buffer> | null = null;
     link.b.listenTcp(8080, (s) => {
+      s.on('error', () => {});
       serverGot = collect(s);
       // Answer only after the client's FIN: the response must survive the client's half-close.
       serverGot.then(() => s.end(download));
@@ -82,6 +89,7 @@ describe('two stacks back to back', () => {
     let serverStream: TcpStream | null = null;
     link.b.listenTcp(80, (s) => {
       serverStream = s;
+      s.on('error', () => {});
       s.pause(); // never reads
     });
     const c = await link.a.connectTcp('10.9.0.2', 80);
@@ -106,7 +114,7 @@ describe('two stacks back to back', () => {
 
   it('carries 1,000 concurrent connections', async () => {
     link = linkStacks();
-    link.b.listenTcp(7, (s) => s.pipe(s)); // echo
+    link.b.listenTcp(7, echo); // echo
     const conns = await Promise.all(Array.from({ length: 1000 }, () => link!.a.connectTcp('10.9.0.2', 7, { timeoutMs: 20_000 })));
     expect(link.a.stats.connections).toBe(1000);
     const results = await Promise.all(
@@ -122,7 +130,7 @@ describe('two stacks back to back', () => {
 
   it('refuses connections past maxConnections and keeps the others working', async () => {
     link = linkStacks({ maxConnections: 3 });
-    link.b.listenTcp(7, (s) => s.pipe(s));
+    link.b.listenTcp(7, echo);
     const ok = await Promise.all([1, 2, 3].map(() => link!.a.connectTcp('10.9.0.2', 7)));
     await expect(link.a.connectTcp('10.9.0.2', 7)).rejects.toMatchObject({ code: ErrorCodes.NETSTACK_LIMIT });
     const got = collect(ok[0]!);
@@ -151,7 +159,7 @@ describe('two stacks back to back', () => {
 
   it('a closed stack leaves no connection, socket or timer behind', async () => {
     link = linkStacks();
-    link.b.listenTcp(7, (s) => s.pipe(s));
+    link.b.listenTcp(7, echo);
     const c = await link.a.connectTcp('10.9.0.2', 7);
     const u = link.a.openUdp();
     const failed = once(c, 'error');

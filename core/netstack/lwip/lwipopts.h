@@ -54,6 +54,10 @@
 #define TCP_LISTEN_BACKLOG          0
 #define LWIP_TCP_KEEPALIVE          1
 #define TCP_MAXRTX                  12
+/* 100 ms TCP timer (lwIP default 250): the slow timer ticks every 200 ms, so retransmission timeouts
+ * and delayed ACKs are 2.5x finer; tunnels have real latency and loss. The host calls
+ * sys_check_timeouts at least this often. */
+#define TCP_TMR_INTERVAL            100
 #define TCP_SYNMAXRTX               6
 #define LWIP_TCP_TIMESTAMPS         0
 #define LWIP_CALLBACK_API           1

@@ -1,0 +1,76 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+
+export const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+
+/** A network namespace with a unique name, removed (with its processes) by close(), also at exit. */
+export class NetNs {
+  readonly name = `ghns-${process.pid}-${randomBytes(3).toString('hex')}`;
+  readonly #children = new Set<ChildProcess>();
+  #closed = false;
+  readonly #onExit = (): void => this.close();
+
+  constructor() {
+    execFileSync('ip', ['netns', 'add', this.name]);
+    process.once('exit', this.#onExit);
+    this.exec(['ip', 'link', 'set', 'lo', 'up']);
+  }
+
+  exec(cmd: string[]): string {
+    return execFileSync('ip', ['netns', 'exec', this.name, ...cmd], { encoding: 'utf8' });
+  }
+
+  spawn(cmd: string[]): ChildProcess {
+    const child = spawn('ip', ['netns', 'exec', this.name, ...cmd], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.#children.add(child);
+    child.once('exit', () => this.#children.delete(child));
+    return child;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    process.off('exit', this.#onExit);
+    for (const c of this.#children) c.kill('SIGKILL');
+    // Anything still running in the namespace (a child's children) goes with it.
+    try {
+      const pids = execFileSync('ip', ['netns', 'pids', this.name], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
+      for (const pid of pids) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+    } catch {
+      /* namespace already gone */
+    }
+    try {
+      execFileSync('ip', ['netns', 'del', this.name], { stdio: 'ignore' });
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/** Resolves when `child` prints a line matching `re` on stdout. */
+export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 10_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error(`no line matching ${re} within ${timeoutMs} ms: ${buf}`)), timeoutMs);
+    const onData = (c: Buffer): void => {
+      buf += c.toString();
+      const line = buf.split('\n').find((l) => re.test(l));
+      if (line) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve(line);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code} before printing ${re}: ${buf}`));
+    });
+  });
+}
