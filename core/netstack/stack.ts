@@ -35,6 +35,8 @@ export interface StackStats {
   connections: number;
   udpSockets: number;
   wasmMemoryBytes: number;
+  /** What lwIP's allocator has taken from that memory (a high-water mark: it never shrinks). */
+  heapBytes: number;
 }
 
 export interface ConnectOptions {
@@ -274,6 +276,7 @@ export class Stack {
       connections: this.#tcp.size,
       udpSockets: this.#udp.size,
       wasmMemoryBytes: this.#closed ? 0 : this.#ex.memory.buffer.byteLength,
+      heapBytes: this.#closed ? 0 : this.#ex.gh_heap_bytes(),
     };
   }
 

@@ -42,6 +42,7 @@ export interface LwipExports {
   gh_udp_remove(pcb: number): void;
   gh_ping(ip: number, ident: number, seq: number, size: number): number;
   gh_stats(out: number): void;
+  gh_heap_bytes(): number;
 }
 
 /** Callbacks lwIP makes into the host, all during a call into the module. */

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Stack } from '../../core/netstack/index.js';
 import { NetNs, waitForLine } from './netns.js';
 
-const KERNEL_DIR = resolve(__dirname, '../netstack/kernel');
+const KERNEL_DIR = resolve(import.meta.dirname, '../netstack/kernel');
 export const KERNEL_IP = '10.77.0.1';
 export const STACK_IP = '10.77.0.2';
 
@@ -24,7 +24,7 @@ export class KernelPeer {
   readonly ns = new NetNs();
   readonly stack: Stack;
   readonly #bridge: ChildProcess;
-  #inbuf = Buffer.alloc(0);
+  #inbuf: Buffer = Buffer.alloc(0);
   droppedAtQueue = 0;
 
   private constructor(impair: Impairment) {

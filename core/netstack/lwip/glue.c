@@ -110,6 +110,31 @@ EXPORT(gh_set_checksums) void gh_set_checksums(int on) {
   NETIF_SET_CHECKSUM_CTRL(&g_netif, on ? NETIF_CHECKSUM_ENABLE_ALL : NETIF_CHECKSUM_DISABLE_ALL);
 }
 
+#include <malloc.h>
+
+/* Live bytes held by lwIP (pbufs, pcbs, segments) and this glue, as malloc_usable_size counts them. */
+static uint32_t g_heap_live;
+
+void *gh_mem_malloc(size_t size) {
+  void *p = malloc(size);
+  if (p) g_heap_live += (uint32_t)malloc_usable_size(p);
+  return p;
+}
+
+void *gh_mem_calloc(size_t n, size_t size) {
+  void *p = calloc(n, size);
+  if (p) g_heap_live += (uint32_t)malloc_usable_size(p);
+  return p;
+}
+
+void gh_mem_free(void *p) {
+  if (!p) return;
+  g_heap_live -= (uint32_t)malloc_usable_size(p);
+  free(p);
+}
+
+EXPORT(gh_heap_bytes) uint32_t gh_heap_bytes(void) { return g_heap_live; }
+
 EXPORT(gh_malloc) void *gh_malloc(uint32_t n) { return malloc(n); }
 EXPORT(gh_free) void gh_free(void *p) { free(p); }
 EXPORT(gh_scratch) uint8_t *gh_scratch(void) { return g_scratch; }
@@ -171,20 +196,20 @@ static err_t on_poll(void *arg, struct tcp_pcb *pcb) {
 static void on_err(void *arg, err_t err) {
   struct gh_conn *c = (struct gh_conn *)arg;
   uint32_t id = c->id;
-  free(c);
+  gh_mem_free(c);
   g_tcp_active--;
   js_tcp_err(id, err);
 }
 
 /* Returns the pcb (the host's handle) or 0. */
 EXPORT(gh_tcp_connect) struct tcp_pcb *gh_tcp_connect(uint32_t id, uint32_t ip, uint32_t port) {
-  struct gh_conn *c = (struct gh_conn *)calloc(1, sizeof *c);
+  struct gh_conn *c = (struct gh_conn *)gh_mem_calloc(1, sizeof *c);
   struct tcp_pcb *pcb;
   ip_addr_t addr;
   if (!c) return 0;
   pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
   if (!pcb) {
-    free(c);
+    gh_mem_free(c);
     return 0;
   }
   c->id = id;
@@ -199,7 +224,7 @@ EXPORT(gh_tcp_connect) struct tcp_pcb *gh_tcp_connect(uint32_t id, uint32_t ip, 
     tcp_arg(pcb, NULL);
     tcp_err(pcb, NULL);
     tcp_abort(pcb);
-    free(c);
+    gh_mem_free(c);
     return 0;
   }
   g_tcp_active++;
@@ -212,7 +237,7 @@ static uint32_t g_next_accept_id = 0x80000000u;
 static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
   struct gh_conn *c;
   if (err != ERR_OK || pcb == NULL) return ERR_VAL;
-  c = (struct gh_conn *)calloc(1, sizeof *c);
+  c = (struct gh_conn *)gh_mem_calloc(1, sizeof *c);
   if (!c) return ERR_MEM; /* lwIP aborts the new connection */
   c->id = g_next_accept_id++;
   if (g_next_accept_id == 0) g_next_accept_id = 0x80000000u;
@@ -275,7 +300,7 @@ static void detach(struct tcp_pcb *pcb) {
   tcp_sent(pcb, NULL);
   tcp_err(pcb, NULL);
   tcp_poll(pcb, NULL, 0);
-  free(c);
+  gh_mem_free(c);
   g_tcp_active--;
 }
 

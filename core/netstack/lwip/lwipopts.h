@@ -33,6 +33,13 @@
 #define MEM_LIBC_MALLOC             1
 #define MEMP_MEM_MALLOC             1
 #define MEM_ALIGNMENT               4
+/* Allocations go through counting wrappers so the host can see live lwIP memory. */
+#define mem_clib_malloc             gh_mem_malloc
+#define mem_clib_free               gh_mem_free
+#define mem_clib_calloc             gh_mem_calloc
+void *gh_mem_malloc(__SIZE_TYPE__ size);
+void gh_mem_free(void *p);
+void *gh_mem_calloc(__SIZE_TYPE__ n, __SIZE_TYPE__ size);
 #define MEMCPY(dst, src, len)       __builtin_memcpy(dst, src, len)
 #define SMEMCPY(dst, src, len)      __builtin_memcpy(dst, src, len)
 

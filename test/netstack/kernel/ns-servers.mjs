@@ -31,6 +31,28 @@ await listen(5001, (s) => {
     pump();
   });
 });
+// 5005 fast source, for benchmarks: like 5001 with constant bytes, so the source costs nothing.
+const fill = Buffer.alloc(256 * 1024, 0x5a);
+await listen(5005, (s) => {
+  let line = '';
+  s.on('data', (c) => {
+    if (line === null) return;
+    line += c.toString('latin1');
+    const nl = line.indexOf('\n');
+    if (nl < 0) return;
+    let left = Number(line.slice(0, nl));
+    line = null;
+    const pump = () => {
+      while (left > 0) {
+        const part = left >= fill.length ? fill : fill.subarray(0, left);
+        left -= part.length;
+        if (!s.write(part)) return void s.once('drain', pump);
+      }
+      s.end();
+    };
+    pump();
+  });
+});
 await listen(5002, (s) => {
   const h = createHash('sha256');
   s.on('data', (c) => h.update(c));
