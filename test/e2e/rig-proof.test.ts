@@ -1,0 +1,102 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isRoot } from '../helpers/netns.js';
+import { Rig } from '../rig/rig.js';
+
+/** The proof that the rig is a faithful VPN Gate world: Debian's own openvpn client goes through
+ *  every server kind and transport, fetches the large file intact and leaves by the node's exit. */
+const VARIANTS = ['gcm-udp', 'gcm-tcp', 'cbc-udp', 'cbc-tcp', 'tlsauth-udp', 'tlscrypt-tcp', 'reneg-udp'];
+const BIG_MIB = Number(process.env.GATEHOP_RIG_BIG_MIB ?? 16);
+
+describe.skipIf(!isRoot)('rig proof: Debian openvpn client through every node', () => {
+  let rig: Rig;
+  const tmp = mkdtempSync(join(tmpdir(), 'gh-rig-'));
+
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 2, openvpn: VARIANTS, client: true, bigMib: BIG_MIB });
+  }, 240_000);
+
+  afterAll(() => {
+    rig?.down();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  async function prove(nodeName: string, proto: 'tcp' | 'udp'): Promise<void> {
+    const node = rig.node(nodeName);
+    const client = await rig.nativeClient(nodeName, proto);
+    try {
+      expect(client.curl([rig.url('/ip')])).toBe(node.exitAddress);
+      const file = join(tmp, `${node.id}-${proto}.bin`);
+      const size = client.curl(['-o', file, '-w', '%{size_download}', rig.url('/big')]);
+      expect(Number(size)).toBe(rig.state.bigBytes);
+      expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(rig.state.bigSha256);
+      rmSync(file);
+    } finally {
+      await client.close();
+    }
+  }
+
+  for (const proto of ['tcp', 'udp'] as const) {
+    for (const n of ['n1', 'n2']) {
+      it(`SoftEther node ${n} over ${proto}: large file intact, node's own exit address`, () => prove(n, proto), 120_000);
+    }
+  }
+  VARIANTS.forEach((variant, i) => {
+    const proto = variant.endsWith('tcp') ? 'tcp' : 'udp';
+    it(`OpenVPN 2.6 ${variant}: large file intact, node's own exit address`, () => prove(`o${i + 1}`, proto), 120_000);
+  });
+
+  it('the internet namespace is unreachable without a tunnel, and nothing of the rig leaves by the default route', () => {
+    // The root namespace must fail locally (an unreachable route), never send such packets off the machine.
+    expect(() => execFileSync('ip', ['route', 'get', rig.state.inetAddress], { stdio: 'pipe' })).toThrow(/No route to host|unreachable/i);
+    expect(() => execFileSync('curl', ['-s', '--max-time', '3', rig.url('/ip')], { stdio: 'pipe' })).toThrow();
+  });
+
+  it('every node answers on its VPN port from the root namespace', () => {
+    for (const n of rig.state.nodes) {
+      const proto = n.profiles.tcp ? 'tcp' : 'udp';
+      if (proto === 'tcp') execFileSync('bash', ['-c', `exec 3<>/dev/tcp/${n.vpnAddress}/${n.port}`]);
+    }
+  });
+
+  it('the API look-alike serves the VPN Gate CSV and can be made to misbehave', async () => {
+    const ok = await (await fetch(rig.state.apiUrl)).text();
+    const lines = ok.split('\r\n');
+    expect(lines[0]).toBe('*vpn_servers');
+    expect(lines[1]!.startsWith('#HostName,IP,Score,Ping,Speed,CountryLong,CountryShort,NumVpnSessions,Uptime')).toBe(true);
+    expect(lines.filter((l) => l.startsWith('rig-'))).toHaveLength(rig.state.nodes.length);
+    expect(lines.at(-2)).toBe('*');
+    const profile = Buffer.from(lines[2]!.split(',').at(-1)!, 'base64').toString();
+    expect(profile).toMatch(/^remote 10\.\d+\.0\.\d+ 1194\r$/m);
+    expect(profile).toMatch(/<cert>/);
+    await rig.apiMode('html');
+    expect(await (await fetch(rig.state.apiUrl)).text()).toMatch(/<html>/);
+    await rig.apiMode('fail');
+    expect((await fetch(rig.state.apiUrl)).status).toBe(503);
+    await rig.apiMode('truncated');
+    expect((await (await fetch(rig.state.apiUrl)).text()).length).toBeLessThan(ok.length);
+    await rig.apiMode('ok');
+  });
+
+  it('a paused node stops answering and answers again when resumed', async () => {
+    rig.pause('n2');
+    const node = rig.node('n2');
+    expect(() => execFileSync('bash', ['-c', `timeout 2 bash -c 'exec 3<>/dev/tcp/${node.vpnAddress}/443; echo x >&3; read -t 1 <&3'`], { stdio: 'pipe' })).toThrow();
+    rig.resume('n2');
+    const client = await rig.nativeClient('n2', 'tcp');
+    expect(client.curl([rig.url('/ip')])).toBe(node.exitAddress);
+    await client.close();
+  }, 60_000);
+
+  it('down removes every namespace and interface of the rig, and is idempotent', () => {
+    const prefix = rig.state.prefix;
+    rig.down();
+    rig.down();
+    expect(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })).not.toContain(prefix);
+    expect(execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' })).not.toContain(prefix);
+  });
+});

@@ -1,0 +1,262 @@
+/**
+ * The test-side handle on a rig (test/rig/up): addresses, profiles, the API URL and fault controls.
+ *   const r = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'] });  ...  r.down();
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+const RIG_DIR = import.meta.dirname;
+
+export interface RigNode {
+  name: string;
+  id: string;
+  kind: 'softether' | 'openvpn';
+  variant?: string;
+  ns: string;
+  vpnAddress: string;
+  port: number;
+  exitAddress: string;
+  profiles: { tcp?: string; udp?: string };
+  listProfile: string;
+}
+
+export interface RigState {
+  prefix: string;
+  dir: string;
+  lan: string;
+  rootAddress: string;
+  inetAddress: string;
+  inetNs: string;
+  clientNs: string | null;
+  bigBytes: number;
+  bigSha256: string;
+  dnsNames: Record<string, string>;
+  nfqDelay: string;
+  nodes: RigNode[];
+  apiUrl: string;
+  apiControlUrl: string;
+}
+
+export interface RigOptions {
+  nodes?: number;
+  openvpn?: string[];
+  client?: boolean;
+  bigMib?: number;
+}
+
+export interface Impairment {
+  /** Added to each direction. */
+  delayMs?: number;
+  jitterMs?: number;
+  loss?: number;
+}
+
+export class Rig {
+  private constructor(readonly state: RigState) {}
+
+  static async up(opts: RigOptions = {}): Promise<Rig> {
+    const args = ['--nodes', String(opts.nodes ?? 2), '--openvpn', (opts.openvpn ?? []).join(',')];
+    if (opts.client) args.push('--client');
+    if (opts.bigMib) args.push('--big-mib', String(opts.bigMib));
+    const out = await new Promise<string>((resolvePromise, reject) => {
+      const child = spawn('bash', [resolve(RIG_DIR, 'up'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
+      child.on('exit', (code) => (code === 0 ? resolvePromise(stdout) : reject(new Error(`rig up failed (${code}): ${stderr}`))));
+    });
+    const statePath = out.trim().split('\n').pop()!;
+    return new Rig(JSON.parse(readFileSync(statePath, 'utf8')) as RigState);
+  }
+
+  /** Removes everything this rig made. Idempotent. */
+  down(): void {
+    execFileSync('bash', [resolve(RIG_DIR, 'down'), this.state.prefix], { stdio: 'ignore' });
+  }
+
+  node(name: string): RigNode {
+    const n = this.state.nodes.find((x) => x.name === name || x.id === name);
+    if (!n) throw new Error(`no rig node ${name}`);
+    return n;
+  }
+
+  get softether(): RigNode[] {
+    return this.state.nodes.filter((n) => n.kind === 'softether');
+  }
+
+  get openvpn(): RigNode[] {
+    return this.state.nodes.filter((n) => n.kind === 'openvpn');
+  }
+
+  /** http://<inet>/path: reachable only through a tunnel. */
+  url(path: string): string {
+    return `http://${this.state.inetAddress}${path}`;
+  }
+
+  // ---- faults ----
+
+  /** Delay, jitter and loss on the node's VPN traffic, both directions (NFQUEUE + nfq-delay). */
+  impair(nodeName: string, imp: Impairment): void {
+    const n = this.node(nodeName);
+    this.clearImpairment(nodeName);
+    const q = '7';
+    for (const [chain, dir] of [['PREROUTING', '-i'], ['POSTROUTING', '-o']] as const) {
+      this.#ns(n.ns, ['iptables', '-t', 'mangle', '-A', chain, dir, 'eth0', '-j', 'NFQUEUE', '--queue-num', q, '--queue-bypass']);
+    }
+    const child = spawn('ip', ['netns', 'exec', n.ns, this.state.nfqDelay, q, String(imp.delayMs ?? 0), String(imp.jitterMs ?? 0), String(imp.loss ?? 0), '1'], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    child.unref();
+    writeFileSync(resolve(this.state.dir, 'pids', `nfq-${n.id}`), String(child.pid));
+  }
+
+  clearImpairment(nodeName: string): void {
+    const n = this.node(nodeName);
+    this.#ns(n.ns, ['iptables', '-t', 'mangle', '-F']);
+    try {
+      const pid = Number(readFileSync(resolve(this.state.dir, 'pids', `nfq-${n.id}`), 'utf8'));
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* none running */
+    }
+  }
+
+  /** Token-bucket rate limit on the node's lan side, both directions. */
+  rateLimit(nodeName: string, kbit: number): void {
+    const n = this.node(nodeName);
+    const tbf = ['tbf', 'rate', `${kbit}kbit`, 'burst', '32kbit', 'latency', '400ms'];
+    this.#ns(n.ns, ['tc', 'qdisc', 'replace', 'dev', 'eth0', 'root', ...tbf]);
+  }
+
+  clearRateLimit(nodeName: string): void {
+    this.#ns(this.node(nodeName).ns, ['tc', 'qdisc', 'del', 'dev', 'eth0', 'root'], true);
+  }
+
+  /** Every packet to and from the node's VPN side disappears (a dead route, not a closed port). */
+  blackhole(nodeName: string): void {
+    const n = this.node(nodeName);
+    this.#ns(n.ns, ['iptables', '-I', 'INPUT', '-i', 'eth0', '-j', 'DROP']);
+    this.#ns(n.ns, ['iptables', '-I', 'OUTPUT', '-o', 'eth0', '-j', 'DROP']);
+  }
+
+  unblackhole(nodeName: string): void {
+    const n = this.node(nodeName);
+    this.#ns(n.ns, ['iptables', '-D', 'INPUT', '-i', 'eth0', '-j', 'DROP'], true);
+    this.#ns(n.ns, ['iptables', '-D', 'OUTPUT', '-o', 'eth0', '-j', 'DROP'], true);
+  }
+
+  pause(nodeName: string): void {
+    this.#signalServer(nodeName, 'SIGSTOP');
+  }
+
+  resume(nodeName: string): void {
+    this.#signalServer(nodeName, 'SIGCONT');
+  }
+
+  kill(nodeName: string): void {
+    this.#signalServer(nodeName, 'SIGKILL');
+  }
+
+  /** Starts the node's server again (its configuration is kept); resolves when it listens. */
+  async restart(nodeName: string): Promise<void> {
+    const n = this.node(nodeName);
+    try {
+      this.kill(nodeName);
+    } catch {
+      /* not running */
+    }
+    const cmd = readFileSync(resolve(this.state.dir, `restart-${n.id}`), 'utf8').trim();
+    const child = spawn('setsid', ['sh', '-c', `exec ${cmd}`], { detached: true, stdio: 'ignore' });
+    child.unref();
+    writeFileSync(resolve(this.state.dir, 'pids', n.id), String(child.pid));
+    const proto = n.profiles.tcp ? 'tcp' : 'udp';
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const flag = proto === 'tcp' ? '-Hltn' : '-Hlun';
+      if (this.#ns(n.ns, ['ss', flag, `sport = :${n.port}`], true).trim()) return;
+      if (Date.now() > deadline) throw new Error(`${n.name} did not come back`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** The API look-alike's behaviour: ok | slow | fail | empty | truncated | html. */
+  async apiMode(mode: string, delayMs?: number): Promise<void> {
+    const url = `${this.state.apiControlUrl}?mode=${mode}${delayMs ? `&delayMs=${delayMs}` : ''}`;
+    const res = await fetch(url, { method: 'POST' });
+    if (!res.ok) throw new Error(`api control: ${res.status}`);
+  }
+
+  // ---- Debian's openvpn client in the client namespace ----
+
+  /** Connects the native client; resolves once "Initialization Sequence Completed". */
+  async nativeClient(nodeName: string, proto: 'tcp' | 'udp'): Promise<NativeClient> {
+    if (!this.state.clientNs) throw new Error('rig was brought up without --client');
+    const n = this.node(nodeName);
+    const profile = n.profiles[proto];
+    if (!profile) throw new Error(`${n.name} has no ${proto} profile`);
+    const inet = this.state.inetAddress.replace(/\.1$/, '.0');
+    const args = [
+      'netns', 'exec', this.state.clientNs, 'openvpn', '--config', profile,
+      '--dev', 'ghv0', '--dev-type', 'tun', '--route-nopull', '--route', inet, '255.255.255.0',
+      '--pull-filter', 'ignore', 'block-outside-dns', '--verb', '3',
+    ];
+    // SoftEther does no cipher negotiation; and SoftEther over TCP stalls with Nagle on.
+    if (n.kind === 'softether') args.push('--data-ciphers', 'AES-128-CBC');
+    if (proto === 'tcp') args.push('--socket-flags', 'TCP_NODELAY');
+    const child = spawn('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    await new Promise<void>((resolvePromise, reject) => {
+      let log = '';
+      const timer = setTimeout(() => reject(new Error(`native client to ${n.name}/${proto} not up in 30 s: ${log.slice(-1500)}`)), 30_000);
+      child.stdout.on('data', (c: Buffer) => {
+        log += c.toString();
+        if (log.includes('Initialization Sequence Completed')) {
+          clearTimeout(timer);
+          resolvePromise();
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`native client exited ${code}: ${log.slice(-1500)}`));
+      });
+    });
+    return new NativeClient(child, this.state.clientNs);
+  }
+
+  #ns(ns: string, cmd: string[], tolerant = false): string {
+    try {
+      return execFileSync('ip', ['netns', 'exec', ns, ...cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      if (tolerant) return '';
+      throw err;
+    }
+  }
+
+  #signalServer(nodeName: string, signal: NodeJS.Signals): void {
+    const n = this.node(nodeName);
+    const pid = Number(readFileSync(resolve(this.state.dir, 'pids', n.id), 'utf8'));
+    process.kill(-pid, signal); // the server's whole process group (SoftEther forks a worker)
+  }
+}
+
+export class NativeClient {
+  constructor(
+    private readonly child: ChildProcess,
+    private readonly ns: string,
+  ) {}
+
+  /** curl inside the client namespace; returns body (or the -w output) as text. */
+  curl(args: string[]): string {
+    return execFileSync('ip', ['netns', 'exec', this.ns, 'curl', '-s', '--max-time', '120', ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  }
+
+  close(): Promise<void> {
+    if (this.child.exitCode !== null) return Promise.resolve();
+    return new Promise((r) => {
+      this.child.once('exit', () => r());
+      this.child.kill('SIGTERM');
+    });
+  }
+}

@@ -1,0 +1,38 @@
+// The rig's "internet" host, run inside the inet namespace:
+//   HTTP :80   /  (small page)   /big (BIG_BYTES of the seeded stream)   /bytes/N   /ip (caller)   /generate_204
+//   UDP  :7    echo
+// Usage: node inet.mjs ADDRESS BIG_BYTES
+import { createSocket } from 'node:dgram';
+import { createServer } from 'node:http';
+import { seededStream } from './stream.mjs';
+
+const [address, bigBytes] = [process.argv[2], Number(process.argv[3])];
+
+function sendStream(res, total) {
+  res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': total });
+  const gen = seededStream(total);
+  const pump = () => {
+    for (let c = gen.next(); !c.done; c = gen.next()) if (!res.write(c.value)) return void res.once('drain', pump);
+    res.end();
+  };
+  res.on('error', () => {});
+  pump();
+}
+
+const http = createServer((req, res) => {
+  const path = (req.url ?? '/').split('?')[0];
+  if (path === '/big') return sendStream(res, bigBytes);
+  const m = /^\/bytes\/(\d{1,11})$/.exec(path);
+  if (m) return sendStream(res, Math.min(Number(m[1]), 1 << 30));
+  if (path === '/ip') return res.end(req.socket.remoteAddress?.replace(/^::ffff:/, ''));
+  if (path === '/generate_204') {
+    res.writeHead(204);
+    return res.end();
+  }
+  res.setHeader('Content-Type', 'text/html');
+  res.end('<!doctype html><title>files.test</title><p>Hello from the rig internet.</p>\n');
+});
+http.keepAliveTimeout = 60_000;
+const udp = createSocket('udp4');
+udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));
+udp.bind(7, address, () => http.listen(80, address, () => process.stdout.write('ready\n')));
