@@ -100,3 +100,56 @@ describe.skipIf(!isRoot)('rig proof: Debian openvpn client through every node', 
     expect(execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' })).not.toContain(prefix);
   });
 });
+
+describe.skipIf(!isRoot)('rig fault controls', () => {
+  let rig: Rig;
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 1, openvpn: ['gcm-tcp'], client: false, bigMib: 1 });
+  }, 240_000);
+  afterAll(() => rig?.down());
+
+  /** Time to complete a TCP handshake from the root namespace, or null when nothing answers. */
+  function connectMs(nodeName: string, port = 1194): number | null {
+    const n = rig.node(nodeName);
+    const out = execFileSync('bash', ['-c', `s=$(date +%s%N); timeout 2 bash -c 'exec 3<>/dev/tcp/${n.vpnAddress}/${port}' && echo $(( ($(date +%s%N) - s) / 1000000 )) || echo none`], {
+      encoding: 'utf8',
+    }).trim();
+    return out === 'none' ? null : Number(out);
+  }
+
+  it('impair adds delay to both directions and clearImpairment removes it', async () => {
+    const before = connectMs('n1')!;
+    rig.impair('n1', { delayMs: 150 });
+    // The SYN and the SYN-ACK each wait 150 ms; the daemon starts asynchronously, so retry a little.
+    let during = 0;
+    for (let i = 0; i < 20 && during < 250; i++) {
+      during = connectMs('n1') ?? 0;
+      if (during < 250) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(during).toBeGreaterThanOrEqual(250);
+    rig.clearImpairment('n1');
+    expect(connectMs('n1')!).toBeLessThan(before + 100);
+  }, 30_000);
+
+  it('blackhole makes a node silent and unblackhole brings it back', () => {
+    rig.blackhole('o1');
+    expect(connectMs('o1')).toBeNull();
+    rig.unblackhole('o1');
+    expect(connectMs('o1')).not.toBeNull();
+  }, 30_000);
+
+  it('kill stops a server and restart brings it back with its configuration', async () => {
+    rig.kill('o1');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(connectMs('o1')).toBeNull();
+    await rig.restart('o1');
+    expect(connectMs('o1')).not.toBeNull();
+  }, 60_000);
+
+  it('rateLimit installs a token bucket on the node and clearRateLimit removes it', () => {
+    rig.rateLimit('n1', 800);
+    expect(execFileSync('ip', ['netns', 'exec', rig.node('n1').ns, 'tc', 'qdisc', 'show', 'dev', 'eth0'], { encoding: 'utf8' })).toMatch(/tbf .*rate 800Kbit/);
+    rig.clearRateLimit('n1');
+    expect(execFileSync('ip', ['netns', 'exec', rig.node('n1').ns, 'tc', 'qdisc', 'show', 'dev', 'eth0'], { encoding: 'utf8' })).not.toMatch(/tbf/);
+  });
+});
