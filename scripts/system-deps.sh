@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite drives (real clients, real servers for the rig in
-# test/rig). Idempotent: only
-# what is missing is installed. Needs root for apt-get; without root it names what is missing.
+# test/rig). Idempotent: only what is missing is installed. Needs root for apt-get; without root it names what is missing.
 set -euo pipefail
 
 # command → package
