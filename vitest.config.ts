@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/setup/network-guard.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Integration tests open real sockets and child processes; two workers fit a 2-core machine.

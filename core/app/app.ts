@@ -1,26 +1,64 @@
-import { ErrorCodes, formatEndpoint, GatehopError, type Endpoint, type Logger } from '../common/index.js';
-import { DirectEgress, SingleEgressSource, type Egress } from '../egress/index.js';
+import { join } from 'node:path';
+import { formatEndpoint, type Endpoint, type Logger } from '../common/index.js';
+import { DirectEgress, SingleEgressSource, UnavailableEgress, type Egress } from '../egress/index.js';
+import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
+import { Store } from '../store/index.js';
+import { NodeList, OFFICIAL_ENDPOINTS, staticNodeFromFile, type VpnGateNode } from '../vpngate/index.js';
 import type { GatehopConfig } from './config.js';
 
 export interface RunningApp {
   readonly proxy: ProxyServer;
   readonly egress: Egress;
   readonly listening: { proxy: Endpoint };
-  /** Stops accepting, closes every session and egress. Idempotent. */
+  readonly nodes: NodeList | null;
+  readonly selector: Selector | null;
+  readonly store: Store | null;
+  /** Resolves with the first ranking of the node pool (vpngate egress only). */
+  readonly firstRanking: Promise<Ranking> | null;
+  /** Stops accepting, closes every session and egress, flushes the store. Idempotent. */
   stop(): Promise<void>;
 }
 
-/** Assembles and starts the core: egress → proxy front end. */
+interface NodePipeline {
+  store: Store;
+  nodes: NodeList;
+  selector: Selector;
+  firstRanking: Promise<Ranking>;
+}
+
+/** The list → scoring → history pipeline of the vpngate egress (tunnels arrive with issue 7). */
+async function startNodePipeline(config: GatehopConfig, logger: Logger): Promise<NodePipeline> {
+  const store = new Store({ path: join(config.dataDir, 'gatehop.db'), logger });
+  const staticNodes = config.ovpn.map((f) => staticNodeFromFile(f));
+  const endpoints = config.api.length > 0 ? config.api : staticNodes.length > 0 ? [] : OFFICIAL_ENDPOINTS;
+  const nodes = new NodeList({
+    endpoints,
+    staticNodes,
+    refreshMs: config.listRefreshMs,
+    logger,
+    cache: {
+      load: () => store.loadNodeList<VpnGateNode>(),
+      save: (list) => store.saveNodeList(list),
+    },
+  });
+  const selector = new Selector(config.selector, store, logger);
+  await nodes.start();
+  const rank = (list: readonly VpnGateNode[]): Promise<Ranking> =>
+    selector.rank(list).catch((err: unknown) => {
+      logger.warn({ event: 'ranking-failed', err: (err as Error).message }, 'ranking the node pool failed');
+      throw err;
+    });
+  nodes.onChange((list) => void rank(list).catch(() => {}));
+  return { store, nodes, selector, firstRanking: rank(nodes.nodes) };
+}
+
+/** Assembles and starts the core: node pipeline (vpngate) → egress → proxy front end. */
 export async function startApp(config: GatehopConfig, logger: Logger): Promise<RunningApp> {
-  if (config.egress !== 'direct') {
-    throw new GatehopError(
-      ErrorCodes.CONFIG_INVALID,
-      `egress "${config.egress}" is not available yet in this build; use --egress direct`,
-    );
-  }
   const credentials = config.authFile ? Credentials.load(config.authFile) : null;
-  const egress = new DirectEgress('direct');
+  const pipeline = config.egress === 'vpngate' ? await startNodePipeline(config, logger) : null;
+  const egress: Egress =
+    config.egress === 'direct' ? new DirectEgress('direct') : new UnavailableEgress('vpngate', 'OpenVPN tunnels are not available in this build yet');
   const proxy = new ProxyServer(
     { ...config.proxy, host: config.listen.host, port: config.listen.port, credentials },
     new SingleEgressSource(egress),
@@ -31,6 +69,8 @@ export async function startApp(config: GatehopConfig, logger: Logger): Promise<R
     proxyAt = await proxy.listen();
   } catch (err) {
     await egress.close();
+    pipeline?.nodes.close();
+    pipeline?.store.close();
     throw err;
   }
   let stopping: Promise<void> | null = null;
@@ -38,10 +78,17 @@ export async function startApp(config: GatehopConfig, logger: Logger): Promise<R
     proxy,
     egress,
     listening: { proxy: proxyAt },
+    nodes: pipeline?.nodes ?? null,
+    selector: pipeline?.selector ?? null,
+    store: pipeline?.store ?? null,
+    firstRanking: pipeline?.firstRanking ?? null,
     stop: () =>
       (stopping ??= (async () => {
         await proxy.close();
         await egress.close();
+        pipeline?.nodes.close();
+        await pipeline?.firstRanking.catch(() => {});
+        pipeline?.store.close();
         logger.info({ event: 'stopped' }, 'gatehop stopped');
       })()),
   };
@@ -49,5 +96,6 @@ export async function startApp(config: GatehopConfig, logger: Logger): Promise<R
 
 export function describeListening(app: RunningApp, config: GatehopConfig): string {
   const admin = config.admin ? `${formatEndpoint(config.admin)} (admin API not in this build yet)` : 'off';
-  return `gatehop ready: proxy socks5+http://${formatEndpoint(app.listening.proxy)} egress=${app.egress.id} admin=${admin}`;
+  const egress = app.nodes ? `vpngate (${app.nodes.nodes.length} nodes; tunnels not in this build yet)` : app.egress.id;
+  return `gatehop ready: proxy socks5+http://${formatEndpoint(app.listening.proxy)} egress=${egress} admin=${admin}`;
 }

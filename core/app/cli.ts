@@ -27,7 +27,11 @@ interface RunFlags {
   handshakeTimeoutMs?: number;
   connectTimeoutMs?: number;
   idleTimeoutMs?: number;
+  api?: string[];
+  ovpn?: string[];
 }
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 function flagsToConfig(f: RunFlags): ConfigInput {
   const out: Record<string, unknown> = {};
@@ -42,6 +46,8 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   copy('authFile', 'authFile');
   copy('logLevel', 'logLevel');
   copy('logFile', 'logFile');
+  copy('api', 'api');
+  copy('ovpn', 'ovpn');
   if (f.auth === false) out.noAuth = true;
   const proxy: Record<string, number> = {};
   for (const k of ['maxSessions', 'handshakeTimeoutMs', 'connectTimeoutMs', 'idleTimeoutMs'] as const) {
@@ -113,6 +119,8 @@ export function buildCli(): Command {
     .option('--config <file>', 'YAML config file; flags override it')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
     .option('--log-file <file|off>', 'JSON log file (default <data-dir>/logs/gatehop.log)')
+    .option('--api <url>', 'VPN Gate list endpoint, repeatable, tried in order (replaces the official ones)', collect)
+    .option('--ovpn <file>', 'your own .ovpn profile as a node, repeatable (only these: no list is fetched)', collect)
     .option('--max-sessions <n>', 'concurrent proxy sessions (default 1024)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'handshake deadline (default 10000)', positiveInt)
     .option('--connect-timeout-ms <ms>', 'upstream connect deadline (default 15000)', positiveInt)

@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, type Endpoint } from '../common/index.js';
 import { proxyOptionsSchema } from '../socks5/index.js';
+import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
 import { defaultDataDir } from './paths.js';
 
 const endpointText = z.string().refine((s) => {
@@ -29,6 +30,12 @@ export const configSchema = z
     logLevel: logLevel.default('info'),
     logFile: z.union([z.literal('off'), z.string().min(1)]).optional(),
     proxy: proxyOptionsSchema.omit({ host: true, port: true }).partial().default({}),
+    /** VPN Gate list endpoints, tried in order; given, they replace the official ones. */
+    api: z.array(z.string().url()).default([]),
+    /** The user's own .ovpn profiles; with only these, no list is fetched. */
+    ovpn: z.array(z.string().min(1)).default([]),
+    listRefreshMs: z.number().int().min(60_000).default(20 * 60_000),
+    selector: selectorOptionsSchema.prefault({}),
   })
   .strict();
 
@@ -45,6 +52,10 @@ export interface GatehopConfig {
   readonly logLevel: z.infer<typeof logLevel>;
   readonly logFile: string | null;
   readonly proxy: Omit<z.infer<typeof proxyOptionsSchema>, 'host' | 'port'>;
+  readonly api: readonly string[];
+  readonly ovpn: readonly string[];
+  readonly listRefreshMs: number;
+  readonly selector: SelectorOptions;
 }
 
 export function readConfigFile(path: string): ConfigInput {
@@ -72,6 +83,8 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     ...fromFile,
     ...fromFlags,
     proxy: { ...(fromFile.proxy ?? {}), ...(fromFlags.proxy ?? {}) },
+    api: fromFlags.api?.length ? fromFlags.api : fromFile.api,
+    ovpn: fromFlags.ovpn?.length ? fromFlags.ovpn : fromFile.ovpn,
   };
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) {
@@ -103,6 +116,10 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     logLevel: c.logLevel,
     logFile: c.logFile === 'off' ? null : (c.logFile ?? `${dataDir}/logs/gatehop.log`),
     proxy: Object.freeze({ ...defaults, ...stripUndefined(c.proxy) }),
+    api: Object.freeze([...c.api]),
+    ovpn: Object.freeze([...c.ovpn]),
+    listRefreshMs: c.listRefreshMs,
+    selector: Object.freeze(c.selector),
   });
 }
 

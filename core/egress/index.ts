@@ -12,3 +12,4 @@ export type {
 export { DirectEgress } from './direct-egress.js';
 export { mapSocketError } from './map-socket-error.js';
 export { SingleEgressSource } from './single-egress-source.js';
+export { UnavailableEgress } from './unavailable-egress.js';

@@ -100,10 +100,17 @@ describe('gatehop CLI', () => {
     expect(run.stderr()).toMatch(/^gatehop: /);
   });
 
-  it('says the vpngate egress is not available yet', async () => {
-    const run = gatehop(['--egress', 'vpngate', '--listen', '127.0.0.1:0', '--log-file', 'off']);
-    expect(await run.exited).toBe(2);
-    expect(run.stderr()).toMatch(/not available yet/);
+  it('with --egress vpngate and no reachable list it still starts, and refuses sessions naming why', async () => {
+    // --api replaces the official endpoints: nothing here may reach the real VPN Gate.
+    const closed = await freePort();
+    const port = await freePort();
+    const run = gatehop(['--egress', 'vpngate', '--api', `http://127.0.0.1:${closed}/api/iphone/`, '--listen', `127.0.0.1:${port}`, '--log-file', 'off', '--log-level', 'warn']);
+    const line = await ready(run);
+    expect(line).toMatch(/egress=vpngate \(0 nodes; tunnels not in this build yet\)/);
+    const r = await curl(['-i', '-x', `http://127.0.0.1:${port}`, 'http://files.test/']);
+    expect(r.stdout.toString()).toMatch(/^HTTP\/1\.1 502[\s\S]*not available in this build/);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
   });
 
   it('passwd writes a user that the proxy then accepts', async () => {

@@ -1,0 +1,1 @@
+export { parseProfile, type OvpnProfile, type OvpnRemote, type OvpnProto } from './profile.js';

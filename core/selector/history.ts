@@ -1,0 +1,32 @@
+import type { NodeHistory } from '../store/index.js';
+
+/** Consecutive failures back a node off exponentially (initial, doubling, capped); a success resets it. */
+export function backoffMs(consecutiveFailures: number, initialMs: number, maxMs: number): number {
+  if (consecutiveFailures <= 0) return 0;
+  return Math.min(maxMs, initialMs * 2 ** Math.min(30, consecutiveFailures - 1));
+}
+
+export function withFailure(h: NodeHistory, now: number, initialMs: number, maxMs: number): NodeHistory {
+  const consecutiveFailures = h.consecutiveFailures + 1;
+  return { ...h, failures: h.failures + 1, consecutiveFailures, lastFailureAt: now, backoffUntil: now + backoffMs(consecutiveFailures, initialMs, maxMs) };
+}
+
+const EWMA = 0.3;
+const ewma = (old: number | null, sample: number | undefined): number | null =>
+  sample === undefined ? old : old === null ? sample : old * (1 - EWMA) + sample * EWMA;
+
+export function withSuccess(h: NodeHistory, now: number, sample: { connectMs?: number; throughputBps?: number } = {}): NodeHistory {
+  return {
+    ...h,
+    successes: h.successes + 1,
+    consecutiveFailures: 0,
+    lastSuccessAt: now,
+    backoffUntil: null,
+    avgConnectMs: ewma(h.avgConnectMs, sample.connectMs),
+    avgThroughputBps: ewma(h.avgThroughputBps, sample.throughputBps),
+  };
+}
+
+export function inBackoff(h: NodeHistory, now: number): boolean {
+  return h.backoffUntil !== null && h.backoffUntil > now;
+}

@@ -1,0 +1,7 @@
+export { Selector, type HistoryStore, type RankedNode, type Ranking, type Prober } from './selector.js';
+export { selectorOptions, selectorOptionsSchema, type SelectorOptions } from './options.js';
+export { computePriors, topK, type PriorTerms } from './priors.js';
+export { scoreNode, type ScoreTerms } from './score.js';
+export { probeNode, tcpHandshakeMs, openvpnUdpResetMs, mapBounded, type ProbeResult } from './probes.js';
+export { backoffMs, withFailure, withSuccess, inBackoff } from './history.js';
+export { urlTest, type Dialer } from './url-test.js';

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import { connect } from 'node:net';
+import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+
+export interface ProbeOptions {
+  samples: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface ProbeResult {
+  /** Median of the successful samples, or null when none succeeded. */
+  rttMs: number | null;
+  samples: Array<number | null>;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** One TCP handshake: connect, note the time, close at once. */
+export function tcpHandshakeMs(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<number> {
+  if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const s = connect({ host, port });
+    const done = (err: Error | null, ms?: number): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      s.destroy();
+      if (err) reject(err);
+      else resolve(ms!);
+    };
+    const onAbort = (): void => done(abortReason(signal!, `probe ${host}:${port}`));
+    const timer = setTimeout(() => done(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `probe ${host}:${port}: no handshake within ${timeoutMs} ms`)), timeoutMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    s.once('connect', () => done(null, performance.now() - started));
+    s.once('error', (err) => done(err));
+  });
+}
+
+/**
+ * One OpenVPN hard-reset exchange over UDP (a UDP port has no handshake): P_CONTROL_HARD_RESET_CLIENT_V2
+ * with a fresh session id from a fresh socket (SoftEther keys sessions by address and port), timed
+ * until the server's P_CONTROL_HARD_RESET_SERVER_V2 arrives.
+ */
+export function openvpnUdpResetMs(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<number> {
+  if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
+  return new Promise((resolve, reject) => {
+    const sock = createSocket('udp4');
+    const sessionId = randomBytes(8);
+    // byte0 = (P_CONTROL_HARD_RESET_CLIENT_V2 = 7) << 3 | key_id 0; session id; 0 acks; message id 0
+    const packet = Buffer.concat([Buffer.from([7 << 3]), sessionId, Buffer.from([0, 0, 0, 0, 0])]);
+    let started = 0;
+    const done = (err: Error | null, ms?: number): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      sock.close();
+      if (err) reject(err);
+      else resolve(ms!);
+    };
+    const onAbort = (): void => done(abortReason(signal!, `probe ${host}:${port}`));
+    const timer = setTimeout(() => done(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `probe ${host}:${port}/udp: no OpenVPN reset reply within ${timeoutMs} ms`)), timeoutMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    sock.on('error', (err) => done(err));
+    sock.on('message', (msg, rinfo) => {
+      // P_CONTROL_HARD_RESET_SERVER_V2 = 8, from the address we asked.
+      if (rinfo.address === host && msg.length >= 14 && msg[0]! >> 3 === 8) done(null, performance.now() - started);
+    });
+    sock.connect(port, host, () => {
+      started = performance.now();
+      sock.send(packet);
+    });
+  });
+}
+
+/** Several samples, sequential per node; median of the successes. */
+export async function probeNode(kind: 'tcp' | 'udp', host: string, port: number, opts: ProbeOptions): Promise<ProbeResult> {
+  const samples: Array<number | null> = [];
+  for (let i = 0; i < opts.samples; i++) {
+    opts.signal?.throwIfAborted();
+    try {
+      samples.push(await (kind === 'tcp' ? tcpHandshakeMs : openvpnUdpResetMs)(host, port, opts.timeoutMs, opts.signal));
+    } catch (err) {
+      if (opts.signal?.aborted) throw err;
+      samples.push(null);
+    }
+  }
+  const ok = samples.filter((s): s is number => s !== null);
+  return { rttMs: ok.length > 0 ? median(ok) : null, samples };
+}
+
+/** Runs `fn` over items with at most `concurrency` at once. */
+export async function mapBounded<T, R>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}

@@ -1,0 +1,130 @@
+import type { Logger } from '../common/index.js';
+import type { LatencySample, NodeHistory } from '../store/index.js';
+import type { VpnGateNode } from '../vpngate/index.js';
+import { inBackoff, withFailure, withSuccess } from './history.js';
+import type { SelectorOptions } from './options.js';
+import { computePriors, topK, type PriorTerms } from './priors.js';
+import { mapBounded, probeNode, type ProbeResult } from './probes.js';
+import { scoreNode, type ScoreTerms } from './score.js';
+
+/** What the selector remembers through (the store satisfies it). */
+export interface HistoryStore {
+  history(nodeId: string): NodeHistory;
+  saveHistory(h: NodeHistory): void;
+  addLatency(s: LatencySample): void;
+}
+
+export interface RankedNode {
+  node: VpnGateNode;
+  priorTerms: PriorTerms;
+  terms: ScoreTerms;
+  history: NodeHistory;
+}
+
+export interface Ranking {
+  ranked: RankedNode[];
+  /** Candidates left out, with why. */
+  excluded: Array<{ nodeId: string; reason: 'backoff' | 'unreachable' | 'country-denied' | 'not-in-top-k' }>;
+  at: number;
+}
+
+export type Prober = (node: VpnGateNode, opts: { samples: number; timeoutMs: number; signal?: AbortSignal }) => Promise<ProbeResult>;
+
+const defaultProber: Prober = (node, opts) => probeNode(node.proto, node.ip, node.port, opts);
+
+/**
+ * Two-stage selection: priors from the list pick the top K, probes measure them, and the score
+ * weighs the measurement with what history says. Single-flight: a second call while one runs
+ * shares its result.
+ */
+export class Selector {
+  #running: Promise<Ranking> | null = null;
+  #last: Ranking | null = null;
+  readonly #log: Logger;
+
+  constructor(
+    private readonly opts: SelectorOptions,
+    private readonly store: HistoryStore,
+    logger: Logger,
+    private readonly prober: Prober = defaultProber,
+  ) {
+    this.#log = logger.child({ component: 'selector' });
+  }
+
+  get last(): Ranking | null {
+    return this.#last;
+  }
+
+  rank(nodes: readonly VpnGateNode[], signal?: AbortSignal): Promise<Ranking> {
+    this.#running ??= this.#rank(nodes, signal).finally(() => (this.#running = null));
+    return this.#running;
+  }
+
+  async #rank(nodes: readonly VpnGateNode[], signal?: AbortSignal): Promise<Ranking> {
+    const now = Date.now();
+    const excluded: Ranking['excluded'] = [];
+    const priors = computePriors(nodes, this.opts);
+    for (const n of nodes) if (!priors.has(n.id)) excluded.push({ nodeId: n.id, reason: 'country-denied' });
+    const usable = nodes.filter((n) => {
+      if (!priors.has(n.id)) return false;
+      if (inBackoff(this.store.history(n.id), now)) {
+        excluded.push({ nodeId: n.id, reason: 'backoff' });
+        return false;
+      }
+      return true;
+    });
+    const candidates = topK(usable, priors, this.opts.topK);
+    for (const n of usable) if (!candidates.includes(n)) excluded.push({ nodeId: n.id, reason: 'not-in-top-k' });
+    const probed = await mapBounded(candidates, this.opts.probe.concurrency, (n) =>
+      this.prober(n, { samples: this.opts.probe.samples, timeoutMs: this.opts.probe.timeoutMs, ...(signal ? { signal } : {}) }),
+    );
+    const ranked: RankedNode[] = [];
+    candidates.forEach((node, i) => {
+      const probe = probed[i]!;
+      this.store.addLatency({ nodeId: node.id, at: now, kind: 'tcp', ms: probe.rttMs, success: probe.rttMs !== null });
+      if (probe.rttMs === null) {
+        const h = withFailure(this.store.history(node.id), now, this.opts.backoff.initialMs, this.opts.backoff.maxMs);
+        this.store.saveHistory(h);
+        excluded.push({ nodeId: node.id, reason: 'unreachable' });
+        this.#log.info({ event: 'probe-failed', nodeId: node.id, backoffUntil: h.backoffUntil, consecutiveFailures: h.consecutiveFailures }, 'node did not answer its probe');
+        return;
+      }
+      const history = this.store.history(node.id);
+      ranked.push({ node, priorTerms: priors.get(node.id)!, terms: scoreNode(priors.get(node.id)!, probe.rttMs, history, this.opts), history });
+    });
+    ranked.sort((a, b) => b.terms.total - a.terms.total || a.node.id.localeCompare(b.node.id));
+    ranked.forEach((r, i) => {
+      const t = r.terms;
+      this.#log.info(
+        {
+          event: 'node-scored', rank: i + 1, nodeId: r.node.id, ip: r.node.ip, port: r.node.port, proto: r.node.proto,
+          score: round(t.total), rttMs: round(t.rttMs), latencyTerm: round(t.latency), priorTerm: round(t.prior),
+          historyTerm: round(t.history), failurePenalty: round(t.recentFailures), prior: round(r.priorTerms.prior),
+        },
+        `#${i + 1} ${r.node.id} score ${round(t.total)} = latency ${round(t.latency)} + prior ${round(t.prior)} + history ${round(t.history)} − failures ${round(t.recentFailures)}`,
+      );
+    });
+    this.#last = { ranked, excluded, at: now };
+    return this.#last;
+  }
+
+  /** A tunnel to the node came up (or a URL test passed): reset its backoff. */
+  recordSuccess(nodeId: string, sample: { connectMs?: number; throughputBps?: number; urlMs?: number } = {}): void {
+    const now = Date.now();
+    this.store.saveHistory(withSuccess(this.store.history(nodeId), now, sample));
+    if (sample.urlMs !== undefined) this.store.addLatency({ nodeId, at: now, kind: 'url', ms: sample.urlMs, success: true });
+  }
+
+  /** A tunnel to the node failed: back it off. */
+  recordFailure(nodeId: string, kind: 'tcp' | 'url' = 'tcp'): NodeHistory {
+    const now = Date.now();
+    const h = withFailure(this.store.history(nodeId), now, this.opts.backoff.initialMs, this.opts.backoff.maxMs);
+    this.store.saveHistory(h);
+    this.store.addLatency({ nodeId, at: now, kind, ms: null, success: false });
+    return h;
+  }
+}
+
+function round(v: number | null): number | null {
+  return v === null ? null : Math.round(v * 1000) / 1000;
+}

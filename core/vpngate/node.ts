@@ -1,0 +1,23 @@
+import type { OvpnProto } from '../ovpn/index.js';
+
+/** One VPN Gate node (or a static node from the user's own profile). */
+export interface VpnGateNode {
+  /** HostName from the list; for static nodes "file:<name>". */
+  readonly id: string;
+  readonly ip: string;
+  readonly port: number;
+  readonly proto: OvpnProto;
+  readonly countryLong: string;
+  readonly countryShort: string;
+  /** The list's own figures (measured from Japan, often stale); null for static nodes. */
+  readonly score: number | null;
+  readonly pingMs: number | null;
+  readonly speedBps: number | null;
+  readonly numVpnSessions: number | null;
+  readonly uptimeMs: number | null;
+  readonly totalUsers: number | null;
+  readonly totalTrafficBytes: number | null;
+  readonly operator: string;
+  readonly profile: string;
+  readonly source: 'list' | 'static';
+}
