@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, truncateSync, writeFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../core/common/index.js';
+import { MIGRATIONS, Store } from '../../core/store/index.js';
+import { isRoot } from '../helpers/netns.js';
+
+const log = silentLogger();
+const dir = (): string => mkdtempSync(join(tmpdir(), 'gh-store-'));
+
+describe('Store', () => {
+  it('creates the schema from an empty file and keeps data across reopen', () => {
+    const path = join(dir(), 'g.db');
+    const a = new Store({ path, logger: log });
+    expect(a.schemaVersion).toBe(MIGRATIONS.length);
+    a.setSelection({ group: 'GATEHOP', nodeId: 'n1', mode: 'manual' });
+    a.saveHistory({ ...a.history('n1'), successes: 3, failures: 1 });
+    a.addLatency({ nodeId: 'n1', at: Date.now(), kind: 'tcp', ms: 12.5, success: true });
+    a.saveNodeList({ fetchedAt: 1000, source: 'test', nodes: [{ id: 'n1' }] });
+    a.close();
+    const b = new Store({ path, logger: log });
+    expect(b.selection('GATEHOP')).toEqual({ group: 'GATEHOP', nodeId: 'n1', mode: 'manual' });
+    expect(b.history('n1')).toMatchObject({ successes: 3, failures: 1 });
+    expect(b.latency('n1', 0)).toHaveLength(1);
+    expect(b.loadNodeList()).toEqual({ fetchedAt: 1000, source: 'test', nodes: [{ id: 'n1' }] });
+    expect(b.firstSeen('n1')).toEqual({ firstSeen: 1000, lastSeen: 1000 });
+    expect(b.health).toBe('ok');
+    b.close();
+  });
+
+  it('migrates a database of the previous schema without losing its rows', () => {
+    const path = join(dir(), 'old.db');
+    const old = new Database(path);
+    old.exec(MIGRATIONS[0]!);
+    old.pragma('user_version = 1');
+    old.prepare("INSERT INTO node_history (node_id, successes, failures, consecutive_failures) VALUES ('keep', 7, 2, 0)").run();
+    old.close();
+    const s = new Store({ path, logger: log });
+    expect(s.schemaVersion).toBe(2);
+    expect(s.history('keep')).toMatchObject({ successes: 7, failures: 2 });
+    s.saveProxySnapshot({ http: 'x' });
+    expect(s.loadProxySnapshot()).toEqual({ http: 'x' });
+    s.close();
+  });
+
+  it.each([
+    ['written over with garbage', (p: string) => writeFileSync(p, Buffer.alloc(64 * 1024, 0xab))],
+    ['truncated mid-page', (p: string) => truncateSync(p, 1500)],
+  ])('moves a database %s aside, starts empty, and keeps working', (_what, damage) => {
+    const d = dir();
+    const path = join(d, 'g.db');
+    const s = new Store({ path, logger: log });
+    s.saveHistory({ ...s.history('n1'), successes: 1 });
+    s.close();
+    damage(path);
+    const again = new Store({ path, logger: log });
+    expect(again.health).toBe('recovered');
+    expect(again.history('n1').successes).toBe(0);
+    again.saveHistory({ ...again.history('n2'), successes: 5 });
+    expect(again.history('n2').successes).toBe(5);
+    again.close();
+    expect(readdirSync(d).some((f) => f.startsWith('g.db.corrupt-'))).toBe(true);
+  });
+
+  it('falls back to memory when the file cannot be opened at all', () => {
+    const d = dir();
+    mkdirSync(join(d, 'g.db')); // a directory where the file should be
+    const s = new Store({ path: join(d, 'g.db'), logger: log });
+    expect(s.health).toBe('memory-only');
+    s.setSetting('k', 'v');
+    expect(s.setting('k')).toBe('v');
+    s.close();
+  });
+
+  it.skipIf(!isRoot)('degrades to memory with a warning when the disk fills up, never crashing', () => {
+    const d = dir();
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', d]);
+    try {
+      const s = new Store({ path: join(d, 'g.db'), logger: log, flushMs: 1 });
+      for (let i = 0; i < 20_000 && s.health === 'ok'; i++) {
+        s.addLatency({ nodeId: `node-${i % 50}`, at: Date.now(), kind: 'url', ms: i, success: true });
+        if (i % 200 === 0) s.flush();
+      }
+      expect(s.health).toBe('memory-only');
+      s.setSetting('still', 'works');
+      expect(s.setting('still')).toBe('works');
+      s.close();
+      expect(statSync(d).isDirectory()).toBe(true);
+    } finally {
+      execFileSync('umount', [d]);
+    }
+  });
+
+  it('drops latency samples older than the window when flushing', () => {
+    const s = new Store({ path: ':memory:', logger: log, latencyWindowMs: 60_000 });
+    s.addLatency({ nodeId: 'n', at: Date.now() - 120_000, kind: 'tcp', ms: 1, success: true });
+    s.addLatency({ nodeId: 'n', at: Date.now(), kind: 'tcp', ms: 2, success: true });
+    s.flush();
+    expect(s.latency('n', 0).map((x) => x.ms)).toEqual([2]);
+    s.close();
+  });
+});
