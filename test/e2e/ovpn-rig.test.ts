@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../core/common/index.js';
+import { Stack } from '../../core/netstack/index.js';
+import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
+import { isRoot } from '../helpers/netns.js';
+import { Rig } from '../rig/rig.js';
+
+const BIG_MIB = Number(process.env.GATEHOP_RIG_BIG_MIB ?? 8);
+const log = silentLogger();
+
+interface Tunnel {
+  client: TunnelClient;
+  stack: Stack;
+  close(): void;
+}
+
+async function open(profileText: string): Promise<Tunnel> {
+  const profile = parseProfile(profileText);
+  const client = new TunnelClient({ profile, logger: log });
+  const cfg = await client.connect({ timeoutMs: 30_000 });
+  const udp = profile.remotes[0]!.proto === 'udp';
+  // Over UDP keep the carrier datagrams within 1500 bytes (notes §6.7).
+  const stack = new Stack({ address: cfg.address, netmask: cfg.netmask, gateway: cfg.gateway ?? cfg.address, mtu: udp ? 1400 : 1500, output: (p) => void client.write(p) });
+  client.on('packet', (p) => stack.input(p));
+  return { client, stack, close: () => { stack.close(); client.close(); } };
+}
+
+/** HTTP/1.1 GET through the tunnel's stack; returns the body. */
+async function get(t: Tunnel, ip: string, path: string): Promise<Buffer> {
+  const s = await t.stack.connectTcp(ip, 80, { timeoutMs: 15_000 });
+  const parts: Buffer[] = [];
+  s.on('data', (c: Buffer) => parts.push(c));
+  s.write(`GET ${path} HTTP/1.1\r\nHost: files.test\r\nConnection: close\r\n\r\n`);
+  await new Promise<void>((resolve, reject) => {
+    s.once('end', () => resolve());
+    s.once('error', reject);
+  });
+  s.destroy();
+  const all = Buffer.concat(parts);
+  return all.subarray(all.indexOf('\r\n\r\n') + 4);
+}
+
+describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 servers, carrying core/netstack', () => {
+  let rig: Rig;
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp', 'gcm-tcp', 'cbc-udp', 'cbc-tcp', 'gcm-udp', 'cbc-tcp', 'gcm-tcp'], bigMib: BIG_MIB });
+  }, 240_000);
+  afterAll(() => rig?.down());
+
+  const profileOf = (node: string, proto: 'tcp' | 'udp'): string => readFileSync(rig.node(node).profiles[proto]!, 'utf8');
+
+  async function proveThrough(node: string, proto: 'tcp' | 'udp', profileText = profileOf(node, proto)): Promise<Tunnel> {
+    const t = await open(profileText);
+    expect((await get(t, rig.state.inetAddress, '/ip')).toString()).toBe(rig.node(node).exitAddress);
+    const big = await get(t, rig.state.inetAddress, '/big');
+    expect(big.length).toBe(rig.state.bigBytes);
+    expect(createHash('sha256').update(big).digest('hex')).toBe(rig.state.bigSha256);
+    return t;
+  }
+
+  for (const proto of ['tcp', 'udp'] as const) {
+    it(`SoftEther over ${proto} with the VPN Gate-style profile (AES-128-CBC/SHA1)`, async () => {
+      const t = await proveThrough('n1', proto);
+      expect(t.client.cipher).toBe('AES-128-CBC');
+      t.close();
+    }, 120_000);
+  }
+
+  it('SoftEther with AES-256-GCM requested: it echoes the cipher in its options string and we use it', async () => {
+    const text = profileOf('n2', 'udp').replace(/^cipher AES-128-CBC\r$/m, 'cipher AES-256-GCM\r').replace(/^data-ciphers AES-128-CBC\r$/m, 'data-ciphers AES-256-GCM\r');
+    const t = await proveThrough('n2', 'udp', text);
+    expect(t.client.cipher).toBe('AES-256-GCM');
+    t.close();
+  }, 120_000);
+
+  it.each([
+    ['o1', 'udp', 'AES-256-GCM'],
+    ['o2', 'tcp', 'AES-256-GCM'],
+    ['o3', 'udp', 'AES-128-CBC'],
+    ['o4', 'tcp', 'AES-128-CBC'],
+  ] as const)('OpenVPN 2.6 node %s over %s negotiates %s', async (node, proto, cipher) => {
+    const t = await proveThrough(node, proto);
+    expect(t.client.cipher).toBe(cipher);
+    if (cipher === 'AES-256-GCM') {
+      // 2.6 pushes peer-id (DATA_V2) and TLS-EKM keys to a client that says it can.
+      expect(t.client.config).toMatchObject({ tlsEkm: true, peerId: expect.any(Number) });
+    }
+    t.close();
+  }, 120_000);
+
+  it('ten tunnels to ten nodes at once in one process, each leaving by its own exit', async () => {
+    const nodes = rig.state.nodes;
+    expect(nodes).toHaveLength(10);
+    const tunnels = await Promise.all(nodes.map((n) => open(readFileSync(n.profiles.udp ?? n.profiles.tcp!, 'utf8'))));
+    const exits = await Promise.all(tunnels.map((t) => get(t, rig.state.inetAddress, '/ip')));
+    expect(exits.map((e) => e.toString())).toEqual(nodes.map((n) => n.exitAddress));
+    for (const t of tunnels) t.close();
+  }, 120_000);
+
+  it('keepalive holds an idle tunnel past SoftEther\'s 10 s idle timeout', async () => {
+    const t = await open(profileOf('n3', 'udp'));
+    await new Promise((r) => setTimeout(r, 15_000));
+    expect(t.client.state).toBe('CONNECTED');
+    expect((await get(t, rig.state.inetAddress, '/ip')).toString()).toBe(rig.node('n3').exitAddress);
+    t.close();
+  }, 60_000);
+
+  it('a paused server (SIGSTOP) is declared dead after ping-restart with a clear reason', async () => {
+    const t = await open(profileOf('n3', 'tcp'));
+    const down = new Promise<string>((resolve) => t.client.on('state', (s, reason) => s === 'DISCONNECTED' && resolve(reason)));
+    t.client.on('error', () => {});
+    rig.pause('n3');
+    try {
+      expect(await down).toMatch(/ping-restart/);
+    } finally {
+      rig.resume('n3');
+      t.close();
+    }
+  }, 60_000);
+});
