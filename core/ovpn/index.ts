@@ -5,3 +5,4 @@ export { tls1Prf, openvpnPrfKeys, sliceKey2 } from './keys.js';
 export { DataChannel, SUPPORTED_CIPHERS, PING_PAYLOAD } from './data-channel.js';
 export { encodeControl, decodeControl, Op, TcpRecordReader, type ControlPacket } from './packet.js';
 export { parsePushOptions, optionsString, parseServerKeyMethod2 } from './control-messages.js';
+export { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';

@@ -9,6 +9,7 @@ import { clientKeyMethod2, optionsString, optionValue, parsePushOptions, parseSe
 import { DataChannel, isSupportedCipher, PING_PAYLOAD, SUPPORTED_CIPHERS } from './data-channel.js';
 import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader } from './packet.js';
+import { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
 import type { OvpnProfile, OvpnRemote } from './profile.js';
 
 export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'DISCONNECTED';
@@ -58,6 +59,8 @@ export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; p
   #state: TunnelState = 'DISCONNECTED';
   readonly #remote: OvpnRemote;
   readonly #log: Logger;
+  readonly #wrapperFactory: (() => ControlWrapper) | null;
+  #wrapper: ControlWrapper | null = null;
   // per attempt
   #tcp: Socket | null = null;
   #udp: UdpSocket | null = null;
@@ -89,6 +92,16 @@ export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; p
     if (!r) throw new GatehopError(ErrorCodes.PROFILE_INVALID, 'profile has no such remote');
     this.#remote = r;
     this.#log = opts.logger.child({ component: 'ovpn', remote: `${r.host}:${r.port}/${r.proto}` });
+    const p = opts.profile;
+    if (p.tlsCrypt) {
+      const key = parseStaticKey(p.tlsCrypt);
+      this.#wrapperFactory = () => tlsCryptWrapper(key);
+    } else if (p.tlsAuth) {
+      const key = parseStaticKey(p.tlsAuth);
+      this.#wrapperFactory = () => tlsAuthWrapper(key, p.keyDirection, p.auth);
+    } else {
+      this.#wrapperFactory = null;
+    }
   }
 
   get state(): TunnelState {
@@ -157,6 +170,7 @@ export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; p
   }
 
   #reset(): void {
+    this.#wrapper = this.#wrapperFactory?.() ?? null;
     this.#localSid = randomBytes(8);
     this.#remoteSid = null;
     this.#sendSeq = 0;
@@ -214,6 +228,10 @@ export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; p
     }
   }
 
+  #sendControlRaw(plain: Buffer): void {
+    this.#sendRaw(this.#wrapper ? this.#wrapper.wrap(plain) : plain);
+  }
+
   #start(): void {
     this.#setState('WAIT', 'sending hard reset');
     this.#sendControl(Op.CONTROL_HARD_RESET_CLIENT_V2, Buffer.alloc(0));
@@ -241,7 +259,7 @@ export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; p
 
   #transmit(o: Outgoing): void {
     const acks = this.#remoteSid ? this.#acksToSend.splice(0, MAX_ACKS) : [];
-    this.#sendRaw(encodeControl({ opcode: o.opcode, keyId: 0, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: o.msgId, payload: o.payload }));
+    this.#sendControlRaw(encodeControl({ opcode: o.opcode, keyId: 0, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: o.msgId, payload: o.payload }));
     o.timer = setTimeout(() => {
       if (!this.#unacked.has(o.msgId)) return;
       // Never resend the hard reset once the server answered (a duplicate wipes key 0 on Stable).
@@ -258,7 +276,7 @@ export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; p
       this.#ackFlush = null;
       while (this.#acksToSend.length > 0 && this.#remoteSid) {
         const acks = this.#acksToSend.splice(0, MAX_ACKS);
-        this.#sendRaw(encodeControl({ opcode: Op.ACK_V1, keyId: 0, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: null, payload: Buffer.alloc(0) }));
+        this.#sendControlRaw(encodeControl({ opcode: Op.ACK_V1, keyId: 0, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: null, payload: Buffer.alloc(0) }));
       }
     });
   }
@@ -268,7 +286,8 @@ export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; p
     if (packet.length === 0) return;
     const op = packet[0]! >> 3;
     if (op === Op.DATA_V1 || op === Op.DATA_V2) return this.#onData(packet);
-    const p = decodeControl(packet);
+    const plain = this.#wrapper ? this.#wrapper.unwrap(packet) : packet;
+    const p = plain ? decodeControl(plain) : null;
     if (!p || p.keyId !== 0) {
       this.stats.malformed++;
       return;

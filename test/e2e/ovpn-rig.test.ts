@@ -45,7 +45,7 @@ async function get(t: Tunnel, ip: string, path: string): Promise<Buffer> {
 describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 servers, carrying core/netstack', () => {
   let rig: Rig;
   beforeAll(async () => {
-    rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp', 'gcm-tcp', 'cbc-udp', 'cbc-tcp', 'gcm-udp', 'cbc-tcp', 'gcm-tcp'], bigMib: BIG_MIB });
+    rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp', 'gcm-tcp', 'cbc-udp', 'cbc-tcp', 'tlsauth-udp', 'tlscrypt-tcp', 'gcm-udp'], bigMib: BIG_MIB });
   }, 240_000);
   afterAll(() => rig?.down());
 
@@ -80,6 +80,8 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     ['o2', 'tcp', 'AES-256-GCM'],
     ['o3', 'udp', 'AES-128-CBC'],
     ['o4', 'tcp', 'AES-128-CBC'],
+    ['o5', 'udp', 'AES-256-GCM'], // tls-auth, key-direction 1
+    ['o6', 'tcp', 'AES-256-GCM'], // tls-crypt
   ] as const)('OpenVPN 2.6 node %s over %s negotiates %s', async (node, proto, cipher) => {
     const t = await proveThrough(node, proto);
     expect(t.client.cipher).toBe(cipher);
