@@ -53,7 +53,12 @@ export interface Impairment {
 }
 
 export class Rig {
-  private constructor(readonly state: RigState) {}
+  readonly #onExit = (): void => this.down();
+
+  private constructor(readonly state: RigState) {
+    // A test process that dies without its afterAll still takes its rig down.
+    process.once('exit', this.#onExit);
+  }
 
   static async up(opts: RigOptions = {}): Promise<Rig> {
     const args = ['--nodes', String(opts.nodes ?? 2), '--openvpn', (opts.openvpn ?? []).join(',')];
@@ -73,6 +78,7 @@ export class Rig {
 
   /** Removes everything this rig made. Idempotent. */
   down(): void {
+    process.off('exit', this.#onExit);
     execFileSync('bash', [resolve(RIG_DIR, 'down'), this.state.prefix], { stdio: 'ignore' });
   }
 
