@@ -19,6 +19,8 @@ export interface StackOptions {
   checksums?: boolean;
   /** New connections past this fail with GH_ERR_NETSTACK_LIMIT; existing ones are unaffected. */
   maxConnections?: number;
+  /** ACK every received segment at once (default on; see glue.c). */
+  quickAck?: boolean;
 }
 
 export interface StackStats {
@@ -105,6 +107,7 @@ export class Stack {
     const rc = this.#ex.gh_init(ipv4ToWasm(opts.address), ipv4ToWasm(netmaskFrom(opts.netmask)), ipv4ToWasm(opts.gateway), opts.mtu);
     if (rc !== 0) throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `lwIP init failed (${rc})`);
     this.#ex.gh_set_checksums(opts.checksums === false ? 0 : 1);
+    this.#ex.gh_set_quickack(opts.quickAck === false ? 0 : 1);
     this.#infoPtr = this.#ex.gh_malloc(INFO_WORDS * 4);
     this.#statsPtr = this.#ex.gh_malloc(STATS_WORDS * 4);
     this.#scratch = this.#ex.gh_scratch();

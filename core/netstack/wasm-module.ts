@@ -43,6 +43,7 @@ export interface LwipExports {
   gh_ping(ip: number, ident: number, seq: number, size: number): number;
   gh_stats(out: number): void;
   gh_heap_bytes(): number;
+  gh_set_quickack(on: number): void;
 }
 
 /** Callbacks lwIP makes into the host, all during a call into the module. */

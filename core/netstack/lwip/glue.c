@@ -168,10 +168,15 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err) {
   return ERR_OK;
 }
 
+/* Acknowledge every data segment at once instead of every second one (lwIP's delayed ACK waits for
+ * the TCP timer). Senders that clock on ACKs with a small window (SoftEther's SecureNAT) need it. */
+static int g_quickack;
+EXPORT(gh_set_quickack) void gh_set_quickack(int on) { g_quickack = on; }
+
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err) {
   struct gh_conn *c = (struct gh_conn *)arg;
-  (void)pcb;
   (void)err;
+  if (g_quickack && p != NULL) tcp_ack_now(pcb);
   if (p == NULL) {
     js_tcp_fin(c->id);
     return ERR_OK;
