@@ -1,0 +1,137 @@
+import { isIP } from 'node:net';
+import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { DnsResolver, Stack, type StackUdpSocket } from '../netstack/index.js';
+import { parseProfile, TunnelClient, type PushedConfig } from '../ovpn/index.js';
+import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket, UdpDatagram } from './types.js';
+
+export interface TunnelEgressOptions {
+  id: string;
+  nodeId: string;
+  profileText: string;
+  logger: Logger;
+  /** Resolvers tried after the tunnel's pushed ones (still through the tunnel). */
+  dnsFallback?: string[];
+  connectTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * An OpenVPN tunnel (core/ovpn) carrying a user-space TCP/IP stack (core/netstack) behind the
+ * Egress interface. Names are resolved through the tunnel's DNS only.
+ */
+export class TunnelEgress implements Egress {
+  readonly id: string;
+  readonly nodeId: string;
+  readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
+  readonly since = Date.now();
+  #state: EgressState = 'ready';
+  readonly #closeHandlers = new Set<(reason: string) => void>();
+
+  private constructor(
+    opts: TunnelEgressOptions,
+    readonly client: TunnelClient,
+    readonly stack: Stack,
+    readonly dns: DnsResolver,
+    readonly config: PushedConfig,
+  ) {
+    this.id = opts.id;
+    this.nodeId = opts.nodeId;
+    client.on('state', (s, reason) => {
+      if (s === 'DISCONNECTED' && this.#state !== 'closed') this.#fail(reason);
+    });
+    client.on('error', () => {}); // reported through 'state'
+  }
+
+  static async open(opts: TunnelEgressOptions): Promise<TunnelEgress> {
+    const profile = parseProfile(opts.profileText);
+    const client = new TunnelClient({ profile, logger: opts.logger.child({ egressId: opts.id, nodeId: opts.nodeId }) });
+    const config = await client.connect({ timeoutMs: opts.connectTimeoutMs ?? 30_000, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const udp = profile.remotes[0]!.proto === 'udp';
+    // Over UDP keep carrier datagrams within 1500 bytes (openvpn-protocol-notes §6.7).
+    const mtu = Math.min(config.tunMtu ?? 1500, udp ? 1400 : 1500);
+    const stack = new Stack({ address: config.address, netmask: config.netmask, gateway: config.gateway ?? config.address, mtu, output: (p) => void client.write(p) });
+    client.on('packet', (p) => stack.input(p));
+    const dns = new DnsResolver(stack, { servers: config.dns, fallback: opts.dnsFallback ?? ['1.1.1.1', '8.8.8.8'] });
+    return new TunnelEgress(opts, client, stack, dns, config);
+  }
+
+  get state(): EgressState {
+    return this.#state;
+  }
+
+  /** Called once if the tunnel dies (ping-restart, server gone) or is closed. */
+  onClose(fn: (reason: string) => void): () => void {
+    this.#closeHandlers.add(fn);
+    return () => this.#closeHandlers.delete(fn);
+  }
+
+  async resolve(host: string, opts: { signal?: AbortSignal } = {}): Promise<string[]> {
+    if (isIP(host)) return [host];
+    return this.dns.resolve(host, opts);
+  }
+
+  async connectTcp(host: string, port: number, opts: ConnectTcpOptions = {}): Promise<EgressTcpConnection> {
+    if (this.#state === 'closed') throw new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`);
+    const deadline = AbortSignal.timeout(opts.timeoutMs ?? 15_000);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+    try {
+      const addresses = (await this.resolve(host, { signal })).filter((a) => isIP(a) === 4);
+      if (addresses.length === 0) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${host}: no IPv4 address (the tunnel is IPv4 only)`);
+      const stream = await this.stack.connectTcp(addresses[0]!, port, { timeoutMs: opts.timeoutMs ?? 15_000, signal });
+      this.stats.sessionsActive++;
+      this.stats.sessionsTotal++;
+      stream.once('close', () => {
+        this.stats.sessionsActive--;
+        this.stats.bytesUp += stream.stats.bytesOut;
+        this.stats.bytesDown += stream.stats.bytesIn;
+      });
+      return { stream, localAddress: this.stack.address, localPort: stream.localPort, remoteAddress: addresses[0]!, remotePort: port };
+    } catch (err) {
+      this.stats.failures++;
+      if (signal.aborted && !(err instanceof GatehopError)) throw abortReason(signal, `connect to ${host}:${port}`);
+      throw err;
+    }
+  }
+
+  async bindUdp(): Promise<EgressUdpSocket> {
+    if (this.#state === 'closed') throw new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`);
+    return new TunnelUdpSocket(this.stack.openUdp());
+  }
+
+  #fail(reason: string): void {
+    this.#state = 'closed';
+    this.stack.close();
+    for (const fn of [...this.#closeHandlers]) fn(reason);
+    this.#closeHandlers.clear();
+  }
+
+  async close(): Promise<void> {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    this.stack.close();
+    this.client.close();
+    for (const fn of [...this.#closeHandlers]) fn('closed');
+    this.#closeHandlers.clear();
+  }
+}
+
+class TunnelUdpSocket implements EgressUdpSocket {
+  constructor(private readonly socket: StackUdpSocket) {}
+
+  send(data: Buffer, address: string, port: number): void {
+    this.socket.send(data, address, port);
+  }
+
+  onMessage(handler: (d: UdpDatagram) => void): void {
+    this.socket.on('message', (d) => handler({ data: d.data, address: d.address, port: d.port }));
+  }
+
+  onClose(handler: (err?: Error) => void): void {
+    if (this.socket.closed) handler();
+    else this.socket.once('close', () => handler());
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}

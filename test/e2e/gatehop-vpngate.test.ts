@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { SocksClient } from 'socks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { curl } from '../helpers/curl.js';
+import { isRoot } from '../helpers/netns.js';
+import { Rig } from '../rig/rig.js';
+
+const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
+
+function logLines(file: string): Array<Record<string, unknown>> {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+async function until<T>(fn: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () => {
+  let rig: Rig;
+  let child: ChildProcess;
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-e2e-'));
+  const logFile = join(dataDir, 'gatehop.log');
+  let port = 0;
+
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'], bigMib: 16 });
+    child = spawn(process.execPath, [BIN, '--egress', 'vpngate', '--api', rig.state.apiUrl, '--listen', '127.0.0.1:0', '--admin', 'off', '--data-dir', dataDir, '--log-file', logFile, '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    await until(() => /socks5\+http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1], 30_000, 'startup line').then((p) => (port = Number(p)));
+  }, 240_000);
+
+  afterAll(() => {
+    child?.kill('SIGKILL');
+    rig?.down();
+  });
+
+  const activeNode = (): string | undefined => logLines(logFile).filter((l) => l.event === 'tunnel-active').at(-1)?.nodeId as string | undefined;
+
+  it('brings a tunnel up to the best node and serves SOCKS5 with names resolved inside the tunnel', async () => {
+    const nodeId = await until(activeNode, 60_000, 'a tunnel');
+    const exit = rig.state.nodes.find((n) => n.name === nodeId)!.exitAddress;
+    const r = await curl(['--socks5-hostname', `127.0.0.1:${port}`, 'http://files.test/ip']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.toString()).toBe(exit);
+  }, 90_000);
+
+  it('serves the HTTP proxy: the large file arrives intact through the tunnel', async () => {
+    const r = await curl(['-x', `http://127.0.0.1:${port}`, 'http://files.test/big'], undefined);
+    expect(r.stdout.length).toBe(rig.state.bigBytes);
+    expect(createHash('sha256').update(r.stdout).digest('hex')).toBe(rig.state.bigSha256);
+  }, 90_000);
+
+  it('relays UDP (SOCKS5 UDP ASSOCIATE) through the tunnel to the rig echo service', async () => {
+    const client = createSocket('udp4');
+    await new Promise<void>((r) => client.bind(0, '127.0.0.1', () => r()));
+    const socks = new SocksClient({ proxy: { host: '127.0.0.1', port, type: 5 }, command: 'associate', destination: { host: '127.0.0.1', port: client.address().port } });
+    const established = once(socks, 'established');
+    socks.connect();
+    const [info] = (await established) as [{ socket: import('node:net').Socket; remoteHost: { host: string; port: number } }];
+    const answer = once(client, 'message');
+    client.send(SocksClient.createUDPFrame({ remoteHost: { host: rig.state.inetAddress, port: 7 }, data: Buffer.from('through the tunnel') }), info.remoteHost.port, info.remoteHost.host);
+    const [msg] = (await Promise.race([answer, new Promise((_, rej) => setTimeout(() => rej(new Error('no UDP echo')), 10_000))])) as [Buffer];
+    expect(SocksClient.parseUDPFrame(msg).data.toString()).toBe('through the tunnel');
+    info.socket.destroy();
+    client.close();
+  }, 30_000);
+
+  it('when the active node dies, new sessions leave through another node', async () => {
+    const before = activeNode()!;
+    const dead = rig.state.nodes.find((n) => n.name === before)!;
+    rig.kill(dead.id);
+    const after = await until(() => {
+      const n = activeNode();
+      return n && n !== before ? n : undefined;
+    }, 90_000, 'a tunnel to another node');
+    const r = await curl(['--socks5-hostname', `127.0.0.1:${port}`, 'http://files.test/ip']);
+    expect(r.stdout.toString()).toBe(rig.state.nodes.find((n) => n.name === after)!.exitAddress);
+    expect(logLines(logFile).some((l) => l.event === 'egress-lost')).toBe(true);
+  }, 120_000);
+});
