@@ -39,12 +39,17 @@ export class TunnelEgress implements Egress {
     client.on('state', (s, reason) => {
       if (s === 'DISCONNECTED' && this.#state !== 'closed') this.#fail(reason);
     });
+    // L1 reconnect with a new address: connections on the old one cannot continue.
+    client.on('reconnected', ({ addressChanged, config: c }) => {
+      if (addressChanged && this.#state !== 'closed') this.#fail(`the server gave a new address (${c.address}) after reconnecting`);
+    });
     client.on('error', () => {}); // reported through 'state'
   }
 
   static async open(opts: TunnelEgressOptions): Promise<TunnelEgress> {
     const profile = parseProfile(opts.profileText);
-    const client = new TunnelClient({ profile, logger: opts.logger.child({ egressId: opts.id, nodeId: opts.nodeId }) });
+    // A short L1 window: a node that stays away is the egress manager's business (it fails over).
+    const client = new TunnelClient({ profile, logger: opts.logger.child({ egressId: opts.id, nodeId: opts.nodeId }), reconnectForMs: 8_000 });
     const config = await client.connect({ timeoutMs: opts.connectTimeoutMs ?? 30_000, ...(opts.signal ? { signal: opts.signal } : {}) });
     const udp = profile.remotes[0]!.proto === 'udp';
     // Over UDP keep carrier datagrams within 1500 bytes (openvpn-protocol-notes §6.7).

@@ -12,7 +12,7 @@ import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader }
 import { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
 import type { OvpnProfile, OvpnRemote } from './profile.js';
 
-export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'DISCONNECTED';
+export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'RECONNECTING' | 'DISCONNECTED';
 
 export interface TunnelClientOptions {
   profile: OvpnProfile;
@@ -20,6 +20,11 @@ export interface TunnelClientOptions {
   /** For profiles with auth-user-pass. */
   credentials?: { username: string; password: string };
   remoteIndex?: number;
+  /**
+   * L1 self-healing: after an established tunnel loses its transport or hits ping-restart, reconnect
+   * to the same server for this long (fresh session ids, same packet interface). 0 turns it off.
+   */
+  reconnectForMs?: number;
 }
 
 export interface TunnelStats {
@@ -52,8 +57,15 @@ interface Outgoing {
  * to SoftEther (VPN Gate) and to stock OpenVPN 2.6 servers and hands IP packets to its owner
  * through write() and the 'packet' event.
  */
-export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; packet: [Buffer]; error: [Error] }> {
-  readonly stats: TunnelStats = { bytesIn: 0, bytesOut: 0, packetsIn: 0, packetsOut: 0, decryptFailures: 0, replays: 0, droppedOut: 0, malformed: 0 };
+export class TunnelClient extends EventEmitter<{
+  state: [TunnelState, string];
+  packet: [Buffer];
+  error: [Error];
+  /** After an L1 reconnect; addressChanged means connections on the old address are lost. */
+  reconnected: [{ config: PushedConfig; addressChanged: boolean }];
+}> {
+  readonly stats: TunnelStats & { reconnects: number } = { bytesIn: 0, bytesOut: 0, packetsIn: 0, packetsOut: 0, decryptFailures: 0, replays: 0, droppedOut: 0, malformed: 0, reconnects: 0 };
+  #closedByUs = false;
   config: PushedConfig | null = null;
   cipher: string | null = null;
   #state: TunnelState = 'DISCONNECTED';
@@ -516,15 +528,49 @@ export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; p
   // ---- teardown ----
 
   #fatal(err: Error): void {
-    if (this.#state === 'DISCONNECTED') return;
+    if (this.#state === 'DISCONNECTED' || this.#state === 'RECONNECTING') return;
     if (this.#settle) {
       this.#settle.reject(err);
       return;
     }
-    this.#log.info({ event: 'tunnel-down', err: err.message }, 'tunnel down');
     this.#teardown();
+    const forMs = this.opts.reconnectForMs ?? 30_000;
+    if (this.#state === 'CONNECTED' && forMs > 0 && !this.#closedByUs) {
+      void this.#reconnect(err, forMs);
+      return;
+    }
+    this.#down(err);
+  }
+
+  #down(err: Error): void {
+    this.#log.info({ event: 'tunnel-down', err: err.message }, 'tunnel down');
     this.#setState('DISCONNECTED', err.message);
     if (this.listenerCount('error') > 0) this.emit('error', err);
+  }
+
+  /** L1: the same server again, with new session ids; the 'packet' interface never changes. */
+  async #reconnect(cause: Error, forMs: number): Promise<void> {
+    const previous = this.config;
+    this.#setState('RECONNECTING', cause.message);
+    this.#log.info({ event: 'tunnel-reconnecting', err: cause.message }, 'tunnel lost; reconnecting to the same server');
+    const deadline = Date.now() + forMs;
+    let last: Error = cause;
+    while (Date.now() < deadline && !this.#closedByUs) {
+      try {
+        const config = await this.#attempt(Math.max(1000, Math.min(10_000, deadline - Date.now())));
+        this.stats.reconnects++;
+        const addressChanged = previous?.address !== config.address;
+        this.#log.info({ event: 'tunnel-reconnected', address: config.address, addressChanged }, 'tunnel reconnected');
+        this.emit('reconnected', { config, addressChanged });
+        return;
+      } catch (err) {
+        last = err as Error;
+        this.#teardown();
+        if (this.#closedByUs) return;
+        await new Promise((r) => setTimeout(r, 500).unref());
+      }
+    }
+    if (!this.#closedByUs) this.#down(new GatehopError(ErrorCodes.EGRESS_HOST_UNREACHABLE, `reconnect failed for ${Math.round(forMs / 1000)} s: ${last.message}`));
   }
 
   #teardown(): void {
@@ -555,6 +601,8 @@ export class TunnelClient extends EventEmitter<{ state: [TunnelState, string]; p
   }
 
   close(): void {
+    this.#closedByUs = true;
+    this.#settle?.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'tunnel closed'));
     if (this.#state === 'DISCONNECTED' && !this.#tcp && !this.#udp) return;
     this.#teardown();
     this.#setState('DISCONNECTED', 'closed by us');

@@ -16,15 +16,25 @@ interface Tunnel {
   close(): void;
 }
 
-async function open(profileText: string): Promise<Tunnel> {
+async function open(profileText: string, reconnectForMs?: number): Promise<Tunnel> {
   const profile = parseProfile(profileText);
-  const client = new TunnelClient({ profile, logger: log });
+  const client = new TunnelClient({ profile, logger: log, ...(reconnectForMs !== undefined ? { reconnectForMs } : {}) });
   const cfg = await client.connect({ timeoutMs: 30_000 });
   const udp = profile.remotes[0]!.proto === 'udp';
   // Over UDP keep the carrier datagrams within 1500 bytes (notes §6.7).
   const stack = new Stack({ address: cfg.address, netmask: cfg.netmask, gateway: cfg.gateway ?? cfg.address, mtu: udp ? 1400 : 1500, output: (p) => void client.write(p) });
   client.on('packet', (p) => stack.input(p));
   return { client, stack, close: () => { stack.close(); client.close(); } };
+}
+
+async function until<T>(fn: () => T | undefined, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** HTTP/1.1 GET through the tunnel's stack; returns the body. */
@@ -109,16 +119,44 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     t.close();
   }, 60_000);
 
-  it('a paused server (SIGSTOP) is declared dead after ping-restart with a clear reason', async () => {
-    const t = await open(profileOf('n3', 'tcp'));
-    const down = new Promise<string>((resolve) => t.client.on('state', (s, reason) => s === 'DISCONNECTED' && resolve(reason)));
+  it('a paused server (SIGSTOP) is declared dead after ping-restart, and after the reconnect window, with clear reasons', async () => {
+    const t = await open(profileOf('n3', 'tcp'), 3_000);
+    const reasons: string[] = [];
+    const down = new Promise<void>((resolve) =>
+      t.client.on('state', (s, reason) => {
+        if (s === 'RECONNECTING' || s === 'DISCONNECTED') reasons.push(`${s}: ${reason}`);
+        if (s === 'DISCONNECTED') resolve();
+      }),
+    );
     t.client.on('error', () => {});
     rig.pause('n3');
     try {
-      expect(await down).toMatch(/ping-restart/);
+      await down;
+      expect(reasons[0]).toMatch(/^RECONNECTING: .*ping-restart/);
+      expect(reasons.at(-1)).toMatch(/^DISCONNECTED: reconnect failed/);
     } finally {
       rig.resume('n3');
       t.close();
     }
   }, 60_000);
+
+  it('L1: when the server process dies and comes back, the tunnel reconnects and an open TCP connection survives', async () => {
+    const t = await open(profileOf('o4', 'tcp'));
+    const s = await t.stack.connectTcp(rig.state.inetAddress, 80);
+    let got = '';
+    s.on('data', (c: Buffer) => (got += c.toString('latin1')));
+    const ask = (): void => void s.write('GET /ip HTTP/1.1\r\nHost: files.test\r\n\r\n');
+    ask();
+    await until(() => (got.endsWith(rig.node('o4').exitAddress) ? true : undefined), 10_000);
+    const reconnected = new Promise<{ addressChanged: boolean }>((resolve) => t.client.once('reconnected', resolve));
+    rig.kill('o4');
+    await rig.restart('o4');
+    expect((await reconnected).addressChanged).toBe(false);
+    got = '';
+    ask(); // the same TCP connection, opened before the server died
+    await until(() => (got.endsWith(rig.node('o4').exitAddress) ? true : undefined), 15_000);
+    expect(t.client.stats.reconnects).toBe(1);
+    s.destroy();
+    t.close();
+  }, 90_000);
 });
