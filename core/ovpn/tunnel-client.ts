@@ -2,10 +2,10 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
-import { Duplex } from 'node:stream';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect } from 'node:tls';
 import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import { clientKeyMethod2, optionsString, optionValue, parsePushOptions, parseServerKeyMethod2, type ClientKeySource, type PushedConfig, type ServerKeyMethod2 } from './control-messages.js';
+import { clientKeyMethod2, optionsString, optionValue, parsePushOptions, parseServerKeyMethod2, type PushedConfig } from './control-messages.js';
+import { ControlDuplex, KeyState, type Outgoing } from './key-state.js';
 import { DataChannel, isSupportedCipher, PING_PAYLOAD, SUPPORTED_CIPHERS } from './data-channel.js';
 import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader } from './packet.js';
@@ -44,14 +44,6 @@ const RESET_WAIT_MS = 5_000;
 const MAX_PLAINTEXT = 16 * 1024;
 const MAX_TCP_BUFFER = 4 * 1024 * 1024;
 
-interface Outgoing {
-  opcode: number;
-  msgId: number;
-  payload: Buffer;
-  rtoMs: number;
-  timer: NodeJS.Timeout | null;
-}
-
 /**
  * An OpenVPN client session over TCP or UDP (key_id 0; openvpn-protocol-notes.md §10). It speaks
  * to SoftEther (VPN Gate) and to stock OpenVPN 2.6 servers and hands IP packets to its owner
@@ -78,21 +70,15 @@ export class TunnelClient extends EventEmitter<{
   #udp: UdpSocket | null = null;
   #localSid = randomBytes(8);
   #remoteSid: Buffer | null = null;
-  #sendSeq = 0;
-  #outQueue: Outgoing[] = [];
-  #unacked = new Map<number, Outgoing>();
-  #acksToSend: number[] = [];
+  /** Key states by key_id; #primary sends data, older ones still decrypt (notes §7). */
+  readonly #keys = new Map<number, KeyState>();
+  #primary: KeyState = new KeyState(0);
   #ackFlush: NodeJS.Immediate | null = null;
-  #recvNext = 0;
-  #recvBuf = new Map<number, Buffer>();
-  #tlsIn: ControlDuplex | null = null;
-  #tls: TLSSocket | null = null;
-  #plain = Buffer.alloc(0);
-  #clientKeys: ClientKeySource | null = null;
-  #serverKm: ServerKeyMethod2 | null = null;
   #pushTimer: NodeJS.Timeout | null = null;
   #pushParts: ReturnType<typeof parsePushOptions> | null = null;
-  #data: DataChannel | null = null;
+  /** Cipher, auth and derivation fixed on key 0 and reused for every renegotiated key. */
+  #negotiated: { cipher: string; tlsEkm: boolean; peerId: number | null } | null = null;
+  renegotiations = 0;
   #keepalive: NodeJS.Timeout | null = null;
   #lastSent = 0;
   #lastRecv = 0;
@@ -185,16 +171,12 @@ export class TunnelClient extends EventEmitter<{
     this.#wrapper = this.#wrapperFactory?.() ?? null;
     this.#localSid = randomBytes(8);
     this.#remoteSid = null;
-    this.#sendSeq = 0;
-    this.#outQueue = [];
-    this.#unacked.clear();
-    this.#acksToSend = [];
-    this.#recvNext = 0;
-    this.#recvBuf.clear();
-    this.#plain = Buffer.alloc(0);
-    this.#serverKm = null;
+    for (const k of this.#keys.values()) k.close();
+    this.#keys.clear();
+    this.#primary = new KeyState(0);
+    this.#keys.set(0, this.#primary);
     this.#pushParts = null;
-    this.#data = null;
+    this.#negotiated = null;
   }
 
   #openTransport(): void {
@@ -246,49 +228,51 @@ export class TunnelClient extends EventEmitter<{
 
   #start(): void {
     this.#setState('WAIT', 'sending hard reset');
-    this.#sendControl(Op.CONTROL_HARD_RESET_CLIENT_V2, Buffer.alloc(0));
+    this.#sendControl(this.#primary, Op.CONTROL_HARD_RESET_CLIENT_V2, Buffer.alloc(0));
   }
 
-  // ---- reliability layer ----
+  // ---- reliability layer (per key_id) ----
 
   /** UDP to SoftEther: stop-and-wait (it has no reorder buffer); TCP: a window is fine. */
   get #window(): number {
     return this.proto === 'udp' ? 1 : 8;
   }
 
-  #sendControl(opcode: number, payload: Buffer): void {
-    this.#outQueue.push({ opcode, msgId: this.#sendSeq++, payload, rtoMs: 2000, timer: null });
-    this.#pump();
+  #sendControl(k: KeyState, opcode: number, payload: Buffer): void {
+    k.outQueue.push({ opcode, msgId: k.sendSeq++, payload, rtoMs: 2000, timer: null });
+    this.#pump(k);
   }
 
-  #pump(): void {
-    while (this.#outQueue.length > 0 && this.#unacked.size < this.#window) {
-      const o = this.#outQueue.shift()!;
-      this.#unacked.set(o.msgId, o);
-      this.#transmit(o);
+  #pump(k: KeyState): void {
+    while (k.outQueue.length > 0 && k.unacked.size < this.#window) {
+      const o = k.outQueue.shift()!;
+      k.unacked.set(o.msgId, o);
+      this.#transmit(k, o);
     }
   }
 
-  #transmit(o: Outgoing): void {
-    const acks = this.#remoteSid ? this.#acksToSend.splice(0, MAX_ACKS) : [];
-    this.#sendControlRaw(encodeControl({ opcode: o.opcode, keyId: 0, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: o.msgId, payload: o.payload }));
+  #transmit(k: KeyState, o: Outgoing): void {
+    const acks = this.#remoteSid ? k.acksToSend.splice(0, MAX_ACKS) : [];
+    this.#sendControlRaw(encodeControl({ opcode: o.opcode, keyId: k.keyId, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: o.msgId, payload: o.payload }));
     o.timer = setTimeout(() => {
-      if (!this.#unacked.has(o.msgId)) return;
+      if (!k.unacked.has(o.msgId)) return;
       // Never resend the hard reset once the server answered (a duplicate wipes key 0 on Stable).
       if (o.opcode === Op.CONTROL_HARD_RESET_CLIENT_V2 && this.#remoteSid) return;
       o.rtoMs = Math.min(o.rtoMs * 2, 16_000);
-      this.#transmit(o);
+      this.#transmit(k, o);
     }, o.rtoMs);
     o.timer.unref();
   }
 
-  #queueAck(msgId: number): void {
-    this.#acksToSend.push(msgId);
+  #queueAck(k: KeyState, msgId: number): void {
+    k.acksToSend.push(msgId);
     this.#ackFlush ??= setImmediate(() => {
       this.#ackFlush = null;
-      while (this.#acksToSend.length > 0 && this.#remoteSid) {
-        const acks = this.#acksToSend.splice(0, MAX_ACKS);
-        this.#sendControlRaw(encodeControl({ opcode: Op.ACK_V1, keyId: 0, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: null, payload: Buffer.alloc(0) }));
+      for (const key of this.#keys.values()) {
+        while (key.acksToSend.length > 0 && this.#remoteSid) {
+          const acks = key.acksToSend.splice(0, MAX_ACKS);
+          this.#sendControlRaw(encodeControl({ opcode: Op.ACK_V1, keyId: key.keyId, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: null, payload: Buffer.alloc(0) }));
+        }
       }
     });
   }
@@ -300,61 +284,86 @@ export class TunnelClient extends EventEmitter<{
     if (op === Op.DATA_V1 || op === Op.DATA_V2) return this.#onData(packet);
     const plain = this.#wrapper ? this.#wrapper.unwrap(packet) : packet;
     const p = plain ? decodeControl(plain) : null;
-    if (!p || p.keyId !== 0) {
+    if (!p || (this.#remoteSid && !p.sessionId.equals(this.#remoteSid))) {
       this.stats.malformed++;
       return;
     }
-    if (this.#remoteSid && !p.sessionId.equals(this.#remoteSid)) {
-      this.stats.malformed++;
-      return;
+    let k = this.#keys.get(p.keyId);
+    // key_ids wrap 7 → 1: a soft reset on a finished key's id starts a new key, while one on a key
+    // still negotiating is a retransmission.
+    if (k && p.opcode === Op.CONTROL_SOFT_RESET_V1 && p.keyId !== 0 && k.serverKm) k = undefined;
+    if (k && p.opcode === Op.CONTROL_SOFT_RESET_V1 && p.keyId === 0 && this.#negotiated) k = undefined;
+    if (!k) {
+      // The server starts a renegotiation on a new key_id (notes §7.2): answer with our own soft reset.
+      if (p.opcode !== Op.CONTROL_SOFT_RESET_V1 || !this.#negotiated) {
+        this.stats.malformed++;
+        return;
+      }
+      k = this.#beginKey(p.keyId, 'server started a renegotiation');
     }
     for (const id of p.acks) {
-      const o = this.#unacked.get(id);
+      const o = k.unacked.get(id);
       if (o) {
         if (o.timer) clearTimeout(o.timer);
-        this.#unacked.delete(id);
+        k.unacked.delete(id);
       }
     }
-    if (p.opcode === Op.ACK_V1) return this.#pump();
+    if (p.opcode === Op.ACK_V1) return this.#pump(k);
     if (p.opcode === Op.CONTROL_HARD_RESET_SERVER_V2) {
-      if (!this.#remoteSid) {
+      if (k.keyId === 0 && !this.#remoteSid) {
         this.#remoteSid = p.sessionId;
-        this.#recvNext = 1;
-        this.#queueAck(p.messageId!);
-        this.#startTls();
+        k.recvNext = 1;
+        this.#queueAck(k, p.messageId!);
+        this.#startTls(k);
       } else {
-        this.#queueAck(p.messageId!);
+        this.#queueAck(k, p.messageId!);
       }
-      return this.#pump();
+      return this.#pump(k);
     }
     if (p.opcode === Op.CONTROL_SOFT_RESET_V1) {
-      this.#fatal(new GatehopError(ErrorCodes.NETSTACK_FAILED, 'the server started a renegotiation, which this client does not do yet'));
-      return;
+      if (p.messageId === 0 && k.recvNext === 0) {
+        k.recvNext = 1;
+        if (!k.started) this.#startTls(k);
+      }
+      this.#queueAck(k, p.messageId!);
+      return this.#pump(k);
     }
-    if (p.opcode !== Op.CONTROL_V1 || p.messageId === null || !this.#remoteSid) return this.#pump();
+    if (p.opcode !== Op.CONTROL_V1 || p.messageId === null || !this.#remoteSid) return this.#pump(k);
     const id = p.messageId;
-    if (id < this.#recvNext) this.#queueAck(id); // a retransmission of something delivered: ack again
-    else if (id < this.#recvNext + 16) {
-      this.#queueAck(id);
-      if (!this.#recvBuf.has(id)) this.#recvBuf.set(id, p.payload);
-      while (this.#recvBuf.has(this.#recvNext)) {
-        const payload = this.#recvBuf.get(this.#recvNext)!;
-        this.#recvBuf.delete(this.#recvNext++);
-        this.#tlsIn?.push(payload);
+    if (id < k.recvNext) this.#queueAck(k, id); // a retransmission of something delivered: ack again
+    else if (id < k.recvNext + 16) {
+      this.#queueAck(k, id);
+      if (!k.recvBuf.has(id)) k.recvBuf.set(id, p.payload);
+      while (k.recvBuf.has(k.recvNext)) {
+        const payload = k.recvBuf.get(k.recvNext)!;
+        k.recvBuf.delete(k.recvNext++);
+        k.tlsIn?.push(payload);
       }
     }
-    this.#pump();
+    this.#pump(k);
+  }
+
+  /** A new key state: our soft reset first (message id 0), then TLS once the server's arrives. */
+  #beginKey(keyId: number, why: string): KeyState {
+    const old = this.#keys.get(keyId);
+    old?.close();
+    const k = new KeyState(keyId);
+    this.#keys.set(keyId, k);
+    this.#log.info({ event: 'renegotiation', keyId, why }, 'renegotiating data channel keys');
+    this.#sendControl(k, Op.CONTROL_SOFT_RESET_V1, Buffer.alloc(0));
+    return k;
   }
 
   // ---- TLS, key method 2, push ----
 
-  #startTls(): void {
-    this.#setState('AUTH', 'TLS handshake');
+  #startTls(k: KeyState): void {
+    k.started = true;
+    if (k.keyId === 0) this.#setState('AUTH', 'TLS handshake');
     const profile = this.opts.profile;
     const duplex = new ControlDuplex((chunk) => {
-      for (let o = 0; o < chunk.length; o += CONTROL_PAYLOAD_MAX) this.#sendControl(Op.CONTROL_V1, chunk.subarray(o, o + CONTROL_PAYLOAD_MAX));
+      for (let o = 0; o < chunk.length; o += CONTROL_PAYLOAD_MAX) this.#sendControl(k, Op.CONTROL_V1, chunk.subarray(o, o + CONTROL_PAYLOAD_MAX));
     });
-    this.#tlsIn = duplex;
+    k.tlsIn = duplex;
     const tls = tlsConnect({
       socket: duplex,
       ...(profile.ca ? { ca: profile.ca } : {}),
@@ -364,13 +373,16 @@ export class TunnelClient extends EventEmitter<{
       checkServerIdentity: () => undefined,
       rejectUnauthorized: true,
     });
-    this.#tls = tls;
-    tls.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${this.#remote.host}: ${err.message}`, { cause: err })));
-    tls.on('secureConnect', () => this.#sendKeyMethod());
-    tls.on('data', (chunk: Buffer) => this.#onPlaintext(chunk));
+    k.tls = tls;
+    tls.on('error', (err) => {
+      if (k.keyId === 0) this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${this.#remote.host}: ${err.message}`, { cause: err }));
+      else this.#log.warn({ event: 'renegotiation-failed', keyId: k.keyId, err: err.message }, 'renegotiation TLS failed; keeping the current key');
+    });
+    tls.on('secureConnect', () => this.#sendKeyMethod(k));
+    tls.on('data', (chunk: Buffer) => this.#onPlaintext(k, chunk));
   }
 
-  #sendKeyMethod(): void {
+  #sendKeyMethod(k: KeyState): void {
     const p = this.opts.profile;
     const cipher = (p.cipher ?? p.dataCiphers[0] ?? 'AES-128-CBC').toUpperCase();
     const aead = /GCM|POLY1305/.test(cipher);
@@ -387,39 +399,44 @@ export class TunnelClient extends EventEmitter<{
       password: this.opts.credentials?.password ?? '',
       peerInfo,
     });
-    this.#clientKeys = keys;
-    this.#tls!.write(message);
+    k.clientKeys = keys;
+    k.tls!.write(message);
   }
 
-  #onPlaintext(chunk: Buffer): void {
-    this.#plain = Buffer.concat([this.#plain, chunk]);
-    if (this.#plain.length > MAX_PLAINTEXT) {
+  #onPlaintext(k: KeyState, chunk: Buffer): void {
+    k.plain = Buffer.concat([k.plain, chunk]);
+    if (k.plain.length > MAX_PLAINTEXT) {
       this.#fatal(new GatehopError(ErrorCodes.NETSTACK_FAILED, 'the server sent an oversized control message'));
       return;
     }
-    if (!this.#serverKm) {
-      const km = parseServerKeyMethod2(this.#plain);
+    if (!k.serverKm) {
+      const km = parseServerKeyMethod2(k.plain);
       if (!km) return;
-      this.#serverKm = km;
-      this.#plain = Buffer.alloc(0);
+      k.serverKm = km;
+      k.plain = Buffer.alloc(0);
+      if (k.keyId !== 0) {
+        // A renegotiated key: no push; same cipher and derivation as key 0 (notes §7.1).
+        this.#activateKey(k);
+        return;
+      }
       this.#setState('GET_CONFIG', 'requesting configuration');
-      const ask = (): void => void this.#tls?.write('PUSH_REQUEST\0');
+      const ask = (): void => void k.tls?.write('PUSH_REQUEST\0');
       ask();
       this.#pushTimer = setInterval(ask, PUSH_REQUEST_EVERY_MS);
       this.#pushTimer.unref();
       return;
     }
     let nul: number;
-    while ((nul = this.#plain.indexOf(0)) >= 0) {
-      const text = this.#plain.toString('utf8', 0, nul).trim();
-      this.#plain = this.#plain.subarray(nul + 1);
+    while ((nul = k.plain.indexOf(0)) >= 0) {
+      const text = k.plain.toString('utf8', 0, nul).trim();
+      k.plain = k.plain.subarray(nul + 1);
       this.#onControlMessage(text);
     }
   }
 
   #onControlMessage(text: string): void {
     if (text.startsWith('PUSH_REPLY')) {
-      if (this.#data) return; // duplicates after configuration are normal with SoftEther
+      if (this.#negotiated) return; // duplicates after configuration are normal with SoftEther
       this.#pushParts = parsePushOptions(text.slice('PUSH_REPLY'.length).replace(/^,/, ''), this.#pushParts ?? {});
       if (this.#pushParts.continuation === 2) return;
       this.#configure();
@@ -432,6 +449,20 @@ export class TunnelClient extends EventEmitter<{
     }
   }
 
+  #deriveKey2(k: KeyState, tlsEkm: boolean): Buffer {
+    // No context argument at all: OpenVPN exports without a context (an empty one differs, notes §4.6).
+    if (tlsEkm) return (k.tls!.exportKeyingMaterial as (n: number, label: string) => Buffer)(256, 'EXPORTER-OpenVPN-datakeys');
+    return openvpnPrfKeys({
+      preMaster: k.clientKeys!.preMaster,
+      clientRandom1: k.clientKeys!.random1,
+      serverRandom1: k.serverKm!.random1,
+      clientRandom2: k.clientKeys!.random2,
+      serverRandom2: k.serverKm!.random2,
+      clientSessionId: this.#localSid,
+      serverSessionId: this.#remoteSid!,
+    });
+  }
+
   #configure(): void {
     if (this.#pushTimer) clearInterval(this.#pushTimer);
     const pushed = this.#pushParts!;
@@ -439,29 +470,17 @@ export class TunnelClient extends EventEmitter<{
       this.#fatal(new GatehopError(ErrorCodes.NETSTACK_FAILED, 'the server pushed no address'));
       return;
     }
-    const serverCipher = optionValue(this.#serverKm!.options, 'cipher');
-    const p = this.opts.profile;
-    const cipher = [pushed.cipher, serverCipher, p.cipher, 'AES-128-CBC'].find((c): c is string => !!c && isSupportedCipher(c))!.toUpperCase();
     if (pushed.cipher && !isSupportedCipher(pushed.cipher)) {
       this.#fatal(new GatehopError(ErrorCodes.PROFILE_INVALID, `the server pushed cipher ${pushed.cipher}, which this client does not support`));
       return;
     }
-    let key2: Buffer;
-    // No context argument at all: OpenVPN exports without a context (an empty one differs, notes §4.6).
-    if (pushed.tlsEkm) key2 = (this.#tls!.exportKeyingMaterial as (n: number, label: string) => Buffer)(256, 'EXPORTER-OpenVPN-datakeys');
-    else {
-      key2 = openvpnPrfKeys({
-        preMaster: this.#clientKeys!.preMaster,
-        clientRandom1: this.#clientKeys!.random1,
-        serverRandom1: this.#serverKm!.random1,
-        clientRandom2: this.#clientKeys!.random2,
-        serverRandom2: this.#serverKm!.random2,
-        clientSessionId: this.#localSid,
-        serverSessionId: this.#remoteSid!,
-      });
-    }
+    const k = this.#primary;
+    const serverCipher = optionValue(k.serverKm!.options, 'cipher');
+    const p = this.opts.profile;
+    const cipher = [pushed.cipher, serverCipher, p.cipher, 'AES-128-CBC'].find((c): c is string => !!c && isSupportedCipher(c))!.toUpperCase();
+    this.#negotiated = { cipher, tlsEkm: pushed.tlsEkm ?? false, peerId: pushed.peerId ?? null };
     this.cipher = cipher;
-    this.#data = new DataChannel(cipher, p.auth, sliceKey2(key2), 0, pushed.peerId ?? null);
+    k.data = new DataChannel(cipher, p.auth, sliceKey2(this.#deriveKey2(k, this.#negotiated.tlsEkm)), 0, this.#negotiated.peerId);
     this.config = {
       address: pushed.address,
       netmask: pushed.netmask ?? '255.255.255.0',
@@ -482,13 +501,35 @@ export class TunnelClient extends EventEmitter<{
     this.#settle?.resolve(this.config);
   }
 
+  /** A renegotiated key carries traffic from now on; the previous one still decrypts until replaced. */
+  #activateKey(k: KeyState): void {
+    const n = this.#negotiated!;
+    k.data = new DataChannel(n.cipher, this.opts.profile.auth, sliceKey2(this.#deriveKey2(k, n.tlsEkm)), k.keyId, n.peerId);
+    const previous = this.#primary;
+    this.#primary = k;
+    this.renegotiations++;
+    // Keep only the previous key as the lame duck (OpenVPN's transition window).
+    for (const [id, key] of this.#keys) {
+      if (key !== k && key !== previous) {
+        key.close();
+        this.#keys.delete(id);
+      }
+    }
+    previous.tls?.removeAllListeners('data');
+    this.#log.info({ event: 'renegotiated', keyId: k.keyId, renegotiations: this.renegotiations }, 'new data channel keys in use');
+  }
+
   // ---- data ----
 
   #onData(packet: Buffer): void {
-    if (!this.#data) return;
-    const payload = this.#data.decrypt(packet);
-    this.stats.decryptFailures = this.#data.stats.decryptFailures;
-    this.stats.replays = this.#data.stats.replays;
+    const key = this.#keys.get(packet[0]! & 7);
+    if (!key?.data) {
+      this.stats.malformed++;
+      return;
+    }
+    const payload = key.data.decrypt(packet);
+    this.stats.decryptFailures = [...this.#keys.values()].reduce((a, x) => a + (x.data?.stats.decryptFailures ?? 0), 0);
+    this.stats.replays = [...this.#keys.values()].reduce((a, x) => a + (x.data?.stats.replays ?? 0), 0);
     if (!payload) return;
     this.#lastRecv = Date.now();
     if (payload.equals(PING_PAYLOAD)) return;
@@ -498,13 +539,14 @@ export class TunnelClient extends EventEmitter<{
 
   /** Sends one IP packet into the tunnel; false when not connected (the packet is dropped). */
   write(ip: Buffer): boolean {
-    if (!this.#data || this.#state !== 'CONNECTED') {
+    const data = this.#primary.data;
+    if (!data || this.#state !== 'CONNECTED') {
       this.stats.droppedOut++;
       return false;
     }
     this.stats.packetsOut++;
     this.#lastSent = Date.now();
-    this.#sendRaw(this.#data.encrypt(ip));
+    this.#sendRaw(data.encrypt(ip));
     return true;
   }
 
@@ -517,9 +559,10 @@ export class TunnelClient extends EventEmitter<{
         this.#fatal(new GatehopError(ErrorCodes.EGRESS_HOST_UNREACHABLE, `nothing from the server for ${restartMs / 1000} s (ping-restart)`));
         return;
       }
-      if (now - this.#lastSent >= pingMs && this.#data) {
+      const data = this.#primary.data;
+      if (now - this.#lastSent >= pingMs && data) {
         this.#lastSent = now;
-        this.#sendRaw(this.#data.encrypt(PING_PAYLOAD));
+        this.#sendRaw(data.encrypt(PING_PAYLOAD));
       }
     }, 1000);
     this.#keepalive.unref();
@@ -574,20 +617,12 @@ export class TunnelClient extends EventEmitter<{
   }
 
   #teardown(): void {
-    for (const o of this.#unacked.values()) if (o.timer) clearTimeout(o.timer);
-    this.#unacked.clear();
-    this.#outQueue = [];
+    for (const k of this.#keys.values()) k.close();
     if (this.#ackFlush) clearImmediate(this.#ackFlush);
     this.#ackFlush = null;
     if (this.#pushTimer) clearInterval(this.#pushTimer);
     if (this.#keepalive) clearInterval(this.#keepalive);
     this.#pushTimer = this.#keepalive = null;
-    this.#tls?.removeAllListeners('data');
-    this.#tls?.on('error', () => {});
-    this.#tls?.destroy();
-    this.#tls = null;
-    this.#tlsIn = null;
-    this.#data = null;
     this.#tcp?.removeAllListeners('close');
     this.#tcp?.on('error', () => {});
     this.#tcp?.destroy();
@@ -606,19 +641,5 @@ export class TunnelClient extends EventEmitter<{
     if (this.#state === 'DISCONNECTED' && !this.#tcp && !this.#udp) return;
     this.#teardown();
     this.#setState('DISCONNECTED', 'closed by us');
-  }
-}
-
-/** The TLS engine's transport: its writes become P_CONTROL_V1 payloads, in-order payloads are pushed in. */
-class ControlDuplex extends Duplex {
-  constructor(private readonly send: (chunk: Buffer) => void) {
-    super();
-  }
-
-  override _read(): void {}
-
-  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.send(chunk);
-    cb();
   }
 }

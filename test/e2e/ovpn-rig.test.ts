@@ -55,7 +55,7 @@ async function get(t: Tunnel, ip: string, path: string): Promise<Buffer> {
 describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 servers, carrying core/netstack', () => {
   let rig: Rig;
   beforeAll(async () => {
-    rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp', 'gcm-tcp', 'cbc-udp', 'cbc-tcp', 'tlsauth-udp', 'tlscrypt-tcp', 'gcm-udp'], bigMib: BIG_MIB });
+    rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp', 'gcm-tcp', 'cbc-udp', 'cbc-tcp', 'tlsauth-udp', 'tlscrypt-tcp', 'reneg-udp'], bigMib: BIG_MIB });
   }, 240_000);
   afterAll(() => rig?.down());
 
@@ -110,6 +110,23 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     expect(exits.map((e) => e.toString())).toEqual(nodes.map((n) => n.exitAddress));
     for (const t of tunnels) t.close();
   }, 120_000);
+
+  it('reneg-sec 20: the tunnel survives server-started renegotiations with traffic flowing', async () => {
+    const t = await open(profileOf('o7', 'udp'));
+    const deadline = Date.now() + 50_000;
+    let fetches = 0;
+    // Keep traffic flowing across at least two renegotiations (the server rekeys every ~18-20 s).
+    while (Date.now() < deadline && (t.client.renegotiations < 2 || fetches < 3)) {
+      expect((await get(t, rig.state.inetAddress, '/ip')).toString()).toBe(rig.node('o7').exitAddress);
+      fetches++;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(t.client.renegotiations).toBeGreaterThanOrEqual(2);
+    expect(t.client.state).toBe('CONNECTED');
+    const big = await get(t, rig.state.inetAddress, '/big');
+    expect(createHash('sha256').update(big).digest('hex')).toBe(rig.state.bigSha256);
+    t.close();
+  }, 90_000);
 
   it('keepalive holds an idle tunnel past SoftEther\'s 10 s idle timeout', async () => {
     const t = await open(profileOf('n3', 'udp'));
