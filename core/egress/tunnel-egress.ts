@@ -57,7 +57,30 @@ export class TunnelEgress implements Egress {
     const stack = new Stack({ address: config.address, netmask: config.netmask, gateway: config.gateway ?? config.address, mtu, output: (p) => void client.write(p) });
     client.on('packet', (p) => stack.input(p));
     const dns = new DnsResolver(stack, { servers: config.dns, fallback: opts.dnsFallback ?? ['1.1.1.1', '8.8.8.8'] });
-    return new TunnelEgress(opts, client, stack, dns, config);
+    const egress = new TunnelEgress(opts, client, stack, dns, config);
+    await egress.#waitForPath(opts.logger, opts.signal);
+    return egress;
+  }
+
+  /**
+   * Ready means packets get through, not just that the server pushed a config: a fresh SoftEther
+   * session can drop the first packets while its virtual network comes up. Ping the tunnel's
+   * gateway until it answers (a server that never answers ICMP only costs the wait).
+   */
+  async #waitForPath(logger: Logger, signal?: AbortSignal): Promise<void> {
+    const gateway = this.config.gateway;
+    if (!gateway) return;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      signal?.throwIfAborted();
+      try {
+        await this.stack.ping(gateway, { timeoutMs: 1000 });
+        return;
+      } catch {
+        if (this.client.state !== 'CONNECTED') throw new GatehopError(ErrorCodes.EGRESS_FAILED, `tunnel to ${this.nodeId} went down while checking its path`);
+      }
+    }
+    logger.warn({ event: 'tunnel-path-unchecked', nodeId: this.nodeId, gateway }, 'the tunnel gateway does not answer ping; using the tunnel anyway');
   }
 
   get state(): EgressState {

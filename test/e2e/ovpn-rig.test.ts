@@ -24,6 +24,16 @@ async function open(profileText: string, reconnectForMs?: number): Promise<Tunne
   // Over UDP keep the carrier datagrams within 1500 bytes (notes §6.7).
   const stack = new Stack({ address: cfg.address, netmask: cfg.netmask, gateway: cfg.gateway ?? cfg.address, mtu: udp ? 1400 : 1500, output: (p) => void client.write(p) });
   client.on('packet', (p) => stack.input(p));
+  // Readiness: the path works once the tunnel's gateway answers (a fresh SoftEther session can drop
+  // its first packets while SecureNAT comes up).
+  for (let i = 0; i < 20; i++) {
+    try {
+      await stack.ping(cfg.gateway ?? cfg.address, { timeoutMs: 1000 });
+      break;
+    } catch {
+      if (i === 19) throw new Error('tunnel gateway never answered');
+    }
+  }
   return { client, stack, close: () => { stack.close(); client.close(); } };
 }
 

@@ -218,6 +218,9 @@ EXPORT(gh_tcp_connect) struct tcp_pcb *gh_tcp_connect(uint32_t id, uint32_t ip, 
     return 0;
   }
   c->id = id;
+  /* RFC 6298's 1 s initial RTO instead of lwIP's fixed 3 s: a SYN lost while a fresh tunnel's far
+   * side warms up (SoftEther's SecureNAT drops the first packets) is retried after 1 s, not 3. */
+  pcb->rto = (s16_t)(1000 / TCP_SLOW_INTERVAL);
   tcp_arg(pcb, c);
   tcp_recv(pcb, on_recv);
   tcp_sent(pcb, on_sent);
