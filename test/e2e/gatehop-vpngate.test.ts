@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { SocksClient } from 'socks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { curl } from '../helpers/curl.js';
+import { until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig } from '../rig/rig.js';
 
@@ -18,15 +19,6 @@ function logLines(file: string): Array<Record<string, unknown>> {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-async function until<T>(fn: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () => {
   let rig: Rig;

@@ -5,6 +5,7 @@ import { silentLogger } from '../../core/common/index.js';
 import { Stack } from '../../core/netstack/index.js';
 import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 import { isRoot } from '../helpers/netns.js';
+import { until } from '../helpers/fds.js';
 import { Rig } from '../rig/rig.js';
 
 const BIG_MIB = Number(process.env.GATEHOP_RIG_BIG_MIB ?? 8);
@@ -37,15 +38,6 @@ async function open(profileText: string, reconnectForMs?: number): Promise<Tunne
   return { client, stack, close: () => { stack.close(); client.close(); } };
 }
 
-async function until<T>(fn: () => T | undefined, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** HTTP/1.1 GET through the tunnel's stack; returns the body. */
 async function get(t: Tunnel, ip: string, path: string): Promise<Buffer> {

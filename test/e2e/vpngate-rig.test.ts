@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRoot } from '../helpers/netns.js';
+import { until } from '../helpers/fds.js';
 import { Rig } from '../rig/rig.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
@@ -27,15 +28,6 @@ function readLog(file: string): LogLine[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogLine);
 }
 
-async function until<T>(fn: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe.skipIf(!isRoot)('gatehop --api against the rig: list, score, persist', () => {
   let rig: Rig;

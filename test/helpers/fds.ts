@@ -13,3 +13,14 @@ export async function eventually(check: () => boolean, timeoutMs = 5_000, what =
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Polls `fn` until it returns something other than undefined, and returns that; fails at the deadline. */
+export async function until<T>(fn: () => T | undefined, timeoutMs: number, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

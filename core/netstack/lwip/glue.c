@@ -206,6 +206,16 @@ static void on_err(void *arg, err_t err) {
   js_tcp_err(id, err);
 }
 
+/* Hands a pcb to the host: its per-connection state and every callback. */
+static void attach(struct tcp_pcb *pcb, struct gh_conn *c) {
+  tcp_arg(pcb, c);
+  tcp_recv(pcb, on_recv);
+  tcp_sent(pcb, on_sent);
+  tcp_err(pcb, on_err);
+  tcp_poll(pcb, on_poll, 1);
+  tcp_nagle_disable(pcb);
+}
+
 /* Returns the pcb (the host's handle) or 0. */
 EXPORT(gh_tcp_connect) struct tcp_pcb *gh_tcp_connect(uint32_t id, uint32_t ip, uint32_t port) {
   struct gh_conn *c = (struct gh_conn *)gh_mem_calloc(1, sizeof *c);
@@ -221,12 +231,7 @@ EXPORT(gh_tcp_connect) struct tcp_pcb *gh_tcp_connect(uint32_t id, uint32_t ip, 
   /* RFC 6298's 1 s initial RTO instead of lwIP's fixed 3 s: a SYN lost while a fresh tunnel's far
    * side warms up (SoftEther's SecureNAT drops the first packets) is retried after 1 s, not 3. */
   pcb->rto = (s16_t)(1000 / TCP_SLOW_INTERVAL);
-  tcp_arg(pcb, c);
-  tcp_recv(pcb, on_recv);
-  tcp_sent(pcb, on_sent);
-  tcp_err(pcb, on_err);
-  tcp_poll(pcb, on_poll, 1);
-  tcp_nagle_disable(pcb);
+  attach(pcb, c);
   ip_addr_set_ip4_u32(&addr, ip);
   if (tcp_connect(pcb, &addr, (u16_t)port, on_connected) != ERR_OK) {
     tcp_arg(pcb, NULL);
@@ -249,12 +254,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
   if (!c) return ERR_MEM; /* lwIP aborts the new connection */
   c->id = g_next_accept_id++;
   if (g_next_accept_id == 0) g_next_accept_id = 0x80000000u;
-  tcp_arg(pcb, c);
-  tcp_recv(pcb, on_recv);
-  tcp_sent(pcb, on_sent);
-  tcp_err(pcb, on_err);
-  tcp_poll(pcb, on_poll, 1);
-  tcp_nagle_disable(pcb);
+  attach(pcb, c);
   g_tcp_active++;
   js_tcp_accepted((uint32_t)(uintptr_t)arg, c->id, (uint32_t)(uintptr_t)pcb, ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip)), pcb->remote_port);
   return ERR_OK;

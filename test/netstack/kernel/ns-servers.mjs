@@ -9,18 +9,25 @@ import { createServer } from 'node:net';
 import { pattern } from './pattern.mjs';
 
 const host = process.argv[2];
-const listen = (port, handler) =>
-  new Promise((r) => createServer({ allowHalfOpen: true }, (s) => { s.on('error', () => {}); handler(s); }).listen(port, host, r));
-
-await listen(5001, (s) => {
+/** Calls `then(count)` once the client's first line ("<bytes>\n") has arrived. */
+function onCountLine(s, then) {
   let line = '';
   s.on('data', (c) => {
     if (line === null) return;
     line += c.toString('latin1');
     const nl = line.indexOf('\n');
     if (nl < 0) return;
-    const total = Number(line.slice(0, nl));
+    const count = Number(line.slice(0, nl));
     line = null;
+    then(count);
+  });
+}
+
+const listen = (port, handler) =>
+  new Promise((r) => createServer({ allowHalfOpen: true }, (s) => { s.on('error', () => {}); handler(s); }).listen(port, host, r));
+
+await listen(5001, (s) => {
+  onCountLine(s, (total) => {
     const gen = pattern(7, total);
     const pump = () => {
       for (let chunk = gen.next(); !chunk.done; chunk = gen.next()) {
@@ -34,14 +41,8 @@ await listen(5001, (s) => {
 // 5005 fast source, for benchmarks: like 5001 with constant bytes, so the source costs nothing.
 const fill = Buffer.alloc(256 * 1024, 0x5a);
 await listen(5005, (s) => {
-  let line = '';
-  s.on('data', (c) => {
-    if (line === null) return;
-    line += c.toString('latin1');
-    const nl = line.indexOf('\n');
-    if (nl < 0) return;
-    let left = Number(line.slice(0, nl));
-    line = null;
+  onCountLine(s, (count) => {
+    let left = count;
     const pump = () => {
       while (left > 0) {
         const part = left >= fill.length ? fill : fill.subarray(0, left);
