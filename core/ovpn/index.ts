@@ -6,3 +6,4 @@ export { DataChannel, SUPPORTED_CIPHERS, PING_PAYLOAD } from './data-channel.js'
 export { encodeControl, decodeControl, Op, TcpRecordReader, type ControlPacket } from './packet.js';
 export { parsePushOptions, optionsString, parseServerKeyMethod2 } from './control-messages.js';
 export { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
+export { checkServerCertificate } from './server-cert.js';

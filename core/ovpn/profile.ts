@@ -28,7 +28,7 @@ export interface OvpnProfile {
   readonly pingS: number | null;
   readonly pingRestartS: number | null;
   readonly renegSec: number | null;
-  readonly verifyX509Name: string | null;
+  readonly verifyX509Name: { name: string; type: 'subject' | 'name' | 'name-prefix' } | null;
   readonly remoteCertTls: 'server' | null;
   /** `compress`/`comp-lzo` as written, null when absent. */
   readonly compression: string | null;
@@ -111,7 +111,7 @@ export function parseProfile(text: string): OvpnProfile {
   let pingS: number | null = null;
   let pingRestartS: number | null = null;
   let renegSec: number | null = null;
-  let verifyX509Name: string | null = null;
+  let verifyX509Name: OvpnProfile['verifyX509Name'] = null;
   let remoteCertTls: 'server' | null = null;
   let compression: string | null = null;
   let sawDev = false;
@@ -200,9 +200,14 @@ export function parseProfile(text: string): OvpnProfile {
       case 'reneg-sec':
         renegSec = intOf(args[0], where);
         break;
-      case 'verify-x509-name':
-        verifyX509Name = args[0] ?? null;
+      case 'verify-x509-name': {
+        const type = (args[1] ?? 'subject').toLowerCase();
+        if (!args[0] || (type !== 'subject' && type !== 'name' && type !== 'name-prefix')) {
+          throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: verify-x509-name needs a name and a type of subject, name or name-prefix`);
+        }
+        verifyX509Name = { name: args[0], type };
         break;
+      }
       case 'remote-cert-tls':
         if (args[0] === 'server') remoteCertTls = 'server';
         else warnings.push(`${where}: remote-cert-tls ${args[0] ?? ''} ignored`);

@@ -11,6 +11,7 @@ import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader } from './packet.js';
 import { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
 import type { OvpnProfile, OvpnRemote } from './profile.js';
+import { checkServerCertificate } from './server-cert.js';
 
 export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'RECONNECTING' | 'DISCONNECTED';
 
@@ -378,7 +379,14 @@ export class TunnelClient extends EventEmitter<{
       if (k.keyId === 0) this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${this.#remote.host}: ${err.message}`, { cause: err }));
       else this.#log.warn({ event: 'renegotiation-failed', keyId: k.keyId, err: err.message }, 'renegotiation TLS failed; keeping the current key');
     });
-    tls.on('secureConnect', () => this.#sendKeyMethod(k));
+    tls.on('secureConnect', () => {
+      const problem = checkServerCertificate(tls.getPeerCertificate(), profile);
+      if (problem) {
+        this.#fatal(new GatehopError(ErrorCodes.EGRESS_NOT_ALLOWED, `server certificate of ${this.#remote.host} refused: ${problem}`));
+        return;
+      }
+      this.#sendKeyMethod(k);
+    });
     tls.on('data', (chunk: Buffer) => this.#onPlaintext(k, chunk));
   }
 

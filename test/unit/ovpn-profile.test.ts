@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../core/common/index.js';
-import { parseProfile } from '../../core/ovpn/index.js';
+import { checkServerCertificate, parseProfile } from '../../core/ovpn/index.js';
 import { vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 
 describe('.ovpn profile parsing', () => {
@@ -33,6 +33,7 @@ describe('.ovpn profile parsing', () => {
     expect(p.tlsAuth).toBe('KEY\n');
     expect(p.keyDirection).toBe(1);
     expect(p.remoteCertTls).toBe('server');
+    expect(p.verifyX509Name).toEqual({ name: 'server_abc', type: 'name' });
     expect(p.compression).toBe('compress stub-v2');
     expect(p.authUserPass).toBe(true);
   });
@@ -46,6 +47,18 @@ describe('.ovpn profile parsing', () => {
     expect(parseProfile(`${vpnGateProfile('203.0.113.7', 443, 'udp')}\r\nfrobnicate yes`).warnings).toEqual([expect.stringMatching(/unknown directive "frobnicate"/)]);
     expect(() => parseProfile(`${vpnGateProfile('203.0.113.7', 443, 'udp')}\r\ntls-crypt-v2 key`)).toThrow(/tls-crypt-v2/);
     expect(() => parseProfile('dev tap\nremote 1.2.3.4 1194')).toThrow(/dev tun/);
+  });
+
+  it('checks remote-cert-tls and verify-x509-name against the server certificate', () => {
+    const cert = { subject: { C: 'JP', CN: 'public-vpn-7' }, ext_key_usage: ['1.3.6.1.5.5.7.3.1'] } as unknown as import('node:tls').PeerCertificate;
+    const noEku = { subject: { CN: 'x' } } as unknown as import('node:tls').PeerCertificate;
+    expect(checkServerCertificate(cert, { remoteCertTls: 'server', verifyX509Name: null })).toBeNull();
+    expect(checkServerCertificate(noEku, { remoteCertTls: 'server', verifyX509Name: null })).toMatch(/Server Authentication/);
+    expect(checkServerCertificate(cert, { remoteCertTls: null, verifyX509Name: { name: 'public-vpn-7', type: 'name' } })).toBeNull();
+    expect(checkServerCertificate(cert, { remoteCertTls: null, verifyX509Name: { name: 'public-vpn', type: 'name-prefix' } })).toBeNull();
+    expect(checkServerCertificate(cert, { remoteCertTls: null, verifyX509Name: { name: 'C=JP, CN=public-vpn-7', type: 'subject' } })).toBeNull();
+    expect(checkServerCertificate(cert, { remoteCertTls: null, verifyX509Name: { name: 'other', type: 'name' } })).toMatch(/"public-vpn-7"/);
+    expect(() => parseProfile('remote 1.2.3.4\nverify-x509-name x bogus')).toThrow(/subject, name or name-prefix/);
   });
 
   it('names what is wrong: no remote, bad port, unclosed block', () => {
