@@ -535,10 +535,14 @@ export class TunnelClient extends EventEmitter<{
       this.stats.malformed++;
       return;
     }
+    const failures = key.data.stats.decryptFailures;
     const payload = key.data.decrypt(packet);
-    this.stats.decryptFailures = [...this.#keys.values()].reduce((a, x) => a + (x.data?.stats.decryptFailures ?? 0), 0);
-    this.stats.replays = [...this.#keys.values()].reduce((a, x) => a + (x.data?.stats.replays ?? 0), 0);
-    if (!payload) return;
+    if (!payload) {
+      // Only a dropped packet changes these counters: keep the per-packet path free of bookkeeping.
+      if (key.data.stats.decryptFailures > failures) this.stats.decryptFailures++;
+      else this.stats.replays++;
+      return;
+    }
     this.#lastRecv = Date.now();
     if (payload.equals(PING_PAYLOAD)) return;
     this.stats.packetsIn++;

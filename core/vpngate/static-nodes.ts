@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { isIP } from 'node:net';
 import { ErrorCodes, GatehopError } from '../common/index.js';
 import { parseProfile } from '../ovpn/index.js';
 import type { VpnGateNode } from './node.js';
@@ -22,7 +21,7 @@ export function staticNodeFromFile(path: string): VpnGateNode {
   const remote = profile.remotes[0]!;
   return {
     id: `file:${basename(path)}`,
-    ip: isIP(remote.host) ? remote.host : remote.host,
+    ip: remote.host,
     port: remote.port,
     proto: remote.proto,
     countryLong: '',

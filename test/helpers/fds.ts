@@ -7,11 +7,7 @@ export function openFdCount(): number {
 
 /** Polls until `check` holds or the deadline passes; for state that settles after I/O, not timing. */
 export async function eventually(check: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await until(() => (check() ? true : undefined), timeoutMs, what);
 }
 
 /** Polls `fn` until it returns something other than undefined, and returns that; fails at the deadline. */
