@@ -34,11 +34,13 @@ const defaultProber: Prober = (node, opts) => probeNode(node.proto, node.ip, nod
 
 /**
  * Two-stage selection: priors from the list pick the top K, probes measure them, and the score
- * weighs the measurement with what history says. Single-flight: a second call while one runs
- * shares its result.
+ * weighs the measurement with what history says. Single-flight: a second call for the same list
+ * while one runs shares its result; a call with a newer list is ranked right after.
  */
 export class Selector {
   #running: Promise<Ranking> | null = null;
+  #runningFor: readonly VpnGateNode[] | null = null;
+  #queued: { nodes: readonly VpnGateNode[]; promise: Promise<Ranking> } | null = null;
   #last: Ranking | null = null;
   readonly #log: Logger;
 
@@ -56,7 +58,28 @@ export class Selector {
   }
 
   rank(nodes: readonly VpnGateNode[], signal?: AbortSignal): Promise<Ranking> {
-    this.#running ??= this.#rank(nodes, signal).finally(() => (this.#running = null));
+    if (this.#running && this.#runningFor === nodes) return this.#running;
+    if (this.#running) {
+      // A newer list while one is being ranked: rank it next (only the newest waits), never drop it.
+      if (this.#queued) {
+        this.#queued.nodes = nodes;
+        return this.#queued.promise;
+      }
+      const queued: { nodes: readonly VpnGateNode[]; promise: Promise<Ranking> } = { nodes, promise: Promise.resolve(null as unknown as Ranking) };
+      queued.promise = this.#running
+        .catch(() => undefined)
+        .then(() => {
+          this.#queued = null;
+          return this.rank(queued.nodes, signal);
+        });
+      this.#queued = queued;
+      return queued.promise;
+    }
+    this.#runningFor = nodes;
+    this.#running = this.#rank(nodes, signal).finally(() => {
+      this.#running = null;
+      this.#runningFor = null;
+    });
     return this.#running;
   }
 
@@ -75,9 +98,15 @@ export class Selector {
     });
     const candidates = topK(usable, priors, this.opts.topK);
     for (const n of usable) if (!candidates.includes(n)) excluded.push({ nodeId: n.id, reason: 'not-in-top-k' });
-    const probed = await mapBounded(candidates, this.opts.probe.concurrency, (n) =>
-      this.prober(n, { samples: this.opts.probe.samples, timeoutMs: this.opts.probe.timeoutMs, ...(signal ? { signal } : {}) }),
-    );
+    const probeOpts = { timeoutMs: this.opts.probe.timeoutMs, ...(signal ? { signal } : {}) };
+    const probed = await mapBounded(candidates, this.opts.probe.concurrency, (n) => this.prober(n, { ...probeOpts, samples: this.opts.probe.samples }));
+    // A second chance, one sample each, for the ones that failed: a lost datagram or a busy moment
+    // should not cost a node a backoff period.
+    const retry = candidates.filter((_, i) => probed[i]!.rttMs === null);
+    const retried = await mapBounded(retry, this.opts.probe.concurrency, (n) => this.prober(n, { ...probeOpts, samples: 1 }));
+    retry.forEach((n, j) => {
+      if (retried[j]!.rttMs !== null) probed[candidates.indexOf(n)] = retried[j]!;
+    });
     const ranked: RankedNode[] = [];
     candidates.forEach((node, i) => {
       const probe = probed[i]!;

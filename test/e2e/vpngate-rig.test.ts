@@ -28,6 +28,13 @@ function readLog(file: string): LogLine[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogLine);
 }
 
+/** The selector's and tunnels' events so far, for a failure message that says what happened instead. */
+function describeLog(file: string): string {
+  return readLog(file)
+    .filter((l) => l.event && /node-|probe-|list-|rank|tunnel/.test(l.event))
+    .map((l) => JSON.stringify(l))
+    .join('\n');
+}
 
 describe.skipIf(!isRoot)('gatehop --api against the rig: list, score, persist', () => {
   let rig: Rig;
@@ -58,7 +65,7 @@ describe.skipIf(!isRoot)('gatehop --api against the rig: list, score, persist', 
     const scored = await until(() => {
       const lines = readLog(logFile).filter((l) => l.event === 'node-scored');
       return lines.length >= rig.state.nodes.length ? lines : undefined;
-    }, 60_000, 'every rig node scored');
+    }, 60_000, () => `every rig node scored (log so far: ${describeLog(logFile)})`);
     rig.clearImpairment('n1');
     expect(new Set(scored.map((l) => l.nodeId))).toEqual(new Set(rig.state.nodes.map((n) => n.name)));
     for (const l of scored) {

@@ -105,9 +105,40 @@ describe('Selector', () => {
       await new Promise((r) => setTimeout(r, 20));
       return { rttMs: 10, samples: [10] };
     });
-    const [a, b] = await Promise.all([selector.rank([node('x')]), selector.rank([node('x')])]);
+    const list = [node('x')];
+    const [a, b] = await Promise.all([selector.rank(list), selector.rank(list)]);
     expect(a).toBe(b);
     expect(probes).toBe(1);
+    store.close();
+  });
+
+  it('ranks a newer list that arrives during a ranking right after it, instead of dropping it', async () => {
+    const store = new Store({ path: ':memory:', logger: log });
+    const selector = new Selector(selectorOptions(), store, log, async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      return { rttMs: 10, samples: [10] };
+    });
+    const first = selector.rank([]);
+    const newer = selector.rank([node('a'), node('b')]);
+    const newest = selector.rank([node('c')]);
+    expect((await first).ranked).toHaveLength(0);
+    expect(await newer).toBe(await newest);
+    expect((await newest).ranked.map((r) => r.node.id)).toEqual(['c']);
+    expect(selector.last!.ranked.map((r) => r.node.id)).toEqual(['c']);
+    store.close();
+  });
+
+  it('gives a node whose probe failed one more sample before backing it off', async () => {
+    const store = new Store({ path: ':memory:', logger: log });
+    const calls: number[] = [];
+    const selector = new Selector(selectorOptions(), store, log, async (_n, o) => {
+      calls.push(o.samples);
+      return calls.length === 1 ? { rttMs: null, samples: [null, null, null] } : { rttMs: 42, samples: [42] };
+    });
+    const r = await selector.rank([node('flaky')]);
+    expect(calls).toEqual([3, 1]);
+    expect(r.ranked.map((x) => x.terms.rttMs)).toEqual([42]);
+    expect(store.history('flaky').consecutiveFailures).toBe(0);
     store.close();
   });
 });
