@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 
 /** Open file descriptors of this process (Linux). */
@@ -19,4 +20,11 @@ export async function until<T>(fn: () => T | undefined, timeoutMs: number, what:
     if (Date.now() > deadline) throw new Error(`${typeof what === 'function' ? what() : what} did not happen within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Waits for 'drain' or `ms`, whichever comes first, leaving no listener behind. */
+export async function drainOrTimeout(stream: NodeJS.EventEmitter, ms: number): Promise<void> {
+  await once(stream, 'drain', { signal: AbortSignal.timeout(ms) }).catch((err: Error) => {
+    if (err.name !== 'AbortError') throw err;
+  });
 }

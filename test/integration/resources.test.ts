@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { curl } from '../helpers/curl.js';
-import { eventually, openFdCount } from '../helpers/fds.js';
+import { drainOrTimeout, eventually, openFdCount } from '../helpers/fds.js';
 import { startProxy } from '../helpers/proxy.js';
 import { Servers, startEchoServer, startHttpServer } from '../helpers/servers.js';
 import { connectRequest } from '../helpers/socks-client.js';
@@ -59,7 +59,7 @@ describe('resources', () => {
     const until = Date.now() + 1_000;
     while (Date.now() < until) {
       if (!s.write(chunk)) {
-        await Promise.race([new Promise((r) => s.once('drain', r)), new Promise((r) => setTimeout(r, 50))]);
+        await drainOrTimeout(s, 50);
       }
     }
     const relayed = p.server.stats.bytesUp;

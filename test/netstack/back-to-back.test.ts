@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../core/common/index.js';
 import type { TcpStream } from '../../core/netstack/index.js';
-import { eventually } from '../helpers/fds.js';
+import { drainOrTimeout, eventually } from '../helpers/fds.js';
 import { linkStacks, type LinkedStacks } from '../helpers/stack-link.js';
 
 let link: LinkedStacks | null = null;
@@ -96,7 +96,7 @@ describe('two stacks back to back', () => {
     const until = Date.now() + 1_000;
     while (Date.now() < until) {
       if (c.write(chunk)) accepted += chunk.length;
-      else await Promise.race([once(c, 'drain'), new Promise((r) => setTimeout(r, 50))]);
+      else await drainOrTimeout(c, 50);
     }
     const queued = serverStream!.stats.bytesQueued + serverStream!.readableLength;
     // The receiver holds at most its window plus the readable buffer; the sender is stuck.
