@@ -1,11 +1,46 @@
 import type { Logger } from '../common/index.js';
 import type { Egress, EgressLease, EgressSource } from './types.js';
 
+export interface EgressManagerOptions {
+  /** How long a replaced egress may keep serving its sessions before they are force-closed. */
+  drainGraceMs?: number;
+  /** Draining egresses kept at most; a further switch force-closes the oldest. */
+  maxDraining?: number;
+  /** Close a replaced egress's sessions at once instead of letting them drain. */
+  interruptExistingConnections?: boolean;
+}
+
+export interface EgressManagerStats {
+  switches: number;
+  /** Sessions closed by the manager itself: drain grace expired, too many draining, interrupt. */
+  forceClosedSessions: number;
+  /** Replaced egresses that closed because their last session ended (the good way). */
+  drained: number;
+}
+
+export type EgressManagerEvent =
+  | { type: 'active'; egress: Egress; previous: Egress | null; reason: string }
+  | { type: 'lost'; egress: Egress; reason: string }
+  | { type: 'draining'; egress: Egress; sessions: number; graceEndsAt: number }
+  | { type: 'closed'; egress: Egress; sessions: number; reason: string };
+
+export interface DrainingEgress {
+  egress: Egress;
+  sessions: number;
+  since: number;
+  graceEndsAt: number;
+}
+
+interface Lease {
+  retire: Set<() => void>;
+}
+
 interface Entry {
   egress: Egress;
-  leases: number;
+  leases: Set<Lease>;
   drainTimer: NodeJS.Timeout | null;
   drainingSince: number | null;
+  graceEndsAt: number;
 }
 
 /**
@@ -17,11 +52,13 @@ export class EgressManager implements EgressSource {
   #active: Entry | null = null;
   readonly #draining: Entry[] = [];
   readonly #log: Logger;
+  readonly #listeners = new Set<(ev: EgressManagerEvent) => void>();
+  readonly stats: EgressManagerStats = { switches: 0, forceClosedSessions: 0, drained: 0 };
 
   constructor(
     private readonly fallback: Egress,
     logger: Logger,
-    private readonly opts: { drainGraceMs?: number; maxDraining?: number } = {},
+    private readonly opts: EgressManagerOptions = {},
   ) {
     this.#log = logger.child({ component: 'egress-manager' });
   }
@@ -30,56 +67,108 @@ export class EgressManager implements EgressSource {
     return this.#active?.egress ?? null;
   }
 
-  get draining(): ReadonlyArray<{ egress: Egress; sessions: number; since: number }> {
-    return this.#draining.map((e) => ({ egress: e.egress, sessions: e.leases, since: e.drainingSince ?? 0 }));
+  /** Sessions holding the active egress. */
+  get activeSessions(): number {
+    return this.#active?.leases.size ?? 0;
+  }
+
+  get draining(): readonly DrainingEgress[] {
+    return this.#draining.map((e) => ({ egress: e.egress, sessions: e.leases.size, since: e.drainingSince ?? 0, graceEndsAt: e.graceEndsAt }));
+  }
+
+  /** Every egress change, for status views and metrics. Returns an unsubscribe function. */
+  onEvent(fn: (ev: EgressManagerEvent) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
   }
 
   acquire(): EgressLease {
     const entry = this.#active;
-    if (!entry) return { egress: this.fallback, release: () => {} };
-    entry.leases++;
-    let released = false;
+    if (!entry) return { egress: this.fallback, release: () => {}, onRetire: () => () => {} };
+    const lease: Lease = { retire: new Set() };
+    entry.leases.add(lease);
     return {
       egress: entry.egress,
       release: () => {
-        if (released) return;
-        released = true;
-        entry.leases--;
-        if (entry.leases === 0 && entry !== this.#active && this.#draining.includes(entry)) this.#close(entry, 'drained');
+        if (!entry.leases.delete(lease)) return;
+        lease.retire.clear();
+        if (entry.leases.size === 0 && this.#draining.includes(entry)) {
+          this.stats.drained++;
+          this.#close(entry, 'drained');
+        }
+      },
+      onRetire: (handler) => {
+        lease.retire.add(handler);
+        return () => lease.retire.delete(handler);
       },
     };
   }
 
-  /** Makes `egress` active; the previous one drains. */
+  /** Makes `egress` active; the previous one drains (or closes at once with interruptExistingConnections). */
   setActive(egress: Egress, reason: string): void {
     const old = this.#active;
-    this.#active = { egress, leases: 0, drainTimer: null, drainingSince: null };
+    this.#active = { egress, leases: new Set(), drainTimer: null, drainingSince: null, graceEndsAt: 0 };
+    this.stats.switches++;
     this.#log.info({ event: 'egress-active', egressId: egress.id, previous: old?.egress.id ?? null, reason }, 'new sessions use a new egress');
-    if (!old) return;
-    if (old.leases === 0) {
-      this.#close(old, 'replaced with no sessions');
-      return;
-    }
-    old.drainingSince = Date.now();
-    old.drainTimer = setTimeout(() => this.#close(old, 'drain grace expired'), this.opts.drainGraceMs ?? 10 * 60_000);
-    old.drainTimer.unref();
-    this.#draining.push(old);
-    while (this.#draining.length > (this.opts.maxDraining ?? 2)) this.#close(this.#draining[0]!, 'too many draining egresses');
+    this.#emit({ type: 'active', egress, previous: old?.egress ?? null, reason });
+    if (old) this.#retire(old);
   }
 
   /** The active egress died: new sessions get the fallback until a new one is set. */
   clearActive(egress: Egress, reason: string): void {
     if (this.#active?.egress !== egress) return;
     this.#log.warn({ event: 'egress-lost', egressId: egress.id, reason }, 'active egress lost');
+    const entry = this.#active;
     this.#active = null;
+    this.#emit({ type: 'lost', egress, reason });
+    // Its sessions end as the egress closes; the entry is kept out of the draining list.
+    if (entry.leases.size === 0) this.#close(entry, reason);
+  }
+
+  #retire(old: Entry): void {
+    if (old.leases.size === 0) {
+      this.#close(old, 'replaced with no sessions');
+      return;
+    }
+    if (this.opts.interruptExistingConnections) {
+      this.#close(old, 'replaced (interruptExistingConnections)');
+      return;
+    }
+    const graceMs = this.opts.drainGraceMs ?? 10 * 60_000;
+    old.drainingSince = Date.now();
+    old.graceEndsAt = old.drainingSince + graceMs;
+    old.drainTimer = setTimeout(() => this.#close(old, 'drain grace expired'), graceMs);
+    old.drainTimer.unref();
+    this.#draining.push(old);
+    this.#log.info({ event: 'egress-draining', egressId: old.egress.id, sessions: old.leases.size, graceMs }, 'old egress drains its sessions');
+    this.#emit({ type: 'draining', egress: old.egress, sessions: old.leases.size, graceEndsAt: old.graceEndsAt });
+    while (this.#draining.length > (this.opts.maxDraining ?? 2)) this.#close(this.#draining[0]!, 'too many draining egresses');
+    // Sessions that have moved nothing yet may move to the new egress (they release this lease).
+    for (const lease of [...old.leases]) for (const fn of [...lease.retire]) fn();
   }
 
   #close(entry: Entry, reason: string): void {
     const i = this.#draining.indexOf(entry);
     if (i >= 0) this.#draining.splice(i, 1);
     if (entry.drainTimer) clearTimeout(entry.drainTimer);
-    this.#log.info({ event: 'egress-closed', egressId: entry.egress.id, sessions: entry.leases, reason }, 'egress closed');
+    entry.drainTimer = null;
+    const sessions = entry.leases.size;
+    if (reason !== 'drained' && reason !== 'shutdown') this.stats.forceClosedSessions += sessions;
+    const fields = { event: 'egress-closed', egressId: entry.egress.id, sessions, reason };
+    if (sessions > 0 && reason !== 'shutdown') this.#log.warn(fields, `egress closed with ${sessions} sessions still on it`);
+    else this.#log.info(fields, 'egress closed');
+    this.#emit({ type: 'closed', egress: entry.egress, sessions, reason });
     void entry.egress.close();
+  }
+
+  #emit(ev: EgressManagerEvent): void {
+    for (const fn of [...this.#listeners]) {
+      try {
+        fn(ev);
+      } catch (err) {
+        this.#log.error({ event: 'listener-failed', err: (err as Error).message }, 'an egress event listener threw');
+      }
+    }
   }
 
   async close(): Promise<void> {

@@ -14,4 +14,4 @@ export { mapSocketError } from './map-socket-error.js';
 export { SingleEgressSource } from './single-egress-source.js';
 export { UnavailableEgress } from './unavailable-egress.js';
 export { TunnelEgress, type TunnelEgressOptions } from './tunnel-egress.js';
-export { EgressManager } from './egress-manager.js';
+export { EgressManager, type DrainingEgress, type EgressManagerEvent, type EgressManagerOptions, type EgressManagerStats } from './egress-manager.js';

@@ -20,6 +20,8 @@ export class SingleEgressSource implements EgressSource {
         released = true;
         this.#leases--;
       },
+      // One egress for life: it never retires.
+      onRetire: () => () => {},
     };
   }
 }

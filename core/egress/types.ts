@@ -64,6 +64,12 @@ export interface Egress {
 export interface EgressLease {
   readonly egress: Egress;
   release(): void;
+  /**
+   * `handler` runs once if this lease's egress stops taking new sessions while the lease is held
+   * (a switch made it draining). A session that has moved no bytes yet may then release this lease
+   * and re-dial on the new active egress. Returns an unsubscribe function.
+   */
+  onRetire(handler: () => void): () => void;
 }
 
 /** Hands out leases on the egress that new sessions should use (the active one). */

@@ -115,7 +115,7 @@ export class HttpSession extends ProxySession {
       if (this.closed) return;
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) conn.stream.write(head);
-      this.relay(socket, conn.stream);
+      this.relay(socket, conn.stream, head.length > 0 ? undefined : target);
       socket.resume();
     } catch (err) {
       if (this.closed) return;

@@ -12,7 +12,9 @@ export interface ProxyStats {
   errorReplies: Record<string, number>;
   authFailures: number;
   timeouts: { handshake: number; connect: number; idle: number };
-  udp: { datagramsUp: number; datagramsDown: number; fragDropped: number; foreignDropped: number; otherDropped: number };
+  udp: { datagramsUp: number; datagramsDown: number; fragDropped: number; foreignDropped: number; otherDropped: number; rehomed: number };
+  /** Idle sessions moved to a new egress at a switch before any byte moved. */
+  zeroProgressRetries: number;
 }
 
 export function createProxyStats(): ProxyStats {
@@ -26,7 +28,8 @@ export function createProxyStats(): ProxyStats {
     errorReplies: {},
     authFailures: 0,
     timeouts: { handshake: 0, connect: 0, idle: 0 },
-    udp: { datagramsUp: 0, datagramsDown: 0, fragDropped: 0, foreignDropped: 0, otherDropped: 0 },
+    udp: { datagramsUp: 0, datagramsDown: 0, fragDropped: 0, foreignDropped: 0, otherDropped: 0, rehomed: 0 },
+    zeroProgressRetries: 0,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
 import type { Egress, EgressLease, EgressSource, EgressTcpConnection } from '../egress/index.js';
+import { FirstByteGate } from './first-byte-gate.js';
 import type { ProxyOptions } from './options.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
 
@@ -32,6 +33,7 @@ export abstract class ProxySession {
   #idleTimer: NodeJS.Timeout | null = null;
   #connects = new Set<{ controller: AbortController; timer: NodeJS.Timeout }>();
   #onClosed: (session: ProxySession) => void;
+  #gate: FirstByteGate | null = null;
 
   constructor(
     readonly id: number,
@@ -117,6 +119,10 @@ export abstract class ProxySession {
     return this.#lease.egress;
   }
 
+  #currentLease(): EgressLease | null {
+    return this.#lease;
+  }
+
   protected addUpstream(stream: Duplex): void {
     this.upstreams.add(stream);
     stream.on('error', () => {}); // errors surface through pipeline/handlers; keep one listener until close
@@ -138,13 +144,55 @@ export abstract class ProxySession {
   }
 
   /**
+   * Starts relaying. With `target`, the session first waits for its first byte: if the egress
+   * starts draining before anything has moved, the upstream is re-dialled on the new active egress
+   * (zero-progress retry) and the client notices nothing.
+   */
+  protected relay(client: Duplex, upstream: Duplex, target?: { host: string; port: number }): void {
+    this.handshakeDone();
+    this.touch();
+    if (!target || !this.#lease) {
+      this.#pipe(client, upstream);
+      return;
+    }
+    let offRetire = (): void => {};
+    const gate = new FirstByteGate(client, upstream, (u) => {
+      offRetire();
+      this.#gate = null;
+      this.#pipe(client, u);
+    });
+    this.#gate = gate;
+    const watch = (lease: EgressLease): void => {
+      offRetire = lease.onRetire(() => void retry());
+    };
+    const retry = async (): Promise<void> => {
+      if (!gate.open || this.#closed || this.bytesUp > 0 || this.bytesDown > 0) return;
+      const old = gate.detach();
+      old?.destroy();
+      const from = this.#lease?.egress.id;
+      this.#lease?.release();
+      this.#lease = null;
+      this.ctx.stats.zeroProgressRetries++;
+      try {
+        const conn = await this.dial(target.host, target.port);
+        if (this.#closed || !gate.open) return;
+        const lease = this.#currentLease();
+        this.log.info({ event: 'zero-progress-retry', target: `${target.host}:${target.port}`, from, to: lease?.egress.id }, 'idle session moved to the new egress');
+        if (lease) watch(lease);
+        gate.attach(conn.stream);
+      } catch (err) {
+        this.forceClose('zero-progress-retry-failed', err as Error);
+      }
+    };
+    watch(this.#lease);
+  }
+
+  /**
    * Bidirectional relay with half-close: EOF from one side becomes a FIN towards the other while the
    * opposite direction keeps flowing. Backpressure is `pipeline`'s. The session ends when both
    * directions have finished, or at the first error.
    */
-  protected relay(client: Duplex, upstream: Duplex): void {
-    this.handshakeDone();
-    this.touch();
+  #pipe(client: Duplex, upstream: Duplex): void {
     client.on('data', (chunk: Buffer) => {
       this.bytesUp += chunk.length;
       this.ctx.stats.bytesUp += chunk.length;
@@ -175,6 +223,8 @@ export abstract class ProxySession {
       c.controller.abort(new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} closed: ${reason}`));
     }
     this.#connects.clear();
+    this.#gate?.cancel();
+    this.#gate = null;
     for (const u of this.upstreams) u.destroy();
     this.upstreams.clear();
     this.onClose();

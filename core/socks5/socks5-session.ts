@@ -151,13 +151,15 @@ export class Socks5Session extends ProxySession {
       if (this.closed) return;
       this.#phase = 'relaying';
       this.socket.write(encodeReply(Reply.SUCCEEDED, conn.localAddress, conn.localPort));
-      if (this.#buf.length > 0) {
+      const early = this.#buf.length > 0;
+      if (early) {
         conn.stream.write(this.#buf);
         this.bytesUp += this.#buf.length;
         this.ctx.stats.bytesUp += this.#buf.length;
       }
       this.#buf = Buffer.alloc(0);
-      this.relay(this.socket, conn.stream);
+      // Bytes already sent upstream pin the session to this egress; otherwise it may still move.
+      this.relay(this.socket, conn.stream, early ? undefined : { host, port });
       this.socket.resume();
     } catch (err) {
       if (this.closed) return;
@@ -173,7 +175,7 @@ export class Socks5Session extends ProxySession {
     const bindHost = this.socket.localAddress ?? '127.0.0.1';
     try {
       const udp = new UdpAssociation({
-        egress: this.leaseEgress(),
+        source: this.ctx.egress,
         clientAddress,
         // RFC 1928 §7: DST.ADDR/DST.PORT, when not zero, name where the client will send from.
         clientPort: request.target.port,

@@ -1,16 +1,19 @@
 import { createSocket, type Socket as DgramSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import type { Logger } from '../common/index.js';
-import type { Egress, EgressUdpSocket, UdpDatagram } from '../egress/index.js';
+import type { Egress, EgressLease, EgressSource, EgressUdpSocket, UdpDatagram } from '../egress/index.js';
 import { encodeUdpHeader, parseUdpHeader, unmapIpv4 } from './socks5-codec.js';
 import type { ProxyStats } from './proxy-stats.js';
 
+/** After re-homing, the old egress socket still takes replies this long. */
+const REHOME_LINGER_MS = 5_000;
 /** Name lookups waiting at once per association; datagrams past this are dropped (UDP may drop). */
 const MAX_PENDING_LOOKUPS = 32;
 const MAX_CACHED_NAMES = 256;
 
 export interface UdpAssociationOptions {
-  readonly egress: Egress;
+  /** Where the association leases its egress; at a switch it re-homes to the new active one. */
+  readonly source: EgressSource;
   /** The TCP control connection's peer: only datagrams from this address are relayed. */
   readonly clientAddress: string;
   /** 0 when the client did not say; then the first datagram's source port is fixed. */
@@ -26,11 +29,15 @@ export interface UdpAssociationOptions {
 /**
  * One SOCKS5 UDP ASSOCIATE relay: a client-facing socket bound per association and an egress-side
  * socket. Datagrams from anyone but the client are dropped and counted, so are fragments (FRAG != 0,
- * which we do not reassemble).
+ * which we do not reassemble). When its egress starts draining, the association keeps its
+ * client-facing socket and opens a new egress-side socket on the new active egress (re-homing); the
+ * old one lingers briefly for replies in flight.
  */
 export class UdpAssociation {
   #client: DgramSocket | null = null;
   #egressSocket: EgressUdpSocket | null = null;
+  #lease: EgressLease | null = null;
+  readonly #lingering = new Set<{ socket: EgressUdpSocket; lease: EgressLease; timer: NodeJS.Timeout }>();
   #clientAddress: string;
   #clientPort: number;
   #closed = false;
@@ -55,18 +62,63 @@ export class UdpAssociation {
     });
     client.on('error', (err) => this.opts.onError(err));
     client.on('message', (msg, rinfo) => this.#fromClient(msg, rinfo.address, rinfo.port));
-    const egressSocket = await this.opts.egress.bindUdp();
-    if (this.#closed) {
-      egressSocket.close();
-      throw new Error('UDP association closed while opening');
-    }
-    this.#egressSocket = egressSocket;
-    egressSocket.onMessage((d) => this.#fromEgress(d));
-    egressSocket.onClose((err) => {
-      if (err) this.opts.onError(err);
-    });
+    await this.#bindEgress();
     const addr = client.address();
     return { address: addr.address, port: addr.port };
+  }
+
+  get egress(): Egress | null {
+    return this.#lease?.egress ?? null;
+  }
+
+  /** Leases the active egress and opens this association's socket on it. */
+  async #bindEgress(): Promise<void> {
+    const lease = this.opts.source.acquire();
+    let socket: EgressUdpSocket;
+    try {
+      socket = await lease.egress.bindUdp();
+    } catch (err) {
+      lease.release();
+      throw err;
+    }
+    if (this.#closed) {
+      socket.close();
+      lease.release();
+      throw new Error('UDP association closed while opening');
+    }
+    const previous = this.#egressSocket && this.#lease ? { socket: this.#egressSocket, lease: this.#lease } : null;
+    this.#lease = lease;
+    this.#egressSocket = socket;
+    this.#names.clear(); // names are resolved by the egress that carries the datagrams
+    socket.onMessage((d) => this.#fromEgress(d));
+    socket.onClose((err) => {
+      if (err && socket === this.#egressSocket) this.opts.onError(err);
+    });
+    lease.onRetire(() => void this.#rehome());
+    if (previous) {
+      const entry = { ...previous, timer: setTimeout(() => this.#endLinger(entry), REHOME_LINGER_MS) };
+      entry.timer.unref();
+      this.#lingering.add(entry);
+    }
+  }
+
+  async #rehome(): Promise<void> {
+    if (this.#closed) return;
+    const from = this.#lease?.egress.id;
+    try {
+      await this.#bindEgress();
+      this.opts.stats.udp.rehomed++;
+      this.opts.log.info({ event: 'udp-rehomed', from, to: this.#lease?.egress.id }, 'UDP association moved to the new egress');
+    } catch (err) {
+      if (!this.#closed) this.opts.log.warn({ event: 'udp-rehome-failed', from, err: (err as Error).message }, 'UDP association stays on the draining egress');
+    }
+  }
+
+  #endLinger(entry: { socket: EgressUdpSocket; lease: EgressLease; timer: NodeJS.Timeout }): void {
+    if (!this.#lingering.delete(entry)) return;
+    clearTimeout(entry.timer);
+    entry.socket.close();
+    entry.lease.release();
   }
 
   #fromClient(msg: Buffer, address: string, port: number): void {
@@ -102,7 +154,7 @@ export class UdpAssociation {
       return;
     }
     this.#pendingLookups++;
-    this.opts.egress.resolve(host).then(
+    this.#lease!.egress.resolve(host).then(
       (addresses) => {
         this.#pendingLookups--;
         const ip = addresses[0];
@@ -140,6 +192,9 @@ export class UdpAssociation {
     this.#closed = true;
     this.#client?.close();
     this.#egressSocket?.close();
+    this.#lease?.release();
+    this.#lease = null;
+    for (const entry of [...this.#lingering]) this.#endLinger(entry);
     this.#names.clear();
   }
 }
