@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { formatEndpoint, type Endpoint, type Logger } from '../common/index.js';
 import { DirectEgress, EgressManager, SingleEgressSource, TunnelEgress, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
+import { SelectionState, SwitchController } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
@@ -16,6 +17,8 @@ export interface RunningApp {
   readonly nodes: NodeList | null;
   readonly selector: Selector | null;
   readonly store: Store | null;
+  /** With --egress vpngate: switching, mode and pin. */
+  readonly controller: SwitchController | null;
   /** Resolves with the first ranking of the node pool (vpngate egress only). */
   readonly firstRanking: Promise<Ranking> | null;
   /** Stops accepting, closes every session and egress, flushes the store. Idempotent. */
@@ -27,67 +30,8 @@ interface NodePipeline {
   nodes: NodeList;
   selector: Selector;
   firstRanking: Promise<Ranking>;
-}
-
-/**
- * Keeps one tunnel up: opens the best-ranked node that answers (recording each success and failure
- * in the history), makes it the active egress, and when it dies moves new sessions to the next.
- * Health-driven switching and warm standby come with the switch controller.
- */
-class TunnelKeeper {
-  #running: Promise<void> | null = null;
-  #stopped = false;
-  readonly #abort = new AbortController();
-  #seq = 0;
-
-  constructor(
-    private readonly pipeline: NodePipeline,
-    private readonly manager: EgressManager,
-    private readonly logger: Logger,
-  ) {}
-
-  ensure(): Promise<void> {
-    if (this.#stopped || this.manager.active) return Promise.resolve();
-    this.#running ??= this.#connectBest().finally(() => (this.#running = null));
-    return this.#running;
-  }
-
-  async #connectBest(): Promise<void> {
-    const { selector, nodes } = this.pipeline;
-    const ranking = selector.last ?? (await selector.rank(nodes.nodes));
-    for (const ranked of ranking.ranked) {
-      if (this.#stopped) return;
-      const node = ranked.node;
-      const started = Date.now();
-      try {
-        const egress = await TunnelEgress.open({ id: `tunnel-${++this.#seq}`, nodeId: node.id, profileText: node.profile, logger: this.logger, connectTimeoutMs: 20_000, signal: this.#abort.signal });
-        if (this.#stopped) {
-          await egress.close();
-          return;
-        }
-        selector.recordSuccess(node.id, { connectMs: Date.now() - started });
-        egress.onClose((reason) => {
-          if (this.#stopped) return;
-          this.manager.clearActive(egress, reason);
-          selector.recordFailure(node.id);
-          void selector.rank(nodes.nodes).then(() => this.ensure(), () => this.ensure());
-        });
-        this.manager.setActive(egress, `best reachable node ${node.id} (score ${Math.round(ranked.terms.total * 10) / 10})`);
-        this.logger.info({ event: 'tunnel-active', nodeId: node.id, egressId: egress.id, address: egress.config.address, durationMs: Date.now() - started }, `tunnel to ${node.id} is up`);
-        return;
-      } catch (err) {
-        if (this.#stopped) return;
-        selector.recordFailure(node.id);
-        this.logger.info({ event: 'tunnel-failed', nodeId: node.id, err: (err as Error).message, durationMs: Date.now() - started }, `tunnel to ${node.id} failed; trying the next node`);
-      }
-    }
-    this.logger.warn({ event: 'no-tunnel', candidates: ranking.ranked.length }, 'no node could be reached; retrying at the next list refresh');
-  }
-
-  stop(): void {
-    this.#stopped = true;
-    this.#abort.abort();
-  }
+  /** Ranks the current list (after a refresh). */
+  rankLatest(): Promise<Ranking>;
 }
 
 /** The list → scoring → history pipeline of the vpngate egress. */
@@ -112,8 +56,39 @@ async function startNodePipeline(config: GatehopConfig, logger: Logger): Promise
       logger.warn({ event: 'ranking-failed', err: (err as Error).message }, 'ranking the node pool failed');
       throw err;
     });
-  nodes.onChange((list) => void rank(list).catch(() => {}));
-  return { store, nodes, selector, firstRanking: rank(nodes.nodes) };
+  return { store, nodes, selector, firstRanking: rank(nodes.nodes), rankLatest: () => rank(nodes.nodes) };
+}
+
+/** The switch controller over the node pipeline: first tunnel after the first ranking, then switching. */
+function startController(config: GatehopConfig, pipeline: NodePipeline, manager: EgressManager, logger: Logger): SwitchController {
+  const { store, nodes, selector } = pipeline;
+  const controller = new SwitchController({
+    manager,
+    selector,
+    nodes: () => nodes.nodes,
+    open: (node, o) =>
+      TunnelEgress.open({
+        id: o.id,
+        nodeId: node.id,
+        profileText: node.profile,
+        logger,
+        connectTimeoutMs: o.timeoutMs,
+        signal: o.signal,
+        unresponsiveMs: config.switching.unresponsiveMs,
+        healthDnsName: config.switching.healthDnsName,
+      }),
+    selection: new SelectionState(store, { mode: config.groups.mode, defaultNode: config.groups.defaultNode }, logger),
+    options: config.groups,
+    health: config.health,
+    logger,
+  });
+  void pipeline.firstRanking.then(
+    () => controller.start(),
+    () => controller.start(),
+  );
+  // A new list while nothing is up: try again at once (evaluate starts a switch when none is active).
+  nodes.onChange(() => void pipeline.rankLatest().then(() => controller.evaluate(), () => {}));
+  return controller;
 }
 
 /** Assembles and starts the core: node pipeline (vpngate) → egress → proxy front end. */
@@ -121,19 +96,17 @@ export async function startApp(config: GatehopConfig, logger: Logger): Promise<R
   const credentials = config.authFile ? Credentials.load(config.authFile) : null;
   const pipeline = config.egress === 'vpngate' ? await startNodePipeline(config, logger) : null;
   const egress: Egress = config.egress === 'direct' ? new DirectEgress('direct') : new UnavailableEgress('vpngate', 'no tunnel is up yet');
-  const manager = pipeline ? new EgressManager(egress, logger) : null;
+  const manager = pipeline
+    ? new EgressManager(egress, logger, { drainGraceMs: config.switching.drainGraceMs, maxDraining: config.switching.maxDraining, interruptExistingConnections: config.switching.interruptExistingConnections })
+    : null;
   const source: EgressSource = manager ?? new SingleEgressSource(egress);
-  const keeper = pipeline && manager ? new TunnelKeeper(pipeline, manager, logger) : null;
-  if (pipeline && keeper) {
-    void pipeline.firstRanking.then(() => keeper.ensure(), () => {});
-    pipeline.nodes.onChange(() => void keeper.ensure());
-  }
+  const controller = pipeline && manager ? startController(config, pipeline, manager, logger) : null;
   const proxy = new ProxyServer({ ...config.proxy, host: config.listen.host, port: config.listen.port, credentials }, source, logger);
   let proxyAt: Endpoint;
   try {
     proxyAt = await proxy.listen();
   } catch (err) {
-    keeper?.stop();
+    await controller?.stop();
     await (manager ?? egress).close();
     pipeline?.nodes.close();
     pipeline?.store.close();
@@ -148,10 +121,11 @@ export async function startApp(config: GatehopConfig, logger: Logger): Promise<R
     nodes: pipeline?.nodes ?? null,
     selector: pipeline?.selector ?? null,
     store: pipeline?.store ?? null,
+    controller,
     firstRanking: pipeline?.firstRanking ?? null,
     stop: () =>
       (stopping ??= (async () => {
-        keeper?.stop();
+        await controller?.stop();
         await proxy.close();
         await (manager ?? egress).close();
         pipeline?.nodes.close();

@@ -3,6 +3,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, type Endpoint } from '../common/index.js';
 import { proxyOptionsSchema } from '../socks5/index.js';
+import { groupOptionsSchema, type GroupOptions } from '../groups/index.js';
+import { healthOptionsSchema, type HealthOptions } from '../health/index.js';
 import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
 import { defaultDataDir } from './paths.js';
 
@@ -16,6 +18,21 @@ const endpointText = z.string().refine((s) => {
 }, 'must be HOST:PORT');
 
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** How replaced tunnels are let go, and how quickly a silent one is noticed (config `switching:`). */
+const switchingSchema = z
+  .object({
+    /** Sessions on a replaced tunnel may finish for this long, then they are force-closed. */
+    drainGraceMs: z.number().int().min(0).default(10 * 60_000),
+    maxDraining: z.number().int().min(0).default(2),
+    /** Close sessions on a replaced tunnel at once (the exit address changes now). */
+    interruptExistingConnections: z.boolean().default(false),
+    /** A tunnel whose server is silent this long (though asked) is left for another; 0 = off. */
+    unresponsiveMs: z.number().int().min(0).default(6_000),
+    /** The name the in-tunnel DNS health sample asks for. */
+    healthDnsName: z.string().min(1).default('connectivitycheck.gstatic.com'),
+  })
+  .strict();
 
 /** The config file and the command line share this shape; flags win over the file. */
 export const configSchema = z
@@ -36,6 +53,9 @@ export const configSchema = z
     ovpn: z.array(z.string().min(1)).default([]),
     listRefreshMs: z.number().int().min(60_000).default(20 * 60_000),
     selector: selectorOptionsSchema.prefault({}),
+    groups: groupOptionsSchema.prefault({}),
+    health: healthOptionsSchema.prefault({}),
+    switching: switchingSchema.prefault({}),
   })
   .strict();
 
@@ -56,6 +76,9 @@ export interface GatehopConfig {
   readonly ovpn: readonly string[];
   readonly listRefreshMs: number;
   readonly selector: SelectorOptions;
+  readonly groups: GroupOptions;
+  readonly health: HealthOptions;
+  readonly switching: z.infer<typeof switchingSchema>;
 }
 
 export function readConfigFile(path: string): ConfigInput {
@@ -83,6 +106,9 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     ...fromFile,
     ...fromFlags,
     proxy: { ...(fromFile.proxy ?? {}), ...(fromFlags.proxy ?? {}) },
+    groups: { ...(fromFile.groups ?? {}), ...(fromFlags.groups ?? {}) },
+    health: { ...(fromFile.health ?? {}), ...(fromFlags.health ?? {}) },
+    switching: { ...(fromFile.switching ?? {}), ...(fromFlags.switching ?? {}) },
     api: fromFlags.api?.length ? fromFlags.api : fromFile.api,
     ovpn: fromFlags.ovpn?.length ? fromFlags.ovpn : fromFile.ovpn,
   };
@@ -120,6 +146,9 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     ovpn: Object.freeze([...c.ovpn]),
     listRefreshMs: c.listRefreshMs,
     selector: Object.freeze(c.selector),
+    groups: Object.freeze(c.groups),
+    health: Object.freeze(c.health),
+    switching: Object.freeze(c.switching),
   });
 }
 

@@ -31,6 +31,9 @@ export const ErrorCodes = {
   LIST_FETCH_FAILED: 'GH_ERR_LIST_FETCH_FAILED',
   LIST_INVALID: 'GH_ERR_LIST_INVALID',
   STORE_FAILED: 'GH_ERR_STORE_FAILED',
+  SWITCH_IN_PROGRESS: 'GH_ERR_SWITCH_IN_PROGRESS',
+  SWITCH_FAILED: 'GH_ERR_SWITCH_FAILED',
+  NODE_UNKNOWN: 'GH_ERR_NODE_UNKNOWN',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

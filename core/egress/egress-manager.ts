@@ -12,6 +12,8 @@ export interface EgressManagerOptions {
 
 export interface EgressManagerStats {
   switches: number;
+  /** Leases handed out on a tunnel (sessions started); a cheap "was the proxy used" signal. */
+  leases: number;
   /** Sessions closed by the manager itself: drain grace expired, too many draining, interrupt. */
   forceClosedSessions: number;
   /** Replaced egresses that closed because their last session ended (the good way). */
@@ -53,7 +55,7 @@ export class EgressManager implements EgressSource {
   readonly #draining: Entry[] = [];
   readonly #log: Logger;
   readonly #listeners = new Set<(ev: EgressManagerEvent) => void>();
-  readonly stats: EgressManagerStats = { switches: 0, forceClosedSessions: 0, drained: 0 };
+  readonly stats: EgressManagerStats = { switches: 0, leases: 0, forceClosedSessions: 0, drained: 0 };
 
   constructor(
     private readonly fallback: Egress,
@@ -87,6 +89,7 @@ export class EgressManager implements EgressSource {
     if (!entry) return { egress: this.fallback, release: () => {}, onRetire: () => () => {} };
     const lease: Lease = { retire: new Set() };
     entry.leases.add(lease);
+    this.stats.leases++;
     return {
       egress: entry.egress,
       release: () => {

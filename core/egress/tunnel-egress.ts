@@ -13,7 +13,16 @@ export interface TunnelEgressOptions {
   dnsFallback?: string[];
   connectTimeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Quiet this long (nothing from the server, though we asked) makes the tunnel 'unresponsive', well
+   * before OpenVPN's ping-restart declares it dead. 0 turns the watch off. Default 6 s.
+   */
+  unresponsiveMs?: number;
+  /** The name the health monitor's DNS samples ask for (uncached). */
+  healthDnsName?: string;
 }
+
+export type LinkState = 'up' | 'reconnecting' | 'down';
 
 /**
  * An OpenVPN tunnel (core/ovpn) carrying a user-space TCP/IP stack (core/netstack) behind the
@@ -26,6 +35,11 @@ export class TunnelEgress implements Egress {
   readonly since = Date.now();
   #state: EgressState = 'ready';
   readonly #closeHandlers = new Set<(reason: string) => void>();
+  readonly #livenessHandlers = new Set<(responsive: boolean, quietMs: number) => void>();
+  #liveness: NodeJS.Timeout | null = null;
+  #unresponsive = false;
+  #gatewayAnswers = false;
+  readonly #healthDnsName: string;
 
   private constructor(
     opts: TunnelEgressOptions,
@@ -36,6 +50,7 @@ export class TunnelEgress implements Egress {
   ) {
     this.id = opts.id;
     this.nodeId = opts.nodeId;
+    this.#healthDnsName = opts.healthDnsName ?? 'connectivitycheck.gstatic.com';
     client.on('state', (s, reason) => {
       if (s === 'DISCONNECTED' && this.#state !== 'closed') this.#fail(reason);
     });
@@ -58,8 +73,67 @@ export class TunnelEgress implements Egress {
     client.on('packet', (p) => stack.input(p));
     const dns = new DnsResolver(stack, { servers: config.dns, fallback: opts.dnsFallback ?? ['1.1.1.1', '8.8.8.8'] });
     const egress = new TunnelEgress(opts, client, stack, dns, config);
-    await egress.#waitForPath(opts.logger, opts.signal);
+    try {
+      await egress.#waitForPath(opts.logger, opts.signal);
+    } catch (err) {
+      await egress.close();
+      throw err;
+    }
+    egress.#watchLiveness(opts.unresponsiveMs ?? 6_000);
     return egress;
+  }
+
+  /**
+   * OpenVPN's ping-restart takes tens of seconds to call a server dead. Between its pings, whenever
+   * the server has been quiet for a while, ask it something that needs an answer (an ICMP echo to
+   * the tunnel's gateway); quiet past `unresponsiveMs` means the path is gone for now, and whoever
+   * switches egresses may move new sessions elsewhere. Traffic coming back clears it.
+   */
+  #watchLiveness(unresponsiveMs: number): void {
+    if (unresponsiveMs <= 0) return;
+    const gateway = this.config.gateway;
+    // Without an answering gateway only the server's own pings break the silence.
+    const limitMs = this.#gatewayAnswers ? unresponsiveMs : Math.max(unresponsiveMs, 2 * (this.config.pingS ?? 10) * 1000 + 1000);
+    const askAfterMs = Math.max(1000, Math.floor(unresponsiveMs / 3));
+    this.#liveness = setInterval(() => {
+      if (this.client.state !== 'CONNECTED' && this.client.state !== 'RECONNECTING') return;
+      const quietMs = Date.now() - this.client.lastReceivedAt;
+      if (quietMs >= askAfterMs && this.#gatewayAnswers && gateway && this.client.state === 'CONNECTED') {
+        this.stack.ping(gateway, { timeoutMs: askAfterMs }).catch(() => {});
+      }
+      const unresponsive = quietMs >= limitMs;
+      if (unresponsive === this.#unresponsive) return;
+      this.#unresponsive = unresponsive;
+      for (const fn of [...this.#livenessHandlers]) fn(!unresponsive, quietMs);
+    }, 500);
+    this.#liveness.unref();
+  }
+
+  /** Called with false when the server goes quiet past the limit, and with true when it is heard again. */
+  onLiveness(fn: (responsive: boolean, quietMs: number) => void): () => void {
+    this.#livenessHandlers.add(fn);
+    return () => this.#livenessHandlers.delete(fn);
+  }
+
+  get responsive(): boolean {
+    return !this.#unresponsive;
+  }
+
+  /** The OpenVPN link as a health monitor sees it. */
+  linkState(): LinkState {
+    const s = this.client.state;
+    return s === 'CONNECTED' ? 'up' : s === 'RECONNECTING' ? 'reconnecting' : 'down';
+  }
+
+  /** One uncached DNS exchange through the tunnel, in ms. */
+  measureDns(): Promise<number> {
+    return this.dns.measure(this.#healthDnsName);
+  }
+
+  /** Netstack TCP counters for a retransmission rate. */
+  tcpCounters(): { segmentsOut: number; retransmissions: number } {
+    const t = this.stack.stats.tcp;
+    return { segmentsOut: t.xmit, retransmissions: t.retransmissions };
   }
 
   /**
@@ -75,6 +149,7 @@ export class TunnelEgress implements Egress {
       signal?.throwIfAborted();
       try {
         await this.stack.ping(gateway, { timeoutMs: 1000 });
+        this.#gatewayAnswers = true;
         return;
       } catch {
         if (this.client.state !== 'CONNECTED') throw new GatehopError(ErrorCodes.EGRESS_FAILED, `tunnel to ${this.nodeId} went down while checking its path`);
@@ -126,8 +201,15 @@ export class TunnelEgress implements Egress {
     return new TunnelUdpSocket(this.stack.openUdp());
   }
 
+  #stopWatching(): void {
+    if (this.#liveness) clearInterval(this.#liveness);
+    this.#liveness = null;
+    this.#livenessHandlers.clear();
+  }
+
   #fail(reason: string): void {
     this.#state = 'closed';
+    this.#stopWatching();
     this.stack.close();
     for (const fn of [...this.#closeHandlers]) fn(reason);
     this.#closeHandlers.clear();
@@ -136,6 +218,7 @@ export class TunnelEgress implements Egress {
   async close(): Promise<void> {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
+    this.#stopWatching();
     this.stack.close();
     this.client.close();
     for (const fn of [...this.#closeHandlers]) fn('closed');

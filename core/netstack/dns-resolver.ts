@@ -83,6 +83,18 @@ export class DnsResolver {
     });
   }
 
+  /**
+   * One uncached exchange with the first server, timed: a health sample of the path. An answer that
+   * says "no such name" still counts (the server answered).
+   */
+  async measure(name: string): Promise<number> {
+    const server = this.#servers[0];
+    if (!server) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, 'no DNS server known for this tunnel');
+    const started = performance.now();
+    await this.#ask(server, name.toLowerCase());
+    return performance.now() - started;
+  }
+
   async #lookup(name: string): Promise<string[]> {
     if (this.#servers.length === 0) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `resolve ${name}: no DNS server known for this tunnel`);
     let lastError: Error | null = null;

@@ -103,6 +103,11 @@ export class TunnelClient extends EventEmitter<{
     }
   }
 
+  /** When the last data-channel packet (pings included) arrived from the server; 0 before any. */
+  get lastReceivedAt(): number {
+    return this.#lastRecv;
+  }
+
   get state(): TunnelState {
     return this.#state;
   }

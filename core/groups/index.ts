@@ -1,0 +1,12 @@
+export { groupOptions, groupOptionsSchema, type GroupOptions } from './options.js';
+export { GROUP_NAME, SelectionState, type SelectionStore } from './selection.js';
+export {
+  SwitchController,
+  type ControllerEvent,
+  type NodeTunnel,
+  type OpenTunnel,
+  type SwitchControllerDeps,
+  type SwitchKind,
+  type SwitchRecord,
+  type SwitchState,
+} from './switch-controller.js';

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+
+/** Node groups and switching (config `groups:`). */
+export const groupOptionsSchema = z
+  .object({
+    /** auto: the URL-test group picks; manual: the user's pinned node (the selector group). */
+    mode: z.enum(['auto', 'manual']).default('auto'),
+    /** Manual mode's node when none was persisted yet. */
+    defaultNode: z.string().min(1).optional(),
+    /** A pinned node that fails: move traffic to the best node, remember the pin, return when it recovers. */
+    fallbackWhenPinnedFails: z.boolean().default(true),
+    /** Keep the next-best node's tunnel up so a switch needs no handshake. */
+    warmStandby: z.boolean().default(false),
+    /** Candidates tried per switch before it counts as failed. */
+    maxAttempts: z.number().int().min(1).default(3),
+    connectTimeoutMs: z.number().int().positive().default(20_000),
+    urlTest: z
+      .object({
+        url: z.string().url().default('http://cp.cloudflare.com/generate_204'),
+        intervalMs: z.number().int().min(1_000).default(180_000),
+        /** A node must be faster than the current one by more than this to win. */
+        toleranceMs: z.number().int().min(0).default(50),
+        timeoutMs: z.number().int().positive().default(5_000),
+        /** No sessions for this long pauses testing; the next session resumes it. */
+        idleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type GroupOptions = z.infer<typeof groupOptionsSchema>;
+
+export function groupOptions(input: z.input<typeof groupOptionsSchema> = {}): GroupOptions {
+  return Object.freeze(groupOptionsSchema.parse(input));
+}

@@ -1,0 +1,532 @@
+import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import type { Egress, EgressManager } from '../egress/index.js';
+import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource } from '../health/index.js';
+import { urlTest, type RankedNode, type Ranking, type Selector } from '../selector/index.js';
+import type { VpnGateNode } from '../vpngate/index.js';
+import type { GroupOptions } from './options.js';
+import type { SelectionState } from './selection.js';
+
+/** A tunnel to one node, as the controller needs it (TunnelEgress is one). */
+export interface NodeTunnel extends Egress, HealthSource {
+  readonly nodeId: string;
+  /** False while the server has been silent past the liveness limit. */
+  readonly responsive: boolean;
+  onClose(fn: (reason: string) => void): () => void;
+  onLiveness(fn: (responsive: boolean, quietMs: number) => void): () => void;
+}
+
+export type OpenTunnel = (node: VpnGateNode, opts: { signal: AbortSignal; timeoutMs: number; id: string }) => Promise<NodeTunnel>;
+
+export type SwitchState = 'idle' | 'selecting' | 'connecting' | 'promoting' | 'draining';
+
+/**
+ * user: an explicit request (API, tray); urgent: the active tunnel died or went quiet, or there is
+ * none; auto: health or a better node (subject to the anti-flap policy).
+ */
+export type SwitchKind = 'user' | 'auto' | 'urgent';
+
+export interface SwitchRecord {
+  id: number;
+  at: number;
+  kind: SwitchKind;
+  reason: string;
+  from: string | null;
+  to: string | null;
+  outcome: 'switched' | 'failed' | 'no-candidate' | 'skipped';
+  durationMs: number;
+  error?: string;
+}
+
+export type ControllerEvent =
+  | { type: 'state'; state: SwitchState; switchId: number; reason: string }
+  | { type: 'switch'; record: SwitchRecord }
+  | { type: 'pin-failed'; nodeId: string; reason: string }
+  | { type: 'mode'; mode: 'auto' | 'manual'; pinned: string | null }
+  | { type: 'url-test'; nodeId: string; ms: number | null };
+
+export interface SwitchControllerDeps {
+  manager: EgressManager;
+  selector: Selector;
+  /** The current node pool. */
+  nodes: () => readonly VpnGateNode[];
+  open: OpenTunnel;
+  selection: SelectionState;
+  options: GroupOptions;
+  health: HealthOptions;
+  logger: Logger;
+}
+
+interface Held {
+  node: VpnGateNode;
+  egress: NodeTunnel;
+  since: number;
+  off: Array<() => void>;
+}
+
+const HISTORY = 50;
+
+/**
+ * Make-before-break switching: Idle → Selecting → Connecting → Promoting → Draining → Idle. The old
+ * egress keeps serving until Promoting; a candidate that fails in Connecting keeps the old one,
+ * is penalised in history, and automatic switching backs off (30 s doubling to 480 s). Every
+ * transition is logged at info with its reason.
+ *
+ * Triggers: the active tunnel dying or going quiet (urgent), the health monitor (auto), the
+ * periodic URL test / re-rank (auto: the selector group's pin returning, or the URL-test group's
+ * clearly better node), and the user (switchNow, setMode).
+ */
+export class SwitchController {
+  #state: SwitchState = 'idle';
+  #active: Held | null = null;
+  #standby: Held | null = null;
+  #standbyOpening: Promise<void> | null = null;
+  #running: { id: number; done: Promise<SwitchRecord> } | null = null;
+  #followUp: { reason: string } | null = null;
+  #seq = 0;
+  #tunnelSeq = 0;
+  #tick: NodeJS.Timeout | null = null;
+  #retry: NodeJS.Timeout | null = null;
+  #evaluating = false;
+  #stopped = false;
+  #lastBusyAt = Date.now();
+  #leasesSeen = 0;
+  #pinFailed: string | null = null;
+  readonly #abort = new AbortController();
+  readonly #listeners = new Set<(ev: ControllerEvent) => void>();
+  readonly #policy: SwitchPolicy;
+  readonly #monitor: HealthMonitor;
+  readonly #log: Logger;
+  readonly history: SwitchRecord[] = [];
+  readonly counts = { switched: 0, failed: 0, byReason: {} as Record<string, number> };
+  /** The latest URL-test delay per node (ms; null = failed). */
+  readonly urlDelays = new Map<string, { ms: number | null; at: number }>();
+
+  constructor(private readonly deps: SwitchControllerDeps) {
+    this.#log = deps.logger.child({ component: 'switch' });
+    this.#policy = new SwitchPolicy(deps.health);
+    this.#monitor = new HealthMonitor(deps.health, { onUnhealthy: (source, reason) => this.#onUnhealthy(source, reason) }, deps.logger);
+  }
+
+  get state(): SwitchState {
+    return this.#state;
+  }
+
+  get active(): { node: VpnGateNode; egress: NodeTunnel; since: number } | null {
+    return this.#active && { node: this.#active.node, egress: this.#active.egress, since: this.#active.since };
+  }
+
+  get standby(): { node: VpnGateNode; egress: NodeTunnel; since: number } | null {
+    return this.#standby && { node: this.#standby.node, egress: this.#standby.egress, since: this.#standby.since };
+  }
+
+  get mode(): 'auto' | 'manual' {
+    return this.deps.selection.mode;
+  }
+
+  get pinned(): string | null {
+    return this.deps.selection.pinned;
+  }
+
+  /** The pinned node that failed and is being stood in for (manual mode with fallback), if any. */
+  get pinFailed(): string | null {
+    return this.#pinFailed;
+  }
+
+  get switching(): number | null {
+    return this.#running?.id ?? null;
+  }
+
+  get lastSwitch(): SwitchRecord | null {
+    return this.history.at(-1) ?? null;
+  }
+
+  onEvent(fn: (ev: ControllerEvent) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  /** Brings the first tunnel up and starts the periodic URL test. */
+  start(): void {
+    void this.#begin('startup', 'urgent');
+    this.#tick = setInterval(() => void this.evaluate(), this.deps.options.urlTest.intervalMs);
+    this.#tick.unref();
+  }
+
+  /**
+   * An explicit switch: with `nodeId`, pin it (manual mode) and switch to it; without, to the best
+   * candidate now. Throws GH_ERR_SWITCH_IN_PROGRESS while one runs, GH_ERR_NODE_UNKNOWN for a node
+   * not in the pool.
+   */
+  switchNow(opts: { nodeId?: string; reason?: string } = {}): { switchId: number; done: Promise<SwitchRecord> } {
+    if (this.#running) throw new GatehopError(ErrorCodes.SWITCH_IN_PROGRESS, `switch ${this.#running.id} is in progress`);
+    if (opts.nodeId !== undefined) {
+      if (!this.deps.nodes().some((n) => n.id === opts.nodeId)) throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${opts.nodeId} in the pool`);
+      this.deps.selection.pin(opts.nodeId);
+      this.#pinFailed = null;
+      this.#emit({ type: 'mode', mode: 'manual', pinned: opts.nodeId });
+    }
+    const reason = opts.reason ?? (opts.nodeId ? `user picked ${opts.nodeId}` : 'user asked for the best node');
+    return this.#begin(reason, 'user', opts.nodeId);
+  }
+
+  /** Auto (URL-test group) or manual (selector group); persisted. Manual with a pin goes to it. */
+  setMode(auto: boolean): void {
+    this.deps.selection.setMode(auto ? 'auto' : 'manual');
+    this.#emit({ type: 'mode', mode: this.mode, pinned: this.pinned });
+    this.#log.info({ event: 'mode-changed', mode: this.mode, pinned: this.pinned }, `mode ${this.mode}`);
+    const pinned = this.pinned;
+    if (!auto && pinned && this.#active?.node.id !== pinned && !this.#running) void this.#begin(`manual mode: pinned ${pinned}`, 'user', pinned);
+  }
+
+  // ---- the state machine ----
+
+  #begin(reason: string, kind: SwitchKind, nodeId?: string): { switchId: number; done: Promise<SwitchRecord> } {
+    if (this.#running) {
+      if (kind === 'urgent') this.#followUp = { reason };
+      return { switchId: this.#running.id, done: this.#running.done };
+    }
+    const id = ++this.#seq;
+    const done = this.#run(id, reason, kind, nodeId).finally(() => {
+      this.#running = null;
+      const next = this.#followUp;
+      this.#followUp = null;
+      if (next && !this.#stopped && (!this.#active || !this.#active.egress.responsive)) void this.#begin(next.reason, 'urgent');
+    });
+    this.#running = { id, done };
+    return { switchId: id, done };
+  }
+
+  #set(state: SwitchState, id: number, reason: string, fields: Record<string, unknown> = {}): void {
+    this.#state = state;
+    this.#log.info({ event: 'switch-state', switchId: id, state, reason, ...fields }, `switch ${id}: ${state} (${reason})`);
+    this.#emit({ type: 'state', state, switchId: id, reason });
+  }
+
+  async #run(id: number, reason: string, kind: SwitchKind, nodeId?: string): Promise<SwitchRecord> {
+    const started = Date.now();
+    const from = this.#active?.node.id ?? null;
+    const finish = (outcome: SwitchRecord['outcome'], to: string | null, error?: string): SwitchRecord => {
+      const record: SwitchRecord = { id, at: started, kind, reason, from, to, outcome, durationMs: Date.now() - started, ...(error ? { error } : {}) };
+      this.history.push(record);
+      if (this.history.length > HISTORY) this.history.shift();
+      if (outcome === 'switched') {
+        this.counts.switched++;
+        this.counts.byReason[kind] = (this.counts.byReason[kind] ?? 0) + 1;
+      } else if (outcome !== 'skipped') this.counts.failed++;
+      this.#set('idle', id, `${outcome}${to ? ` to ${to}` : ''}`, { outcome, from, to, durationMs: record.durationMs });
+      this.#emit({ type: 'switch', record });
+      return record;
+    };
+    try {
+      this.#set('selecting', id, reason, { kind, from });
+      const candidates = await this.#candidates(kind, nodeId);
+      if (this.#stopped) return finish('skipped', null, 'stopped');
+      if (candidates.length === 0) {
+        this.#afterFailure(kind, id, 'no candidate node');
+        return finish('no-candidate', null, 'no candidate node');
+      }
+      const attempts = nodeId ? 1 : this.deps.options.maxAttempts;
+      for (const node of candidates.slice(0, attempts)) {
+        this.#set('connecting', id, `trying ${node.id}`, { nodeId: node.id });
+        const egress = await this.#connect(node, id);
+        if (this.#stopped) {
+          await egress?.close();
+          return finish('skipped', null, 'stopped');
+        }
+        if (!egress) {
+          if (node.id === this.pinned && node.id !== from) this.#pinnedFailed(node.id, 'its tunnel did not come up');
+          continue;
+        }
+        this.#set('promoting', id, `${node.id} is up`, { nodeId: node.id, egressId: egress.id });
+        const old = this.#promote(node, egress, reason);
+        this.#policy.recordSwitch();
+        if (node.id === this.pinned) this.#pinFailed = null;
+        const draining = this.deps.manager.draining.find((d) => d.egress === old?.egress);
+        this.#set('draining', id, old ? `${old.node.id} keeps ${draining?.sessions ?? 0} sessions until they end` : 'nothing to drain', { previous: old?.node.id ?? null, sessions: draining?.sessions ?? 0 });
+        void this.#refreshStandby();
+        return finish('switched', node.id);
+      }
+      this.#afterFailure(kind, id, 'every candidate failed');
+      return finish('failed', null, 'every candidate failed');
+    } catch (err) {
+      this.#log.error({ event: 'switch-error', switchId: id, err: (err as Error).message }, 'switch failed unexpectedly');
+      this.#afterFailure(kind, id, (err as Error).message);
+      return finish('failed', null, (err as Error).message);
+    }
+  }
+
+  /** The nodes to try, best first, never the active one. */
+  async #candidates(kind: SwitchKind, nodeId?: string): Promise<VpnGateNode[]> {
+    const pool = this.deps.nodes();
+    const activeId = this.#active?.node.id;
+    if (nodeId) return pool.filter((n) => n.id === nodeId && n.id !== activeId);
+    const ranking = await this.#ranking(kind);
+    const ranked = ranking.ranked.map((r) => r.node).filter((n) => n.id !== activeId);
+    const pinned = this.pinned;
+    if (this.mode === 'manual' && pinned && pinned !== activeId) {
+      const pin = pool.find((n) => n.id === pinned);
+      const pinUsable = pin && !ranking.excluded.some((e) => e.nodeId === pinned && e.reason === 'backoff');
+      const rest = this.deps.options.fallbackWhenPinnedFails ? ranked.filter((n) => n.id !== pinned) : [];
+      if (pin && pinUsable) return [pin, ...rest];
+      if (pin) this.#pinnedFailed(pinned, 'it is backing off after failures');
+      else this.#pinnedFailed(pinned, 'it is not in the node list');
+      return rest;
+    }
+    return ranked;
+  }
+
+  /** Urgent switches use the last ranking at once (and refresh it behind); others rank if it is stale. */
+  async #ranking(kind: SwitchKind): Promise<Ranking> {
+    const { selector } = this.deps;
+    const last = selector.last;
+    if (last && last.ranked.length > 0 && (kind === 'urgent' || Date.now() - last.at < 60_000)) {
+      if (kind === 'urgent') void selector.rank(this.deps.nodes()).catch(() => {});
+      return last;
+    }
+    return selector.rank(this.deps.nodes());
+  }
+
+  async #connect(node: VpnGateNode, switchId: number): Promise<NodeTunnel | null> {
+    const standby = this.#standby;
+    if (standby?.node.id === node.id && standby.egress.state !== 'closed') {
+      this.#standby = null;
+      for (const off of standby.off) off();
+      this.#log.info({ event: 'standby-used', switchId, nodeId: node.id }, `warm standby ${node.id} takes over without a handshake`);
+      return standby.egress;
+    }
+    const started = Date.now();
+    try {
+      const egress = await this.deps.open(node, { signal: this.#abort.signal, timeoutMs: this.deps.options.connectTimeoutMs, id: `tunnel-${++this.#tunnelSeq}` });
+      this.deps.selector.recordSuccess(node.id, { connectMs: Date.now() - started });
+      return egress;
+    } catch (err) {
+      if (this.#stopped) return null;
+      const h = this.deps.selector.recordFailure(node.id);
+      this.#log.info(
+        { event: 'switch-candidate-failed', switchId, nodeId: node.id, err: (err as Error).message, durationMs: Date.now() - started, backoffUntil: h.backoffUntil },
+        `${node.id} did not come up: ${(err as Error).message}`,
+      );
+      return null;
+    }
+  }
+
+  /** Makes `egress` active (the manager drains the old one) and watches it. Returns what was active. */
+  #promote(node: VpnGateNode, egress: NodeTunnel, reason: string): Held | null {
+    const old = this.#active;
+    for (const off of old?.off ?? []) off();
+    const held: Held = { node, egress, since: Date.now(), off: [] };
+    held.off.push(
+      egress.onClose((why) => this.#onActiveClosed(held, why)),
+      egress.onLiveness((responsive, quietMs) => {
+        if (!responsive && this.#active === held) void this.#begin(`active node ${node.id} silent for ${Math.round(quietMs / 1000)} s`, 'urgent');
+      }),
+    );
+    this.#active = held;
+    this.deps.manager.setActive(egress, `${reason} → ${node.id}`);
+    this.#log.info({ event: 'tunnel-active', nodeId: node.id, egressId: egress.id, previous: old?.node.id ?? null }, `new sessions leave through ${node.id}`);
+    this.#monitor.watch(egress);
+    return old;
+  }
+
+  #onActiveClosed(held: Held, why: string): void {
+    if (this.#active !== held || this.#stopped) return;
+    for (const off of held.off) off();
+    this.#active = null;
+    this.#monitor.watch(null);
+    this.deps.manager.clearActive(held.egress, why);
+    this.deps.selector.recordFailure(held.node.id);
+    if (held.node.id === this.pinned) this.#pinnedFailed(held.node.id, why);
+    void this.#begin(`active node ${held.node.id} died: ${why}`, 'urgent');
+  }
+
+  #onUnhealthy(source: HealthSource, reason: string): void {
+    if (this.#active?.egress !== source || this.#running || this.#stopped) return;
+    const verdict = this.#policy.mayAutoSwitch();
+    if (!verdict.ok) {
+      this.#log.info({ event: 'switch-held', reason, why: verdict.reason }, `not switching yet: ${verdict.reason}`);
+      return;
+    }
+    void this.#begin(`active node ${this.#active.node.id} unhealthy: ${reason}`, 'auto');
+  }
+
+  #pinnedFailed(nodeId: string, why: string): void {
+    if (this.#pinFailed === nodeId) return;
+    this.#pinFailed = nodeId;
+    const fallback = this.deps.options.fallbackWhenPinnedFails;
+    this.#log.warn(
+      { event: 'pinned-node-failed', nodeId, reason: why, fallback },
+      fallback ? `pinned node ${nodeId} failed (${why}); using the best node until it recovers` : `pinned node ${nodeId} failed (${why})`,
+    );
+    this.#emit({ type: 'pin-failed', nodeId, reason: why });
+  }
+
+  /** After a failed switch: automatic switching backs off; with no active tunnel, retry then. */
+  #afterFailure(kind: SwitchKind, id: number, why: string): void {
+    const ms = this.#policy.recordFailure();
+    this.#log.info({ event: 'switch-backoff', switchId: id, kind, why, backoffMs: ms }, `switch ${id} failed (${why}); automatic switching waits ${Math.round(ms / 1000)} s`);
+    if (this.#active || this.#stopped) return;
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => {
+      this.#retry = null;
+      if (!this.#active && !this.#stopped) void this.#begin('no active tunnel: retrying', 'urgent');
+    }, ms);
+    this.#retry.unref();
+  }
+
+  // ---- the periodic URL test and re-evaluation ----
+
+  /**
+   * One round (the timer runs it every urlTest.intervalMs): URL-test the established tunnels, then
+   * in manual mode return to a recovered pin, in auto mode move to a clearly better node. Paused
+   * while no session has used the proxy for idleTimeoutMs.
+   */
+  async evaluate(): Promise<void> {
+    if (this.#evaluating || this.#stopped) return;
+    this.#evaluating = true;
+    try {
+      if (!this.#active) {
+        if (!this.#running && !this.#retry) void this.#begin('no active tunnel', 'urgent');
+        return;
+      }
+      const now = Date.now();
+      const leases = this.deps.manager.stats.leases;
+      if (this.deps.manager.activeSessions > 0 || leases !== this.#leasesSeen) this.#lastBusyAt = now;
+      this.#leasesSeen = leases;
+      if (now - this.#lastBusyAt > this.deps.options.urlTest.idleTimeoutMs) {
+        this.#log.debug({ event: 'url-test-paused', idleS: Math.round((now - this.#lastBusyAt) / 1000) }, 'no sessions: URL testing paused');
+        return;
+      }
+      await Promise.all([this.#active, this.#standby].filter((h): h is Held => h !== null).map((h) => this.#urlTest(h)));
+      if (this.#running) return;
+      if (this.mode === 'manual') await this.#returnToPin();
+      else await this.#lookForBetter();
+    } finally {
+      this.#evaluating = false;
+    }
+  }
+
+  async #urlTest(h: Held): Promise<void> {
+    const { url, timeoutMs } = this.deps.options.urlTest;
+    let ms: number | null = null;
+    try {
+      ms = await urlTest(async (host, port, o) => (await h.egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal: this.#abort.signal });
+      this.deps.selector.recordSuccess(h.node.id, { urlMs: ms });
+    } catch (err) {
+      if (this.#stopped) return;
+      this.deps.selector.recordFailure(h.node.id, 'url');
+      this.#log.info({ event: 'url-test-failed', nodeId: h.node.id, err: (err as Error).message }, `URL test through ${h.node.id} failed`);
+    }
+    this.urlDelays.set(h.node.id, { ms, at: Date.now() });
+    this.#emit({ type: 'url-test', nodeId: h.node.id, ms });
+  }
+
+  async #returnToPin(): Promise<void> {
+    const pinned = this.pinned;
+    if (!pinned || this.#active?.node.id === pinned) return;
+    if (!this.deps.nodes().some((n) => n.id === pinned)) return;
+    const ranking = await this.deps.selector.rank(this.deps.nodes());
+    if (!ranking.ranked.some((r) => r.node.id === pinned) || this.#running) return;
+    const verdict = this.#policy.mayAutoSwitch();
+    if (!verdict.ok) return;
+    void this.#begin(`pinned node ${pinned} answers again`, 'auto', pinned);
+  }
+
+  async #lookForBetter(): Promise<void> {
+    const active = this.#active!;
+    const ranking = await this.deps.selector.rank(this.deps.nodes());
+    if (this.#running || this.#active !== active) return;
+    const current = ranking.ranked.find((r) => r.node.id === active.node.id);
+    const best = ranking.ranked.find((r) => r.node.id !== active.node.id);
+    if (!best || !current) return;
+    const why = this.#better(best, current);
+    if (!why) return;
+    const verdict = this.#policy.mayAutoSwitch();
+    if (!verdict.ok) {
+      this.#log.info({ event: 'switch-held', candidate: best.node.id, why: verdict.reason }, `a better node waits: ${verdict.reason}`);
+      return;
+    }
+    void this.#begin(why, 'auto', best.node.id);
+  }
+
+  /**
+   * The URL-test group's rule: the candidate scores clearly better (anti-flap margin) AND is faster
+   * by more than the tolerance: by URL test when both tunnels were tested, else by probe RTT.
+   */
+  #better(candidate: RankedNode, current: RankedNode): string | null {
+    if (!this.#policy.isClearlyBetter(candidate.terms.total, current.terms.total)) return null;
+    const tol = this.deps.options.urlTest.toleranceMs;
+    const urlC = this.urlDelays.get(candidate.node.id)?.ms;
+    const urlA = this.urlDelays.get(current.node.id)?.ms;
+    const [c, a, how] = urlC != null && urlA != null ? [urlC, urlA, 'URL test'] : [candidate.terms.rttMs, current.terms.rttMs, 'probe'];
+    if (c === null || a === null || a - c <= tol) return null;
+    return `better node ${candidate.node.id}: score ${candidate.terms.total.toFixed(1)} vs ${current.terms.total.toFixed(1)}, ${how} ${Math.round(c)} vs ${Math.round(a)} ms`;
+  }
+
+  // ---- warm standby ----
+
+  async #refreshStandby(): Promise<void> {
+    if (!this.deps.options.warmStandby || this.#stopped || this.#standbyOpening) return;
+    const activeId = this.#active?.node.id;
+    if (this.#standby && this.#standby.node.id !== activeId && this.#standby.egress.state !== 'closed') return;
+    this.#standbyOpening = (async () => {
+      const next = this.deps.selector.last?.ranked.find((r) => r.node.id !== activeId)?.node;
+      if (!next) return;
+      try {
+        const egress = await this.deps.open(next, { signal: this.#abort.signal, timeoutMs: this.deps.options.connectTimeoutMs, id: `standby-${++this.#tunnelSeq}` });
+        if (this.#stopped || this.#active?.node.id === next.id) {
+          await egress.close();
+          return;
+        }
+        const held: Held = { node: next, egress, since: Date.now(), off: [] };
+        held.off.push(
+          egress.onClose((why) => {
+            if (this.#standby !== held) return;
+            this.#standby = null;
+            this.#log.info({ event: 'standby-lost', nodeId: next.id, reason: why }, `warm standby ${next.id} closed`);
+            void this.#refreshStandby();
+          }),
+        );
+        await this.#dropStandby('replaced');
+        this.#standby = held;
+        this.#log.info({ event: 'standby-ready', nodeId: next.id, egressId: egress.id }, `warm standby ${next.id} is up`);
+      } catch (err) {
+        if (!this.#stopped) this.#log.info({ event: 'standby-failed', nodeId: next.id, err: (err as Error).message }, `warm standby ${next.id} did not come up`);
+      }
+    })().finally(() => (this.#standbyOpening = null));
+    await this.#standbyOpening;
+  }
+
+  async #dropStandby(why: string): Promise<void> {
+    const s = this.#standby;
+    if (!s) return;
+    this.#standby = null;
+    for (const off of s.off) off();
+    this.#log.info({ event: 'standby-closed', nodeId: s.node.id, reason: why }, `warm standby ${s.node.id} closed`);
+    await s.egress.close();
+  }
+
+  #emit(ev: ControllerEvent): void {
+    for (const fn of [...this.#listeners]) {
+      try {
+        fn(ev);
+      } catch (err) {
+        this.#log.error({ event: 'listener-failed', err: (err as Error).message }, 'a switch event listener threw');
+      }
+    }
+  }
+
+  /** Stops every timer and any switch in flight; the manager closes the egresses. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#abort.abort();
+    if (this.#tick) clearInterval(this.#tick);
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#tick = this.#retry = null;
+    this.#monitor.stop();
+    for (const off of this.#active?.off ?? []) off();
+    await this.#running?.done.catch(() => {});
+    await this.#standbyOpening;
+    await this.#dropStandby('shutdown');
+  }
+}

@@ -1,0 +1,86 @@
+import type { Logger } from '../common/index.js';
+import type { HealthOptions } from './options.js';
+import { countersOf, diffCounters, scoreWindow, type HealthCounters, type HealthSource, type WindowScore } from './window-score.js';
+
+export interface HealthMonitorEvents {
+  /** Every window, for status views and metrics. */
+  onWindow?(source: HealthSource, w: WindowScore & { consecutiveBad: number; dnsMs: number | null }): void;
+  /** `badWindows` bad windows in a row: the controller should look for a better node. */
+  onUnhealthy(source: HealthSource, reason: string): void;
+}
+
+/**
+ * Samples the active egress once per window and asks for a switch after enough bad windows in a
+ * row. It decides nothing else: whether and where to switch is the switch controller's (with its
+ * anti-flap policy). L1 reconnects stay inside core/ovpn; a reconnecting link only scores 0 here.
+ */
+export class HealthMonitor {
+  #source: HealthSource | null = null;
+  #before: HealthCounters | null = null;
+  #consecutiveBad = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #sampling = false;
+  readonly #log: Logger;
+
+  constructor(
+    private readonly opts: HealthOptions,
+    private readonly events: HealthMonitorEvents,
+    logger: Logger,
+  ) {
+    this.#log = logger.child({ component: 'health' });
+  }
+
+  /** Watches `source` from now on (null: nothing to watch); the count of bad windows starts over. */
+  watch(source: HealthSource | null): void {
+    this.#source = source;
+    this.#before = source ? countersOf(source) : null;
+    this.#consecutiveBad = 0;
+    if (source && !this.#timer) {
+      this.#timer = setInterval(() => void this.sample(), this.opts.intervalMs);
+      this.#timer.unref();
+    }
+    if (!source) this.#stopTimer();
+  }
+
+  get consecutiveBad(): number {
+    return this.#consecutiveBad;
+  }
+
+  /** One window now (the timer calls this; tests may too). */
+  async sample(): Promise<WindowScore | null> {
+    const source = this.#source;
+    if (!source || this.#sampling) return null;
+    this.#sampling = true;
+    try {
+      const link = source.linkState();
+      const dnsMs = link === 'up' ? await source.measureDns().catch(() => null) : null;
+      if (source !== this.#source) return null; // replaced while we measured
+      const now = countersOf(source);
+      const w = scoreWindow({ link, dnsMs, sessionsActive: source.stats.sessionsActive, delta: diffCounters(now, this.#before!) }, this.opts);
+      this.#before = now;
+      this.#consecutiveBad = w.bad ? this.#consecutiveBad + 1 : 0;
+      const fields = { event: 'health-window', egressId: source.id, score: Math.round(w.score * 100) / 100, reasons: w.reasons, consecutiveBad: this.#consecutiveBad, dnsMs: dnsMs === null ? null : Math.round(dnsMs) };
+      if (w.bad) this.#log.info(fields, `egress ${source.id} window bad (${w.reasons.join(', ')})`);
+      else this.#log.debug(fields, 'health window');
+      this.events.onWindow?.(source, { ...w, consecutiveBad: this.#consecutiveBad, dnsMs });
+      if (this.#consecutiveBad >= this.opts.badWindows) {
+        const reason = `${this.#consecutiveBad} bad health windows (${w.reasons.join(', ')})`;
+        this.#consecutiveBad = 0;
+        this.events.onUnhealthy(source, reason);
+      }
+      return w;
+    } finally {
+      this.#sampling = false;
+    }
+  }
+
+  #stopTimer(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  stop(): void {
+    this.#source = null;
+    this.#stopTimer();
+  }
+}

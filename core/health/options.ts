@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/** Health sampling and anti-flap thresholds; every one configurable (config `health:`). */
+export const healthOptionsSchema = z
+  .object({
+    /** One sample (a window) of the active egress this often. */
+    intervalMs: z.number().int().min(100).default(15_000),
+    /** Consecutive bad windows before a switch is requested; a single bad sample never does. */
+    badWindows: z.number().int().min(1).default(3),
+    /** A window scoring below this (0..1) is bad. */
+    threshold: z.number().min(0).max(1).default(0.5),
+    /** An in-tunnel DNS answer slower than this costs the window. */
+    dnsSlowMs: z.number().int().positive().default(1_500),
+    /** CONNECT attempts in a window before their failure rate counts. */
+    minConnectAttempts: z.number().int().min(1).default(3),
+    /** A failure rate above this costs the window. */
+    maxConnectFailureRate: z.number().min(0).max(1).default(0.5),
+    /** Netstack retransmissions per segment sent above this cost the window (with enough segments). */
+    maxRetransmissionRate: z.number().min(0).max(1).default(0.25),
+    minSegments: z.number().int().min(1).default(100),
+    /** Anti-flap: automatic switches at most this often. */
+    minSwitchIntervalMs: z.number().int().min(0).default(60_000),
+    /** Anti-flap: a candidate must score this much better (0.2 = 20 %) than the current node. */
+    betterBy: z.number().min(0).default(0.2),
+    /** After a failed switch, automatic switching waits this long, doubling up to the max. */
+    failureBackoffMs: z.number().int().min(0).default(30_000),
+    failureBackoffMaxMs: z.number().int().min(0).default(480_000),
+  })
+  .strict();
+
+export type HealthOptions = z.infer<typeof healthOptionsSchema>;
+
+export function healthOptions(input: z.input<typeof healthOptionsSchema> = {}): HealthOptions {
+  return Object.freeze(healthOptionsSchema.parse(input));
+}

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../core/common/index.js';
+import { HealthMonitor, healthOptions, scoreWindow, SwitchPolicy, type HealthSource } from '../../core/health/index.js';
+
+const opts = healthOptions();
+const quiet = { bytes: 1000, connects: 0, failures: 0, segmentsOut: 0, retransmissions: 0 };
+
+describe('health window score', () => {
+  it('a fine window scores 1; a link that is down or reconnecting vetoes with 0', () => {
+    expect(scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 1, delta: quiet }, opts)).toMatchObject({ score: 1, bad: false });
+    expect(scoreWindow({ link: 'reconnecting', dnsMs: 20, sessionsActive: 0, delta: quiet }, opts)).toMatchObject({ score: 0, bad: true, reasons: ['link reconnecting'] });
+  });
+
+  it('each symptom takes its share, and one symptom alone is not a bad window', () => {
+    const slowDns = scoreWindow({ link: 'up', dnsMs: 2_000, sessionsActive: 0, delta: quiet }, opts);
+    expect(slowDns).toMatchObject({ score: 0.75, bad: false });
+    const stall = scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 3, delta: { ...quiet, bytes: 0 } }, opts);
+    expect(stall).toMatchObject({ score: 0.7, bad: false });
+    const failing = scoreWindow({ link: 'up', dnsMs: null, sessionsActive: 3, delta: { ...quiet, bytes: 0, connects: 4, failures: 3 } }, opts);
+    expect(failing.bad).toBe(true);
+    expect(failing.reasons).toEqual(['dns failed', '3/4 connects failed', 'stall: 3 sessions, no bytes']);
+    const retrans = scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 1, delta: { ...quiet, segmentsOut: 1000, retransmissions: 400 } }, opts);
+    expect(retrans.reasons).toEqual(['retransmitting 40 %']);
+    // Too few CONNECTs to judge a failure rate.
+    expect(scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 0, delta: { ...quiet, connects: 2, failures: 2 } }, opts).score).toBe(1);
+  });
+});
+
+function fakeSource(): HealthSource & { link: 'up' | 'reconnecting' | 'down'; dns: number | null } {
+  const s = {
+    id: 'e1',
+    link: 'up' as 'up' | 'reconnecting' | 'down',
+    dns: 10 as number | null,
+    stats: { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 },
+    linkState: () => s.link,
+    measureDns: async () => {
+      if (s.dns === null) throw new Error('no answer');
+      return s.dns;
+    },
+    tcpCounters: () => ({ segmentsOut: 0, retransmissions: 0 }),
+  };
+  return s;
+}
+
+describe('HealthMonitor', () => {
+  it('asks for a switch only after badWindows bad windows in a row; a good window starts the count over', async () => {
+    const asked: string[] = [];
+    const m = new HealthMonitor(healthOptions({ intervalMs: 60_000 }), { onUnhealthy: (_s, r) => asked.push(r) }, silentLogger());
+    const src = fakeSource();
+    m.watch(src);
+    src.link = 'reconnecting';
+    await m.sample();
+    await m.sample();
+    src.link = 'up';
+    await m.sample(); // good: back to zero
+    expect(m.consecutiveBad).toBe(0);
+    src.link = 'down';
+    await m.sample();
+    await m.sample();
+    expect(asked).toEqual([]);
+    await m.sample();
+    expect(asked).toEqual(['3 bad health windows (link down)']);
+    m.stop();
+  });
+
+  it('a single bad sample never asks', async () => {
+    const asked: string[] = [];
+    const m = new HealthMonitor(healthOptions({ intervalMs: 60_000 }), { onUnhealthy: (_s, r) => asked.push(r) }, silentLogger());
+    const src = fakeSource();
+    m.watch(src);
+    for (let i = 0; i < 20; i++) {
+      src.link = i % 3 === 0 ? 'down' : 'up';
+      await m.sample();
+    }
+    expect(asked).toEqual([]);
+    m.stop();
+  });
+});
+
+describe('SwitchPolicy (anti-flap)', () => {
+  it('keeps a minimum interval between automatic switches', () => {
+    const p = new SwitchPolicy(healthOptions());
+    expect(p.mayAutoSwitch(1_000_000).ok).toBe(true);
+    p.recordSwitch(1_000_000);
+    expect(p.mayAutoSwitch(1_030_000)).toMatchObject({ ok: false });
+    expect(p.mayAutoSwitch(1_060_000).ok).toBe(true);
+  });
+
+  it('wants a candidate 20 % better', () => {
+    const p = new SwitchPolicy(healthOptions());
+    expect(p.isClearlyBetter(119, 100)).toBe(false);
+    expect(p.isClearlyBetter(121, 100)).toBe(true);
+    expect(p.isClearlyBetter(-5, -10)).toBe(true);
+  });
+
+  it('backs off 30 s doubling to 480 s after failed switches, and a switch resets it', () => {
+    const p = new SwitchPolicy(healthOptions());
+    expect([1, 2, 3, 4, 5, 6].map(() => p.recordFailure(0))).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 480_000]);
+    expect(p.mayAutoSwitch(100_000).ok).toBe(false);
+    p.recordSwitch(0);
+    expect(p.recordFailure(0)).toBe(30_000);
+  });
+});

@@ -1,0 +1,198 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ErrorCodes, silentLogger } from '../../core/common/index.js';
+import { DirectEgress, EgressManager, UnavailableEgress } from '../../core/egress/index.js';
+import { groupOptions, SelectionState, SwitchController, type ControllerEvent, type NodeTunnel, type OpenTunnel } from '../../core/groups/index.js';
+import { healthOptions } from '../../core/health/index.js';
+import { Selector, selectorOptions } from '../../core/selector/index.js';
+import { Store } from '../../core/store/index.js';
+import type { VpnGateNode } from '../../core/vpngate/index.js';
+import { eventually } from '../helpers/fds.js';
+
+const log = silentLogger();
+
+function node(id: string): VpnGateNode {
+  return {
+    id, ip: '127.0.0.1', port: 1, proto: 'tcp', countryLong: 'Japan', countryShort: 'JP', score: 100_000, pingMs: 10, speedBps: 10_000_000,
+    numVpnSessions: 10, uptimeMs: 86_400_000, totalUsers: 1, totalTrafficBytes: 1, operator: '', profile: '', source: 'list',
+  };
+}
+
+/** A tunnel stand-in over the host network whose death and silence the test controls. */
+class FakeTunnel extends DirectEgress implements NodeTunnel {
+  responsive = true;
+  readonly #close = new Set<(r: string) => void>();
+  readonly #live = new Set<(ok: boolean, quietMs: number) => void>();
+  constructor(id: string, readonly nodeId: string) {
+    super(id);
+  }
+  onClose(fn: (r: string) => void): () => void {
+    this.#close.add(fn);
+    return () => this.#close.delete(fn);
+  }
+  onLiveness(fn: (ok: boolean, quietMs: number) => void): () => void {
+    this.#live.add(fn);
+    return () => this.#live.delete(fn);
+  }
+  linkState(): 'up' {
+    return 'up';
+  }
+  async measureDns(): Promise<number> {
+    return 1;
+  }
+  tcpCounters() {
+    return { segmentsOut: 0, retransmissions: 0 };
+  }
+  die(reason: string): void {
+    void this.close();
+    for (const fn of this.#close) fn(reason);
+  }
+  goQuiet(): void {
+    this.responsive = false;
+    for (const fn of this.#live) fn(false, 7_000);
+  }
+}
+
+interface World {
+  controller: SwitchController;
+  manager: EgressManager;
+  store: Store;
+  opened: FakeTunnel[];
+  events: ControllerEvent[];
+  failing: Set<string>;
+}
+
+const worlds: World[] = [];
+afterEach(async () => {
+  for (const w of worlds.splice(0)) {
+    await w.controller.stop();
+    await w.manager.close();
+    w.store.close();
+  }
+});
+
+/** Nodes a (fastest), b, c; `failing` nodes never come up. */
+function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0] } = {}): World {
+  const store = opts.store ?? new Store({ path: ':memory:', logger: log });
+  const rtts: Record<string, number> = { a: 5, b: 20, c: 80 };
+  const selector = new Selector(selectorOptions(), store, log, async (n) => ({ rttMs: rtts[n.id]!, samples: [rtts[n.id]!] }));
+  const manager = new EgressManager(new UnavailableEgress('none', 'no tunnel'), log);
+  const opened: FakeTunnel[] = [];
+  const failing = new Set<string>();
+  const open: OpenTunnel = async (n, o) => {
+    if (failing.has(n.id)) throw new Error(`${n.id} refused`);
+    const t = new FakeTunnel(o.id, n.id);
+    opened.push(t);
+    return t;
+  };
+  const nodes = [node('a'), node('b'), node('c')];
+  const groups = groupOptions({ urlTest: { intervalMs: 3_600_000 }, ...opts.groups });
+  const controller = new SwitchController({
+    manager, selector, nodes: () => nodes, open, options: groups, health: healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0 }), logger: log,
+    selection: new SelectionState(store, { mode: groups.mode, defaultNode: groups.defaultNode }, log),
+  });
+  const events: ControllerEvent[] = [];
+  controller.onEvent((e) => events.push(e));
+  const w = { controller, manager, store, opened, events, failing };
+  worlds.push(w);
+  return w;
+}
+
+const states = (w: World) => w.events.flatMap((e) => (e.type === 'state' ? [e.state] : []));
+const activeNode = (w: World) => (w.manager.active as FakeTunnel | null)?.nodeId ?? null;
+
+describe('SwitchController', () => {
+  it('brings the best node up through Selecting → Connecting → Promoting → Draining → Idle', async () => {
+    const w = world();
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    await eventually(() => w.controller.state === 'idle');
+    expect(states(w)).toEqual(['selecting', 'connecting', 'promoting', 'draining', 'idle']);
+    expect(w.controller.lastSwitch).toMatchObject({ outcome: 'switched', from: null, to: 'a', kind: 'urgent' });
+  });
+
+  it('a candidate that fails keeps the old node, is penalised in history, and the next one is tried', async () => {
+    const w = world();
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a');
+    await eventually(() => w.controller.state === 'idle');
+    w.failing.add('b');
+    const r = await w.controller.switchNow().done;
+    expect(r).toMatchObject({ outcome: 'switched', from: 'a', to: 'c' });
+    expect(w.store.history('b').consecutiveFailures).toBe(1);
+    w.failing.add('c');
+    w.failing.add('a');
+    const r2 = await w.controller.switchNow().done;
+    expect(r2.outcome).not.toBe('switched');
+    expect(activeNode(w)).toBe('c'); // the old one keeps serving
+  });
+
+  it('an explicit node pins it (manual mode, persisted); unknown nodes and concurrent switches are refused with codes', async () => {
+    const w = world();
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a');
+    await eventually(() => w.controller.state === 'idle');
+    expect(() => w.controller.switchNow({ nodeId: 'zz' })).toThrow(expect.objectContaining({ code: ErrorCodes.NODE_UNKNOWN }));
+    const { done } = w.controller.switchNow({ nodeId: 'c' });
+    expect(() => w.controller.switchNow()).toThrow(expect.objectContaining({ code: ErrorCodes.SWITCH_IN_PROGRESS }));
+    await done;
+    expect(activeNode(w)).toBe('c');
+    expect(w.store.selection('GATEHOP')).toEqual({ group: 'GATEHOP', nodeId: 'c', mode: 'manual' });
+  });
+
+  it('when the active tunnel dies, new sessions move at once; a failed pin falls back to the best and comes back when it recovers', async () => {
+    const w = world();
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a');
+    await w.controller.switchNow({ nodeId: 'b' }).done;
+    w.failing.add('b');
+    w.opened.find((t) => t.nodeId === 'b')!.die('server went away');
+    await eventually(() => activeNode(w) === 'a', 2_000, 'fallback to a');
+    expect(w.events).toContainEqual({ type: 'pin-failed', nodeId: 'b', reason: 'server went away' });
+    expect(w.controller.pinned).toBe('b'); // remembered
+    w.failing.delete('b');
+    w.store.saveHistory({ ...w.store.history('b'), backoffUntil: null }); // its backoff ran out
+    await w.controller.evaluate();
+    await eventually(() => activeNode(w) === 'b', 2_000, 'back to the pin');
+    expect(w.controller.pinFailed).toBeNull();
+  });
+
+  it('a silent active tunnel is replaced but keeps draining its sessions (make-before-break)', async () => {
+    const w = world();
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a');
+    await eventually(() => w.controller.state === 'idle');
+    const lease = w.manager.acquire();
+    const a = w.opened[0]!;
+    a.goQuiet();
+    await eventually(() => activeNode(w) === 'b', 2_000, 'b active');
+    expect(w.manager.draining.map((d) => d.egress)).toEqual([a]);
+    expect(a.state).not.toBe('closed');
+    lease.release();
+    expect(a.state).toBe('closed');
+  });
+
+  it('with warm standby the next-best tunnel is kept up and a switch to it needs no new tunnel', async () => {
+    const w = world({ groups: { warmStandby: true } });
+    w.controller.start();
+    await eventually(() => w.controller.standby?.node.id === 'b', 2_000, 'standby b');
+    const opens = w.opened.length;
+    const r = await w.controller.switchNow().done;
+    expect(r.to).toBe('b');
+    await eventually(() => w.controller.standby?.node.id === 'a', 2_000, 'a becomes the standby');
+    expect(w.opened.length).toBe(opens + 1); // only the new standby was opened
+  });
+
+  it('restores manual mode and the pin after a restart, and connects the pinned node first', async () => {
+    const store = new Store({ path: ':memory:', logger: log });
+    const w1 = world({ store });
+    w1.controller.start();
+    await eventually(() => activeNode(w1) === 'a');
+    await w1.controller.switchNow({ nodeId: 'c' }).done;
+    await w1.controller.stop();
+    const w2 = world({ store });
+    expect(w2.controller.mode).toBe('manual');
+    expect(w2.controller.pinned).toBe('c');
+    w2.controller.start();
+    await eventually(() => activeNode(w2) === 'c', 2_000, 'pinned c first');
+  });
+});
