@@ -110,9 +110,20 @@ export class EgressManager implements EgressSource {
   /** Makes `egress` active; the previous one drains (or closes at once with interruptExistingConnections). */
   setActive(egress: Egress, reason: string): void {
     const old = this.#active;
-    this.#active = { egress, leases: new Set(), drainTimer: null, drainingSince: null, graceEndsAt: 0 };
+    if (old?.egress === egress) return;
+    // A draining egress made active again keeps its sessions (switching back to a node whose tunnel
+    // is still up needs no new tunnel, and a server that allows one session per client is not asked for two).
+    const back = this.#draining.find((e) => e.egress === egress);
+    if (back) {
+      this.#draining.splice(this.#draining.indexOf(back), 1);
+      if (back.drainTimer) clearTimeout(back.drainTimer);
+      back.drainTimer = null;
+      back.drainingSince = null;
+      back.graceEndsAt = 0;
+    }
+    this.#active = back ?? { egress, leases: new Set(), drainTimer: null, drainingSince: null, graceEndsAt: 0 };
     this.stats.switches++;
-    this.#log.info({ event: 'egress-active', egressId: egress.id, previous: old?.egress.id ?? null, reason }, 'new sessions use a new egress');
+    this.#log.info({ event: 'egress-active', egressId: egress.id, previous: old?.egress.id ?? null, reason, reused: back !== undefined }, back ? 'a draining egress is active again' : 'new sessions use a new egress');
     this.#emit({ type: 'active', egress, previous: old?.egress ?? null, reason });
     if (old) this.#retire(old);
   }

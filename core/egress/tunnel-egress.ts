@@ -101,12 +101,19 @@ export class TunnelEgress implements Egress {
       if (quietMs >= askAfterMs && this.#gatewayAnswers && gateway && this.client.state === 'CONNECTED') {
         this.stack.ping(gateway, { timeoutMs: askAfterMs }).catch(() => {});
       }
-      const unresponsive = quietMs >= limitMs;
-      if (unresponsive === this.#unresponsive) return;
-      this.#unresponsive = unresponsive;
-      for (const fn of [...this.#livenessHandlers]) fn(!unresponsive, quietMs);
+      // A lost transport (L1 reconnecting) is silence for sure: no need to wait for the limit.
+      this.#setResponsive(!(this.client.state === 'RECONNECTING' || quietMs >= limitMs), quietMs);
     }, 500);
     this.#liveness.unref();
+    this.client.on('state', (st) => {
+      if (st === 'RECONNECTING') this.#setResponsive(false, Date.now() - this.client.lastReceivedAt);
+    });
+  }
+
+  #setResponsive(responsive: boolean, quietMs: number): void {
+    if (responsive === !this.#unresponsive || this.#state === 'closed') return;
+    this.#unresponsive = !responsive;
+    for (const fn of [...this.#livenessHandlers]) fn(responsive, quietMs);
   }
 
   /** Called with false when the server goes quiet past the limit, and with true when it is heard again. */

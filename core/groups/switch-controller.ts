@@ -98,13 +98,31 @@ export class SwitchController {
   readonly #log: Logger;
   readonly history: SwitchRecord[] = [];
   readonly counts = { switched: 0, failed: 0, byReason: {} as Record<string, number> };
+  /** Health windows of the active egress so far, and the latest one. */
+  readonly health: {
+    windows: number;
+    badWindows: number;
+    last: { egressId: string; score: number; reasons: string[]; consecutiveBad: number; dnsMs: number | null; at: number } | null;
+  } = { windows: 0, badWindows: 0, last: null };
   /** The latest URL-test delay per node (ms; null = failed). */
   readonly urlDelays = new Map<string, { ms: number | null; at: number }>();
 
   constructor(private readonly deps: SwitchControllerDeps) {
     this.#log = deps.logger.child({ component: 'switch' });
     this.#policy = new SwitchPolicy(deps.health);
-    this.#monitor = new HealthMonitor(deps.health, { onUnhealthy: (source, reason) => this.#onUnhealthy(source, reason) }, deps.logger);
+    this.#monitor = new HealthMonitor(
+      deps.health,
+      {
+        onUnhealthy: (source, reason) => this.#onUnhealthy(source, reason),
+        onWindow: (source, w) => {
+          const h = this.health;
+          h.windows++;
+          if (w.bad) h.badWindows++;
+          h.last = { egressId: source.id, score: w.score, reasons: w.reasons, consecutiveBad: w.consecutiveBad, dnsMs: w.dnsMs, at: Date.now() };
+        },
+      },
+      deps.logger,
+    );
   }
 
   get state(): SwitchState {
@@ -294,6 +312,12 @@ export class SwitchController {
       this.#log.info({ event: 'standby-used', switchId, nodeId: node.id }, `warm standby ${node.id} takes over without a handshake`);
       return standby.egress;
     }
+    // A tunnel to this node that is still draining is taken back instead of opening a second one.
+    const draining = this.deps.manager.draining.map((d) => d.egress as NodeTunnel).find((e) => e.nodeId === node.id && e.state !== 'closed' && e.responsive);
+    if (draining) {
+      this.#log.info({ event: 'draining-reused', switchId, nodeId: node.id, egressId: draining.id }, `${node.id}'s draining tunnel takes new sessions again`);
+      return draining;
+    }
     const started = Date.now();
     try {
       const egress = await this.deps.open(node, { signal: this.#abort.signal, timeoutMs: this.deps.options.connectTimeoutMs, id: `tunnel-${++this.#tunnelSeq}` });
@@ -469,7 +493,9 @@ export class SwitchController {
     const activeId = this.#active?.node.id;
     if (this.#standby && this.#standby.node.id !== activeId && this.#standby.egress.state !== 'closed') return;
     this.#standbyOpening = (async () => {
-      const next = this.deps.selector.last?.ranked.find((r) => r.node.id !== activeId)?.node;
+      // Not a node that still has a draining tunnel: some servers allow one session per client.
+      const busy = new Set(this.deps.manager.draining.map((d) => (d.egress as NodeTunnel).nodeId));
+      const next = this.deps.selector.last?.ranked.find((r) => r.node.id !== activeId && !busy.has(r.node.id))?.node;
       if (!next) return;
       try {
         const egress = await this.deps.open(next, { signal: this.#abort.signal, timeoutMs: this.deps.options.connectTimeoutMs, id: `standby-${++this.#tunnelSeq}` });

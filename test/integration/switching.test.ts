@@ -93,6 +93,22 @@ describe('switching egress under live sessions (make-before-break)', () => {
     expect(manager.stats.forceClosedSessions).toBe(1);
   });
 
+  it('switching back to an egress that is still draining makes it active again with its sessions', async () => {
+    const echo = servers.track(await startEchoServer());
+    const { a, b, manager, port } = await switchingProxy();
+    const { client } = await socksConnect(port, '127.0.0.1', echo.port);
+    client.write('.');
+    await client.read(1);
+    manager.setActive(b, 'away');
+    manager.setActive(a, 'back');
+    expect(manager.active).toBe(a);
+    expect(manager.activeSessions).toBe(1);
+    expect(manager.draining).toHaveLength(0); // b had no sessions: closed
+    client.write('still here');
+    expect((await client.read(10)).toString()).toBe('still here');
+    client.destroy();
+  });
+
   it('a third switch force-closes the oldest draining egress (at most two drain)', async () => {
     const echo = servers.track(await startEchoServer());
     const { a, b, manager, port } = await switchingProxy();

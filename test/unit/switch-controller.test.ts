@@ -171,6 +171,20 @@ describe('SwitchController', () => {
     expect(a.state).toBe('closed');
   });
 
+  it('switching back to a node whose tunnel is still draining takes that tunnel back instead of opening another', async () => {
+    const w = world();
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a');
+    await eventually(() => w.controller.state === 'idle');
+    const lease = w.manager.acquire(); // a session on a's tunnel
+    await w.controller.switchNow({ nodeId: 'b' }).done;
+    const opens = w.opened.length;
+    await w.controller.switchNow({ nodeId: 'a' }).done;
+    expect(w.opened.length).toBe(opens);
+    expect(w.manager.active).toBe(w.opened[0]);
+    lease.release();
+  });
+
   it('with warm standby the next-best tunnel is kept up and a switch to it needs no new tunnel', async () => {
     const w = world({ groups: { warmStandby: true } });
     w.controller.start();

@@ -1,0 +1,273 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import type { SwitchRecord } from '../../core/groups/index.js';
+import { curl } from '../helpers/curl.js';
+import { eventually, until } from '../helpers/fds.js';
+import { isRoot } from '../helpers/netns.js';
+import { socksGet } from '../helpers/socks-http.js';
+import { Rig } from '../rig/rig.js';
+
+/**
+ * Make-before-break switching against real SoftEther and OpenVPN servers: the core runs in this
+ * process (so the test can switch and read its counters); the load is real curl processes plus
+ * in-process short requests through the proxy's SOCKS5 port.
+ */
+describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
+  let rig: Rig;
+  let app: RunningApp | null = null;
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-switch-'));
+
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp', 'cbc-tcp'], bigMib: 2 });
+  }, 240_000);
+
+  afterEach(async () => {
+    await app?.stop();
+    app = null;
+  });
+
+  afterAll(() => rig?.down());
+
+  const exitOf = (nodeId: string): string => rig.state.nodes.find((n) => n.name === nodeId)!.exitAddress;
+  const nodeIds = (): string[] => rig.state.nodes.map((n) => n.name);
+
+  async function start(over: ConfigInput = {}, logName = 'gatehop.log'): Promise<RunningApp> {
+    const config = buildConfig({}, {
+      egress: 'vpngate',
+      api: [rig.state.apiUrl],
+      listen: '127.0.0.1:0',
+      admin: 'off',
+      dataDir,
+      logFile: 'off',
+      ...over,
+      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
+      switching: { healthDnsName: 'files.test', ...over.switching },
+    });
+    const logger = pino({ level: 'info', base: undefined }, pino.destination({ dest: join(dataDir, logName), sync: true }));
+    app = await startApp(config, logger);
+    await until(() => app!.controller!.active ?? undefined, 60_000, 'a first tunnel');
+    await eventually(() => app!.controller!.state === 'idle', 30_000, 'the first switch settled');
+    return app;
+  }
+
+  const port = (): number => app!.listening.proxy.port;
+
+  it('10 switches under 50 downloads and a short request every 50 ms: every download intact, no short request fails, new requests leave by the new node', async () => {
+    const a = await start({ switching: { maxDraining: 12 } }, 'load.log');
+    const c = a.controller!;
+    const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+    const downloads = Array.from({ length: 50 }, (_, i) =>
+      new Promise((r) => setTimeout(r, i * 60)).then(() => curl(['--max-time', '120', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')])),
+    );
+    const shorts: Array<{ startedAt: number; ip?: string; err?: string }> = [];
+    let running = true;
+    const shortLoop = (async () => {
+      const inflight: Promise<void>[] = [];
+      while (running) {
+        const rec: { startedAt: number; ip?: string; err?: string } = { startedAt: Date.now() };
+        shorts.push(rec);
+        inflight.push(
+          socksGet(port(), 'files.test', '/ip', 20_000).then(
+            (r) => void (r.status === 200 ? (rec.ip = r.body.toString()) : (rec.err = `status ${r.status}`)),
+            (err: Error) => void (rec.err = err.message),
+          ),
+        );
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await Promise.all(inflight);
+    })();
+
+    const switches: Array<{ startedAt: number; record: SwitchRecord }> = [];
+    const ids = nodeIds();
+    for (let k = 0; k < 10; k++) {
+      const current = c.active!.node.id;
+      const target = ids[(ids.indexOf(current) + 1) % ids.length]!;
+      const startedAt = Date.now();
+      const record = await c.switchNow({ nodeId: target, reason: `test switch ${k + 1}` }).done;
+      expect(record).toMatchObject({ outcome: 'switched', to: target });
+      switches.push({ startedAt, record });
+      // Let some requests run on this node before the next switch.
+      const settled = shorts.length;
+      await until(() => (shorts.slice(settled).filter((s) => s.ip).length >= 5 ? true : undefined), 20_000, 'requests on the new node');
+    }
+    running = false;
+    await shortLoop;
+    const results = await Promise.all(downloads);
+
+    for (const r of results) {
+      expect(r.stderr).toBe('');
+      expect(r.stdout.length).toBe(rig.state.bigBytes);
+      expect(sha(r.stdout)).toBe(rig.state.bigSha256);
+    }
+    expect(shorts.filter((s) => s.err)).toEqual([]);
+    // A request that started after switch k finished (and before switch k+1 began) left by k's node,
+    // never by an older one; k+1's only if its session took its egress after k+1 was promoted (this
+    // process hosts both the proxy and the load, so a session may start a little after its request).
+    for (let k = 0; k < switches.length; k++) {
+      const doneAt = switches[k]!.record.at + switches[k]!.record.durationMs;
+      const nextAt = switches[k + 1]?.startedAt ?? Number.POSITIVE_INFINITY;
+      const after = shorts.filter((s) => s.startedAt > doneAt && s.startedAt < nextAt);
+      expect(after.length).toBeGreaterThan(0);
+      const allowed = [switches[k]!.record.to!, switches[k + 1]?.record.to].filter((n): n is string => !!n).map(exitOf);
+      for (const s of after) expect(allowed).toContain(s.ip);
+      expect(after.filter((s) => s.ip === exitOf(switches[k]!.record.to!)).length).toBeGreaterThanOrEqual(5);
+    }
+    // Drained egresses close once their last session ends; none was cut short.
+    await eventually(() => a.manager!.draining.length === 0, 30_000, 'every drained egress closed');
+    expect(a.manager!.stats.forceClosedSessions).toBe(0);
+    expect(a.manager!.stats.drained).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('a session connected but idle at switch time finishes on the new node without error (zero-progress retry)', async () => {
+    const a = await start();
+    const c = a.controller!;
+    const { SocksClient } = await import('socks');
+    const { socket } = await SocksClient.createConnection({ proxy: { host: '127.0.0.1', port: port(), type: 5 }, command: 'connect', destination: { host: 'files.test', port: 80 } });
+    const from = c.active!.node.id;
+    const to = nodeIds().find((n) => n !== from)!;
+    await c.switchNow({ nodeId: to }).done;
+    await eventually(() => a.proxy.stats.zeroProgressRetries === 1, 10_000, 'the idle session re-dialled');
+    const parts: Buffer[] = [];
+    socket.on('data', (b: Buffer) => parts.push(b));
+    const ended = new Promise((r) => socket.once('end', r));
+    socket.write('GET /ip HTTP/1.0\r\nHost: files.test\r\n\r\n');
+    await ended;
+    const text = Buffer.concat(parts).toString();
+    expect(text).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(text.slice(text.indexOf('\r\n\r\n') + 4)).toBe(exitOf(to));
+  }, 120_000);
+
+  it('drain grace: a session still open when the grace ends is force-closed and counted, and the old tunnel is torn down', async () => {
+    const a = await start({ switching: { drainGraceMs: 2_000 } });
+    const c = a.controller!;
+    const { SocksClient } = await import('socks');
+    const { socket } = await SocksClient.createConnection({ proxy: { host: '127.0.0.1', port: port(), type: 5 }, command: 'connect', destination: { host: 'files.test', port: 80 } });
+    socket.write('GET /ip HTTP/1.1\r\nHost: files.test\r\n'); // an unfinished request: bytes moved, no answer yet
+    await eventually(() => a.proxy.stats.bytesUp > 0, 5_000, 'bytes sent');
+    const old = c.active!.egress as unknown as import('../../core/egress/index.js').TunnelEgress;
+    const closed = new Promise((r) => socket.once('close', r));
+    await c.switchNow({ nodeId: nodeIds().find((n) => n !== c.active!.node.id)! }).done;
+    expect(a.manager!.draining.map((d) => d.egress)).toContain(old);
+    await closed;
+    expect(a.manager!.stats.forceClosedSessions).toBe(1);
+    expect(a.manager!.draining).toHaveLength(0);
+    expect(old.state).toBe('closed');
+    expect(old.stack.closed).toBe(true);
+    expect(old.client.state).toBe('DISCONNECTED');
+    expect(old.stack.stats.connections).toBe(0);
+  }, 120_000);
+
+  for (const fault of ['pause', 'kill', 'blackhole'] as const) {
+    it(`node death (${fault}): new sessions succeed through another node within 15 s; sessions on other nodes go on`, async () => {
+      const a = await start({ groups: { mode: 'auto' } });
+      const c = a.controller!;
+      // A slow download on one node's tunnel, left draining when the next node takes over; the
+      // fault then hits the new active node only.
+      const survivor = curl(['--max-time', '60', '--limit-rate', '300k', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')]);
+      await eventually(() => a.manager!.activeSessions >= 1, 10_000, 'the slow download started');
+      const next = nodeIds().find((n) => n !== c.active!.node.id)!;
+      expect((await c.switchNow({ nodeId: next }).done).outcome).toBe('switched');
+      c.setMode(true);
+      const dead = c.active!.node.id;
+      const node = rig.state.nodes.find((n) => n.name === dead)!;
+      const faultAt = Date.now();
+      if (fault === 'pause') rig.pause(node.id);
+      else if (fault === 'kill') rig.kill(node.id);
+      else rig.blackhole(node.id);
+      try {
+        // A new request every 200 ms, each on its own (a request stuck on the dead node must not
+        // delay the next): the first answer from another node's exit is the recovery time.
+        let firstOkAt = 0;
+        let via = '';
+        const inflight: Promise<unknown>[] = [];
+        while (!firstOkAt && Date.now() < faultAt + 30_000) {
+          inflight.push(
+            socksGet(port(), 'files.test', '/ip', 5_000).then(
+              (r) => {
+                if (!firstOkAt && r.status === 200 && r.body.toString() !== node.exitAddress) {
+                  firstOkAt = Date.now();
+                  via = r.body.toString();
+                }
+              },
+              () => {},
+            ),
+          );
+          await new Promise((res) => setTimeout(res, 200));
+        }
+        await Promise.all(inflight);
+        const recoveryMs = firstOkAt - faultAt;
+        console.log(`node death by ${fault}: first new session through another node after ${(recoveryMs / 1000).toFixed(1)} s (via ${via})`);
+        expect(firstOkAt).toBeGreaterThan(0);
+        expect(recoveryMs).toBeLessThan(15_000);
+        const s = await survivor;
+        expect(s.stderr).toBe('');
+        expect(createHash('sha256').update(s.stdout).digest('hex')).toBe(rig.state.bigSha256);
+      } finally {
+        if (fault === 'pause') rig.resume(node.id);
+        else if (fault === 'kill') await rig.restart(node.id);
+        else rig.unblackhole(node.id);
+      }
+    }, 120_000);
+  }
+
+  it('no flapping: a node with 100 ± 50 ms delay and 2 % loss serves steady load for 50 health windows without a switch', async () => {
+    // 50 windows of 3 s: more windows than 10 minutes at the default 15 s, in a CI-sized run.
+    const a = await start({ health: { intervalMs: 3_000, minSwitchIntervalMs: 0 }, groups: { mode: 'manual' } }, 'flap.log');
+    const c = a.controller!;
+    const pinned = 'rig-node1';
+    if (c.active!.node.id !== pinned) expect((await c.switchNow({ nodeId: pinned }).done).outcome).toBe('switched');
+    rig.impair('n1', { delayMs: 100, jitterMs: 50, loss: 0.02 });
+    try {
+      const switchesBefore = c.history.length;
+      const windowsBefore = c.health.windows;
+      const logLines = (): Array<Record<string, unknown>> => readFileSync(join(dataDir, 'flap.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const stopAt = Date.now() + 150_000;
+      let failures = 0;
+      const downloads = (async () => {
+        while (Date.now() < stopAt) {
+          const r = await curl(['--max-time', '60', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/bytes/65536')]);
+          if (r.code !== 0 || r.stdout.length !== 65536) failures++;
+        }
+      })();
+      const shortOnes = (async () => {
+        while (Date.now() < stopAt) {
+          await socksGet(port(), 'files.test', '/ip', 20_000).then((r) => void (r.status !== 200 && failures++), () => void failures++);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      })();
+      await Promise.all([downloads, shortOnes]);
+      const windows = c.health.windows - windowsBefore;
+      expect(windows).toBeGreaterThanOrEqual(48);
+      expect(c.history.length).toBe(switchesBefore);
+      expect(c.active!.node.id).toBe(pinned);
+      expect(logLines().filter((l) => l.event === 'switch-held')).toEqual([]);
+      expect(failures).toBe(0);
+      console.log(`no flapping: ${windows} health windows (${c.health.badWindows} bad, never ${c.health.last?.consecutiveBad ?? 0}+ in a row at the end), ${c.history.length - switchesBefore} switches, ${failures} failed requests`);
+    } finally {
+      rig.clearImpairment('n1');
+    }
+  }, 240_000);
+
+  it('the manual selection and node history survive a restart', async () => {
+    const a = await start({}, 'restart-1.log');
+    const pick = nodeIds().find((n) => n !== a.controller!.active!.node.id)!;
+    expect((await a.controller!.switchNow({ nodeId: pick }).done).outcome).toBe('switched');
+    const successes = a.store!.history(pick).successes;
+    expect(successes).toBeGreaterThan(0);
+    await a.stop();
+    app = null;
+    const b = await start({}, 'restart-2.log');
+    expect(b.controller!.mode).toBe('manual');
+    expect(b.controller!.pinned).toBe(pick);
+    expect(b.controller!.history[0]).toMatchObject({ outcome: 'switched', to: pick });
+    expect(b.store!.history(pick).successes).toBeGreaterThan(successes);
+    const lines = readFileSync(join(dataDir, 'restart-2.log'), 'utf8');
+    expect(lines).toContain('"event":"selection-restored"');
+  }, 120_000);
+});
