@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { formatEndpoint, type Endpoint, type Logger } from '../common/index.js';
+import { AdminServer, loadOrCreateAdminToken } from '../api/index.js';
+import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, type Endpoint, type Logger, type LogTap } from '../common/index.js';
 import { DirectEgress, EgressManager, SingleEgressSource, TunnelEgress, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
 import { SelectionState, SwitchController } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
@@ -13,7 +14,8 @@ export interface RunningApp {
   readonly egress: Egress;
   /** With --egress vpngate: the active and draining tunnels. */
   readonly manager: EgressManager | null;
-  readonly listening: { proxy: Endpoint };
+  readonly listening: { proxy: Endpoint; admin: Endpoint | null };
+  readonly admin: AdminServer | null;
   readonly nodes: NodeList | null;
   readonly selector: Selector | null;
   readonly store: Store | null;
@@ -92,7 +94,7 @@ function startController(config: GatehopConfig, pipeline: NodePipeline, manager:
 }
 
 /** Assembles and starts the core: node pipeline (vpngate) → egress → proxy front end. */
-export async function startApp(config: GatehopConfig, logger: Logger): Promise<RunningApp> {
+export async function startApp(config: GatehopConfig, logger: Logger, extras: { logTap?: LogTap } = {}): Promise<RunningApp> {
   const credentials = config.authFile ? Credentials.load(config.authFile) : null;
   const pipeline = config.egress === 'vpngate' ? await startNodePipeline(config, logger) : null;
   const egress: Egress = config.egress === 'direct' ? new DirectEgress('direct') : new UnavailableEgress('vpngate', 'no tunnel is up yet');
@@ -103,9 +105,37 @@ export async function startApp(config: GatehopConfig, logger: Logger): Promise<R
   const controller = pipeline && manager ? startController(config, pipeline, manager, logger) : null;
   const proxy = new ProxyServer({ ...config.proxy, host: config.listen.host, port: config.listen.port, credentials }, source, logger);
   let proxyAt: Endpoint;
+  let admin: AdminServer | null = null;
+  let adminAt: Endpoint | null = null;
   try {
     proxyAt = await proxy.listen();
+    if (config.admin) {
+      const { token, source: tokenSource } = loadOrCreateAdminToken(config.adminToken, join(config.dataDir, 'admin-token'));
+      admin = new AdminServer(
+        {
+          version: GATEHOP_VERSION,
+          startedAt: Date.now(),
+          egressKind: config.egress,
+          proxyAddress: formatEndpoint(proxyAt),
+          proxy,
+          manager,
+          controller,
+          nodes: pipeline?.nodes ?? null,
+          selector: pipeline?.selector ?? null,
+          store: pipeline?.store ?? null,
+          logTap: extras.logTap ?? null,
+        },
+        { host: config.admin.host, port: config.admin.port, token, corsOrigins: config.adminCorsOrigins },
+        logger,
+      );
+      adminAt = await admin.listen().catch((err: NodeJS.ErrnoException) => {
+        throw new GatehopError(ErrorCodes.LISTEN_FAILED, `admin API cannot listen on ${formatEndpoint(config.admin!)}: ${err.code ?? err.message}`, { cause: err });
+      });
+      logger.info({ event: 'admin-listening', address: formatEndpoint(adminAt), token: tokenSource === 'config' ? 'from config' : join(config.dataDir, 'admin-token') }, 'admin API listening');
+    }
   } catch (err) {
+    await admin?.close().catch(() => {});
+    await proxy.close();
     await controller?.stop();
     await (manager ?? egress).close();
     pipeline?.nodes.close();
@@ -117,7 +147,8 @@ export async function startApp(config: GatehopConfig, logger: Logger): Promise<R
     proxy,
     egress,
     manager,
-    listening: { proxy: proxyAt },
+    listening: { proxy: proxyAt, admin: adminAt },
+    admin,
     nodes: pipeline?.nodes ?? null,
     selector: pipeline?.selector ?? null,
     store: pipeline?.store ?? null,
@@ -125,6 +156,7 @@ export async function startApp(config: GatehopConfig, logger: Logger): Promise<R
     firstRanking: pipeline?.firstRanking ?? null,
     stop: () =>
       (stopping ??= (async () => {
+        await admin?.close();
         await controller?.stop();
         await proxy.close();
         await (manager ?? egress).close();
@@ -137,7 +169,7 @@ export async function startApp(config: GatehopConfig, logger: Logger): Promise<R
 }
 
 export function describeListening(app: RunningApp, config: GatehopConfig): string {
-  const admin = config.admin ? `${formatEndpoint(config.admin)} (admin API not in this build yet)` : 'off';
+  const admin = app.listening.admin ? `http://${formatEndpoint(app.listening.admin)}` : 'off';
   const egress = app.nodes ? `vpngate (${app.nodes.nodes.length} nodes)` : app.egress.id;
   return `gatehop ready: proxy socks5+http://${formatEndpoint(app.listening.proxy)} egress=${egress} admin=${admin}`;
 }

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { createLogger, errorToJson, isGatehopError, ErrorCodes, raiseMallocTrimThreshold } from '../common/index.js';
+import { createLogger, errorToJson, isGatehopError, ErrorCodes, LogTap, raiseMallocTrimThreshold } from '../common/index.js';
 import { upsertAuthFile } from '../socks5/index.js';
 import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
@@ -70,11 +70,12 @@ async function run(flags: RunFlags): Promise<void> {
   } catch (err) {
     fail(errorToJson(err).message, 2);
   }
-  const logger = createLogger({ level: config.logLevel, file: config.logFile });
+  const logTap = new LogTap();
+  const logger = createLogger({ level: config.logLevel, file: config.logFile, tap: logTap });
   raiseMallocTrimThreshold();
   let app;
   try {
-    app = await startApp(config, logger);
+    app = await startApp(config, logger, { logTap });
   } catch (err) {
     const code = isGatehopError(err) && err.code === ErrorCodes.CONFIG_INVALID ? 2 : 1;
     fail(errorToJson(err).message, code);

@@ -41,6 +41,8 @@ export const configSchema = z
     egress: z.enum(['direct', 'vpngate']).default('vpngate'),
     admin: z.union([z.literal('off'), endpointText]).default('127.0.0.1:9090'),
     adminToken: z.string().min(16, 'admin token must be at least 16 characters').optional(),
+    /** Browser origins (e.g. a Clash dashboard's) allowed to call the admin API. */
+    adminCorsOrigins: z.array(z.string().url()).default([]),
     dataDir: z.string().min(1).optional(),
     authFile: z.string().min(1).optional(),
     noAuth: z.boolean().default(false),
@@ -66,6 +68,7 @@ export interface GatehopConfig {
   readonly egress: 'direct' | 'vpngate';
   readonly admin: Endpoint | null;
   readonly adminToken: string | undefined;
+  readonly adminCorsOrigins: readonly string[];
   readonly dataDir: string;
   readonly authFile: string | undefined;
   readonly noAuth: boolean;
@@ -136,6 +139,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     egress: c.egress,
     admin: c.admin === 'off' ? null : parseEndpoint(c.admin, 'admin'),
     adminToken: c.adminToken,
+    adminCorsOrigins: Object.freeze(c.adminCorsOrigins.map((o) => new URL(o).origin)),
     dataDir,
     authFile: c.authFile,
     noAuth: c.noAuth,

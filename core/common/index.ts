@@ -2,3 +2,5 @@ export { ErrorCodes, GatehopError, isGatehopError, errorToJson, abortReason, typ
 export { parseEndpoint, formatEndpoint, isLoopbackHost, type Endpoint } from './endpoints.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';
 export { raiseMallocTrimThreshold } from './malloc-tuning.js';
+export { LogTap, type TappedLine } from './log-tap.js';
+export { GATEHOP_VERSION } from './version.js';

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pino, { type Logger, type LevelWithSilent, type StreamEntry } from 'pino';
 import pretty from 'pino-pretty';
+import type { LogTap } from './log-tap.js';
 
 export type { Logger } from 'pino';
 
@@ -11,6 +12,8 @@ export interface LoggerOptions {
   file: string | null;
   /** Pretty, coloured console output (default: when stdout is a TTY). */
   pretty?: boolean;
+  /** Lines at info and above are also handed to this tap (the admin API's log events). */
+  tap?: LogTap;
 }
 
 /**
@@ -39,6 +42,7 @@ export function createLogger(opts: LoggerOptions): Logger {
       process.stderr.write(`gatehop: cannot open log file ${opts.file}: ${(err as Error).message}\n`);
     }
   }
+  if (opts.tap) streams.push({ level: 'info', stream: opts.tap.stream });
   return pino(
     {
       level: opts.level,

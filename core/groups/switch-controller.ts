@@ -444,6 +444,29 @@ export class SwitchController {
     this.#emit({ type: 'url-test', nodeId: h.node.id, ms });
   }
 
+  /**
+   * A URL test through one node (Clash's /proxies/:name/delay): through its tunnel if one is up
+   * (active, standby or draining), else through a tunnel opened for the test and closed after.
+   */
+  async delayTest(nodeId: string, url: string, timeoutMs: number): Promise<number> {
+    const node = this.deps.nodes().find((n) => n.id === nodeId);
+    if (!node) throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${nodeId} in the pool`);
+    const open = [this.#active?.egress, this.#standby?.egress, ...this.deps.manager.draining.map((d) => d.egress as NodeTunnel)].find(
+      (e) => e && e.nodeId === nodeId && e.state !== 'closed',
+    );
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = AbortSignal.any([deadline, this.#abort.signal]);
+    const egress = open ?? (await this.deps.open(node, { signal, timeoutMs, id: `delay-${++this.#tunnelSeq}` }));
+    try {
+      const ms = await urlTest(async (host, port, o) => (await egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal });
+      this.urlDelays.set(nodeId, { ms, at: Date.now() });
+      this.#emit({ type: 'url-test', nodeId, ms });
+      return ms;
+    } finally {
+      if (!open) await egress.close();
+    }
+  }
+
   async #returnToPin(): Promise<void> {
     const pinned = this.pinned;
     if (!pinned || this.#active?.node.id === pinned) return;

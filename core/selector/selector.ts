@@ -43,6 +43,7 @@ export class Selector {
   #queued: { nodes: readonly VpnGateNode[]; promise: Promise<Ranking> } | null = null;
   #last: Ranking | null = null;
   readonly #log: Logger;
+  readonly #rankedListeners = new Set<(r: Ranking) => void>();
 
   constructor(
     private readonly opts: SelectorOptions,
@@ -55,6 +56,12 @@ export class Selector {
 
   get last(): Ranking | null {
     return this.#last;
+  }
+
+  /** Every finished ranking (status views, metrics). Returns an unsubscribe function. */
+  onRanked(fn: (r: Ranking) => void): () => void {
+    this.#rankedListeners.add(fn);
+    return () => this.#rankedListeners.delete(fn);
   }
 
   rank(nodes: readonly VpnGateNode[], signal?: AbortSignal): Promise<Ranking> {
@@ -133,8 +140,16 @@ export class Selector {
         `#${i + 1} ${r.node.id} score ${round(t.total)} = latency ${round(t.latency)} + prior ${round(t.prior)} + history ${round(t.history)} − failures ${round(t.recentFailures)}`,
       );
     });
-    this.#last = { ranked, excluded, at: now };
-    return this.#last;
+    const result = { ranked, excluded, at: now };
+    this.#last = result;
+    for (const fn of [...this.#rankedListeners]) {
+      try {
+        fn(result);
+      } catch (err) {
+        this.#log.error({ event: 'listener-failed', err: (err as Error).message }, 'a ranking listener threw');
+      }
+    }
+    return result;
   }
 
   /** A tunnel to the node came up (or a URL test passed): reset its backoff. */

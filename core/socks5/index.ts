@@ -2,5 +2,6 @@ export { ProxyServer } from './proxy-server.js';
 export { proxyOptionsSchema, type ProxyOptions } from './options.js';
 export { Credentials, formatAuthLine, upsertAuthFile, hashPassword } from './credentials.js';
 export type { ProxyStats } from './proxy-stats.js';
+export type { ProxySession } from './session.js';
 export * as socks5Codec from './socks5-codec.js';
 export { stripHopByHop, parseBasicAuth, parseAuthority } from './http-headers.js';

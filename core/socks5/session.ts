@@ -25,6 +25,9 @@ export abstract class ProxySession {
   readonly startedAt = Date.now();
   bytesUp = 0;
   bytesDown = 0;
+  /** host:port of the upstream this session last dialled (null before its request). */
+  target: string | null = null;
+  readonly client: string;
   protected readonly log: Logger;
   protected readonly upstreams = new Set<Duplex>();
   #lease: EgressLease | null = null;
@@ -44,6 +47,7 @@ export abstract class ProxySession {
     onClosed: (session: ProxySession) => void,
   ) {
     this.log = ctx.logger.child({ sessionId: id });
+    this.client = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     this.#onClosed = onClosed;
     socket.on('error', (err) => this.forceClose('client-error', err));
     socket.once('close', () => this.forceClose('client-closed'));
@@ -82,6 +86,7 @@ export abstract class ProxySession {
   protected async dial(host: string, port: number): Promise<EgressTcpConnection> {
     if (this.#closed) throw new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} is closed`);
     const egress = this.leaseEgress();
+    this.target = `${host}:${port}`;
     const controller = new AbortController();
     const timeoutMs = this.ctx.options.connectTimeoutMs;
     const timer = setTimeout(() => {
@@ -111,6 +116,11 @@ export abstract class ProxySession {
       clearTimeout(timer);
       this.#connects.delete(entry);
     }
+  }
+
+  /** The egress carrying this session now (null before it dialled). */
+  get egressId(): string | null {
+    return this.#lease?.egress.id ?? null;
   }
 
   /** The egress this session is bound to for life (leased on first use). */

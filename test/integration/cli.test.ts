@@ -67,10 +67,10 @@ describe('gatehop CLI', () => {
   it('prints one startup line naming every listening address, serves, and exits 0 on SIGTERM', async () => {
     const web = servers.track(await startHttpServer());
     const port = await freePort();
-    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--log-file', 'off', '--log-level', 'warn']);
+    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--admin', '127.0.0.1:0', '--log-file', 'off', '--log-level', 'warn']);
     const line = await ready(run);
     expect(line).toContain(`socks5+http://127.0.0.1:${port}`);
-    expect(line).toContain('admin=127.0.0.1:9090');
+    expect(line).toMatch(/admin=http:\/\/127\.0\.0\.1:\d+/);
     const r = await curl(['--socks5-hostname', `127.0.0.1:${port}`, `${web.url}/`]);
     expect(r.stdout.toString()).toBe('hello');
     run.child.kill('SIGTERM');
@@ -82,7 +82,7 @@ describe('gatehop CLI', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
     servers.track({ close: () => new Promise<void>((r) => blocker.close(() => r())) });
     const port = (blocker.address() as AddressInfo).port;
-    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--log-file', 'off']);
+    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--admin', 'off', '--log-file', 'off']);
     expect(await run.exited).toBe(1);
     expect(run.stderr().trim().split('\n')).toHaveLength(1);
     expect(run.stderr()).toMatch(/address already in use/);
@@ -104,7 +104,7 @@ describe('gatehop CLI', () => {
     // --api replaces the official endpoints: nothing here may reach the real VPN Gate.
     const closed = await freePort();
     const port = await freePort();
-    const run = gatehop(['--egress', 'vpngate', '--api', `http://127.0.0.1:${closed}/api/iphone/`, '--listen', `127.0.0.1:${port}`, '--log-file', 'off', '--log-level', 'warn']);
+    const run = gatehop(['--egress', 'vpngate', '--api', `http://127.0.0.1:${closed}/api/iphone/`, '--listen', `127.0.0.1:${port}`, '--admin', 'off', '--log-file', 'off', '--log-level', 'warn']);
     const line = await ready(run);
     expect(line).toMatch(/egress=vpngate \(0 nodes\)/);
     const r = await curl(['-i', '-x', `http://127.0.0.1:${port}`, 'http://files.test/']);
@@ -120,7 +120,7 @@ describe('gatehop CLI', () => {
     expect(await pw.exited).toBe(0);
     const web = servers.track(await startHttpServer());
     const port = await freePort();
-    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--auth-file', authFile, '--log-file', 'off']);
+    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--auth-file', authFile, '--admin', 'off', '--log-file', 'off']);
     await ready(run);
     const ok = await curl(['-x', `http://127.0.0.1:${port}`, '--proxy-user', 'carol:hunter2', `${web.url}/`]);
     expect(ok.stdout.toString()).toBe('hello');

@@ -198,7 +198,7 @@ export class Rig {
   // ---- Debian's openvpn client in the client namespace ----
 
   /** Connects the native client; resolves once "Initialization Sequence Completed". */
-  async nativeClient(nodeName: string, proto: 'tcp' | 'udp'): Promise<NativeClient> {
+  async nativeClient(nodeName: string, proto: 'tcp' | 'udp', extraArgs: string[] = []): Promise<NativeClient> {
     if (!this.state.clientNs) throw new Error('rig was brought up without --client');
     const n = this.node(nodeName);
     const profile = n.profiles[proto];
@@ -212,6 +212,7 @@ export class Rig {
     // SoftEther does no cipher negotiation; and SoftEther over TCP stalls with Nagle on.
     if (n.kind === 'softether') args.push('--data-ciphers', 'AES-128-CBC');
     if (proto === 'tcp') args.push('--socket-flags', 'TCP_NODELAY');
+    args.push(...extraArgs);
     const child = spawn('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     await new Promise<void>((resolvePromise, reject) => {
       let log = '';

@@ -1,0 +1,170 @@
+/**
+ * Switching nodes under load, Gatehop (make-before-break) against Debian's openvpn client (the
+ * user's alternative: stop, connect to the next server) on the same rig, in one run:
+ *   - 50 parallel downloads of the rig's large file plus a new short request every 50 ms;
+ *   - 10 node switches during the run;
+ *   - then the active node is paused (SIGSTOP) and the time to the first successful new request
+ *     through another node is measured.
+ * Prints failed sessions, the pause new requests see at each switch (p50/p99) and the recovery
+ * time. Root only. Usage: npm run bench:switch [-- --mib N]
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../core/common/index.js';
+import { buildConfig, startApp, type RunningApp } from '../core/app/index.js';
+import { Rig, type NativeClient } from '../test/rig/rig.js';
+
+const argMib = process.argv.indexOf('--mib');
+const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 8;
+const DOWNLOADS = 50;
+const SWITCHES = 10;
+
+interface Req {
+  startedAt: number;
+  endedAt: number;
+  ok: boolean;
+}
+
+/** Runs curl (optionally inside a namespace); resolves with success and the body length. */
+function curlAsync(args: string[], ns?: string): Promise<{ ok: boolean; bytes: number }> {
+  const cmd = ns ? ['ip', 'netns', 'exec', ns, 'curl'] : ['curl'];
+  return new Promise((resolve) => {
+    const child = spawn(cmd[0]!, [...cmd.slice(1), '-s', '-o', '/dev/null', '-w', '%{size_download}', '--max-time', '120', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.once('exit', (code) => resolve({ ok: code === 0, bytes: Number(out) || 0 }));
+  });
+}
+
+function pct(xs: number[], p: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+/**
+ * Drives the load: downloads and short requests via `fetchOne`, switches via `doSwitch`. The pause
+ * a switch causes is the time from its start until a request started at or after it completes.
+ */
+async function underLoad(name: string, download: () => Promise<boolean>, shortOne: () => Promise<boolean>, doSwitch: (k: number) => Promise<void>) {
+  const downloads = Array.from({ length: DOWNLOADS }, (_, i) => new Promise((r) => setTimeout(r, i * 40)).then(download));
+  const reqs: Req[] = [];
+  let running = true;
+  const loop = (async () => {
+    const inflight: Promise<void>[] = [];
+    while (running) {
+      const r: Req = { startedAt: Date.now(), endedAt: 0, ok: false };
+      reqs.push(r);
+      inflight.push(shortOne().then((ok) => void ((r.ok = ok), (r.endedAt = Date.now()))));
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    await Promise.all(inflight);
+  })();
+  await new Promise((r) => setTimeout(r, 1500));
+  const switchStarts: number[] = [];
+  for (let k = 0; k < SWITCHES; k++) {
+    switchStarts.push(Date.now());
+    await doSwitch(k);
+    await new Promise((r) => setTimeout(r, 1500));
+  }
+  running = false;
+  await loop;
+  const dl = await Promise.all(downloads);
+  const pauses = switchStarts.map((t) => {
+    const first = reqs.filter((r) => r.startedAt >= t && r.ok).sort((a, b) => a.endedAt - b.endedAt)[0];
+    return first ? first.endedAt - t : Number.POSITIVE_INFINITY;
+  });
+  return { name, failedDownloads: dl.filter((ok) => !ok).length, failedShort: reqs.filter((r) => !r.ok).length, shortTotal: reqs.length, pauses };
+}
+
+async function firstSuccessAfter(t0: number, shortOne: () => Promise<boolean>, limitMs = 90_000): Promise<number> {
+  let done = 0;
+  const inflight: Promise<void>[] = [];
+  while (!done && Date.now() < t0 + limitMs) {
+    inflight.push(shortOne().then((ok) => void (ok && !done && (done = Date.now()))));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await Promise.all(inflight);
+  return done ? done - t0 : Number.POSITIVE_INFINITY;
+}
+
+const rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp', 'gcm-udp'], client: true, bigMib: MIB });
+let app: RunningApp | null = null;
+let native: NativeClient | null = null;
+try {
+  const nodes = rig.state.nodes.map((n) => n.name);
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-bench-switch-'));
+
+  // ---- Gatehop ----
+  app = await startApp(
+    buildConfig({}, {
+      egress: 'vpngate', api: [rig.state.apiUrl], listen: '127.0.0.1:0', admin: 'off', dataDir, logFile: 'off',
+      switching: { maxDraining: 12, healthDnsName: 'files.test' },
+      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 } },
+    }),
+    silentLogger(),
+  );
+  while (!app.controller!.active) await new Promise((r) => setTimeout(r, 100));
+  const proxy = `127.0.0.1:${app.listening.proxy.port}`;
+  const c = app.controller!;
+  const gh = await underLoad(
+    'gatehop',
+    async () => (await curlAsync(['--socks5-hostname', proxy, rig.url('/big')])).bytes === rig.state.bigBytes,
+    async () => (await curlAsync(['--max-time', '10', '--socks5-hostname', proxy, 'http://files.test/ip'])).ok,
+    async (k) => {
+      const target = nodes[(nodes.indexOf(c.active!.node.id) + 1) % nodes.length]!;
+      await c.switchNow({ nodeId: target, reason: `bench switch ${k + 1}` }).done;
+    },
+  );
+  c.setMode(true);
+  const victim = rig.state.nodes.find((n) => n.name === c.active!.node.id)!;
+  const t0 = Date.now();
+  rig.pause(victim.id);
+  const ghRecovery = await firstSuccessAfter(t0, async () => {
+    const r = await curlAsync(['--max-time', '5', '-w', '', '--socks5-hostname', proxy, 'http://files.test/ip']);
+    return r.ok;
+  });
+  rig.resume(victim.id);
+  await app.stop();
+  app = null;
+
+  // ---- Debian's openvpn: stop, then connect to the next server ----
+  const ovpn = rig.state.nodes.filter((n) => n.kind === 'openvpn').map((n) => n.name);
+  const softether = rig.state.nodes.filter((n) => n.kind === 'softether').map((n) => n.name);
+  const order = [softether[0]!, ovpn[0]!, softether[1]!, ovpn[1]!];
+  const protoOf = (name: string): 'tcp' | 'udp' => (rig.node(name).profiles.udp ? 'udp' : 'tcp');
+  native = await rig.nativeClient(order[0]!, protoOf(order[0]!));
+  let at = 0;
+  const ns = rig.state.clientNs!;
+  const nv = await underLoad(
+    'openvpn (reconnect)',
+    async () => (await curlAsync([rig.url('/big')], ns)).bytes === rig.state.bigBytes,
+    async () => (await curlAsync(['--max-time', '10', rig.url('/ip')], ns)).ok,
+    async () => {
+      await native!.close();
+      at = (at + 1) % order.length;
+      native = await rig.nativeClient(order[at]!, protoOf(order[at]!));
+    },
+  );
+  await native.close();
+  // Node death: two OpenVPN servers sharing a CA in one profile (remote list); ping-restart moves on.
+  native = await rig.nativeClient(ovpn[0]!, 'udp', ['--remote', rig.node(ovpn[1]!).vpnAddress, '1194', 'udp']);
+  const n0 = Date.now();
+  rig.pause(rig.node(ovpn[0]!).id);
+  const nvRecovery = await firstSuccessAfter(n0, async () => (await curlAsync(['--max-time', '5', rig.url('/ip')], ns)).ok, 120_000);
+  rig.resume(rig.node(ovpn[0]!).id);
+
+  const line = (r: typeof gh, rec: number): string =>
+    `  ${r.name.padEnd(22)} ${`${r.failedDownloads}/${DOWNLOADS}`.padStart(9)}   ${`${r.failedShort}/${r.shortTotal}`.padStart(9)}   ${pct(r.pauses, 50).toFixed(0).padStart(7)}   ${pct(r.pauses, 99).toFixed(0).padStart(7)}   ${(rec / 1000).toFixed(1).padStart(8)}`;
+  console.log(`switch benchmark: ${DOWNLOADS} downloads of ${MIB} MiB + a request every 50 ms, ${SWITCHES} switches; then the active node is paused`);
+  console.log('  client                 downloads    requests   pause p50  p99 (ms)   node death → first new request (s)');
+  console.log('                          failed       failed');
+  console.log(line(gh, ghRecovery));
+  console.log(line(nv, nvRecovery));
+} finally {
+  await app?.stop();
+  await native?.close();
+  rig.down();
+}

@@ -1,0 +1,49 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+export interface AccessPolicy {
+  token: string;
+  /** host:port strings a request's Host may name (the listen address and the loopback names). */
+  allowedHosts: ReadonlySet<string>;
+  /** Origins (scheme://host:port) allowed to call cross-origin; the API's own origins always are. */
+  allowedOrigins: ReadonlySet<string>;
+}
+
+export type AccessVerdict = { ok: true; origin: string | null } | { ok: false; status: 401 | 403; error: string; message: string };
+
+export function allowedHostsFor(host: string, port: number): Set<string> {
+  const names = new Set([host, 'localhost', '127.0.0.1', '[::1]']);
+  if (host.includes(':') && !host.startsWith('[')) names.add(`[${host}]`);
+  return new Set([...names].map((h) => `${h}:${port}`.toLowerCase()));
+}
+
+function tokenOf(req: IncomingMessage, url: URL): string | null {
+  const auth = req.headers.authorization;
+  if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
+  // EventSource and WebSocket clients cannot set headers.
+  return url.searchParams.get('token');
+}
+
+function sameToken(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * DNS-rebinding and cross-site defence, then the token. Host must name the API itself; an Origin
+ * (sent by browsers on cross-origin and on non-GET requests) must be the API's own or allow-listed.
+ */
+export function checkAccess(req: IncomingMessage, url: URL, policy: AccessPolicy): AccessVerdict {
+  const host = (req.headers.host ?? '').toLowerCase();
+  if (!policy.allowedHosts.has(host)) return { ok: false, status: 403, error: 'GH_ERR_API_HOST', message: `Host "${host}" is not this API (DNS rebinding defence)` };
+  const origin = req.headers.origin ?? null;
+  if (origin !== null) {
+    const own = [...policy.allowedHosts].some((h) => origin.toLowerCase() === `http://${h}`);
+    if (!own && !policy.allowedOrigins.has(origin)) return { ok: false, status: 403, error: 'GH_ERR_API_ORIGIN', message: `origin ${origin} is not allowed` };
+  }
+  const token = tokenOf(req, url);
+  if (token === null) return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'a bearer token is required' };
+  if (!sameToken(token, policy.token)) return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'wrong token' };
+  return { ok: true, origin };
+}

@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+
+/** An API failure with its HTTP status; answered as JSON {error, message}. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const MAX_BODY_BYTES = 16 * 1024;
+
+/** The JSON body, capped and parsed against `schema`; an empty body is `{}`. */
+export async function readJson<T extends z.ZodType>(req: IncomingMessage, schema: T): Promise<z.infer<T>> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new ApiFailure(413, 'GH_ERR_API_BODY_TOO_LARGE', `body over ${MAX_BODY_BYTES} bytes`);
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) {
+      req.destroy();
+      throw new ApiFailure(413, 'GH_ERR_API_BODY_TOO_LARGE', `body over ${MAX_BODY_BYTES} bytes`);
+    }
+    parts.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(parts).toString('utf8').trim();
+  let data: unknown = {};
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch (err) {
+      throw new ApiFailure(400, 'GH_ERR_API_BAD_REQUEST', `body is not JSON: ${(err as Error).message}`);
+    }
+  }
+  return parseOr400(schema, data, 'body');
+}
+
+export function parseOr400<T extends z.ZodType>(schema: T, data: unknown, what: string): z.infer<T> {
+  const r = schema.safeParse(data);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    throw new ApiFailure(400, 'GH_ERR_API_BAD_REQUEST', `${what}${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`);
+  }
+  return r.data;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.end(text);
+}
+
+export function sendEmpty(res: ServerResponse, status = 204): void {
+  res.writeHead(status, { 'cache-control': 'no-store' });
+  res.end();
+}

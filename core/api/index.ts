@@ -1,0 +1,5 @@
+export { AdminServer, type AdminServerOptions } from './admin-server.js';
+export type { AdminCore } from './admin-core.js';
+export { loadOrCreateAdminToken } from './admin-token.js';
+export { EventStream } from './event-stream.js';
+export * from './schemas.js';

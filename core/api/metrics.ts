@@ -1,0 +1,132 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { TunnelEgress, type Egress } from '../egress/index.js';
+import type { AdminCore } from './admin-core.js';
+
+type Labels = Record<string, string>;
+
+/**
+ * Keeps a Prometheus counter equal to a cumulative figure the core already counts: each scrape
+ * adds what grew since the last one, per label set (figures of closed egresses stay counted).
+ */
+export function mirrorCounter(registry: Registry, name: string, help: string, labelNames: string[], read: () => Array<[Labels, number]>): void {
+  const last = new Map<string, number>();
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      for (const [labels, value] of read()) {
+        const key = JSON.stringify(labels);
+        const delta = value - (last.get(key) ?? 0);
+        if (delta > 0) this.inc(labels, delta);
+        last.set(key, Math.max(value, last.get(key) ?? 0));
+      }
+    },
+  });
+}
+
+function tunnelsOf(core: AdminCore): TunnelEgress[] {
+  const m = core.manager;
+  const all: Array<Egress | null | undefined> = [m?.active, ...(m?.draining ?? []).map((d) => d.egress), core.controller?.standby?.egress];
+  return all.filter((e): e is TunnelEgress => e instanceof TunnelEgress);
+}
+
+/**
+ * Per-tunnel counters summed over every tunnel ever seen: a closed tunnel's last figures are kept
+ * (by egress id, pruned to the ones seen in the last hour of scrapes is not needed: ids are few).
+ */
+class TunnelTotals {
+  readonly #seen = new Map<string, { node: string; values: Record<string, number> }>();
+
+  update(core: AdminCore): void {
+    for (const t of tunnelsOf(core)) {
+      const s = t.stack.stats;
+      this.#seen.set(t.id, {
+        node: t.nodeId,
+        values: {
+          reconnects: t.client.stats.reconnects,
+          decryptFailures: t.client.stats.decryptFailures,
+          retransmissions: s.tcp.retransmissions,
+          dnsHits: t.dns.stats.cacheHits,
+          dnsMisses: t.dns.stats.cacheMisses,
+          bytesUp: t.stats.bytesUp,
+          bytesDown: t.stats.bytesDown,
+        },
+      });
+    }
+  }
+
+  sum(key: string): number {
+    let n = 0;
+    for (const v of this.#seen.values()) n += v.values[key] ?? 0;
+    return n;
+  }
+
+  byNode(key: string): Array<[Labels, number]> {
+    const per = new Map<string, number>();
+    for (const v of this.#seen.values()) per.set(v.node, (per.get(v.node) ?? 0) + (v.values[key] ?? 0));
+    return [...per].map(([node, n]) => [{ egress: node }, n]);
+  }
+}
+
+export interface Metrics {
+  registry: Registry;
+  /** Feeds switch durations (the histogram needs each observation). */
+  observeSwitch(durationMs: number): void;
+}
+
+/** The core's Prometheus metrics (`gatehop_` prefix, base units, `_total` counters), plus process metrics. */
+export function createMetrics(core: AdminCore): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'gatehop_' });
+  const totals = new TunnelTotals();
+  const p = core.proxy.stats;
+
+  new Gauge({ name: 'gatehop_sessions_active', help: 'Proxy sessions open now', registers: [registry], collect() {
+    totals.update(core); // once per scrape, before the counters below read it
+    this.set(p.sessionsActive);
+  } });
+  mirrorCounter(registry, 'gatehop_sessions_total', 'Proxy sessions accepted', [], () => [[{}, p.sessionsTotal]]);
+  mirrorCounter(registry, 'gatehop_sessions_rejected_total', 'Connections refused by admission control', [], () => [[{}, p.rejected]]);
+  mirrorCounter(registry, 'gatehop_proxy_bytes_total', 'Payload bytes relayed by the proxy', ['direction'], () => [[{ direction: 'up' }, p.bytesUp], [{ direction: 'down' }, p.bytesDown]]);
+  mirrorCounter(registry, 'gatehop_egress_bytes_total', 'Bytes carried by tunnel egresses, by node', ['egress', 'direction'], () => [
+    ...totals.byNode('bytesUp').map(([l, v]): [Labels, number] => [{ ...l, direction: 'up' }, v]),
+    ...totals.byNode('bytesDown').map(([l, v]): [Labels, number] => [{ ...l, direction: 'down' }, v]),
+  ]);
+  mirrorCounter(registry, 'gatehop_proxy_errors_total', 'SOCKS and HTTP error replies sent, by reply code', ['code'], () => Object.entries(p.errorReplies).map(([code, n]) => [{ code }, n]));
+  mirrorCounter(registry, 'gatehop_proxy_malformed_total', 'Malformed client input, by reason', ['reason'], () => Object.entries(p.malformed).map(([reason, n]) => [{ reason }, n]));
+  mirrorCounter(registry, 'gatehop_zero_progress_retries_total', 'Idle sessions moved to a new egress at a switch', [], () => [[{}, p.zeroProgressRetries]]);
+
+  const c = core.controller;
+  const m = core.manager;
+  mirrorCounter(registry, 'gatehop_switches_total', 'Node switches that completed, by kind (user, auto, urgent)', ['reason'], () => Object.entries(c?.counts.byReason ?? {}).map(([reason, n]) => [{ reason }, n]));
+  mirrorCounter(registry, 'gatehop_switch_failures_total', 'Switches that found no working node', [], () => [[{}, c?.counts.failed ?? 0]]);
+  const switchDuration = new Histogram({ name: 'gatehop_switch_duration_seconds', help: 'Time from a switch decision to the new egress taking sessions', buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30], registers: [registry] });
+  new Gauge({ name: 'gatehop_drain_egresses', help: 'Replaced egresses still draining', registers: [registry], collect() {
+    this.set(m?.draining.length ?? 0);
+  } });
+  new Gauge({ name: 'gatehop_drain_sessions', help: 'Sessions on draining egresses', registers: [registry], collect() {
+    this.set((m?.draining ?? []).reduce((n, d) => n + d.sessions, 0));
+  } });
+  mirrorCounter(registry, 'gatehop_drain_force_closed_sessions_total', 'Sessions force-closed at the end of the drain grace (or by a switch limit)', [], () => [[{}, m?.stats.forceClosedSessions ?? 0]]);
+  new Gauge({ name: 'gatehop_egress_up', help: '1 when an egress takes new sessions (direct, or an active tunnel)', registers: [registry], collect() {
+    this.set(core.egressKind === 'direct' || m?.active ? 1 : 0);
+  } });
+  new Gauge({ name: 'gatehop_switch_state', help: 'The switch controller state (1 for the current one)', labelNames: ['state'], registers: [registry], collect() {
+    for (const s of ['idle', 'selecting', 'connecting', 'promoting', 'draining']) this.set({ state: s }, (c?.state ?? 'idle') === s ? 1 : 0);
+  } });
+  new Gauge({ name: 'gatehop_node_rtt_seconds', help: 'Probe round trip per ranked node', labelNames: ['node'], registers: [registry], collect() {
+    this.reset();
+    for (const r of core.selector?.last?.ranked ?? []) if (r.terms.rttMs !== null) this.set({ node: r.node.id }, r.terms.rttMs / 1000);
+  } });
+  mirrorCounter(registry, 'gatehop_dns_cache_hits_total', 'In-tunnel DNS answers served from cache', [], () => [[{}, totals.sum('dnsHits')]]);
+  mirrorCounter(registry, 'gatehop_dns_cache_misses_total', 'In-tunnel DNS lookups that went to a server', [], () => [[{}, totals.sum('dnsMisses')]]);
+  mirrorCounter(registry, 'gatehop_tunnel_reconnects_total', 'OpenVPN L1 reconnects', [], () => [[{}, totals.sum('reconnects')]]);
+  mirrorCounter(registry, 'gatehop_tunnel_decrypt_failures_total', 'Data packets that failed authentication', [], () => [[{}, totals.sum('decryptFailures')]]);
+  mirrorCounter(registry, 'gatehop_netstack_retransmissions_total', 'TCP segments the user-space stack retransmitted', [], () => [[{}, totals.sum('retransmissions')]]);
+  return {
+    registry,
+    observeSwitch: (ms) => switchDuration.observe(ms / 1000),
+  };
+}

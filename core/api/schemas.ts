@@ -1,0 +1,159 @@
+/**
+ * The admin API's contract: request and response shapes as zod schemas. The server validates what
+ * it receives against the request schemas and its tests validate what it sends against the
+ * response schemas; the renderer imports this file too (it has no Node imports on purpose).
+ */
+import { z } from 'zod';
+
+export const apiErrorSchema = z.object({ error: z.string(), message: z.string() });
+export type ApiError = z.infer<typeof apiErrorSchema>;
+
+const nodeRef = {
+  egressId: z.string(),
+  nodeId: z.string().nullable(),
+};
+
+export const switchStateSchema = z.enum(['idle', 'selecting', 'connecting', 'promoting', 'draining']);
+
+export const switchRecordSchema = z.object({
+  id: z.number().int(),
+  at: z.number(),
+  kind: z.enum(['user', 'auto', 'urgent']),
+  reason: z.string(),
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+  outcome: z.enum(['switched', 'failed', 'no-candidate', 'skipped']),
+  durationMs: z.number(),
+  error: z.string().optional(),
+});
+export type SwitchRecordDto = z.infer<typeof switchRecordSchema>;
+
+export const statusSchema = z.object({
+  version: z.string(),
+  uptimeS: z.number(),
+  egress: z.enum(['direct', 'vpngate']),
+  mode: z.enum(['auto', 'manual']),
+  pinned: z.string().nullable(),
+  /** The pinned node failed and the best node stands in for it. */
+  pinFailed: z.string().nullable(),
+  active: z
+    .object({
+      ...nodeRef,
+      host: z.string().nullable(),
+      country: z.string().nullable(),
+      proto: z.enum(['tcp', 'udp']).nullable(),
+      since: z.number(),
+      state: z.string(),
+      rttMs: z.number().nullable(),
+      sessions: z.number().int(),
+    })
+    .nullable(),
+  draining: z.array(z.object({ ...nodeRef, sessions: z.number().int(), since: z.number(), graceEndsAt: z.number() })),
+  standby: z.array(z.object({ ...nodeRef, since: z.number() })),
+  sessions: z.object({ active: z.number().int(), total: z.number().int(), rejected: z.number().int() }),
+  switches: z.object({
+    total: z.number().int(),
+    failed: z.number().int(),
+    state: switchStateSchema,
+    inProgress: z.number().int().nullable(),
+    last: switchRecordSchema.nullable(),
+  }),
+  health: z
+    .object({ windows: z.number().int(), badWindows: z.number().int(), score: z.number().nullable(), reasons: z.array(z.string()), consecutiveBad: z.number().int() })
+    .nullable(),
+  listen: z.object({ proxy: z.string(), admin: z.string().nullable() }),
+});
+export type Status = z.infer<typeof statusSchema>;
+
+export const nodeStateSchema = z.enum(['active', 'draining', 'standby', 'candidate', 'backoff']);
+
+export const nodeSchema = z.object({
+  id: z.string(),
+  host: z.string(),
+  ip: z.string(),
+  port: z.number().int(),
+  proto: z.enum(['tcp', 'udp']),
+  country: z.string(),
+  countryCode: z.string(),
+  prior: z.number().nullable(),
+  rttMs: z.number().nullable(),
+  score: z.number().nullable(),
+  scoreTerms: z.object({ latency: z.number(), prior: z.number(), history: z.number(), recentFailures: z.number() }).nullable(),
+  successes: z.number().int(),
+  failures: z.number().int(),
+  lastSuccessAt: z.number().nullable(),
+  lastFailureAt: z.number().nullable(),
+  backoffUntil: z.number().nullable(),
+  urlDelayMs: z.number().nullable(),
+  state: nodeStateSchema,
+});
+export type NodeDto = z.infer<typeof nodeSchema>;
+
+export const nodesSchema = z.object({ nodes: z.array(nodeSchema), fetchedAt: z.number().nullable(), source: z.string() });
+export type Nodes = z.infer<typeof nodesSchema>;
+
+export const switchRequestSchema = z.object({ nodeId: z.string().min(1).max(255).optional() }).strict();
+export const switchAcceptedSchema = z.object({ switchId: z.number().int() });
+
+export const modeRequestSchema = z.object({ auto: z.boolean() }).strict();
+export const modeResponseSchema = z.object({ mode: z.enum(['auto', 'manual']), pinned: z.string().nullable() });
+
+export const latencyQuerySchema = z.object({
+  nodeId: z.string().min(1).max(255).optional(),
+  /** Samples at or after this time (ms since the epoch); default: the last hour. */
+  sinceMs: z.coerce.number().int().min(0).optional(),
+});
+export const latencySampleSchema = z.object({ nodeId: z.string(), at: z.number(), kind: z.enum(['tcp', 'url', 'dns']), ms: z.number().nullable(), success: z.boolean() });
+export const latencySchema = z.object({ samples: z.array(latencySampleSchema) });
+
+/** A connection in both dialects: Gatehop's fields and the Clash dashboard fields. */
+export const connectionSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['socks5', 'http']),
+  client: z.string(),
+  target: z.string().nullable(),
+  egressId: z.string().nullable(),
+  nodeId: z.string().nullable(),
+  bytesUp: z.number(),
+  bytesDown: z.number(),
+  startedAt: z.number(),
+  // Clash
+  metadata: z.object({
+    network: z.literal('tcp'),
+    type: z.string(),
+    sourceIP: z.string(),
+    sourcePort: z.string(),
+    destinationIP: z.string(),
+    destinationPort: z.string(),
+    host: z.string(),
+  }),
+  upload: z.number(),
+  download: z.number(),
+  start: z.string(),
+  chains: z.array(z.string()),
+  rule: z.string(),
+  rulePayload: z.string(),
+});
+export const connectionsSchema = z.object({ downloadTotal: z.number(), uploadTotal: z.number(), connections: z.array(connectionSchema) });
+
+/** Server-sent event names on GET /events. */
+export const eventNames = ['status', 'nodes', 'latency', 'switch', 'drain', 'log'] as const;
+export type EventName = (typeof eventNames)[number];
+
+export const logEventSchema = z.object({ time: z.number(), level: z.string(), msg: z.string(), event: z.string().optional() });
+
+// ---- the Clash-compatible subset ----
+
+export const clashProxySchema = z.object({
+  name: z.string(),
+  type: z.string(),
+  udp: z.boolean(),
+  history: z.array(z.object({ time: z.string(), delay: z.number() })),
+  now: z.string().optional(),
+  all: z.array(z.string()).optional(),
+});
+export const clashProxiesSchema = z.object({ proxies: z.record(z.string(), clashProxySchema) });
+export const clashSelectSchema = z.object({ name: z.string().min(1).max(255) });
+export const clashDelaySchema = z.object({ delay: z.number() });
+export const clashDelayQuerySchema = z.object({ url: z.string().url(), timeout: z.coerce.number().int().min(1).max(60_000) });
+export const clashTrafficSchema = z.object({ up: z.number(), down: z.number() });

@@ -1,0 +1,126 @@
+import type { Egress } from '../egress/index.js';
+import type { NodeTunnel } from '../groups/index.js';
+import { inBackoff } from '../selector/index.js';
+import type { ProxySession } from '../socks5/index.js';
+import type { AdminCore } from './admin-core.js';
+import type { NodeDto, Nodes, Status } from './schemas.js';
+
+const nodeIdOf = (e: Egress): string | null => (e as Partial<NodeTunnel>).nodeId ?? null;
+
+/** GET /status */
+export function statusView(core: AdminCore, adminAddress: string | null): Status {
+  const { controller: c, manager: m, proxy } = core;
+  const activeEgress = m ? m.active : null;
+  const activeNode = c?.active?.node ?? null;
+  const rtt = activeNode ? (core.selector?.last?.ranked.find((r) => r.node.id === activeNode.id)?.terms.rttMs ?? null) : null;
+  const health = c?.health;
+  return {
+    version: core.version,
+    uptimeS: Math.round((Date.now() - core.startedAt) / 1000),
+    egress: core.egressKind,
+    mode: c?.mode ?? 'auto',
+    pinned: c?.pinned ?? null,
+    pinFailed: c?.pinFailed ?? null,
+    active:
+      core.egressKind === 'direct'
+        ? { egressId: 'direct', nodeId: null, host: null, country: null, proto: null, since: core.startedAt, state: 'ready', rttMs: null, sessions: proxy.stats.sessionsActive }
+        : activeEgress
+          ? {
+              egressId: activeEgress.id,
+              nodeId: activeNode?.id ?? nodeIdOf(activeEgress),
+              host: activeNode?.ip ?? null,
+              country: activeNode?.countryLong ?? null,
+              proto: activeNode?.proto ?? null,
+              since: c?.active?.since ?? core.startedAt,
+              state: activeEgress.state,
+              rttMs: rtt,
+              sessions: m!.activeSessions,
+            }
+          : null,
+    draining: (m?.draining ?? []).map((d) => ({ egressId: d.egress.id, nodeId: nodeIdOf(d.egress), sessions: d.sessions, since: d.since, graceEndsAt: d.graceEndsAt })),
+    standby: c?.standby ? [{ egressId: c.standby.egress.id, nodeId: c.standby.node.id, since: c.standby.since }] : [],
+    sessions: { active: proxy.stats.sessionsActive, total: proxy.stats.sessionsTotal, rejected: proxy.stats.rejected },
+    switches: {
+      total: c?.counts.switched ?? 0,
+      failed: c?.counts.failed ?? 0,
+      state: c?.state ?? 'idle',
+      inProgress: c?.switching ?? null,
+      last: c?.lastSwitch ?? null,
+    },
+    health: health ? { windows: health.windows, badWindows: health.badWindows, score: health.last?.score ?? null, reasons: health.last?.reasons ?? [], consecutiveBad: health.last?.consecutiveBad ?? 0 } : null,
+    listen: { proxy: core.proxyAddress, admin: adminAddress },
+  };
+}
+
+/** GET /nodes */
+export function nodesView(core: AdminCore): Nodes {
+  const list = core.nodes;
+  if (!list) return { nodes: [], fetchedAt: null, source: 'none (direct egress)' };
+  const ranking = core.selector?.last ?? null;
+  const c = core.controller;
+  const draining = new Set((core.manager?.draining ?? []).map((d) => nodeIdOf(d.egress)));
+  const now = Date.now();
+  const nodes = list.nodes.map((n): NodeDto => {
+    const ranked = ranking?.ranked.find((r) => r.node.id === n.id);
+    const h = core.store?.history(n.id);
+    const state: NodeDto['state'] =
+      c?.active?.node.id === n.id ? 'active' : c?.standby?.node.id === n.id ? 'standby' : draining.has(n.id) ? 'draining' : h && inBackoff(h, now) ? 'backoff' : 'candidate';
+    return {
+      id: n.id,
+      host: n.id,
+      ip: n.ip,
+      port: n.port,
+      proto: n.proto,
+      country: n.countryLong,
+      countryCode: n.countryShort,
+      prior: ranked?.priorTerms.prior ?? null,
+      rttMs: ranked?.terms.rttMs ?? null,
+      score: ranked?.terms.total ?? null,
+      scoreTerms: ranked ? { latency: ranked.terms.latency, prior: ranked.terms.prior, history: ranked.terms.history, recentFailures: ranked.terms.recentFailures } : null,
+      successes: h?.successes ?? 0,
+      failures: h?.failures ?? 0,
+      lastSuccessAt: h?.lastSuccessAt ?? null,
+      lastFailureAt: h?.lastFailureAt ?? null,
+      backoffUntil: h?.backoffUntil ?? null,
+      urlDelayMs: c?.urlDelays.get(n.id)?.ms ?? null,
+      state,
+    };
+  });
+  return { nodes, fetchedAt: list.fetchedAt, source: list.source };
+}
+
+function splitHostPort(s: string | null): { host: string; port: string } {
+  if (!s) return { host: '', port: '0' };
+  const i = s.lastIndexOf(':');
+  return { host: s.slice(0, i).replace(/^\[|\]$/g, ''), port: s.slice(i + 1) };
+}
+
+/** GET /connections (Gatehop's fields and Clash's in one shape). */
+export function connectionsView(core: AdminCore) {
+  const egressNode = new Map<string, string | null>();
+  for (const e of [core.manager?.active, ...(core.manager?.draining ?? []).map((d) => d.egress)]) if (e) egressNode.set(e.id, nodeIdOf(e));
+  const connections = [...core.proxy.sessions].map((s: ProxySession) => {
+    const src = splitHostPort(s.client);
+    const dst = splitHostPort(s.target);
+    const nodeId = s.egressId ? (egressNode.get(s.egressId) ?? null) : null;
+    return {
+      id: String(s.id),
+      kind: s.kind,
+      client: s.client,
+      target: s.target,
+      egressId: s.egressId,
+      nodeId,
+      bytesUp: s.bytesUp,
+      bytesDown: s.bytesDown,
+      startedAt: s.startedAt,
+      metadata: { network: 'tcp' as const, type: s.kind === 'socks5' ? 'Socks5' : 'HTTP', sourceIP: src.host, sourcePort: src.port, destinationIP: /^[\d.]+$|:/.test(dst.host) ? dst.host : '', destinationPort: dst.port, host: /^[\d.]+$|:/.test(dst.host) ? '' : dst.host },
+      upload: s.bytesUp,
+      download: s.bytesDown,
+      start: new Date(s.startedAt).toISOString(),
+      chains: [nodeId ?? s.egressId ?? 'DIRECT', 'GATEHOP'],
+      rule: 'Match',
+      rulePayload: '',
+    };
+  });
+  return { downloadTotal: core.proxy.stats.bytesDown, uploadTotal: core.proxy.stats.bytesUp, connections };
+}

@@ -1,0 +1,79 @@
+import { request } from 'node:http';
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: <T = unknown>() => T;
+}
+
+/** One request to the admin API with full control of the headers (Host and Origin included). */
+export function apiRequest(
+  port: number,
+  method: string,
+  path: string,
+  opts: { token?: string | null; body?: string | object; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { host: `127.0.0.1:${port}`, ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers, setHost: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(parts).toString();
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: <T>() => JSON.parse(text) as T });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export interface SseEvent {
+  event: string;
+  data: unknown;
+  at: number;
+}
+
+/** Reads GET /events as it arrives. */
+export class SseReader {
+  readonly events: SseEvent[] = [];
+  #buf = '';
+  #close: () => void = () => {};
+
+  static open(port: number, token: string): Promise<SseReader> {
+    const r = new SseReader();
+    return new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: `/events?token=${encodeURIComponent(token)}`, headers: { accept: 'text/event-stream' } }, (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`events: ${res.statusCode}`));
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => r.#feed(c));
+        res.on('error', () => {});
+        resolve(r);
+      });
+      req.on('error', reject);
+      req.end();
+      r.#close = () => req.destroy();
+    });
+  }
+
+  #feed(text: string): void {
+    this.#buf += text;
+    let i: number;
+    while ((i = this.#buf.indexOf('\n\n')) >= 0) {
+      const block = this.#buf.slice(0, i);
+      this.#buf = this.#buf.slice(i + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (event && data !== undefined) this.events.push({ event, data: JSON.parse(data) as unknown, at: Date.now() });
+    }
+  }
+
+  close(): void {
+    this.#close();
+  }
+}

@@ -1,0 +1,184 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clashProxiesSchema, connectionsSchema, EventStream, latencySchema, nodesSchema, statusSchema } from '../../core/api/index.js';
+import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
+import { LogTap } from '../../core/common/index.js';
+import { apiRequest, SseReader } from '../helpers/admin-client.js';
+import { eventually, until } from '../helpers/fds.js';
+import { socksConnect } from '../helpers/socks-client.js';
+import { startEchoServer, type TestTcpServer } from '../helpers/servers.js';
+
+describe('admin API over the direct egress', () => {
+  let app: RunningApp;
+  let port = 0;
+  let token = '';
+  let echo: TestTcpServer;
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-admin-'));
+  const tap = new LogTap();
+
+  beforeAll(async () => {
+    echo = await startEchoServer();
+    const config = buildConfig({}, { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', dataDir, logFile: 'off', adminCorsOrigins: ['https://dash.example'] });
+    const logger = pino({ level: 'info', base: undefined }, pino.multistream([{ level: 'info', stream: tap.stream }]));
+    app = await startApp(config, logger, { logTap: tap });
+    port = app.listening.admin!.port;
+    token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  });
+
+  afterAll(async () => {
+    await app.stop();
+    await echo.close();
+  });
+
+  it('generates a token at first start, stored with mode 0600, and refuses requests without it', async () => {
+    expect(token.length).toBeGreaterThanOrEqual(40);
+    expect(statSync(join(dataDir, 'admin-token')).mode & 0o777).toBe(0o600);
+    const none = await apiRequest(port, 'GET', '/status');
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(none.json()).toMatchObject({ error: 'GH_ERR_API_UNAUTHORIZED' });
+    expect((await apiRequest(port, 'GET', '/status', { token: 'x'.repeat(43) })).status).toBe(401);
+    expect((await apiRequest(port, 'GET', `/status?token=${token}`)).status).toBe(200);
+  });
+
+  it('refuses a Host that is not the API (DNS rebinding) and a foreign Origin; an allow-listed origin gets CORS', async () => {
+    const rebound = await apiRequest(port, 'GET', '/status', { token, headers: { host: `evil.example:${port}` } });
+    expect(rebound.status).toBe(403);
+    expect(rebound.json()).toMatchObject({ error: 'GH_ERR_API_HOST' });
+    expect((await apiRequest(port, 'GET', '/status', { token, headers: { host: `localhost:${port}` } })).status).toBe(200);
+    const foreign = await apiRequest(port, 'POST', '/mode', { token, body: { auto: true }, headers: { origin: 'https://attacker.example' } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.json()).toMatchObject({ error: 'GH_ERR_API_ORIGIN' });
+    const allowed = await apiRequest(port, 'GET', '/status', { token, headers: { origin: 'https://dash.example' } });
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://dash.example');
+    const preflight = await apiRequest(port, 'OPTIONS', '/proxies/GATEHOP', { headers: { origin: 'https://dash.example', 'access-control-request-method': 'PUT' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-headers']).toMatch(/Authorization/);
+    expect((await apiRequest(port, 'OPTIONS', '/status', { headers: { origin: 'https://attacker.example' } })).status).toBe(403);
+  });
+
+  it('refuses oversized, malformed and invalid bodies, unknown paths and wrong methods with JSON errors', async () => {
+    const big = await apiRequest(port, 'POST', '/switch', { token, body: `{"nodeId":"${'x'.repeat(20_000)}"}` });
+    expect(big.status).toBe(413);
+    const broken = await apiRequest(port, 'POST', '/mode', { token, body: '{"auto": tru' });
+    expect(broken.status).toBe(400);
+    expect(broken.json()).toMatchObject({ error: 'GH_ERR_API_BAD_REQUEST' });
+    const invalid = await apiRequest(port, 'POST', '/mode', { token, body: { auto: 'yes' } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.json<{ message: string }>().message).toMatch(/^body\.auto/);
+    expect((await apiRequest(port, 'POST', '/mode', { token, body: { auto: true, extra: 1 } })).status).toBe(400);
+    expect((await apiRequest(port, 'GET', '/nope', { token })).status).toBe(404);
+    expect((await apiRequest(port, 'DELETE', '/status', { token })).status).toBe(405);
+    // Switching needs a node pool.
+    const sw = await apiRequest(port, 'POST', '/switch', { token, body: {} });
+    expect(sw.status).toBe(409);
+    expect(sw.json()).toMatchObject({ error: 'GH_ERR_API_UNSUPPORTED' });
+  });
+
+  it('answers /status, /nodes and /latency in the shapes of the shared schemas', async () => {
+    const status = statusSchema.parse((await apiRequest(port, 'GET', '/status', { token })).json());
+    expect(status).toMatchObject({ egress: 'direct', active: { egressId: 'direct' }, listen: { proxy: `127.0.0.1:${app.listening.proxy.port}`, admin: `127.0.0.1:${port}` } });
+    expect(nodesSchema.parse((await apiRequest(port, 'GET', '/nodes', { token })).json()).nodes).toEqual([]);
+    expect(latencySchema.parse((await apiRequest(port, 'GET', '/latency?sinceMs=0', { token })).json()).samples).toEqual([]);
+    expect((await apiRequest(port, 'GET', '/latency?sinceMs=yesterday', { token })).status).toBe(400);
+  });
+
+  it('lists live connections with their target and bytes, and DELETE closes one', async () => {
+    const { client } = await socksConnect(app.listening.proxy.port, '127.0.0.1', echo.port);
+    client.write('ping');
+    await client.read(4);
+    const list = connectionsSchema.parse((await apiRequest(port, 'GET', '/connections', { token })).json());
+    const mine = list.connections.find((c) => c.target === `127.0.0.1:${echo.port}`)!;
+    expect(mine).toMatchObject({ kind: 'socks5', egressId: 'direct', bytesUp: 4, bytesDown: 4, upload: 4, download: 4, metadata: { destinationPort: String(echo.port) } });
+    expect((await apiRequest(port, 'DELETE', `/connections/${mine.id}`, { token })).status).toBe(204);
+    await client.waitEnd(3_000);
+    expect((await apiRequest(port, 'DELETE', `/connections/${mine.id}`, { token })).status).toBe(404);
+  });
+
+  it('serves Prometheus metrics that a text-format parser reads, named by the conventions', async () => {
+    const res = await apiRequest(port, 'GET', '/metrics', { token });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    const families = parsePrometheusTextFormat(res.text);
+    const names = new Set(families.map((f) => f.name));
+    for (const n of ['gatehop_sessions_active', 'gatehop_sessions_total', 'gatehop_proxy_bytes_total', 'gatehop_switches_total', 'gatehop_drain_sessions', 'gatehop_process_resident_memory_bytes']) expect(names).toContain(n);
+    for (const f of families.filter((x) => x.name.startsWith('gatehop_'))) {
+      if (f.type === 'COUNTER') expect(f.name).toMatch(/_total$/);
+      expect(f.name).toMatch(/^[a-z0-9_]+$/);
+    }
+    const sessions = families.find((f) => f.name === 'gatehop_sessions_total')!;
+    expect(Number(sessions.metrics[0]!.value)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('streams status and nodes at once, then log lines, as Server-Sent Events', async () => {
+    const sse = await SseReader.open(port, token);
+    await until(() => (sse.events.some((e) => e.event === 'nodes') ? true : undefined), 3_000, 'initial events');
+    expect(sse.events[0]!.event).toBe('status');
+    statusSchema.parse(sse.events[0]!.data);
+    pinoLine(tap, 'hello from the test');
+    await until(() => sse.events.find((e) => e.event === 'log' && (e.data as { msg: string }).msg === 'hello from the test'), 3_000, 'a log event');
+    sse.close();
+  });
+
+  it('speaks the Clash subset dashboards use', async () => {
+    expect((await apiRequest(port, 'GET', '/', { token })).json()).toEqual({ hello: 'clash' });
+    expect((await apiRequest(port, 'GET', '/version', { token })).json()).toMatchObject({ version: expect.stringMatching(/^gatehop-/) });
+    const proxies = clashProxiesSchema.parse((await apiRequest(port, 'GET', '/proxies', { token })).json());
+    expect(proxies.proxies.GATEHOP).toMatchObject({ type: 'Selector', all: [] });
+    // GET /traffic streams one JSON line per second.
+    const lines = await new Promise<string[]>((resolve, reject) => {
+      const got: string[] = [];
+      const req = request({ host: '127.0.0.1', port, path: '/traffic', headers: { authorization: `Bearer ${token}` } }, (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          got.push(...c.split('\n').filter(Boolean));
+          if (got.length >= 2) {
+            req.destroy();
+            resolve(got);
+          }
+        });
+      });
+      req.on('error', (err) => (got.length >= 2 ? undefined : reject(err)));
+      req.end();
+    });
+    for (const l of lines) expect(JSON.parse(l)).toEqual({ up: expect.any(Number), down: expect.any(Number) });
+  });
+});
+
+function pinoLine(tap: LogTap, msg: string): void {
+  tap.stream.write(`${JSON.stringify({ level: 'info', time: Date.now(), msg })}\n`);
+}
+
+describe('event stream backpressure', () => {
+  it('drops a consumer that stops reading instead of buffering for it, and memory stays flat', async () => {
+    const events = new EventStream({ maxBufferedBytes: 256 * 1024 });
+    const server = createServer((_req, res) => events.attach(res));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    // A raw client that sends the request and never reads a byte.
+    const sock = connect(port, '127.0.0.1');
+    sock.pause();
+    sock.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await eventually(() => events.clients === 1, 3_000, 'attached');
+    const payload = { blob: 'x'.repeat(64 * 1024) };
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 3_000 && events.clients > 0; i++) {
+      events.publish('status', payload); // ~190 MiB if it were all kept
+      if (i % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await eventually(() => events.clients === 0, 5_000, 'the stalled consumer dropped');
+    expect(events.dropped).toBe(1);
+    global.gc?.();
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(32 * 1024 * 1024);
+    sock.destroy();
+    events.close();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+});
