@@ -342,7 +342,11 @@ export class SwitchController {
     held.off.push(
       egress.onClose((why) => this.#onActiveClosed(held, why)),
       egress.onLiveness((responsive, quietMs) => {
-        if (!responsive && this.#active === held) void this.#begin(`active node ${node.id} silent for ${Math.round(quietMs / 1000)} s`, 'urgent');
+        if (responsive || this.#active !== held) return;
+        // Counted against the node, so neither ranking nor the pin brings it straight back.
+        this.deps.selector.recordFailure(node.id);
+        if (node.id === this.pinned) this.#pinnedFailed(node.id, `silent for ${Math.round(quietMs / 1000)} s`);
+        void this.#begin(`active node ${node.id} silent for ${Math.round(quietMs / 1000)} s`, 'urgent');
       }),
     );
     this.#active = held;
@@ -370,7 +374,10 @@ export class SwitchController {
       this.#log.info({ event: 'switch-held', reason, why: verdict.reason }, `not switching yet: ${verdict.reason}`);
       return;
     }
-    void this.#begin(`active node ${this.#active.node.id} unhealthy: ${reason}`, 'auto');
+    const node = this.#active.node;
+    this.deps.selector.recordFailure(node.id);
+    if (node.id === this.pinned) this.#pinnedFailed(node.id, reason);
+    void this.#begin(`active node ${node.id} unhealthy: ${reason}`, 'auto');
   }
 
   #pinnedFailed(nodeId: string, why: string): void {

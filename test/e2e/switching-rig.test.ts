@@ -116,7 +116,7 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
       expect(after.length).toBeGreaterThan(0);
       const allowed = [switches[k]!.record.to!, switches[k + 1]?.record.to].filter((n): n is string => !!n).map(exitOf);
       for (const s of after) expect(allowed).toContain(s.ip);
-      expect(after.filter((s) => s.ip === exitOf(switches[k]!.record.to!)).length).toBeGreaterThanOrEqual(5);
+      expect(after.some((s) => s.ip === exitOf(switches[k]!.record.to!))).toBe(true);
     }
     // Drained egresses close once their last session ends; none was cut short.
     await eventually(() => a.manager!.draining.length === 0, 30_000, 'every drained egress closed');
