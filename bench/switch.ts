@@ -45,7 +45,8 @@ function curlAsync(args: string[], ns?: string): Promise<{ ok: boolean; bytes: n
     const child = spawn(cmd[0]!, [...cmd.slice(1), '-s', '-o', '/dev/null', '-w', '%{size_download}', '--max-time', '120', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.once('exit', (code) => resolve({ ok: code === 0, bytes: Number(out) || 0, code }));
+    // 'close', not 'exit': the -w output may still be in the pipe when the process exits.
+    child.once('close', (code) => resolve({ ok: code === 0, bytes: Number(out) || 0, code }));
   });
 }
 
@@ -125,7 +126,7 @@ try {
     'gatehop',
     async () => {
       const r = await curlAsync(['--socks5-hostname', proxy, rig.url('/big')]);
-      if (r.bytes !== rig.state.bigBytes) noteFailure('gatehop', r.code);
+      if (r.bytes !== rig.state.bigBytes) noteFailure('gatehop', r.code === 0 ? -r.bytes : r.code);
       return r.bytes === rig.state.bigBytes;
     },
     async () => (await curlAsync(['--max-time', '10', '--socks5-hostname', proxy, 'http://files.test/ip'])).ok,

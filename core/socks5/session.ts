@@ -85,6 +85,9 @@ export abstract class ProxySession {
    */
   protected async dial(host: string, port: number): Promise<EgressTcpConnection> {
     if (this.#closed) throw new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} is closed`);
+    // The client's part is done once we dial: from here the connect timer alone bounds the wait
+    // (a slow tunnel must not turn a connect into a handshake timeout).
+    this.handshakeDone();
     const egress = this.leaseEgress();
     this.target = `${host}:${port}`;
     const controller = new AbortController();

@@ -38,6 +38,24 @@ describe('session timers', () => {
     expect(c.received.toString()).toMatch(/^HTTP\/1\.1 408/);
   });
 
+  it('a connect slower than the handshake timeout but within the connect timeout succeeds (the timers do not overlap)', async () => {
+    const echo = servers.track(await startEchoServer());
+    const direct = new DirectEgress('slow');
+    const slow = Object.assign(Object.create(direct) as Egress, {
+      connectTcp: async (h: string, port: number, opts: ConnectTcpOptions = {}) => {
+        await new Promise((r) => setTimeout(r, 400));
+        return direct.connectTcp(h, port, opts);
+      },
+    });
+    const p = servers.track(await startProxy({ handshakeTimeoutMs: 200, connectTimeoutMs: 2_000, egress: slow }));
+    const { client, reply } = await socksConnect(p.port, '127.0.0.1', echo.port);
+    expect(reply[1]).toBe(0x00);
+    client.write('ok');
+    expect((await client.read(2)).toString()).toBe('ok');
+    expect(p.server.stats.timeouts.handshake).toBe(0);
+    client.destroy();
+  });
+
   it('replies 0x06 when the upstream connect outlasts the connect timeout', async () => {
     const p = servers.track(await startProxy({ connectTimeoutMs: 200, egress: hangingEgress() }));
     const c = await RawClient.open(p.port);
