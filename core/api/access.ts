@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 
 export interface AccessPolicy {
   token: string;
@@ -17,8 +17,8 @@ export function allowedHostsFor(host: string, port: number): Set<string> {
   return new Set([...names].map((h) => `${h}:${port}`.toLowerCase()));
 }
 
-function tokenOf(req: IncomingMessage, url: URL): string | null {
-  const auth = req.headers.authorization;
+function tokenOf(headers: IncomingHttpHeaders, url: URL): string | null {
+  const auth = headers.authorization;
   if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
   // EventSource and WebSocket clients cannot set headers.
   return url.searchParams.get('token');
@@ -34,15 +34,17 @@ function sameToken(a: string, b: string): boolean {
  * DNS-rebinding and cross-site defence, then the token. Host must name the API itself; an Origin
  * (sent by browsers on cross-origin and on non-GET requests) must be the API's own or allow-listed.
  */
-export function checkAccess(req: IncomingMessage, url: URL, policy: AccessPolicy): AccessVerdict {
-  const host = (req.headers.host ?? '').toLowerCase();
+export function checkAccess(headers: IncomingHttpHeaders, url: URL, policy: AccessPolicy, opts: { tokenless?: boolean } = {}): AccessVerdict {
+  const host = (headers.host ?? '').toLowerCase();
   if (!policy.allowedHosts.has(host)) return { ok: false, status: 403, error: 'GH_ERR_API_HOST', message: `Host "${host}" is not this API (DNS rebinding defence)` };
-  const origin = req.headers.origin ?? null;
+  const origin = headers.origin ?? null;
   if (origin !== null) {
     const own = [...policy.allowedHosts].some((h) => origin.toLowerCase() === `http://${h}`);
     if (!own && !policy.allowedOrigins.has(origin)) return { ok: false, status: 403, error: 'GH_ERR_API_ORIGIN', message: `origin ${origin} is not allowed` };
   }
-  const token = tokenOf(req, url);
+  // A CORS preflight carries no token: it is judged on Host and Origin alone.
+  if (opts.tokenless) return { ok: true, origin };
+  const token = tokenOf(headers, url);
   if (token === null) return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'a bearer token is required' };
   if (!sameToken(token, policy.token)) return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'wrong token' };
   return { ok: true, origin };

@@ -137,14 +137,13 @@ export class AdminServer {
       sendJson(res, 400, { error: 'GH_ERR_API_BAD_REQUEST', message: 'unreadable request target' });
       return;
     }
-    const verdict = checkAccess(req, url, this.#policy!);
+    const verdict = checkAccess(req.headers, url, this.#policy!);
     if (verdict.ok && verdict.origin) {
       res.setHeader('access-control-allow-origin', verdict.origin);
       res.setHeader('vary', 'Origin');
     }
     if (req.method === 'OPTIONS' && req.headers.origin) {
-      // A CORS preflight carries no token; answer it only for an allowed origin.
-      const pre = checkAccess({ ...req, headers: { ...req.headers, authorization: `Bearer ${this.opts.token}` } } as IncomingMessage, url, this.#policy!);
+      const pre = checkAccess(req.headers, url, this.#policy!, { tokenless: true });
       if (!pre.ok) {
         sendJson(res, pre.status, { error: pre.error, message: pre.message });
         return;
