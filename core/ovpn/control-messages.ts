@@ -80,6 +80,8 @@ export interface PushedConfig {
   cipher: string | null;
   peerId: number | null;
   tlsEkm: boolean;
+  /** The server takes an EXIT control message at shutdown (`protocol-flags cc-exit`). */
+  ccExit: boolean;
   topology: string | null;
   tunMtu: number | null;
 }
@@ -127,6 +129,7 @@ export function parsePushOptions(text: string, into: Partial<PushedConfig> & { d
         break;
       case 'protocol-flags':
         if (a.includes('tls-ekm')) out.tlsEkm = true;
+        if (a.includes('cc-exit')) out.ccExit = true;
         break;
       case 'tun-mtu': {
         const n = Number(a[0]);

@@ -41,6 +41,8 @@ export interface TunnelStats {
 
 const CONTROL_PAYLOAD_MAX = 1100;
 const PUSH_REQUEST_EVERY_MS = 3_000;
+/** OCC magic + opcode 6 (EXIT), notes §6.5. */
+const OCC_EXIT = Buffer.from('287f346bd4ef7a812d56b8d3afc5459c06', 'hex');
 const RESET_WAIT_MS = 5_000;
 const MAX_PLAINTEXT = 16 * 1024;
 const MAX_TCP_BUFFER = 4 * 1024 * 1024;
@@ -57,7 +59,9 @@ export class TunnelClient extends EventEmitter<{
   /** After an L1 reconnect; addressChanged means connections on the old address are lost. */
   reconnected: [{ config: PushedConfig; addressChanged: boolean }];
 }> {
-  readonly stats: TunnelStats & { reconnects: number } = { bytesIn: 0, bytesOut: 0, packetsIn: 0, packetsOut: 0, decryptFailures: 0, replays: 0, droppedOut: 0, malformed: 0, reconnects: 0 };
+  readonly stats: TunnelStats & { reconnects: number; exitNotified: 'control' | 'occ' | null } = {
+    bytesIn: 0, bytesOut: 0, packetsIn: 0, packetsOut: 0, decryptFailures: 0, replays: 0, droppedOut: 0, malformed: 0, reconnects: 0, exitNotified: null,
+  };
   #closedByUs = false;
   config: PushedConfig | null = null;
   cipher: string | null = null;
@@ -504,6 +508,7 @@ export class TunnelClient extends EventEmitter<{
       cipher,
       peerId: pushed.peerId ?? null,
       tlsEkm: pushed.tlsEkm ?? false,
+      ccExit: pushed.ccExit ?? false,
       topology: pushed.topology ?? null,
       tunMtu: pushed.tunMtu ?? null,
     };
@@ -656,7 +661,37 @@ export class TunnelClient extends EventEmitter<{
     this.#closedByUs = true;
     this.#settle?.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'tunnel closed'));
     if (this.#state === 'DISCONNECTED' && !this.#tcp && !this.#udp) return;
-    this.#teardown();
+    const lingerMs = this.#state === 'CONNECTED' ? this.#notifyExit() : 0;
     this.#setState('DISCONNECTED', 'closed by us');
+    if (lingerMs === 0) {
+      this.#teardown();
+      return;
+    }
+    // The EXIT control message goes through TLS and the reliability layer: let it out first.
+    const timer = setTimeout(() => this.#teardown(), lingerMs);
+    timer.unref();
+  }
+
+  /**
+   * Tells the server we are leaving so it frees our session now instead of at its ping-restart
+   * (notes §6.5): the EXIT control message if it pushed `protocol-flags cc-exit`; over UDP
+   * otherwise the OCC_EXIT data packet, to stock servers only (those push a peer-id; SoftEther
+   * would hand the packet to its hub as IP). Over TCP, closing the connection says it. Returns how
+   * long the transport should stay open for the notice to leave.
+   */
+  #notifyExit(): number {
+    const cfg = this.config;
+    const data = this.#primary.data;
+    if (!cfg || !data) return 0;
+    if (cfg.ccExit && this.#primary.tls) {
+      this.#primary.tls.write('EXIT\0');
+      this.stats.exitNotified = 'control';
+      return 250;
+    }
+    if (this.proto === 'udp' && cfg.peerId !== null) {
+      this.#sendRaw(data.encrypt(OCC_EXIT));
+      this.stats.exitNotified = 'occ';
+    }
+    return 0;
   }
 }

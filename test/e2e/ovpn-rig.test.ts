@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
 import { Stack } from '../../core/netstack/index.js';
 import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 import { isRoot } from '../helpers/netns.js';
-import { until } from '../helpers/fds.js';
+import { eventually, until } from '../helpers/fds.js';
 import { Rig } from '../rig/rig.js';
 
 const BIG_MIB = Number(process.env.GATEHOP_RIG_BIG_MIB ?? 8);
@@ -115,6 +116,18 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     const softether = await open(`${profileOf('n1', 'tcp')}\r\nremote-cert-tls server\r\n`);
     softether.close();
   }, 60_000);
+
+  it('tells a stock OpenVPN server it is leaving (cc-exit over the control channel), and the server frees the session at once', async () => {
+    const o1 = rig.node('o1'); // gcm-udp: without the notice the server would wait for its ping-restart (30 s)
+    const logFile = join(rig.state.dir, 'o1.log');
+    const exits = (): number => (readFileSync(logFile, 'utf8').match(/client-instance exiting/g) ?? []).length;
+    const before = exits();
+    const t = await open(readFileSync(o1.profiles.udp!, 'utf8'));
+    expect(t.client.config!.ccExit).toBe(true);
+    t.close();
+    expect(t.client.stats.exitNotified).toBe('control');
+    await eventually(() => exits() > before, 5_000, 'the server freeing the client instance');
+  }, 30_000);
 
   it('ten tunnels to ten nodes at once in one process, each leaving by its own exit', async () => {
     const nodes = rig.state.nodes;

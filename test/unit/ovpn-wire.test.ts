@@ -69,8 +69,10 @@ describe('options string and push reply', () => {
     const first = parsePushOptions('route-gateway 10.8.0.1,topology subnet,ping 10,push-continuation 2');
     expect(first.continuation).toBe(2);
     expect(parsePushOptions('ifconfig 10.8.0.2 255.255.255.0,peer-id 3,cipher AES-256-GCM,protocol-flags cc-exit tls-ekm,push-continuation 1', first)).toMatchObject({
-      address: '10.8.0.2', gateway: '10.8.0.1', peerId: 3, cipher: 'AES-256-GCM', tlsEkm: true, continuation: 1,
+      address: '10.8.0.2', gateway: '10.8.0.1', peerId: 3, cipher: 'AES-256-GCM', tlsEkm: true, ccExit: true, continuation: 1,
     });
+    // SoftEther pushes no protocol flags: no EXIT message at shutdown.
+    expect(parsePushOptions('ping 3,ping-restart 10,ifconfig 10.211.1.5 10.211.1.6').ccExit).toBeUndefined();
   });
 });
 
