@@ -82,6 +82,8 @@ export interface PushedConfig {
   tlsEkm: boolean;
   /** The server takes an EXIT control message at shutdown (`protocol-flags cc-exit`). */
   ccExit: boolean;
+  /** A pushed `comp-lzo …` / `compress …` (data payloads are framed, notes §6.6). */
+  compression: string | null;
   topology: string | null;
   tunMtu: number | null;
 }
@@ -100,6 +102,10 @@ export function parsePushOptions(text: string, into: Partial<PushedConfig> & { d
           out.address = a[0]!;
           peer = a[1] ?? null;
         }
+        break;
+      case 'comp-lzo':
+      case 'compress':
+        out.compression = [name, ...a].join(' ');
         break;
       case 'topology':
         out.topology = a[0] ?? null;

@@ -7,3 +7,4 @@ export { encodeControl, decodeControl, Op, TcpRecordReader, type ControlPacket }
 export { parsePushOptions, optionsString, parseServerKeyMethod2 } from './control-messages.js';
 export { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
 export { checkServerCertificate } from './server-cert.js';
+export { framingFor, frame, unframe, type Framing } from './compression-framing.js';

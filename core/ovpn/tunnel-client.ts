@@ -11,6 +11,7 @@ import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader } from './packet.js';
 import { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
 import type { OvpnProfile, OvpnRemote } from './profile.js';
+import { framingFor, frame, unframe, type Framing } from './compression-framing.js';
 import { checkServerCertificate } from './server-cert.js';
 
 export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'RECONNECTING' | 'DISCONNECTED';
@@ -41,6 +42,8 @@ export interface TunnelStats {
 
 const CONTROL_PAYLOAD_MAX = 1100;
 const PUSH_REQUEST_EVERY_MS = 3_000;
+/** How long a closing tunnel waits at most for the server to acknowledge our EXIT message. */
+const EXIT_LINGER_MS = 2_000;
 /** OCC magic + opcode 6 (EXIT), notes §6.5. */
 const OCC_EXIT = Buffer.from('287f346bd4ef7a812d56b8d3afc5459c06', 'hex');
 const RESET_WAIT_MS = 5_000;
@@ -59,8 +62,8 @@ export class TunnelClient extends EventEmitter<{
   /** After an L1 reconnect; addressChanged means connections on the old address are lost. */
   reconnected: [{ config: PushedConfig; addressChanged: boolean }];
 }> {
-  readonly stats: TunnelStats & { reconnects: number; exitNotified: 'control' | 'occ' | null } = {
-    bytesIn: 0, bytesOut: 0, packetsIn: 0, packetsOut: 0, decryptFailures: 0, replays: 0, droppedOut: 0, malformed: 0, reconnects: 0, exitNotified: null,
+  readonly stats: TunnelStats & { reconnects: number; exitNotified: 'control' | 'occ' | null; compressedDropped: number } = {
+    bytesIn: 0, bytesOut: 0, packetsIn: 0, packetsOut: 0, decryptFailures: 0, replays: 0, droppedOut: 0, malformed: 0, reconnects: 0, exitNotified: null, compressedDropped: 0,
   };
   #closedByUs = false;
   config: PushedConfig | null = null;
@@ -83,6 +86,8 @@ export class TunnelClient extends EventEmitter<{
   #pushParts: ReturnType<typeof parsePushOptions> | null = null;
   /** Cipher, auth and derivation fixed on key 0 and reused for every renegotiated key. */
   #negotiated: { cipher: string; tlsEkm: boolean; peerId: number | null } | null = null;
+  #framing: Framing = 'none';
+  #warnedCompressed = false;
   renegotiations = 0;
   #keepalive: NodeJS.Timeout | null = null;
   #lastSent = 0;
@@ -509,9 +514,14 @@ export class TunnelClient extends EventEmitter<{
       peerId: pushed.peerId ?? null,
       tlsEkm: pushed.tlsEkm ?? false,
       ccExit: pushed.ccExit ?? false,
+      compression: pushed.compression ?? null,
       topology: pushed.topology ?? null,
       tunMtu: pushed.tunMtu ?? null,
     };
+    // Pushed framing wins; the profile's own directive counts only for a stock server (SoftEther
+    // pushes no peer-id and never frames, whatever an old profile says).
+    this.#framing = framingFor(this.config.compression ?? (this.config.peerId !== null ? p.compression : null));
+    if (this.#framing !== 'none') this.#log.info({ event: 'compression-framing', framing: this.#framing }, `data payloads framed (${this.#framing}); compressed ones are dropped`);
     this.#lastRecv = this.#lastSent = Date.now();
     this.#startKeepalive();
     this.#setState('CONNECTED', `cipher ${cipher}${this.config.tlsEkm ? ', keys by TLS-EKM' : ''}`);
@@ -554,9 +564,18 @@ export class TunnelClient extends EventEmitter<{
       return;
     }
     this.#lastRecv = Date.now();
-    if (payload.equals(PING_PAYLOAD)) return;
+    const inner = this.#framing === 'none' ? payload : unframe(this.#framing, payload);
+    if (!inner) {
+      this.stats.compressedDropped++;
+      if (!this.#warnedCompressed) {
+        this.#warnedCompressed = true;
+        this.#log.warn({ event: 'compressed-payload', framing: this.#framing }, 'the server sent a compressed payload; Gatehop does not decompress (dropped)');
+      }
+      return;
+    }
+    if (inner.equals(PING_PAYLOAD)) return;
     this.stats.packetsIn++;
-    this.emit('packet', payload);
+    this.emit('packet', inner);
   }
 
   /** Sends one IP packet into the tunnel; false when not connected (the packet is dropped). */
@@ -568,7 +587,7 @@ export class TunnelClient extends EventEmitter<{
     }
     this.stats.packetsOut++;
     this.#lastSent = Date.now();
-    this.#sendRaw(data.encrypt(ip));
+    this.#sendRaw(data.encrypt(this.#framing === 'none' ? ip : frame(this.#framing, ip)));
     return true;
   }
 
@@ -584,7 +603,7 @@ export class TunnelClient extends EventEmitter<{
       const data = this.#primary.data;
       if (now - this.#lastSent >= pingMs && data) {
         this.#lastSent = now;
-        this.#sendRaw(data.encrypt(PING_PAYLOAD));
+        this.#sendRaw(data.encrypt(frame(this.#framing, PING_PAYLOAD)));
       }
     }, 1000);
     this.#keepalive.unref();
@@ -661,37 +680,47 @@ export class TunnelClient extends EventEmitter<{
     this.#closedByUs = true;
     this.#settle?.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'tunnel closed'));
     if (this.#state === 'DISCONNECTED' && !this.#tcp && !this.#udp) return;
-    const lingerMs = this.#state === 'CONNECTED' ? this.#notifyExit() : 0;
+    const linger = this.#state === 'CONNECTED' && this.#notifyExit();
     this.#setState('DISCONNECTED', 'closed by us');
-    if (lingerMs === 0) {
+    if (!linger) {
       this.#teardown();
       return;
     }
-    // The EXIT control message goes through TLS and the reliability layer: let it out first.
-    const timer = setTimeout(() => this.#teardown(), lingerMs);
-    timer.unref();
+    // The EXIT control message goes through TLS and the reliability layer: keep the transport
+    // until the server has acknowledged it (retransmissions included), for at most EXIT_LINGER_MS.
+    const k = this.#primary;
+    const until = Date.now() + EXIT_LINGER_MS;
+    const poll = setInterval(() => {
+      const sent = k.sendSeq > linger.msgIdBefore;
+      if ((sent && k.unacked.size === 0 && k.outQueue.length === 0) || Date.now() > until) {
+        clearInterval(poll);
+        this.#teardown();
+      }
+    }, 20);
+    poll.unref();
   }
 
   /**
    * Tells the server we are leaving so it frees our session now instead of at its ping-restart
    * (notes §6.5): the EXIT control message if it pushed `protocol-flags cc-exit`; over UDP
    * otherwise the OCC_EXIT data packet, to stock servers only (those push a peer-id; SoftEther
-   * would hand the packet to its hub as IP). Over TCP, closing the connection says it. Returns how
-   * long the transport should stay open for the notice to leave.
+   * would hand the packet to its hub as IP). Over TCP, closing the connection says it. Returns
+   * what to wait for before the transport closes (null: nothing).
    */
-  #notifyExit(): number {
+  #notifyExit(): { msgIdBefore: number } | null {
     const cfg = this.config;
-    const data = this.#primary.data;
-    if (!cfg || !data) return 0;
-    if (cfg.ccExit && this.#primary.tls) {
-      this.#primary.tls.write('EXIT\0');
+    const k = this.#primary;
+    if (!cfg || !k.data) return null;
+    if (cfg.ccExit && k.tls) {
+      const msgIdBefore = k.sendSeq;
+      k.tls.write('EXIT\0');
       this.stats.exitNotified = 'control';
-      return 250;
+      return { msgIdBefore };
     }
     if (this.proto === 'udp' && cfg.peerId !== null) {
-      this.#sendRaw(data.encrypt(OCC_EXIT));
+      this.#sendRaw(k.data.encrypt(frame(this.#framing, OCC_EXIT)));
       this.stats.exitNotified = 'occ';
     }
-    return 0;
+    return null;
   }
 }

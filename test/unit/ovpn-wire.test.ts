@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DataChannel, decodeControl, encodeControl, Op, optionsString, parsePushOptions, parseServerKeyMethod2, PING_PAYLOAD, sliceKey2, TcpRecordReader, tls1Prf } from '../../core/ovpn/index.js';
+import { DataChannel, decodeControl, encodeControl, frame, framingFor, Op, optionsString, parsePushOptions, parseServerKeyMethod2, PING_PAYLOAD, sliceKey2, TcpRecordReader, tls1Prf, unframe } from '../../core/ovpn/index.js';
 
 describe('OpenVPN PRF', () => {
   it('matches OpenVPN 2.6 test_crypto.c crypto_test_tls_prf (known answer)', () => {
@@ -73,6 +73,33 @@ describe('options string and push reply', () => {
     });
     // SoftEther pushes no protocol flags: no EXIT message at shutdown.
     expect(parsePushOptions('ping 3,ping-restart 10,ifconfig 10.211.1.5 10.211.1.6').ccExit).toBeUndefined();
+  });
+});
+
+describe('compression framing (notes §6.6)', () => {
+  const ip = Buffer.from('4500001c0001000040010000', 'hex');
+  it('knows the framing each directive implies', () => {
+    expect(['comp-lzo', 'comp-lzo no', 'compress', 'compress stub', 'compress lz4', 'compress stub-v2', 'compress lz4-v2', null].map(framingFor)).toEqual(['lzo', 'lzo', 'stub', 'stub', 'stub', 'v2', 'v2', 'none']);
+  });
+  it('frames and unframes: 0xFA prefix, 0xFB with the first byte swapped to the end, 0x50 escape', () => {
+    expect(frame('lzo', ip)).toEqual(Buffer.concat([Buffer.of(0xfa), ip]));
+    const swapped = frame('stub', ip);
+    expect(swapped[0]).toBe(0xfb);
+    expect(swapped.at(-1)).toBe(0x45);
+    expect(swapped.subarray(1, -1)).toEqual(ip.subarray(1));
+    expect(frame('v2', ip)).toBe(ip); // raw IP needs no marker
+    const p50 = Buffer.from([0x50, 1, 2]);
+    expect(frame('v2', p50)).toEqual(Buffer.from([0x50, 0, 0x50, 1, 2]));
+    for (const f of ['none', 'lzo', 'stub', 'v2'] as const) {
+      for (const payload of [ip, p50, PING_PAYLOAD, Buffer.of(7)]) expect(unframe(f, frame(f, payload))).toEqual(payload);
+    }
+    // A stub sender may use the unswapped marker too.
+    expect(unframe('stub', Buffer.concat([Buffer.of(0xfa), ip]))).toEqual(ip);
+  });
+  it('reports compressed payloads (which we cannot read) as null', () => {
+    expect(unframe('lzo', Buffer.of(0x66, 1, 2))).toBeNull();
+    expect(unframe('stub', Buffer.of(0x69, 1, 2))).toBeNull();
+    expect(unframe('v2', Buffer.of(0x50, 0x01, 1, 2))).toBeNull();
   });
 });
 
