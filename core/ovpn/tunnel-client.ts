@@ -16,6 +16,14 @@ import { checkServerCertificate } from './server-cert.js';
 
 export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'RECONNECTING' | 'DISCONNECTED';
 
+/** OpenSSL's answers when the two sides share no TLS version or cipher suite, or a key is too weak. */
+const TLS_REFUSALS = /TLS_HANDSHAKE_TIMEOUT|UNSUPPORTED_PROTOCOL|WRONG_VERSION_NUMBER|NO_PROTOCOLS_AVAILABLE|PROTOCOL_VERSION|HANDSHAKE_FAILURE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|KEY_TOO_SMALL|MD_TOO_WEAK|INSUFFICIENT_SECURITY/;
+
+function isTlsVersionOrCipherRefusal(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: unknown } }).cause;
+  return typeof cause?.code === 'string' && TLS_REFUSALS.test(cause.code);
+}
+
 export interface TunnelClientOptions {
   profile: OvpnProfile;
   logger: Logger;
@@ -42,6 +50,8 @@ export interface TunnelStats {
 
 const CONTROL_PAYLOAD_MAX = 1100;
 const PUSH_REQUEST_EVERY_MS = 3_000;
+/** The first TLS handshake must finish within this (a silent refusal looks like nothing at all). */
+const TLS_HANDSHAKE_MS = 8_000;
 /** How long a closing tunnel waits at most for the server to acknowledge our EXIT message. */
 const EXIT_LINGER_MS = 2_000;
 /** OCC magic + opcode 6 (EXIT), notes §6.5. */
@@ -87,6 +97,8 @@ export class TunnelClient extends EventEmitter<{
   /** Cipher, auth and derivation fixed on key 0 and reused for every renegotiated key. */
   #negotiated: { cipher: string; tlsEkm: boolean; peerId: number | null } | null = null;
   #framing: Framing = 'none';
+  /** Set after a node refused modern TLS: TLS 1.0+ and SECLEVEL 0 for this client from then on. */
+  #legacyTls = false;
   #warnedCompressed = false;
   renegotiations = 0;
   #keepalive: NodeJS.Timeout | null = null;
@@ -117,6 +129,11 @@ export class TunnelClient extends EventEmitter<{
     return this.#lastRecv;
   }
 
+  /** True when the control channel had to fall back to TLS 1.0+/weak ciphers for this server. */
+  get legacyTls(): boolean {
+    return this.#legacyTls;
+  }
+
   get state(): TunnelState {
     return this.#state;
   }
@@ -144,6 +161,13 @@ export class TunnelClient extends EventEmitter<{
         lastErr = err as Error;
         this.#teardown();
         if (opts.signal?.aborted) throw abortReason(opts.signal, 'tunnel connect');
+        if (!this.#legacyTls && isTlsVersionOrCipherRefusal(err)) {
+          // Old VPN Gate nodes only speak TLS 1.0 or weak suites (notes §3): try once more with
+          // what they offer, and say loudly that this tunnel's control channel is weak.
+          this.#legacyTls = true;
+          this.#log.warn({ event: 'legacy-tls', err: (err as Error).message }, `${this.#remote.host} refused modern TLS; retrying with TLS 1.0+ and weak ciphers allowed (insecure)`);
+          continue;
+        }
         if (!(err instanceof GatehopError && err.code === ErrorCodes.EGRESS_CONNECT_TIMEOUT && this.proto === 'udp' && !this.#remoteSid)) break;
       }
     }
@@ -387,13 +411,34 @@ export class TunnelClient extends EventEmitter<{
       // OpenVPN checks the chain against <ca> but never a host name.
       checkServerIdentity: () => undefined,
       rejectUnauthorized: true,
+      ...(this.#legacyTls ? { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
     });
     k.tls = tls;
+    // A server that shares no TLS version with us may just drop the session without an alert
+    // (OpenVPN does): a first handshake that does not finish in time counts as a refusal.
+    const handshakeTimer =
+      k.keyId === 0
+        ? setTimeout(() => {
+            if (k.tls !== tls) return; // this key state is gone
+            const err = Object.assign(new Error(`no TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s`), { code: 'TLS_HANDSHAKE_TIMEOUT' });
+            this.#fatal(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `TLS with ${this.#remote.host}: ${err.message}`, { cause: err }));
+          }, TLS_HANDSHAKE_MS)
+        : null;
+    handshakeTimer?.unref();
+    tls.once('close', () => handshakeTimer && clearTimeout(handshakeTimer));
     tls.on('error', (err) => {
       if (k.keyId === 0) this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${this.#remote.host}: ${err.message}`, { cause: err }));
       else this.#log.warn({ event: 'renegotiation-failed', keyId: k.keyId, err: err.message }, 'renegotiation TLS failed; keeping the current key');
     });
     tls.on('secureConnect', () => {
+      if (handshakeTimer) clearTimeout(handshakeTimer);
+      const version = tls.getProtocol();
+      if (this.#legacyTls && k.keyId === 0) {
+        const weak = version === 'TLSv1' || version === 'TLSv1.1';
+        const fields = { event: 'legacy-tls-negotiated', protocol: version, cipher: tls.getCipher()?.name };
+        if (weak) this.#log.warn(fields, `control channel with ${this.#remote.host} is ${version} (insecure: old node)`);
+        else this.#log.info(fields, `control channel with ${this.#remote.host} is ${version} after all`);
+      }
       const problem = checkServerCertificate(tls.getPeerCertificate(), profile);
       if (problem) {
         this.#fatal(new GatehopError(ErrorCodes.EGRESS_NOT_ALLOWED, `server certificate of ${this.#remote.host} refused: ${problem}`));

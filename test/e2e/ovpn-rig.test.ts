@@ -58,7 +58,7 @@ async function get(t: Tunnel, ip: string, path: string): Promise<Buffer> {
 describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 servers, carrying core/netstack', () => {
   let rig: Rig;
   beforeAll(async () => {
-    rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp', 'gcm-tcp', 'cbc-udp', 'cbc-tcp', 'tlsauth-udp', 'tlscrypt-tcp', 'reneg-udp', 'lzo-udp', 'stub-tcp', 'stubv2-udp'], bigMib: BIG_MIB });
+    rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp', 'gcm-tcp', 'cbc-udp', 'cbc-tcp', 'tlsauth-udp', 'tlscrypt-tcp', 'reneg-udp', 'lzo-udp', 'stub-tcp', 'stubv2-udp', 'legacy-udp'], bigMib: BIG_MIB });
   }, 240_000);
   afterAll(() => rig?.down());
 
@@ -114,6 +114,16 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     expect(t.client.config!.compression).toBe(pushed);
     expect(t.client.stats.compressedDropped).toBe(0);
     t.close();
+  }, 120_000);
+
+  it('falls back to TLS 1.0 for an old node that speaks nothing newer (logged as insecure), and carries the large file', async () => {
+    const t = await proveThrough('o11', 'udp');
+    expect(t.client.legacyTls).toBe(true);
+    t.close();
+    // A modern server never needs it.
+    const modern = await open(profileOf('o1', 'udp'));
+    expect(modern.client.legacyTls).toBe(false);
+    modern.close();
   }, 120_000);
 
   it('checks the server certificate like OpenVPN: verify-x509-name refuses a mismatch with the reason; remote-cert-tls passes real server certificates', async () => {
