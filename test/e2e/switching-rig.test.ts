@@ -89,19 +89,23 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
 
     const switches: Array<{ startedAt: number; record: SwitchRecord }> = [];
     const ids = nodeIds();
-    for (let k = 0; k < 10; k++) {
-      const current = c.active!.node.id;
-      const target = ids[(ids.indexOf(current) + 1) % ids.length]!;
-      const startedAt = Date.now();
-      const record = await c.switchNow({ nodeId: target, reason: `test switch ${k + 1}` }).done;
-      expect(record).toMatchObject({ outcome: 'switched', to: target });
-      switches.push({ startedAt, record });
-      // Let some requests run on this node before the next switch.
-      const settled = shorts.length;
-      await until(() => (shorts.slice(settled).filter((s) => s.ip).length >= 5 ? true : undefined), 20_000, 'requests on the new node');
+    try {
+      for (let k = 0; k < 10; k++) {
+        const current = c.active!.node.id;
+        const target = ids[(ids.indexOf(current) + 1) % ids.length]!;
+        const startedAt = Date.now();
+        const record = await c.switchNow({ nodeId: target, reason: `test switch ${k + 1}` }).done;
+        expect(record).toMatchObject({ outcome: 'switched', to: target });
+        switches.push({ startedAt, record });
+        // Let some requests run on this node before the next switch.
+        const settled = shorts.length;
+        await until(() => (shorts.slice(settled).filter((s) => s.ip).length >= 5 ? true : undefined), 20_000, 'requests on the new node');
+      }
+    } finally {
+      // Also on failure: the request loop must stop before the app does.
+      running = false;
+      await shortLoop;
     }
-    running = false;
-    await shortLoop;
     const results = await Promise.all(downloads);
 
     for (const r of results) {
