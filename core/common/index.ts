@@ -4,3 +4,4 @@ export { createLogger, silentLogger, type Logger, type LoggerOptions } from './l
 export { raiseMallocTrimThreshold } from './malloc-tuning.js';
 export { LogTap, type TappedLine } from './log-tap.js';
 export { GATEHOP_VERSION } from './version.js';
+export { Listeners } from './listeners.js';

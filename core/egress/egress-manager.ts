@@ -1,4 +1,4 @@
-import type { Logger } from '../common/index.js';
+import { Listeners, type Logger } from '../common/index.js';
 import type { Egress, EgressLease, EgressSource } from './types.js';
 
 export interface EgressManagerOptions {
@@ -54,7 +54,7 @@ export class EgressManager implements EgressSource {
   #active: Entry | null = null;
   readonly #draining: Entry[] = [];
   readonly #log: Logger;
-  readonly #listeners = new Set<(ev: EgressManagerEvent) => void>();
+  readonly #listeners: Listeners<EgressManagerEvent>;
   readonly stats: EgressManagerStats = { switches: 0, leases: 0, forceClosedSessions: 0, drained: 0 };
 
   constructor(
@@ -63,6 +63,7 @@ export class EgressManager implements EgressSource {
     private readonly opts: EgressManagerOptions = {},
   ) {
     this.#log = logger.child({ component: 'egress-manager' });
+    this.#listeners = new Listeners(this.#log, 'egress event');
   }
 
   get active(): Egress | null {
@@ -80,8 +81,7 @@ export class EgressManager implements EgressSource {
 
   /** Every egress change, for status views and metrics. Returns an unsubscribe function. */
   onEvent(fn: (ev: EgressManagerEvent) => void): () => void {
-    this.#listeners.add(fn);
-    return () => this.#listeners.delete(fn);
+    return this.#listeners.add(fn);
   }
 
   acquire(): EgressLease {
@@ -176,13 +176,7 @@ export class EgressManager implements EgressSource {
   }
 
   #emit(ev: EgressManagerEvent): void {
-    for (const fn of [...this.#listeners]) {
-      try {
-        fn(ev);
-      } catch (err) {
-        this.#log.error({ event: 'listener-failed', err: (err as Error).message }, 'an egress event listener threw');
-      }
-    }
+    this.#listeners.emit(ev);
   }
 
   async close(): Promise<void> {

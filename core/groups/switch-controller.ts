@@ -1,4 +1,4 @@
-import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { ErrorCodes, GatehopError, Listeners, type Logger } from '../common/index.js';
 import type { Egress, EgressManager } from '../egress/index.js';
 import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource } from '../health/index.js';
 import { urlTest, type RankedNode, type Ranking, type Selector } from '../selector/index.js';
@@ -92,7 +92,7 @@ export class SwitchController {
   #leasesSeen = 0;
   #pinFailed: string | null = null;
   readonly #abort = new AbortController();
-  readonly #listeners = new Set<(ev: ControllerEvent) => void>();
+  readonly #listeners: Listeners<ControllerEvent>;
   readonly #policy: SwitchPolicy;
   readonly #monitor: HealthMonitor;
   readonly #log: Logger;
@@ -109,6 +109,7 @@ export class SwitchController {
 
   constructor(private readonly deps: SwitchControllerDeps) {
     this.#log = deps.logger.child({ component: 'switch' });
+    this.#listeners = new Listeners(this.#log, 'switch event');
     this.#policy = new SwitchPolicy(deps.health);
     this.#monitor = new HealthMonitor(
       deps.health,
@@ -159,8 +160,7 @@ export class SwitchController {
   }
 
   onEvent(fn: (ev: ControllerEvent) => void): () => void {
-    this.#listeners.add(fn);
-    return () => this.#listeners.delete(fn);
+    return this.#listeners.add(fn);
   }
 
   /** Brings the first tunnel up and starts the periodic URL test. */
@@ -562,13 +562,7 @@ export class SwitchController {
   }
 
   #emit(ev: ControllerEvent): void {
-    for (const fn of [...this.#listeners]) {
-      try {
-        fn(ev);
-      } catch (err) {
-        this.#log.error({ event: 'listener-failed', err: (err as Error).message }, 'a switch event listener threw');
-      }
-    }
+    this.#listeners.emit(ev);
   }
 
   /** Stops every timer and any switch in flight; the manager closes the egresses. */

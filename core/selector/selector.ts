@@ -1,4 +1,4 @@
-import type { Logger } from '../common/index.js';
+import { Listeners, type Logger } from '../common/index.js';
 import type { LatencySample, NodeHistory } from '../store/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import { inBackoff, withFailure, withSuccess } from './history.js';
@@ -43,7 +43,7 @@ export class Selector {
   #queued: { nodes: readonly VpnGateNode[]; promise: Promise<Ranking> } | null = null;
   #last: Ranking | null = null;
   readonly #log: Logger;
-  readonly #rankedListeners = new Set<(r: Ranking) => void>();
+  readonly #rankedListeners: Listeners<Ranking>;
 
   constructor(
     private readonly opts: SelectorOptions,
@@ -52,6 +52,7 @@ export class Selector {
     private readonly prober: Prober = defaultProber,
   ) {
     this.#log = logger.child({ component: 'selector' });
+    this.#rankedListeners = new Listeners(this.#log, 'ranking');
   }
 
   get last(): Ranking | null {
@@ -60,8 +61,7 @@ export class Selector {
 
   /** Every finished ranking (status views, metrics). Returns an unsubscribe function. */
   onRanked(fn: (r: Ranking) => void): () => void {
-    this.#rankedListeners.add(fn);
-    return () => this.#rankedListeners.delete(fn);
+    return this.#rankedListeners.add(fn);
   }
 
   rank(nodes: readonly VpnGateNode[], signal?: AbortSignal): Promise<Ranking> {
@@ -142,13 +142,7 @@ export class Selector {
     });
     const result = { ranked, excluded, at: now };
     this.#last = result;
-    for (const fn of [...this.#rankedListeners]) {
-      try {
-        fn(result);
-      } catch (err) {
-        this.#log.error({ event: 'listener-failed', err: (err as Error).message }, 'a ranking listener threw');
-      }
-    }
+    this.#rankedListeners.emit(result);
     return result;
   }
 
