@@ -77,7 +77,9 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
         const rec: { startedAt: number; ip?: string; err?: string } = { startedAt: Date.now() };
         shorts.push(rec);
         inflight.push(
-          socksGet(port(), 'files.test', '/ip', 90_000).then(
+          // By address: a fresh SoftEther tunnel's DNS has failed here for ~15 s under this load
+          // (core/egress/README.md, "Known problem"); this test is about switching, not DNS.
+          socksGet(port(), rig.state.inetAddress, '/ip', 90_000).then(
             (r) => void (r.status === 200 ? (rec.ip = r.body.toString()) : (rec.err = `status ${r.status}`)),
             (err: Error) => void (rec.err = err.message),
           ),
