@@ -5,6 +5,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { silentLogger } from '../../core/common/index.js';
+import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 
 const RIG_DIR = import.meta.dirname;
 
@@ -166,7 +168,11 @@ export class Rig {
     this.#signalServer(nodeName, 'SIGKILL');
   }
 
-  /** Starts the node's server again (its configuration is kept); resolves when it listens. */
+  /**
+   * Starts the node's server again (its configuration is kept); resolves when it serves every
+   * profile it has. A listening port is not enough: SoftEther opens its TCP listener before its
+   * UDP one, and a client that comes a moment early is refused.
+   */
   async restart(nodeName: string): Promise<void> {
     const n = this.node(nodeName);
     try {
@@ -178,13 +184,26 @@ export class Rig {
     const child = spawn('setsid', ['sh', '-c', `exec ${cmd}`], { detached: true, stdio: 'ignore' });
     child.unref();
     writeFileSync(resolve(this.state.dir, 'pids', n.id), String(child.pid));
-    const proto = n.profiles.tcp ? 'tcp' : 'udp';
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const flag = proto === 'tcp' ? '-Hltn' : '-Hlun';
-      if (this.#ns(n.ns, ['ss', flag, `sport = :${n.port}`], true).trim()) return;
-      if (Date.now() > deadline) throw new Error(`${n.name} did not come back`);
-      await new Promise((r) => setTimeout(r, 100));
+    await this.#waitServing(n, 30_000);
+  }
+
+  /** Retries a real OpenVPN handshake on each of the node's profiles until every one succeeds. */
+  async #waitServing(n: RigNode, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (const file of Object.values(n.profiles)) {
+      const profile = parseProfile(readFileSync(file, 'utf8'));
+      for (;;) {
+        const client = new TunnelClient({ profile, logger: silentLogger() });
+        try {
+          await client.connect({ timeoutMs: Math.max(1_000, deadline - Date.now()) });
+          break;
+        } catch (err) {
+          if (Date.now() > deadline) throw new Error(`${n.name} did not come back (${file}): ${(err as Error).message}`);
+          await new Promise((r) => setTimeout(r, 200));
+        } finally {
+          client.close();
+        }
+      }
     }
   }
 
