@@ -2,14 +2,7 @@ import type { TLSSocket } from 'node:tls';
 import { Duplex } from 'node:stream';
 import type { ClientKeySource, ServerKeyMethod2 } from './control-messages.js';
 import type { DataChannel } from './data-channel.js';
-
-export interface Outgoing {
-  opcode: number;
-  msgId: number;
-  payload: Buffer;
-  rtoMs: number;
-  timer: NodeJS.Timeout | null;
-}
+import { ReliableChannel, type ReliableChannelOptions } from './reliable.js';
 
 /** The TLS engine's transport: its writes become P_CONTROL_V1 payloads, in-order payloads are pushed in. */
 export class ControlDuplex extends Duplex {
@@ -30,12 +23,7 @@ export class ControlDuplex extends Duplex {
  * session, the key-method exchange and, once done, the data channel.
  */
 export class KeyState {
-  sendSeq = 0;
-  outQueue: Outgoing[] = [];
-  readonly unacked = new Map<number, Outgoing>();
-  acksToSend: number[] = [];
-  recvNext = 0;
-  readonly recvBuf = new Map<number, Buffer>();
+  readonly rel: ReliableChannel;
   tlsIn: ControlDuplex | null = null;
   tls: TLSSocket | null = null;
   plain: Buffer = Buffer.alloc(0);
@@ -45,12 +33,15 @@ export class KeyState {
   /** Our reset (hard or soft) has been acked, or the server's arrived: TLS may start. */
   started = false;
 
-  constructor(readonly keyId: number) {}
+  constructor(
+    readonly keyId: number,
+    reliable: ReliableChannelOptions,
+  ) {
+    this.rel = new ReliableChannel(reliable);
+  }
 
   close(): void {
-    for (const o of this.unacked.values()) if (o.timer) clearTimeout(o.timer);
-    this.unacked.clear();
-    this.outQueue = [];
+    this.rel.close();
     this.tls?.removeAllListeners('data');
     this.tls?.on('error', () => {});
     this.tls?.destroy();

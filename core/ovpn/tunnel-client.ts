@@ -5,7 +5,8 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
 import { clientKeyMethod2, optionsString, optionValue, parsePushOptions, parseServerKeyMethod2, type PushedConfig } from './control-messages.js';
-import { ControlDuplex, KeyState, type Outgoing } from './key-state.js';
+import { ControlDuplex, KeyState } from './key-state.js';
+import type { ControlMessage } from './reliable.js';
 import { DataChannel, isSupportedCipher, PING_PAYLOAD, SUPPORTED_CIPHERS } from './data-channel.js';
 import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader } from './packet.js';
@@ -57,6 +58,12 @@ const EXIT_LINGER_MS = 2_000;
 /** OCC magic + opcode 6 (EXIT), notes §6.5. */
 const OCC_EXIT = Buffer.from('287f346bd4ef7a812d56b8d3afc5459c06', 'hex');
 const RESET_WAIT_MS = 5_000;
+/** OpenVPN's client default; a profile's `reneg-sec` overrides it, 0 turns our own rekeys off. */
+const DEFAULT_RENEG_S = 3600;
+/** A renegotiation not finished by then is abandoned and the current key kept (OpenVPN's hand-window). */
+const HAND_WINDOW_MS = 60_000;
+/** Rekey long before a data packet id could wrap (notes §7.2). */
+const PACKET_ID_REKEY = 0xff000000;
 const MAX_PLAINTEXT = 16 * 1024;
 const MAX_TCP_BUFFER = 4 * 1024 * 1024;
 
@@ -90,7 +97,7 @@ export class TunnelClient extends EventEmitter<{
   #remoteSid: Buffer | null = null;
   /** Key states by key_id; #primary sends data, older ones still decrypt (notes §7). */
   readonly #keys = new Map<number, KeyState>();
-  #primary: KeyState = new KeyState(0);
+  #primary: KeyState;
   #ackFlush: NodeJS.Immediate | null = null;
   #pushTimer: NodeJS.Timeout | null = null;
   #pushParts: ReturnType<typeof parsePushOptions> | null = null;
@@ -101,6 +108,9 @@ export class TunnelClient extends EventEmitter<{
   #legacyTls = false;
   #warnedCompressed = false;
   renegotiations = 0;
+  /** When we start the next renegotiation ourselves; the one in progress, if any. */
+  #rekeyAt = Number.POSITIVE_INFINITY;
+  #rekeying: { key: KeyState; since: number } | null = null;
   #keepalive: NodeJS.Timeout | null = null;
   #lastSent = 0;
   #lastRecv = 0;
@@ -112,6 +122,7 @@ export class TunnelClient extends EventEmitter<{
     if (!r) throw new GatehopError(ErrorCodes.PROFILE_INVALID, 'profile has no such remote');
     this.#remote = r;
     this.#log = opts.logger.child({ component: 'ovpn', remote: `${r.host}:${r.port}/${r.proto}` });
+    this.#primary = this.#newKey(0);
     const p = opts.profile;
     if (p.tlsCrypt) {
       const key = parseStaticKey(p.tlsCrypt);
@@ -212,7 +223,7 @@ export class TunnelClient extends EventEmitter<{
     this.#remoteSid = null;
     for (const k of this.#keys.values()) k.close();
     this.#keys.clear();
-    this.#primary = new KeyState(0);
+    this.#primary = this.#newKey(0);
     this.#keys.set(0, this.#primary);
     this.#pushParts = null;
     this.#negotiated = null;
@@ -270,46 +281,35 @@ export class TunnelClient extends EventEmitter<{
     this.#sendControl(this.#primary, Op.CONTROL_HARD_RESET_CLIENT_V2, Buffer.alloc(0));
   }
 
-  // ---- reliability layer (per key_id) ----
+  // ---- reliability layer (per key_id, reliable.ts) ----
 
-  /** UDP to SoftEther: stop-and-wait (it has no reorder buffer); TCP: a window is fine. */
-  get #window(): number {
-    return this.proto === 'udp' ? 1 : 8;
+  #newKey(keyId: number): KeyState {
+    const k: KeyState = new KeyState(keyId, {
+      // UDP to SoftEther: stop-and-wait (it has no reorder buffer); TCP: a window is fine.
+      sendWindow: this.proto === 'udp' ? 1 : 8,
+      transmit: (m) => this.#transmit(k, m),
+      // Never resend the hard reset once the server answered (a duplicate wipes key 0 on Stable).
+      mayRetransmit: (m) => !(m.opcode === Op.CONTROL_HARD_RESET_CLIENT_V2 && this.#remoteSid),
+    });
+    return k;
   }
 
   #sendControl(k: KeyState, opcode: number, payload: Buffer): void {
-    k.outQueue.push({ opcode, msgId: k.sendSeq++, payload, rtoMs: 2000, timer: null });
-    this.#pump(k);
+    k.rel.send(opcode, payload);
   }
 
-  #pump(k: KeyState): void {
-    while (k.outQueue.length > 0 && k.unacked.size < this.#window) {
-      const o = k.outQueue.shift()!;
-      k.unacked.set(o.msgId, o);
-      this.#transmit(k, o);
-    }
+  #transmit(k: KeyState, m: ControlMessage): void {
+    const acks = this.#remoteSid ? k.rel.takeAcks(MAX_ACKS) : [];
+    this.#sendControlRaw(encodeControl({ opcode: m.opcode, keyId: k.keyId, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: m.msgId, payload: m.payload }));
   }
 
-  #transmit(k: KeyState, o: Outgoing): void {
-    const acks = this.#remoteSid ? k.acksToSend.splice(0, MAX_ACKS) : [];
-    this.#sendControlRaw(encodeControl({ opcode: o.opcode, keyId: k.keyId, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: o.msgId, payload: o.payload }));
-    o.timer = setTimeout(() => {
-      if (!k.unacked.has(o.msgId)) return;
-      // Never resend the hard reset once the server answered (a duplicate wipes key 0 on Stable).
-      if (o.opcode === Op.CONTROL_HARD_RESET_CLIENT_V2 && this.#remoteSid) return;
-      o.rtoMs = Math.min(o.rtoMs * 2, 16_000);
-      this.#transmit(k, o);
-    }, o.rtoMs);
-    o.timer.unref();
-  }
-
-  #queueAck(k: KeyState, msgId: number): void {
-    k.acksToSend.push(msgId);
+  /** Acks go out together once per event-loop turn (piggybacked on a message when one is sent). */
+  #scheduleAcks(): void {
     this.#ackFlush ??= setImmediate(() => {
       this.#ackFlush = null;
+      if (!this.#remoteSid) return;
       for (const key of this.#keys.values()) {
-        while (key.acksToSend.length > 0 && this.#remoteSid) {
-          const acks = key.acksToSend.splice(0, MAX_ACKS);
+        for (let acks = key.rel.takeAcks(MAX_ACKS); acks.length > 0; acks = key.rel.takeAcks(MAX_ACKS)) {
           this.#sendControlRaw(encodeControl({ opcode: Op.ACK_V1, keyId: key.keyId, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: null, payload: Buffer.alloc(0) }));
         }
       }
@@ -340,53 +340,36 @@ export class TunnelClient extends EventEmitter<{
       }
       k = this.#beginKey(p.keyId, 'server started a renegotiation');
     }
-    for (const id of p.acks) {
-      const o = k.unacked.get(id);
-      if (o) {
-        if (o.timer) clearTimeout(o.timer);
-        k.unacked.delete(id);
-      }
+    k.rel.acknowledged(p.acks);
+    if (p.opcode === Op.ACK_V1) return;
+    if (p.messageId === null) {
+      this.stats.malformed++;
+      return;
     }
-    if (p.opcode === Op.ACK_V1) return this.#pump(k);
     if (p.opcode === Op.CONTROL_HARD_RESET_SERVER_V2) {
       if (k.keyId === 0 && !this.#remoteSid) {
         this.#remoteSid = p.sessionId;
-        k.recvNext = 1;
-        this.#queueAck(k, p.messageId!);
+        k.rel.acceptReset(p.messageId);
         this.#startTls(k);
       } else {
-        this.#queueAck(k, p.messageId!);
+        k.rel.acceptReset(p.messageId); // a repeat: acknowledge it again
       }
-      return this.#pump(k);
+    } else if (p.opcode === Op.CONTROL_SOFT_RESET_V1) {
+      if (k.rel.acceptReset(p.messageId) && !k.started) this.#startTls(k);
+    } else if (p.opcode === Op.CONTROL_V1 && this.#remoteSid) {
+      for (const payload of k.rel.receive(p.messageId, p.payload)) k.tlsIn?.push(payload);
+    } else {
+      this.stats.malformed++;
+      return;
     }
-    if (p.opcode === Op.CONTROL_SOFT_RESET_V1) {
-      if (p.messageId === 0 && k.recvNext === 0) {
-        k.recvNext = 1;
-        if (!k.started) this.#startTls(k);
-      }
-      this.#queueAck(k, p.messageId!);
-      return this.#pump(k);
-    }
-    if (p.opcode !== Op.CONTROL_V1 || p.messageId === null || !this.#remoteSid) return this.#pump(k);
-    const id = p.messageId;
-    if (id < k.recvNext) this.#queueAck(k, id); // a retransmission of something delivered: ack again
-    else if (id < k.recvNext + 16) {
-      this.#queueAck(k, id);
-      if (!k.recvBuf.has(id)) k.recvBuf.set(id, p.payload);
-      while (k.recvBuf.has(k.recvNext)) {
-        const payload = k.recvBuf.get(k.recvNext)!;
-        k.recvBuf.delete(k.recvNext++);
-        k.tlsIn?.push(payload);
-      }
-    }
-    this.#pump(k);
+    this.#scheduleAcks();
   }
 
   /** A new key state: our soft reset first (message id 0), then TLS once the server's arrives. */
   #beginKey(keyId: number, why: string): KeyState {
     const old = this.#keys.get(keyId);
     old?.close();
-    const k = new KeyState(keyId);
+    const k = this.#newKey(keyId);
     this.#keys.set(keyId, k);
     this.#log.info({ event: 'renegotiation', keyId, why }, 'renegotiating data channel keys');
     this.#sendControl(k, Op.CONTROL_SOFT_RESET_V1, Buffer.alloc(0));
@@ -568,6 +551,8 @@ export class TunnelClient extends EventEmitter<{
     this.#framing = framingFor(this.config.compression ?? (this.config.peerId !== null ? p.compression : null));
     if (this.#framing !== 'none') this.#log.info({ event: 'compression-framing', framing: this.#framing }, `data payloads framed (${this.#framing}); compressed ones are dropped`);
     this.#lastRecv = this.#lastSent = Date.now();
+    this.#rekeying = null;
+    this.#scheduleRekey();
     this.#startKeepalive();
     this.#setState('CONNECTED', `cipher ${cipher}${this.config.tlsEkm ? ', keys by TLS-EKM' : ''}`);
     this.#log.info({ event: 'tunnel-up', address: this.config.address, cipher, peerId: this.config.peerId }, 'tunnel up');
@@ -581,6 +566,8 @@ export class TunnelClient extends EventEmitter<{
     const previous = this.#primary;
     this.#primary = k;
     this.renegotiations++;
+    if (this.#rekeying?.key === k) this.#rekeying = null;
+    this.#scheduleRekey();
     // Keep only the previous key as the lame duck (OpenVPN's transition window).
     for (const [id, key] of this.#keys) {
       if (key !== k && key !== previous) {
@@ -645,6 +632,7 @@ export class TunnelClient extends EventEmitter<{
         this.#fatal(new GatehopError(ErrorCodes.EGRESS_HOST_UNREACHABLE, `nothing from the server for ${restartMs / 1000} s (ping-restart)`));
         return;
       }
+      this.#checkRekey(now);
       const data = this.#primary.data;
       if (now - this.#lastSent >= pingMs && data) {
         this.#lastSent = now;
@@ -652,6 +640,33 @@ export class TunnelClient extends EventEmitter<{
       }
     }, 1000);
     this.#keepalive.unref();
+  }
+
+  // ---- renegotiation started by us (notes §7.2) ----
+
+  #scheduleRekey(): void {
+    const s = this.opts.profile.renegSec ?? DEFAULT_RENEG_S;
+    this.#rekeyAt = s > 0 ? Date.now() + s * 1000 : Number.POSITIVE_INFINITY;
+  }
+
+  #checkRekey(now: number): void {
+    const pending = this.#rekeying;
+    if (pending) {
+      if (now - pending.since < HAND_WINDOW_MS) return;
+      this.#log.warn({ event: 'renegotiation-abandoned', keyId: pending.key.keyId }, `renegotiation not finished in ${HAND_WINDOW_MS / 1000} s; keeping the current key`);
+      pending.key.close();
+      if (this.#keys.get(pending.key.keyId) === pending.key) this.#keys.delete(pending.key.keyId);
+      this.#rekeying = null;
+      this.#rekeyAt = now + HAND_WINDOW_MS;
+      return;
+    }
+    const sent = this.#primary.data?.stats.sent ?? 0;
+    const why = sent >= PACKET_ID_REKEY ? 'packet ids near their end' : now >= this.#rekeyAt ? 'reneg-sec elapsed' : null;
+    if (!why || this.#state !== 'CONNECTED') return;
+    // A key the server is negotiating right now (a newer key_id than the primary's) goes first.
+    if ([...this.#keys.values()].some((k) => !k.data)) return;
+    const keyId = (this.#primary.keyId % 7) + 1; // key_ids wrap 7 -> 1 (0 is the first key's only)
+    this.#rekeying = { key: this.#beginKey(keyId, `we start it: ${why}`), since: now };
   }
 
   // ---- teardown ----
@@ -736,8 +751,8 @@ export class TunnelClient extends EventEmitter<{
     const k = this.#primary;
     const until = Date.now() + EXIT_LINGER_MS;
     const poll = setInterval(() => {
-      const sent = k.sendSeq > linger.msgIdBefore;
-      if ((sent && k.unacked.size === 0 && k.outQueue.length === 0) || Date.now() > until) {
+      const sent = k.rel.nextSendId > linger.msgIdBefore;
+      if ((sent && k.rel.idle) || Date.now() > until) {
         clearInterval(poll);
         this.#teardown();
       }
@@ -757,7 +772,7 @@ export class TunnelClient extends EventEmitter<{
     const k = this.#primary;
     if (!cfg || !k.data) return null;
     if (cfg.ccExit && k.tls) {
-      const msgIdBefore = k.sendSeq;
+      const msgIdBefore = k.rel.nextSendId;
       k.tls.write('EXIT\0');
       this.stats.exitNotified = 'control';
       return { msgIdBefore };
