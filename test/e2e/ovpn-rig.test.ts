@@ -177,6 +177,35 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     t.close();
   }, 90_000);
 
+  it('renegotiations we start (reneg-sec 6 in the profile): SoftEther over UDP and OpenVPN over TCP carry traffic across two rekeys each', async () => {
+    // SoftEther accepts a client's soft reset once established (notes §7.3); OpenVPN 2.6 either side's.
+    const cases = [
+      { node: 'rig-node1', proto: 'udp' as const },
+      { node: 'o2', proto: 'tcp' as const },
+    ];
+    await Promise.all(
+      cases.map(async ({ node, proto }) => {
+        const t = await open(`${profileOf(node, proto)}\nreneg-sec 6\n`);
+        try {
+          const deadline = Date.now() + 45_000;
+          let fetches = 0;
+          while (Date.now() < deadline && (t.client.renegotiations < 2 || fetches < 3)) {
+            expect((await get(t, rig.state.inetAddress, '/ip')).toString()).toBe(rig.node(node).exitAddress);
+            fetches++;
+            await new Promise((r) => setTimeout(r, 500));
+          }
+          expect(t.client.renegotiations, `${node}/${proto}`).toBeGreaterThanOrEqual(2);
+          expect(t.client.state).toBe('CONNECTED');
+          expect(t.client.stats.reconnects).toBe(0);
+          const big = await get(t, rig.state.inetAddress, '/big');
+          expect(createHash('sha256').update(big).digest('hex')).toBe(rig.state.bigSha256);
+        } finally {
+          t.close();
+        }
+      }),
+    );
+  }, 90_000);
+
   it('keepalive holds idle tunnels for two minutes (SoftEther over UDP and TCP drops a session after 10 s without data; OpenVPN pushes ping-restart 30)', async () => {
     const tunnels = await Promise.all([open(profileOf('n3', 'udp')), open(profileOf('n2', 'tcp')), open(profileOf('o3', 'udp'))]);
     const states: string[] = [];
