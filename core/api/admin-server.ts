@@ -3,6 +3,7 @@ import { ErrorCodes, formatEndpoint, isGatehopError, type Endpoint, type Logger 
 import { checkAccess, allowedHostsFor, type AccessPolicy } from './access.js';
 import type { AdminCore } from './admin-core.js';
 import { registerClashRoutes } from './clash-routes.js';
+import { ClashWebSockets } from './clash-ws.js';
 import { EventStream } from './event-stream.js';
 import { ApiFailure, parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
 import { createMetrics, mirrorCounter, type Metrics } from './metrics.js';
@@ -32,6 +33,7 @@ export class AdminServer {
   readonly #log: Logger;
   readonly #unsubscribe: Array<() => void> = [];
   readonly #streams = new Set<ServerResponse>();
+  readonly #websockets: ClashWebSockets;
   #policy: AccessPolicy | null = null;
   #address: string | null = null;
   #statusTimer: NodeJS.Timeout | null = null;
@@ -48,6 +50,9 @@ export class AdminServer {
     mirrorCounter(this.metrics.registry, 'gatehop_api_sse_dropped_total', 'Event-stream clients dropped for not reading', [], () => [[{}, this.#events.dropped]]);
     this.#routes();
     this.#server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 }, (req, res) => void this.#handle(req, res));
+    this.#websockets = new ClashWebSockets(core, () => this.#policy);
+    this.#server.on('upgrade', (req, socket, head) => this.#websockets.handleUpgrade(req, socket, head));
+    mirrorCounter(this.metrics.registry, 'gatehop_api_ws_dropped_total', 'Dashboard WebSocket clients dropped for not reading', [], () => [[{}, this.#websockets.dropped]]);
     this.#wireEvents();
   }
 
@@ -239,6 +244,7 @@ export class AdminServer {
     if (this.#statusTimer) clearInterval(this.#statusTimer);
     this.#statusTimer = null;
     this.#events.close();
+    this.#websockets.close();
     for (const s of [...this.#streams]) s.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeAllConnections();

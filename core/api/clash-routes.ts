@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ErrorCodes, GATEHOP_VERSION, isGatehopError } from '../common/index.js';
 import { GROUP_NAME } from '../groups/index.js';
 import type { AdminCore } from './admin-core.js';
+import { CLASH_LEVELS, clashLevel, clashMinLevel } from './clash-ws.js';
 import { ApiFailure, parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
 import type { Router } from './router.js';
 import { clashDelayQuerySchema, clashSelectSchema } from './schemas.js';
@@ -62,8 +63,25 @@ export function registerClashRoutes(r: Router, core: AdminCore, streams: Set<Ser
       sendJson(res, timedOut ? 504 : 503, { message: timedOut ? 'Timeout' : `An error occurred in the delay test: ${(err as Error).message}` });
     }
   });
+  r.on('GET', '/logs', ({ url, res }) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.flushHeaders(); // the stream is open now, before its first line
+    streams.add(res);
+    const min = clashMinLevel(url.searchParams.get('level'));
+    const off = core.logTap?.subscribe((l) => {
+      const type = clashLevel(l.level);
+      if (CLASH_LEVELS.indexOf(type) < min) return;
+      if (res.writableLength > 64 * 1024) return void res.destroy();
+      res.write(`${JSON.stringify({ type, payload: l.msg })}\n`);
+    });
+    res.once('close', () => {
+      off?.();
+      streams.delete(res);
+    });
+  });
   r.on('GET', '/traffic', ({ res }) => {
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.flushHeaders(); // the stream is open now, before its first line
     streams.add(res);
     let up = core.proxy.stats.bytesUp;
     let down = core.proxy.stats.bytesDown;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import pino from 'pino';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clashProxiesSchema, connectionsSchema, EventStream, latencySchema, nodesSchema, statusSchema } from '../../core/api/index.js';
 import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
@@ -149,6 +150,88 @@ describe('admin API over the direct egress', () => {
       req.end();
     });
     for (const l of lines) expect(JSON.parse(l)).toEqual({ up: expect.any(Number), down: expect.any(Number) });
+    // GET /logs streams {type, payload} lines (older dashboards use HTTP streams).
+    const log = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/logs?level=info', headers: { authorization: `Bearer ${token}` } }, (res) => {
+        res.setEncoding('utf8');
+        res.once('data', (c: string) => {
+          req.destroy();
+          resolve(c.split('\n')[0]!);
+        });
+        pinoLine(tap, 'a line for the dashboard');
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(JSON.parse(log)).toEqual({ type: 'info', payload: 'a line for the dashboard' });
+  });
+});
+
+describe('Clash WebSocket streams (metacubexd and zashboard open these instead of HTTP streams)', () => {
+  let app: RunningApp;
+  let port = 0;
+  let token = '';
+  const tap = new LogTap();
+
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-admin-ws-'));
+    const config = buildConfig({}, { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', dataDir, logFile: 'off', adminCorsOrigins: ['https://dash.example'] });
+    const logger = pino({ level: 'info', base: undefined }, pino.multistream([{ level: 'info', stream: tap.stream }]));
+    app = await startApp(config, logger, { logTap: tap });
+    port = app.listening.admin!.port;
+    token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  });
+
+  afterAll(() => app.stop());
+
+  const open = (path: string, origin?: string): Promise<{ ws: WebSocket; messages: unknown[] }> =>
+    new Promise((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, origin ? { origin } : {});
+      const messages: unknown[] = [];
+      ws.on('message', (m) => messages.push(JSON.parse(m.toString())));
+      ws.once('open', () => resolve({ ws, messages }));
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+      ws.once('error', reject);
+    });
+
+  it('streams /traffic and /memory every second and /connections with Clash shapes, token in the query', async () => {
+    const traffic = await open(`/traffic?token=${token}`);
+    const memory = await open(`/memory?token=${token}`);
+    const conns = await open(`/connections?token=${token}&interval=200`, 'https://dash.example');
+    await until(() => (traffic.messages.length >= 2 && memory.messages.length >= 1 && conns.messages.length >= 2 ? true : undefined), 5_000, 'messages on each stream');
+    expect(traffic.messages[0]).toEqual({ up: expect.any(Number), down: expect.any(Number) });
+    expect(memory.messages[0]).toEqual({ inuse: expect.any(Number), oslimit: 0 });
+    connectionsSchema.parse(conns.messages[0]);
+    for (const s of [traffic, memory, conns]) s.ws.close();
+  });
+
+  it('streams log lines at or above ?level= as {type, payload}', async () => {
+    const logs = await open(`/logs?token=${token}&level=warning`);
+    tap.stream.write(`${JSON.stringify({ level: 'info', time: Date.now(), msg: 'too quiet' })}\n`);
+    tap.stream.write(`${JSON.stringify({ level: 'warn', time: Date.now(), msg: 'loud enough' })}\n`);
+    await until(() => (logs.messages.length >= 1 ? true : undefined), 3_000, 'a log message');
+    expect(logs.messages).toEqual([{ type: 'warning', payload: 'loud enough' }]);
+    logs.ws.close();
+  });
+
+  it('refuses the upgrade without the token (401), from a foreign origin (403), and for an unknown stream (404)', async () => {
+    await expect(open('/traffic')).rejects.toThrow('HTTP 401');
+    await expect(open(`/traffic?token=${token}`, 'https://attacker.example')).rejects.toThrow('HTTP 403');
+    await expect(open(`/nope?token=${token}`)).rejects.toThrow('HTTP 404');
+  });
+
+  it('drops a dashboard that stops reading instead of buffering for it', async () => {
+    const logs = await open(`/logs?token=${token}`);
+    const closed = new Promise((r) => logs.ws.once('close', r));
+    (logs.ws as unknown as { _socket: import('node:net').Socket })._socket.pause();
+    const blob = 'x'.repeat(64 * 1024);
+    for (let i = 0; i < 400 && logs.ws.readyState === logs.ws.OPEN; i++) {
+      tap.stream.write(`${JSON.stringify({ level: 'info', time: Date.now(), msg: blob })}\n`);
+      if (i % 20 === 0) await new Promise((r) => setImmediate(r));
+    }
+    (logs.ws as unknown as { _socket: import('node:net').Socket })._socket.resume();
+    await closed;
+    expect((await apiRequest(port, 'GET', '/metrics', { token })).text).toMatch(/^gatehop_api_ws_dropped_total 1$/m);
   });
 });
 
