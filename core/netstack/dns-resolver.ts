@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { isIP } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
@@ -6,11 +7,12 @@ import type { StackUdpSocket } from './udp-socket.js';
 export interface DnsResolverOptions {
   /** Tried first, in order: the DNS servers the tunnel pushed. */
   servers: string[];
-  /** Tried after the pushed ones (still through the tunnel). */
+  /** Asked too from the second round on (still through the tunnel). */
   fallback?: string[];
+  /** The first retransmission comes after this; each later one after twice the previous gap. */
   timeoutMs?: number;
-  /** Attempts per server. */
-  attempts?: number;
+  /** A lookup gives up after this (late answers to any earlier query count until then). */
+  lookupTimeoutMs?: number;
   cacheSize?: number;
   minTtlS?: number;
   maxTtlS?: number;
@@ -28,28 +30,35 @@ export interface UdpOpener {
 
 const NEGATIVE_TTL_S = 30;
 
+interface Answer {
+  addresses: string[];
+  ttl: number;
+  rcode: number;
+}
+
 /**
  * A stub resolver whose queries travel only through the stack's own UDP: A and AAAA asked together,
- * servers tried in order with a per-query timeout and retries, answers cached for their TTL.
+ * answers cached for their TTL. A lookup asks the first (pushed) server at once and again after 1,
+ * 3, 7 s, adding the next server at each round, and takes the first complete answer from any of
+ * them until its deadline: a server slowed by a busy tunnel still counts when its answer comes late.
  */
 export class DnsResolver {
   readonly stats = { queries: 0, cacheHits: 0, cacheMisses: 0, timeouts: 0, failures: 0 };
   readonly #stack: UdpOpener;
   readonly #servers: string[];
-  readonly #timeoutMs: number;
-  readonly #attempts: number;
+  readonly #firstGapMs: number;
+  readonly #lookupMs: number;
   readonly #cacheSize: number;
   readonly #minTtlS: number;
   readonly #maxTtlS: number;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inflight = new Map<string, Promise<string[]>>();
-  #nextQueryId = Math.floor(Math.random() * 0xffff);
 
   constructor(stack: UdpOpener, opts: DnsResolverOptions) {
     this.#stack = stack;
     this.#servers = [...new Set([...opts.servers, ...(opts.fallback ?? [])])].filter((s) => isIP(s) === 4);
-    this.#timeoutMs = opts.timeoutMs ?? 2_000;
-    this.#attempts = opts.attempts ?? 2;
+    this.#firstGapMs = opts.timeoutMs ?? 1_000;
+    this.#lookupMs = opts.lookupTimeoutMs ?? 10_000;
     this.#cacheSize = opts.cacheSize ?? 1024;
     this.#minTtlS = opts.minTtlS ?? 5;
     this.#maxTtlS = opts.maxTtlS ?? 3600;
@@ -91,88 +100,118 @@ export class DnsResolver {
     const server = this.#servers[0];
     if (!server) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, 'no DNS server known for this tunnel');
     const started = performance.now();
-    await this.#ask(server, name.toLowerCase());
+    await this.#exchange(name.toLowerCase(), [server], 2 * this.#firstGapMs, false);
     return performance.now() - started;
   }
 
   async #lookup(name: string): Promise<string[]> {
     if (this.#servers.length === 0) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `resolve ${name}: no DNS server known for this tunnel`);
-    let lastError: Error | null = null;
-    for (const server of this.#servers) {
-      for (let attempt = 0; attempt < this.#attempts; attempt++) {
-        try {
-          const { addresses, ttlS } = await this.#ask(server, name);
-          this.#remember(name, addresses, addresses.length > 0 ? ttlS : NEGATIVE_TTL_S);
-          if (addresses.length === 0) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${name}: no such host (server ${server})`);
-          return addresses;
-        } catch (err) {
-          if (err instanceof GatehopError && err.code === ErrorCodes.EGRESS_DNS_NOT_FOUND) throw err;
-          lastError = err as Error;
-        }
-      }
+    try {
+      const { addresses, ttlS, server } = await this.#exchange(name, this.#servers, this.#lookupMs, true);
+      this.#remember(name, addresses, addresses.length > 0 ? ttlS : NEGATIVE_TTL_S);
+      if (addresses.length === 0) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${name}: no such host (server ${server})`);
+      return addresses;
+    } catch (err) {
+      if (!(err instanceof GatehopError && err.code === ErrorCodes.EGRESS_DNS_NOT_FOUND)) this.stats.failures++;
+      throw err;
     }
-    this.stats.failures++;
-    throw lastError ?? new GatehopError(ErrorCodes.DNS_TIMEOUT, `resolve ${name}: no answer`);
   }
 
-  /** One exchange with one server: A and AAAA on one socket, answered or timed out together. */
-  #ask(server: string, name: string): Promise<{ addresses: string[]; ttlS: number }> {
+  /**
+   * Asks `servers` for A and AAAA on one socket: the first at once, then in rounds (after the first
+   * gap, then doubling), each round asking the first server again and one more. Every query stays
+   * answerable until `deadlineMs`; the first server to answer both questions wins. Without
+   * `retransmit`, one round only.
+   */
+  #exchange(name: string, servers: string[], deadlineMs: number, retransmit: boolean): Promise<{ addresses: string[]; ttlS: number; server: string }> {
     const socket = this.#stack.openUdp();
-    const idA = this.#queryId();
-    const idAAAA = this.#queryId();
-    const answers = new Map<number, { addresses: string[]; ttl: number; rcode: number }>();
-    return new Promise<{ addresses: string[]; ttlS: number }>((resolve, reject) => {
-      const finish = (): void => {
-        clearTimeout(timer);
+    /** Query id → which server and which question. */
+    const sent = new Map<number, { server: string; type: 'A' | 'AAAA' }>();
+    const answers = new Map<string, { A?: Answer; AAAA?: Answer }>();
+    const servfail = new Set<string>();
+    const asked = new Set<string>();
+    const timers: NodeJS.Timeout[] = [];
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const finish = (): boolean => {
+        if (done) return false;
+        done = true;
+        for (const t of timers) clearTimeout(t);
         socket.close();
+        return true;
       };
-      const timer = setTimeout(() => {
-        finish();
-        this.stats.timeouts++;
-        const partial = answers.get(idA);
-        if (partial && partial.addresses.length > 0) resolve({ addresses: partial.addresses, ttlS: partial.ttl });
-        else reject(new GatehopError(ErrorCodes.DNS_TIMEOUT, `resolve ${name}: ${server} did not answer within ${this.#timeoutMs} ms`));
-      }, this.#timeoutMs);
+      const ask = (server: string): void => {
+        for (const type of ['A', 'AAAA'] as const) {
+          const id = this.#queryId(sent);
+          sent.set(id, { server, type });
+          asked.add(server);
+          this.stats.queries++;
+          const q = dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name }] });
+          if (!socket.send(q, server, 53) && finish()) {
+            reject(new GatehopError(ErrorCodes.EGRESS_NETWORK_UNREACHABLE, `resolve ${name}: cannot send to ${server}`));
+            return;
+          }
+        }
+      };
+      const round = (k: number): void => {
+        for (const server of servers.slice(0, k + 1)) if (!done && !servfail.has(server)) ask(server);
+      };
+      round(0);
+      if (retransmit) {
+        for (let k = 1, at = this.#firstGapMs, gap = this.#firstGapMs; at < deadlineMs; k++, gap *= 2, at += gap) {
+          const kk = k;
+          timers.push(setTimeout(() => round(kk), at));
+        }
+      }
+      timers.push(
+        setTimeout(() => {
+          if (!finish()) return;
+          this.stats.timeouts++;
+          // A server that answered A but not AAAA in time is good enough.
+          for (const [server, a] of answers) if (a.A && a.A.addresses.length > 0) return resolve({ addresses: a.A.addresses, ttlS: a.A.ttl, server });
+          const silent = [...asked].filter((s) => !servfail.has(s)).join(', ');
+          const failed = servfail.size > 0 ? `; ${[...servfail].join(', ')} answered SERVFAIL` : '';
+          reject(new GatehopError(ErrorCodes.DNS_TIMEOUT, `resolve ${name}: no answer from ${silent} within ${deadlineMs} ms${failed}`));
+        }, deadlineMs),
+      );
+      for (const t of timers) t.unref();
       socket.on('message', (d) => {
-        if (d.address !== server || d.port !== 53) return; // only the server we asked may answer
         let packet: dnsPacket.Packet;
         try {
           packet = dnsPacket.decode(d.data);
         } catch {
-          return; // garbage is dropped; the timeout still bounds us
+          return; // garbage is dropped; the deadline still bounds us
         }
-        if (packet.type !== 'response' || (packet.id !== idA && packet.id !== idAAAA) || answers.has(packet.id!)) return;
-        const want = packet.id === idA ? 'A' : 'AAAA';
-        const records = (packet.answers ?? []).filter((a): a is dnsPacket.StringAnswer => a.type === want);
-        answers.set(packet.id!, {
+        const q = packet.id === undefined ? undefined : sent.get(packet.id);
+        // Only the server a query went to may answer it, and only once.
+        if (done || packet.type !== 'response' || !q || d.address !== q.server || d.port !== 53) return;
+        sent.delete(packet.id!);
+        const records = (packet.answers ?? []).filter((a): a is dnsPacket.StringAnswer => a.type === q.type);
+        const entry = answers.get(q.server) ?? {};
+        entry[q.type] ??= {
           addresses: records.map((r) => r.data).filter((ip) => isIP(ip) !== 0),
           ttl: records.reduce((min, r) => Math.min(min, r.ttl ?? this.#maxTtlS), this.#maxTtlS),
           rcode: (packet.flags ?? 0) & 0x0f, // RFC 1035 §4.1.1: 2 SERVFAIL, 3 NXDOMAIN
-        });
-        if (answers.size === 2) {
-          finish();
-          const a = answers.get(idA)!;
-          const aaaa = answers.get(idAAAA)!;
-          if (a.rcode === 2 && aaaa.rcode === 2) {
-            reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `resolve ${name}: ${server} answered SERVFAIL`));
-            return;
-          }
-          resolve({ addresses: [...a.addresses, ...aaaa.addresses], ttlS: Math.min(a.ttl, aaaa.ttl) });
+        };
+        answers.set(q.server, entry);
+        if (!entry.A || !entry.AAAA) return;
+        if (entry.A.rcode === 2 && entry.AAAA.rcode === 2) {
+          // This server cannot help; the others (asked in later rounds) still may.
+          servfail.add(q.server);
+          if (servers.every((s) => servfail.has(s)) && finish()) reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `resolve ${name}: ${servers.join(', ')} answered SERVFAIL`));
+          return;
         }
+        if (finish()) resolve({ addresses: [...entry.A.addresses, ...entry.AAAA.addresses], ttlS: Math.min(entry.A.ttl, entry.AAAA.ttl), server: q.server });
       });
-      this.stats.queries += 2;
-      const q = (id: number, type: 'A' | 'AAAA'): Buffer =>
-        dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name }] });
-      if (!socket.send(q(idA, 'A'), server, 53) || !socket.send(q(idAAAA, 'AAAA'), server, 53)) {
-        finish();
-        reject(new GatehopError(ErrorCodes.EGRESS_NETWORK_UNREACHABLE, `resolve ${name}: cannot send to ${server}`));
-      }
     });
   }
 
-  #queryId(): number {
-    this.#nextQueryId = (this.#nextQueryId + 1) & 0xffff;
-    return this.#nextQueryId;
+  /** A random id not in use by this lookup (predictable ids would help an off-path spoofer). */
+  #queryId(inUse: Map<number, unknown>): number {
+    for (;;) {
+      const id = randomInt(0x10000);
+      if (!inUse.has(id)) return id;
+    }
   }
 
   #remember(name: string, addresses: string[], ttlS: number): void {
