@@ -61,6 +61,20 @@ describe('two stacks back to back', () => {
     expect(link.a.stats.connections).toBe(0);
   });
 
+  it('backs off its SYN retries (1, 3, 7 s) and leaves the connect timeout to the caller instead of giving up at ~7 s', async () => {
+    const synAt: number[] = [];
+    const start = Date.now();
+    // A far side that never answers: every packet is dropped, SYNs are counted (IPv4, TCP, SYN flag).
+    const dropCountingSyns = (p: Buffer): boolean => {
+      if (p[9] === 6 && p[(p[0]! & 0x0f) * 4 + 13]! & 0x02) synAt.push(Date.now() - start);
+      return false;
+    };
+    link = linkStacks({ impair: dropCountingSyns });
+    await expect(link.a.connectTcp('10.9.0.2', 80, { timeoutMs: 9_000 })).rejects.toMatchObject({ code: ErrorCodes.EGRESS_CONNECT_TIMEOUT });
+    expect(synAt).toHaveLength(4);
+    expect(synAt[3]! - synAt[2]!).toBeGreaterThan(synAt[2]! - synAt[1]!);
+  }, 15_000);
+
   it('honours an AbortSignal during connect', async () => {
     link = linkStacks();
     link.cut = true;

@@ -138,7 +138,22 @@ EXPORT(gh_heap_bytes) uint32_t gh_heap_bytes(void) { return g_heap_live; }
 EXPORT(gh_malloc) void *gh_malloc(uint32_t n) { return malloc(n); }
 EXPORT(gh_free) void gh_free(void *p) { free(p); }
 EXPORT(gh_scratch) uint8_t *gh_scratch(void) { return g_scratch; }
-EXPORT(gh_check_timeouts) void gh_check_timeouts(void) { sys_check_timeouts(); }
+/* lwIP retransmits a SYN at a fixed RTO (it backs off only once connected), so with our 1 s
+ * initial RTO it gave up after TCP_SYNMAXRTX tries, ~7 s, before any caller's connect timeout: a
+ * SYN that a busy SecureNAT left unanswered that long failed the connect as ERR_ABRT. Back it off
+ * as RFC 6298 asks (retries at 1, 3, 7, 15, 31 s, 63 s in all); the caller's timeout decides. */
+static void back_off_syns(void) {
+  for (struct tcp_pcb *pcb = tcp_active_pcbs; pcb != NULL; pcb = pcb->next) {
+    if (pcb->state != SYN_SENT) continue;
+    int rto = (1000 / TCP_SLOW_INTERVAL) << (pcb->nrtx < 5 ? pcb->nrtx : 5);
+    pcb->rto = (s16_t)rto;
+  }
+}
+
+EXPORT(gh_check_timeouts) void gh_check_timeouts(void) {
+  sys_check_timeouts();
+  back_off_syns();
+}
 
 /* Input in two steps so the host copies the packet once, straight into the pbuf. */
 EXPORT(gh_input_alloc) uint8_t *gh_input_alloc(uint32_t len) {
