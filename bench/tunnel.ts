@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { silentLogger } from '../core/common/index.js';
+import { tunnelStackOptions } from '../core/egress/index.js';
 import { Stack } from '../core/netstack/index.js';
 import { parseProfile, TunnelClient } from '../core/ovpn/index.js';
 import { Rig } from '../test/rig/rig.js';
@@ -16,7 +17,7 @@ const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 64;
 async function gatehopDownload(rig: Rig, node: string, proto: 'tcp' | 'udp'): Promise<{ mibs: number; cpuPerGiB: number }> {
   const client = new TunnelClient({ profile: parseProfile(readFileSync(rig.node(node).profiles[proto]!, 'utf8')), logger: silentLogger() });
   const cfg = await client.connect();
-  const stack = new Stack({ address: cfg.address, netmask: cfg.netmask, gateway: cfg.gateway ?? cfg.address, mtu: proto === 'udp' ? 1400 : 1500, output: (p) => void client.write(p) });
+  const stack = new Stack({ ...tunnelStackOptions(cfg, proto), output: (p) => void client.write(p) });
   client.on('packet', (p) => stack.input(p));
   try {
     const s = await stack.connectTcp(rig.state.inetAddress, 80);

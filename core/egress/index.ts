@@ -14,4 +14,5 @@ export { mapSocketError } from './map-socket-error.js';
 export { SingleEgressSource } from './single-egress-source.js';
 export { UnavailableEgress } from './unavailable-egress.js';
 export { TunnelEgress, type LinkState, type TunnelEgressOptions } from './tunnel-egress.js';
+export { tunnelStackOptions } from './tunnel-stack-options.js';
 export { EgressManager, type DrainingEgress, type EgressManagerEvent, type EgressManagerOptions, type EgressManagerStats } from './egress-manager.js';

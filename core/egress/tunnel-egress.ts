@@ -3,6 +3,7 @@ import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/in
 import { DnsResolver, Stack, type StackUdpSocket } from '../netstack/index.js';
 import { parseProfile, TunnelClient, type PushedConfig } from '../ovpn/index.js';
 import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket, UdpDatagram } from './types.js';
+import { tunnelStackOptions } from './tunnel-stack-options.js';
 
 export interface TunnelEgressOptions {
   id: string;
@@ -66,10 +67,7 @@ export class TunnelEgress implements Egress {
     // A short L1 window: a node that stays away is the egress manager's business (it fails over).
     const client = new TunnelClient({ profile, logger: opts.logger.child({ egressId: opts.id, nodeId: opts.nodeId }), reconnectForMs: 8_000 });
     const config = await client.connect({ timeoutMs: opts.connectTimeoutMs ?? 30_000, ...(opts.signal ? { signal: opts.signal } : {}) });
-    const udp = profile.remotes[0]!.proto === 'udp';
-    // Over UDP keep carrier datagrams within 1500 bytes (openvpn-protocol-notes §6.7).
-    const mtu = Math.min(config.tunMtu ?? 1500, udp ? 1400 : 1500);
-    const stack = new Stack({ address: config.address, netmask: config.netmask, gateway: config.gateway ?? config.address, mtu, output: (p) => void client.write(p) });
+    const stack = new Stack({ ...tunnelStackOptions(config, profile.remotes[0]!.proto), output: (p) => void client.write(p) });
     client.on('packet', (p) => stack.input(p));
     const dns = new DnsResolver(stack, { servers: config.dns, fallback: opts.dnsFallback ?? ['1.1.1.1', '8.8.8.8'] });
     const egress = new TunnelEgress(opts, client, stack, dns, config);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
+import { tunnelStackOptions } from '../../core/egress/index.js';
 import { Stack } from '../../core/netstack/index.js';
 import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 import { isRoot } from '../helpers/netns.js';
@@ -22,9 +23,7 @@ async function open(profileText: string, reconnectForMs?: number): Promise<Tunne
   const profile = parseProfile(profileText);
   const client = new TunnelClient({ profile, logger: log, ...(reconnectForMs !== undefined ? { reconnectForMs } : {}) });
   const cfg = await client.connect({ timeoutMs: 30_000 });
-  const udp = profile.remotes[0]!.proto === 'udp';
-  // Over UDP keep the carrier datagrams within 1500 bytes (notes §6.7).
-  const stack = new Stack({ address: cfg.address, netmask: cfg.netmask, gateway: cfg.gateway ?? cfg.address, mtu: udp ? 1400 : 1500, output: (p) => void client.write(p) });
+  const stack = new Stack({ ...tunnelStackOptions(cfg, profile.remotes[0]!.proto), output: (p) => void client.write(p) });
   client.on('packet', (p) => stack.input(p));
   // Readiness: the path works once the tunnel's gateway answers (a fresh SoftEther session can drop
   // its first packets while SecureNAT comes up).

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { tunnelStackOptions } from '../../core/egress/index.js';
+import type { PushedConfig } from '../../core/ovpn/index.js';
+
+const base: PushedConfig = {
+  address: '10.8.0.2', netmask: '255.255.255.0', gateway: '10.8.0.1', dns: [], pingS: 10, pingRestartS: 60, cipher: 'AES-256-GCM',
+  peerId: null, tlsEkm: false, ccExit: false, compression: null, topology: 'subnet', tunMtu: null,
+};
+
+describe('a tunnel netstack from the pushed config', () => {
+  it('acks every segment towards SoftEther (no peer-id: SecureNAT is ACK-clocked) and delays ACKs towards stock OpenVPN', () => {
+    expect(tunnelStackOptions(base, 'udp').quickAck).toBe(true);
+    expect(tunnelStackOptions({ ...base, peerId: 0 }, 'udp').quickAck).toBe(false);
+  });
+
+  it('keeps UDP carrier datagrams within 1500 bytes and honours a smaller pushed tun-mtu', () => {
+    expect(tunnelStackOptions(base, 'udp').mtu).toBe(1400);
+    expect(tunnelStackOptions(base, 'tcp').mtu).toBe(1500);
+    expect(tunnelStackOptions({ ...base, tunMtu: 1300 }, 'tcp').mtu).toBe(1300);
+    expect(tunnelStackOptions({ ...base, gateway: null }, 'tcp').gateway).toBe('10.8.0.2');
+  });
+});
