@@ -19,8 +19,13 @@ export interface StackOptions {
   checksums?: boolean;
   /** New connections past this fail with GH_ERR_NETSTACK_LIMIT; existing ones are unaffected. */
   maxConnections?: number;
-  /** ACK every received segment at once (default on; see glue.c). */
-  quickAck?: boolean;
+  /**
+   * When received data is acknowledged: 'each-segment' (default) at once, for senders that clock
+   * on ACKs with a small window (SoftEther's SecureNAT); 'delayed', lwIP's every second segment or
+   * on its timer; 'per-batch', every second segment and the rest at the end of each batch of input
+   * (one event-loop turn), so no segment waits for the timer.
+   */
+  acks?: 'each-segment' | 'delayed' | 'per-batch';
 }
 
 export interface StackStats {
@@ -93,6 +98,8 @@ export class Stack {
   #pingIdent = randomBytes(2).readUInt16BE();
   #pingSeq = 0;
   readonly #counters = { packetsIn: 0, packetsOut: 0, bytesIn: 0, bytesOut: 0, inputDropped: 0 };
+  readonly #acks: NonNullable<StackOptions['acks']>;
+  #ackFlush: NodeJS.Immediate | null = null;
 
   constructor(opts: StackOptions) {
     if (isIP(opts.address) !== 4) throw new TypeError(`stack address must be IPv4, got ${opts.address}`);
@@ -107,7 +114,8 @@ export class Stack {
     const rc = this.#ex.gh_init(ipv4ToWasm(opts.address), ipv4ToWasm(netmaskFrom(opts.netmask)), ipv4ToWasm(opts.gateway), opts.mtu);
     if (rc !== 0) throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `lwIP init failed (${rc})`);
     this.#ex.gh_set_checksums(opts.checksums === false ? 0 : 1);
-    this.#ex.gh_set_quickack(opts.quickAck === false ? 0 : 1);
+    this.#acks = opts.acks ?? 'each-segment';
+    this.#ex.gh_set_quickack(this.#acks === 'each-segment' ? 1 : 0);
     this.#infoPtr = this.#ex.gh_malloc(INFO_WORDS * 4);
     this.#statsPtr = this.#ex.gh_malloc(STATS_WORDS * 4);
     this.#scratch = this.#ex.gh_scratch();
@@ -132,6 +140,7 @@ export class Stack {
     }
     this.#counters.packetsIn++;
     this.#counters.bytesIn += packet.length;
+    if (this.#acks === 'per-batch') this.#ackFlush ??= setImmediate(() => this.#flushAcks());
     this.#call(() => {
       const ptr = this.#ex.gh_input_alloc(packet.length);
       if (ptr === 0) {
@@ -283,9 +292,16 @@ export class Stack {
     };
   }
 
+  #flushAcks(): void {
+    this.#ackFlush = null;
+    if (!this.#closed) this.#call(() => this.#ex.gh_flush_acks());
+  }
+
   /** Resets every connection, closes every socket and stops the timer. Idempotent. */
   close(): void {
     if (this.#closed) return;
+    if (this.#ackFlush) clearImmediate(this.#ackFlush);
+    this.#ackFlush = null;
     for (const s of [...this.#tcp.values()]) s.destroy(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed'));
     for (const u of [...this.#udp.values()]) u.close();
     this.#closed = true;

@@ -44,6 +44,7 @@ export interface LwipExports {
   gh_stats(out: number): void;
   gh_heap_bytes(): number;
   gh_set_quickack(on: number): void;
+  gh_flush_acks(): void;
 }
 
 /** Callbacks lwIP makes into the host, all during a call into the module. */

@@ -1,4 +1,4 @@
-import { Stack } from '../../core/netstack/index.js';
+import { Stack, type StackOptions } from '../../core/netstack/index.js';
 
 export interface LinkedStacks {
   a: Stack;
@@ -12,7 +12,7 @@ export interface LinkedStacks {
  * Two stacks wired back to back (10.9.0.1 ↔ 10.9.0.2). Packets are delivered asynchronously, in
  * batches on setImmediate, as a real link would: never from inside the sender's call.
  */
-export function linkStacks(opts: { checksums?: boolean; mtu?: number; maxConnections?: number; impair?: (p: Buffer) => boolean } = {}): LinkedStacks {
+export function linkStacks(opts: { checksums?: boolean; mtu?: number; maxConnections?: number; impair?: (p: Buffer) => boolean; acksA?: StackOptions['acks'] } = {}): LinkedStacks {
   const queues: { toA: Buffer[]; toB: Buffer[] } = { toA: [], toB: [] };
   let scheduled = false;
   const state = { cut: false };
@@ -33,7 +33,7 @@ export function linkStacks(opts: { checksums?: boolean; mtu?: number; maxConnect
     schedule();
   };
   const common = { netmask: 24, gateway: '10.9.0.254', mtu: opts.mtu ?? 1500, checksums: opts.checksums ?? false, maxConnections: opts.maxConnections };
-  const a: Stack = new Stack({ ...common, address: '10.9.0.1', output: send(queues.toB) });
+  const a: Stack = new Stack({ ...common, address: '10.9.0.1', ...(opts.acksA ? { acks: opts.acksA } : {}), output: send(queues.toB) });
   const b: Stack = new Stack({ ...common, address: '10.9.0.2', output: send(queues.toA) });
   return {
     a,

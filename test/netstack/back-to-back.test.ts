@@ -75,6 +75,42 @@ describe('two stacks back to back', () => {
     expect(synAt[3]! - synAt[2]!).toBeGreaterThan(synAt[2]! - synAt[1]!);
   }, 15_000);
 
+  it("'per-batch' acks: about one ACK per two segments in bulk, and a lone segment acked at the end of its batch, not on lwIP's timer", async () => {
+    let fromA = { acks: 0 };
+    let toA = { segments: 0 };
+    const count = (p: Buffer): boolean => {
+      if (p[9] !== 6) return true;
+      const ihl = (p[0]! & 0x0f) * 4;
+      const payload = p.readUInt16BE(2) - ihl - (p[ihl + 12]! >> 4) * 4;
+      const fromAddressA = p[15] === 1; // source 10.9.0.1
+      if (fromAddressA && payload === 0 && p[ihl + 13] === 0x10) fromA.acks++;
+      if (!fromAddressA && payload > 0) toA.segments++;
+      return true;
+    };
+    link = linkStacks({ impair: count, acksA: 'per-batch' });
+    let server: TcpStream | null = null;
+    link.b.listenTcp(9, (s) => {
+      s.on('error', () => {});
+      server = s;
+    });
+    const client = await link.a.connectTcp('10.9.0.2', 9);
+    client.on('error', () => {});
+    await eventually(() => server !== null, 2_000, 'accepted');
+    const got = collect(client);
+    fromA = { acks: 0 };
+    toA = { segments: 0 };
+    server!.write('x');
+    // Ten event-loop turns: far less than lwIP's 100 ms TCP timer, enough for the link and the flush.
+    for (let i = 0; i < 10 && fromA.acks === 0; i++) await new Promise((r) => setImmediate(r));
+    expect(fromA.acks).toBe(1);
+    fromA = { acks: 0 };
+    toA = { segments: 0 };
+    server!.end(randomBytes(2 * 1024 * 1024));
+    expect((await got).length).toBe(2 * 1024 * 1024 + 1);
+    expect(toA.segments).toBeGreaterThan(1000);
+    expect(fromA.acks / toA.segments).toBeLessThan(0.7);
+  });
+
   it('honours an AbortSignal during connect', async () => {
     link = linkStacks();
     link.cut = true;

@@ -188,6 +188,18 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err) {
 static int g_quickack;
 EXPORT(gh_set_quickack) void gh_set_quickack(int on) { g_quickack = on; }
 
+/* Sends now the ACKs lwIP is holding back for its timer (one segment received since the last ACK):
+ * the host calls it once a batch of input is done, so a lone segment waits for no timer while two
+ * or more in one batch still share an ACK. */
+EXPORT(gh_flush_acks) void gh_flush_acks(void) {
+  for (struct tcp_pcb *pcb = tcp_active_pcbs; pcb != NULL; pcb = pcb->next) {
+    if (pcb->flags & TF_ACK_DELAY) {
+      tcp_ack_now(pcb);
+      tcp_output(pcb);
+    }
+  }
+}
+
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err) {
   struct gh_conn *c = (struct gh_conn *)arg;
   (void)err;
