@@ -1,7 +1,9 @@
 /**
  * Proxy front end benchmark: Gatehop (direct egress) vs the same transfer with no proxy vs
  * microsocks, in one run on this machine.
- *   - bulk: one 1 GiB HTTP download with curl (direct, --socks5 through each proxy), 3 runs, best
+ *   - bulk: one 1 GiB HTTP download with curl (direct, --socks5 through each proxy), 3 runs, best;
+ *     also through a bare Node.js pipe() relay (bench/lib/bare-relay.mjs), the ceiling of a relay
+ *     on Node's sockets on this machine
  *   - latency: 2,000 sequential SOCKS5 CONNECTs, time from TCP connect start to the first payload byte
  * Usage: npm run bench:proxy [-- --bytes N --connections N --runs N]
  */
@@ -79,6 +81,8 @@ async function main(): Promise<void> {
     ghPort,
   );
   const microsocks = await startProcess('microsocks', ['-i', '127.0.0.1', '-p', String(msPort)], msPort);
+  const barePort = await freePort();
+  const bare = await startProcess(process.execPath, [resolve(root, 'bench/lib/bare-relay.mjs'), String(barePort)], barePort);
   const url = `http://127.0.0.1:${ports.http}/bytes/${BYTES}`;
   try {
     console.log(`bulk: ${(BYTES / (1 << 20)).toFixed(0)} MiB with curl, best of ${RUNS} (MiB/s)`);
@@ -87,6 +91,7 @@ async function main(): Promise<void> {
       ['direct', undefined, undefined],
       ['gatehop', `127.0.0.1:${ghPort}`, gatehop.child.pid],
       ['microsocks', `127.0.0.1:${msPort}`, microsocks.child.pid],
+      ['node pipe()', `127.0.0.1:${barePort}`, bare.child.pid],
     ] as const) {
       let best = 0;
       const cpu0 = pid ? cpuSeconds(pid) : 0;
@@ -113,7 +118,7 @@ async function main(): Promise<void> {
     }
     console.log(`  gatehop/microsocks p99 ratio ${(lat.gatehop!.p99 / lat.microsocks!.p99).toFixed(2)}`);
   } finally {
-    for (const p of [source, gatehop, microsocks]) p.child.kill('SIGTERM');
+    for (const p of [source, gatehop, microsocks, bare]) p.child.kill('SIGTERM');
   }
 }
 
