@@ -13,7 +13,13 @@ export class ControlDuplex extends Duplex {
   override _read(): void {}
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    this.send(chunk);
+    // A stuck control channel (its backlog full) fails the TLS session, which ends the key cleanly.
+    try {
+      this.send(chunk);
+    } catch (err) {
+      cb(err as Error);
+      return;
+    }
     cb();
   }
 }
