@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ErrorCodes, GATEHOP_VERSION, isGatehopError } from '../common/index.js';
 import { GROUP_NAME } from '../groups/index.js';
 import type { AdminCore } from './admin-core.js';
-import { CLASH_LEVELS, clashLevel, clashMinLevel } from './clash-ws.js';
+import { subscribeClashLogs, trafficMeter } from './clash-streams.js';
 import { ApiFailure, parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
 import type { Router } from './router.js';
 import { clashDelayQuerySchema, clashSelectSchema } from './schemas.js';
@@ -67,15 +67,12 @@ export function registerClashRoutes(r: Router, core: AdminCore, streams: Set<Ser
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
     res.flushHeaders(); // the stream is open now, before its first line
     streams.add(res);
-    const min = clashMinLevel(url.searchParams.get('level'));
-    const off = core.logTap?.subscribe((l) => {
-      const type = clashLevel(l.level);
-      if (CLASH_LEVELS.indexOf(type) < min) return;
+    const off = subscribeClashLogs(core, url.searchParams.get('level'), (line) => {
       if (res.writableLength > 64 * 1024) return void res.destroy();
-      res.write(`${JSON.stringify({ type, payload: l.msg })}\n`);
+      res.write(`${JSON.stringify(line)}\n`);
     });
     res.once('close', () => {
-      off?.();
+      off();
       streams.delete(res);
     });
   });
@@ -83,15 +80,11 @@ export function registerClashRoutes(r: Router, core: AdminCore, streams: Set<Ser
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
     res.flushHeaders(); // the stream is open now, before its first line
     streams.add(res);
-    let up = core.proxy.stats.bytesUp;
-    let down = core.proxy.stats.bytesDown;
+    const sample = trafficMeter(core);
     const timer = setInterval(() => {
-      const s = core.proxy.stats;
       // A client that stopped reading gets no more (and is dropped past a small backlog).
       if (res.writableLength > 64 * 1024) return void res.destroy();
-      res.write(`${JSON.stringify({ up: s.bytesUp - up, down: s.bytesDown - down })}\n`);
-      up = s.bytesUp;
-      down = s.bytesDown;
+      res.write(`${JSON.stringify(sample())}\n`);
     }, 1_000);
     res.once('close', () => {
       clearInterval(timer);

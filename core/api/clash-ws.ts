@@ -1,31 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { TappedLine } from '../common/index.js';
 import { checkAccess, type AccessPolicy } from './access.js';
 import type { AdminCore } from './admin-core.js';
+import { subscribeClashLogs, trafficMeter } from './clash-streams.js';
 import { connectionsView } from './views.js';
 
 /** A dashboard that falls this far behind is dropped rather than buffered for. */
 const MAX_BUFFERED = 1 << 20;
-export const CLASH_LEVELS = ['debug', 'info', 'warning', 'error'] as const;
-export type ClashLevel = (typeof CLASH_LEVELS)[number];
-const LEVELS = CLASH_LEVELS;
-
-/** The index in CLASH_LEVELS of a `?level=` parameter; Clash's default (info) when absent or unknown. */
-export function clashMinLevel(param: string | null): number {
-  const i = CLASH_LEVELS.indexOf((param ?? 'info') as ClashLevel);
-  return i < 0 ? 1 : i;
-}
-
-/** Clash's names for pino's levels. */
-export function clashLevel(pinoLevel: string): ClashLevel {
-  if (pinoLevel === 'warn') return 'warning';
-  if (pinoLevel === 'error' || pinoLevel === 'fatal') return 'error';
-  if (pinoLevel === 'info') return 'info';
-  return 'debug';
-}
-
 /**
  * The WebSocket forms of the Clash streams that newer dashboards (metacubexd, zashboard) open
  * instead of HTTP streams: /traffic and /memory once a second, /connections every `interval` ms
@@ -35,10 +17,10 @@ export function clashLevel(pinoLevel: string): ClashLevel {
 export class ClashWebSockets {
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024, perMessageDeflate: false });
   readonly #routes: Record<string, (ws: WebSocket, url: URL) => () => void> = {
-    '/traffic': (ws) => this.#traffic(ws),
+    '/traffic': (ws) => this.#every(ws, 1_000, trafficMeter(this.core)),
     '/memory': (ws) => this.#every(ws, 1_000, () => ({ inuse: process.memoryUsage().rss, oslimit: 0 })),
     '/connections': (ws, url) => this.#every(ws, Math.max(200, Number(url.searchParams.get('interval')) || 1_000), () => connectionsView(this.core)),
-    '/logs': (ws, url) => this.#logs(ws, url),
+    '/logs': (ws, url) => subscribeClashLogs(this.core, url.searchParams.get('level'), (line) => this.#send(ws, line)),
   };
   dropped = 0;
 
@@ -97,27 +79,5 @@ export class ClashWebSockets {
     this.#send(ws, make());
     const timer = setInterval(() => this.#send(ws, make()), ms);
     return () => clearInterval(timer);
-  }
-
-  #traffic(ws: WebSocket): () => void {
-    let up = this.core.proxy.stats.bytesUp;
-    let down = this.core.proxy.stats.bytesDown;
-    return this.#every(ws, 1_000, () => {
-      const s = this.core.proxy.stats;
-      const r = { up: s.bytesUp - up, down: s.bytesDown - down };
-      up = s.bytesUp;
-      down = s.bytesDown;
-      return r;
-    });
-  }
-
-  #logs(ws: WebSocket, url: URL): () => void {
-    const min = clashMinLevel(url.searchParams.get('level'));
-    const tap = this.core.logTap;
-    if (!tap) return () => {};
-    return tap.subscribe((l: TappedLine) => {
-      const type = clashLevel(l.level);
-      if (LEVELS.indexOf(type) >= min) this.#send(ws, { type, payload: l.msg });
-    });
   }
 }
