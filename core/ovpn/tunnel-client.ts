@@ -281,7 +281,7 @@ export class TunnelClient extends EventEmitter<{
 
   #start(): void {
     this.#setState('WAIT', 'sending hard reset');
-    this.#sendControl(this.#primary, Op.CONTROL_HARD_RESET_CLIENT_V2, Buffer.alloc(0));
+    this.#primary.rel.send(Op.CONTROL_HARD_RESET_CLIENT_V2, Buffer.alloc(0));
   }
 
   // ---- reliability layer (per key_id, reliable.ts) ----
@@ -295,10 +295,6 @@ export class TunnelClient extends EventEmitter<{
       mayRetransmit: (m) => !(m.opcode === Op.CONTROL_HARD_RESET_CLIENT_V2 && this.#remoteSid),
     });
     return k;
-  }
-
-  #sendControl(k: KeyState, opcode: number, payload: Buffer): void {
-    k.rel.send(opcode, payload);
   }
 
   #transmit(k: KeyState, m: ControlMessage): void {
@@ -375,7 +371,7 @@ export class TunnelClient extends EventEmitter<{
     const k = this.#newKey(keyId);
     this.#keys.set(keyId, k);
     this.#log.info({ event: 'renegotiation', keyId, why }, 'renegotiating data channel keys');
-    this.#sendControl(k, Op.CONTROL_SOFT_RESET_V1, Buffer.alloc(0));
+    k.rel.send(Op.CONTROL_SOFT_RESET_V1, Buffer.alloc(0));
     return k;
   }
 
@@ -386,7 +382,7 @@ export class TunnelClient extends EventEmitter<{
     if (k.keyId === 0) this.#setState('AUTH', 'TLS handshake');
     const profile = this.opts.profile;
     const duplex = new ControlDuplex((chunk) => {
-      for (let o = 0; o < chunk.length; o += CONTROL_PAYLOAD_MAX) this.#sendControl(k, Op.CONTROL_V1, chunk.subarray(o, o + CONTROL_PAYLOAD_MAX));
+      for (let o = 0; o < chunk.length; o += CONTROL_PAYLOAD_MAX) k.rel.send(Op.CONTROL_V1, chunk.subarray(o, o + CONTROL_PAYLOAD_MAX));
     });
     k.tlsIn = duplex;
     const tls = tlsConnect({
