@@ -1,6 +1,6 @@
 import type { LogTap } from '../common/index.js';
 import type { EgressManager } from '../egress/index.js';
-import type { SwitchController } from '../groups/index.js';
+import type { PoolRecovery, SwitchController } from '../groups/index.js';
 import type { Selector } from '../selector/index.js';
 import type { ProxyServer } from '../socks5/index.js';
 import type { Store } from '../store/index.js';
@@ -19,4 +19,6 @@ export interface AdminCore {
   readonly selector: Selector | null;
   readonly store: Store | null;
   readonly logTap: LogTap | null;
+  /** Retrying a start without network (vpngate egress); absent in older embedders = null. */
+  readonly recovery?: PoolRecovery | null;
 }

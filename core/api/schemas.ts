@@ -62,6 +62,14 @@ export const statusSchema = z.object({
     .object({ windows: z.number().int(), badWindows: z.number().int(), score: z.number().nullable(), reasons: z.array(z.string()), consecutiveBad: z.number().int() })
     .nullable(),
   listen: z.object({ proxy: z.string(), admin: z.string().nullable() }),
+  /** No tunnel because the network is not there yet: why, and when the next retry runs. */
+  network: z.object({
+    state: z.enum(['ok', 'waiting']),
+    reason: z.enum(['no-node-list', 'no-reachable-node', 'no-tunnel']).nullable(),
+    since: z.number().nullable(),
+    attempts: z.number().int(),
+    nextAttemptAt: z.number().nullable(),
+  }),
 });
 export type Status = z.infer<typeof statusSchema>;
 

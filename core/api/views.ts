@@ -49,6 +49,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     },
     health: health ? { windows: health.windows, badWindows: health.badWindows, score: health.last?.score ?? null, reasons: health.last?.reasons ?? [], consecutiveBad: health.last?.consecutiveBad ?? 0 } : null,
     listen: { proxy: core.proxyAddress, admin: adminAddress },
+    network: core.recovery?.status ?? { state: 'ok', reason: null, since: null, attempts: 0, nextAttemptAt: null },
   };
 }
 

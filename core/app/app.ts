@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { AdminServer, loadOrCreateAdminToken } from '../api/index.js';
-import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, type Endpoint, type Logger, type LogTap } from '../common/index.js';
+import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, type Endpoint, type Logger, type LogTap } from '../common/index.js';
 import { DirectEgress, EgressManager, SingleEgressSource, TunnelEgress, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
-import { SelectionState, SwitchController } from '../groups/index.js';
+import { PoolRecovery, SelectionState, SwitchController } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
@@ -23,6 +23,10 @@ export interface RunningApp {
   readonly controller: SwitchController | null;
   /** Resolves with the first ranking of the node pool (vpngate egress only). */
   readonly firstRanking: Promise<Ranking> | null;
+  /** With --egress vpngate: retries a start without network; waiting or ok. */
+  readonly recovery: PoolRecovery | null;
+  /** Watches interfaces and routes; the desktop shell nudges it on the OS's resume event. */
+  readonly network: NetworkWatch | null;
   /** Stops accepting, closes every session and egress, flushes the store. Idempotent. */
   stop(): Promise<void>;
 }
@@ -103,6 +107,21 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
     : null;
   const source: EgressSource = manager ?? new SingleEgressSource(egress);
   const controller = pipeline && manager ? startController(config, pipeline, manager, logger) : null;
+  const network = pipeline ? new NetworkWatch({ logger }) : null;
+  const recovery =
+    pipeline && controller
+      ? new PoolRecovery({ nodes: pipeline.nodes, selector: pipeline.selector, rank: pipeline.rankLatest, controller, options: config.recovery, logger })
+      : null;
+  if (network && recovery) {
+    network.onChange((c) => {
+      if (c.online) recovery.networkChanged(c.reason);
+    });
+    network.start();
+  }
+  const closeRecovery = (): void => {
+    network?.close();
+    recovery?.close();
+  };
   const proxy = new ProxyServer({ ...config.proxy, host: config.listen.host, port: config.listen.port, credentials }, source, logger);
   let proxyAt: Endpoint;
   let admin: AdminServer | null = null;
@@ -124,6 +143,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
           selector: pipeline?.selector ?? null,
           store: pipeline?.store ?? null,
           logTap: extras.logTap ?? null,
+          recovery,
         },
         { host: config.admin.host, port: config.admin.port, token, corsOrigins: config.adminCorsOrigins },
         logger,
@@ -135,6 +155,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
     }
   } catch (err) {
     await admin?.close().catch(() => {});
+    closeRecovery();
     await proxy.close();
     await controller?.stop();
     await (manager ?? egress).close();
@@ -154,9 +175,12 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
     store: pipeline?.store ?? null,
     controller,
     firstRanking: pipeline?.firstRanking ?? null,
+    recovery,
+    network,
     stop: () =>
       (stopping ??= (async () => {
         await admin?.close();
+        closeRecovery();
         await controller?.stop();
         await proxy.close();
         await (manager ?? egress).close();
@@ -170,6 +194,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
 
 export function describeListening(app: RunningApp, config: GatehopConfig): string {
   const admin = app.listening.admin ? `http://${formatEndpoint(app.listening.admin)}` : 'off';
-  const egress = app.nodes ? `vpngate (${app.nodes.nodes.length} nodes)` : app.egress.id;
+  const waiting = app.nodes && app.nodes.nodes.length === 0 ? '; waiting for the network, retrying' : '';
+  const egress = app.nodes ? `vpngate (${app.nodes.nodes.length} nodes${waiting})` : app.egress.id;
   return `gatehop ready: proxy socks5+http://${formatEndpoint(app.listening.proxy)} egress=${egress} admin=${admin}`;
 }

@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, type Endpoint } from '../common/index.js';
 import { proxyOptionsSchema } from '../socks5/index.js';
-import { groupOptionsSchema, type GroupOptions } from '../groups/index.js';
+import { groupOptionsSchema, recoveryOptionsSchema, type GroupOptions, type RecoveryOptions } from '../groups/index.js';
 import { healthOptionsSchema, type HealthOptions } from '../health/index.js';
 import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
 import { defaultDataDir } from './paths.js';
@@ -58,6 +58,8 @@ export const configSchema = z
     groups: groupOptionsSchema.prefault({}),
     health: healthOptionsSchema.prefault({}),
     switching: switchingSchema.prefault({}),
+    /** Retrying a start without network (no list, no node answering, no tunnel). */
+    recovery: recoveryOptionsSchema.prefault({}),
   })
   .strict();
 
@@ -82,6 +84,7 @@ export interface GatehopConfig {
   readonly groups: GroupOptions;
   readonly health: HealthOptions;
   readonly switching: z.infer<typeof switchingSchema>;
+  readonly recovery: RecoveryOptions;
 }
 
 export function readConfigFile(path: string): ConfigInput {
@@ -112,6 +115,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     groups: { ...(fromFile.groups ?? {}), ...(fromFlags.groups ?? {}) },
     health: { ...(fromFile.health ?? {}), ...(fromFlags.health ?? {}) },
     switching: { ...(fromFile.switching ?? {}), ...(fromFlags.switching ?? {}) },
+    recovery: { ...(fromFile.recovery ?? {}), ...(fromFlags.recovery ?? {}) },
     api: fromFlags.api?.length ? fromFlags.api : fromFile.api,
     ovpn: fromFlags.ovpn?.length ? fromFlags.ovpn : fromFile.ovpn,
   };
@@ -153,6 +157,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     groups: Object.freeze(c.groups),
     health: Object.freeze(c.health),
     switching: Object.freeze(c.switching),
+    recovery: Object.freeze(c.recovery),
   });
 }
 

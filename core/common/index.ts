@@ -5,3 +5,4 @@ export { raiseMallocTrimThreshold } from './malloc-tuning.js';
 export { LogTap, type TappedLine } from './log-tap.js';
 export { GATEHOP_VERSION } from './version.js';
 export { Listeners } from './listeners.js';
+export { NetworkWatch, isOnline, readNetworkSnapshot, type NetworkChange, type NetworkChangeReason, type NetworkSnapshot, type NetworkWatchOptions } from './network-watch.js';

@@ -10,3 +10,4 @@ export {
   type SwitchRecord,
   type SwitchState,
 } from './switch-controller.js';
+export { PoolRecovery, recoveryOptionsSchema, type PoolRecoveryDeps, type RecoveryOptions, type RecoveryStatus, type StarvedReason } from './pool-recovery.js';

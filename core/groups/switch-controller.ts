@@ -187,6 +187,18 @@ export class SwitchController {
     return this.#begin(reason, 'user', opts.nodeId);
   }
 
+  /**
+   * With no active tunnel and no switch running, tries again now instead of at the end of the
+   * back-off (the network came back, or a new list arrived). Returns whether a switch started.
+   */
+  retryNow(reason: string): boolean {
+    if (this.#stopped || this.#active || this.#running) return false;
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#retry = null;
+    void this.#begin(reason, 'urgent');
+    return true;
+  }
+
   /** Auto (URL-test group) or manual (selector group); persisted. Manual with a pin goes to it. */
   setMode(auto: boolean): void {
     this.deps.selection.setMode(auto ? 'auto' : 'manual');

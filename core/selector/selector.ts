@@ -115,13 +115,19 @@ export class Selector {
       if (retried[j]!.rttMs !== null) probed[candidates.indexOf(n)] = retried[j]!;
     });
     const ranked: RankedNode[] = [];
+    // When every candidate fails at once, the likelier cause is our own network (down, not up yet,
+    // captive portal), not a dozen volunteers at the same moment: nobody is backed off for it, so
+    // the retry after the network returns finds them all again.
+    const allFailed = candidates.length > 1 && probed.every((p) => p.rttMs === null);
+    if (allFailed) this.#log.warn({ event: 'probes-all-failed', candidates: candidates.length }, `none of ${candidates.length} nodes answered its probe; the network looks down, so no node is backed off`);
     candidates.forEach((node, i) => {
       const probe = probed[i]!;
       this.store.addLatency({ nodeId: node.id, at: now, kind: 'tcp', ms: probe.rttMs, success: probe.rttMs !== null });
       if (probe.rttMs === null) {
+        excluded.push({ nodeId: node.id, reason: 'unreachable' });
+        if (allFailed) return;
         const h = withFailure(this.store.history(node.id), now, this.opts.backoff.initialMs, this.opts.backoff.maxMs);
         this.store.saveHistory(h);
-        excluded.push({ nodeId: node.id, reason: 'unreachable' });
         this.#log.info({ event: 'probe-failed', nodeId: node.id, backoffUntil: h.backoffUntil, consecutiveFailures: h.consecutiveFailures }, 'node did not answer its probe');
         return;
       }

@@ -44,6 +44,11 @@ export class NodeList {
     return this.#fetchedAt;
   }
 
+  /** Whether there is a list to fetch (false with only --ovpn profiles). */
+  get fetchable(): boolean {
+    return this.opts.endpoints.length > 0;
+  }
+
   get source(): string {
     return this.#source;
   }

@@ -75,7 +75,18 @@ export class Rig {
       child.on('exit', (code) => (code === 0 ? resolvePromise(stdout) : reject(new Error(`rig up failed (${code}): ${stderr}`))));
     });
     const statePath = out.trim().split('\n').pop()!;
-    return new Rig(JSON.parse(readFileSync(statePath, 'utf8')) as RigState);
+    const rig = new Rig(JSON.parse(readFileSync(statePath, 'utf8')) as RigState);
+    // `up` waits for listening ports, which is not serving: SoftEther opens its UDP listener after
+    // its TCP one (and answers on neither until its hub is loaded). A suite that probes a node
+    // right away must not depend on the machine being warm, so wait for a real handshake on every
+    // profile of every node, as restart() does.
+    try {
+      await Promise.all(rig.state.nodes.map((n) => rig.#waitServing(n, 60_000)));
+    } catch (err) {
+      rig.down();
+      throw err;
+    }
+    return rig;
   }
 
   /** Removes everything this rig made. Idempotent. */
@@ -198,7 +209,7 @@ export class Rig {
           await client.connect({ timeoutMs: Math.max(1_000, deadline - Date.now()) });
           break;
         } catch (err) {
-          if (Date.now() > deadline) throw new Error(`${n.name} did not come back (${file}): ${(err as Error).message}`);
+          if (Date.now() > deadline) throw new Error(`${n.name} does not serve ${file}: ${(err as Error).message}`);
           await new Promise((r) => setTimeout(r, 200));
         } finally {
           client.close();

@@ -1,7 +1,7 @@
 // A VPN Gate API look-alike: GET /api/iphone/ in the real CSV format, one row per rig node.
 //   POST /control?mode=ok|slow|fail|empty|truncated|html[&delayMs=N]  switches its behaviour.
 // Usage: node vpngate-api.mjs STATE_JSON PORT_FILE
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
 const state = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -53,5 +53,7 @@ const server = createServer((req, res) => {
   else send();
 });
 server.listen(0, '127.0.0.1', () => {
-  writeFileSync(process.argv[3], String(server.address().port));
+  // Atomic: `up` polls for a non-empty file and must never read half of it.
+  writeFileSync(`${process.argv[3]}.tmp`, String(server.address().port));
+  renameSync(`${process.argv[3]}.tmp`, process.argv[3]);
 });

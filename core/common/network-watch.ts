@@ -1,0 +1,149 @@
+import { readFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
+import type { Logger } from './logger.js';
+import { Listeners } from './listeners.js';
+
+/** What the machine's network looks like right now, as far as a user-space process can tell. */
+export interface NetworkSnapshot {
+  /** Non-internal interface addresses ("eth0 192.0.2.4"), sorted. */
+  addresses: string[];
+  /** A default route exists (Linux: /proc/net/route and /proc/net/ipv6_route; elsewhere: unknown → null). */
+  defaultRoute: boolean | null;
+}
+
+export type NetworkChangeReason = 'interface' | 'route' | 'resume' | 'nudge';
+
+export interface NetworkChange {
+  reason: NetworkChangeReason;
+  online: boolean;
+  snapshot: NetworkSnapshot;
+}
+
+export interface NetworkWatchOptions {
+  /** How often the interfaces are looked at (default 2 s). */
+  intervalMs?: number;
+  /** A tick this much later than planned means the machine slept (default 10 s). */
+  resumeGapMs?: number;
+  /** Injectable for tests; defaults to the OS. */
+  read?: () => NetworkSnapshot;
+  now?: () => number;
+  logger: Logger;
+}
+
+/** The interfaces and default route of this machine (pure apart from reading the OS). */
+export function readNetworkSnapshot(): NetworkSnapshot {
+  const addresses: string[] = [];
+  for (const [name, list] of Object.entries(networkInterfaces())) {
+    for (const a of list ?? []) if (!a.internal) addresses.push(`${name} ${a.address}`);
+  }
+  addresses.sort();
+  return { addresses, defaultRoute: readDefaultRoute() };
+}
+
+function readDefaultRoute(): boolean | null {
+  if (process.platform !== 'linux') return null;
+  try {
+    // /proc/net/route: Iface Destination Gateway ...; a default route has Destination 00000000.
+    const v4 = readFileSync('/proc/net/route', 'utf8').split('\n').slice(1).some((l) => l.split('\t')[1] === '00000000');
+    if (v4) return true;
+    // /proc/net/ipv6_route: destination (32 hex) and prefix length first; ::/0 is the default.
+    return readFileSync('/proc/net/ipv6_route', 'utf8')
+      .split('\n')
+      .some((l) => l.startsWith('00000000000000000000000000000000 00') && !l.trimEnd().endsWith(' lo'));
+  } catch {
+    return null;
+  }
+}
+
+/** Online = some non-internal address and, where we can tell, a default route. */
+export function isOnline(s: NetworkSnapshot): boolean {
+  return s.addresses.length > 0 && s.defaultRoute !== false;
+}
+
+/**
+ * Tells when the network probably came back: an interface gained or lost an address, a default
+ * route appeared or went, or the machine resumed from sleep (a timer firing far later than it was
+ * due). Polling is the one mechanism that works the same in plain Node on every platform; the
+ * desktop shell adds the OS's own signals (Electron's powerMonitor) through nudge().
+ */
+export class NetworkWatch {
+  #timer: NodeJS.Timeout | null = null;
+  #last: NetworkSnapshot | null = null;
+  #lastTickAt = 0;
+  readonly #listeners: Listeners<NetworkChange>;
+  readonly #intervalMs: number;
+  readonly #resumeGapMs: number;
+  readonly #read: () => NetworkSnapshot;
+  readonly #now: () => number;
+  readonly #log: Logger;
+
+  constructor(opts: NetworkWatchOptions) {
+    this.#log = opts.logger.child({ component: 'network-watch' });
+    this.#listeners = new Listeners(this.#log, 'network change');
+    this.#intervalMs = opts.intervalMs ?? 2_000;
+    this.#resumeGapMs = opts.resumeGapMs ?? 10_000;
+    this.#read = opts.read ?? readNetworkSnapshot;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  get online(): boolean {
+    return this.#last ? isOnline(this.#last) : true;
+  }
+
+  get snapshot(): NetworkSnapshot | null {
+    return this.#last;
+  }
+
+  onChange(fn: (c: NetworkChange) => void): () => void {
+    return this.#listeners.add(fn);
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#last = this.#safeRead();
+    this.#lastTickAt = this.#now();
+    this.#timer = setInterval(() => this.#tick(), this.#intervalMs);
+    this.#timer.unref();
+  }
+
+  /** Another source (the OS's resume or network event) says the network may have changed. */
+  nudge(): void {
+    const snapshot = this.#safeRead() ?? this.#last ?? { addresses: [], defaultRoute: null };
+    this.#last = snapshot;
+    this.#emit('nudge', snapshot);
+  }
+
+  close(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  #tick(): void {
+    const now = this.#now();
+    const late = now - this.#lastTickAt - this.#intervalMs;
+    this.#lastTickAt = now;
+    const next = this.#safeRead();
+    if (!next) return;
+    const prev = this.#last;
+    this.#last = next;
+    if (late > this.#resumeGapMs) return this.#emit('resume', next);
+    if (!prev) return;
+    if (prev.defaultRoute !== next.defaultRoute) return this.#emit('route', next);
+    if (prev.addresses.join(',') !== next.addresses.join(',')) this.#emit('interface', next);
+  }
+
+  #emit(reason: NetworkChangeReason, snapshot: NetworkSnapshot): void {
+    const online = isOnline(snapshot);
+    this.#log.info({ event: 'network-change', reason, online, addresses: snapshot.addresses.length, defaultRoute: snapshot.defaultRoute }, `network changed (${reason}); ${online ? 'online' : 'offline'}`);
+    this.#listeners.emit({ reason, online, snapshot });
+  }
+
+  #safeRead(): NetworkSnapshot | null {
+    try {
+      return this.#read();
+    } catch (err) {
+      this.#log.debug({ event: 'network-read-failed', err: (err as Error).message }, 'could not read the network interfaces');
+      return null;
+    }
+  }
+}
