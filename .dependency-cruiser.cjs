@@ -1,11 +1,12 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, health, groups, socks5, egress, selector} → {netstack, ovpn, vpngate, store} → common
+ *   app → {api, health, groups, socks5, egress, selector, sysproxy} → {netstack, ovpn, vpngate, store} → common
+ * sysproxy knows only common (OS proxy settings; nothing of egresses, the proxy or the store);
  * socks5 sees only the Egress interface (type-only imports of core/egress); netstack never knows
  * about ovpn; every module is imported through its index.ts only; core never touches Electron or
  * the renderer.
  */
-const MID = '(api|health|groups|socks5|egress|selector)';
+const MID = '(api|health|groups|socks5|egress|selector|sysproxy)';
 const LOW = '(netstack|ovpn|vpngate|store)';
 
 module.exports = {
@@ -37,6 +38,13 @@ module.exports = {
       severity: 'error',
       from: { path: `^core/${MID}/` },
       to: { path: '^core/app/' },
+    },
+    {
+      name: 'sysproxy-knows-only-common',
+      comment: 'core/sysproxy changes OS settings; it knows nothing of egresses, the proxy or the store (the app hands it a mirror)',
+      severity: 'error',
+      from: { path: '^core/sysproxy/' },
+      to: { path: '^core/(?!sysproxy/|common/)' },
     },
     {
       name: 'socks5-sees-only-egress-interface',

@@ -15,6 +15,12 @@ declare -A NEED=(
   [openvpn]=openvpn
   [iptables]=iptables
   [gcc]=gcc
+  # core/sysproxy's real-desktop tests: GNOME's settings (dconf in a private D-Bus session) and KDE's.
+  [dbus-run-session]=dbus-daemon
+  [dbus-send]=dbus-bin
+  [gsettings]=libglib2.0-bin
+  [kwriteconfig5]=libkf5config-bin
+  [kreadconfig5]=libkf5config-bin
 )
 
 missing=()
@@ -22,6 +28,11 @@ for cmd in "${!NEED[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEED[$cmd]}")
 done
 [ -f /usr/include/libnetfilter_queue/libnetfilter_queue.h ] || missing+=(libnetfilter-queue-dev)
+[ -f /usr/share/glib-2.0/schemas/org.gnome.system.proxy.gschema.xml ] || missing+=(gsettings-desktop-schemas)
+[ -f /usr/libexec/dconf-service ] || missing+=(dconf-service)
+ls /usr/lib/*/gio/modules/libdconfsettings.so >/dev/null 2>&1 || missing+=(dconf-gsettings-backend)
+# one package may stand for several commands
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -7,7 +7,9 @@ import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
 import { NodeList, OFFICIAL_ENDPOINTS, staticNodeFromFile, type VpnGateNode } from '../vpngate/index.js';
+import type { SystemProxy } from '../sysproxy/index.js';
 import type { GatehopConfig } from './config.js';
+import { createSystemProxy, proxyTarget, recoverSystemProxy } from './system-proxy-setup.js';
 
 export interface RunningApp {
   readonly proxy: ProxyServer;
@@ -27,6 +29,8 @@ export interface RunningApp {
   readonly recovery: PoolRecovery | null;
   /** Watches interfaces and routes; the desktop shell nudges it on the OS's resume event. */
   readonly network: NetworkWatch | null;
+  /** The OS proxy settings: recovered at start, set with systemProxy.enabled, restored by stop(). */
+  readonly systemProxy: SystemProxy;
   /** Stops accepting, closes every session and egress, flushes the store. Idempotent. */
   stop(): Promise<void>;
 }
@@ -41,8 +45,7 @@ interface NodePipeline {
 }
 
 /** The list → scoring → history pipeline of the vpngate egress. */
-async function startNodePipeline(config: GatehopConfig, logger: Logger): Promise<NodePipeline> {
-  const store = new Store({ path: join(config.dataDir, 'gatehop.db'), logger });
+async function startNodePipeline(config: GatehopConfig, store: Store, logger: Logger): Promise<NodePipeline> {
   const staticNodes = config.ovpn.map((f) => staticNodeFromFile(f));
   const endpoints = config.api.length > 0 ? config.api : staticNodes.length > 0 ? [] : OFFICIAL_ENDPOINTS;
   const nodes = new NodeList({
@@ -100,7 +103,11 @@ function startController(config: GatehopConfig, pipeline: NodePipeline, manager:
 /** Assembles and starts the core: node pipeline (vpngate) → egress → proxy front end. */
 export async function startApp(config: GatehopConfig, logger: Logger, extras: { logTap?: LogTap } = {}): Promise<RunningApp> {
   const credentials = config.authFile ? Credentials.load(config.authFile) : null;
-  const pipeline = config.egress === 'vpngate' ? await startNodePipeline(config, logger) : null;
+  const store = config.egress === 'vpngate' ? new Store({ path: join(config.dataDir, 'gatehop.db'), logger }) : null;
+  // Before anything else: a Gatehop that crashed may have left the OS pointing at a dead port.
+  const systemProxy = createSystemProxy(config, logger, store);
+  await recoverSystemProxy(systemProxy, config, logger);
+  const pipeline = store ? await startNodePipeline(config, store, logger) : null;
   const egress: Egress = config.egress === 'direct' ? new DirectEgress('direct') : new UnavailableEgress('vpngate', 'no tunnel is up yet');
   const manager = pipeline
     ? new EgressManager(egress, logger, { drainGraceMs: config.switching.drainGraceMs, maxDraining: config.switching.maxDraining, interruptExistingConnections: config.switching.interruptExistingConnections })
@@ -115,6 +122,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
   if (network && recovery) {
     network.onChange((c) => {
       if (c.online) recovery.networkChanged(c.reason);
+      // Another VPN client often rewrites the proxy settings when it connects.
+      void systemProxy.check().catch(() => undefined);
     });
     network.start();
   }
@@ -153,14 +162,22 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
       });
       logger.info({ event: 'admin-listening', address: formatEndpoint(adminAt), token: tokenSource === 'config' ? 'from config' : join(config.dataDir, 'admin-token') }, 'admin API listening');
     }
+    if (config.systemProxy.enabled) {
+      // Refused or unsupported is the user's to know, not a reason to stop the proxy itself.
+      await systemProxy.apply(proxyTarget(proxyAt, config)).catch((err: Error) => {
+        logger.error({ event: 'sysproxy-apply-failed', err: err.message }, err.message);
+      });
+    }
   } catch (err) {
+    await systemProxy.restore({ onlyOwn: true }).catch(() => {});
+    systemProxy.close();
     await admin?.close().catch(() => {});
     closeRecovery();
     await proxy.close();
     await controller?.stop();
     await (manager ?? egress).close();
     pipeline?.nodes.close();
-    pipeline?.store.close();
+    store?.close();
     throw err;
   }
   let stopping: Promise<void> | null = null;
@@ -177,8 +194,12 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
     firstRanking: pipeline?.firstRanking ?? null,
     recovery,
     network,
+    systemProxy,
     stop: () =>
       (stopping ??= (async () => {
+        // First: the user must not be left pointing at a port that is about to close.
+        await systemProxy.restore({ onlyOwn: true }).catch((err: Error) => logger.error({ event: 'sysproxy-restore-failed', err: err.message }, err.message));
+        systemProxy.close();
         await admin?.close();
         closeRecovery();
         await controller?.stop();
@@ -186,7 +207,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
         await (manager ?? egress).close();
         pipeline?.nodes.close();
         await pipeline?.firstRanking.catch(() => {});
-        pipeline?.store.close();
+        store?.close();
         logger.info({ event: 'stopped' }, 'gatehop stopped');
       })()),
   };

@@ -1,8 +1,12 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { createLogger, errorToJson, isGatehopError, ErrorCodes, LogTap, raiseMallocTrimThreshold } from '../common/index.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { upsertAuthFile } from '../socks5/index.js';
+import { Store } from '../store/index.js';
 import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
+import { createSystemProxy } from './system-proxy-setup.js';
 
 const VERSION = '0.1.0';
 
@@ -29,6 +33,7 @@ interface RunFlags {
   idleTimeoutMs?: number;
   api?: string[];
   ovpn?: string[];
+  systemProxy?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -49,6 +54,7 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   copy('api', 'api');
   copy('ovpn', 'ovpn');
   if (f.auth === false) out.noAuth = true;
+  if (f.systemProxy) out.systemProxy = { enabled: true };
   const proxy: Record<string, number> = {};
   for (const k of ['maxSessions', 'handshakeTimeoutMs', 'connectTimeoutMs', 'idleTimeoutMs'] as const) {
     if (f[k] !== undefined) proxy[k] = f[k];
@@ -93,6 +99,66 @@ async function run(flags: RunFlags): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A closed terminal: the same clean way out (it restores the system proxy).
+  process.on('SIGHUP', onSignal);
+  // A fatal error still puts the user's proxy settings back before the process ends.
+  const onFatal = (err: unknown): void => {
+    logger.fatal({ event: 'fatal', err: errorToJson(err) }, `fatal: ${errorToJson(err).message}`);
+    const deadline = setTimeout(() => process.exit(1), 5_000);
+    deadline.unref();
+    void app.stop().finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', onFatal);
+  process.on('unhandledRejection', onFatal);
+}
+
+/** The config the daemon would use, for the subcommands that share its --data-dir and --config. */
+function subcommandConfig(opts: { dataDir?: string; config?: string; listen?: string }) {
+  try {
+    const fromFile = opts.config ? readConfigFile(opts.config) : {};
+    const flags: Record<string, unknown> = {};
+    if (opts.dataDir) flags.dataDir = opts.dataDir;
+    if (opts.listen) flags.listen = opts.listen;
+    return buildConfig(fromFile, flags as ConfigInput);
+  } catch (err) {
+    return fail(errorToJson(err).message, 2);
+  }
+}
+
+async function sysproxyCommand(action: 'status' | 'restore', opts: { dataDir?: string; config?: string; listen?: string }): Promise<void> {
+  const config = subcommandConfig(opts);
+  const logger = createLogger({ level: 'warn', file: null });
+  const store = existsSync(join(config.dataDir, 'gatehop.db')) ? new Store({ path: join(config.dataDir, 'gatehop.db'), logger }) : null;
+  const sp = createSystemProxy(config, logger, store);
+  try {
+    if (action === 'status') {
+      const st = await sp.status();
+      const lines = [
+        `backend:  ${st.backend ?? 'none'}`,
+        `now:      ${st.current ?? `unknown${st.error ? ` (${st.error})` : ''}`}`,
+        `gatehop:  ${st.enabled ? 'the system proxy is Gatehop' : 'the system proxy is not Gatehop'}`,
+        st.snapshot
+          ? `snapshot: saved ${new Date(st.snapshot.savedAt).toISOString()} by pid ${st.snapshot.pid}; restores to: ${st.snapshot.original}; Gatehop set: ${st.snapshot.applied}`
+          : 'snapshot: none',
+      ];
+      if (!st.supported && st.error) lines.push(st.error);
+      process.stdout.write(`${lines.join('\n')}\n`);
+      return;
+    }
+    if (!sp.supported) fail((await sp.status()).error ?? 'not supported', 1);
+    const outcome = await sp.restore();
+    const said = {
+      restored: 'gatehop: system proxy restored to the settings saved before Gatehop changed them',
+      'left-alone': 'gatehop: the system proxy was changed since Gatehop set it; left as it is (snapshot dropped)',
+      'nothing-to-restore': 'gatehop: no saved settings to restore',
+    }[outcome];
+    process.stdout.write(`${said}\n`);
+  } catch (err) {
+    fail(errorToJson(err).message, 1);
+  } finally {
+    sp.close();
+    store?.close();
+  }
 }
 
 async function readStdin(): Promise<string> {
@@ -122,6 +188,7 @@ export function buildCli(): Command {
     .option('--log-file <file|off>', 'JSON log file (default <data-dir>/logs/gatehop.log)')
     .option('--api <url>', 'VPN Gate list endpoint, repeatable, tried in order (replaces the official ones)', collect)
     .option('--ovpn <file>', 'your own .ovpn profile as a node, repeatable (only these: no list is fetched)', collect)
+    .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')
     .option('--max-sessions <n>', 'concurrent proxy sessions (default 1024)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'handshake deadline (default 10000)', positiveInt)
     .option('--connect-timeout-ms <ms>', 'upstream connect deadline (default 15000)', positiveInt)
@@ -148,6 +215,18 @@ export function buildCli(): Command {
       }
       process.stdout.write(`gatehop: user ${user} written to ${opts.authFile}\n`);
     });
+  const sysproxy = program.command('sysproxy').description("the OS proxy settings: what they are and Gatehop's saved copy");
+  for (const [name, description] of [
+    ['status', 'print what the OS has now and what the snapshot holds'],
+    ['restore', 'put back the settings saved before Gatehop changed them (after a crash)'],
+  ] as const) {
+    sysproxy
+      .command(name)
+      .description(description)
+      .option('--data-dir <dir>', 'the data directory the daemon uses')
+      .option('--config <file>', 'the config file the daemon uses')
+      .action((opts: { dataDir?: string; config?: string }) => sysproxyCommand(name, opts));
+  }
   return program;
 }
 

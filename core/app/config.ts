@@ -6,6 +6,7 @@ import { proxyOptionsSchema } from '../socks5/index.js';
 import { groupOptionsSchema, recoveryOptionsSchema, type GroupOptions, type RecoveryOptions } from '../groups/index.js';
 import { healthOptionsSchema, type HealthOptions } from '../health/index.js';
 import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
+import { DEFAULT_BYPASS } from '../sysproxy/index.js';
 import { defaultDataDir } from './paths.js';
 
 const endpointText = z.string().refine((s) => {
@@ -31,6 +32,20 @@ const switchingSchema = z
     unresponsiveMs: z.number().int().min(0).default(6_000),
     /** The name the in-tunnel DNS health sample asks for. */
     healthDnsName: z.string().min(1).default('connectivitycheck.gstatic.com'),
+  })
+  .strict();
+
+/** The OS proxy settings (config `systemProxy:`, flag --system-proxy). */
+const systemProxySchema = z
+  .object({
+    /** Point the OS at Gatehop once the proxy listens; restore the user's settings on every way out. */
+    enabled: z.boolean().default(false),
+    /** Hosts and ranges that go direct. */
+    bypass: z.array(z.string().min(1)).default([...DEFAULT_BYPASS]),
+    /** Set the proxy back when another program rewrites it (it is always noticed and reported). */
+    guard: z.boolean().default(false),
+    /** How often the settings are compared with what Gatehop set. */
+    guardIntervalMs: z.number().int().min(1_000).default(15_000),
   })
   .strict();
 
@@ -60,6 +75,7 @@ export const configSchema = z
     switching: switchingSchema.prefault({}),
     /** Retrying a start without network (no list, no node answering, no tunnel). */
     recovery: recoveryOptionsSchema.prefault({}),
+    systemProxy: systemProxySchema.prefault({}),
   })
   .strict();
 
@@ -85,6 +101,7 @@ export interface GatehopConfig {
   readonly health: HealthOptions;
   readonly switching: z.infer<typeof switchingSchema>;
   readonly recovery: RecoveryOptions;
+  readonly systemProxy: Readonly<Omit<z.infer<typeof systemProxySchema>, 'bypass'> & { bypass: readonly string[] }>;
 }
 
 export function readConfigFile(path: string): ConfigInput {
@@ -116,6 +133,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     health: { ...(fromFile.health ?? {}), ...(fromFlags.health ?? {}) },
     switching: { ...(fromFile.switching ?? {}), ...(fromFlags.switching ?? {}) },
     recovery: { ...(fromFile.recovery ?? {}), ...(fromFlags.recovery ?? {}) },
+    systemProxy: { ...(fromFile.systemProxy ?? {}), ...(fromFlags.systemProxy ?? {}) },
     api: fromFlags.api?.length ? fromFlags.api : fromFile.api,
     ovpn: fromFlags.ovpn?.length ? fromFlags.ovpn : fromFile.ovpn,
   };
@@ -158,6 +176,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     health: Object.freeze(c.health),
     switching: Object.freeze(c.switching),
     recovery: Object.freeze(c.recovery),
+    systemProxy: Object.freeze({ ...c.systemProxy, bypass: Object.freeze([...c.systemProxy.bypass]) }),
   });
 }
 

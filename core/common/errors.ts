@@ -34,6 +34,14 @@ export const ErrorCodes = {
   SWITCH_IN_PROGRESS: 'GH_ERR_SWITCH_IN_PROGRESS',
   SWITCH_FAILED: 'GH_ERR_SWITCH_FAILED',
   NODE_UNKNOWN: 'GH_ERR_NODE_UNKNOWN',
+  /** The OS proxy settings could not be read or written (tool failed, refused, timed out). */
+  SYSPROXY_FAILED: 'GH_ERR_SYSPROXY_FAILED',
+  /** Changing the OS proxy settings needs rights the user does not have (macOS exit 14, Windows access denied). */
+  SYSPROXY_DENIED: 'GH_ERR_SYSPROXY_DENIED',
+  /** No backend for this platform or desktop; the message has the export lines to use by hand. */
+  SYSPROXY_UNSUPPORTED: 'GH_ERR_SYSPROXY_UNSUPPORTED',
+  /** A settings tool (gsettings, kwriteconfig5, networksetup, reg) is not installed. */
+  SYSPROXY_TOOL_MISSING: 'GH_ERR_SYSPROXY_TOOL_MISSING',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

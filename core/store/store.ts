@@ -246,6 +246,10 @@ export class Store {
     );
   }
 
+  clearProxySnapshot(): void {
+    this.#write('clear system proxy snapshot', (db) => db.prepare('DELETE FROM system_proxy_snapshot WHERE id = 1').run());
+  }
+
   loadProxySnapshot<T>(): T | null {
     const r = this.#db.prepare('SELECT data_json FROM system_proxy_snapshot WHERE id = 1').get() as { data_json: string } | undefined;
     return r ? (JSON.parse(r.data_json) as T) : null;

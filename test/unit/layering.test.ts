@@ -59,4 +59,12 @@ describe('layering lint', () => {
     });
     expect(r.out).toMatch(/low-tier-peers/);
   });
+  it('fails sysproxy importing anything of core but common', async () => {
+    const r = await cruise({
+      'core/store/index.ts': 'export const s = 1;\n',
+      'core/sysproxy/index.ts': "import { s } from '../store/index.js';\nexport const p = s;\n",
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/sysproxy-knows-only-common/);
+  });
 });

@@ -1,0 +1,42 @@
+import { join } from 'node:path';
+import { isGatehopError, type Endpoint, type Logger } from '../common/index.js';
+import type { Store } from '../store/index.js';
+import { detectBackend, execRunner, SnapshotKeeper, SystemProxy, type ProxyTarget, type SnapshotMirror, type SysProxySnapshot } from '../sysproxy/index.js';
+import type { GatehopConfig } from './config.js';
+
+/** The snapshot's second copy lives in the store's system_proxy_snapshot table. */
+function storeMirror(store: Store): SnapshotMirror {
+  return {
+    save: (s: SysProxySnapshot) => store.saveProxySnapshot(s),
+    load: () => store.loadProxySnapshot<unknown>(),
+    clear: () => store.clearProxySnapshot(),
+  };
+}
+
+/** The address other programs use to reach the proxy: a wildcard listen address means loopback. */
+export function proxyTarget(listen: Endpoint, config: GatehopConfig): ProxyTarget {
+  const host = listen.host === '0.0.0.0' ? '127.0.0.1' : listen.host === '::' ? '::1' : listen.host;
+  return { host, port: listen.port, bypass: config.systemProxy.bypass };
+}
+
+/** One SystemProxy for this platform (backend null where none exists: its calls say why). */
+export function createSystemProxy(config: GatehopConfig, logger: Logger, store: Store | null): SystemProxy {
+  const keeper = new SnapshotKeeper(join(config.dataDir, 'sysproxy-snapshot.json'), logger, store ? storeMirror(store) : null);
+  const guard = { intervalMs: config.systemProxy.guardIntervalMs, reapply: config.systemProxy.guard };
+  try {
+    return new SystemProxy({ backend: detectBackend(execRunner, proxyTarget(config.listen, config)), keeper, logger, guard });
+  } catch (err) {
+    if (!isGatehopError(err)) throw err;
+    return new SystemProxy({ backend: null, unsupported: err, keeper, logger, guard });
+  }
+}
+
+/** Crash recovery at start; a failure is logged, never fatal (the proxy itself still works). */
+export async function recoverSystemProxy(sp: SystemProxy, config: GatehopConfig, logger: Logger): Promise<void> {
+  if (!sp.supported) return;
+  try {
+    await sp.recover(proxyTarget(config.listen, config));
+  } catch (err) {
+    logger.error({ event: 'sysproxy-recover-failed', err: (err as Error).message }, `could not check the system proxy at start: ${(err as Error).message}`);
+  }
+}
