@@ -11,7 +11,8 @@ const LOW = '(netstack|ovpn|vpngate|store)';
 
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+    // Type-only cycles (a zustand slice naming the combined state type) vanish at run time.
+    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } } },
     {
       name: 'common-is-the-floor',
       comment: 'core/common imports no other core module',
@@ -85,7 +86,7 @@ module.exports = {
       comment: 'the renderer runs sandboxed in a browser: no core internals, no node: modules',
       severity: 'error',
       from: { path: '^renderer/' },
-      to: { path: '(^core/(?!common/index\\.ts|api/schemas)|^node:|^electron$)', dependencyTypesNot: ['type-only'] },
+      to: { path: '(^core/(?!api/contract\\.ts|api/schemas\\.ts)|^node:|^electron$|node_modules/electron/)', dependencyTypesNot: ['type-only'] },
     },
   ],
   options: {

@@ -21,6 +21,8 @@ declare -A NEED=(
   [gsettings]=libglib2.0-bin
   [kwriteconfig5]=libkf5config-bin
   [kreadconfig5]=libkf5config-bin
+  # The renderer's browser tests drive Debian's Chromium through playwright-core.
+  [chromium]=chromium
 )
 
 missing=()
@@ -30,6 +32,8 @@ done
 [ -f /usr/include/libnetfilter_queue/libnetfilter_queue.h ] || missing+=(libnetfilter-queue-dev)
 [ -f /usr/share/glib-2.0/schemas/org.gnome.system.proxy.gschema.xml ] || missing+=(gsettings-desktop-schemas)
 [ -f /usr/libexec/dconf-service ] || missing+=(dconf-service)
+# Chinese glyphs for the zh-CN screenshots (without them Chromium draws boxes).
+ls /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
 ls /usr/lib/*/gio/modules/libdconfsettings.so >/dev/null 2>&1 || missing+=(dconf-gsettings-backend)
 # one package may stand for several commands
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')

@@ -4,8 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/system-deps.sh
-echo "== typecheck"; npx tsc -p tsconfig.json --noEmit
-echo "== layering"; npx depcruise --config .dependency-cruiser.cjs core
+echo "== typecheck"; npx tsc -p tsconfig.json --noEmit; npx tsc -p renderer/tsconfig.json
+echo "== layering"; npx depcruise --config .dependency-cruiser.cjs core renderer
 echo "== lwip.wasm reproducible"
 if [ "$(id -u)" -eq 0 ] || command -v clang >/dev/null 2>&1; then
   bash core/netstack/lwip/build.sh --check

@@ -1,4 +1,5 @@
 import type { LogTap } from '../common/index.js';
+import type { Settings, SysproxyState } from './contract.js';
 import type { EgressManager } from '../egress/index.js';
 import type { PoolRecovery, SwitchController } from '../groups/index.js';
 import type { Selector } from '../selector/index.js';
@@ -21,4 +22,22 @@ export interface AdminCore {
   readonly logTap: LogTap | null;
   /** Retrying a start without network (vpngate egress); absent in older embedders = null. */
   readonly recovery?: PoolRecovery | null;
+  /** The window's settings (GET/PUT /settings); null: not offered by this embedder. */
+  readonly settings?: SettingsAccess | null;
+  /** The OS proxy (GET/PUT /sysproxy); null: not offered. */
+  readonly systemProxy?: SystemProxyControl | null;
+  /** The built renderer served at /ui/; null: no dashboard. */
+  readonly uiDir?: string | null;
+}
+
+export interface SettingsAccess {
+  get(): Settings;
+  /** Validates and saves; throws GH_ERR_CONFIG_INVALID naming the field it refuses. */
+  update(patch: Partial<Settings>): { settings: Settings; restartRequired: string[] };
+}
+
+export interface SystemProxyControl {
+  state(): Promise<SysproxyState>;
+  setEnabled(enabled: boolean): Promise<SysproxyState>;
+  onEvent(fn: (ev: { type: string; message: string }) => void): () => void;
 }

@@ -9,6 +9,8 @@ import { ApiFailure, parseOr400, readJson, sendEmpty, sendJson } from './http-ut
 import { createMetrics, mirrorCounter, type Metrics } from './metrics.js';
 import { Router } from './router.js';
 import { latencyQuerySchema, modeRequestSchema, switchRequestSchema } from './schemas.js';
+import { staticUi, type UiHandler } from './static-ui.js';
+import { registerUiRoutes, wireSysproxyEvents } from './ui-routes.js';
 import { connectionsView, nodesView, statusView } from './views.js';
 
 export interface AdminServerOptions {
@@ -38,6 +40,8 @@ export class AdminServer {
   #address: string | null = null;
   #statusTimer: NodeJS.Timeout | null = null;
   #statusDirty = false;
+  readonly #ui: UiHandler | null;
+  readonly #refreshes = { seq: 0, running: null as Promise<void> | null };
 
   constructor(
     private readonly core: AdminCore,
@@ -46,6 +50,7 @@ export class AdminServer {
   ) {
     this.#log = logger.child({ component: 'admin-api' });
     this.metrics = createMetrics(core);
+    this.#ui = staticUi(core.uiDir);
     this.#events = new EventStream({ ...(opts.sseMaxBufferedBytes ? { maxBufferedBytes: opts.sseMaxBufferedBytes } : {}), ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}) });
     mirrorCounter(this.metrics.registry, 'gatehop_api_sse_dropped_total', 'Event-stream clients dropped for not reading', [], () => [[{}, this.#events.dropped]]);
     this.#routes();
@@ -125,6 +130,7 @@ export class AdminServer {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'cache-control': 'no-store' });
       res.end(text);
     });
+    registerUiRoutes(r, core, (event, data) => this.#events.publish(event, data), this.#refreshes);
     registerClashRoutes(r, core, this.#streams);
   }
 
@@ -141,6 +147,14 @@ export class AdminServer {
     } catch {
       sendJson(res, 400, { error: 'GH_ERR_API_BAD_REQUEST', message: 'unreadable request target' });
       return;
+    }
+    // The dashboard's files hold no data: served without the token, Host and Origin rules apply.
+    if (url.pathname === '/ui' || url.pathname.startsWith('/ui/')) {
+      const pre = checkAccess(req.headers, url, this.#policy!, { tokenless: true });
+      if (!pre.ok) return sendJson(res, pre.status, { error: pre.error, message: pre.message });
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'GH_ERR_API_METHOD', message: `${req.method} is not allowed on ${url.pathname}` });
+      if (!this.#ui) return sendJson(res, 404, { error: 'GH_ERR_API_NOT_FOUND', message: 'the dashboard is not built (npm run build:ui)' });
+      return this.#ui(req, res);
     }
     const verdict = checkAccess(req.headers, url, this.#policy!);
     if (verdict.ok && verdict.origin) {
@@ -177,8 +191,12 @@ export class AdminServer {
           ? [err.status, err.error, err.message]
           : isGatehopError(err, ErrorCodes.NODE_UNKNOWN)
             ? [404, err.code, err.message]
-            : isGatehopError(err, ErrorCodes.SWITCH_IN_PROGRESS)
+            : isGatehopError(err, ErrorCodes.SWITCH_IN_PROGRESS) || isGatehopError(err, ErrorCodes.SYSPROXY_UNSUPPORTED)
               ? [409, err.code, err.message]
+              : isGatehopError(err, ErrorCodes.CONFIG_INVALID)
+                ? [400, err.code, err.message]
+                : isGatehopError(err, ErrorCodes.SYSPROXY_DENIED)
+                  ? [403, err.code, err.message]
               : isGatehopError(err)
                 ? [502, err.code, err.message]
                 : [500, 'GH_ERR_API_INTERNAL', (err as Error).message];
@@ -221,6 +239,8 @@ export class AdminServer {
       );
     }
     if (nodes) this.#unsubscribe.push(nodes.onChange(() => ev.publish('nodes', nodesView(this.core))));
+    const offSysproxy = wireSysproxyEvents(this.core, (event, data) => ev.publish(event, data));
+    if (offSysproxy) this.#unsubscribe.push(offSysproxy);
     if (logTap) this.#unsubscribe.push(logTap.subscribe((l) => ev.publish('log', { time: l.time, level: l.level, msg: l.msg, ...(typeof l.event === 'string' ? { event: l.event } : {}) })));
   }
 

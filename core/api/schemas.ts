@@ -51,6 +51,8 @@ export const statusSchema = z.object({
   draining: z.array(z.object({ ...nodeRef, sessions: z.number().int(), since: z.number(), graceEndsAt: z.number() })),
   standby: z.array(z.object({ ...nodeRef, since: z.number() })),
   sessions: z.object({ active: z.number().int(), total: z.number().int(), rejected: z.number().int() }),
+  /** Bytes relayed since start, both ways (a UI turns two samples into a rate). */
+  traffic: z.object({ bytesUp: z.number(), bytesDown: z.number(), at: z.number() }),
   switches: z.object({
     total: z.number().int(),
     failed: z.number().int(),
@@ -145,7 +147,7 @@ export const connectionSchema = z.object({
 export const connectionsSchema = z.object({ downloadTotal: z.number(), uploadTotal: z.number(), connections: z.array(connectionSchema) });
 
 /** Server-sent event names on GET /events. */
-export const eventNames = ['status', 'nodes', 'latency', 'switch', 'drain', 'log'] as const;
+export const eventNames = ['status', 'nodes', 'latency', 'switch', 'drain', 'log', 'refresh', 'sysproxy'] as const;
 export type EventName = (typeof eventNames)[number];
 
 export const logEventSchema = z.object({ time: z.number(), level: z.string(), msg: z.string(), event: z.string().optional() });

@@ -40,6 +40,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     draining: (m?.draining ?? []).map((d) => ({ egressId: d.egress.id, nodeId: nodeIdOf(d.egress), sessions: d.sessions, since: d.since, graceEndsAt: d.graceEndsAt })),
     standby: c?.standby ? [{ egressId: c.standby.egress.id, nodeId: c.standby.node.id, since: c.standby.since }] : [],
     sessions: { active: proxy.stats.sessionsActive, total: proxy.stats.sessionsTotal, rejected: proxy.stats.rejected },
+    traffic: { bytesUp: proxy.stats.bytesUp, bytesDown: proxy.stats.bytesDown, at: Date.now() },
     switches: {
       total: c?.counts.switched ?? 0,
       failed: c?.counts.failed ?? 0,

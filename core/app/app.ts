@@ -8,7 +8,10 @@ import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
 import { NodeList, OFFICIAL_ENDPOINTS, staticNodeFromFile, type VpnGateNode } from '../vpngate/index.js';
 import type { SystemProxy } from '../sysproxy/index.js';
-import type { GatehopConfig } from './config.js';
+import type { ConfigInput, GatehopConfig } from './config.js';
+import { defaultUiDir } from './paths.js';
+import { SettingsFile } from './settings-file.js';
+import { systemProxyControl } from './system-proxy-setup.js';
 import { createSystemProxy, proxyTarget, recoverSystemProxy } from './system-proxy-setup.js';
 
 export interface RunningApp {
@@ -31,6 +34,8 @@ export interface RunningApp {
   readonly network: NetworkWatch | null;
   /** The OS proxy settings: recovered at start, set with systemProxy.enabled, restored by stop(). */
   readonly systemProxy: SystemProxy;
+  /** The dashboard with its token in the fragment (never sent to the server); null without the admin API. */
+  readonly dashboardUrl: string | null;
   /** Stops accepting, closes every session and egress, flushes the store. Idempotent. */
   stop(): Promise<void>;
 }
@@ -101,7 +106,15 @@ function startController(config: GatehopConfig, pipeline: NodePipeline, manager:
 }
 
 /** Assembles and starts the core: node pipeline (vpngate) → egress → proxy front end. */
-export async function startApp(config: GatehopConfig, logger: Logger, extras: { logTap?: LogTap } = {}): Promise<RunningApp> {
+export interface StartExtras {
+  logTap?: LogTap;
+  /** The config layers this config was built from; given, the window's settings are offered (GET/PUT /settings). */
+  layers?: { fromFile: ConfigInput; fromFlags: ConfigInput };
+  /** The built renderer to serve at /ui/ (default: dist/renderer when built; null: none). */
+  uiDir?: string | null;
+}
+
+export async function startApp(config: GatehopConfig, logger: Logger, extras: StartExtras = {}): Promise<RunningApp> {
   const credentials = config.authFile ? Credentials.load(config.authFile) : null;
   const store = config.egress === 'vpngate' ? new Store({ path: join(config.dataDir, 'gatehop.db'), logger }) : null;
   // Before anything else: a Gatehop that crashed may have left the OS pointing at a dead port.
@@ -135,6 +148,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
   let proxyAt: Endpoint;
   let admin: AdminServer | null = null;
   let adminAt: Endpoint | null = null;
+  let dashboardUrl: string | null = null;
   try {
     proxyAt = await proxy.listen();
     if (config.admin) {
@@ -153,6 +167,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
           store: pipeline?.store ?? null,
           logTap: extras.logTap ?? null,
           recovery,
+          settings: extras.layers ? new SettingsFile(config, extras.layers, logger) : null,
+          systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),
+          uiDir: extras.uiDir === undefined ? defaultUiDir() : extras.uiDir,
         },
         { host: config.admin.host, port: config.admin.port, token, corsOrigins: config.adminCorsOrigins },
         logger,
@@ -161,6 +178,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
         throw new GatehopError(ErrorCodes.LISTEN_FAILED, `admin API cannot listen on ${formatEndpoint(config.admin!)}: ${err.code ?? err.message}`, { cause: err });
       });
       logger.info({ event: 'admin-listening', address: formatEndpoint(adminAt), token: tokenSource === 'config' ? 'from config' : join(config.dataDir, 'admin-token') }, 'admin API listening');
+      dashboardUrl = `http://${formatEndpoint(adminAt)}/ui/#token=${encodeURIComponent(token)}`;
     }
     if (config.systemProxy.enabled) {
       // Refused or unsupported is the user's to know, not a reason to stop the proxy itself.
@@ -195,6 +213,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: { 
     recovery,
     network,
     systemProxy,
+    dashboardUrl,
     stop: () =>
       (stopping ??= (async () => {
         // First: the user must not be left pointing at a port that is about to close.

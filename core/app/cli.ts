@@ -6,6 +6,7 @@ import { upsertAuthFile } from '../socks5/index.js';
 import { Store } from '../store/index.js';
 import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
+import { resolveConfig } from './settings-file.js';
 import { createSystemProxy } from './system-proxy-setup.js';
 
 const VERSION = '0.1.0';
@@ -70,9 +71,10 @@ function fail(message: string, exitCode: number): never {
 
 async function run(flags: RunFlags): Promise<void> {
   let config;
+  let layers;
   try {
-    const fromFile = flags.config ? readConfigFile(flags.config) : {};
-    config = buildConfig(fromFile, flagsToConfig(flags));
+    layers = { fromFile: flags.config ? readConfigFile(flags.config) : {}, fromFlags: flagsToConfig(flags) };
+    config = resolveConfig(layers.fromFile, layers.fromFlags);
   } catch (err) {
     fail(errorToJson(err).message, 2);
   }
@@ -81,12 +83,14 @@ async function run(flags: RunFlags): Promise<void> {
   raiseMallocTrimThreshold();
   let app;
   try {
-    app = await startApp(config, logger, { logTap });
+    app = await startApp(config, logger, { logTap, layers });
   } catch (err) {
     const code = isGatehopError(err) && err.code === ErrorCodes.CONFIG_INVALID ? 2 : 1;
     fail(errorToJson(err).message, code);
   }
   process.stdout.write(`${describeListening(app, config)}\n`);
+  // The token rides in the fragment: browsers never send it to the server or into its logs.
+  if (app.dashboardUrl) process.stdout.write(`dashboard: ${app.dashboardUrl}\n`);
   logger.info({ event: 'started', proxy: app.listening.proxy, egress: app.egress.id }, 'gatehop started');
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {

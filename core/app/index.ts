@@ -1,4 +1,5 @@
 export { main, buildCli } from './cli.js';
-export { startApp, describeListening, type RunningApp } from './app.js';
+export { startApp, describeListening, type RunningApp, type StartExtras } from './app.js';
+export { resolveConfig, SettingsFile, loadSavedSettings } from './settings-file.js';
 export { buildConfig, readConfigFile, configSchema, type GatehopConfig, type ConfigInput } from './config.js';
-export { defaultDataDir } from './paths.js';
+export { defaultDataDir, defaultUiDir } from './paths.js';

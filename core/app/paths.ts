@@ -1,9 +1,23 @@
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The OS application-data folder, as Electron's app.getPath('appData') names it, plus "Gatehop". */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string {
   if (platform === 'win32') return join(env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'Gatehop');
   if (platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'Gatehop');
   return join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'Gatehop');
+}
+
+/**
+ * The built renderer: dist/renderer beside the built core (dist/core/app → dist/renderer), or,
+ * when the core runs from source (tests, tsx), the same dist/renderer under the repository.
+ */
+export function defaultUiDir(): string | null {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const dir of [resolve(here, '../../renderer'), resolve(here, '../../dist/renderer')]) {
+    if (existsSync(join(dir, 'index.html'))) return dir;
+  }
+  return null;
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { SystemProxyControl } from '../api/index.js';
 import { isGatehopError, type Endpoint, type Logger } from '../common/index.js';
 import type { Store } from '../store/index.js';
 import { detectBackend, execRunner, SnapshotKeeper, SystemProxy, type ProxyTarget, type SnapshotMirror, type SysProxySnapshot } from '../sysproxy/index.js';
@@ -39,4 +40,30 @@ export async function recoverSystemProxy(sp: SystemProxy, config: GatehopConfig,
   } catch (err) {
     logger.error({ event: 'sysproxy-recover-failed', err: (err as Error).message }, `could not check the system proxy at start: ${(err as Error).message}`);
   }
+}
+
+/** The admin API's view of the OS proxy: its state, and on/off (apply / restore). */
+export function systemProxyControl(sp: SystemProxy, target: () => ProxyTarget): SystemProxyControl {
+  const state = async () => {
+    const st = await sp.status();
+    return { supported: st.supported, backend: st.backend, current: st.current, enabled: st.enabled, error: st.error };
+  };
+  return {
+    state,
+    async setEnabled(enabled) {
+      if (enabled) await sp.apply(target());
+      else await sp.restore({ onlyOwn: true });
+      return state();
+    },
+    onEvent: (fn) =>
+      sp.onEvent((e) => {
+        const message =
+          e.type === 'applied' ? `system proxy set to ${e.target}` :
+          e.type === 'restored' ? `system proxy restored to: ${e.to}` :
+          e.type === 'left-alone' ? `the system proxy was changed by someone else; left as it is (${e.current})` :
+          e.type === 'recovered' ? `system proxy recovered after a crash: ${e.to}` :
+          `another program changed the system proxy (${e.current})${e.reapplied ? '; set it back' : ''}`;
+        fn({ type: e.type, message });
+      }),
+  };
 }

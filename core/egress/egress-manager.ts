@@ -139,6 +139,14 @@ export class EgressManager implements EgressSource {
     if (entry.leases.size === 0) this.#close(entry, reason);
   }
 
+  /** Closes a draining egress now (the user's "Close now"); its sessions end. False if none has that id. */
+  closeDraining(egressId: string): boolean {
+    const entry = this.#draining.find((e) => e.egress.id === egressId);
+    if (!entry) return false;
+    this.#close(entry, 'closed by the user');
+    return true;
+  }
+
   #retire(old: Entry): void {
     if (old.leases.size === 0) {
       this.#close(old, 'replaced with no sessions');

@@ -9,6 +9,10 @@ const DEPCRUISE = join(ROOT, 'node_modules/.bin/depcruise');
 
 /** Lays out a miniature core/ with the given files and runs the project's layering rules on it. */
 function cruise(files: Record<string, string>): Promise<{ code: number; out: string }> {
+  return cruiseWith(['core'], files);
+}
+
+function cruiseWith(roots: string[], files: Record<string, string>): Promise<{ code: number; out: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'gh-layers-'));
   copyFileSync(join(ROOT, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'));
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }));
@@ -17,7 +21,7 @@ function cruise(files: Record<string, string>): Promise<{ code: number; out: str
     writeFileSync(join(dir, path), text);
   }
   return new Promise((res) => {
-    execFile(DEPCRUISE, ['--config', '.dependency-cruiser.cjs', 'core'], { cwd: dir }, (err, stdout, stderr) => {
+    execFile(DEPCRUISE, ['--config', '.dependency-cruiser.cjs', ...roots], { cwd: dir }, (err, stdout, stderr) => {
       res({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr });
     });
   });
@@ -66,5 +70,30 @@ describe('layering lint', () => {
     });
     expect(r.code).not.toBe(0);
     expect(r.out).toMatch(/sysproxy-knows-only-common/);
+  });
+  it('fails a run-time import cycle but lets a type-only one pass', async () => {
+    const cyc = await cruise({
+      'core/common/index.ts': "export * from './a.js';\n",
+      'core/common/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
+      'core/common/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
+    });
+    expect(cyc.out).toMatch(/no-circular/);
+    const typeOnly = await cruise({
+      'core/common/index.ts': "export * from './a.js';\n",
+      'core/common/a.ts': "import type { B } from './b.js';\nexport interface A { b?: B }\n",
+      'core/common/b.ts': "import type { A } from './a.js';\nexport interface B { a?: A }\n",
+    });
+    expect(typeOnly.out).toMatch(/no dependency violations/);
+  });
+
+  it('fails the renderer importing core beyond the API contract, or a node: module', async () => {
+    const r = await cruiseWith(['core', 'renderer'], {
+      'core/app/index.ts': 'export const app = 1;\n',
+      'core/api/contract.ts': 'export const ops = 1;\n',
+      'renderer/src/a.ts': "import { ops } from '../../core/api/contract.js';\nimport { app } from '../../core/app/index.js';\nimport { readFileSync } from 'node:fs';\nexport const x = [ops, app, readFileSync];\n",
+    });
+    expect(r.out).toMatch(/renderer-without-node/);
+    expect(r.out).toMatch(/core\/app\/index\.ts/);
+    expect(r.out).not.toMatch(/api\/contract\.ts[^\n]*renderer-without-node/);
   });
 });

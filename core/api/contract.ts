@@ -1,0 +1,157 @@
+/**
+ * The one contract between the core and every UI: each operation's HTTP route and its input and
+ * output schemas, and each event's schema. The admin API validates with it, the renderer's
+ * CoreClient (HTTP) and the Electron preload/main (IPC) are derived from it, so no channel name
+ * or route is written twice. No Node imports: the renderer bundles this file.
+ */
+import { z } from 'zod';
+import {
+  connectionsSchema,
+  latencyQuerySchema,
+  latencySampleSchema,
+  latencySchema,
+  logEventSchema,
+  modeRequestSchema,
+  modeResponseSchema,
+  nodesSchema,
+  statusSchema,
+  switchAcceptedSchema,
+  switchRecordSchema,
+  switchRequestSchema,
+  switchStateSchema,
+} from './schemas.js';
+
+export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** With `:name` segments, filled from the input's field of that name. */
+  path: string;
+  input: I;
+  output: O;
+}
+
+const op = <I extends z.ZodType, O extends z.ZodType>(o: Operation<I, O>): Operation<I, O> => o;
+const none = z.object({}).strict();
+const idParam = (name: string) => z.object({ [name]: z.string().min(1).max(255) }).strict();
+
+// ---- settings: what a user changes in the window ----
+
+const hostPortText = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be HOST:PORT');
+const countryCode = z.string().regex(/^[A-Z]{2}$/, 'must be a two-letter country code');
+
+export const settingsSchema = z
+  .object({
+    /** The proxy's listen address (needs a restart). */
+    listen: hostPortText,
+    /** Proxy credentials file; null = no authentication (only allowed on loopback). */
+    authFile: z.string().min(1).nullable(),
+    countryAllow: z.array(countryCode).max(250),
+    countryDeny: z.array(countryCode).max(250),
+    preferProto: z.enum(['tcp', 'udp', 'any']),
+    autoSelect: z
+      .object({
+        intervalMs: z.number().int().min(10_000).max(3_600_000),
+        toleranceMs: z.number().int().min(0).max(5_000),
+        url: z.string().url(),
+      })
+      .strict(),
+    drainGraceMs: z.number().int().min(0).max(24 * 3_600_000),
+    language: z.enum(['auto', 'en', 'zh-CN']),
+  })
+  .strict();
+export type Settings = z.infer<typeof settingsSchema>;
+
+export const settingsUpdateSchema = settingsSchema.partial().strict();
+export const settingsResultSchema = z.object({
+  settings: settingsSchema,
+  /** Keys whose new values take effect only after Gatehop restarts. */
+  restartRequired: z.array(z.string()),
+});
+
+// ---- system proxy ----
+
+export const sysproxyStateSchema = z.object({
+  supported: z.boolean(),
+  backend: z.string().nullable(),
+  current: z.string().nullable(),
+  enabled: z.boolean(),
+  error: z.string().nullable(),
+});
+export type SysproxyState = z.infer<typeof sysproxyStateSchema>;
+
+// ---- events ----
+
+export const refreshEventSchema = z.object({
+  refreshId: z.number().int(),
+  phase: z.enum(['fetching', 'probing', 'done', 'failed']),
+  nodes: z.number().int().nullable(),
+  message: z.string().nullable(),
+});
+export const switchEventSchema = z.union([
+  switchRecordSchema.extend({ type: z.literal('done') }),
+  z.object({ type: z.literal('state'), state: switchStateSchema, switchId: z.number().int(), reason: z.string() }),
+  z.object({ type: z.literal('mode'), mode: z.enum(['auto', 'manual']), pinned: z.string().nullable() }),
+  z.object({ type: z.literal('pin-failed'), nodeId: z.string(), reason: z.string() }),
+]);
+export const drainEventSchema = z.object({
+  type: z.enum(['draining', 'closed']),
+  egressId: z.string(),
+  nodeId: z.string().nullable(),
+  sessions: z.number().int(),
+  graceEndsAt: z.number().optional(),
+  reason: z.string().optional(),
+});
+export const sysproxyEventSchema = z.object({ type: z.string(), message: z.string() });
+
+export const events = {
+  status: statusSchema,
+  nodes: nodesSchema,
+  latency: latencySampleSchema,
+  switch: switchEventSchema,
+  drain: drainEventSchema,
+  log: logEventSchema,
+  refresh: refreshEventSchema,
+  sysproxy: sysproxyEventSchema,
+} as const;
+export type EventMap = { [K in keyof typeof events]: z.infer<(typeof events)[K]> };
+export type EventKey = keyof EventMap;
+export const eventKeys = Object.keys(events) as EventKey[];
+
+// ---- operations ----
+
+export const operations = {
+  getStatus: op({ method: 'GET', path: '/status', input: none, output: statusSchema }),
+  getNodes: op({ method: 'GET', path: '/nodes', input: none, output: nodesSchema }),
+  refreshNodes: op({ method: 'POST', path: '/nodes/refresh', input: none, output: z.object({ refreshId: z.number().int() }) }),
+  getLatency: op({ method: 'GET', path: '/latency', input: latencyQuerySchema.strict(), output: latencySchema }),
+  getConnections: op({ method: 'GET', path: '/connections', input: none, output: connectionsSchema }),
+  closeConnection: op({ method: 'DELETE', path: '/connections/:id', input: idParam('id'), output: z.null() }),
+  switchNode: op({ method: 'POST', path: '/switch', input: switchRequestSchema, output: switchAcceptedSchema }),
+  setMode: op({ method: 'POST', path: '/mode', input: modeRequestSchema, output: modeResponseSchema }),
+  closeDraining: op({ method: 'DELETE', path: '/draining/:egressId', input: idParam('egressId'), output: z.null() }),
+  getSettings: op({ method: 'GET', path: '/settings', input: none, output: settingsResultSchema }),
+  putSettings: op({ method: 'PUT', path: '/settings', input: settingsUpdateSchema, output: settingsResultSchema }),
+  getSystemProxy: op({ method: 'GET', path: '/sysproxy', input: none, output: sysproxyStateSchema }),
+  setSystemProxy: op({ method: 'PUT', path: '/sysproxy', input: z.object({ enabled: z.boolean() }).strict(), output: sysproxyStateSchema }),
+} as const;
+
+export type Operations = typeof operations;
+export type OpName = keyof Operations;
+export type OpInput<K extends OpName> = z.input<Operations[K]['input']>;
+export type OpOutput<K extends OpName> = z.infer<Operations[K]['output']>;
+export const opNames = Object.keys(operations) as OpName[];
+
+/** Every call's result, over HTTP and IPC alike: errors keep their stable GH_ERR_* code. */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
+export const resultErrorSchema = z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) });
+
+/** Splits an input into the path (params filled, URL-encoded) and what goes in the query or body. */
+export function routeFor(name: OpName, input: Record<string, unknown>): { method: Operation['method']; path: string; rest: Record<string, unknown> } {
+  const o = operations[name];
+  const rest = { ...input };
+  const path = o.path.replace(/:([a-zA-Z]+)/g, (_, key: string) => {
+    const v = rest[key];
+    delete rest[key];
+    return encodeURIComponent(String(v));
+  });
+  return { method: o.method, path, rest };
+}

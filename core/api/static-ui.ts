@@ -1,0 +1,56 @@
+import { existsSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import sirv from 'sirv';
+
+/**
+ * Strict for a page that holds a bearer token: scripts and styles only from this origin, fetches
+ * only to the API itself (same origin), no framing, no plugins, no forms.
+ */
+export const UI_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export type UiHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The built renderer at /ui/ (sirv: ETags, ranges, precompressed files; no directory listing).
+ * index.html is never cached (it names the current hashed assets); the hashed assets are
+ * immutable. Returns null when there is no build (the API then answers /ui with 404).
+ */
+export function staticUi(dir: string | null | undefined): UiHandler | null {
+  if (!dir || !existsSync(join(dir, 'index.html'))) return null;
+  const serve = sirv(dir, {
+    dev: false,
+    etag: true,
+    gzip: true,
+    single: false,
+    setHeaders(res, pathname) {
+      res.setHeader('content-security-policy', UI_CSP);
+      res.setHeader('x-content-type-options', 'nosniff');
+      res.setHeader('referrer-policy', 'no-referrer');
+      res.setHeader('cache-control', pathname.endsWith('.html') || pathname === '/' ? 'no-store' : pathname.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
+  });
+  return (req, res) => {
+    const url = req.url ?? '/ui/';
+    if (url === '/ui' || url.startsWith('/ui?')) {
+      res.writeHead(301, { location: `/ui/${url.slice(3)}` });
+      res.end();
+      return;
+    }
+    req.url = url.slice(3) || '/'; // sirv serves the folder's root at /
+    serve(req, res, () => {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' });
+      res.end('not found');
+    });
+  };
+}

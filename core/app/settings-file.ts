@@ -1,0 +1,165 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { ErrorCodes, formatEndpoint, GatehopError, type Logger } from '../common/index.js';
+import { settingsSchema, settingsUpdateSchema, type Settings, type SettingsAccess } from '../api/index.js';
+import { buildConfig, type ConfigInput, type GatehopConfig } from './config.js';
+
+/**
+ * What the user changed in the window, kept in `<data-dir>/settings.json` (written atomically).
+ * It is a layer between the config file and the command line: saved settings override the file,
+ * flags override both. Only keys the user set are stored, so a new default still reaches them.
+ */
+const fileSchema = z.object({ version: z.literal(1), settings: settingsUpdateSchema });
+
+export function settingsPath(dataDir: string): string {
+  return join(dataDir, 'settings.json');
+}
+
+/** The saved settings, or {} when there are none; an unreadable file is reported and set aside. */
+export function loadSavedSettings(dataDir: string, logger?: Logger): Partial<Settings> {
+  const path = settingsPath(dataDir);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return {};
+  }
+  try {
+    return fileSchema.parse(JSON.parse(text)).settings;
+  } catch (err) {
+    const aside = `${path}.invalid-${Date.now()}`;
+    try {
+      renameSync(path, aside);
+    } catch {
+      /* leave it */
+    }
+    logger?.warn({ event: 'settings-invalid', path, aside, err: (err as Error).message }, `saved settings in ${path} are not valid; moved to ${aside}, using the defaults`);
+    return {};
+  }
+}
+
+/** The saved settings as a config layer. */
+export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
+  const out: Record<string, unknown> = {};
+  if (s.listen !== undefined) out.listen = s.listen;
+  if (s.authFile !== undefined && s.authFile !== null) out.authFile = s.authFile;
+  const selector: Record<string, unknown> = {};
+  if (s.countryAllow) selector.countryAllow = s.countryAllow;
+  if (s.countryDeny) selector.countryDeny = s.countryDeny;
+  if (s.preferProto) selector.preferProto = s.preferProto;
+  if (Object.keys(selector).length) out.selector = selector;
+  if (s.autoSelect) out.groups = { urlTest: { intervalMs: s.autoSelect.intervalMs, toleranceMs: s.autoSelect.toleranceMs, url: s.autoSelect.url } };
+  if (s.drainGraceMs !== undefined) out.switching = { drainGraceMs: s.drainGraceMs };
+  return out as ConfigInput;
+}
+
+/** Config file → saved settings → flags, merged section by section. */
+export function layerInputs(fromFile: ConfigInput, saved: Partial<Settings>): ConfigInput {
+  const s = settingsToConfigInput(saved);
+  const merged: Record<string, unknown> = { ...fromFile, ...s };
+  for (const k of ['selector', 'groups', 'switching'] as const) {
+    const a = (fromFile as Record<string, unknown>)[k];
+    const b = (s as Record<string, unknown>)[k];
+    if (a || b) merged[k] = { ...(a as object), ...(b as object) };
+  }
+  const urlTest = { ...((fromFile.groups as { urlTest?: object } | undefined)?.urlTest ?? {}), ...((s.groups as { urlTest?: object } | undefined)?.urlTest ?? {}) };
+  if (Object.keys(urlTest).length) merged.groups = { ...(merged.groups as object), urlTest };
+  if (saved.authFile === null) delete merged.authFile;
+  return merged as ConfigInput;
+}
+
+/** The settings a config stands for (what the window shows). */
+export function settingsOfConfig(c: GatehopConfig, language: Settings['language']): Settings {
+  return {
+    listen: formatEndpoint(c.listen),
+    authFile: c.authFile ?? null,
+    countryAllow: [...c.selector.countryAllow],
+    countryDeny: [...c.selector.countryDeny],
+    preferProto: c.selector.preferProto,
+    autoSelect: { intervalMs: c.groups.urlTest.intervalMs, toleranceMs: c.groups.urlTest.toleranceMs, url: c.groups.urlTest.url },
+    drainGraceMs: c.switching.drainGraceMs,
+    language,
+  };
+}
+
+/** Keys that change live (the UI's language); everything else applies at the next start. */
+const LIVE = new Set<keyof Settings>(['language']);
+
+/**
+ * GET/PUT /settings for a running core: validates a change as the next start would see it (the
+ * same buildConfig, with the config file and flags around it), saves it, and names what needs a
+ * restart because the running core still uses the old value.
+ */
+export class SettingsFile implements SettingsAccess {
+  #saved: Partial<Settings>;
+
+  constructor(
+    private readonly running: GatehopConfig,
+    private readonly layers: { fromFile: ConfigInput; fromFlags: ConfigInput },
+    private readonly logger: Logger,
+  ) {
+    this.#saved = loadSavedSettings(running.dataDir, logger);
+  }
+
+  get(): Settings {
+    return this.#effective(this.#saved);
+  }
+
+  update(patch: Partial<Settings>): { settings: Settings; restartRequired: string[] } {
+    const parsed = settingsUpdateSchema.safeParse(patch);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0]!;
+      throw new GatehopError(ErrorCodes.CONFIG_INVALID, `${first.path.join('.') || 'settings'}: ${first.message}`);
+    }
+    const next = { ...this.#saved, ...parsed.data };
+    // Validated as the next start will build it: cross-field rules (auth off on a public address) included.
+    const config = buildConfig(layerInputs(this.layers.fromFile, next), this.layers.fromFlags);
+    const settings = settingsSchema.parse(settingsOfConfig(config, next.language ?? 'auto'));
+    this.#write(next);
+    this.#saved = next;
+    const now = settingsOfConfig(this.running, settings.language);
+    const restartRequired = (Object.keys(parsed.data) as Array<keyof Settings>).filter((k) => !LIVE.has(k) && JSON.stringify(settings[k]) !== JSON.stringify(now[k]));
+    this.logger.info({ event: 'settings-saved', keys: Object.keys(parsed.data), restartRequired }, `settings saved${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`);
+    return { settings, restartRequired };
+  }
+
+  #effective(saved: Partial<Settings>): Settings {
+    try {
+      return settingsOfConfig(buildConfig(layerInputs(this.layers.fromFile, saved), this.layers.fromFlags), saved.language ?? 'auto');
+    } catch {
+      return settingsOfConfig(this.running, saved.language ?? 'auto');
+    }
+  }
+
+  #write(s: Partial<Settings>): void {
+    const path = settingsPath(this.running.dataDir);
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      const tmp = `${path}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify({ version: 1, settings: s }, null, 1), { mode: 0o600 });
+      const fd = openSync(tmp, 'r+');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, path);
+    } catch (err) {
+      throw new GatehopError(ErrorCodes.STORE_FAILED, `cannot save settings to ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+    }
+  }
+}
+
+/** The config a start uses: file, then saved settings, then flags. A saved layer that no longer validates is skipped. */
+export function resolveConfig(fromFile: ConfigInput, fromFlags: ConfigInput, logger?: Logger): GatehopConfig {
+  const base = buildConfig(fromFile, fromFlags);
+  const saved = loadSavedSettings(base.dataDir, logger);
+  if (Object.keys(saved).length === 0) return base;
+  try {
+    return buildConfig(layerInputs(fromFile, saved), fromFlags);
+  } catch (err) {
+    logger?.warn({ event: 'settings-skipped', err: (err as Error).message }, `saved settings do not validate (${(err as Error).message}); starting without them`);
+    return base;
+  }
+}

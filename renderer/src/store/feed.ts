@@ -1,0 +1,117 @@
+import type { CoreClient, OpInput, OpName, OpOutput, Result } from '../client/core-client.js';
+import { LATENCY_WINDOW_MS } from './latency-slice.js';
+import type { AppStore } from './index.js';
+import type { Settings } from './types.js';
+
+/**
+ * Feeds the store from the CoreClient (the only place that does) and offers the actions the
+ * views call. Returns the actions and a dispose function.
+ */
+export function connectStore(store: AppStore, client: CoreClient) {
+  const s = () => store.getState();
+  const fail = (e: { code: string; message: string }) => s().setActionError(e);
+
+  async function loadAll(): Promise<void> {
+    const [status, nodes, settings, sysproxy, latency] = await Promise.all([
+      client.call('getStatus', {}),
+      client.call('getNodes', {}),
+      client.call('getSettings', {}),
+      client.call('getSystemProxy', {}),
+      client.call('getLatency', { sinceMs: Date.now() - LATENCY_WINDOW_MS }),
+    ]);
+    if (status.ok) s().setStatus(status.value);
+    else s().setStatusError(status.error.message);
+    if (nodes.ok) s().setNodes(nodes.value);
+    else s().setNodesError(nodes.error.message);
+    if (settings.ok) s().setSettings(settings.value.settings);
+    else s().setSettingsError(settings.error.message);
+    if (sysproxy.ok) s().setSysproxy(sysproxy.value);
+    if (latency.ok) s().addLatency(latency.value.samples);
+  }
+
+  const offEvents = client.subscribe((ev) => {
+    switch (ev.type) {
+      case 'status': {
+        s().setStatus(ev.data);
+        const id = ev.data.active?.nodeId;
+        if (id) s().noteRecent(id);
+        break;
+      }
+      case 'nodes':
+        s().setNodes(ev.data);
+        break;
+      case 'latency':
+        s().addLatency([ev.data]);
+        break;
+      case 'log':
+        s().addLog(ev.data);
+        break;
+      case 'refresh':
+        s().setRefresh(ev.data.phase === 'done' || ev.data.phase === 'failed' ? { ...ev.data } : ev.data);
+        break;
+      case 'sysproxy':
+        void client.call('getSystemProxy', {}).then((r) => r.ok && s().setSysproxy(r.value));
+        break;
+      default:
+        break;
+    }
+  });
+  const offConn = client.onConnection((c) => s().setConnection(c));
+  // After a reconnect nothing in the store can be trusted: read it all again.
+  const offResync = client.onResync(() => void loadAll());
+  void loadAll();
+
+  async function act<K extends OpName>(name: K, input: OpInput<K>): Promise<Result<OpOutput<K>>> {
+    const r = await client.call(name, input);
+    if (!r.ok) fail(r.error);
+    else s().setActionError(null);
+    return r;
+  }
+
+  const actions = {
+    loadAll,
+    switchTo: (nodeId: string) => act('switchNode', { nodeId }),
+    setAuto: async (auto: boolean) => {
+      const r = await act('setMode', { auto });
+      if (r.ok) {
+        const st = s().status;
+        if (st) s().setStatus({ ...st, mode: r.value.mode, pinned: r.value.pinned });
+      }
+      return r;
+    },
+    closeDraining: (egressId: string) => act('closeDraining', { egressId }),
+    closeConnection: (id: string) => act('closeConnection', { id }),
+    refreshNodes: async () => {
+      const r = await act('refreshNodes', {});
+      if (r.ok) s().setRefresh({ refreshId: r.value.refreshId, phase: 'fetching', nodes: null, message: null });
+      return r;
+    },
+    loadConnections: async () => {
+      const r = await client.call('getConnections', {});
+      if (r.ok) s().setConnections(r.value.connections);
+      else s().setConnectionsError(r.error.message);
+    },
+    saveSettings: async (patch: Partial<Settings>) => {
+      const r = await client.call('putSettings', patch);
+      if (r.ok) s().setSettings(r.value.settings, r.value.restartRequired);
+      else s().setSettingsError(r.error.message);
+      return r;
+    },
+    setSystemProxy: async (enabled: boolean) => {
+      const r = await act('setSystemProxy', { enabled });
+      if (r.ok) s().setSysproxy(r.value);
+      return r;
+    },
+  };
+
+  return {
+    actions,
+    dispose: () => {
+      offEvents();
+      offConn();
+      offResync();
+    },
+  };
+}
+
+export type Actions = ReturnType<typeof connectStore>['actions'];

@@ -1,0 +1,92 @@
+import { useEffect, useMemo, useRef } from 'react';
+import { useTranslation } from 'react-i18next';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { useShallow } from 'zustand/react/shallow';
+import { useApp } from '../components/context.js';
+import type { LatencySample } from '../store/types.js';
+
+const COLORS = ['#2f7de1', '#e0702f', '#2faa6a', '#a64fd1', '#c9a21a'];
+
+/** Active, standby and recently used nodes, at most five. */
+function useChartNodes(): string[] {
+  return useApp(
+    useShallow((s) => {
+      const ids = [s.status?.active?.nodeId, ...(s.status?.standby ?? []).map((x) => x.nodeId), ...s.recentNodes].filter((x): x is string => !!x);
+      const withData = ids.length > 0 ? ids : Object.keys(s.latency);
+      return [...new Set(withData)].slice(0, 5);
+    }),
+  );
+}
+
+/** uPlot's aligned table: x in seconds, then per node a URL-test series and a probe series. */
+export function chartData(nodeIds: string[], latency: Record<string, LatencySample[]>): uPlot.AlignedData {
+  const tables: uPlot.AlignedData[] = [];
+  for (const id of nodeIds) {
+    const s = latency[id] ?? [];
+    for (const kind of ['url', 'tcp'] as const) {
+      const pts = s.filter((p) => (kind === 'url' ? p.kind === 'url' : p.kind !== 'url') && p.ms !== null);
+      tables.push([pts.map((p) => p.at / 1000), pts.map((p) => p.ms)] as unknown as uPlot.AlignedData);
+    }
+  }
+  if (tables.every((t) => t[0].length === 0)) return [[]];
+  return uPlot.join(tables as never);
+}
+
+export function Latency() {
+  const { t } = useTranslation();
+  const nodeIds = useChartNodes();
+  const latency = useApp((s) => s.latency);
+  const hosts = useApp(useShallow((s) => Object.fromEntries(s.nodes.map((n) => [n.id, n.host]))));
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const data = useMemo(() => chartData(nodeIds, latency), [nodeIds, latency]);
+  const empty = data[0].length === 0;
+  const key = nodeIds.join(',') + Object.values(hosts).length;
+
+  // One chart per set of series; new samples only call setData (cheap at 1 Hz per series).
+  useEffect(() => {
+    const el = box.current;
+    if (!el || empty) return;
+    const series: uPlot.Series[] = [{}];
+    nodeIds.forEach((id, i) => {
+      const stroke = COLORS[i % COLORS.length]!;
+      series.push({ label: `${hosts[id] ?? id} (URL)`, stroke, width: 2, spanGaps: true, points: { show: true, size: 7, fill: stroke }, value: (_u, v) => (v === null ? '–' : `${Math.round(v)} ms`) });
+      series.push({ label: `${hosts[id] ?? id} (probe)`, stroke, width: 0, points: { show: true, size: 7, fill: 'transparent' }, paths: () => null, value: (_u, v) => (v === null ? '–' : `${Math.round(v)} ms`) });
+    });
+    const u = new uPlot(
+      {
+        width: Math.max(300, el.clientWidth),
+        height: 320,
+        series,
+        scales: { x: { time: true } },
+        axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map((v) => `${v} ms`), size: 70 }],
+        cursor: { focus: { prox: 30 } },
+        legend: { live: true },
+      },
+      data,
+      el,
+    );
+    plot.current = u;
+    const ro = new ResizeObserver(() => u.setSize({ width: Math.max(300, el.clientWidth), height: 320 }));
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      u.destroy();
+      plot.current = null;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- data is pushed below without a rebuild
+  }, [key, empty]);
+
+  useEffect(() => {
+    plot.current?.setData(data);
+  }, [data]);
+
+  return (
+    <section aria-labelledby="latency-h" className="view">
+      <h2 id="latency-h">{t('latency.title')}</h2>
+      {empty ? <p className="muted">{t('latency.empty')}</p> : <p className="muted">{t('latency.legend')}</p>}
+      <div ref={box} className="chart" role="img" aria-label={t('latency.chart')} data-points={data[0].length} />
+    </section>
+  );
+}

@@ -1,0 +1,210 @@
+import { memo, useDeferredValue, useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useActions, useApp, useNow } from '../components/context.js';
+import { flagOf, formatAgo, formatClock, formatMs } from '../format.js';
+import type { NodeDto } from '../store/types.js';
+
+type Column = 'country' | 'host' | 'proto' | 'prior' | 'rttMs' | 'score' | 'history' | 'state';
+const COLUMNS: Array<{ key: Column; label: string; numeric?: boolean }> = [
+  { key: 'country', label: 'nodes.country' },
+  { key: 'host', label: 'nodes.host' },
+  { key: 'proto', label: 'nodes.protocol' },
+  { key: 'prior', label: 'nodes.prior', numeric: true },
+  { key: 'rttMs', label: 'nodes.rtt', numeric: true },
+  { key: 'score', label: 'nodes.score', numeric: true },
+  { key: 'history', label: 'nodes.history', numeric: true },
+  { key: 'state', label: 'nodes.state' },
+];
+const STATE_ORDER = { active: 0, standby: 1, draining: 2, candidate: 3, backoff: 4 } as const;
+
+function sortValue(n: NodeDto, c: Column): string | number | null {
+  switch (c) {
+    case 'country':
+      return n.country;
+    case 'host':
+      return n.host;
+    case 'proto':
+      return n.proto;
+    case 'history':
+      return n.successes + n.failures === 0 ? null : n.successes / (n.successes + n.failures);
+    case 'state':
+      return STATE_ORDER[n.state];
+    default:
+      return n[c];
+  }
+}
+
+/** Sorted and filtered; nulls last whatever the direction. Pure, so 250 nodes cost one pass each. */
+export function sortAndFilter(nodes: readonly NodeDto[], opts: { sort: Column; desc: boolean; country: string; proto: string; text: string }): NodeDto[] {
+  const text = opts.text.trim().toLowerCase();
+  const out = nodes.filter(
+    (n) =>
+      (!opts.country || n.countryCode === opts.country) &&
+      (!opts.proto || n.proto === opts.proto) &&
+      (!text || n.host.toLowerCase().includes(text) || n.ip.includes(text) || n.country.toLowerCase().includes(text) || n.id.toLowerCase().includes(text)),
+  );
+  const dir = opts.desc ? -1 : 1;
+  return out.sort((a, b) => {
+    const x = sortValue(a, opts.sort);
+    const y = sortValue(b, opts.sort);
+    if (x === null && y === null) return a.id.localeCompare(b.id);
+    if (x === null) return 1;
+    if (y === null) return -1;
+    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+    return c * dir || a.id.localeCompare(b.id);
+  });
+}
+
+export function Nodes() {
+  const { t } = useTranslation();
+  const nodes = useApp((s) => s.nodes);
+  const state = useApp((s) => s.nodesState);
+  const error = useApp((s) => s.nodesError);
+  const fetchedAt = useApp((s) => s.fetchedAt);
+  const source = useApp((s) => s.source);
+  const refreshing = useApp((s) => s.refresh !== null && (s.refresh.phase === 'fetching' || s.refresh.phase === 'probing'));
+  const actions = useActions();
+  const now = useNow();
+  const [sort, setSort] = useState<Column>('score');
+  const [desc, setDesc] = useState(true);
+  const [country, setCountry] = useState('');
+  const [proto, setProto] = useState('');
+  const [text, setText] = useState('');
+  const deferredText = useDeferredValue(text);
+  const countries = useMemo(() => [...new Map(nodes.map((n) => [n.countryCode, n.country])).entries()].sort((a, b) => a[1].localeCompare(b[1])), [nodes]);
+  const shown = useMemo(() => sortAndFilter(nodes, { sort, desc, country, proto, text: deferredText }), [nodes, sort, desc, country, proto, deferredText]);
+
+  const onSort = (c: Column) => {
+    if (c === sort) setDesc(!desc);
+    else {
+      setSort(c);
+      setDesc(c === 'score' || c === 'prior' || c === 'history');
+    }
+  };
+
+  return (
+    <section aria-labelledby="nodes-h" className="view">
+      <div className="view-head">
+        <h2 id="nodes-h">{t('nodes.title')}</h2>
+        <button type="button" onClick={() => void actions.refreshNodes()} disabled={refreshing} aria-busy={refreshing}>
+          {t('nodes.refresh')}
+        </button>
+      </div>
+      {fetchedAt ? <p className="muted">{t('nodes.fetched', { ago: formatAgo(fetchedAt, now(), t), source })}</p> : null}
+      <div className="filters" role="search">
+        <label>
+          {t('nodes.filter')}
+          <input type="search" value={text} placeholder={t('nodes.filterPlaceholder')} onChange={(e) => setText(e.target.value)} />
+        </label>
+        <label>
+          {t('nodes.country')}
+          <select value={country} onChange={(e) => setCountry(e.target.value)}>
+            <option value="">{t('nodes.allCountries')}</option>
+            {countries.map(([code, name]) => (
+              <option key={code} value={code}>
+                {flagOf(code)} {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          {t('nodes.protocol')}
+          <select value={proto} onChange={(e) => setProto(e.target.value)}>
+            <option value="">{t('nodes.allProtocols')}</option>
+            <option value="tcp">TCP</option>
+            <option value="udp">UDP</option>
+          </select>
+        </label>
+        <span className="muted" aria-live="polite">
+          {t('nodes.count', { shown: shown.length, total: nodes.length })}
+        </span>
+      </div>
+      {state === 'loading' ? (
+        <p className="muted">{t('nodes.loading')}</p>
+      ) : state === 'error' ? (
+        <p role="alert">{t('nodes.error', { message: error })}</p>
+      ) : nodes.length === 0 ? (
+        <p className="muted">{t('nodes.empty')}</p>
+      ) : (
+        <NodeTable nodes={shown} sort={sort} desc={desc} onSort={onSort} />
+      )}
+    </section>
+  );
+}
+
+/** Re-renders only when its rows or sort change: latency ticks and status updates pass it by. */
+export const NodeTable = memo(function NodeTable({ nodes, sort, desc, onSort }: { nodes: NodeDto[]; sort: Column; desc: boolean; onSort: (c: Column) => void }) {
+  const { t } = useTranslation();
+  renderCounts.nodeTable++;
+  return (
+    <div className="table-wrap">
+      <table className="nodes">
+        <caption className="sr-only">{t('nodes.title')}</caption>
+        <thead>
+          <tr>
+            {COLUMNS.map((c) => (
+              <th key={c.key} scope="col" aria-sort={sort === c.key ? (desc ? 'descending' : 'ascending') : 'none'} className={c.numeric ? 'num' : undefined}>
+                <button type="button" className="th" onClick={() => onSort(c.key)} aria-label={t('nodes.sortBy', { column: t(c.label) })}>
+                  {t(c.label)}
+                  {sort === c.key ? (desc ? ' ▾' : ' ▴') : ''}
+                </button>
+              </th>
+            ))}
+            <th scope="col">{t('nodes.action')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {nodes.map((n) => (
+            <NodeRow key={n.id} node={n} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+});
+
+const NodeRow = memo(function NodeRow({ node: n }: { node: NodeDto }) {
+  const { t, i18n } = useTranslation();
+  const actions = useActions();
+  const terms = n.scoreTerms
+    ? t('nodes.scoreTerms', { latency: n.scoreTerms.latency.toFixed(1), prior: n.scoreTerms.prior.toFixed(1), history: n.scoreTerms.history.toFixed(1), failures: n.scoreTerms.recentFailures.toFixed(1) })
+    : undefined;
+  const stateText = n.state === 'backoff' && n.backoffUntil ? t('state.backoff', { time: formatClock(n.backoffUntil, i18n.language) }) : t(`state.${n.state}`);
+  return (
+    <tr className={n.state === 'active' ? 'row-active' : undefined}>
+      <td>
+        <span aria-hidden="true">{flagOf(n.countryCode)} </span>
+        {n.country}
+      </td>
+      <td className="host">{n.host}</td>
+      <td>{n.proto.toUpperCase()}</td>
+      <td className="num">{n.prior === null ? '–' : n.prior.toFixed(2)}</td>
+      <td className="num">{formatMs(n.rttMs, t)}</td>
+      <td className="num">
+        {n.score === null ? (
+          '–'
+        ) : (
+          <span className="terms" tabIndex={0} title={terms} aria-label={`${n.score.toFixed(1)}: ${terms ?? ''}`}>
+            {n.score.toFixed(1)}
+          </span>
+        )}
+      </td>
+      <td className="num">{t('nodes.historyValue', { ok: n.successes, failed: n.failures })}</td>
+      <td>
+        <span className={`state state-${n.state}`}>{stateText}</span>
+      </td>
+      <td>
+        {n.state === 'active' ? (
+          <span className="active-mark">{t('nodes.isActive')}</span>
+        ) : (
+          <button type="button" aria-label={t('nodes.connect', { host: n.host })} onClick={() => void actions.switchTo(n.id)}>
+            {t('nodes.connectShort')}
+          </button>
+        )}
+      </td>
+    </tr>
+  );
+});
+
+/** Render counters the tests read (a latency tick must not re-render the node table). */
+export const renderCounts = { nodeTable: 0 };

@@ -1,0 +1,106 @@
+import { useTranslation } from 'react-i18next';
+import { useShallow } from 'zustand/react/shallow';
+import { useActions, useApp, useNow } from '../components/context.js';
+import { useTicker } from '../components/use-ticker.js';
+import { flagOf, formatAgo, formatCountdown, formatMs, formatRate } from '../format.js';
+
+const NO_DRAINING: never[] = [];
+
+export function Overview() {
+  const { t } = useTranslation();
+  const status = useApp((s) => s.status);
+  const statusState = useApp((s) => s.statusState);
+  const statusError = useApp((s) => s.statusError);
+  const throughput = useApp((s) => s.throughput);
+  const nodeById = useApp(useShallow((s) => Object.fromEntries(s.nodes.filter((n) => n.state !== 'candidate' && n.state !== 'backoff').map((n) => [n.id, n]))));
+  const now = useTicker(1000, useNow());
+  if (statusState === 'loading') return <p className="muted">{t('banner.connecting')}</p>;
+  if (!status) return <p role="alert">{statusError}</p>;
+  const a = status.active;
+  const activeNode = a?.nodeId ? nodeById[a.nodeId] : undefined;
+  const standby = status.standby[0];
+  return (
+    <section aria-labelledby="overview-h" className="view">
+      <h2 id="overview-h">{t('nav.overview')}</h2>
+      {status.pinFailed ? <p role="status" className="banner banner-warn">{t('overview.pinFailed', { node: status.pinFailed })}</p> : null}
+      <div className="cards">
+        <article className="card wide" aria-label={t('overview.active')}>
+          <h3>{t('overview.active')}</h3>
+          {status.egress === 'direct' ? (
+            <p className="big">{t('overview.direct')}</p>
+          ) : a ? (
+            <>
+              <p className="big" data-testid="active-node">
+                <span aria-hidden="true">{flagOf(activeNode?.countryCode)} </span>
+                {a.country ?? ''} · {activeNode?.host ?? a.nodeId}
+              </p>
+              <dl className="facts">
+                <dt>{t('overview.exit')}</dt>
+                <dd>{a.host ?? '–'}</dd>
+                <dt>{t('overview.protocol')}</dt>
+                <dd>{a.proto?.toUpperCase() ?? '–'}</dd>
+                <dt>{t('overview.rtt')}</dt>
+                <dd>{formatMs(a.rttMs, t)}</dd>
+                <dt>{t('overview.since')}</dt>
+                <dd>{formatAgo(a.since, now, t)}</dd>
+              </dl>
+            </>
+          ) : (
+            <p className="muted">{t('overview.none')}</p>
+          )}
+        </article>
+        <article className="card">
+          <h3>{t('overview.mode')}</h3>
+          <p className="big">{status.mode === 'auto' ? t('overview.modeAuto') : t('overview.modeManual', { node: status.pinned ?? '–' })}</p>
+        </article>
+        <article className="card">
+          <h3>{t('overview.sessions')}</h3>
+          <p className="big">{status.sessions.active}</p>
+        </article>
+        <article className="card">
+          <h3>{t('overview.throughput')}</h3>
+          <p className="big">
+            ↑ {formatRate(throughput?.up)} · ↓ {formatRate(throughput?.down)}
+          </p>
+        </article>
+        <article className="card">
+          <h3>{t('overview.standby')}</h3>
+          <p className="big">{standby ? (nodeById[standby.nodeId ?? '']?.host ?? standby.nodeId) : t('overview.noStandby')}</p>
+        </article>
+      </div>
+      <Draining now={now} />
+    </section>
+  );
+}
+
+/** Every draining tunnel, its sessions, its grace countdown, and a Close now button. */
+function Draining({ now }: { now: number }) {
+  const { t } = useTranslation();
+  const draining = useApp((s) => s.status?.draining ?? NO_DRAINING);
+  const hosts = useApp(useShallow((s) => Object.fromEntries(s.nodes.map((n) => [n.id, n.host]))));
+  const actions = useActions();
+  return (
+    <section role="region" aria-label={t('draining.title')} className="draining">
+      <h3>{t('draining.title')}</h3>
+      {draining.length === 0 ? (
+        <p className="muted">{t('draining.empty')}</p>
+      ) : (
+        <ul className="drain-list">
+          {draining.map((d) => {
+            const host = hosts[d.nodeId ?? ''] ?? d.nodeId ?? d.egressId;
+            return (
+              <li key={d.egressId} className="drain-item">
+                <span className="drain-host">{host}</span>
+                <span>{t('draining.sessions', { count: d.sessions })}</span>
+                <span aria-label={t('draining.left', { time: formatCountdown(d.graceEndsAt - now) })}>{formatCountdown(d.graceEndsAt - now)}</span>
+                <button type="button" aria-label={t('draining.closeNowFor', { host })} onClick={() => void actions.closeDraining(d.egressId)}>
+                  {t('draining.closeNow')}
+                </button>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,145 @@
+import { useEffect, useState, type FormEvent, type ReactElement } from 'react';
+import { useTranslation } from 'react-i18next';
+import { settingsUpdateSchema } from '../../../core/api/contract.js';
+import { useActions, useApp } from '../components/context.js';
+import type { Settings as SettingsDto } from '../store/types.js';
+
+interface Form {
+  listen: string;
+  authFile: string;
+  countryAllow: string;
+  countryDeny: string;
+  preferProto: SettingsDto['preferProto'];
+  intervalS: string;
+  toleranceMs: string;
+  url: string;
+  drainGraceMin: string;
+  language: SettingsDto['language'];
+}
+
+const toForm = (s: SettingsDto): Form => ({
+  listen: s.listen,
+  authFile: s.authFile ?? '',
+  countryAllow: s.countryAllow.join(', '),
+  countryDeny: s.countryDeny.join(', '),
+  preferProto: s.preferProto,
+  intervalS: String(Math.round(s.autoSelect.intervalMs / 1000)),
+  toleranceMs: String(s.autoSelect.toleranceMs),
+  url: s.autoSelect.url,
+  drainGraceMin: String(Math.round(s.drainGraceMs / 60_000)),
+  language: s.language,
+});
+
+const codes = (text: string): string[] => text.split(/[\s,]+/).map((c) => c.trim().toUpperCase()).filter(Boolean);
+
+function fromForm(f: Form): Partial<SettingsDto> {
+  return {
+    listen: f.listen.trim(),
+    authFile: f.authFile.trim() || null,
+    countryAllow: codes(f.countryAllow),
+    countryDeny: codes(f.countryDeny),
+    preferProto: f.preferProto,
+    autoSelect: { intervalMs: Number(f.intervalS) * 1000, toleranceMs: Number(f.toleranceMs), url: f.url.trim() },
+    drainGraceMs: Number(f.drainGraceMin) * 60_000,
+    language: f.language,
+  };
+}
+
+const FIELD_OF: Record<string, keyof Form> = { listen: 'listen', authFile: 'authFile', countryAllow: 'countryAllow', countryDeny: 'countryDeny', 'autoSelect.intervalMs': 'intervalS', 'autoSelect.toleranceMs': 'toleranceMs', 'autoSelect.url': 'url', drainGraceMs: 'drainGraceMin' };
+
+export function Settings() {
+  const { t } = useTranslation();
+  const settings = useApp((s) => s.settings);
+  const state = useApp((s) => s.settingsState);
+  const coreError = useApp((s) => s.settingsError);
+  const restartRequired = useApp((s) => s.restartRequired);
+  const actions = useActions();
+  const [form, setForm] = useState<Form | null>(settings ? toForm(settings) : null);
+  const [fieldErrors, setFieldErrors] = useState<Partial<Record<keyof Form, string>>>({});
+  const [saved, setSaved] = useState(false);
+  useEffect(() => {
+    if (settings && !form) setForm(toForm(settings));
+  }, [settings, form]);
+
+  if (state === 'loading' || !form) return state === 'error' ? <p role="alert">{t('settings.error', { message: coreError })}</p> : <p className="muted">{t('settings.loading')}</p>;
+
+  const set = <K extends keyof Form>(k: K, v: Form[K]) => {
+    setForm({ ...form, [k]: v });
+    setSaved(false);
+  };
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    const patch = fromForm(form);
+    // Validated here first (the same schema the core uses), so a typo is shown at its field.
+    const parsed = settingsUpdateSchema.safeParse(patch);
+    if (!parsed.success) {
+      const errs: Partial<Record<keyof Form, string>> = {};
+      for (const issue of parsed.error.issues) {
+        const f = FIELD_OF[issue.path.join('.')] ?? FIELD_OF[String(issue.path[0])];
+        if (f && !errs[f]) errs[f] = issue.message;
+      }
+      setFieldErrors(errs);
+      return;
+    }
+    setFieldErrors({});
+    const r = await actions.saveSettings(parsed.data);
+    if (r.ok) {
+      setForm(toForm(r.value.settings));
+      setSaved(true);
+    }
+  };
+  const field = (k: keyof Form, label: string, input: ReactElement) => (
+    <div className="field">
+      <label htmlFor={`set-${k}`}>{label}</label>
+      {input}
+      {fieldErrors[k] ? (
+        <p id={`err-${k}`} role="alert" className="field-error">
+          {fieldErrors[k]}
+        </p>
+      ) : null}
+    </div>
+  );
+  const text = (k: Exclude<keyof Form, 'preferProto' | 'language'>, type = 'text') => (
+    <input id={`set-${k}`} type={type} value={form[k]} aria-invalid={!!fieldErrors[k]} aria-describedby={fieldErrors[k] ? `err-${k}` : undefined} onChange={(e) => set(k, e.target.value)} />
+  );
+  return (
+    <section aria-labelledby="settings-h" className="view">
+      <h2 id="settings-h">{t('settings.title')}</h2>
+      <form onSubmit={(e) => void onSubmit(e)} className="settings" noValidate>
+        {field('listen', t('settings.listen'), text('listen'))}
+        {field('authFile', t('settings.authFile'), text('authFile'))}
+        {field('countryAllow', t('settings.countryAllow'), text('countryAllow'))}
+        {field('countryDeny', t('settings.countryDeny'), text('countryDeny'))}
+        {field(
+          'preferProto',
+          t('settings.preferProto'),
+          <select id="set-preferProto" value={form.preferProto} onChange={(e) => set('preferProto', e.target.value as Form['preferProto'])}>
+            <option value="any">{t('settings.any')}</option>
+            <option value="tcp">TCP</option>
+            <option value="udp">UDP</option>
+          </select>,
+        )}
+        {field('intervalS', t('settings.intervalS'), text('intervalS', 'number'))}
+        {field('toleranceMs', t('settings.toleranceMs'), text('toleranceMs', 'number'))}
+        {field('url', t('settings.testUrl'), text('url', 'url'))}
+        {field('drainGraceMin', t('settings.drainGraceMin'), text('drainGraceMin', 'number'))}
+        {field(
+          'language',
+          t('settings.language'),
+          <select id="set-language" value={form.language} onChange={(e) => set('language', e.target.value as Form['language'])}>
+            <option value="auto">{t('settings.languageAuto')}</option>
+            <option value="en">English</option>
+            <option value="zh-CN">简体中文</option>
+          </select>,
+        )}
+        {coreError ? (
+          <p role="alert" className="field-error">
+            {coreError}
+          </p>
+        ) : null}
+        {saved ? <p role="status">{restartRequired.length ? t('settings.restart', { keys: restartRequired.join(', ') }) : t('settings.saved')}</p> : null}
+        <button type="submit">{t('settings.save')}</button>
+      </form>
+    </section>
+  );
+}
