@@ -1,8 +1,10 @@
+import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  plugins: [react()],
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'renderer/test/**/*.test.{ts,tsx}'],
     setupFiles: ['test/setup/network-guard.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -34,6 +34,7 @@ done
 [ -f /usr/libexec/dconf-service ] || missing+=(dconf-service)
 # Chinese glyphs for the zh-CN screenshots (without them Chromium draws boxes).
 ls /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
+ls /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf >/dev/null 2>&1 || missing+=(fonts-noto-color-emoji)
 ls /usr/lib/*/gio/modules/libdconfsettings.so >/dev/null 2>&1 || missing+=(dconf-gsettings-backend)
 # one package may stand for several commands
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')

@@ -49,7 +49,7 @@ export const settingsSchema = z
     preferProto: z.enum(['tcp', 'udp', 'any']),
     autoSelect: z
       .object({
-        intervalMs: z.number().int().min(10_000).max(3_600_000),
+        intervalMs: z.number().int().min(1_000).max(24 * 3_600_000),
         toleranceMs: z.number().int().min(0).max(5_000),
         url: z.string().url(),
       })

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The OS application-data folder, as Electron's app.getPath('appData') names it, plus "Gatehop". */
@@ -16,8 +16,8 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform = 
  */
 export function defaultUiDir(): string | null {
   const here = dirname(fileURLToPath(import.meta.url));
-  for (const dir of [resolve(here, '../../renderer'), resolve(here, '../../dist/renderer')]) {
-    if (existsSync(join(dir, 'index.html'))) return dir;
-  }
-  return null;
+  const root = resolve(here, '../..');
+  // Never the source folder renderer/ (its index.html points at .tsx files).
+  const dir = basename(root) === 'dist' ? join(root, 'renderer') : join(root, 'dist', 'renderer');
+  return existsSync(join(dir, 'index.html')) ? dir : null;
 }

@@ -83,6 +83,16 @@ export function settingsOfConfig(c: GatehopConfig, language: Settings['language'
   };
 }
 
+const FLAG_OF: Record<string, string> = { listen: '--listen', authFile: '--auth-file' };
+
+/** Settings keys that the command line fixes. */
+function flagKeysOf(flags: ConfigInput): Array<keyof Settings> {
+  const out: Array<keyof Settings> = [];
+  if (flags.listen !== undefined) out.push('listen');
+  if (flags.authFile !== undefined || flags.noAuth !== undefined) out.push('authFile');
+  return out;
+}
+
 /** Keys that change live (the UI's language); everything else applies at the next start. */
 const LIVE = new Set<keyof Settings>(['language']);
 
@@ -112,6 +122,9 @@ export class SettingsFile implements SettingsAccess {
       const first = parsed.error.issues[0]!;
       throw new GatehopError(ErrorCodes.CONFIG_INVALID, `${first.path.join('.') || 'settings'}: ${first.message}`);
     }
+    // A value given on the command line wins over saved settings: saving it would silently do nothing.
+    const fixed = flagKeysOf(this.layers.fromFlags).filter((k) => k in parsed.data);
+    if (fixed.length > 0) throw new GatehopError(ErrorCodes.CONFIG_INVALID, `${fixed[0]}: set on the command line (${FLAG_OF[fixed[0]!]}), which wins over saved settings; remove the flag to change it here`);
     const next = { ...this.#saved, ...parsed.data };
     // Validated as the next start will build it: cross-field rules (auth off on a public address) included.
     const config = buildConfig(layerInputs(this.layers.fromFile, next), this.layers.fromFlags);

@@ -40,7 +40,8 @@ export const en = {
   draining: {
     title: 'Draining',
     empty: 'No tunnel is draining.',
-    sessions: '{{count}} sessions left',
+    sessions_one: '{{count}} session left',
+    sessions_other: '{{count}} sessions left',
     left: '{{time}} left',
     closeNow: 'Close now',
     closeNowFor: 'Close now: {{host}}',

@@ -42,7 +42,8 @@ export const zhCN: Catalog = {
   draining: {
     title: '排空中',
     empty: '没有正在排空的隧道。',
-    sessions: '剩余 {{count}} 个会话',
+    sessions_one: '剩余 {{count}} 个会话',
+    sessions_other: '剩余 {{count}} 个会话',
     left: '剩余 {{time}}',
     closeNow: '立即关闭',
     closeNowFor: '立即关闭：{{host}}',

@@ -4,6 +4,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useShallow } from 'zustand/react/shallow';
 import { useApp } from '../components/context.js';
+import { LATENCY_WINDOW_MS } from '../store/latency-slice.js';
 import type { LatencySample } from '../store/types.js';
 
 const COLORS = ['#2f7de1', '#e0702f', '#2faa6a', '#a64fd1', '#c9a21a'];
@@ -59,7 +60,8 @@ export function Latency() {
         width: Math.max(300, el.clientWidth),
         height: 320,
         series,
-        scales: { x: { time: true } },
+        // Always the whole window, so the axis reads in minutes and new points enter at the right.
+        scales: { x: { time: true, range: () => [Date.now() / 1000 - LATENCY_WINDOW_MS / 1000, Date.now() / 1000] }, y: { range: (_u, _min, max) => [0, Math.max(50, Math.ceil((max * 1.15) / 10) * 10)] } },
         axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map((v) => `${v} ms`), size: 70 }],
         cursor: { focus: { prox: 30 } },
         legend: { live: true },

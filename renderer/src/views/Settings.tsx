@@ -69,7 +69,9 @@ export function Settings() {
   };
   const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
-    const patch = fromForm(form);
+    // Only what the user changed: a value fixed on the command line is then never sent back.
+    const all = fromForm(form);
+    const patch = Object.fromEntries(Object.entries(all).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(settings?.[k as keyof SettingsDto]))) as Partial<SettingsDto>;
     // Validated here first (the same schema the core uses), so a typo is shown at its field.
     const parsed = settingsUpdateSchema.safeParse(patch);
     if (!parsed.success) {

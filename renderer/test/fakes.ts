@@ -1,0 +1,51 @@
+import type { NodeDto, Status } from '../src/store/types.js';
+
+export function status(over: Partial<Status> = {}): Status {
+  return {
+    version: '0.1.0', uptimeS: 1, egress: 'vpngate', mode: 'auto', pinned: null, pinFailed: null,
+    active: { egressId: 'tunnel-1', nodeId: 'n1', host: '203.0.113.1', country: 'Japan', proto: 'udp', since: 1000, state: 'ready', rttMs: 12, sessions: 1 },
+    draining: [], standby: [], sessions: { active: 1, total: 3, rejected: 0 },
+    traffic: { bytesUp: 0, bytesDown: 0, at: 1000 },
+    switches: { total: 1, failed: 0, state: 'idle', inProgress: null, last: null }, health: null,
+    listen: { proxy: '127.0.0.1:1080', admin: '127.0.0.1:9090' },
+    network: { state: 'ok', reason: null, since: null, attempts: 0, nextAttemptAt: null },
+    ...over,
+  };
+}
+
+export function node(i: number, over: Partial<NodeDto> = {}): NodeDto {
+  return {
+    id: `node-${i}`, host: `public-vpn-${i}`, ip: `203.0.113.${i % 250}`, port: 443, proto: i % 2 ? 'tcp' : 'udp', country: i % 3 ? 'Japan' : 'Korea', countryCode: i % 3 ? 'JP' : 'KR',
+    prior: (i % 10) / 10, rttMs: 10 + (i % 37), score: 100 - (i % 50), scoreTerms: { latency: 1, prior: 2, history: 3, recentFailures: 0 },
+    successes: i % 5, failures: i % 2, lastSuccessAt: null, lastFailureAt: null, backoffUntil: null, urlDelayMs: null, state: 'candidate',
+    ...over,
+  };
+}
+
+/** An EventSource the test drives: open, send named events, fail. */
+export class FakeEventSource {
+  static all: FakeEventSource[] = [];
+  onopen: (() => void) | null = null;
+  onerror: (() => void) | null = null;
+  closed = false;
+  readonly listeners = new Map<string, Array<(m: { data: string }) => void>>();
+  constructor(readonly url: string) {
+    FakeEventSource.all.push(this);
+  }
+  addEventListener(name: string, fn: (m: { data: string }) => void): void {
+    this.listeners.set(name, [...(this.listeners.get(name) ?? []), fn]);
+  }
+  close(): void {
+    this.closed = true;
+  }
+  open(): void {
+    for (const fn of this.listeners.get('open') ?? []) fn({ data: '' });
+    this.onopen?.();
+  }
+  send(name: string, data: unknown): void {
+    for (const fn of this.listeners.get(name) ?? []) fn({ data: JSON.stringify(data) });
+  }
+  fail(): void {
+    this.onerror?.();
+  }
+}

@@ -1,0 +1,134 @@
+// @vitest-environment happy-dom
+import { act, cleanup, render, screen } from '@testing-library/react';
+import { I18nextProvider } from 'react-i18next';
+import { afterEach, describe, expect, it } from 'vitest';
+import { takeToken } from '../src/client/token.js';
+import { AppContext } from '../src/components/context.js';
+import { flagOf, formatAgo, formatBytes, formatCountdown } from '../src/format.js';
+import { createI18n, systemLanguage } from '../src/i18n/index.js';
+import { en } from '../src/i18n/en.js';
+import { zhCN } from '../src/i18n/zh-CN.js';
+import type { Actions } from '../src/store/feed.js';
+import { createAppStore } from '../src/store/index.js';
+import { LATENCY_MAX_POINTS, LATENCY_WINDOW_MS } from '../src/store/latency-slice.js';
+import { MAX_LOG_LINES } from '../src/store/logs-slice.js';
+import { Nodes, renderCounts, sortAndFilter } from '../src/views/Nodes.js';
+import { Overview } from '../src/views/Overview.js';
+import { node, status } from './fakes.js';
+
+afterEach(cleanup);
+
+const noActions = new Proxy({}, { get: () => async () => ({ ok: true, value: null }) }) as Actions;
+
+function mount(ui: React.ReactElement, store = createAppStore(), lng: 'en' | 'zh-CN' = 'en') {
+  const view = render(
+    <I18nextProvider i18n={createI18n(lng)}>
+      <AppContext.Provider value={{ store, actions: noActions, now: () => 100_000 }}>{ui}</AppContext.Provider>
+    </I18nextProvider>,
+  );
+  return { store, ...view };
+}
+
+describe('slices', () => {
+  it('keeps the latency series to the window and the point cap', () => {
+    const store = createAppStore();
+    const now = 50 * 60_000;
+    store.getState().addLatency([{ nodeId: 'a', at: now - LATENCY_WINDOW_MS - 1, kind: 'url', ms: 5, success: true }], now);
+    expect(store.getState().latency.a).toBeUndefined();
+    const many = Array.from({ length: LATENCY_MAX_POINTS + 50 }, (_, i) => ({ nodeId: 'a', at: now - 1000 + i / 10, kind: 'tcp' as const, ms: i, success: true }));
+    store.getState().addLatency(many, now);
+    expect(store.getState().latency.a).toHaveLength(LATENCY_MAX_POINTS);
+    store.getState().addLatency([{ nodeId: 'a', at: now - 5000, kind: 'url', ms: 1, success: true }], now); // late: put in its place
+    const at = store.getState().latency.a!.map((p) => p.at);
+    expect([...at].sort((x, y) => x - y)).toEqual(at);
+  });
+
+  it('keeps a fixed number of log lines', () => {
+    const store = createAppStore();
+    for (let i = 0; i < MAX_LOG_LINES + 20; i++) store.getState().addLog({ time: i, level: '30', msg: `line ${i}` });
+    expect(store.getState().logs).toHaveLength(MAX_LOG_LINES);
+    expect(store.getState().logs[0]!.msg).toBe('line 20');
+  });
+
+  it('turns two status samples into up/down throughput', () => {
+    const store = createAppStore();
+    store.getState().setStatus(status({ traffic: { bytesUp: 0, bytesDown: 0, at: 1000 } }));
+    store.getState().setStatus(status({ traffic: { bytesUp: 2048, bytesDown: 4 * 1024 * 1024, at: 3000 } }));
+    expect(store.getState().throughput).toEqual({ up: 1024, down: 2 * 1024 * 1024 });
+  });
+});
+
+describe('views', () => {
+  it('does not re-render the node table on a latency tick or a status update (narrow selectors)', () => {
+    const store = createAppStore();
+    store.getState().setNodes({ nodes: Array.from({ length: 250 }, (_, i) => node(i)), fetchedAt: 1, source: 'x' });
+    mount(<Nodes />, store);
+    expect(screen.getAllByRole('row')).toHaveLength(251);
+    const before = renderCounts.nodeTable;
+    act(() => {
+      for (let i = 0; i < 20; i++) store.getState().addLatency([{ nodeId: 'node-1', at: Date.now() + i, kind: 'url', ms: i, success: true }]);
+      store.getState().setStatus(status());
+      store.getState().setStatus(status({ sessions: { active: 9, total: 9, rejected: 0 } }));
+    });
+    expect(renderCounts.nodeTable).toBe(before);
+    act(() => store.getState().setNodes({ nodes: [node(1)], fetchedAt: 2, source: 'x' }));
+    expect(renderCounts.nodeTable).toBe(before + 1);
+  });
+
+  it('gives each row a "Connect to <host>" button, and says which node is active', () => {
+    const store = createAppStore();
+    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2)], fetchedAt: 1, source: 'x' });
+    mount(<Nodes />, store);
+    expect(screen.getByRole('button', { name: 'Connect to public-vpn-2' })).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Connect to public-vpn-1' })).toBeNull();
+    expect(screen.getByText('Active')).toBeTruthy();
+  });
+
+  it('sorts by any column with nulls last and filters by country, protocol and text', () => {
+    const nodes = [node(1, { rttMs: null }), node(2, { rttMs: 5 }), node(3, { rttMs: 50, host: 'special-host' })];
+    expect(sortAndFilter(nodes, { sort: 'rttMs', desc: false, country: '', proto: '', text: '' }).map((n) => n.id)).toEqual(['node-2', 'node-3', 'node-1']);
+    expect(sortAndFilter(nodes, { sort: 'rttMs', desc: true, country: '', proto: '', text: '' }).map((n) => n.id)).toEqual(['node-3', 'node-2', 'node-1']);
+    expect(sortAndFilter(nodes, { sort: 'host', desc: false, country: '', proto: '', text: 'SPECIAL' }).map((n) => n.id)).toEqual(['node-3']);
+    expect(sortAndFilter(nodes, { sort: 'host', desc: false, country: 'KR', proto: 'udp', text: '' }).map((n) => n.id)).toEqual([]);
+  });
+
+  it('lists draining tunnels in a region named "Draining" with a countdown and Close now, in Chinese too', () => {
+    const store = createAppStore();
+    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2, { state: 'draining' })], fetchedAt: 1, source: 'x' });
+    store.getState().setStatus(status({ draining: [{ egressId: 'tunnel-0', nodeId: 'node-2', sessions: 1, since: 0, graceEndsAt: 100_000 + 65_000 }] }));
+    const { unmount } = mount(<Overview />, store);
+    const region = screen.getByRole('region', { name: 'Draining' });
+    expect(region.textContent).toContain('public-vpn-2');
+    expect(region.textContent).toContain('1 session left');
+    expect(region.textContent).toContain('01:05');
+    expect(screen.getByRole('button', { name: 'Close now: public-vpn-2' })).toBeTruthy();
+    unmount();
+    mount(<Overview />, store, 'zh-CN');
+    expect(screen.getByRole('region', { name: '排空中' })).toBeTruthy();
+  });
+});
+
+describe('formatting, language and token', () => {
+  it('formats what people read', () => {
+    const t = createI18n('en').t;
+    expect(formatBytes(1536)).toBe('1.5 KiB');
+    expect(formatBytes(5 * 1024 * 1024)).toBe('5.0 MiB');
+    expect(formatCountdown(125_000)).toBe('02:05');
+    expect(formatAgo(0 + 1, 1 + 180_000, t)).toBe('3 min ago');
+    expect(flagOf('jp')).toBe('🇯🇵');
+    expect(systemLanguage(['zh-TW', 'en'])).toBe('zh-CN');
+    expect(systemLanguage(['de-DE'])).toBe('en');
+  });
+
+  it('has every English key in the Chinese catalog', () => {
+    const keys = (o: object, p = ''): string[] => Object.entries(o).flatMap(([k, v]) => (typeof v === 'object' ? keys(v as object, `${p}${k}.`) : [`${p}${k}`]));
+    expect(keys(zhCN).sort()).toEqual(keys(en).sort());
+  });
+
+  it('takes the token from the fragment into sessionStorage and out of the address bar', () => {
+    window.history.replaceState(null, '', '/ui/#token=abc%2Bdef');
+    expect(takeToken(window.location, window.sessionStorage, window.history)).toBe('abc+def');
+    expect(window.location.hash).toBe('');
+    expect(takeToken(window.location, window.sessionStorage, window.history)).toBe('abc+def');
+  });
+});

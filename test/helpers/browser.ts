@@ -1,0 +1,34 @@
+/**
+ * Debian's Chromium driven by playwright-core (no browser download). The flags keep it off the
+ * network: this machine's closed network refuses Chromium's background connections.
+ */
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const hasChromium = existsSync(CHROMIUM);
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-default-apps'],
+  });
+}
+
+/** Console errors and page errors of a page, each with the time it came. */
+export function collectErrors(page: Page): Array<{ at: number; text: string }> {
+  const out: Array<{ at: number; text: string }> = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') out.push({ at: Date.now(), text: m.text() });
+  });
+  page.on('pageerror', (e) => out.push({ at: Date.now(), text: String(e) }));
+  return out;
+}
+
+export async function newContext(browser: Browser, opts: { dark?: boolean; locale?: string; width?: number; height?: number } = {}): Promise<BrowserContext> {
+  return browser.newContext({
+    viewport: { width: opts.width ?? 1100, height: opts.height ?? 720 },
+    colorScheme: opts.dark ? 'dark' : 'light',
+    locale: opts.locale ?? 'en-US',
+  });
+}

@@ -1,0 +1,103 @@
+/**
+ * The admin API's routes for the window (issue #12): settings, list refresh with progress, closing
+ * a draining tunnel, the system proxy, and the dashboard's files at /ui/.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations, refreshEventSchema, settingsResultSchema, sysproxyStateSchema } from '../../core/api/index.js';
+import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
+import { silentLogger } from '../../core/common/index.js';
+import { apiRequest, SseReader } from '../helpers/admin-client.js';
+import { until } from '../helpers/fds.js';
+import { vpnGateCsv } from '../helpers/vpngate-fixtures.js';
+
+describe('admin API for the window', () => {
+  let app: RunningApp;
+  let list: Server;
+  let port = 0;
+  let token = '';
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-ui-api-'));
+  // As the CLI would have them: the listen address from the config file (the window may change it), the rest as flags.
+  const fromFile = { listen: '127.0.0.1:0' };
+  const fromFlags = { egress: 'vpngate' as const, admin: '127.0.0.1:0', dataDir, logFile: 'off' as const, api: [] as string[], selector: { probe: { timeoutMs: 200, samples: 1 } } };
+
+  beforeAll(async () => {
+    list = createServer((_req, res) => res.end(vpnGateCsv([{ host: 'public-vpn-1', ip: '127.0.0.1' }])));
+    await new Promise<void>((r) => list.listen(0, '127.0.0.1', () => r()));
+    fromFlags.api = [`http://127.0.0.1:${(list.address() as AddressInfo).port}/api/iphone/`];
+    const config = buildConfig(fromFile, fromFlags);
+    app = await startApp(config, silentLogger(), { layers: { fromFile, fromFlags } });
+    port = app.listening.admin!.port;
+    token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  });
+
+  afterAll(async () => {
+    await app.stop();
+    await new Promise<void>((r) => list.close(() => r()));
+  });
+
+  it('reads and saves settings, naming what needs a restart, and refuses what the next start would refuse', async () => {
+    const got = settingsResultSchema.parse((await apiRequest(port, 'GET', '/settings', { token })).json());
+    expect(got.settings).toMatchObject({ listen: '127.0.0.1:0', drainGraceMs: 600_000, language: 'auto' });
+    const put = await apiRequest(port, 'PUT', '/settings', { token, body: { drainGraceMs: 120_000, language: 'zh-CN' } });
+    expect(put.status).toBe(200);
+    expect(settingsResultSchema.parse(put.json())).toMatchObject({ settings: { drainGraceMs: 120_000, language: 'zh-CN' }, restartRequired: ['drainGraceMs'] });
+    // No credentials on a public address: buildConfig's own rule, said at the field.
+    const bad = await apiRequest(port, 'PUT', '/settings', { token, body: { listen: '0.0.0.0:1080' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json()).toMatchObject({ error: 'GH_ERR_CONFIG_INVALID', message: expect.stringMatching(/needs --auth-file/) });
+    expect((await apiRequest(port, 'PUT', '/settings', { token, body: { drainGraceMs: -1 } })).status).toBe(400);
+    expect((await apiRequest(port, 'PUT', '/settings', { token, body: { listen: '127.0.0.1:1' } })).json()).toMatchObject({ settings: { listen: '127.0.0.1:1' }, restartRequired: ['listen'] });
+    expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8'))).toEqual({ version: 1, settings: { drainGraceMs: 120_000, language: 'zh-CN', listen: '127.0.0.1:1' } });
+  });
+
+  it('refreshes the list with progress events: fetching, probing, done', async () => {
+    const sse = await SseReader.open(port, token);
+    const res = await apiRequest(port, 'POST', '/nodes/refresh', { token });
+    expect(res.status).toBe(202);
+    const { refreshId } = operations.refreshNodes.output.parse(res.json());
+    const phases = await until(() => {
+      const p = sse.events.filter((e) => e.event === 'refresh').map((e) => refreshEventSchema.parse(e.data)).filter((e) => e.refreshId === refreshId).map((e) => e.phase);
+      return p.includes('done') || p.includes('failed') ? p : undefined;
+    }, 10_000, 'the refresh to finish');
+    expect(phases).toEqual(['fetching', 'probing', 'done']);
+    sse.close();
+  });
+
+  it('answers 404 for a draining tunnel that is not there, and says when the system proxy is unsupported', async () => {
+    expect((await apiRequest(port, 'DELETE', '/draining/tunnel-99', { token })).json()).toMatchObject({ error: 'GH_ERR_API_NOT_FOUND' });
+    const sp = sysproxyStateSchema.parse((await apiRequest(port, 'GET', '/sysproxy', { token })).json());
+    if (!sp.supported) {
+      expect(sp.error).toMatch(/not supported/);
+      const on = await apiRequest(port, 'PUT', '/sysproxy', { token, body: { enabled: true } });
+      expect(on.status).toBe(409);
+      expect(on.json()).toMatchObject({ error: 'GH_ERR_SYSPROXY_UNSUPPORTED' });
+    }
+  });
+
+  it('serves /ui/ without the token but with CSP, nosniff and no caching of index.html; Host rules still apply', async () => {
+    const page = await apiRequest(port, 'GET', '/ui/');
+    if (page.status === 404) return; // no renderer build in this checkout (npm test builds it first)
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self'.*connect-src 'self'/);
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.text).not.toMatch(/<script>(?!<\/script>)/); // no inline script
+    const asset = /src="\.\/(assets\/[^"]+\.js)"/.exec(page.text)?.[1];
+    expect(asset, page.text).toBeDefined();
+    const js = await apiRequest(port, 'GET', `/ui/${asset!}`);
+    expect(js.headers['cache-control']).toMatch(/immutable/);
+    expect((await apiRequest(port, 'GET', '/ui/', { headers: { host: `evil.example:${port}` } })).status).toBe(403);
+    // No way out of the build folder: dot segments (plain or %2e) leave /ui and then need the token,
+    // an encoded slash stays in /ui and finds nothing.
+    expect((await apiRequest(port, 'GET', '/ui/../admin-token')).status).toBe(401);
+    expect((await apiRequest(port, 'GET', '/ui/%2e%2e/%2e%2e/admin-token')).status).toBe(401);
+    expect((await apiRequest(port, 'GET', '/ui/..%2f..%2fadmin-token')).status).toBe(404);
+    expect((await apiRequest(port, 'POST', '/ui/')).status).toBe(405);
+    expect((await apiRequest(port, 'GET', '/settings')).status).toBe(401); // the data still needs the token
+  });
+});
