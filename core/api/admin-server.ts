@@ -1,17 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ErrorCodes, formatEndpoint, isGatehopError, type Endpoint, type Logger } from '../common/index.js';
+import { formatEndpoint, type Endpoint, type Logger } from '../common/index.js';
 import { checkAccess, allowedHostsFor, type AccessPolicy } from './access.js';
 import type { AdminCore } from './admin-core.js';
 import { registerClashRoutes } from './clash-routes.js';
 import { ClashWebSockets } from './clash-ws.js';
 import { EventStream } from './event-stream.js';
-import { ApiFailure, parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
+import { parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
 import { createMetrics, mirrorCounter, type Metrics } from './metrics.js';
 import { Router } from './router.js';
-import { latencyQuerySchema, modeRequestSchema, switchRequestSchema } from './schemas.js';
 import { staticUi, type UiHandler } from './static-ui.js';
-import { registerUiRoutes, wireSysproxyEvents } from './ui-routes.js';
-import { connectionsView, nodesView, statusView } from './views.js';
+import { startRefresh, wireSysproxyEvents } from './node-refresh.js';
+import { failureOf, implementOperations, type OperationImpls } from './operations.js';
+import { operations, opNames } from './contract.js';
+import { z } from 'zod';
+import { nodesView, statusView } from './views.js';
 
 export interface AdminServerOptions {
   host: string;
@@ -32,6 +34,8 @@ export class AdminServer {
   readonly #router = new Router();
   readonly #events: EventStream;
   readonly metrics: Metrics;
+  /** The operations behind the routes; the desktop shell's IPC calls the same ones. */
+  readonly operations: OperationImpls;
   readonly #log: Logger;
   readonly #unsubscribe: Array<() => void> = [];
   readonly #streams = new Set<ServerResponse>();
@@ -41,6 +45,7 @@ export class AdminServer {
   #statusTimer: NodeJS.Timeout | null = null;
   #statusDirty = false;
   readonly #ui: UiHandler | null;
+  readonly #taps = new Set<(event: string, data: unknown) => void>();
   readonly #refreshes = { seq: 0, running: null as Promise<void> | null };
 
   constructor(
@@ -51,6 +56,7 @@ export class AdminServer {
     this.#log = logger.child({ component: 'admin-api' });
     this.metrics = createMetrics(core);
     this.#ui = staticUi(core.uiDir);
+    this.operations = implementOperations(core, () => this.#address, () => startRefresh(core, (event, data) => this.#publish(event, data), this.#refreshes));
     this.#events = new EventStream({ ...(opts.sseMaxBufferedBytes ? { maxBufferedBytes: opts.sseMaxBufferedBytes } : {}), ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}) });
     mirrorCounter(this.metrics.registry, 'gatehop_api_sse_dropped_total', 'Event-stream clients dropped for not reading', [], () => [[{}, this.#events.dropped]]);
     this.#routes();
@@ -59,6 +65,9 @@ export class AdminServer {
     this.#server.on('upgrade', (req, socket, head) => this.#websockets.handleUpgrade(req, socket, head));
     mirrorCounter(this.metrics.registry, 'gatehop_api_ws_dropped_total', 'Dashboard WebSocket clients dropped for not reading', [], () => [[{}, this.#websockets.dropped]]);
     this.#wireEvents();
+    // Live counters every 2 s, for SSE clients and in-process listeners alike (idle without either).
+    this.#statusTimer = setInterval(() => this.#publishStatus(true), 2_000);
+    this.#statusTimer.unref();
   }
 
   get address(): string | null {
@@ -81,8 +90,6 @@ export class AdminServer {
     const at = { host: this.opts.host, port: typeof a === 'object' && a ? a.port : this.opts.port };
     this.#address = formatEndpoint(at);
     this.#policy = { token: this.opts.token, allowedHosts: allowedHostsFor(at.host, at.port), allowedOrigins: new Set(this.opts.corsOrigins ?? []) };
-    this.#statusTimer = setInterval(() => this.#publishStatus(true), 2_000);
-    this.#statusTimer.unref();
     return at;
   }
 
@@ -91,32 +98,20 @@ export class AdminServer {
   #routes(): void {
     const core = this.core;
     const r = this.#router;
-    r.on('GET', '/status', ({ res }) => sendJson(res, 200, statusView(core, this.#address)));
-    r.on('GET', '/nodes', ({ res }) => sendJson(res, 200, nodesView(core)));
-    r.on('POST', '/switch', async ({ req, res }) => {
-      const body = await readJson(req, switchRequestSchema);
-      const c = this.#controller();
-      const { switchId } = c.switchNow(body.nodeId ? { nodeId: body.nodeId } : {});
-      sendJson(res, 202, { switchId });
-    });
-    r.on('POST', '/mode', async ({ req, res }) => {
-      const body = await readJson(req, modeRequestSchema);
-      const c = this.#controller();
-      c.setMode(body.auto);
-      sendJson(res, 200, { mode: c.mode, pinned: c.pinned });
-    });
-    r.on('GET', '/latency', ({ url, res }) => {
-      const q = parseOr400(latencyQuerySchema, Object.fromEntries(url.searchParams), 'query');
-      const since = q.sinceMs ?? Date.now() - 3600_000;
-      sendJson(res, 200, { samples: core.store?.latency(q.nodeId ?? null, since) ?? [] });
-    });
-    r.on('GET', '/connections', ({ res }) => sendJson(res, 200, connectionsView(core)));
-    r.on('DELETE', '/connections/:id', ({ params, res }) => {
-      const s = [...core.proxy.sessions].find((x) => String(x.id) === params.id);
-      if (!s) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no connection ${params.id}`);
-      s.forceClose('closed by the admin API');
-      sendEmpty(res);
-    });
+    // Every operation of the contract, from the contract: route, input schema, success status.
+    for (const name of opNames) {
+      const op = operations[name];
+      r.on(op.method, op.path, async ({ req, res, url, params }) => {
+        // ?token= is the credential of clients that cannot send headers, not part of the input.
+        const query = Object.fromEntries([...url.searchParams].filter(([k]) => k !== 'token'));
+        const raw = op.method === 'GET' ? query : op.method === 'DELETE' ? {} : await readJson(req, z.record(z.string(), z.unknown()));
+        const input = parseOr400(op.input, { ...raw, ...params }, op.method === 'GET' ? 'query' : 'body');
+        const impl = this.operations[name] as (i: unknown) => unknown;
+        const out = await impl(input);
+        if (op.okStatus === 204) sendEmpty(res);
+        else sendJson(res, op.okStatus ?? 200, out);
+      });
+    }
     r.on('GET', '/events', ({ res }) => {
       this.#streams.add(res);
       res.once('close', () => this.#streams.delete(res));
@@ -130,14 +125,7 @@ export class AdminServer {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'cache-control': 'no-store' });
       res.end(text);
     });
-    registerUiRoutes(r, core, (event, data) => this.#events.publish(event, data), this.#refreshes);
     registerClashRoutes(r, core, this.#streams);
-  }
-
-  #controller() {
-    const c = this.core.controller;
-    if (!c) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'switching needs the vpngate egress (this core runs --egress direct)');
-    return c;
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -186,20 +174,7 @@ export class AdminServer {
       const { handler, params } = this.#router.match(req.method ?? 'GET', url.pathname);
       await handler({ req, res, url, params });
     } catch (err) {
-      const [status, error, message] =
-        err instanceof ApiFailure
-          ? [err.status, err.error, err.message]
-          : isGatehopError(err, ErrorCodes.NODE_UNKNOWN)
-            ? [404, err.code, err.message]
-            : isGatehopError(err, ErrorCodes.SWITCH_IN_PROGRESS) || isGatehopError(err, ErrorCodes.SYSPROXY_UNSUPPORTED)
-              ? [409, err.code, err.message]
-              : isGatehopError(err, ErrorCodes.CONFIG_INVALID)
-                ? [400, err.code, err.message]
-                : isGatehopError(err, ErrorCodes.SYSPROXY_DENIED)
-                  ? [403, err.code, err.message]
-              : isGatehopError(err)
-                ? [502, err.code, err.message]
-                : [500, 'GH_ERR_API_INTERNAL', (err as Error).message];
+      const { status, code: error, message } = failureOf(err);
       if (status >= 500) this.#log.warn({ event: 'api-error', path: url.pathname, err: message }, `admin API ${url.pathname} failed`);
       if (res.headersSent) res.destroy();
       else sendJson(res, status, { error, message });
@@ -210,7 +185,7 @@ export class AdminServer {
 
   #wireEvents(): void {
     const { controller, manager, selector, logTap, nodes } = this.core;
-    const ev = this.#events;
+    const ev = { publish: (event: string, data: unknown) => this.#publish(event, data) };
     if (controller) {
       this.#unsubscribe.push(
         controller.onEvent((e) => {
@@ -244,18 +219,38 @@ export class AdminServer {
     if (logTap) this.#unsubscribe.push(logTap.subscribe((l) => ev.publish('log', { time: l.time, level: l.level, msg: l.msg, ...(typeof l.event === 'string' ? { event: l.event } : {}) })));
   }
 
+  /**
+   * Every event the SSE clients get, also for in-process listeners (the desktop shell's IPC), so
+   * both see one feed. Returns an unsubscribe function.
+   */
+  onEvent(fn: (event: string, data: unknown) => void): () => void {
+    this.#taps.add(fn);
+    return () => this.#taps.delete(fn);
+  }
+
+  #publish(event: string, data: unknown): void {
+    this.#events.publish(event, data);
+    for (const fn of [...this.#taps]) {
+      try {
+        fn(event, data);
+      } catch (err) {
+        this.#log.error({ event: 'listener-failed', err: (err as Error).message }, 'an event listener threw');
+      }
+    }
+  }
+
   /** Status goes out on changes (coalesced to one per tick) and every 2 s for the live counters. */
   #publishStatus(periodic: boolean): void {
-    if (this.#events.clients === 0) return;
+    if (this.#events.clients === 0 && this.#taps.size === 0) return;
     if (periodic) {
-      this.#events.publish('status', statusView(this.core, this.#address));
+      this.#publish('status', statusView(this.core, this.#address));
       return;
     }
     if (this.#statusDirty) return;
     this.#statusDirty = true;
     setImmediate(() => {
       this.#statusDirty = false;
-      this.#events.publish('status', statusView(this.core, this.#address));
+      this.#publish('status', statusView(this.core, this.#address));
     });
   }
 

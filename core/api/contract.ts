@@ -27,11 +27,13 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   path: string;
   input: I;
   output: O;
+  /** The HTTP status of success when not 200 (202 accepted, 204 no body). */
+  okStatus?: 202 | 204;
 }
 
 const op = <I extends z.ZodType, O extends z.ZodType>(o: Operation<I, O>): Operation<I, O> => o;
 const none = z.object({}).strict();
-const idParam = (name: string) => z.object({ [name]: z.string().min(1).max(255) }).strict();
+const idParam = <K extends string>(name: K) => z.object({ [name]: z.string().min(1).max(255) } as Record<K, z.ZodString>).strict();
 
 // ---- settings: what a user changes in the window ----
 
@@ -121,13 +123,13 @@ export const eventKeys = Object.keys(events) as EventKey[];
 export const operations = {
   getStatus: op({ method: 'GET', path: '/status', input: none, output: statusSchema }),
   getNodes: op({ method: 'GET', path: '/nodes', input: none, output: nodesSchema }),
-  refreshNodes: op({ method: 'POST', path: '/nodes/refresh', input: none, output: z.object({ refreshId: z.number().int() }) }),
+  refreshNodes: op({ method: 'POST', path: '/nodes/refresh', input: none, output: z.object({ refreshId: z.number().int() }), okStatus: 202 }),
   getLatency: op({ method: 'GET', path: '/latency', input: latencyQuerySchema.strict(), output: latencySchema }),
   getConnections: op({ method: 'GET', path: '/connections', input: none, output: connectionsSchema }),
-  closeConnection: op({ method: 'DELETE', path: '/connections/:id', input: idParam('id'), output: z.null() }),
-  switchNode: op({ method: 'POST', path: '/switch', input: switchRequestSchema, output: switchAcceptedSchema }),
+  closeConnection: op({ method: 'DELETE', path: '/connections/:id', input: idParam('id'), output: z.null(), okStatus: 204 }),
+  switchNode: op({ method: 'POST', path: '/switch', input: switchRequestSchema, output: switchAcceptedSchema, okStatus: 202 }),
   setMode: op({ method: 'POST', path: '/mode', input: modeRequestSchema, output: modeResponseSchema }),
-  closeDraining: op({ method: 'DELETE', path: '/draining/:egressId', input: idParam('egressId'), output: z.null() }),
+  closeDraining: op({ method: 'DELETE', path: '/draining/:egressId', input: idParam('egressId'), output: z.null(), okStatus: 204 }),
   getSettings: op({ method: 'GET', path: '/settings', input: none, output: settingsResultSchema }),
   putSettings: op({ method: 'PUT', path: '/settings', input: settingsUpdateSchema, output: settingsResultSchema }),
   getSystemProxy: op({ method: 'GET', path: '/sysproxy', input: none, output: sysproxyStateSchema }),

@@ -2,5 +2,6 @@ export { AdminServer, type AdminServerOptions } from './admin-server.js';
 export type { AdminCore, SettingsAccess, SystemProxyControl } from './admin-core.js';
 export { loadOrCreateAdminToken } from './admin-token.js';
 export { EventStream } from './event-stream.js';
+export { failureOf, implementOperations, type OperationImpls } from './operations.js';
 export * from './schemas.js';
 export * from './contract.js';

@@ -1,0 +1,74 @@
+import { ErrorCodes, isGatehopError } from '../common/index.js';
+import type { AdminCore } from './admin-core.js';
+import type { OpName, OpOutput, Operations } from './contract.js';
+import type { z } from 'zod';
+import { ApiFailure } from './http-util.js';
+import { connectionsView, nodesView, statusView } from './views.js';
+
+/** One function per operation of the contract, taking its parsed input. */
+export type OperationImpls = { [K in OpName]: (input: z.infer<Operations[K]['input']>) => OpOutput<K> | Promise<OpOutput<K>> };
+
+/**
+ * What every operation does, once: the admin API's routes and the desktop shell's IPC handlers
+ * both call these, so HTTP and IPC cannot drift apart. Failures are ApiFailure (with an HTTP
+ * status) or GatehopError (with its stable code); `failureOf` turns either into {status, code, message}.
+ */
+export function implementOperations(core: AdminCore, adminAddress: () => string | null, refreshNodes: () => { refreshId: number }): OperationImpls {
+  const controller = () => {
+    if (!core.controller) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'switching needs the vpngate egress (this core runs --egress direct)');
+    return core.controller;
+  };
+  const settings = () => {
+    if (!core.settings) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'settings are not available in this embedding');
+    return core.settings;
+  };
+  const sysproxy = () => {
+    if (!core.systemProxy) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the system proxy is not available in this embedding');
+    return core.systemProxy;
+  };
+  return {
+    getStatus: () => statusView(core, adminAddress()),
+    getNodes: () => nodesView(core),
+    refreshNodes: () => refreshNodes(),
+    getLatency: (q) => ({ samples: core.store?.latency(q.nodeId ?? null, q.sinceMs ?? Date.now() - 3600_000) ?? [] }),
+    getConnections: () => connectionsView(core),
+    closeConnection: ({ id }) => {
+      const s = [...core.proxy.sessions].find((x) => String(x.id) === id);
+      if (!s) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no connection ${id}`);
+      s.forceClose('closed by the user');
+      return null;
+    },
+    switchNode: (body) => ({ switchId: controller().switchNow(body.nodeId ? { nodeId: body.nodeId } : {}).switchId }),
+    setMode: ({ auto }) => {
+      const c = controller();
+      c.setMode(auto);
+      return { mode: c.mode, pinned: c.pinned };
+    },
+    closeDraining: ({ egressId }) => {
+      if (!core.manager) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'draining tunnels need the vpngate egress');
+      if (!core.manager.closeDraining(egressId)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no draining tunnel ${egressId}`);
+      return null;
+    },
+    getSettings: () => ({ settings: settings().get(), restartRequired: [] }),
+    putSettings: (patch) => settings().update(patch),
+    getSystemProxy: () => sysproxy().state(),
+    setSystemProxy: ({ enabled }) => sysproxy().setEnabled(enabled),
+  };
+}
+
+/** HTTP status and stable code of a failure, for the API and for IPC alike. */
+export function failureOf(err: unknown): { status: number; code: string; message: string } {
+  if (err instanceof ApiFailure) return { status: err.status, code: err.error, message: err.message };
+  if (isGatehopError(err)) {
+    const status: Record<string, number> = {
+      [ErrorCodes.NODE_UNKNOWN]: 404,
+      [ErrorCodes.SWITCH_IN_PROGRESS]: 409,
+      [ErrorCodes.SYSPROXY_UNSUPPORTED]: 409,
+      [ErrorCodes.CONFIG_INVALID]: 400,
+      [ErrorCodes.SYSPROXY_DENIED]: 403,
+    };
+    return { status: status[err.code] ?? 502, code: err.code, message: err.message };
+  }
+  return { status: 500, code: 'GH_ERR_API_INTERNAL', message: (err as Error)?.message ?? String(err) };
+}
+
