@@ -82,6 +82,13 @@ module.exports = {
       to: { path: '(^electron/|^renderer/|^electron$|node_modules/electron/)' },
     },
     {
+      name: 'electron-is-thin',
+      comment: 'the shell uses the core only through core/app, core/api (contract, operations) and core/common; never the renderer',
+      severity: 'error',
+      from: { path: '^electron/' },
+      to: { path: '(^core/(?!app/index\\.ts|api/index\\.ts|api/contract\\.ts|common/index\\.ts)|^renderer/)' },
+    },
+    {
       name: 'renderer-without-node',
       comment: 'the renderer runs sandboxed in a browser: no core internals, no node: modules',
       severity: 'error',

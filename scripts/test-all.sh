@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/system-deps.sh
 echo "== typecheck"; npx tsc -p tsconfig.json --noEmit; npx tsc -p renderer/tsconfig.json
-echo "== layering"; npx depcruise --config .dependency-cruiser.cjs core renderer
+echo "== layering"; npx depcruise --config .dependency-cruiser.cjs core renderer electron
 echo "== lwip.wasm reproducible"
 if [ "$(id -u)" -eq 0 ] || command -v clang >/dev/null 2>&1; then
   bash core/netstack/lwip/build.sh --check

@@ -5,3 +5,4 @@ export { EventStream } from './event-stream.js';
 export { failureOf, implementOperations, type OperationImpls } from './operations.js';
 export * from './schemas.js';
 export * from './contract.js';
+export { UI_CSP } from './static-ui.js';

@@ -36,6 +36,13 @@ if (!bridge && !token) {
   const client = bridge ? new IpcCoreClient(bridge) : new HttpCoreClient({ baseUrl: '', token: token! });
   const store = createAppStore();
   const { actions } = connectStore(store, client);
+  // The desktop shell opens a view by the fragment (#view=nodes from the tray's "More…").
+  const viewFromHash = (): void => {
+    const m = /(?:^#|&)view=(overview|nodes|latency|connections|logs|settings)\b/.exec(window.location.hash);
+    if (m) store.getState().setView(m[1] as 'nodes');
+  };
+  viewFromHash();
+  window.addEventListener('hashchange', viewFromHash);
   root.render(
     <StrictMode>
       <I18nextProvider i18n={i18n}>

@@ -1,0 +1,239 @@
+/**
+ * The desktop shell (issue #14) against the fake Electron module, with a real core in-process
+ * (direct egress, loopback ports): tray, quit paths, single instance, window security, and the
+ * IPC round trip through the real preload and the renderer's IpcCoreClient.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { eventKeys, opNames } from '../../core/api/index.js';
+import { channelOf, EVENT_CHANNEL } from '../../electron/ipc-channels.js';
+import { Lifecycle } from '../../electron/lifecycle.js';
+import { runShell, type Shell } from '../../electron/shell.js';
+import { TRAY_MIN_INTERVAL_MS } from '../../electron/tray-controller.js';
+import { APP_URL, WEB_PREFERENCES } from '../../electron/window-controller.js';
+import { IpcCoreClient, type GatehopBridge } from '../../renderer/src/client/ipc-core-client.js';
+import { createFakeElectron, fakeEvent, FakeBrowserWindow, FakeNotification, FakeTray, type FakeElectron, type FakeMenu } from './fake-electron.js';
+
+const ROOT = resolve(__dirname, '../..');
+const shells: Shell[] = [];
+
+afterEach(async () => {
+  for (const s of shells.splice(0)) await s.lifecycle.shutdown('test-end');
+  FakeBrowserWindow.all = [];
+  FakeTray.all = [];
+  FakeNotification.shown = [];
+});
+
+async function start(opts: { lock?: boolean; argv?: string[]; deadlineMs?: number } = {}): Promise<{ shell: Shell; fake: FakeElectron; signals: Map<string, () => void> }> {
+  const fake = createFakeElectron({ userData: mkdtempSync(join(tmpdir(), 'gh-shell-')), lock: opts.lock ?? true });
+  const signals = new Map<string, () => void>();
+  const shell = await runShell(fake.electron, {
+    uiDir: join(ROOT, 'dist/renderer'),
+    assetsDir: join(ROOT, 'assets'),
+    preload: join(ROOT, 'dist/electron/preload.cjs'),
+    exec: '/opt/Gatehop/gatehop',
+    argv: opts.argv ?? [],
+    platform: 'linux',
+    onSignal: (sig, fn) => signals.set(sig, fn),
+    shutdownDeadlineMs: opts.deadlineMs ?? 8000,
+    configInput: { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', logFile: 'off', logLevel: 'silent' },
+  });
+  if (shell) shells.push(shell);
+  return { shell: shell!, fake, signals };
+}
+
+const menuOf = (): FakeMenu => FakeTray.all[0]!.menu!;
+const item = (id: string, menu = menuOf().template): Electron.MenuItemConstructorOptions | undefined => {
+  for (const i of menu) {
+    if (i.id === id) return i;
+    const sub = Array.isArray(i.submenu) ? item(id, i.submenu) : undefined;
+    if (sub) return sub;
+  }
+  return undefined;
+};
+const click = (id: string, checked?: boolean): void => {
+  const i = item(id)!;
+  i.click!({ checked: checked ?? !i.checked } as Electron.MenuItem, undefined, {} as KeyboardEvent);
+};
+
+describe('the tray', () => {
+  it('shows the state in its menu and tooltip, and its items reach the core', async () => {
+    const { shell, fake } = await start({ argv: ['--hidden'] });
+    expect(FakeTray.all).toHaveLength(1);
+    // The first menu is built at once; the core's state lands in the (rate-limited) next one.
+    await vi.waitFor(() => expect(item('status')!.label).toBe('Direct (no VPN)'), { timeout: 2000 });
+    expect(FakeTray.all[0]!.tooltip).toMatch(/^Gatehop: direct · 0 sessions$/);
+    expect(item('auto')!.enabled).toBe(false); // direct egress: no node switching
+    click('copy');
+    click('copy-env');
+    const addr = `127.0.0.1:${shell.core.listening.proxy.port}`;
+    expect(fake.clipboardText).toEqual([addr, `export https_proxy=http://${addr} http_proxy=http://${addr} all_proxy=socks5h://${addr}`]);
+    click('open');
+    expect(FakeBrowserWindow.all).toHaveLength(1);
+  });
+
+  it('rebuilds the menu at most twice a second, and always ends on the latest state', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const { shell } = await start({ argv: ['--hidden'] });
+      const before = shell.tray.builds;
+      for (let i = 0; i < 50; i++) shell.tray.update({ startAtLogin: i % 2 === 0 });
+      shell.tray.update({ startAtLogin: true });
+      await vi.advanceTimersByTimeAsync(TRAY_MIN_INTERVAL_MS * 2);
+      expect(shell.tray.builds - before).toBeLessThanOrEqual(2);
+      expect(item('login')!.checked).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('"Start at login" writes and removes an XDG autostart entry on Linux', async () => {
+    const { shell } = await start({ argv: ['--hidden'] });
+    click('login', true);
+    await new Promise((r) => setTimeout(r, TRAY_MIN_INTERVAL_MS + 50));
+    expect(shell.tray.state.startAtLogin).toBe(true);
+    click('login', false);
+    expect(shell.tray.state.startAtLogin).toBe(false);
+  });
+});
+
+describe('every way out', () => {
+  it.each(['tray', 'before-quit', 'SIGTERM', 'SIGINT', 'session-end', 'os-shutdown'])('%s stops the core once and exits 0', async (path) => {
+    const { shell, fake, signals } = await start();
+    const stop = vi.spyOn(shell.core, 'stop');
+    const win = FakeBrowserWindow.all[0]!;
+    const fire = (): void => {
+      if (path === 'tray') click('quit');
+      else if (path === 'before-quit') fake.electron.app.emit('before-quit', fakeEvent());
+      else if (path === 'session-end') win.emit('session-end', fakeEvent());
+      else if (path === 'os-shutdown') fake.electron.powerMonitor.emit('shutdown', fakeEvent());
+      else signals.get(path)!();
+    };
+    fire();
+    fire(); // a second way out while stopping changes nothing
+    await vi.waitFor(() => expect(fake.electron.app.exits).toEqual([0]));
+    expect(stop).toHaveBeenCalledTimes(1);
+    // Our own app.exit must not be stopped again by before-quit.
+    const again = fakeEvent();
+    fake.electron.app.emit('before-quit', again);
+    expect(again.defaultPrevented).toBe(false);
+    expect(FakeTray.all[0]!.destroyed).toBe(true);
+  });
+
+  it('quits by the deadline when stopping hangs', async () => {
+    const fake = createFakeElectron({ userData: tmpdir() });
+    const lc = new Lifecycle(fake.electron.app, () => new Promise(() => {}), { deadlineMs: 50, onSignal: () => {} });
+    lc.install();
+    const started = Date.now();
+    await lc.shutdown('tray-quit');
+    expect(fake.electron.app.exits).toEqual([1]);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('one instance', () => {
+  it('a second launch quits at once; the first focuses its window when told', async () => {
+    const second = createFakeElectron({ userData: tmpdir(), lock: false });
+    const none = await runShell(second.electron, { uiDir: '', assetsDir: '', preload: '', exec: '', argv: [], platform: 'linux' });
+    expect(none).toBeNull();
+    expect(second.electron.app.quits).toBe(1);
+    expect(FakeTray.all).toHaveLength(0);
+    const { fake } = await start({ argv: ['--hidden'] });
+    expect(FakeBrowserWindow.all).toHaveLength(0);
+    fake.electron.app.emit('second-instance', fakeEvent(), [], '');
+    expect(FakeBrowserWindow.all).toHaveLength(1);
+    fake.electron.app.emit('second-instance', fakeEvent(), [], '');
+    expect(FakeBrowserWindow.all).toHaveLength(1);
+    expect(FakeBrowserWindow.all[0]!.focused).toBe(1);
+  });
+});
+
+describe('the window', () => {
+  it('runs isolated and sandboxed, loads only our page, refuses navigation, window.open and permissions', async () => {
+    const { fake } = await start();
+    const win = FakeBrowserWindow.all[0]!;
+    expect(win.options.webPreferences).toMatchObject({ ...WEB_PREFERENCES, preload: expect.stringMatching(/preload\.cjs$/) });
+    expect(win.loaded).toEqual([APP_URL]);
+    const nav = fakeEvent();
+    win.webContents.emit('will-navigate', nav, 'https://evil.example/');
+    expect(nav.defaultPrevented).toBe(true);
+    const inApp = fakeEvent();
+    win.webContents.emit('will-navigate', inApp, `${APP_URL}#view=nodes`);
+    expect(inApp.defaultPrevented).toBe(false);
+    expect(win.webContents.windowOpenHandler!({ url: 'https://example.org/' } as Electron.HandlerDetails)).toEqual({ action: 'deny' });
+    let granted: boolean | null = null;
+    (fake.permission.request as unknown as (wc: unknown, p: string, cb: (ok: boolean) => void) => void)({}, 'media', (ok) => (granted = ok));
+    expect(granted).toBe(false);
+    // The page comes from our scheme, with the dashboard's CSP, and nothing outside the build.
+    const page = await fake.protocolHandlers.get('gatehop')!(new Request('gatehop://app/index.html'));
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+    expect((await fake.protocolHandlers.get('gatehop')!(new Request('gatehop://app/..%2f..%2fpackage.json'))).status).toBe(404);
+  });
+
+  it('hides on close (telling the user once that Gatehop keeps running) and remembers its bounds', async () => {
+    await start();
+    const win = FakeBrowserWindow.all[0]!;
+    await new Promise((r) => setTimeout(r, 0));
+    expect(win.visible).toBe(true);
+    expect(win.userClose().defaultPrevented).toBe(true);
+    expect(win.visible).toBe(false);
+    win.userClose();
+    expect(FakeNotification.shown.filter((n) => /keeps running/.test(n.title ?? ''))).toHaveLength(1);
+  });
+
+  it('ignores IPC from another frame and rejects invalid payloads with a coded error', async () => {
+    const { fake } = await start();
+    const win = FakeBrowserWindow.all[0]!;
+    const setMode = fake.handlers.get(channelOf('setMode'))!;
+    const own = { sender: win.webContents, senderFrame: { url: `${APP_URL}` } } as unknown as Electron.IpcMainInvokeEvent;
+    const foreign = { sender: win.webContents, senderFrame: { url: 'https://evil.example/' } } as unknown as Electron.IpcMainInvokeEvent;
+    expect(await setMode(foreign, { auto: true })).toEqual({ ok: false, error: { code: 'GH_ERR_IPC_FORBIDDEN', message: expect.any(String) } });
+    expect(await setMode(own, { auto: 'yes' })).toMatchObject({ ok: false, error: { code: 'GH_ERR_IPC_BAD_REQUEST' } });
+    // The direct egress has no switching: the core's own code comes back.
+    expect(await setMode(own, { auto: true })).toMatchObject({ ok: false, error: { code: 'GH_ERR_API_UNSUPPORTED' } });
+  });
+});
+
+describe('the IPC round trip', () => {
+  it('IpcCoreClient → the real preload → ipcMain handlers answer every operation, and events arrive', async () => {
+    const { fake } = await start();
+    const win = FakeBrowserWindow.all[0]!;
+    // The renderer side of Electron, wired to the fake main side.
+    const listeners = new Set<(e: unknown, ...args: unknown[]) => void>();
+    let exposed: GatehopBridge | null = null;
+    vi.doMock('electron', () => ({
+      contextBridge: { exposeInMainWorld: (key: string, api: GatehopBridge) => key === 'gatehop' && (exposed = api) },
+      ipcRenderer: {
+        invoke: async (channel: string, payload: unknown) => fake.handlers.get(channel)!({ sender: win.webContents, senderFrame: { url: APP_URL } } as unknown as Electron.IpcMainInvokeEvent, payload),
+        on: (channel: string, fn: (e: unknown, ...a: unknown[]) => void) => channel === EVENT_CHANNEL && listeners.add(fn),
+        removeListener: (_c: string, fn: (e: unknown, ...a: unknown[]) => void) => listeners.delete(fn),
+      },
+    }));
+    await import('../../electron/preload.js');
+    vi.doUnmock('electron');
+    expect(Object.keys(exposed!).sort()).toEqual([...opNames, 'subscribe'].sort()); // nothing else is exposed
+    const client = new IpcCoreClient(exposed!);
+    const seen: string[] = [];
+    client.subscribe((e) => seen.push(e.type));
+    // Every operation reaches the core and comes back validated (ok, or the core's coded refusal).
+    const inputs: Record<string, unknown> = { closeConnection: { id: '999' }, switchNode: {}, setMode: { auto: true }, closeDraining: { egressId: 'x' }, putSettings: { language: 'en' }, setSystemProxy: { enabled: false }, getLatency: {} };
+    for (const name of opNames) {
+      const r = await client.call(name, (inputs[name] ?? {}) as never);
+      if (r.ok) continue;
+      expect(r.error.code, name).toMatch(/^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED)$/);
+    }
+    expect((await client.call('getStatus', {})).ok).toBe(true);
+    expect((await client.call('getSettings', {})).ok).toBe(true);
+    // Events: what the admin API publishes reaches the window (status every 2 s at least).
+    for (const fn of listeners) fn({}, 'log', { time: 1, level: '30', msg: 'hello' });
+    await vi.waitFor(() => expect(win.webContents.sent.some((m) => m.channel === EVENT_CHANNEL && m.args[0] === 'status')).toBe(true), { timeout: 5000 });
+    for (const m of win.webContents.sent) for (const fn of listeners) fn({}, ...m.args);
+    expect(seen).toContain('log');
+    expect(seen).toContain('status');
+    expect(eventKeys).toContain('status');
+    client.close();
+  });
+});

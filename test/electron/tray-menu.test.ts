@@ -1,0 +1,71 @@
+import { describe, expect, it, vi } from 'vitest';
+import { buildTrayMenu, iconStateOf, tooltipOf, topNodes, type TrayActions, type TrayState } from '../../electron/tray-menu.js';
+import { trayIconPath } from '../../electron/icons.js';
+import { node, status } from '../../renderer/test/fakes.js';
+
+const actions = (): TrayActions => ({ pickNode: vi.fn(), setAuto: vi.fn(), setSystemProxy: vi.fn(), copy: vi.fn(), refreshNodes: vi.fn(), openWindow: vi.fn(), setStartAtLogin: vi.fn(), quit: vi.fn() });
+const state = (over: Partial<TrayState> = {}): TrayState => ({
+  status: status({ active: { egressId: 't1', nodeId: 'node-3', host: '203.0.113.3', country: 'Japan', proto: 'udp', since: 0, state: 'ready', rttMs: 41.6, sessions: 2 } }),
+  nodes: Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i, state: i === 3 ? 'active' : 'candidate' })),
+  sysproxy: { supported: true, backend: 'GNOME', current: 'none', enabled: false, error: null },
+  startAtLogin: false,
+  proxyAddress: '127.0.0.1:1080',
+  ...over,
+});
+
+describe('the tray menu', () => {
+  it('lists the best 15 nodes as radio items with the active one checked; picking one pins and switches', () => {
+    const a = actions();
+    const menu = buildTrayMenu(state(), a);
+    const nodes = menu.find((i) => i.id === 'nodes')!.submenu as Electron.MenuItemConstructorOptions[];
+    const radios = nodes.filter((i) => i.type === 'radio');
+    expect(radios).toHaveLength(15);
+    expect(radios.filter((i) => i.checked).map((i) => i.id)).toEqual(['node:node-3']);
+    expect(radios[0]!.label).toBe('🇰🇷 Korea · public-vpn-0 · 10 ms');
+    radios[5]!.click!({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    expect(a.pickNode).toHaveBeenCalledWith('node-5');
+    nodes.find((i) => i.id === 'more')!.click!({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    expect(a.openWindow).toHaveBeenCalledWith('nodes');
+  });
+
+  it('keeps a low-scoring active node in the list', () => {
+    const nodes = Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i }));
+    expect(topNodes(nodes, 'node-29').map((n) => n.id)).toContain('node-29');
+    expect(topNodes(nodes, 'node-29')).toHaveLength(15);
+  });
+
+  it('the checkboxes reflect and set auto-select and the system proxy; the status line, tooltip and icon follow the state', () => {
+    const a = actions();
+    const menu = buildTrayMenu(state(), a);
+    const auto = menu.find((i) => i.id === 'auto')!;
+    expect(auto.checked).toBe(true);
+    auto.click!({ checked: false } as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    expect(a.setAuto).toHaveBeenCalledWith(false);
+    menu.find((i) => i.id === 'sysproxy')!.click!({ checked: true } as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    expect(a.setSystemProxy).toHaveBeenCalledWith(true);
+    expect(menu[0]!.label).toBe('Connected: 🇰🇷 Korea · public-vpn-3 · 42 ms');
+    expect(tooltipOf(state())).toBe('Gatehop: KR public-vpn-3 · 42 ms · 1 session');
+    expect(iconStateOf(state())).toBe('connected');
+    const switching = state({ status: status({ switches: { total: 1, failed: 0, state: 'connecting', inProgress: 2, last: null } }) });
+    expect(iconStateOf(switching)).toBe('switching');
+    expect(buildTrayMenu(switching, a)[0]!.label).toBe('Switching… (connecting)');
+    const none = state({ status: status({ active: null, network: { state: 'waiting', reason: 'no-node-list', since: 1, attempts: 2, nextAttemptAt: 5 } }) });
+    expect(iconStateOf(none)).toBe('no-node');
+    expect(tooltipOf(none)).toBe('Gatehop: waiting for the network');
+    expect(iconStateOf(state({ status: null }))).toBe('error');
+    const unsupported = buildTrayMenu(state({ sysproxy: { supported: false, backend: null, current: null, enabled: false, error: 'x' } }), a);
+    expect(unsupported.find((i) => i.id === 'sysproxy')).toMatchObject({ enabled: false, label: 'System proxy (not supported here)' });
+  });
+
+  it('copies an IPv6 proxy address in brackets', () => {
+    const a = actions();
+    buildTrayMenu(state({ proxyAddress: '::1:1080' }), a).find((i) => i.id === 'copy-env')!.click!({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    expect(a.copy).toHaveBeenCalledWith('export https_proxy=http://[::1]:1080 http_proxy=http://[::1]:1080 all_proxy=socks5h://[::1]:1080');
+  });
+
+  it('picks template images on macOS, light/dark ICO on Windows, 32 px PNG on Linux', () => {
+    expect(trayIconPath('/a', 'connected', 'darwin', false)).toBe('/a/tray/tray-connectedTemplate.png');
+    expect(trayIconPath('/a', 'error', 'win32', true)).toBe('/a/tray/tray-error-dark.ico');
+    expect(trayIconPath('/a', 'switching', 'linux', false)).toBe('/a/tray/tray-switching-32.png');
+  });
+});
