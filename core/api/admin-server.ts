@@ -258,6 +258,7 @@ export class AdminServer {
     for (const off of this.#unsubscribe.splice(0)) off();
     if (this.#statusTimer) clearInterval(this.#statusTimer);
     this.#statusTimer = null;
+    this.metrics.close();
     this.#events.close();
     this.#websockets.close();
     for (const s of [...this.#streams]) s.destroy();

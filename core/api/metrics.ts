@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { TunnelEgress, type Egress } from '../egress/index.js';
 import type { AdminCore } from './admin-core.js';
@@ -74,12 +75,37 @@ export interface Metrics {
   registry: Registry;
   /** Feeds switch durations (the histogram needs each observation). */
   observeSwitch(durationMs: number): void;
+  /** The main event loop's delay since the last scrape (ms): what a stalled tray or window feels. */
+  loopDelayMs(): { p50: number; p99: number; max: number };
+  close(): void;
 }
 
 /** The core's Prometheus metrics (`gatehop_` prefix, base units, `_total` counters), plus process metrics. */
 export function createMetrics(core: AdminCore): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gatehop_' });
+  // Everything shares this event loop (proxy, tunnels, API, and in the desktop app the tray and
+  // IPC): its delay, per scrape window, with quantiles people can alert on.
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  let lastLoop = { p50: 0, p99: 0, max: 0 };
+  const readLoop = () => {
+    if (loop.count > 0) lastLoop = { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
+    loop.reset();
+    return lastLoop;
+  };
+  new Gauge({
+    name: 'gatehop_event_loop_delay_seconds',
+    help: 'Main event-loop delay since the previous scrape, by quantile',
+    labelNames: ['quantile'],
+    registers: [registry],
+    collect() {
+      const d = readLoop();
+      this.set({ quantile: '0.5' }, d.p50 / 1000);
+      this.set({ quantile: '0.99' }, d.p99 / 1000);
+      this.set({ quantile: '1' }, d.max / 1000);
+    },
+  });
   const totals = new TunnelTotals();
   const p = core.proxy.stats;
 
@@ -128,5 +154,7 @@ export function createMetrics(core: AdminCore): Metrics {
   return {
     registry,
     observeSwitch: (ms) => switchDuration.observe(ms / 1000),
+    loopDelayMs: () => (loop.count > 0 ? { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 } : lastLoop),
+    close: () => loop.disable(),
   };
 }

@@ -109,7 +109,7 @@ describe('admin API over the direct egress', () => {
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     const families = parsePrometheusTextFormat(res.text);
     const names = new Set(families.map((f) => f.name));
-    for (const n of ['gatehop_sessions_active', 'gatehop_sessions_total', 'gatehop_proxy_bytes_total', 'gatehop_switches_total', 'gatehop_drain_sessions', 'gatehop_process_resident_memory_bytes']) expect(names).toContain(n);
+    for (const n of ['gatehop_sessions_active', 'gatehop_sessions_total', 'gatehop_proxy_bytes_total', 'gatehop_switches_total', 'gatehop_drain_sessions', 'gatehop_process_resident_memory_bytes', 'gatehop_event_loop_delay_seconds']) expect(names).toContain(n);
     for (const f of families.filter((x) => x.name.startsWith('gatehop_'))) {
       if (f.type === 'COUNTER') expect(f.name).toMatch(/_total$/);
       expect(f.name).toMatch(/^[a-z0-9_]+$/);
