@@ -5,6 +5,7 @@ import { buildConfig, resolveConfig, startApp, type ConfigInput, type RunningApp
 import { createLogger, errorToJson, LogTap } from '../core/common/index.js';
 import { appProtocolHandler, APP_SCHEME_PRIVILEGES } from './app-protocol.js';
 import { Autostart } from './autostart.js';
+import { loadPrefs, savePrefs } from './desktop-prefs.js';
 import type { ElectronApi, IpcMainInvokeEvent } from './electron-api.js';
 import { forwardEvents, registerIpc } from './ipc.js';
 import { Lifecycle } from './lifecycle.js';
@@ -67,6 +68,9 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   }
   const admin = core.admin!;
   const notifications = new NotificationController(e);
+  const prefsFile = join(dataDir, 'desktop.json');
+  const prefs = loadPrefs(prefsFile);
+  Object.assign(notifications.enabled, prefs.notifications);
   const windows = new WindowController(e, {
     preload: o.preload,
     boundsFile: join(dataDir, 'window.json'),
@@ -89,9 +93,19 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
         autostart.set(on);
         tray.update({ startAtLogin: autostart.enabled });
       },
+      setNotification: (kind, on) => {
+        prefs.notifications[kind] = on;
+        notifications.enabled[kind] = on;
+        try {
+          savePrefs(prefsFile, prefs);
+        } catch (err) {
+          notifyError(notifications, err);
+        }
+        tray.update({ notifications: { ...prefs.notifications } });
+      },
       quit: () => void lifecycle.shutdown('tray-quit'),
     },
-    { status: null, nodes: [], sysproxy: null, startAtLogin: autostart.enabled, proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port },
+    { status: null, nodes: [], sysproxy: null, startAtLogin: autostart.enabled, notifications: { ...prefs.notifications }, proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port },
     platform,
   );
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });

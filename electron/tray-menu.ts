@@ -7,6 +7,8 @@ export interface TrayState {
   nodes: readonly NodeDto[];
   sysproxy: SysproxyState | null;
   startAtLogin: boolean;
+  /** Which notification kinds are on. */
+  notifications: Record<'switched' | 'lost' | 'sysproxy-changed', boolean>;
   /** The proxy's address as other programs use it (host:port). */
   proxyAddress: string;
 }
@@ -19,6 +21,7 @@ export interface TrayActions {
   refreshNodes(): void;
   openWindow(view?: 'nodes'): void;
   setStartAtLogin(on: boolean): void;
+  setNotification(kind: 'switched' | 'lost' | 'sysproxy-changed', on: boolean): void;
   quit(): void;
 }
 
@@ -112,6 +115,17 @@ export function buildTrayMenu(s: TrayState, a: TrayActions): MenuItemOptions[] {
     { type: 'separator' },
     { id: 'open', label: 'Open Gatehop', click: () => a.openWindow() },
     { id: 'login', label: 'Start at login', type: 'checkbox', checked: s.startAtLogin, click: (item) => a.setStartAtLogin(item.checked) },
+    {
+      id: 'notifications',
+      label: 'Notifications',
+      submenu: ([['switched', 'When the node changes'], ['lost', 'When no node works'], ['sysproxy-changed', 'When another program changes the system proxy']] as const).map(([kind, label]) => ({
+        id: `notify:${kind}`,
+        label,
+        type: 'checkbox' as const,
+        checked: s.notifications[kind],
+        click: (item: { checked: boolean }) => a.setNotification(kind, item.checked),
+      })),
+    },
     { type: 'separator' },
     { id: 'quit', label: 'Quit Gatehop', click: () => a.quit() },
   ];

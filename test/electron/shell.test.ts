@@ -89,6 +89,17 @@ describe('the tray', () => {
     }
   });
 
+  it('notification kinds can be turned off from the tray, and stay off after a restart', async () => {
+    const { shell, fake } = await start({ argv: ['--hidden'] });
+    click('notify:switched', false);
+    expect(shell.notifications.enabled.switched).toBe(false);
+    expect(shell.notifications.notify('switched', 'x', 'y')).toBe(false);
+    expect(shell.notifications.notify('lost', 'x', 'y')).toBe(true);
+    expect(shell.notifications.notify('lost', 'x', 'y')).toBe(false); // rate-limited
+    const { readFileSync } = await import('node:fs');
+    expect(JSON.parse(readFileSync(join(fake.electron.app.getPath('userData'), 'desktop.json'), 'utf8'))).toMatchObject({ notifications: { switched: false, lost: true } });
+  });
+
   it('"Start at login" writes and removes an XDG autostart entry on Linux', async () => {
     const { shell } = await start({ argv: ['--hidden'] });
     click('login', true);

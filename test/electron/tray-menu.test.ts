@@ -3,12 +3,13 @@ import { buildTrayMenu, iconStateOf, tooltipOf, topNodes, type TrayActions, type
 import { trayIconPath } from '../../electron/icons.js';
 import { node, status } from '../../renderer/test/fakes.js';
 
-const actions = (): TrayActions => ({ pickNode: vi.fn(), setAuto: vi.fn(), setSystemProxy: vi.fn(), copy: vi.fn(), refreshNodes: vi.fn(), openWindow: vi.fn(), setStartAtLogin: vi.fn(), quit: vi.fn() });
+const actions = (): TrayActions => ({ pickNode: vi.fn(), setAuto: vi.fn(), setSystemProxy: vi.fn(), copy: vi.fn(), refreshNodes: vi.fn(), openWindow: vi.fn(), setStartAtLogin: vi.fn(), setNotification: vi.fn(), quit: vi.fn() });
 const state = (over: Partial<TrayState> = {}): TrayState => ({
   status: status({ active: { egressId: 't1', nodeId: 'node-3', host: '203.0.113.3', country: 'Japan', proto: 'udp', since: 0, state: 'ready', rttMs: 41.6, sessions: 2 } }),
   nodes: Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i, state: i === 3 ? 'active' : 'candidate' })),
   sysproxy: { supported: true, backend: 'GNOME', current: 'none', enabled: false, error: null },
   startAtLogin: false,
+  notifications: { switched: true, lost: true, 'sysproxy-changed': true },
   proxyAddress: '127.0.0.1:1080',
   ...over,
 });
