@@ -6,7 +6,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -16,20 +15,13 @@ import { curl } from '../helpers/curl.js';
 import { collectErrors, hasChromium, launchChromium, newContext } from '../helpers/browser.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig } from '../rig/rig.js';
+import { freePort } from '../helpers/ports.js';
 
 const ROOT = resolve(__dirname, '../..');
 const BIN = join(ROOT, 'bin/gatehop.js');
 const ART = join(ROOT, '.artifacts/screenshots');
 const DOCS = join(ROOT, 'docs/screenshots');
 const TOKEN = 'browser-rig-token-0123456789abcdef';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig', () => {
   let rig: Rig;

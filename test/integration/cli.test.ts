@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { curl } from '../helpers/curl.js';
 import { Servers, startHttpServer } from '../helpers/servers.js';
+import { freePort } from '../helpers/ports.js';
 
 const BIN = resolve(__dirname, '../../bin/gatehop.js');
 const servers = new Servers();
@@ -53,14 +54,6 @@ function ready(run: Run): Promise<string> {
     run.exited.then((code) => reject(new Error(`exited ${code} before ready: ${run.stderr()}`)));
     check();
   });
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 describe('gatehop CLI', () => {

@@ -5,7 +5,6 @@
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -16,15 +15,7 @@ import { LogTap } from '../../core/common/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { until } from '../helpers/fds.js';
 import { vpnGateCsv } from '../helpers/vpngate-fixtures.js';
-
-/** A loopback port with nothing listening on it (connections are refused). */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+import { freePort } from '../helpers/ports.js';
 
 describe('a start while the list endpoint is down', () => {
   let app: RunningApp | null = null;
