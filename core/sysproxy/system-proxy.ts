@@ -61,6 +61,11 @@ export class SystemProxy {
     return this.#listeners.add(fn);
   }
 
+  /** The OS settings now, raw (GH_ERR_SYSPROXY_UNSUPPORTED where there is no backend). */
+  read(): Promise<FlatSettings> {
+    return this.#serial(() => this.#backend().read());
+  }
+
   /** What the OS has now (described) and what the snapshot holds. Never throws. */
   status(): Promise<SysProxyStatus> {
     return this.#serial(async () => {

@@ -4,6 +4,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useShallow } from 'zustand/react/shallow';
 import { useApp } from '../components/context.js';
+import { formatMs } from '../format.js';
 import { LATENCY_WINDOW_MS } from '../store/latency-slice.js';
 import type { LatencySample } from '../store/types.js';
 
@@ -52,8 +53,8 @@ export function Latency() {
     const series: uPlot.Series[] = [{}];
     nodeIds.forEach((id, i) => {
       const stroke = COLORS[i % COLORS.length]!;
-      series.push({ label: `${hosts[id] ?? id} (URL)`, stroke, width: 2, spanGaps: true, points: { show: true, size: 7, fill: stroke }, value: (_u, v) => (v === null ? '–' : `${Math.round(v)} ms`) });
-      series.push({ label: `${hosts[id] ?? id} (probe)`, stroke, width: 0, points: { show: true, size: 7, fill: 'transparent' }, paths: () => null, value: (_u, v) => (v === null ? '–' : `${Math.round(v)} ms`) });
+      series.push({ label: t('latency.seriesUrl', { host: hosts[id] ?? id }), stroke, width: 2, spanGaps: true, points: { show: true, size: 7, fill: stroke }, value: (_u, v) => (v === null ? '–' : formatMs(v, t)) });
+      series.push({ label: t('latency.seriesProbe', { host: hosts[id] ?? id }), stroke, width: 0, points: { show: true, size: 7, fill: 'transparent' }, paths: () => null, value: (_u, v) => (v === null ? '–' : formatMs(v, t)) });
     });
     const u = new uPlot(
       {
@@ -62,7 +63,7 @@ export function Latency() {
         series,
         // Always the whole window, so the axis reads in minutes and new points enter at the right.
         scales: { x: { time: true, range: () => [Date.now() / 1000 - LATENCY_WINDOW_MS / 1000, Date.now() / 1000] }, y: { range: (_u, _min, max) => [0, Math.max(50, Math.ceil((max * 1.15) / 10) * 10)] } },
-        axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map((v) => `${v} ms`), size: 70 }],
+        axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map((v) => formatMs(v, t)), size: 80 }],
         cursor: { focus: { prox: 30 } },
         legend: { live: true },
       },
@@ -78,7 +79,7 @@ export function Latency() {
       plot.current = null;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- data is pushed below without a rebuild
-  }, [key, empty]);
+  }, [key, empty, t]);
 
   useEffect(() => {
     plot.current?.setData(data);
