@@ -13,8 +13,9 @@ else
   echo "skipped: needs root (to install clang/wasi-libc) or the toolchain present"
 fi
 echo "== build";    npm run build --silent
-# The switching load tests saturate the machine on purpose; beside other suites on two cores they
-# measure CPU contention instead of switching. They run alone, after the rest (two workers).
-SOLO="test/e2e/switching-rig.test.ts"
-echo "== tests";    npx vitest run --exclude "$SOLO"
-echo "== tests (alone: $SOLO)"; npx vitest run "$SOLO"
+# The switching load tests saturate the machine on purpose, and the browser suite runs Chromium
+# against a rig; beside other suites on two cores they would measure CPU contention instead of
+# what they test. They run after the rest, one file at a time.
+SOLO=("test/e2e/switching-rig.test.ts" "test/browser/ui-rig.test.ts")
+echo "== tests";    npx vitest run "${SOLO[@]/#/--exclude=}"
+for f in "${SOLO[@]}"; do echo "== tests (alone: $f)"; npx vitest run "$f"; done

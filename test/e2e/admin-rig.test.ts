@@ -89,7 +89,7 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     expect((clashProxiesSchema.parse(await get('/proxies'))).proxies.GATEHOP!.now).toBe(target);
     // Through a node that has no tunnel up: one is opened for the test.
     const other = names.find((n) => n !== target)!;
-    const delay = await apiRequest(port, 'GET', `/proxies/${encodeURIComponent(other)}/delay?url=${encodeURIComponent(rig.url('/generate_204'))}&timeout=10000`, { token });
+    const delay = await apiRequest(port, 'GET', `/proxies/${encodeURIComponent(other)}/delay?url=${encodeURIComponent(rig.url('/generate_204'))}&timeout=30000`, { token });
     expect(delay.status).toBe(200);
     expect(clashDelaySchema.parse(delay.json()).delay).toBeGreaterThanOrEqual(0);
     expect(clashProxiesSchema.parse(await get('/proxies')).proxies[other]!.history).toHaveLength(1);
@@ -102,7 +102,7 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     } finally {
       rig.resume(paused.id);
     }
-  }, 60_000);
+  }, 120_000);
 
   it('/metrics shows switches, node RTTs and tunnel counters', async () => {
     const text = (await apiRequest(port, 'GET', '/metrics', { token })).text;
