@@ -6,6 +6,7 @@ import { upsertAuthFile } from '../socks5/index.js';
 import { Store } from '../store/index.js';
 import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
+import { checkSetup, formatProblem } from './check.js';
 import { resolveConfig } from './settings-file.js';
 import { createSystemProxy } from './system-proxy-setup.js';
 
@@ -176,10 +177,9 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function buildCli(): Command {
-  const program = new Command('gatehop')
-    .description('One local SOCKS5 + HTTP proxy over the VPN Gate volunteer network')
-    .version(VERSION)
+/** The daemon's flags; `gatehop check` takes the same ones. */
+function withRunOptions(cmd: Command): Command {
+  return cmd
     .option('--listen <host:port>', 'proxy listen address (default 127.0.0.1:1080)')
     .option('--egress <kind>', 'direct | vpngate (default vpngate)')
     .option('--admin <host:port|off>', 'admin API address (default 127.0.0.1:9090)')
@@ -196,7 +196,15 @@ export function buildCli(): Command {
     .option('--max-sessions <n>', 'concurrent proxy sessions (default 1024)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'handshake deadline (default 10000)', positiveInt)
     .option('--connect-timeout-ms <ms>', 'upstream connect deadline (default 15000)', positiveInt)
-    .option('--idle-timeout-ms <ms>', 'close a session idle this long (default 300000)', positiveInt)
+    .option('--idle-timeout-ms <ms>', 'close a session idle this long (default 300000)', positiveInt);
+}
+
+export function buildCli(): Command {
+  const program = withRunOptions(
+    new Command('gatehop')
+      .description('One local SOCKS5 + HTTP proxy over the VPN Gate volunteer network')
+      .version(VERSION),
+  )
     .enablePositionalOptions()
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s.startsWith('error:') ? `gatehop: ${s}` : s) })
@@ -219,6 +227,17 @@ export function buildCli(): Command {
       }
       process.stdout.write(`gatehop: user ${user} written to ${opts.authFile}\n`);
     });
+  withRunOptions(program.command('check').description('check the config, the --ovpn profiles and the cached node list without starting (exit 0: all is well, 1: problems)')).action((flags: RunFlags) => {
+    const problems = checkSetup({ ...(flags.config ? { configPath: flags.config } : {}), flags: flagsToConfig(flags) });
+    if (problems.length === 0) {
+      process.stdout.write('gatehop check: the config, profiles and cached list are fine\n');
+      return;
+    }
+    for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
+    process.stderr.write(`gatehop check: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n`);
+    process.exitCode = 1;
+  });
+
   const sysproxy = program.command('sysproxy').description("the OS proxy settings: what they are and Gatehop's saved copy");
   for (const [name, description] of [
     ['status', 'print what the OS has now and what the snapshot holds'],

@@ -56,6 +56,25 @@ export class Store {
     this.#db = this.#open();
   }
 
+  /**
+   * The cached node list of a database file, read-only and without migrating or repairing
+   * anything (`gatehop check`). null when there is no file or no list; throws GH_ERR_STORE_FAILED
+   * when the file cannot be read as a Gatehop database.
+   */
+  static readCachedList<T>(path: string): StoredNodeList<T> | null {
+    if (!existsSync(path)) return null;
+    let db: Db | null = null;
+    try {
+      db = new Database(path, { readonly: true, fileMustExist: true });
+      const row = db.prepare('SELECT fetched_at, source, nodes_json FROM node_list WHERE id = 1').get() as { fetched_at: number; source: string; nodes_json: string } | undefined;
+      return row ? { fetchedAt: row.fetched_at, source: row.source, nodes: JSON.parse(row.nodes_json) as T[] } : null;
+    } catch (err) {
+      throw new GatehopError(ErrorCodes.STORE_FAILED, `${path}: ${(err as Error).message}`, { cause: err });
+    } finally {
+      db?.close();
+    }
+  }
+
   /** 'recovered' after a corrupt file was replaced; 'memory-only' when nothing persists any more. */
   get health(): StoreHealth {
     return this.#health;
