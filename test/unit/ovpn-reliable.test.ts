@@ -53,14 +53,17 @@ describe('control channel reliability layer', () => {
       fc.property(fc.integer({ min: 1, max: 8 }), fc.array(step, { maxLength: 120 }), (window, steps) => {
         const wire: ControlMessage[] = [];
         const acked = new Set<number>();
-        const rel = new ReliableChannel({ sendWindow: window, transmit: (m) => void wire.push(m) });
+        // Only what went on the wire can be acknowledged: an ack for a queued, never-sent id is
+        // bogus (the peer cannot have it), and the channel rightly ignores it and still sends it.
+        const transmitted = new Set<number>();
+        const rel = new ReliableChannel({ sendWindow: window, transmit: (m) => void (wire.push(m), transmitted.add(m.msgId)) });
         let firstSends = 0;
         for (const s of steps) {
           const seen = wire.length;
           if ('send' in s) rel.send(0x20, Buffer.alloc(1));
           else if ('ack' in s) {
             rel.acknowledged(s.ack);
-            for (const id of s.ack) if (id < rel.nextSendId) acked.add(id);
+            for (const id of s.ack) if (transmitted.has(id)) acked.add(id);
           } else vi.advanceTimersByTime(s.waitMs);
           for (const m of wire.slice(seen)) {
             expect(acked.has(m.msgId)).toBe(false);
@@ -74,8 +77,19 @@ describe('control channel reliability layer', () => {
         expect(rel.idle).toBe(true);
         rel.close();
       }),
+      // seed -1778723041 found the model's bug above (an ack for a queued id); it stays covered.
       { numRuns: 200 },
     );
+  });
+
+  it('sends a queued message whose id was acknowledged before it went out (a bogus ack is ignored)', () => {
+    const wire: ControlMessage[] = [];
+    const rel = new ReliableChannel({ sendWindow: 2, transmit: (m) => void wire.push(m) });
+    for (let i = 0; i < 3; i++) rel.send(0x20, Buffer.alloc(1));
+    rel.acknowledged([2]); // id 2 waits for the window: not sent, so not the peer's to ack
+    rel.acknowledged([0]);
+    expect(wire.map((m) => m.msgId)).toEqual([0, 1, 2]);
+    rel.close();
   });
 
   it('retransmits an unacknowledged message at 2, 4, 8, 16, 16 s and stops once it is acknowledged or closed', () => {
