@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { failFilterSchema, probeSpecSchema } from '../selector/index.js';
 
 /** Node groups and switching (config `groups:`). */
 export const groupOptionsSchema = z
@@ -23,9 +24,15 @@ export const groupOptionsSchema = z
         timeoutMs: z.number().int().positive().default(5_000),
         /** No sessions for this long pauses testing; the next session resumes it. */
         idleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+        /** The status that passes (default: 204 for a generate_204 URL, else any 2xx). */
+        expectedStatus: z.number().int().min(100).max(599).optional(),
       })
       .strict()
       .prefault({}),
+    /** In-tunnel probes of the active node (GOST style): tcp, http, cmd; the first runs at once. */
+    probes: z.array(probeSpecSchema).max(8).default([]),
+    /** maxFails failures within failTimeoutMs mark a node dead until a probe succeeds; maxLatencyMs skips slow nodes. */
+    failFilter: failFilterSchema.prefault({}),
   })
   .strict();
 

@@ -1,7 +1,7 @@
 import { ErrorCodes, GatehopError, Listeners, type Logger } from '../common/index.js';
 import type { Egress, EgressManager } from '../egress/index.js';
 import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource } from '../health/index.js';
-import { urlTest, type RankedNode, type Ranking, type Selector } from '../selector/index.js';
+import { defaultExpectedStatus, FailFilter, ProbeLoop, urlTest, type RankedNode, type Ranking, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import type { GroupOptions } from './options.js';
 import type { SelectionState } from './selection.js';
@@ -106,10 +106,14 @@ export class SwitchController {
   } = { windows: 0, badWindows: 0, last: null };
   /** The latest URL-test delay per node (ms; null = failed). */
   readonly urlDelays = new Map<string, { ms: number | null; at: number }>();
+  /** Nodes the probes found dead or too slow are skipped by selection (also the URL-test group's). */
+  readonly failFilter: FailFilter;
+  #probes: ProbeLoop | null = null;
 
   constructor(private readonly deps: SwitchControllerDeps) {
     this.#log = deps.logger.child({ component: 'switch' });
     this.#listeners = new Listeners(this.#log, 'switch event');
+    this.failFilter = new FailFilter(deps.options.failFilter);
     this.#policy = new SwitchPolicy(deps.health);
     this.#monitor = new HealthMonitor(
       deps.health,
@@ -291,7 +295,7 @@ export class SwitchController {
     const activeId = this.#active?.node.id;
     if (nodeId) return pool.filter((n) => n.id === nodeId && n.id !== activeId);
     const ranking = await this.#ranking(kind);
-    const ranked = ranking.ranked.map((r) => r.node).filter((n) => n.id !== activeId);
+    const ranked = ranking.ranked.map((r) => r.node).filter((n) => n.id !== activeId && this.failFilter.allows(n.id));
     const pinned = this.pinned;
     if (this.mode === 'manual' && pinned && pinned !== activeId) {
       const pin = pool.find((n) => n.id === pinned);
@@ -362,6 +366,7 @@ export class SwitchController {
       }),
     );
     this.#active = held;
+    this.#startProbes(held);
     this.deps.manager.setActive(egress, `${reason} → ${node.id}`);
     this.#log.info({ event: 'tunnel-active', nodeId: node.id, egressId: egress.id, previous: old?.node.id ?? null }, `new sessions leave through ${node.id}`);
     this.#monitor.watch(egress);
@@ -452,7 +457,7 @@ export class SwitchController {
     const { url, timeoutMs } = this.deps.options.urlTest;
     let ms: number | null = null;
     try {
-      ms = await urlTest(async (host, port, o) => (await h.egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal: this.#abort.signal });
+      ms = await urlTest(async (host, port, o) => (await h.egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal: this.#abort.signal, ...this.#expected(url) });
       this.deps.selector.recordSuccess(h.node.id, { urlMs: ms });
     } catch (err) {
       if (this.#stopped) return;
@@ -477,7 +482,7 @@ export class SwitchController {
     const signal = AbortSignal.any([deadline, this.#abort.signal]);
     const egress = open ?? (await this.deps.open(node, { signal, timeoutMs, id: `delay-${++this.#tunnelSeq}` }));
     try {
-      const ms = await urlTest(async (host, port, o) => (await egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal });
+      const ms = await urlTest(async (host, port, o) => (await egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal, ...this.#expected(url) });
       this.urlDelays.set(nodeId, { ms, at: Date.now() });
       this.#emit({ type: 'url-test', nodeId, ms });
       return ms;
@@ -497,12 +502,38 @@ export class SwitchController {
     void this.#begin(`pinned node ${pinned} answers again`, 'auto', pinned);
   }
 
+  /** The URL test checks the configured status, 204 for a generate_204 URL, else any 2xx. */
+  #expected(url: string): { expectedStatus?: number } {
+    const configured = this.deps.options.urlTest.expectedStatus;
+    if (configured !== undefined) return { expectedStatus: configured };
+    return /generate_204(\?|$)/.test(url) ? { expectedStatus: defaultExpectedStatus(url) } : {};
+  }
+
+  /** The active node's probes: results feed the fail filter; the active node found dead is left at once. */
+  #startProbes(held: Held): void {
+    this.#probes?.close();
+    this.#probes = null;
+    const specs = this.deps.options.probes;
+    if (specs.length === 0) return;
+    const loop = new ProbeLoop(held.node.id, specs, async (host, port, o) => (await held.egress.connectTcp(host, port, o)).stream, this.failFilter, (r) => {
+      if (!r.ok) this.#log.info({ event: 'probe-failed', nodeId: r.nodeId, probe: r.spec.type, err: r.error, dead: r.dead }, `${r.spec.type} probe of ${r.nodeId} failed${r.dead ? ': node marked dead' : ''}`);
+      else if (r.changed) this.#log.info({ event: 'probe-recovered', nodeId: r.nodeId, probe: r.spec.type, ms: r.ms }, `${r.nodeId} answers its probes again`);
+      if (r.dead && r.changed && this.#active === held) void this.#begin(`active node ${r.nodeId} failed ${this.deps.options.failFilter.maxFails} probes`, 'urgent');
+    }, this.#log);
+    this.#probes = loop;
+    held.off.push(() => {
+      loop.close();
+      if (this.#probes === loop) this.#probes = null;
+    });
+    loop.start();
+  }
+
   async #lookForBetter(): Promise<void> {
     const active = this.#active!;
     const ranking = await this.deps.selector.rank(this.deps.nodes());
     if (this.#running || this.#active !== active) return;
     const current = ranking.ranked.find((r) => r.node.id === active.node.id);
-    const best = ranking.ranked.find((r) => r.node.id !== active.node.id);
+    const best = ranking.ranked.find((r) => r.node.id !== active.node.id && this.failFilter.allows(r.node.id));
     if (!best || !current) return;
     const why = this.#better(best, current);
     if (!why) return;

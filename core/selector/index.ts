@@ -4,4 +4,5 @@ export { computePriors, topK, type PriorTerms } from './priors.js';
 export { scoreNode, type ScoreTerms } from './score.js';
 export { probeNode, tcpHandshakeMs, openvpnUdpResetMs, mapBounded, type ProbeResult } from './probes.js';
 export { backoffMs, withFailure, withSuccess, inBackoff } from './history.js';
-export { urlTest, type Dialer } from './url-test.js';
+export { urlTest, type Dialer, type UrlTestOptions } from './url-test.js';
+export { defaultExpectedStatus, FailFilter, failFilterSchema, probeSpecSchema, ProbeLoop, runProbe, type FailFilterOptions, type ProbeSpec } from './node-probes.js';

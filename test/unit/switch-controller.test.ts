@@ -20,6 +20,12 @@ function node(id: string): VpnGateNode {
 /** A tunnel stand-in over the host network whose death and silence the test controls. */
 class FakeTunnel extends DirectEgress implements NodeTunnel {
   responsive = true;
+  /** Reaches nothing inside (the node is up, but its network is broken): connects are refused. */
+  broken = false;
+  override connectTcp(...args: Parameters<DirectEgress['connectTcp']>): ReturnType<DirectEgress['connectTcp']> {
+    if (this.broken) return Promise.reject(new Error(`${this.nodeId}: nothing answers inside`));
+    return super.connectTcp(...args);
+  }
   readonly #close = new Set<(r: string) => void>();
   readonly #live = new Set<(ok: boolean, quietMs: number) => void>();
   constructor(id: string, readonly nodeId: string) {
@@ -62,7 +68,10 @@ interface World {
 }
 
 const worlds: World[] = [];
+/** Nodes whose tunnels come up but reach nothing (their probes fail). */
+const brokenInside = new Set<string>();
 afterEach(async () => {
+  brokenInside.clear();
   for (const w of worlds.splice(0)) {
     await w.controller.stop();
     await w.manager.close();
@@ -81,6 +90,7 @@ function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0
   const open: OpenTunnel = async (n, o) => {
     if (failing.has(n.id)) throw new Error(`${n.id} refused`);
     const t = new FakeTunnel(o.id, n.id);
+    t.broken = brokenInside.has(n.id);
     opened.push(t);
     return t;
   };
@@ -101,6 +111,25 @@ const states = (w: World) => w.events.flatMap((e) => (e.type === 'state' ? [e.st
 const activeNode = (w: World) => (w.manager.active as FakeTunnel | null)?.nodeId ?? null;
 
 describe('SwitchController', () => {
+  it('leaves an active node that fails its probes maxFails times, and skips it while it is dead (issue #15)', async () => {
+    const { createServer } = await import('node:net');
+    const target = createServer((c) => c.end());
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()));
+    const addr = `127.0.0.1:${(target.address() as import('node:net').AddressInfo).port}`;
+    brokenInside.add('a');
+    const w = world({ groups: { probes: [{ type: 'tcp', addr, intervalMs: 1_000, timeoutMs: 500 }], failFilter: { maxFails: 2, failTimeoutMs: 60_000 } } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active first (best score)');
+    await eventually(() => activeNode(w) === 'b', 5_000, 'a left after two failed probes');
+    expect(w.controller.failFilter.isDead('a')).toBe(true);
+    expect(w.controller.lastSwitch).toMatchObject({ kind: 'urgent', from: 'a', to: 'b', reason: expect.stringMatching(/failed 2 probes/) });
+    await eventually(() => w.controller.state === 'idle');
+    // The best by score is still a, but it is dead: an explicit "best now" picks around it.
+    const r = await w.controller.switchNow().done;
+    expect(r.to).toBe('c');
+    await new Promise<void>((res) => target.close(() => res()));
+  });
+
   it('brings the best node up through Selecting → Connecting → Promoting → Draining → Idle', async () => {
     const w = world();
     w.controller.start();
