@@ -5,19 +5,22 @@ export type NotificationKind = 'switched' | 'lost' | 'sysproxy-changed' | 'tray-
 /** At most one notification of a kind per this long: a flapping network must not spam the desktop. */
 export const NOTIFY_MIN_INTERVAL_MS = 30_000;
 
-/** Native notifications, rate-limited per kind, each kind switchable off. */
+/**
+ * Native notifications, rate-limited per kind, each kind switchable off (in the window's
+ * Settings and the tray; `isEnabled` reads the current choice at the moment of notifying).
+ */
 export class NotificationController {
   readonly #lastAt = new Map<NotificationKind, number>();
-  readonly enabled: Record<NotificationKind, boolean> = { switched: true, lost: true, 'sysproxy-changed': true, 'tray-hint': true };
   shown = 0;
 
   constructor(
     private readonly e: Pick<ElectronApi, 'Notification'>,
+    private readonly isEnabled: (kind: NotificationKind) => boolean = () => true,
     private readonly now: () => number = Date.now,
   ) {}
 
   notify(kind: NotificationKind, title: string, body: string): boolean {
-    if (!this.enabled[kind] || !this.e.Notification.isSupported()) return false;
+    if (!this.isEnabled(kind) || !this.e.Notification.isSupported()) return false;
     const last = this.#lastAt.get(kind);
     if (last !== undefined && this.now() - last < NOTIFY_MIN_INTERVAL_MS) return false;
     this.#lastAt.set(kind, this.now());

@@ -1,11 +1,10 @@
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { NodeDto, Status, SysproxyState } from '../core/api/index.js';
+import type { NodeDto, Settings, Status, SysproxyState } from '../core/api/index.js';
 import { buildConfig, resolveConfig, startApp, type ConfigInput, type RunningApp } from '../core/app/index.js';
 import { createLogger, errorToJson, LogTap } from '../core/common/index.js';
 import { appProtocolHandler, APP_SCHEME_PRIVILEGES } from './app-protocol.js';
 import { Autostart } from './autostart.js';
-import { loadPrefs, savePrefs } from './desktop-prefs.js';
 import type { ElectronApi, IpcMainInvokeEvent } from './electron-api.js';
 import { forwardEvents, registerIpc } from './ipc.js';
 import { Lifecycle } from './lifecycle.js';
@@ -67,10 +66,17 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     return null;
   }
   const admin = core.admin!;
-  const notifications = new NotificationController(e);
-  const prefsFile = join(dataDir, 'desktop.json');
-  const prefs = loadPrefs(prefsFile);
-  Object.assign(notifications.enabled, prefs.notifications);
+  const ops = admin.operations;
+  // Which kinds are on lives in the core's settings (the window's Settings and the tray both change it).
+  const notifyPrefs = (): Settings['notifications'] => {
+    try {
+      return (ops.getSettings({}) as { settings: Settings }).settings.notifications;
+    } catch {
+      return { switched: true, lost: true, sysproxyChanged: true };
+    }
+  };
+  const KIND_KEY = { switched: 'switched', lost: 'lost', 'sysproxy-changed': 'sysproxyChanged' } as const;
+  const notifications = new NotificationController(e, (kind) => kind === 'tray-hint' || notifyPrefs()[KIND_KEY[kind]]);
   const windows = new WindowController(e, {
     preload: o.preload,
     boundsFile: join(dataDir, 'window.json'),
@@ -78,7 +84,6 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   });
   const autostart = new Autostart(e.app, o.exec, platform);
   let lifecycle: Lifecycle;
-  const ops = admin.operations;
   const tray = new TrayController(
     e,
     o.assetsDir,
@@ -94,18 +99,17 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
         tray.update({ startAtLogin: autostart.enabled });
       },
       setNotification: (kind, on) => {
-        prefs.notifications[kind] = on;
-        notifications.enabled[kind] = on;
         try {
-          savePrefs(prefsFile, prefs);
+          const next = { ...notifyPrefs(), [KIND_KEY[kind]]: on };
+          ops.putSettings({ notifications: next });
+          tray.update({ notifications: trayNotifications(next) });
         } catch (err) {
           notifyError(notifications, err);
         }
-        tray.update({ notifications: { ...prefs.notifications } });
       },
       quit: () => void lifecycle.shutdown('tray-quit'),
     },
-    { status: null, nodes: [], sysproxy: null, startAtLogin: autostart.enabled, notifications: { ...prefs.notifications }, proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port },
+    { status: null, nodes: [], sysproxy: null, startAtLogin: autostart.enabled, notifications: trayNotifications(notifyPrefs()), proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port },
     platform,
   );
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
@@ -141,7 +145,8 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       const active = st.active?.nodeId ?? null;
       if (lastActive && !active && st.switches.inProgress === null) notifications.notify('lost', 'Gatehop lost its node', 'The active node stopped answering and no other node works yet; Gatehop keeps trying.');
       lastActive = active;
-      tray.update({ status: st });
+      // The window may have changed the notification kinds: the tray's checkboxes follow.
+      tray.update({ status: st, notifications: trayNotifications(notifyPrefs()) });
     } else if (event === 'nodes') tray.update({ nodes: (data as { nodes: NodeDto[] }).nodes });
     else if (event === 'switch') {
       const ev = data as { type: string; outcome?: string; to?: string; reason?: string; kind?: string };
@@ -160,6 +165,10 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   if (!o.argv.includes('--hidden')) lifecycle.watchWindow(windows.open());
   e.app.on('second-instance', () => lifecycle.watchWindow(windows.open()));
   return { core, tray, windows, notifications, lifecycle, loopDelay };
+}
+
+function trayNotifications(n: Settings['notifications']): { switched: boolean; lost: boolean; 'sysproxy-changed': boolean } {
+  return { switched: n.switched, lost: n.lost, 'sysproxy-changed': n.sysproxyChanged };
 }
 
 function notifyError(n: NotificationController, err: unknown): void {

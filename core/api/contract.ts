@@ -58,6 +58,8 @@ export const settingsSchema = z
       .strict(),
     drainGraceMs: z.number().int().min(0).max(24 * 3_600_000),
     language: z.enum(['auto', 'en', 'zh-CN']),
+    /** Desktop notifications by kind (the tray app reads them; live). */
+    notifications: z.object({ switched: z.boolean(), lost: z.boolean(), sysproxyChanged: z.boolean() }).strict(),
   })
   .strict();
 export type Settings = z.infer<typeof settingsSchema>;

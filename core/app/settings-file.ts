@@ -69,8 +69,10 @@ export function layerInputs(fromFile: ConfigInput, saved: Partial<Settings>): Co
   return merged as ConfigInput;
 }
 
-/** The settings a config stands for (what the window shows). */
-export function settingsOfConfig(c: GatehopConfig, language: Settings['language']): Settings {
+export const DEFAULT_NOTIFICATIONS: Settings['notifications'] = Object.freeze({ switched: true, lost: true, sysproxyChanged: true });
+
+/** The settings a config stands for (what the window shows); language and notifications live only in saved settings. */
+export function settingsOfConfig(c: GatehopConfig, language: Settings['language'], notifications: Settings['notifications'] = DEFAULT_NOTIFICATIONS): Settings {
   return {
     listen: formatEndpoint(c.listen),
     authFile: c.authFile ?? null,
@@ -80,6 +82,7 @@ export function settingsOfConfig(c: GatehopConfig, language: Settings['language'
     autoSelect: { intervalMs: c.groups.urlTest.intervalMs, toleranceMs: c.groups.urlTest.toleranceMs, url: c.groups.urlTest.url },
     drainGraceMs: c.switching.drainGraceMs,
     language,
+    notifications: { ...notifications },
   };
 }
 
@@ -94,7 +97,7 @@ function flagKeysOf(flags: ConfigInput): Array<keyof Settings> {
 }
 
 /** Keys that change live (the UI's language); everything else applies at the next start. */
-const LIVE = new Set<keyof Settings>(['language']);
+const LIVE = new Set<keyof Settings>(['language', 'notifications']);
 
 /**
  * GET/PUT /settings for a running core: validates a change as the next start would see it (the
@@ -128,10 +131,10 @@ export class SettingsFile implements SettingsAccess {
     const next = { ...this.#saved, ...parsed.data };
     // Validated as the next start will build it: cross-field rules (auth off on a public address) included.
     const config = buildConfig(layerInputs(this.layers.fromFile, next), this.layers.fromFlags);
-    const settings = settingsSchema.parse(settingsOfConfig(config, next.language ?? 'auto'));
+    const settings = settingsSchema.parse(settingsOfConfig(config, next.language ?? 'auto', next.notifications));
     this.#write(next);
     this.#saved = next;
-    const now = settingsOfConfig(this.running, settings.language);
+    const now = settingsOfConfig(this.running, settings.language, settings.notifications);
     const restartRequired = (Object.keys(parsed.data) as Array<keyof Settings>).filter((k) => !LIVE.has(k) && JSON.stringify(settings[k]) !== JSON.stringify(now[k]));
     this.logger.info({ event: 'settings-saved', keys: Object.keys(parsed.data), restartRequired }, `settings saved${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`);
     return { settings, restartRequired };
@@ -139,9 +142,9 @@ export class SettingsFile implements SettingsAccess {
 
   #effective(saved: Partial<Settings>): Settings {
     try {
-      return settingsOfConfig(buildConfig(layerInputs(this.layers.fromFile, saved), this.layers.fromFlags), saved.language ?? 'auto');
+      return settingsOfConfig(buildConfig(layerInputs(this.layers.fromFile, saved), this.layers.fromFlags), saved.language ?? 'auto', saved.notifications);
     } catch {
-      return settingsOfConfig(this.running, saved.language ?? 'auto');
+      return settingsOfConfig(this.running, saved.language ?? 'auto', saved.notifications);
     }
   }
 

@@ -89,15 +89,19 @@ describe('the tray', () => {
     }
   });
 
-  it('notification kinds can be turned off from the tray, and stay off after a restart', async () => {
+  it('notification kinds are switched in the settings (tray and window alike), and stay off after a restart', async () => {
     const { shell, fake } = await start({ argv: ['--hidden'] });
     click('notify:switched', false);
-    expect(shell.notifications.enabled.switched).toBe(false);
     expect(shell.notifications.notify('switched', 'x', 'y')).toBe(false);
     expect(shell.notifications.notify('lost', 'x', 'y')).toBe(true);
     expect(shell.notifications.notify('lost', 'x', 'y')).toBe(false); // rate-limited
+    const ops = shell.core.admin!.operations;
+    expect((await ops.getSettings({})).settings.notifications).toEqual({ switched: false, lost: true, sysproxyChanged: true });
+    // The window's Settings change the same thing (over IPC it is the same operation).
+    await ops.putSettings({ notifications: { switched: true, lost: false, sysproxyChanged: true } });
+    expect(shell.notifications.notify('switched', 'x', 'y')).toBe(true);
     const { readFileSync } = await import('node:fs');
-    expect(JSON.parse(readFileSync(join(fake.electron.app.getPath('userData'), 'desktop.json'), 'utf8'))).toMatchObject({ notifications: { switched: false, lost: true } });
+    expect(JSON.parse(readFileSync(join(fake.electron.app.getPath('userData'), 'settings.json'), 'utf8'))).toMatchObject({ settings: { notifications: { switched: true, lost: false } } });
   });
 
   it('"Start at login" writes and removes an XDG autostart entry on Linux', async () => {

@@ -114,6 +114,8 @@ export const en = {
     drainGraceMin: 'Drain grace (minutes)',
     language: 'Language',
     languageAuto: 'System default',
+    notifications: 'Desktop notifications',
+    notify: { switched: 'When the node changes', lost: 'When no node works', sysproxyChanged: 'When another program changes the system proxy' },
     save: 'Save',
     saved: 'Saved.',
     restart: 'Saved. Takes effect after Gatehop restarts: {{keys}}.',

@@ -116,6 +116,8 @@ export const zhCN: Catalog = {
     drainGraceMin: '排空宽限期（分钟）',
     language: '语言',
     languageAuto: '跟随系统',
+    notifications: '桌面通知',
+    notify: { switched: '切换节点时', lost: '没有可用节点时', sysproxyChanged: '其他程序更改系统代理时' },
     save: '保存',
     saved: '已保存。',
     restart: '已保存。重启 Gatehop 后生效：{{keys}}。',

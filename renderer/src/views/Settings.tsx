@@ -15,6 +15,7 @@ interface Form {
   url: string;
   drainGraceMin: string;
   language: SettingsDto['language'];
+  notifications: SettingsDto['notifications'];
 }
 
 const toForm = (s: SettingsDto): Form => ({
@@ -28,6 +29,7 @@ const toForm = (s: SettingsDto): Form => ({
   url: s.autoSelect.url,
   drainGraceMin: String(Math.round(s.drainGraceMs / 60_000)),
   language: s.language,
+  notifications: { ...s.notifications },
 });
 
 const codes = (text: string): string[] => text.split(/[\s,]+/).map((c) => c.trim().toUpperCase()).filter(Boolean);
@@ -42,6 +44,7 @@ function fromForm(f: Form): Partial<SettingsDto> {
     autoSelect: { intervalMs: Number(f.intervalS) * 1000, toleranceMs: Number(f.toleranceMs), url: f.url.trim() },
     drainGraceMs: Number(f.drainGraceMin) * 60_000,
     language: f.language,
+    notifications: f.notifications,
   };
 }
 
@@ -101,7 +104,7 @@ export function Settings() {
       ) : null}
     </div>
   );
-  const text = (k: Exclude<keyof Form, 'preferProto' | 'language'>, type = 'text') => (
+  const text = (k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications'>, type = 'text') => (
     <input id={`set-${k}`} type={type} value={form[k]} aria-invalid={!!fieldErrors[k]} aria-describedby={fieldErrors[k] ? `err-${k}` : undefined} onChange={(e) => set(k, e.target.value)} />
   );
   return (
@@ -134,6 +137,14 @@ export function Settings() {
             <option value="zh-CN">简体中文</option>
           </select>,
         )}
+        <fieldset className="field">
+          <legend>{t('settings.notifications')}</legend>
+          {(['switched', 'lost', 'sysproxyChanged'] as const).map((k) => (
+            <label key={k} className="check">
+              <input type="checkbox" checked={form.notifications[k]} onChange={(e) => set('notifications', { ...form.notifications, [k]: e.target.checked })} /> {t(`settings.notify.${k}`)}
+            </label>
+          ))}
+        </fieldset>
         {coreError ? (
           <p role="alert" className="field-error">
             {coreError}
