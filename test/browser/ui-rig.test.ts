@@ -198,8 +198,10 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
       expect(await tabs.count()).toBe(6);
       for (let i = 0; i < 6; i++) {
         await tabs.nth(i).click();
-        await p.waitForTimeout(300);
         const view = ['overview', 'nodes', 'latency', 'connections', 'logs', 'settings'][i]!;
+        // Shot once the view is there and past its loading state.
+        await p.locator(`#${{ overview: 'overview', nodes: 'nodes', latency: 'latency', connections: 'conn', logs: 'logs', settings: 'settings' }[view]}-h`).waitFor();
+        await p.getByText(/^(Loading|正在加载)[^\n]*…$/).waitFor({ state: 'detached' });
         await shot(p, `${variant.name}-${view}`);
       }
       if (variant.name === 'zh-CN') await p.getByRole('switch', { name: '自动选择' }).waitFor();

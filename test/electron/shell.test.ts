@@ -141,10 +141,8 @@ describe('every way out', () => {
     const fake = createFakeElectron({ userData: tmpdir() });
     const lc = new Lifecycle(fake.electron.app, () => new Promise(() => {}), { deadlineMs: 50, onSignal: () => {} });
     lc.install();
-    const started = Date.now();
-    await lc.shutdown('tray-quit');
+    await lc.shutdown('tray-quit'); // resolves only because the deadline cut the stop that never ends
     expect(fake.electron.app.exits).toEqual([1]);
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 });
 
