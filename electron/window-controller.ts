@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../core/common/index.js';
 import type { ElectronApi, WindowApi } from './electron-api.js';
 
 /** The window's page: the renderer build, served by our own privileged scheme (never a remote URL). */
@@ -118,10 +118,7 @@ export class WindowController {
 
   #saveBounds(win: WindowApi): void {
     try {
-      const file = this.opts.boundsFile;
-      if (!existsSync(dirname(file))) mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(`${file}.tmp`, JSON.stringify(win.getBounds()));
-      renameSync(`${file}.tmp`, file);
+      writeFileAtomic(this.opts.boundsFile, JSON.stringify(win.getBounds()));
     } catch {
       /* a window that forgets its place is not worth an error */
     }

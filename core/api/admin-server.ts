@@ -9,7 +9,7 @@ import { parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
 import { createMetrics, mirrorCounter, type Metrics } from './metrics.js';
 import { Router } from './router.js';
 import { staticUi, type UiHandler } from './static-ui.js';
-import { startRefresh, wireSysproxyEvents } from './node-refresh.js';
+import { startRefresh } from './node-refresh.js';
 import { failureOf, implementOperations, type OperationImpls } from './operations.js';
 import { operations, opNames } from './contract.js';
 import { z } from 'zod';
@@ -214,8 +214,7 @@ export class AdminServer {
       );
     }
     if (nodes) this.#unsubscribe.push(nodes.onChange(() => ev.publish('nodes', nodesView(this.core))));
-    const offSysproxy = wireSysproxyEvents(this.core, (event, data) => ev.publish(event, data));
-    if (offSysproxy) this.#unsubscribe.push(offSysproxy);
+    if (this.core.systemProxy) this.#unsubscribe.push(this.core.systemProxy.onEvent((e) => ev.publish('sysproxy', e)));
     if (logTap) this.#unsubscribe.push(logTap.subscribe((l) => ev.publish('log', { time: l.time, level: l.level, msg: l.msg, ...(typeof l.event === 'string' ? { event: l.event } : {}) })));
   }
 

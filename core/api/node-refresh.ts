@@ -33,8 +33,3 @@ export function startRefresh(core: AdminCore, publish: <K extends keyof EventMap
   });
   return { refreshId };
 }
-
-export function wireSysproxyEvents(core: AdminCore, publish: (event: 'sysproxy', data: EventMap['sysproxy']) => void): (() => void) | null {
-  return core.systemProxy ? core.systemProxy.onEvent((e) => publish('sysproxy', e)) : null;
-}
-

@@ -1,7 +1,7 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
-import { ErrorCodes, formatEndpoint, GatehopError, type Logger } from '../common/index.js';
+import { ErrorCodes, formatEndpoint, GatehopError, writeFileAtomic, type Logger } from '../common/index.js';
 import { settingsSchema, settingsUpdateSchema, type Settings, type SettingsAccess } from '../api/index.js';
 import { buildConfig, type ConfigInput, type GatehopConfig } from './config.js';
 
@@ -106,6 +106,8 @@ const LIVE = new Set<keyof Settings>(['language', 'notifications']);
  */
 export class SettingsFile implements SettingsAccess {
   #saved: Partial<Settings>;
+  /** What get() answers: built once per change, not per call (the desktop shell reads it often). */
+  #effectiveNow: Settings;
 
   constructor(
     private readonly running: GatehopConfig,
@@ -113,10 +115,11 @@ export class SettingsFile implements SettingsAccess {
     private readonly logger: Logger,
   ) {
     this.#saved = loadSavedSettings(running.dataDir, logger);
+    this.#effectiveNow = this.#effective(this.#saved);
   }
 
   get(): Settings {
-    return this.#effective(this.#saved);
+    return this.#effectiveNow;
   }
 
   update(patch: Partial<Settings>): { settings: Settings; restartRequired: string[] } {
@@ -134,6 +137,7 @@ export class SettingsFile implements SettingsAccess {
     const settings = settingsSchema.parse(settingsOfConfig(config, next.language ?? 'auto', next.notifications));
     this.#write(next);
     this.#saved = next;
+    this.#effectiveNow = settings;
     const now = settingsOfConfig(this.running, settings.language, settings.notifications);
     const restartRequired = (Object.keys(parsed.data) as Array<keyof Settings>).filter((k) => !LIVE.has(k) && JSON.stringify(settings[k]) !== JSON.stringify(now[k]));
     this.logger.info({ event: 'settings-saved', keys: Object.keys(parsed.data), restartRequired }, `settings saved${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`);
@@ -151,16 +155,7 @@ export class SettingsFile implements SettingsAccess {
   #write(s: Partial<Settings>): void {
     const path = settingsPath(this.running.dataDir);
     try {
-      mkdirSync(dirname(path), { recursive: true });
-      const tmp = `${path}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify({ version: 1, settings: s }, null, 1), { mode: 0o600 });
-      const fd = openSync(tmp, 'r+');
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, path);
+      writeFileAtomic(path, JSON.stringify({ version: 1, settings: s }, null, 1));
     } catch (err) {
       throw new GatehopError(ErrorCodes.STORE_FAILED, `cannot save settings to ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
     }

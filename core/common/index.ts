@@ -6,3 +6,4 @@ export { LogTap, type TappedLine } from './log-tap.js';
 export { GATEHOP_VERSION } from './version.js';
 export { Listeners } from './listeners.js';
 export { NetworkWatch, isOnline, readNetworkSnapshot, type NetworkChange, type NetworkChangeReason, type NetworkSnapshot, type NetworkWatchOptions } from './network-watch.js';
+export { writeFileAtomic } from './atomic-write.js';

@@ -1,7 +1,6 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { z } from 'zod';
-import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { ErrorCodes, GatehopError, writeFileAtomic, type Logger } from '../common/index.js';
 
 /** The user's settings before Gatehop changed them, what Gatehop set, and who set it. */
 export const snapshotSchema = z.object({
@@ -43,16 +42,7 @@ export class SnapshotKeeper {
   /** Throws GH_ERR_SYSPROXY_FAILED when the file cannot be written (then nothing may be changed). */
   save(s: SysProxySnapshot): void {
     try {
-      mkdirSync(dirname(this.file), { recursive: true });
-      const tmp = `${this.file}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(s, null, 1), { mode: 0o600 });
-      const fd = openSync(tmp, 'r+');
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, this.file);
+      writeFileAtomic(this.file, JSON.stringify(s, null, 1));
     } catch (err) {
       throw new GatehopError(ErrorCodes.SYSPROXY_FAILED, `cannot save the system proxy snapshot to ${this.file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the system proxy was not changed`, { cause: err });
     }
