@@ -79,6 +79,7 @@ export const en = {
     title: 'Latency (last 10 minutes)',
     empty: 'No latency samples yet. They appear as nodes are probed and URL-tested.',
     legend: 'Marked points: ○ probe, ● URL test',
+    time: 'Time',
     seriesUrl: '{{host}} (URL test)',
     seriesProbe: '{{host}} (probe)',
     chart: 'Latency chart',

@@ -81,6 +81,7 @@ export const zhCN: Catalog = {
     title: '延迟（最近 10 分钟）',
     empty: '尚无延迟数据。节点被探测和测速后会显示。',
     legend: '标记点：○ 探测，● URL 测试',
+    time: '时间',
     seriesUrl: '{{host}}（URL 测试）',
     seriesProbe: '{{host}}（探测）',
     chart: '延迟图表',

@@ -36,7 +36,7 @@ export function chartData(nodeIds: string[], latency: Record<string, LatencySamp
 }
 
 export function Latency() {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const nodeIds = useChartNodes();
   const latency = useApp((s) => s.latency);
   const hosts = useApp(useShallow((s) => Object.fromEntries(s.nodes.map((n) => [n.id, n.host]))));
@@ -50,7 +50,8 @@ export function Latency() {
   useEffect(() => {
     const el = box.current;
     if (!el || empty) return;
-    const series: uPlot.Series[] = [{}];
+    const clock = (secs: number) => new Date(secs * 1000).toLocaleTimeString(i18n.language, { hour: '2-digit', minute: '2-digit' });
+    const series: uPlot.Series[] = [{ label: t('latency.time'), value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleTimeString(i18n.language)) }];
     nodeIds.forEach((id, i) => {
       const stroke = COLORS[i % COLORS.length]!;
       series.push({ label: t('latency.seriesUrl', { host: hosts[id] ?? id }), stroke, width: 2, spanGaps: true, points: { show: true, size: 7, fill: stroke }, value: (_u, v) => (v === null ? '–' : formatMs(v, t)) });
@@ -63,7 +64,11 @@ export function Latency() {
         series,
         // Always the whole window, so the axis reads in minutes and new points enter at the right.
         scales: { x: { time: true, range: () => [Date.now() / 1000 - LATENCY_WINDOW_MS / 1000, Date.now() / 1000] }, y: { range: (_u, _min, max) => [0, Math.max(50, Math.ceil((max * 1.15) / 10) * 10)] } },
-        axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map((v) => formatMs(v, t)), size: 80 }],
+        axes: [
+          { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map(clock) },
+          // Whole milliseconds on the axis (the legend keeps the decimals of small values).
+          { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map((v) => t('format.ms', { value: Math.round(v) })), size: 80 },
+        ],
         cursor: { focus: { prox: 30 } },
         legend: { live: true },
       },
@@ -79,7 +84,7 @@ export function Latency() {
       plot.current = null;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- data is pushed below without a rebuild
-  }, [key, empty, t]);
+  }, [key, empty, t, i18n.language]);
 
   useEffect(() => {
     plot.current?.setData(data);

@@ -69,6 +69,8 @@ export function Settings() {
   const set = <K extends keyof Form>(k: K, v: Form[K]) => {
     setForm({ ...form, [k]: v });
     setSaved(false);
+    // An error said about a field goes when the user changes that field.
+    if (fieldErrors[k]) setFieldErrors({ ...fieldErrors, [k]: undefined });
   };
   const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
