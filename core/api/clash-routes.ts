@@ -9,7 +9,8 @@ import { clashDelayQuerySchema, clashSelectSchema } from './schemas.js';
 
 /**
  * The subset of the Clash external-controller API that dashboards (yacd, metacubexd, zashboard)
- * use to show and pick proxies: one Selector group "GATEHOP" whose members are the nodes.
+ * use to show and pick proxies: one Selector group "GATEHOP" whose members are the nodes (LoadBalance
+ * while several tunnels balance in auto mode).
  * GET /connections and DELETE /connections/:id are shared with Gatehop's own API (one shape).
  */
 export function registerClashRoutes(r: Router, core: AdminCore, streams: Set<ServerResponse>): void {
@@ -19,9 +20,12 @@ export function registerClashRoutes(r: Router, core: AdminCore, streams: Set<Ser
     return d && d.ms !== null ? [{ time: new Date(d.at).toISOString(), delay: Math.round(d.ms) }] : [];
   };
   const proxyOf = (nodeId: string) => ({ name: nodeId, type: 'OpenVPN', udp: true, history: history(nodeId) });
+  // Balancing over several tunnels (auto mode, tunnels > 1) is Clash's load-balance group, which its
+  // API spells LoadBalance; "now" is then the primary member.
+  const balancing = (): boolean => core.controller?.mode === 'auto' && (core.controller?.balance.tunnels ?? 1) > 1;
   const group = () => ({
     name: GROUP_NAME,
-    type: 'Selector',
+    type: balancing() ? 'LoadBalance' : 'Selector',
     udp: true,
     history: [],
     now: core.controller?.active?.node.id ?? core.controller?.pinned ?? '',

@@ -147,6 +147,23 @@ export function createMetrics(core: AdminCore): Metrics {
   new Gauge({ name: 'gatehop_switch_state', help: 'The switch controller state (1 for the current one)', labelNames: ['state'], registers: [registry], collect() {
     for (const s of ['idle', 'selecting', 'connecting', 'promoting', 'draining']) this.set({ state: s }, (c?.state ?? 'idle') === s ? 1 : 0);
   } });
+  // Per member (the active tunnel and the balance members), labelled by node.
+  const memberNode = (e: { egress: { id: string } }): string => (e.egress as { nodeId?: string }).nodeId ?? e.egress.id;
+  new Gauge({ name: 'gatehop_member_sessions', help: 'Sessions open on each tunnel taking new sessions (active and balance members)', labelNames: ['node', 'primary'], registers: [registry], collect() {
+    this.reset();
+    for (const e of m?.members ?? []) this.set({ node: memberNode(e), primary: String(e.primary) }, e.sessions);
+  } });
+  new Gauge({ name: 'gatehop_member_up', help: '1 for a member taking sessions, 0 for one marked down (failing probes or liveness)', labelNames: ['node'], registers: [registry], collect() {
+    this.reset();
+    for (const e of m?.members ?? []) this.set({ node: memberNode(e) }, e.down ? 0 : 1);
+  } });
+  new Gauge({ name: 'gatehop_member_rtt_seconds', help: 'Latest probe or URL-test round trip per member', labelNames: ['node'], registers: [registry], collect() {
+    this.reset();
+    for (const e of m?.members ?? []) {
+      const ms = c?.rttOf(memberNode(e));
+      if (ms != null) this.set({ node: memberNode(e) }, ms / 1000);
+    }
+  } });
   new Gauge({ name: 'gatehop_node_rtt_seconds', help: 'Probe round trip per ranked node', labelNames: ['node'], registers: [registry], collect() {
     this.reset();
     for (const r of core.selector?.last?.ranked ?? []) if (r.terms.rttMs !== null) this.set({ node: r.node.id }, r.terms.rttMs / 1000);

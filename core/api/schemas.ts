@@ -49,6 +49,27 @@ export const statusSchema = z.object({
     })
     .nullable(),
   draining: z.array(z.object({ ...nodeRef, sessions: z.number().int(), since: z.number(), graceEndsAt: z.number() })),
+  /**
+   * The tunnels taking new sessions: the active one first (primary), then the balance members
+   * (groups.balance.tunnels > 1 in auto mode). Empty with no tunnel (and with the direct egress).
+   */
+  members: z.array(
+    z.object({
+      ...nodeRef,
+      primary: z.boolean(),
+      host: z.string().nullable(),
+      country: z.string().nullable(),
+      since: z.number(),
+      /** Failing probes or liveness: new sessions avoid it while it is replaced. */
+      down: z.boolean(),
+      sessions: z.number().int(),
+      bytesUp: z.number(),
+      bytesDown: z.number(),
+      rttMs: z.number().nullable(),
+      failures: z.number().int(),
+    }),
+  ),
+  balance: z.object({ strategy: z.enum(['failover', 'round-robin', 'least-sessions', 'lowest-latency']), tunnels: z.number().int() }),
   standby: z.array(z.object({ ...nodeRef, since: z.number() })),
   sessions: z.object({ active: z.number().int(), total: z.number().int(), rejected: z.number().int() }),
   /** Bytes relayed since start, both ways (a UI turns two samples into a rate). */

@@ -34,10 +34,12 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
               since: c?.active?.since ?? core.startedAt,
               state: activeEgress.state,
               rttMs: rtt,
-              sessions: m!.activeSessions,
+              sessions: m!.members.find((x) => x.primary)?.sessions ?? 0,
             }
           : null,
     draining: (m?.draining ?? []).map((d) => ({ egressId: d.egress.id, nodeId: nodeIdOf(d.egress), sessions: d.sessions, since: d.since, graceEndsAt: d.graceEndsAt })),
+    members: membersView(core),
+    balance: c?.balance ?? { strategy: 'failover', tunnels: 1 },
     standby: c?.standby ? [{ egressId: c.standby.egress.id, nodeId: c.standby.node.id, since: c.standby.since }] : [],
     sessions: { active: proxy.stats.sessionsActive, total: proxy.stats.sessionsTotal, rejected: proxy.stats.rejected },
     traffic: { bytesUp: proxy.stats.bytesUp, bytesDown: proxy.stats.bytesDown, at: Date.now() },
@@ -54,6 +56,32 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
   };
 }
 
+/** The tunnels taking new sessions, with their per-member stats. */
+function membersView(core: AdminCore): Status['members'] {
+  const { controller: c, manager: m } = core;
+  if (!m) return [];
+  const pool = new Map((core.nodes?.nodes ?? []).map((n) => [n.id, n]));
+  const memberInfo = new Map((c?.members ?? []).map((x) => [x.egress, x]));
+  return m.members.map((e) => {
+    const nodeId = nodeIdOf(e.egress);
+    const node = nodeId ? pool.get(nodeId) : undefined;
+    return {
+      egressId: e.egress.id,
+      nodeId,
+      primary: e.primary,
+      host: node?.ip ?? null,
+      country: node?.countryLong ?? null,
+      since: e.primary ? (c?.active?.since ?? e.since) : e.since,
+      down: e.down,
+      sessions: e.sessions,
+      bytesUp: e.egress.stats.bytesUp,
+      bytesDown: e.egress.stats.bytesDown,
+      rttMs: nodeId ? (c?.rttOf(nodeId) ?? core.selector?.last?.ranked.find((r) => r.node.id === nodeId)?.terms.rttMs ?? null) : null,
+      failures: e.egress.stats.failures + (memberInfo.get(e.egress as NodeTunnel)?.failures ?? 0),
+    };
+  });
+}
+
 /** GET /nodes */
 export function nodesView(core: AdminCore): Nodes {
   const list = core.nodes;
@@ -61,12 +89,13 @@ export function nodesView(core: AdminCore): Nodes {
   const ranking = core.selector?.last ?? null;
   const c = core.controller;
   const draining = new Set((core.manager?.draining ?? []).map((d) => nodeIdOf(d.egress)));
+  const memberNodes = new Set((c?.members ?? []).map((x) => x.node.id));
   const now = Date.now();
   const nodes = list.nodes.map((n): NodeDto => {
     const ranked = ranking?.ranked.find((r) => r.node.id === n.id);
     const h = core.store?.history(n.id);
     const state: NodeDto['state'] =
-      c?.active?.node.id === n.id ? 'active' : c?.standby?.node.id === n.id ? 'standby' : draining.has(n.id) ? 'draining' : h && inBackoff(h, now) ? 'backoff' : 'candidate';
+      c?.active?.node.id === n.id || memberNodes.has(n.id) ? 'active' : c?.standby?.node.id === n.id ? 'standby' : draining.has(n.id) ? 'draining' : h && inBackoff(h, now) ? 'backoff' : 'candidate';
     return {
       id: n.id,
       host: n.id,
@@ -100,7 +129,7 @@ function splitHostPort(s: string | null): { host: string; port: string } {
 /** GET /connections (Gatehop's fields and Clash's in one shape). */
 export function connectionsView(core: AdminCore) {
   const egressNode = new Map<string, string | null>();
-  for (const e of [core.manager?.active, ...(core.manager?.draining ?? []).map((d) => d.egress)]) if (e) egressNode.set(e.id, nodeIdOf(e));
+  for (const e of [...(core.manager?.members ?? []).map((x) => x.egress), ...(core.manager?.draining ?? []).map((d) => d.egress)]) if (e) egressNode.set(e.id, nodeIdOf(e));
   const connections = [...core.proxy.sessions].map((s: ProxySession) => {
     const src = splitHostPort(s.client);
     const dst = splitHostPort(s.target);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { AdminServer, loadOrCreateAdminToken } from '../api/index.js';
 import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, type Endpoint, type Logger, type LogTap } from '../common/index.js';
 import { DirectEgress, EgressManager, SingleEgressSource, TunnelEgress, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
-import { PoolRecovery, SelectionState, SwitchController } from '../groups/index.js';
+import { PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
@@ -101,7 +101,16 @@ function startController(config: GatehopConfig, pipeline: NodePipeline, manager:
     () => controller.start(),
   );
   // A new list while nothing is up: try again at once (evaluate starts a switch when none is active).
-  nodes.onChange(() => void pipeline.rankLatest().then(() => controller.evaluate(), () => {}));
+  nodes.onChange(
+    () =>
+      void pipeline.rankLatest().then(
+        () => {
+          controller.nudgeMembers();
+          return controller.evaluate();
+        },
+        () => {},
+      ),
+  );
   return controller;
 }
 
@@ -122,11 +131,21 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   await recoverSystemProxy(systemProxy, config, logger);
   const pipeline = store ? await startNodePipeline(config, store, logger) : null;
   const egress: Egress = config.egress === 'direct' ? new DirectEgress('direct') : new UnavailableEgress('vpngate', 'no tunnel is up yet');
-  const manager = pipeline
-    ? new EgressManager(egress, logger, { drainGraceMs: config.switching.drainGraceMs, maxDraining: config.switching.maxDraining, interruptExistingConnections: config.switching.interruptExistingConnections })
+  const manager: EgressManager | null = pipeline
+    ? new EgressManager(egress, logger, {
+        drainGraceMs: config.switching.drainGraceMs,
+        maxDraining: config.switching.maxDraining,
+        interruptExistingConnections: config.switching.interruptExistingConnections,
+        strategy: config.groups.balance.strategy,
+        // Called per session, long after the controller below exists.
+        latencyOf: (e: Egress): number | null => {
+          const nodeId = (e as Partial<NodeTunnel>).nodeId;
+          return nodeId && controller ? controller.rttOf(nodeId) : null;
+        },
+      })
     : null;
   const source: EgressSource = manager ?? new SingleEgressSource(egress);
-  const controller = pipeline && manager ? startController(config, pipeline, manager, logger) : null;
+  const controller: SwitchController | null = pipeline && manager ? startController(config, pipeline, manager, logger) : null;
   const network = pipeline ? new NetworkWatch({ logger }) : null;
   const recovery =
     pipeline && controller

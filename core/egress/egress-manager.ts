@@ -1,4 +1,5 @@
 import { Listeners, type Logger } from '../common/index.js';
+import { Balancer, type BalanceStrategy } from './balance.js';
 import type { Egress, EgressLease, EgressSource } from './types.js';
 
 export interface EgressManagerOptions {
@@ -8,6 +9,10 @@ export interface EgressManagerOptions {
   maxDraining?: number;
   /** Close a replaced egress's sessions at once instead of letting them drain. */
   interruptExistingConnections?: boolean;
+  /** How sessions pick among the active egress and the balance members (default round-robin). */
+  strategy?: BalanceStrategy;
+  /** A member's recent RTT (ms), for the lowest-latency strategy. */
+  latencyOf?: (egress: Egress) => number | null;
 }
 
 export interface EgressManagerStats {
@@ -22,9 +27,20 @@ export interface EgressManagerStats {
 
 export type EgressManagerEvent =
   | { type: 'active'; egress: Egress; previous: Egress | null; reason: string }
+  | { type: 'member'; egress: Egress; change: 'added' | 'removed' | 'down' | 'up'; reason: string }
   | { type: 'lost'; egress: Egress; reason: string }
   | { type: 'draining'; egress: Egress; sessions: number; graceEndsAt: number }
   | { type: 'closed'; egress: Egress; sessions: number; reason: string };
+
+/** An egress taking new sessions: the active one (primary) or a balance member. */
+export interface ActiveMember {
+  egress: Egress;
+  primary: boolean;
+  sessions: number;
+  /** Marked down (probes, liveness): new sessions avoid it unless every member is down. */
+  down: boolean;
+  since: number;
+}
 
 export interface DrainingEgress {
   egress: Egress;
@@ -40,19 +56,25 @@ interface Lease {
 interface Entry {
   egress: Egress;
   leases: Set<Lease>;
+  down: boolean;
+  since: number;
   drainTimer: NodeJS.Timeout | null;
   drainingSince: number | null;
   graceEndsAt: number;
 }
 
 /**
- * One active egress and the draining ones (make-before-break). Each session leases the active egress
- * when it starts and keeps it for life; a replaced egress closes when its last lease is released, or
- * when drainGraceMs runs out. At most maxDraining are kept; a further switch closes the oldest.
+ * One active egress, optional balance members beside it, and the draining ones (make-before-break).
+ * Each session leases an egress when it starts (the active one, or with members one picked by the
+ * balance strategy) and keeps it for life; a replaced egress closes when its last lease is released,
+ * or when drainGraceMs runs out. At most maxDraining are kept; a further switch closes the oldest.
  */
 export class EgressManager implements EgressSource {
   #active: Entry | null = null;
+  /** Balance members besides the active egress, best-ranked first. */
+  readonly #members: Entry[] = [];
   readonly #draining: Entry[] = [];
+  readonly #balancer: Balancer;
   readonly #log: Logger;
   readonly #listeners: Listeners<EgressManagerEvent>;
   readonly stats: EgressManagerStats = { switches: 0, leases: 0, forceClosedSessions: 0, drained: 0 };
@@ -64,15 +86,34 @@ export class EgressManager implements EgressSource {
   ) {
     this.#log = logger.child({ component: 'egress-manager' });
     this.#listeners = new Listeners(this.#log, 'egress event');
+    this.#balancer = new Balancer(opts.strategy, opts.latencyOf);
+  }
+
+  /** The balance strategy; applies to the next session. */
+  get strategy(): BalanceStrategy {
+    return this.#balancer.strategy;
+  }
+
+  set strategy(s: BalanceStrategy) {
+    this.#balancer.strategy = s;
   }
 
   get active(): Egress | null {
     return this.#active?.egress ?? null;
   }
 
-  /** Sessions holding the active egress. */
+  /** Sessions holding the active egress or a member (not the draining ones). */
   get activeSessions(): number {
-    return this.#active?.leases.size ?? 0;
+    return this.#taking().reduce((n, e) => n + e.leases.size, 0);
+  }
+
+  /** The egresses taking new sessions: the active one first, then the members. */
+  get members(): readonly ActiveMember[] {
+    return this.#taking().map((e) => ({ egress: e.egress, primary: e === this.#active, sessions: e.leases.size, down: e.down, since: e.since }));
+  }
+
+  #taking(): Entry[] {
+    return [...(this.#active ? [this.#active] : []), ...this.#members];
   }
 
   get draining(): readonly DrainingEgress[] {
@@ -85,7 +126,7 @@ export class EgressManager implements EgressSource {
   }
 
   acquire(): EgressLease {
-    const entry = this.#active;
+    const entry = this.#pick();
     if (!entry) return { egress: this.fallback, release: () => {}, onRetire: () => () => {} };
     const lease: Lease = { retire: new Set() };
     entry.leases.add(lease);
@@ -107,25 +148,84 @@ export class EgressManager implements EgressSource {
     };
   }
 
+  /**
+   * The entry for a new session: by the strategy among the members not marked down; with every one
+   * down, the first (best-ranked) anyway: a member that may answer beats refusing the session.
+   */
+  #pick(): Entry | null {
+    const taking = this.#taking().filter((e) => e.egress.state !== 'closed');
+    if (taking.length <= 1) return taking[0] ?? null;
+    const up = taking.filter((e) => !e.down);
+    if (up.length === 0) return taking[0]!;
+    return up[this.#balancer.pick(up.map((e) => ({ egress: e.egress, sessions: e.leases.size })))] ?? up[0]!;
+  }
+
   /** Makes `egress` active; the previous one drains (or closes at once with interruptExistingConnections). */
   setActive(egress: Egress, reason: string): void {
     const old = this.#active;
     if (old?.egress === egress) return;
     // A draining egress made active again keeps its sessions (switching back to a node whose tunnel
     // is still up needs no new tunnel, and a server that allows one session per client is not asked for two).
-    const back = this.#draining.find((e) => e.egress === egress);
-    if (back) {
-      this.#draining.splice(this.#draining.indexOf(back), 1);
-      if (back.drainTimer) clearTimeout(back.drainTimer);
-      back.drainTimer = null;
-      back.drainingSince = null;
-      back.graceEndsAt = 0;
-    }
-    this.#active = back ?? { egress, leases: new Set(), drainTimer: null, drainingSince: null, graceEndsAt: 0 };
+    // A member made active keeps its sessions too.
+    const back = this.#takeBack(egress) ?? this.#takeMember(egress);
+    this.#active = back ?? this.#entry(egress);
     this.stats.switches++;
     this.#log.info({ event: 'egress-active', egressId: egress.id, previous: old?.egress.id ?? null, reason, reused: back !== undefined }, back ? 'a draining egress is active again' : 'new sessions use a new egress');
     this.#emit({ type: 'active', egress, previous: old?.egress ?? null, reason });
     if (old) this.#retire(old);
+  }
+
+  /** Adds a balance member: new sessions may pick it from now on. */
+  addMember(egress: Egress, reason: string): void {
+    if (this.#taking().some((e) => e.egress === egress)) return;
+    this.#members.push(this.#takeBack(egress) ?? this.#entry(egress));
+    this.#log.info({ event: 'egress-member', change: 'added', egressId: egress.id, reason }, 'a balance member takes sessions');
+    this.#emit({ type: 'member', egress, change: 'added', reason });
+  }
+
+  /**
+   * Takes a member out of selection: its sessions drain (make-before-break when a replacement was
+   * added first). A member that died (`lost`) is dropped without draining; its sessions end with it.
+   */
+  removeMember(egress: Egress, reason: string, lost = false): void {
+    const entry = this.#takeMember(egress);
+    if (!entry) return;
+    this.#log.info({ event: 'egress-member', change: 'removed', egressId: egress.id, reason, sessions: entry.leases.size }, 'a balance member leaves');
+    this.#emit({ type: 'member', egress, change: 'removed', reason });
+    if (!lost) this.#retire(entry);
+    else if (entry.leases.size === 0) this.#close(entry, reason);
+  }
+
+  /** Marks the active egress or a member down (new sessions avoid it) or up again. */
+  setDown(egress: Egress, down: boolean, reason: string): void {
+    const entry = this.#taking().find((e) => e.egress === egress);
+    if (!entry || entry.down === down) return;
+    entry.down = down;
+    this.#log.info({ event: 'egress-member', change: down ? 'down' : 'up', egressId: egress.id, reason }, down ? 'new sessions avoid an egress' : 'an egress takes sessions again');
+    this.#emit({ type: 'member', egress, change: down ? 'down' : 'up', reason });
+  }
+
+  #entry(egress: Egress): Entry {
+    return { egress, leases: new Set(), down: false, since: Date.now(), drainTimer: null, drainingSince: null, graceEndsAt: 0 };
+  }
+
+  #takeMember(egress: Egress): Entry | null {
+    const i = this.#members.findIndex((e) => e.egress === egress);
+    return i < 0 ? null : this.#members.splice(i, 1)[0]!;
+  }
+
+  /** A draining entry taken back into service, its sessions kept. */
+  #takeBack(egress: Egress): Entry | null {
+    const back = this.#draining.find((e) => e.egress === egress);
+    if (!back) return null;
+    this.#draining.splice(this.#draining.indexOf(back), 1);
+    if (back.drainTimer) clearTimeout(back.drainTimer);
+    back.drainTimer = null;
+    back.drainingSince = null;
+    back.graceEndsAt = 0;
+    back.down = false;
+    back.since = Date.now();
+    return back;
   }
 
   /** The active egress died: new sessions get the fallback until a new one is set. */
@@ -189,6 +289,7 @@ export class EgressManager implements EgressSource {
 
   async close(): Promise<void> {
     for (const e of [...this.#draining]) this.#close(e, 'shutdown');
+    for (const e of this.#members.splice(0)) this.#close(e, 'shutdown');
     if (this.#active) {
       const a = this.#active;
       this.#active = null;

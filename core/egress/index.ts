@@ -15,4 +15,5 @@ export { SingleEgressSource } from './single-egress-source.js';
 export { UnavailableEgress } from './unavailable-egress.js';
 export { TunnelEgress, type LinkState, type TunnelEgressOptions } from './tunnel-egress.js';
 export { tunnelStackOptions } from './tunnel-stack-options.js';
-export { EgressManager, type DrainingEgress, type EgressManagerEvent, type EgressManagerOptions, type EgressManagerStats } from './egress-manager.js';
+export { BALANCE_STRATEGIES, Balancer, type BalanceCandidate, type BalanceStrategy } from './balance.js';
+export { EgressManager, type ActiveMember, type DrainingEgress, type EgressManagerEvent, type EgressManagerOptions, type EgressManagerStats } from './egress-manager.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BALANCE_STRATEGIES } from '../egress/index.js';
 import { failFilterSchema, probeSpecSchema } from '../selector/index.js';
 
 /** Node groups and switching (config `groups:`). */
@@ -33,6 +34,18 @@ export const groupOptionsSchema = z
     probes: z.array(probeSpecSchema).max(8).default([]),
     /** maxFails failures within failTimeoutMs mark a node dead until a probe succeeds; maxLatencyMs skips slow nodes. */
     failFilter: failFilterSchema.prefault({}),
+    /**
+     * Several tunnels at once in auto mode: `tunnels` member tunnels on distinct nodes, each new
+     * session picking one by `strategy` and keeping it for life. 1 is a single tunnel (manual mode
+     * always uses one: the pin).
+     */
+    balance: z
+      .object({
+        strategy: z.enum(BALANCE_STRATEGIES).default('round-robin'),
+        tunnels: z.number().int().min(1).max(4).default(1),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 

@@ -3,6 +3,7 @@ import type { Egress, EgressManager } from '../egress/index.js';
 import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource } from '../health/index.js';
 import { defaultExpectedStatus, FailFilter, ProbeLoop, urlTest, type RankedNode, type Ranking, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
+import { BalanceMembers, type MemberInfo } from './balance-members.js';
 import type { GroupOptions } from './options.js';
 import type { SelectionState } from './selection.js';
 
@@ -109,11 +110,28 @@ export class SwitchController {
   /** Nodes the probes found dead or too slow are skipped by selection (also the URL-test group's). */
   readonly failFilter: FailFilter;
   #probes: ProbeLoop | null = null;
+  /** The latest RTT per node from its probes or URL tests (ms), for the lowest-latency strategy. */
+  readonly #rtt = new Map<string, number>();
+  /** With groups.balance.tunnels > 1 in auto mode: the member tunnels beside the active one. */
+  readonly #members: BalanceMembers;
 
   constructor(private readonly deps: SwitchControllerDeps) {
     this.#log = deps.logger.child({ component: 'switch' });
     this.#listeners = new Listeners(this.#log, 'switch event');
     this.failFilter = new FailFilter(deps.options.failFilter);
+    this.#members = new BalanceMembers({
+      manager: deps.manager,
+      selector: deps.selector,
+      nodes: deps.nodes,
+      open: deps.open,
+      failFilter: this.failFilter,
+      options: () => ({ ...this.deps.options, maxFails: this.deps.options.failFilter.maxFails }),
+      reserved: () => new Set([this.#active?.node.id, this.#standby?.node.id].filter((id): id is string => !!id)),
+      tunnelId: (kind) => `${kind}-${++this.#tunnelSeq}`,
+      onRtt: (nodeId, ms) => this.#rtt.set(nodeId, ms),
+      signal: this.#abort.signal,
+      logger: deps.logger,
+    });
     this.#policy = new SwitchPolicy(deps.health);
     this.#monitor = new HealthMonitor(
       deps.health,
@@ -153,6 +171,21 @@ export class SwitchController {
   /** The pinned node that failed and is being stood in for (manual mode with fallback), if any. */
   get pinFailed(): string | null {
     return this.#pinFailed;
+  }
+
+  /** The balance members beside the active tunnel (none with tunnels: 1 or in manual mode). */
+  get members(): readonly MemberInfo[] {
+    return this.#members.list;
+  }
+
+  /** How many tunnels auto mode keeps and how sessions pick one. */
+  get balance(): { strategy: GroupOptions['balance']['strategy']; tunnels: number } {
+    return { strategy: this.deps.manager.strategy, tunnels: this.deps.options.balance.tunnels };
+  }
+
+  /** The node's latest RTT from its probes or URL tests (ms), null if none yet. */
+  rttOf(nodeId: string): number | null {
+    return this.#rtt.get(nodeId) ?? null;
   }
 
   get switching(): number | null {
@@ -208,6 +241,7 @@ export class SwitchController {
     this.deps.selection.setMode(auto ? 'auto' : 'manual');
     this.#emit({ type: 'mode', mode: this.mode, pinned: this.pinned });
     this.#log.info({ event: 'mode-changed', mode: this.mode, pinned: this.pinned }, `mode ${this.mode}`);
+    this.#balance(auto ? 'auto mode' : 'manual mode: one tunnel, the pin');
     const pinned = this.pinned;
     if (!auto && pinned && this.#active?.node.id !== pinned && !this.#running) void this.#begin(`manual mode: pinned ${pinned}`, 'user', pinned);
   }
@@ -248,6 +282,8 @@ export class SwitchController {
         this.counts.byReason[kind] = (this.counts.byReason[kind] ?? 0) + 1;
       } else if (outcome !== 'skipped') this.counts.failed++;
       this.#set('idle', id, `${outcome}${to ? ` to ${to}` : ''}`, { outcome, from, to, durationMs: record.durationMs });
+      // After every switch, not only a good one: a pin that failed in manual mode still means one tunnel.
+      if (!this.#stopped) this.#balance(outcome === 'switched' ? `${to} is active` : `switch ${outcome}`);
       this.#emit({ type: 'switch', record });
       return record;
     };
@@ -295,7 +331,9 @@ export class SwitchController {
     const activeId = this.#active?.node.id;
     if (nodeId) return pool.filter((n) => n.id === nodeId && n.id !== activeId);
     const ranking = await this.#ranking(kind);
-    const ranked = ranking.ranked.map((r) => r.node).filter((n) => n.id !== activeId && this.failFilter.allows(n.id));
+    // Balance members' nodes last: a member taken over leaves a gap; but one beats no tunnel at all.
+    const usable = ranking.ranked.map((r) => r.node).filter((n) => n.id !== activeId && this.failFilter.allows(n.id));
+    const ranked = [...usable.filter((n) => !this.#members.has(n.id)), ...usable.filter((n) => this.#members.has(n.id))];
     const pinned = this.pinned;
     if (this.mode === 'manual' && pinned && pinned !== activeId) {
       const pin = pool.find((n) => n.id === pinned);
@@ -321,6 +359,11 @@ export class SwitchController {
   }
 
   async #connect(node: VpnGateNode, switchId: number): Promise<NodeTunnel | null> {
+    const member = this.#members.release(node.id);
+    if (member) {
+      this.#log.info({ event: 'member-promoted', switchId, nodeId: node.id, egressId: member.id }, `balance member ${node.id} becomes the active tunnel`);
+      return member;
+    }
     const standby = this.#standby;
     if (standby?.node.id === node.id && standby.egress.state !== 'closed') {
       this.#standby = null;
@@ -444,7 +487,8 @@ export class SwitchController {
         this.#log.debug({ event: 'url-test-paused', idleS: Math.round((now - this.#lastBusyAt) / 1000) }, 'no sessions: URL testing paused');
         return;
       }
-      await Promise.all([this.#active, this.#standby].filter((h): h is Held => h !== null).map((h) => this.#urlTest(h)));
+      const tested: Array<{ node: VpnGateNode; egress: NodeTunnel }> = [this.#active, this.#standby, ...this.#members.list].filter((h) => h !== null);
+      await Promise.all(tested.map((h) => this.#urlTest(h)));
       if (this.#running) return;
       if (this.mode === 'manual') await this.#returnToPin();
       else await this.#lookForBetter();
@@ -453,12 +497,13 @@ export class SwitchController {
     }
   }
 
-  async #urlTest(h: Held): Promise<void> {
+  async #urlTest(h: { node: VpnGateNode; egress: NodeTunnel }): Promise<void> {
     const { url, timeoutMs } = this.deps.options.urlTest;
     let ms: number | null = null;
     try {
       ms = await urlTest(async (host, port, o) => (await h.egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal: this.#abort.signal, ...this.#expected(url) });
       this.deps.selector.recordSuccess(h.node.id, { urlMs: ms });
+      this.#rtt.set(h.node.id, ms);
     } catch (err) {
       if (this.#stopped) return;
       this.deps.selector.recordFailure(h.node.id, 'url');
@@ -516,6 +561,7 @@ export class SwitchController {
     const specs = this.deps.options.probes;
     if (specs.length === 0) return;
     const loop = new ProbeLoop(held.node.id, specs, async (host, port, o) => (await held.egress.connectTcp(host, port, o)).stream, this.failFilter, (r) => {
+      if (r.ok && r.ms !== null) this.#rtt.set(r.nodeId, r.ms);
       if (!r.ok) this.#log.info({ event: 'probe-failed', nodeId: r.nodeId, probe: r.spec.type, err: r.error, dead: r.dead }, `${r.spec.type} probe of ${r.nodeId} failed${r.dead ? ': node marked dead' : ''}`);
       else if (r.changed) this.#log.info({ event: 'probe-recovered', nodeId: r.nodeId, probe: r.spec.type, ms: r.ms }, `${r.nodeId} answers its probes again`);
       if (r.dead && r.changed && this.#active === held) void this.#begin(`active node ${r.nodeId} failed ${this.deps.options.failFilter.maxFails} probes`, 'urgent');
@@ -557,6 +603,19 @@ export class SwitchController {
     const [c, a, how] = urlC != null && urlA != null ? [urlC, urlA, 'URL test'] : [candidate.terms.rttMs, current.terms.rttMs, 'probe'];
     if (c === null || a === null || a - c <= tol) return null;
     return `better node ${candidate.node.id}: score ${candidate.terms.total.toFixed(1)} vs ${current.terms.total.toFixed(1)}, ${how} ${Math.round(c)} vs ${Math.round(a)} ms`;
+  }
+
+  // ---- balance members ----
+
+  /** Members wanted now: tunnels - 1 in auto mode with an active tunnel, none in manual mode. */
+  #balance(reason: string): void {
+    const want = this.mode === 'auto' ? this.deps.options.balance.tunnels - 1 : 0;
+    this.#members.setTarget(want, reason);
+  }
+
+  /** A new ranking or list arrived: members missing are looked for now. */
+  nudgeMembers(): void {
+    this.#members.nudge();
   }
 
   // ---- warm standby ----
@@ -618,6 +677,7 @@ export class SwitchController {
     this.#tick = this.#retry = null;
     this.#monitor.stop();
     for (const off of this.#active?.off ?? []) off();
+    await this.#members.stop();
     await this.#running?.done.catch(() => {});
     await this.#standbyOpening;
     await this.#dropStandby('shutdown');

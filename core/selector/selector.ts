@@ -159,6 +159,11 @@ export class Selector {
     if (sample.urlMs !== undefined) this.store.addLatency({ nodeId, at: now, kind: 'url', ms: sample.urlMs, success: true });
   }
 
+  /** The node failed recently and waits out its back-off (a ranking may predate the failure). */
+  backingOff(nodeId: string, now = Date.now()): boolean {
+    return inBackoff(this.store.history(nodeId), now);
+  }
+
   /** A tunnel to the node failed: back it off. */
   recordFailure(nodeId: string, kind: 'tcp' | 'url' = 'tcp'): NodeHistory {
     const now = Date.now();

@@ -4,7 +4,9 @@ export function status(over: Partial<Status> = {}): Status {
   return {
     version: '0.1.0', uptimeS: 1, egress: 'vpngate', mode: 'auto', pinned: null, pinFailed: null,
     active: { egressId: 'tunnel-1', nodeId: 'n1', host: '203.0.113.1', country: 'Japan', proto: 'udp', since: 1000, state: 'ready', rttMs: 12, sessions: 1 },
-    draining: [], standby: [], sessions: { active: 1, total: 3, rejected: 0 },
+    draining: [], standby: [],
+    members: [{ egressId: 'tunnel-1', nodeId: 'n1', primary: true, host: '203.0.113.1', country: 'Japan', since: 1000, down: false, sessions: 1, bytesUp: 0, bytesDown: 0, rttMs: 12, failures: 0 }],
+    balance: { strategy: 'round-robin', tunnels: 1 }, sessions: { active: 1, total: 3, rejected: 0 },
     traffic: { bytesUp: 0, bytesDown: 0, at: 1000 },
     switches: { total: 1, failed: 0, state: 'idle', inProgress: null, last: null }, health: null,
     listen: { proxy: '127.0.0.1:1080', admin: '127.0.0.1:9090' },

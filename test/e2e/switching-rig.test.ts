@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import type { TunnelEgress } from '../../core/egress/index.js';
 import type { SwitchRecord } from '../../core/groups/index.js';
 import { curl } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
@@ -89,6 +90,15 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
       await Promise.all(inflight);
     })();
 
+    // Said when a wait fails, so a stall shows whether requests hung (pending) or failed, and where.
+    const describeShorts = (list: typeof shorts): string => {
+      const pending = list.filter((s) => !s.ip && !s.err);
+      const errs = [...new Set(list.filter((s) => s.err).map((s) => s.err))];
+      const t = a.manager!.active as TunnelEgress | null;
+      const tunnel = t && { id: t.id, node: t.nodeId, state: t.client.state, client: t.client.stats, tcp: t.stack.stats.tcp, responsive: t.responsive };
+      const log = readFileSync(join(dataDir, 'load.log'), 'utf8').trim().split('\n').slice(-25).join('\n');
+      return `${list.length} started, ${list.filter((s) => s.ip).length} answered, ${pending.length} pending (oldest ${pending.length ? Date.now() - pending[0]!.startedAt : 0} ms), errors: ${errs.join('; ') || 'none'}; active ${JSON.stringify(tunnel)}, draining ${a.manager!.draining.map((d) => `${d.egress.id}:${d.sessions}`).join(' ')}; log tail:\n${log}`;
+    };
     const switches: Array<{ startedAt: number; record: SwitchRecord }> = [];
     const ids = nodeIds();
     try {
@@ -101,7 +111,7 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
         switches.push({ startedAt, record });
         // Let some requests run on this node before the next switch.
         const settled = shorts.length;
-        await until(() => (shorts.slice(settled).filter((s) => s.ip).length >= 5 ? true : undefined), 20_000, 'requests on the new node');
+        await until(() => (shorts.slice(settled).filter((s) => s.ip).length >= 5 ? true : undefined), 20_000, () => `requests on the new node after switch ${k + 1} (${describeShorts(shorts.slice(settled))})`);
       }
     } finally {
       // Also on failure: the request loop must stop before the app does.

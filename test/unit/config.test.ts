@@ -32,6 +32,13 @@ describe('config', () => {
     expect(() => buildConfig({}, { proxy: { maxSessions: -1 } })).toThrow(/proxy.maxSessions/);
   });
 
+  it('balance: one tunnel by default; 1..4 tunnels and the four strategies, anything else refused naming the field (issue #15)', () => {
+    expect(buildConfig({}, { dataDir: '/tmp/x' }).groups.balance).toEqual({ strategy: 'round-robin', tunnels: 1 });
+    expect(buildConfig({ groups: { balance: { tunnels: 3, strategy: 'least-sessions' } } }, {}).groups.balance).toEqual({ strategy: 'least-sessions', tunnels: 3 });
+    expect(() => buildConfig({ groups: { balance: { tunnels: 5 } } }, {})).toThrow(/groups\.balance\.tunnels/);
+    expect(() => buildConfig({ groups: { balance: { strategy: 'random' } } } as never, {})).toThrow(/groups\.balance\.strategy/);
+  });
+
   it('refuses an open proxy on a non-loopback address unless --no-auth', () => {
     expect(() => buildConfig({}, { listen: '0.0.0.0:1080' })).toThrow(/needs --auth-file/);
     expect(buildConfig({}, { listen: '0.0.0.0:1080', noAuth: true }).noAuth).toBe(true);

@@ -10,9 +10,9 @@ import { eventually } from '../helpers/fds.js';
 
 const log = silentLogger();
 
-function node(id: string): VpnGateNode {
+function node(id: string, ip = '127.0.0.1'): VpnGateNode {
   return {
-    id, ip: '127.0.0.1', port: 1, proto: 'tcp', countryLong: 'Japan', countryShort: 'JP', score: 100_000, pingMs: 10, speedBps: 10_000_000,
+    id, ip, port: 1, proto: 'tcp', countryLong: 'Japan', countryShort: 'JP', score: 100_000, pingMs: 10, speedBps: 10_000_000,
     numVpnSessions: 10, uptimeMs: 86_400_000, totalUsers: 1, totalTrafficBytes: 1, operator: '', profile: '', source: 'list',
   };
 }
@@ -79,10 +79,10 @@ afterEach(async () => {
   }
 });
 
-/** Nodes a (fastest), b, c; `failing` nodes never come up. */
-function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0] } = {}): World {
+/** Nodes a (fastest), b, c (and d, e when asked); `failing` nodes never come up. */
+function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0]; nodes?: string[]; ips?: Record<string, string> } = {}): World {
   const store = opts.store ?? new Store({ path: ':memory:', logger: log });
-  const rtts: Record<string, number> = { a: 5, b: 20, c: 80 };
+  const rtts: Record<string, number> = { a: 5, b: 20, c: 80, d: 120, e: 160 };
   const selector = new Selector(selectorOptions(), store, log, async (n) => ({ rttMs: rtts[n.id]!, samples: [rtts[n.id]!] }));
   const manager = new EgressManager(new UnavailableEgress('none', 'no tunnel'), log);
   const opened: FakeTunnel[] = [];
@@ -94,7 +94,7 @@ function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0
     opened.push(t);
     return t;
   };
-  const nodes = [node('a'), node('b'), node('c')];
+  const nodes = (opts.nodes ?? ['a', 'b', 'c']).map((id) => node(id, opts.ips?.[id]));
   const groups = groupOptions({ urlTest: { intervalMs: 3_600_000 }, ...opts.groups });
   const controller = new SwitchController({
     manager, selector, nodes: () => nodes, open, options: groups, health: healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0 }), logger: log,
@@ -237,5 +237,86 @@ describe('SwitchController', () => {
     expect(w2.controller.pinned).toBe('c');
     w2.controller.start();
     await eventually(() => activeNode(w2) === 'c', 2_000, 'pinned c first');
+  });
+});
+
+describe('SwitchController balancing over several tunnels (issue #15)', () => {
+  const members = (w: World) => w.manager.members.map((m) => `${(m.egress as FakeTunnel).nodeId}${m.down ? ' (down)' : ''}`);
+
+  it('keeps tunnels - 1 members beside the active node, on distinct nodes and preferably distinct networks; sessions spread over all', async () => {
+    // b shares a's /16; c and d do not: the members are c and d although b ranks better.
+    const w = world({ nodes: ['a', 'b', 'c', 'd'], ips: { a: '10.1.0.1', b: '10.1.0.2', c: '10.2.0.1', d: '10.3.0.1' }, groups: { balance: { tunnels: 3, strategy: 'round-robin' } } });
+    w.controller.start();
+    await eventually(() => w.manager.members.length === 3, 2_000, 'three tunnels up');
+    expect(members(w)).toEqual(['a', 'c', 'd']);
+    expect(w.controller.members.map((m) => m.node.id)).toEqual(['c', 'd']);
+    const leases = Array.from({ length: 6 }, () => w.manager.acquire());
+    expect(leases.map((l) => (l.egress as FakeTunnel).nodeId)).toEqual(['a', 'c', 'd', 'a', 'c', 'd']);
+    for (const l of leases) l.release();
+  });
+
+  it('a member that dies is replaced by another node; new sessions never get the dead one', async () => {
+    const w = world({ nodes: ['a', 'b', 'c', 'd'], groups: { balance: { tunnels: 2 } } });
+    w.controller.start();
+    await eventually(() => w.manager.members.length === 2, 2_000, 'two tunnels up');
+    expect(members(w)).toEqual(['a', 'b']);
+    const dying = w.opened.find((t) => t.nodeId === 'b')!;
+    dying.die('server went away');
+    expect(members(w)).toEqual(['a']);
+    await eventually(() => w.manager.members.length === 2, 2_000, 'a replacement member');
+    expect(members(w)).toEqual(['a', 'c']);
+    expect(w.store.history('b').consecutiveFailures).toBe(1);
+  });
+
+  it('a member that goes quiet is marked down at once and drains only after its replacement takes sessions (make-before-break)', async () => {
+    const w = world({ nodes: ['a', 'b', 'c'], groups: { balance: { tunnels: 2 } } });
+    const order: string[] = [];
+    w.manager.onEvent((e) => void (e.type === 'member' && order.push(`${e.change} ${(e.egress as FakeTunnel).nodeId}`)));
+    w.controller.start();
+    await eventually(() => w.manager.members.length === 2, 2_000, 'two tunnels up');
+    const quiet = w.opened.find((t) => t.nodeId === 'b')!;
+    const held = w.manager.acquire(); // round-robin: a
+    const onB = w.manager.acquire();
+    expect((onB.egress as FakeTunnel).nodeId).toBe('b');
+    quiet.goQuiet();
+    await eventually(() => members(w).join() === 'a,c', 2_000, 'c replaces b');
+    expect(order).toEqual(['added b', 'down b', 'added c', 'removed b']);
+    // b's session drains on b; b takes no new ones.
+    expect(w.manager.draining.map((d) => [(d.egress as FakeTunnel).nodeId, d.sessions])).toEqual([['b', 1]]);
+    held.release();
+    onB.release();
+  });
+
+  it('when the active node dies and no other node is free, the best member becomes the active tunnel', async () => {
+    const w = world({ nodes: ['a', 'b', 'c'], groups: { balance: { tunnels: 3 } } });
+    w.controller.start();
+    await eventually(() => w.manager.members.length === 3, 2_000, 'three tunnels up');
+    const opened = w.opened.length;
+    w.failing.add('a');
+    w.opened.find((t) => t.nodeId === 'a')!.die('server went away');
+    await eventually(() => w.controller.active?.node.id === 'b', 2_000, 'b promoted');
+    expect(members(w)).toEqual(['b', 'c']);
+    expect(w.opened.length).toBe(opened); // b's tunnel was taken over, not opened again
+  });
+
+  it('with no node to spare, the active node and the remaining members serve and the search goes on', async () => {
+    const w = world({ nodes: ['a', 'b'], groups: { balance: { tunnels: 3 } } });
+    w.controller.start();
+    await eventually(() => w.manager.members.length === 2, 2_000, 'two of three tunnels up');
+    expect(members(w)).toEqual(['a', 'b']);
+    expect(w.controller.balance).toEqual({ strategy: 'round-robin', tunnels: 3 });
+  });
+
+  it('manual mode keeps one tunnel, the pin; picking a member takes over its tunnel without a handshake; auto mode balances again', async () => {
+    const w = world({ nodes: ['a', 'b', 'c'], groups: { balance: { tunnels: 3 } } });
+    w.controller.start();
+    await eventually(() => w.manager.members.length === 3, 2_000, 'three tunnels up');
+    const opened = w.opened.length;
+    const r = await w.controller.switchNow({ nodeId: 'c' }).done;
+    expect(r).toMatchObject({ outcome: 'switched', to: 'c' });
+    expect(members(w)).toEqual(['c']);
+    expect(w.opened.length).toBe(opened);
+    w.controller.setMode(true);
+    await eventually(() => w.manager.members.length === 3, 2_000, 'balancing again');
   });
 });
