@@ -170,7 +170,7 @@ export class EgressManager implements EgressSource {
     const back = this.#takeBack(egress) ?? this.#takeMember(egress);
     this.#active = back ?? this.#entry(egress);
     this.stats.switches++;
-    this.#log.info({ event: 'egress-active', egressId: egress.id, previous: old?.egress.id ?? null, reason, reused: back !== undefined }, back ? 'a draining egress is active again' : 'new sessions use a new egress');
+    this.#log.info({ event: 'egress-active', egressId: egress.id, previous: old?.egress.id ?? null, reason, reused: back !== null }, back ? 'a draining egress is active again' : 'new sessions use a new egress');
     this.#emit({ type: 'active', egress, previous: old?.egress ?? null, reason });
     if (old) this.#retire(old);
   }
@@ -193,7 +193,11 @@ export class EgressManager implements EgressSource {
     this.#log.info({ event: 'egress-member', change: 'removed', egressId: egress.id, reason, sessions: entry.leases.size }, 'a balance member leaves');
     this.#emit({ type: 'member', egress, change: 'removed', reason });
     if (!lost) this.#retire(entry);
-    else if (entry.leases.size === 0) this.#close(entry, reason);
+    else {
+      // Sessions still connecting, or connected but idle, may move to a member that works.
+      for (const lease of [...entry.leases]) for (const fn of [...lease.retire]) fn();
+      if (entry.leases.size === 0) this.#close(entry, reason);
+    }
   }
 
   /** Marks the active egress or a member down (new sessions avoid it) or up again. */
@@ -203,6 +207,8 @@ export class EgressManager implements EgressSource {
     entry.down = down;
     this.#log.info({ event: 'egress-member', change: down ? 'down' : 'up', egressId: egress.id, reason }, down ? 'new sessions avoid an egress' : 'an egress takes sessions again');
     this.#emit({ type: 'member', egress, change: down ? 'down' : 'up', reason });
+    // Sessions that have moved nothing yet may move to a member that works (they release this lease).
+    if (down && this.#taking().some((e) => !e.down)) for (const lease of [...entry.leases]) for (const fn of [...lease.retire]) fn();
   }
 
   #entry(egress: Egress): Entry {

@@ -80,7 +80,8 @@ interface NodeRecord {
 
 /**
  * GOST's fail filter: maxFails failures within failTimeoutMs mark a node dead (skipped by
- * selection) until one probe succeeds; with maxLatencyMs, a node whose last good probe was slower
+ * selection) until one probe succeeds, or, with nothing probing it any more (its tunnel was
+ * replaced and closed), until failTimeoutMs has passed since its last failure; with maxLatencyMs, a node whose last good probe was slower
  * is skipped too; a node with no result yet is let through. Pure apart from the clock.
  */
 export class FailFilter {
@@ -108,14 +109,17 @@ export class FailFilter {
   }
 
   isDead(nodeId: string): boolean {
-    return this.#nodes.get(nodeId)?.dead ?? false;
+    const r = this.#nodes.get(nodeId);
+    if (!r?.dead) return false;
+    // A node still probed keeps failing (and refreshing this); one nobody probes may be tried again.
+    return this.now() - (r.failures.at(-1) ?? 0) < this.opts.failTimeoutMs;
   }
 
   /** Selection may use the node: not dead, and not slower than maxLatencyMs (unknown: yes). */
   allows(nodeId: string): boolean {
     const r = this.#nodes.get(nodeId);
     if (!r) return true;
-    if (r.dead) return false;
+    if (this.isDead(nodeId)) return false;
     return !(this.opts.maxLatencyMs > 0 && r.latencyMs !== null && r.latencyMs > this.opts.maxLatencyMs);
   }
 

@@ -32,6 +32,8 @@ export abstract class ProxySession {
   protected readonly upstreams = new Set<Duplex>();
   #lease: EgressLease | null = null;
   #closed = false;
+  /** A connect given up because its egress left meanwhile was made again (once per session). */
+  #redialed = false;
   #handshakeTimer: NodeJS.Timeout | null = null;
   #idleTimer: NodeJS.Timeout | null = null;
   #connects = new Set<{ controller: AbortController; timer: NodeJS.Timeout }>();
@@ -89,6 +91,13 @@ export abstract class ProxySession {
     // (a slow tunnel must not turn a connect into a handshake timeout).
     this.handshakeDone();
     const egress = this.leaseEgress();
+    // The egress may stop taking sessions while we connect (a balance member found dead, a switch):
+    // this connect is then given up and made once more on the egress that takes sessions now.
+    let retired = false;
+    const offRetire = this.#lease?.onRetire(() => {
+      retired = true;
+      controller.abort(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${egress.id} stopped taking sessions while connecting`));
+    }) ?? ((): void => {});
     this.target = `${host}:${port}`;
     const controller = new AbortController();
     const timeoutMs = this.ctx.options.connectTimeoutMs;
@@ -113,9 +122,21 @@ export abstract class ProxySession {
       );
       return conn;
     } catch (err) {
+      if (retired && !this.#closed && !this.#redialed) {
+        this.#redialed = true;
+        clearTimeout(timer);
+        this.#connects.delete(entry);
+        offRetire();
+        this.#lease?.release();
+        this.#lease = null;
+        this.ctx.stats.zeroProgressRetries++;
+        this.log.info({ event: 'dial-moved', target: `${host}:${port}`, from: egress.id }, 'connect moved to another egress');
+        return this.dial(host, port);
+      }
       if (controller.signal.aborted && controller.signal.reason instanceof GatehopError) throw controller.signal.reason;
       throw err;
     } finally {
+      offRetire();
       clearTimeout(timer);
       this.#connects.delete(entry);
     }

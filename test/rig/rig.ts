@@ -3,10 +3,12 @@
  *   const r = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'] });  ...  r.down();
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { silentLogger } from '../../core/common/index.js';
+import { TunnelEgress } from '../../core/egress/index.js';
 import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
+import { openvpnUdpResetMs } from '../../core/selector/index.js';
 
 const RIG_DIR = import.meta.dirname;
 
@@ -154,6 +156,22 @@ export class Rig {
     this.#ns(this.node(nodeName).ns, ['tc', 'qdisc', 'del', 'dev', 'eth0', 'root'], true);
   }
 
+  /** The inet host's /health answers `status` to requests leaving by this node (null: 200 again). */
+  failHealth(nodeName: string, status: number | null): void {
+    const file = resolve(this.state.dir, 'inet-health.json');
+    let map: Record<string, number> = {};
+    try {
+      map = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>;
+    } catch {
+      /* none yet */
+    }
+    const exit = this.node(nodeName).exitAddress;
+    if (status === null) delete map[exit];
+    else map[exit] = status;
+    writeFileSync(`${file}.tmp`, JSON.stringify(map));
+    renameSync(`${file}.tmp`, file); // the server never reads half a file
+  }
+
   /** Every packet to and from the node's VPN side disappears (a dead route, not a closed port). */
   blackhole(nodeName: string): void {
     const n = this.node(nodeName);
@@ -198,11 +216,36 @@ export class Rig {
     await this.#waitServing(n, 30_000);
   }
 
-  /** Retries a real OpenVPN handshake on each of the node's profiles until every one succeeds. */
+  /**
+   * Retries a real OpenVPN handshake on each of the node's profiles until every one succeeds. Except
+   * SoftEther over UDP: a session there cannot be ended by the client (SoftEther takes no exit
+   * notice over UDP) and lingers on the server for its timeout, holding its SecureNAT address; a
+   * test's own tunnel made meanwhile could be given the same address and lose its inbound
+   * traffic to the lingering session. There an answered HARD_RESET shows the UDP listener is up,
+   * and the TCP handshake (a session TCP close ends at once) shows the hub is loaded.
+   */
   async #waitServing(n: RigNode, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    for (const file of Object.values(n.profiles)) {
+    const files = Object.entries(n.profiles).sort(([a], [b]) => (a === 'tcp' ? -1 : b === 'tcp' ? 1 : 0));
+    for (const [proto, file] of files) {
       const profile = parseProfile(readFileSync(file, 'utf8'));
+      if (n.kind === 'softether' && proto === 'udp') {
+        const { host, port } = profile.remotes[0]!;
+        for (;;) {
+          try {
+            await openvpnUdpResetMs(host, port, 1_000);
+            break;
+          } catch (err) {
+            if (Date.now() > deadline) throw new Error(`${n.name} does not answer on udp: ${(err as Error).message}`);
+            await new Promise((r) => setTimeout(r, 200));
+          }
+        }
+        continue;
+      }
+      if (n.kind === 'softether') {
+        await this.#waitNat(n, file, deadline);
+        continue;
+      }
       for (;;) {
         const client = new TunnelClient({ profile, logger: silentLogger() });
         try {
@@ -216,6 +259,38 @@ export class Rig {
         }
       }
     }
+  }
+
+  /**
+   * A SoftEther node serves when a TCP connection through it reaches the inet host. Right after
+   * the server starts, its SecureNAT has been seen to answer the tunnel (pings, DHCP) yet leave
+   * TCP SYNs unanswered for ~10 s and then reset them: a test's first connection then failed (see
+   * test/rig/README.md). A handshake alone does not show that; a real connection does.
+   */
+  async #waitNat(n: RigNode, file: string, deadline: number): Promise<void> {
+    const profileText = readFileSync(file, 'utf8');
+    let last = '';
+    while (Date.now() < deadline) {
+      let egress: TunnelEgress | null = null;
+      try {
+        egress = await TunnelEgress.open({ id: `rig-ready-${n.id}`, nodeId: n.name, profileText, logger: silentLogger(), connectTimeoutMs: Math.max(1_000, deadline - Date.now()), unresponsiveMs: 0 });
+        while (Date.now() < deadline) {
+          try {
+            const c = await egress.connectTcp(this.state.inetAddress, 80, { timeoutMs: 2_000 });
+            c.stream.destroy();
+            return;
+          } catch (err) {
+            last = (err as Error).message;
+          }
+        }
+      } catch (err) {
+        last = (err as Error).message;
+        await new Promise((r) => setTimeout(r, 200));
+      } finally {
+        await egress?.close();
+      }
+    }
+    throw new Error(`${n.name} does not carry TCP to the inet host through ${file}: ${last}`);
   }
 
   /** The API look-alike's behaviour: ok | slow | fail | empty | truncated | html. */

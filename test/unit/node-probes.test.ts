@@ -93,6 +93,17 @@ describe('FailFilter', () => {
     expect(f.allows('a')).toBe(true);
   });
 
+  it('a dead node nobody probes any more is let through again failTimeout after its last failure', () => {
+    let now = 0;
+    const f = new FailFilter(failFilterSchema.parse({ maxFails: 2, failTimeoutMs: 10_000 }), () => now);
+    f.record('a', false);
+    f.record('a', false);
+    now = 9_999;
+    expect(f.isDead('a')).toBe(true);
+    now = 10_000;
+    expect([f.isDead('a'), f.allows('a')]).toEqual([false, true]);
+  });
+
   it('skips nodes slower than maxLatency and lets through nodes with no result', () => {
     const f = new FailFilter(failFilterSchema.parse({ maxLatencyMs: 200 }));
     expect(f.allows('unknown')).toBe(true);

@@ -1,12 +1,23 @@
 // The rig's "internet" host, run inside the inet namespace:
 //   HTTP :80   /  (small page)   /big (BIG_BYTES of the seeded stream)   /bytes/N   /ip (caller)   /generate_204
+//              /health: 200, or the status HEALTH_FILE (JSON {callerAddress: status}) names for the caller,
+//              so a test can make one node's probe fail (Rig.failHealth)
 //   UDP  :7    echo
-// Usage: node inet.mjs ADDRESS BIG_BYTES
+// Usage: node inet.mjs ADDRESS BIG_BYTES [HEALTH_FILE]
 import { createSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { seededStream } from './stream.mjs';
 
-const [address, bigBytes] = [process.argv[2], Number(process.argv[3])];
+const [address, bigBytes, healthFile] = [process.argv[2], Number(process.argv[3]), process.argv[4]];
+
+function healthStatus(caller) {
+  try {
+    return JSON.parse(readFileSync(healthFile, 'utf8'))[caller] ?? 200;
+  } catch {
+    return 200; // no file: every caller is healthy
+  }
+}
 
 function sendStream(res, total) {
   res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': total });
@@ -25,6 +36,10 @@ const http = createServer((req, res) => {
   const m = /^\/bytes\/(\d{1,11})$/.exec(path);
   if (m) return sendStream(res, Math.min(Number(m[1]), 1 << 30));
   if (path === '/ip') return res.end(req.socket.remoteAddress?.replace(/^::ffff:/, ''));
+  if (path === '/health') {
+    res.writeHead(healthStatus(req.socket.remoteAddress?.replace(/^::ffff:/, '')));
+    return res.end();
+  }
   if (path === '/generate_204') {
     res.writeHead(204);
     return res.end();
