@@ -1,6 +1,6 @@
 import { Listeners, type Logger } from '../common/index.js';
 import { Balancer, type BalanceStrategy } from './balance.js';
-import type { Egress, EgressLease, EgressSource } from './types.js';
+import type { Egress, EgressLease, EgressSource, RetireReason } from './types.js';
 
 export interface EgressManagerOptions {
   /** How long a replaced egress may keep serving its sessions before they are force-closed. */
@@ -50,7 +50,7 @@ export interface DrainingEgress {
 }
 
 interface Lease {
-  retire: Set<() => void>;
+  retire: Set<(why: RetireReason) => void>;
 }
 
 interface Entry {
@@ -195,7 +195,7 @@ export class EgressManager implements EgressSource {
     if (!lost) this.#retire(entry);
     else {
       // Sessions still connecting, or connected but idle, may move to a member that works.
-      for (const lease of [...entry.leases]) for (const fn of [...lease.retire]) fn();
+      this.#tellRetired(entry, 'down');
       if (entry.leases.size === 0) this.#close(entry, reason);
     }
   }
@@ -208,7 +208,7 @@ export class EgressManager implements EgressSource {
     this.#log.info({ event: 'egress-member', change: down ? 'down' : 'up', egressId: egress.id, reason }, down ? 'new sessions avoid an egress' : 'an egress takes sessions again');
     this.#emit({ type: 'member', egress, change: down ? 'down' : 'up', reason });
     // Sessions that have moved nothing yet may move to a member that works (they release this lease).
-    if (down && this.#taking().some((e) => !e.down)) for (const lease of [...entry.leases]) for (const fn of [...lease.retire]) fn();
+    if (down && this.#taking().some((e) => !e.down)) this.#tellRetired(entry, 'down');
   }
 
   #entry(egress: Egress): Entry {
@@ -272,7 +272,11 @@ export class EgressManager implements EgressSource {
     this.#emit({ type: 'draining', egress: old.egress, sessions: old.leases.size, graceEndsAt: old.graceEndsAt });
     while (this.#draining.length > (this.opts.maxDraining ?? 2)) this.#close(this.#draining[0]!, 'too many draining egresses');
     // Sessions that have moved nothing yet may move to the new egress (they release this lease).
-    for (const lease of [...old.leases]) for (const fn of [...lease.retire]) fn();
+    this.#tellRetired(old, 'replaced');
+  }
+
+  #tellRetired(entry: Entry, why: RetireReason): void {
+    for (const lease of [...entry.leases]) for (const fn of [...lease.retire]) fn(why);
   }
 
   #close(entry: Entry, reason: string): void {

@@ -7,6 +7,7 @@ export type {
   EgressSource,
   EgressTcpConnection,
   EgressUdpSocket,
+  RetireReason,
   UdpDatagram,
 } from './types.js';
 export { DirectEgress } from './direct-egress.js';

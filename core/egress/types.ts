@@ -60,6 +60,12 @@ export interface Egress {
   close(): Promise<void>;
 }
 
+/**
+ * Why a lease's egress stopped taking new sessions: `replaced` (a switch or a new member; the egress
+ * still works and drains) or `down` (found dead or failing: what is still connecting will not make it).
+ */
+export type RetireReason = 'replaced' | 'down';
+
 /** A session's hold on an egress: taken when the session starts, released exactly once at its end. */
 export interface EgressLease {
   readonly egress: Egress;
@@ -69,7 +75,7 @@ export interface EgressLease {
    * (a switch made it draining). A session that has moved no bytes yet may then release this lease
    * and re-dial on the new active egress. Returns an unsubscribe function.
    */
-  onRetire(handler: () => void): () => void;
+  onRetire(handler: (why: RetireReason) => void): () => void;
 }
 
 /** Hands out leases on the egress that new sessions should use (the active one). */

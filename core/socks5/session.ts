@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import type { Egress, EgressLease, EgressSource, EgressTcpConnection } from '../egress/index.js';
+import type { Egress, EgressLease, EgressSource, EgressTcpConnection, RetireReason } from '../egress/index.js';
 import { FirstByteGate } from './first-byte-gate.js';
 import type { ProxyOptions } from './options.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
@@ -15,6 +15,8 @@ export interface SessionContext {
 
 /** Errors that are part of normal life (a peer hung up): logged at debug, not as failures. */
 const EXPECTED_ERRNO = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ECONNABORTED']);
+/** Connects re-made on another egress per session when theirs went away meanwhile (one per switch). */
+const MAX_REDIALS = 3;
 
 /**
  * What every proxy session owns: the client socket, its egress lease, its upstream streams and
@@ -32,8 +34,8 @@ export abstract class ProxySession {
   protected readonly upstreams = new Set<Duplex>();
   #lease: EgressLease | null = null;
   #closed = false;
-  /** A connect given up because its egress left meanwhile was made again (once per session). */
-  #redialed = false;
+  /** Connects made again because their egress left meanwhile (at most MAX_REDIALS). */
+  #redials = 0;
   #handshakeTimer: NodeJS.Timeout | null = null;
   #idleTimer: NodeJS.Timeout | null = null;
   #connects = new Set<{ controller: AbortController; timer: NodeJS.Timeout }>();
@@ -91,12 +93,13 @@ export abstract class ProxySession {
     // (a slow tunnel must not turn a connect into a handshake timeout).
     this.handshakeDone();
     const egress = this.leaseEgress();
-    // The egress may stop taking sessions while we connect (a balance member found dead, a switch):
-    // this connect is then given up and made once more on the egress that takes sessions now.
-    let retired = false;
-    const offRetire = this.#lease?.onRetire(() => {
-      retired = true;
-      controller.abort(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${egress.id} stopped taking sessions while connecting`));
+    // The egress may stop taking sessions while we connect. Found down (a balance member that died
+    // or fails its probes): this connect is given up at once and made on an egress that works.
+    // Replaced (a switch): it goes on, and only if it fails is it made again on the new egress.
+    let retired: RetireReason | null = null;
+    const offRetire = this.#lease?.onRetire((why) => {
+      retired = why;
+      if (why === 'down') controller.abort(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${egress.id} went down while connecting`));
     }) ?? ((): void => {});
     this.target = `${host}:${port}`;
     const controller = new AbortController();
@@ -122,8 +125,8 @@ export abstract class ProxySession {
       );
       return conn;
     } catch (err) {
-      if (retired && !this.#closed && !this.#redialed) {
-        this.#redialed = true;
+      if (retired && !this.#closed && this.#redials < MAX_REDIALS) {
+        this.#redials++;
         clearTimeout(timer);
         this.#connects.delete(entry);
         offRetire();
