@@ -16,6 +16,6 @@ echo "== build";    npm run build --silent
 # The switching load tests saturate the machine on purpose, and the browser suite runs Chromium
 # against a rig; beside other suites on two cores they would measure CPU contention instead of
 # what they test. They run after the rest, one file at a time.
-SOLO=("test/e2e/switching-rig.test.ts" "test/browser/ui-rig.test.ts")
+SOLO=("test/e2e/switching-rig.test.ts" "test/e2e/balance-rig.test.ts" "test/browser/ui-rig.test.ts")
 echo "== tests";    npx vitest run "${SOLO[@]/#/--exclude=}"
 for f in "${SOLO[@]}"; do echo "== tests (alone: $f)"; npx vitest run "$f"; done

@@ -1,5 +1,5 @@
 import type { LogTap } from '../common/index.js';
-import type { Settings, SysproxyState } from './contract.js';
+import type { ReloadResult, Settings, SysproxyState } from './contract.js';
 import type { EgressManager } from '../egress/index.js';
 import type { PoolRecovery, SwitchController } from '../groups/index.js';
 import type { Selector } from '../selector/index.js';
@@ -28,12 +28,14 @@ export interface AdminCore {
   readonly systemProxy?: SystemProxyControl | null;
   /** The built renderer served at /ui/; null: no dashboard. */
   readonly uiDir?: string | null;
+  /** POST /reload: re-reads the config and applies what can change live; null: not offered. */
+  readonly reload?: (() => Promise<ReloadResult>) | null;
 }
 
 export interface SettingsAccess {
   get(): Settings;
-  /** Validates and saves; throws GH_ERR_CONFIG_INVALID naming the field it refuses. */
-  update(patch: Partial<Settings>): { settings: Settings; restartRequired: string[] };
+  /** Validates and saves (and applies what can change live); throws GH_ERR_CONFIG_INVALID naming the field it refuses. */
+  update(patch: Partial<Settings>): { settings: Settings; restartRequired: string[] } | Promise<{ settings: Settings; restartRequired: string[] }>;
 }
 
 export interface SystemProxyControl {

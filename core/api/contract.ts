@@ -71,6 +71,14 @@ export const settingsResultSchema = z.object({
   restartRequired: z.array(z.string()),
 });
 
+/** POST /reload: what a reload applied, and what keeps its old value until a restart. */
+export const reloadResultSchema = z.object({
+  applied: z.array(z.string()),
+  restartRequired: z.array(z.string()),
+  listen: z.string(),
+});
+export type ReloadResult = z.infer<typeof reloadResultSchema>;
+
 // ---- system proxy ----
 
 export const sysproxyStateSchema = z.object({
@@ -132,6 +140,7 @@ export const operations = {
   switchNode: op({ method: 'POST', path: '/switch', input: switchRequestSchema, output: switchAcceptedSchema, okStatus: 202 }),
   setMode: op({ method: 'POST', path: '/mode', input: modeRequestSchema, output: modeResponseSchema }),
   closeDraining: op({ method: 'DELETE', path: '/draining/:egressId', input: idParam('egressId'), output: z.null(), okStatus: 204 }),
+  reload: op({ method: 'POST', path: '/reload', input: none, output: reloadResultSchema }),
   getSettings: op({ method: 'GET', path: '/settings', input: none, output: settingsResultSchema }),
   putSettings: op({ method: 'PUT', path: '/settings', input: settingsUpdateSchema, output: settingsResultSchema }),
   getSystemProxy: op({ method: 'GET', path: '/sysproxy', input: none, output: sysproxyStateSchema }),

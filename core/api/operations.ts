@@ -49,6 +49,10 @@ export function implementOperations(core: AdminCore, adminAddress: () => string 
       if (!core.manager.closeDraining(egressId)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no draining tunnel ${egressId}`);
       return null;
     },
+    reload: () => {
+      if (!core.reload) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'reload is not available in this embedding');
+      return core.reload();
+    },
     getSettings: () => ({ settings: settings().get(), restartRequired: [] }),
     putSettings: (patch) => settings().update(patch),
     getSystemProxy: () => sysproxy().state(),

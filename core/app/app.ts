@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { AdminServer, loadOrCreateAdminToken } from '../api/index.js';
-import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, type Endpoint, type Logger, type LogTap } from '../common/index.js';
+import { AdminServer, loadOrCreateAdminToken, type SettingsAccess } from '../api/index.js';
+import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, parseEndpoint, type Endpoint, type Logger, type LogTap } from '../common/index.js';
 import { DirectEgress, EgressManager, SingleEgressSource, TunnelEgress, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
 import { PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
@@ -10,7 +10,8 @@ import { NodeList, OFFICIAL_ENDPOINTS, staticNodeFromFile, type VpnGateNode } fr
 import type { SystemProxy } from '../sysproxy/index.js';
 import type { ConfigInput, GatehopConfig } from './config.js';
 import { defaultUiDir } from './paths.js';
-import { SettingsFile } from './settings-file.js';
+import { applyConfig, type ReloadOutcome } from './reload.js';
+import { resolveConfig, SettingsFile } from './settings-file.js';
 import { systemProxyControl } from './system-proxy-setup.js';
 import { createSystemProxy, proxyTarget, recoverSystemProxy } from './system-proxy-setup.js';
 
@@ -36,6 +37,12 @@ export interface RunningApp {
   readonly systemProxy: SystemProxy;
   /** The dashboard with its token in the fragment (never sent to the server); null without the admin API. */
   readonly dashboardUrl: string | null;
+  /**
+   * Re-reads the config (file, saved settings, flags) and applies what can change live, without
+   * dropping a session; a config that does not validate is refused (GH_ERR_CONFIG_INVALID) and
+   * the running one stays. Reloads run one at a time.
+   */
+  reload(): Promise<ReloadOutcome>;
   /** Stops accepting, closes every session and egress, flushes the store. Idempotent. */
   stop(): Promise<void>;
 }
@@ -74,7 +81,7 @@ async function startNodePipeline(config: GatehopConfig, store: Store, logger: Lo
 }
 
 /** The switch controller over the node pipeline: first tunnel after the first ranking, then switching. */
-function startController(config: GatehopConfig, pipeline: NodePipeline, manager: EgressManager, logger: Logger): SwitchController {
+function startController(config: GatehopConfig, current: () => GatehopConfig, pipeline: NodePipeline, manager: EgressManager, logger: Logger): SwitchController {
   const { store, nodes, selector } = pipeline;
   const controller = new SwitchController({
     manager,
@@ -88,8 +95,9 @@ function startController(config: GatehopConfig, pipeline: NodePipeline, manager:
         logger,
         connectTimeoutMs: o.timeoutMs,
         signal: o.signal,
-        unresponsiveMs: config.switching.unresponsiveMs,
-        healthDnsName: config.switching.healthDnsName,
+        // Read per tunnel: a reload applies to the next one.
+        unresponsiveMs: current().switching.unresponsiveMs,
+        healthDnsName: current().switching.healthDnsName,
       }),
     selection: new SelectionState(store, { mode: config.groups.mode, defaultNode: config.groups.defaultNode }, logger),
     options: config.groups,
@@ -121,6 +129,8 @@ export interface StartExtras {
   layers?: { fromFile: ConfigInput; fromFlags: ConfigInput };
   /** The built renderer to serve at /ui/ (default: dist/renderer when built; null: none). */
   uiDir?: string | null;
+  /** Reads the config layers again for a reload (the CLI re-reads its config file); default: `layers` as given. */
+  readLayers?: () => { fromFile: ConfigInput; fromFlags: ConfigInput };
 }
 
 export async function startApp(config: GatehopConfig, logger: Logger, extras: StartExtras = {}): Promise<RunningApp> {
@@ -145,7 +155,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       })
     : null;
   const source: EgressSource = manager ?? new SingleEgressSource(egress);
-  const controller: SwitchController | null = pipeline && manager ? startController(config, pipeline, manager, logger) : null;
+  let current = config;
+  const controller: SwitchController | null = pipeline && manager ? startController(config, () => current, pipeline, manager, logger) : null;
   const network = pipeline ? new NetworkWatch({ logger }) : null;
   const recovery =
     pipeline && controller
@@ -166,6 +177,43 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   const proxy = new ProxyServer({ ...config.proxy, host: config.listen.host, port: config.listen.port, credentials }, source, logger);
   let proxyAt: Endpoint;
   let admin: AdminServer | null = null;
+  const settingsFile = extras.layers ? new SettingsFile(config, extras.layers, logger) : null;
+  let layers = extras.layers ?? null;
+  let reloading: Promise<unknown> = Promise.resolve();
+  const reloadNow = async (): Promise<ReloadOutcome> => {
+    const nextLayers = extras.readLayers?.() ?? layers;
+    if (!nextLayers) throw new GatehopError(ErrorCodes.CONFIG_INVALID, 'this core was started without config layers; nothing to reload from');
+    const next = resolveConfig(nextLayers.fromFile, nextLayers.fromFlags, logger);
+    const out = await applyConfig({ proxy, manager, controller, selector: pipeline?.selector ?? null }, current, next, logger);
+    const moved = out.listen !== formatEndpoint(proxyAt);
+    current = next;
+    layers = nextLayers;
+    proxyAt = parseEndpoint(out.listen, 'listen');
+    // The OS must follow the proxy to its new address, or the user is left pointing at a closed port.
+    if (moved && (await systemProxy.status().catch(() => null))?.enabled) {
+      await systemProxy.apply(proxyTarget(proxyAt, next)).catch((err: Error) => logger.error({ event: 'sysproxy-apply-failed', err: err.message }, err.message));
+    }
+    settingsFile?.rebase(next, nextLayers);
+    return out;
+  };
+  const reload = (): Promise<ReloadOutcome> => {
+    const run = reloading.then(reloadNow, reloadNow);
+    reloading = run.catch(() => undefined);
+    return run.catch((err: unknown) => {
+      logger.warn({ event: 'config-reload-refused', err: (err as Error).message }, `config reload refused, the running config stays: ${(err as Error).message}`);
+      throw err;
+    });
+  };
+  // Settings saved in the window apply like a reload; what still differs needs a restart.
+  const settings: SettingsAccess | null = settingsFile && {
+    get: () => settingsFile.get(),
+    update: async (patch) => {
+      const saved = settingsFile.update(patch);
+      // Saved either way; a value the running core cannot take now (a port in use) waits for a restart.
+      await reload().catch(() => undefined);
+      return { settings: saved.settings, restartRequired: settingsFile.restartRequiredFor(Object.keys(patch) as Array<keyof typeof patch>) };
+    },
+  };
   let adminAt: Endpoint | null = null;
   let dashboardUrl: string | null = null;
   try {
@@ -186,7 +234,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           store: pipeline?.store ?? null,
           logTap: extras.logTap ?? null,
           recovery,
-          settings: extras.layers ? new SettingsFile(config, extras.layers, logger) : null,
+          settings,
+          reload: layers ? reload : null,
           systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),
           uiDir: extras.uiDir === undefined ? defaultUiDir() : extras.uiDir,
         },
@@ -222,7 +271,10 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     proxy,
     egress,
     manager,
-    listening: { proxy: proxyAt, admin: adminAt },
+    // A getter: a reload may move the proxy.
+    get listening() {
+      return { proxy: proxyAt, admin: adminAt };
+    },
     admin,
     nodes: pipeline?.nodes ?? null,
     selector: pipeline?.selector ?? null,
@@ -233,6 +285,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     network,
     systemProxy,
     dashboardUrl,
+    reload,
     stop: () =>
       (stopping ??= (async () => {
         // First: the user must not be left pointing at a port that is about to close.

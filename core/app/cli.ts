@@ -84,7 +84,10 @@ async function run(flags: RunFlags): Promise<void> {
   raiseMallocTrimThreshold();
   let app;
   try {
-    app = await startApp(config, logger, { logTap, layers });
+    // A reload (SIGHUP, POST /reload) reads the config file again; the flags stay as given.
+    const fromFlags = layers.fromFlags;
+    const readLayers = (): { fromFile: ConfigInput; fromFlags: ConfigInput } => ({ fromFile: flags.config ? readConfigFile(flags.config) : {}, fromFlags });
+    app = await startApp(config, logger, { logTap, layers, readLayers });
   } catch (err) {
     const code = isGatehopError(err) && err.code === ErrorCodes.CONFIG_INVALID ? 2 : 1;
     fail(errorToJson(err).message, code);
@@ -104,8 +107,14 @@ async function run(flags: RunFlags): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  // A closed terminal: the same clean way out (it restores the system proxy).
-  process.on('SIGHUP', onSignal);
+  // SIGHUP reloads the config (as daemons do); a bad one is refused and logged, the old one runs on.
+  process.on('SIGHUP', () => {
+    logger.info({ event: 'reload-signal' }, 'SIGHUP: reloading the config');
+    app.reload().then(
+      (r) => process.stdout.write(`gatehop reloaded: ${r.applied.join(', ') || 'nothing changed'}${r.restartRequired.length ? `; after a restart: ${r.restartRequired.join(', ')}` : ''}; proxy ${r.listen}\n`),
+      (err: unknown) => process.stderr.write(`gatehop: reload refused, the running config stays: ${errorToJson(err).message}\n`),
+    );
+  });
   // A fatal error still puts the user's proxy settings back before the process ends.
   const onFatal = (err: unknown): void => {
     logger.fatal({ event: 'fatal', err: errorToJson(err) }, `fatal: ${errorToJson(err).message}`);

@@ -110,8 +110,8 @@ export class SettingsFile implements SettingsAccess {
   #effectiveNow: Settings;
 
   constructor(
-    private readonly running: GatehopConfig,
-    private readonly layers: { fromFile: ConfigInput; fromFlags: ConfigInput },
+    private running: GatehopConfig,
+    private layers: { fromFile: ConfigInput; fromFlags: ConfigInput },
     private readonly logger: Logger,
   ) {
     this.#saved = loadSavedSettings(running.dataDir, logger);
@@ -138,10 +138,23 @@ export class SettingsFile implements SettingsAccess {
     this.#write(next);
     this.#saved = next;
     this.#effectiveNow = settings;
-    const now = settingsOfConfig(this.running, settings.language, settings.notifications);
-    const restartRequired = (Object.keys(parsed.data) as Array<keyof Settings>).filter((k) => !LIVE.has(k) && JSON.stringify(settings[k]) !== JSON.stringify(now[k]));
+    const restartRequired = this.restartRequiredFor(Object.keys(parsed.data) as Array<keyof Settings>);
     this.logger.info({ event: 'settings-saved', keys: Object.keys(parsed.data), restartRequired }, `settings saved${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`);
     return { settings, restartRequired };
+  }
+
+  /** Of `keys`, those whose saved value the running core does not use yet. */
+  restartRequiredFor(keys: Array<keyof Settings>): Array<keyof Settings> {
+    const settings = this.#effectiveNow;
+    const now = settingsOfConfig(this.running, settings.language, settings.notifications);
+    return keys.filter((k) => !LIVE.has(k) && JSON.stringify(settings[k]) !== JSON.stringify(now[k]));
+  }
+
+  /** After a reload: the core runs `running` now, built from `layers` (the config file may have changed). */
+  rebase(running: GatehopConfig, layers: { fromFile: ConfigInput; fromFlags: ConfigInput }): void {
+    this.running = running;
+    this.layers = layers;
+    this.#effectiveNow = this.#effective(this.#saved);
   }
 
   #effective(saved: Partial<Settings>): Settings {

@@ -82,11 +82,17 @@ export class EgressManager implements EgressSource {
   constructor(
     private readonly fallback: Egress,
     logger: Logger,
-    private readonly opts: EgressManagerOptions = {},
+    private opts: EgressManagerOptions = {},
   ) {
     this.#log = logger.child({ component: 'egress-manager' });
     this.#listeners = new Listeners(this.#log, 'egress event');
     this.#balancer = new Balancer(opts.strategy, opts.latencyOf);
+  }
+
+  /** A reload: drain grace, draining limit and interrupt apply to the next switch; the strategy to the next session. */
+  updateOptions(opts: Omit<EgressManagerOptions, 'latencyOf'>): void {
+    this.opts = { ...this.opts, ...opts };
+    if (opts.strategy) this.#balancer.strategy = opts.strategy;
   }
 
   /** The balance strategy; applies to the next session. */

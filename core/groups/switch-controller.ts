@@ -115,7 +115,7 @@ export class SwitchController {
   /** With groups.balance.tunnels > 1 in auto mode: the member tunnels beside the active one. */
   readonly #members: BalanceMembers;
 
-  constructor(private readonly deps: SwitchControllerDeps) {
+  constructor(private deps: SwitchControllerDeps) {
     this.#log = deps.logger.child({ component: 'switch' });
     this.#listeners = new Listeners(this.#log, 'switch event');
     this.failFilter = new FailFilter(deps.options.failFilter);
@@ -198,6 +198,28 @@ export class SwitchController {
 
   onEvent(fn: (ev: ControllerEvent) => void): () => void {
     return this.#listeners.add(fn);
+  }
+
+  /**
+   * A reload: group, probe, fail-filter, balance and health parameters apply from now on. The URL
+   * test timer restarts with a new interval; the active tunnel's probes restart with new specs;
+   * members are added or drained to a new tunnel count; tunnels and sessions are not touched.
+   */
+  reconfigure(options: GroupOptions, health: HealthOptions): void {
+    const before = this.deps.options;
+    this.deps = { ...this.deps, options, health };
+    this.failFilter.updateOptions(options.failFilter);
+    this.#policy.updateOptions(health);
+    this.#monitor.updateOptions(health);
+    this.deps.manager.updateOptions({ strategy: options.balance.strategy });
+    if (this.#tick && options.urlTest.intervalMs !== before.urlTest.intervalMs) {
+      clearInterval(this.#tick);
+      this.#tick = setInterval(() => void this.evaluate(), options.urlTest.intervalMs);
+      this.#tick.unref();
+    }
+    if (this.#active && JSON.stringify(options.probes) !== JSON.stringify(before.probes)) this.#startProbes(this.#active);
+    this.#balance('settings reloaded');
+    this.#log.info({ event: 'controller-reconfigured', tunnels: options.balance.tunnels, strategy: options.balance.strategy }, 'switching settings reloaded');
   }
 
   /** Brings the first tunnel up and starts the periodic URL test. */

@@ -23,7 +23,7 @@ export class HealthMonitor {
   readonly #log: Logger;
 
   constructor(
-    private readonly opts: HealthOptions,
+    private opts: HealthOptions,
     private readonly events: HealthMonitorEvents,
     logger: Logger,
   ) {
@@ -40,6 +40,16 @@ export class HealthMonitor {
       this.#timer.unref();
     }
     if (!source) this.#stopTimer();
+  }
+
+  /** A reload: windows from now on use these; a new interval restarts the timer. */
+  updateOptions(opts: HealthOptions): void {
+    const restart = opts.intervalMs !== this.opts.intervalMs && this.#timer !== null;
+    this.opts = opts;
+    if (restart) {
+      this.#stopTimer();
+      this.watch(this.#source);
+    }
   }
 
   get consecutiveBad(): number {

@@ -12,7 +12,12 @@ export class SwitchPolicy {
   #failures = 0;
   #backoffUntil = 0;
 
-  constructor(private readonly opts: Pick<HealthOptions, 'minSwitchIntervalMs' | 'betterBy' | 'failureBackoffMs' | 'failureBackoffMaxMs'>) {}
+  constructor(private opts: Pick<HealthOptions, 'minSwitchIntervalMs' | 'betterBy' | 'failureBackoffMs' | 'failureBackoffMaxMs'>) {}
+
+  /** A reload: the next decision uses these (the switch history is kept). */
+  updateOptions(opts: Pick<HealthOptions, 'minSwitchIntervalMs' | 'betterBy' | 'failureBackoffMs' | 'failureBackoffMaxMs'>): void {
+    this.opts = opts;
+  }
 
   /** May an automatic switch start now? */
   mayAutoSwitch(now = Date.now()): Verdict {

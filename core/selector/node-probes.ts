@@ -88,9 +88,14 @@ export class FailFilter {
   readonly #nodes = new Map<string, NodeRecord>();
 
   constructor(
-    private readonly opts: FailFilterOptions,
+    private opts: FailFilterOptions,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** A reload: the next result and check use these (what is known of each node is kept). */
+  updateOptions(opts: FailFilterOptions): void {
+    this.opts = opts;
+  }
 
   record(nodeId: string, ok: boolean, latencyMs?: number): { dead: boolean; changed: boolean } {
     const r = this.#nodes.get(nodeId) ?? { failures: [], dead: false, latencyMs: null };

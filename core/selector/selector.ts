@@ -46,7 +46,7 @@ export class Selector {
   readonly #rankedListeners: Listeners<Ranking>;
 
   constructor(
-    private readonly opts: SelectorOptions,
+    private opts: SelectorOptions,
     private readonly store: HistoryStore,
     logger: Logger,
     private readonly prober: Prober = defaultProber,
@@ -157,6 +157,11 @@ export class Selector {
     const now = Date.now();
     this.store.saveHistory(withSuccess(this.store.history(nodeId), now, sample));
     if (sample.urlMs !== undefined) this.store.addLatency({ nodeId, at: now, kind: 'url', ms: sample.urlMs, success: true });
+  }
+
+  /** A reload: the next ranking uses these. */
+  updateOptions(opts: SelectorOptions): void {
+    this.opts = opts;
   }
 
   /** The node failed recently and waits out its back-off (a ranking may predate the failure). */

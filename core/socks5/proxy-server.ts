@@ -19,7 +19,7 @@ const SNIFF_TIMEOUT_MS = 10_000;
  */
 export class ProxyServer {
   readonly stats: ProxyStats = createProxyStats();
-  readonly #server: Server;
+  #server: Server;
   readonly #http: HttpServer;
   readonly #sessions = new Set<ProxySession>();
   readonly #httpSessions = new WeakMap<Duplex, HttpSession>();
@@ -41,19 +41,46 @@ export class ProxyServer {
   }
 
   async listen(): Promise<Endpoint> {
-    const { host, port } = this.#ctx.options;
+    return this.#bind(this.#server, this.#ctx.options.host, this.#ctx.options.port);
+  }
+
+  async #bind(server: Server, host: string, port: number): Promise<Endpoint> {
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
         const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.message;
         reject(new GatehopError(ErrorCodes.LISTEN_FAILED, `cannot listen on ${host}:${port}: ${why}`, { cause: err }));
       };
-      this.#server.once('error', onError);
-      this.#server.listen({ host, port, backlog: 511 }, () => {
-        this.#server.off('error', onError);
+      server.once('error', onError);
+      server.listen({ host, port, backlog: 511 }, () => {
+        server.off('error', onError);
         resolve();
       });
     });
-    this.#server.on('error', (err) => this.#log.error({ err: err.message }, 'proxy listener error'));
+    server.on('error', (err) => this.#log.error({ err: err.message }, 'proxy listener error'));
+    const addr = server.address();
+    if (addr === null || typeof addr === 'string') throw new GatehopError(ErrorCodes.LISTEN_FAILED, 'listener has no address');
+    return { host: addr.address, port: addr.port };
+  }
+
+  /**
+   * A reload: session limits and timeouts apply to what happens next. A new address is bound
+   * before the old listener closes (a failure to bind keeps the old one); sessions accepted on the
+   * old one are not touched and finish as they would have. Resolves with the address listened on.
+   */
+  async reconfigure(next: Omit<ProxyOptions, 'credentials'>): Promise<Endpoint> {
+    const old = this.#ctx.options;
+    // Credentials are read once at start (an auth file change needs a restart).
+    const options: ProxyOptions = { ...next, credentials: old.credentials };
+    if (options.host !== old.host || options.port !== old.port) {
+      const next = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (s) => this.#accept(s));
+      const at = await this.#bind(next, options.host, options.port);
+      const previous = this.#server;
+      this.#server = next;
+      previous.close(() => this.#log.info({ event: 'listener-closed', host: old.host, port: old.port }, 'the old proxy listener is closed'));
+      this.#log.info({ event: 'listener-moved', from: `${old.host}:${old.port}`, to: `${at.host}:${at.port}` }, 'proxy listening on a new address');
+    }
+    this.#ctx.options = options;
+    this.#http.keepAliveTimeout = options.idleTimeoutMs;
     const addr = this.#server.address();
     if (addr === null || typeof addr === 'string') throw new GatehopError(ErrorCodes.LISTEN_FAILED, 'listener has no address');
     return { host: addr.address, port: addr.port };

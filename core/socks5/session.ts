@@ -7,7 +7,8 @@ import type { ProxyOptions } from './options.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
 
 export interface SessionContext {
-  readonly options: ProxyOptions;
+  /** Replaced whole by a reload; sessions read it when they need a value. */
+  options: ProxyOptions;
   readonly egress: EgressSource;
   readonly stats: ProxyStats;
   readonly logger: Logger;

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SocksClient } from 'socks';
@@ -70,6 +70,58 @@ describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () =>
     info.socket.destroy();
     client.close();
   }, 30_000);
+
+  it('SIGHUP during a download reloads the config (a second tunnel comes up) and the download arrives intact (#15)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-e2e-hup-'));
+    const cfg = join(dir, 'gatehop.yaml');
+    const log = join(dir, 'gatehop.log');
+    writeFileSync(cfg, 'groups:\n  balance:\n    tunnels: 1\n');
+    const c = spawn(process.execPath, [BIN, '--config', cfg, '--egress', 'vpngate', '--api', rig.state.apiUrl, '--listen', '127.0.0.1:0', '--admin', 'off', '--data-dir', dir, '--log-file', log, '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      c.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+      const p = Number(await until(() => /socks5\+http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1], 30_000, 'startup line'));
+      await until(() => logLines(log).find((l) => l.event === 'tunnel-active'), 60_000, 'a tunnel');
+      const { socket } = await SocksClient.createConnection({ proxy: { host: '127.0.0.1', port: p, type: 5 }, command: 'connect', destination: { host: 'files.test', port: 80 } });
+      const hash = createHash('sha256');
+      let head = Buffer.alloc(0);
+      let headDone = false;
+      let bytes = 0;
+      let paused = false;
+      const ended = new Promise<void>((r) => socket.once('end', () => r()));
+      socket.on('data', (b: Buffer) => {
+        if (!headDone) {
+          // Until the end of the HTTP head; the body is hashed from there.
+          head = Buffer.concat([head, b]);
+          const at = head.indexOf('\r\n\r\n');
+          if (at < 0) return;
+          headDone = true;
+          b = head.subarray(at + 4);
+        }
+        bytes += b.length;
+        hash.update(b);
+        // Hold the download open across the reload: it must span it, however fast the rig is.
+        if (!paused && bytes > 1 << 20) {
+          paused = true;
+          socket.pause();
+        }
+      });
+      socket.write('GET /big HTTP/1.0\r\nHost: files.test\r\n\r\n');
+      await until(() => (paused ? true : undefined), 30_000, 'a first MiB');
+      writeFileSync(cfg, 'groups:\n  balance:\n    tunnels: 2\n');
+      c.kill('SIGHUP');
+      await until(() => (/gatehop reloaded: groups/.test(out) ? true : undefined), 20_000, () => `the reload line (stdout: ${out})`);
+      await until(() => logLines(log).find((l) => l.event === 'member-up'), 60_000, 'a second tunnel after the reload');
+      socket.resume();
+      await ended;
+      expect(bytes).toBe(rig.state.bigBytes);
+      expect(hash.digest('hex')).toBe(rig.state.bigSha256);
+      expect(c.exitCode).toBeNull(); // still running: SIGHUP is a reload, not a shutdown
+    } finally {
+      c.kill('SIGTERM');
+      await once(c, 'exit');
+    }
+  }, 180_000);
 
   it('when the active node dies, new sessions leave through another node', async () => {
     const before = activeNode()!;

@@ -45,19 +45,26 @@ describe('admin API for the window', () => {
     await new Promise<void>((r) => list.close(() => r()));
   });
 
-  it('reads and saves settings, naming what needs a restart, and refuses what the next start would refuse', async () => {
+  it('reads and saves settings, applies them live, names what needs a restart, and refuses what the next start would refuse (#15)', async () => {
     const got = settingsResultSchema.parse((await apiRequest(port, 'GET', '/settings', { token })).json());
     expect(got.settings).toMatchObject({ listen: '127.0.0.1:0', drainGraceMs: 600_000, language: 'auto' });
     const put = await apiRequest(port, 'PUT', '/settings', { token, body: { drainGraceMs: 120_000, language: 'zh-CN' } });
     expect(put.status).toBe(200);
-    expect(settingsResultSchema.parse(put.json())).toMatchObject({ settings: { drainGraceMs: 120_000, language: 'zh-CN' }, restartRequired: ['drainGraceMs'] });
+    // The drain grace applies live (a reload): nothing waits for a restart.
+    expect(settingsResultSchema.parse(put.json())).toMatchObject({ settings: { drainGraceMs: 120_000, language: 'zh-CN' }, restartRequired: [] });
     // No credentials on a public address: buildConfig's own rule, said at the field.
     const bad = await apiRequest(port, 'PUT', '/settings', { token, body: { listen: '0.0.0.0:1080' } });
     expect(bad.status).toBe(400);
     expect(bad.json()).toMatchObject({ error: 'GH_ERR_CONFIG_INVALID', message: expect.stringMatching(/needs --auth-file/) });
     expect((await apiRequest(port, 'PUT', '/settings', { token, body: { drainGraceMs: -1 } })).status).toBe(400);
-    expect((await apiRequest(port, 'PUT', '/settings', { token, body: { listen: '127.0.0.1:1' } })).json()).toMatchObject({ settings: { listen: '127.0.0.1:1' }, restartRequired: ['listen'] });
-    expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8'))).toEqual({ version: 1, settings: { drainGraceMs: 120_000, language: 'zh-CN', listen: '127.0.0.1:1' } });
+    // A listen address in use cannot be taken now: saved for the next start, and said so.
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    const busy = `127.0.0.1:${(taken.address() as AddressInfo).port}`;
+    expect((await apiRequest(port, 'PUT', '/settings', { token, body: { listen: busy } })).json()).toMatchObject({ settings: { listen: busy }, restartRequired: ['listen'] });
+    expect(app.listening.proxy.port).not.toBe((taken.address() as AddressInfo).port);
+    await new Promise<void>((r) => taken.close(() => r()));
+    expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8'))).toEqual({ version: 1, settings: { drainGraceMs: 120_000, language: 'zh-CN', listen: busy } });
   });
 
   it('refreshes the list with progress events: fetching, probing, done', async () => {

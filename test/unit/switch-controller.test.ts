@@ -319,4 +319,18 @@ describe('SwitchController balancing over several tunnels (issue #15)', () => {
     w.controller.setMode(true);
     await eventually(() => w.manager.members.length === 3, 2_000, 'balancing again');
   });
+
+  it('a reload to more tunnels opens members, to fewer drains them, and a new strategy applies to the next session', async () => {
+    const w = world({ nodes: ['a', 'b', 'c'] });
+    w.controller.start();
+    await eventually(() => w.manager.members.length === 1, 2_000, 'one tunnel');
+    const opts = groupOptions({ urlTest: { intervalMs: 3_600_000 }, balance: { tunnels: 3, strategy: 'failover' } });
+    const health = healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0 });
+    w.controller.reconfigure(opts, health);
+    await eventually(() => w.manager.members.length === 3, 2_000, 'three tunnels after the reload');
+    expect(w.manager.strategy).toBe('failover');
+    expect([w.manager.acquire(), w.manager.acquire()].map((l) => (l.egress as FakeTunnel).nodeId)).toEqual(['a', 'a']);
+    w.controller.reconfigure(groupOptions({ urlTest: { intervalMs: 3_600_000 } }), health);
+    expect(members(w)).toEqual(['a']);
+  });
 });

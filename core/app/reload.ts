@@ -1,0 +1,55 @@
+import { formatEndpoint, type Logger } from '../common/index.js';
+import type { EgressManager } from '../egress/index.js';
+import type { SwitchController } from '../groups/index.js';
+import type { Selector } from '../selector/index.js';
+import type { ProxyServer } from '../socks5/index.js';
+import type { GatehopConfig } from './config.js';
+
+/** What a reload did: the config keys it applied, and those that keep their old value until a restart. */
+export interface ReloadOutcome {
+  applied: string[];
+  restartRequired: string[];
+  /** Where the proxy listens after the reload. */
+  listen: string;
+}
+
+/** Config keys a running core takes over live (ReloadTargets.apply); every other key needs a restart. */
+const LIVE_KEYS = new Set<keyof GatehopConfig>(['listen', 'proxy', 'selector', 'groups', 'health', 'switching']);
+
+/** Top-level config keys whose value differs (by content). */
+export function changedKeys(prev: GatehopConfig, next: GatehopConfig): Array<keyof GatehopConfig> {
+  return (Object.keys(next) as Array<keyof GatehopConfig>).filter((k) => JSON.stringify(prev[k]) !== JSON.stringify(next[k]));
+}
+
+export interface ReloadTargets {
+  proxy: ProxyServer;
+  manager: EgressManager | null;
+  controller: SwitchController | null;
+  selector: Selector | null;
+}
+
+/**
+ * Applies a validated config to a running core without dropping a session: the proxy listener
+ * first (bind the new address, then close the old one; a failure to bind throws and leaves the
+ * old config in force), then proxy limits, selector, switching, groups and health. The caller
+ * keeps `next` as the running config only when this resolves.
+ */
+export async function applyConfig(t: ReloadTargets, prev: GatehopConfig, next: GatehopConfig, logger: Logger): Promise<ReloadOutcome> {
+  const changed = changedKeys(prev, next);
+  const applied = changed.filter((k) => LIVE_KEYS.has(k));
+  const restartRequired = changed.filter((k) => !LIVE_KEYS.has(k));
+  let listen = formatEndpoint(prev.listen);
+  if (changed.includes('listen') || changed.includes('proxy')) {
+    listen = formatEndpoint(await t.proxy.reconfigure({ ...next.proxy, host: next.listen.host, port: next.listen.port }));
+  }
+  if (changed.includes('selector')) t.selector?.updateOptions(next.selector);
+  if (changed.includes('switching')) {
+    t.manager?.updateOptions({ drainGraceMs: next.switching.drainGraceMs, maxDraining: next.switching.maxDraining, interruptExistingConnections: next.switching.interruptExistingConnections });
+  }
+  if (changed.includes('groups') || changed.includes('health')) t.controller?.reconfigure(next.groups, next.health);
+  logger.info(
+    { event: 'config-reloaded', applied, restartRequired, listen },
+    changed.length === 0 ? 'config reloaded: nothing changed' : `config reloaded: ${applied.join(', ') || 'nothing'} applied${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`,
+  );
+  return { applied, restartRequired, listen };
+}
