@@ -47,9 +47,10 @@ function download(port: number, url: string): Promise<{ ok: boolean; sha: string
 
 async function main(): Promise<void> {
   const rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp'], bigMib: MIB });
-  const dataDir = mkdtempSync(join(tmpdir(), 'gh-bench-balance-'));
   let app: RunningApp | null = null;
   const start = async (tunnels: number, groups: ConfigInput['groups'] = {}): Promise<RunningApp> => {
+    // A data dir per run: node history from one part (a killed node backing off) must not steer the next.
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-bench-balance-'));
     const config = buildConfig({}, {
       egress: 'vpngate', api: [rig.state.apiUrl], listen: '127.0.0.1:0', admin: 'off', dataDir, logFile: 'off',
       groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, balance: { tunnels, strategy: 'round-robin' }, ...groups },

@@ -92,6 +92,24 @@ describe('views', () => {
     expect(sortAndFilter(nodes, { sort: 'host', desc: false, country: 'KR', proto: 'udp', text: '' }).map((n) => n.id)).toEqual([]);
   });
 
+  it('with several tunnels, lists each member with its sessions and marks one that is avoided (issue #15)', () => {
+    const store = createAppStore();
+    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2, { state: 'active' })], fetchedAt: 1, source: 'x' });
+    const m = (i: number, over: object) => ({ egressId: `t${i}`, nodeId: `node-${i}`, primary: i === 1, host: null, country: null, since: 0, down: false, sessions: 2, bytesUp: 0, bytesDown: 2048, rttMs: 40, failures: 0, ...over });
+    store.getState().setStatus(status({ members: [m(1, {}), m(2, { down: true, sessions: 1 })], balance: { strategy: 'round-robin', tunnels: 2 } }));
+    const { unmount } = mount(<Overview />, store);
+    const region = screen.getByRole('region', { name: 'Tunnels in use' });
+    expect(region.textContent).toContain('2 tunnels, round robin');
+    expect(region.textContent).toContain('public-vpn-1 · active');
+    expect(region.textContent).toContain('1 session');
+    expect(region.textContent).toContain('avoided: failing its probes');
+    unmount();
+    // One tunnel: no list (the active card says it all).
+    store.getState().setStatus(status());
+    mount(<Overview />, store);
+    expect(screen.queryByRole('region', { name: 'Tunnels in use' })).toBeNull();
+  });
+
   it('lists draining tunnels in a region named "Draining" with a countdown and Close now, in Chinese too', () => {
     const store = createAppStore();
     store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2, { state: 'draining' })], fetchedAt: 1, source: 'x' });

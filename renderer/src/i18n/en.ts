@@ -37,6 +37,15 @@ export const en = {
     tunnels: 'Tunnels',
     pinFailed: 'The pinned node {{node}} failed; the best node stands in until it recovers.',
   },
+  members: {
+    title: 'Tunnels in use',
+    summary: '{{count}} tunnels, {{strategy}}',
+    primary: 'active',
+    down: 'avoided: failing its probes',
+    sessions_one: '{{count}} session',
+    sessions_other: '{{count}} sessions',
+    strategy: { failover: 'failover', 'round-robin': 'round robin', 'least-sessions': 'fewest sessions', 'lowest-latency': 'lowest latency' },
+  },
   draining: {
     title: 'Draining',
     empty: 'No tunnel is draining.',

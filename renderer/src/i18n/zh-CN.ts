@@ -39,6 +39,15 @@ export const zhCN: Catalog = {
     tunnels: '隧道',
     pinFailed: '固定节点 {{node}} 失败；在其恢复前由最佳节点代替。',
   },
+  members: {
+    title: '使用中的隧道',
+    summary: '{{count}} 条隧道，{{strategy}}',
+    primary: '主用',
+    down: '已避开：探测失败',
+    sessions_one: '{{count}} 个会话',
+    sessions_other: '{{count}} 个会话',
+    strategy: { failover: '故障转移', 'round-robin': '轮询', 'least-sessions': '最少会话', 'lowest-latency': '最低延迟' },
+  },
   draining: {
     title: '排空中',
     empty: '没有正在排空的隧道。',

@@ -2,9 +2,10 @@ import { useTranslation } from 'react-i18next';
 import { useShallow } from 'zustand/react/shallow';
 import { useActions, useApp, useNow } from '../components/context.js';
 import { useTicker } from '../components/use-ticker.js';
-import { flagOf, formatAgo, formatCountdown, formatMs, formatRate } from '../format.js';
+import { flagOf, formatAgo, formatBytes, formatCountdown, formatMs, formatRate } from '../format.js';
 
 const NO_DRAINING: never[] = [];
+const NO_MEMBERS: never[] = [];
 
 export function Overview() {
   const { t } = useTranslation();
@@ -68,7 +69,37 @@ export function Overview() {
           <p className="big">{standby ? (nodeById[standby.nodeId ?? '']?.host ?? standby.nodeId) : t('overview.noStandby')}</p>
         </article>
       </div>
+      <Members />
       <Draining now={now} />
+    </section>
+  );
+}
+
+/** With several tunnels at once (groups.balance): each one, its sessions, traffic and RTT; one avoided is marked. */
+function Members() {
+  const { t } = useTranslation();
+  const members = useApp((s) => s.status?.members ?? NO_MEMBERS);
+  const balance = useApp((s) => s.status?.balance);
+  const hosts = useApp(useShallow((s) => Object.fromEntries(s.nodes.map((n) => [n.id, n.host]))));
+  if (members.length < 2 || !balance) return null;
+  return (
+    <section role="region" aria-label={t('members.title')} className="draining">
+      <h3>
+        {t('members.title')} <span className="muted">({t('members.summary', { count: members.length, strategy: t(`members.strategy.${balance.strategy}`) })})</span>
+      </h3>
+      <ul className="drain-list">
+        {members.map((m) => (
+          <li key={m.egressId} className="drain-item" data-down={m.down || undefined}>
+            <span className="drain-host">
+              {hosts[m.nodeId ?? ''] ?? m.nodeId ?? m.egressId}
+              {m.primary ? <span className="muted"> · {t('members.primary')}</span> : null}
+            </span>
+            <span>{t('members.sessions', { count: m.sessions })}</span>
+            <span>↓ {formatBytes(m.bytesDown)}</span>
+            <span>{m.down ? <span role="status">{t('members.down')}</span> : formatMs(m.rttMs, t)}</span>
+          </li>
+        ))}
+      </ul>
     </section>
   );
 }
