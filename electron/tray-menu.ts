@@ -49,7 +49,13 @@ export function tooltipOf(s: TrayState): string {
   if (st.egress === 'direct') return `Gatehop: direct · ${sessions(st.sessions.active)}`;
   if (!st.active) return st.network.state === 'waiting' ? 'Gatehop: waiting for the network' : 'Gatehop: finding a working node…';
   const n = s.nodes.find((x) => x.id === st.active!.nodeId);
-  return `Gatehop: ${n?.countryCode ?? ''} ${n?.host ?? st.active.nodeId} · ${ms(st.active.rttMs)} · ${sessions(st.sessions.active)}`;
+  return `Gatehop: ${n?.countryCode ?? ''} ${n?.host ?? st.active.nodeId} · ${ms(st.active.rttMs)}${moreTunnels(s)} · ${sessions(st.sessions.active)}`;
+}
+
+/** " (+2 tunnels)" while balancing over several tunnels (groups.balance), else "". */
+function moreTunnels(s: TrayState): string {
+  const extra = (s.status?.members.length ?? 0) - 1;
+  return extra > 0 ? ` (+${extra} tunnel${extra === 1 ? '' : 's'})` : '';
 }
 
 function statusLine(s: TrayState): string {
@@ -59,7 +65,7 @@ function statusLine(s: TrayState): string {
   if (st.egress === 'direct') return 'Direct (no VPN)';
   if (!st.active) return st.network.state === 'waiting' ? 'Waiting for the network…' : 'Finding a working node…';
   const n = s.nodes.find((x) => x.id === st.active!.nodeId);
-  return `Connected: ${n ? `${flag(n.countryCode)} ${n.country} · ${n.host}` : st.active.nodeId} · ${ms(st.active.rttMs)}`;
+  return `Connected: ${n ? `${flag(n.countryCode)} ${n.country} · ${n.host}` : st.active.nodeId} · ${ms(st.active.rttMs)}${moreTunnels(s)}`;
 }
 
 /** The best nodes by score, the active one included (and checked). */

@@ -164,6 +164,11 @@ export function createMetrics(core: AdminCore): Metrics {
       if (ms != null) this.set({ node: memberNode(e) }, ms / 1000);
     }
   } });
+  new Gauge({ name: 'gatehop_member_failures', help: 'Failures per member since it joined (probe failures, liveness losses, failed connects)', labelNames: ['node'], registers: [registry], collect() {
+    this.reset();
+    const info = new Map((c?.members ?? []).map((x) => [x.egress.id, x.failures]));
+    for (const e of m?.members ?? []) this.set({ node: memberNode(e) }, e.egress.stats.failures + (info.get(e.egress.id) ?? 0));
+  } });
   new Gauge({ name: 'gatehop_node_rtt_seconds', help: 'Probe round trip per ranked node', labelNames: ['node'], registers: [registry], collect() {
     this.reset();
     for (const r of core.selector?.last?.ranked ?? []) if (r.terms.rttMs !== null) this.set({ node: r.node.id }, r.terms.rttMs / 1000);

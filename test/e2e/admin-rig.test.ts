@@ -112,6 +112,10 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     expect(families.get('gatehop_node_rtt_seconds')!.metrics.length).toBe(rig.state.nodes.length);
     expect(families.get('gatehop_switch_duration_seconds')!.type).toBe('HISTOGRAM');
     expect(families.get('gatehop_egress_up')!.metrics[0]!.value).toBe('1');
+    // One tunnel here: it is the one member, up, with its sessions (issue #15's per-member series).
+    expect(families.get('gatehop_member_up')!.metrics.map((m) => m.value)).toEqual(['1']);
+    expect(families.get('gatehop_member_sessions')!.metrics[0]!.labels).toMatchObject({ primary: 'true' });
+    expect(families.has('gatehop_member_failures')).toBe(true);
     expect(families.has('gatehop_netstack_retransmissions_total')).toBe(true);
   });
 });

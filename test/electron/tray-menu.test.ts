@@ -53,6 +53,11 @@ describe('the tray menu', () => {
     const none = state({ status: status({ active: null, network: { state: 'waiting', reason: 'no-node-list', since: 1, attempts: 2, nextAttemptAt: 5 } }) });
     expect(iconStateOf(none)).toBe('no-node');
     expect(tooltipOf(none)).toBe('Gatehop: waiting for the network');
+    // Balancing over three tunnels (issue #15): the menu and tooltip say how many more carry sessions.
+    const m = (i: number) => ({ egressId: `t${i}`, nodeId: `node-${i}`, primary: i === 3, host: null, country: null, since: 0, down: false, sessions: 0, bytesUp: 0, bytesDown: 0, rttMs: null, failures: 0 });
+    const balanced = state({ status: { ...state().status!, members: [m(3), m(4), m(5)], balance: { strategy: 'round-robin', tunnels: 3 } } });
+    expect(tooltipOf(balanced)).toBe('Gatehop: KR public-vpn-3 · 42 ms (+2 tunnels) · 1 session');
+    expect(buildTrayMenu(balanced, a)[0]!.label).toMatch(/· 42 ms \(\+2 tunnels\)$/);
     expect(iconStateOf(state({ status: null }))).toBe('error');
     const unsupported = buildTrayMenu(state({ sysproxy: { supported: false, backend: null, current: null, enabled: false, error: 'x' } }), a);
     expect(unsupported.find((i) => i.id === 'sysproxy')).toMatchObject({ enabled: false, label: 'System proxy (not supported here)' });
