@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { formatEndpoint, type Endpoint, type Logger } from '../common/index.js';
+import { formatEndpoint, type Endpoint, type Logger, type TappedLine } from '../common/index.js';
 import { checkAccess, allowedHostsFor, type AccessPolicy } from './access.js';
 import type { AdminCore } from './admin-core.js';
 import { registerClashRoutes } from './clash-routes.js';
@@ -118,6 +118,8 @@ export class AdminServer {
       this.#events.attach(res, [
         { event: 'status', data: statusView(core, this.#address) },
         { event: 'nodes', data: nodesView(core) },
+        // The recent log, so a window that opens now has history in its Logs view.
+        ...(core.logTap?.recent() ?? []).map((l) => ({ event: 'log', data: logEventOf(l) })),
       ]);
     });
     r.on('GET', '/metrics', async ({ res }) => {
@@ -215,7 +217,7 @@ export class AdminServer {
     }
     if (nodes) this.#unsubscribe.push(nodes.onChange(() => ev.publish('nodes', nodesView(this.core))));
     if (this.core.systemProxy) this.#unsubscribe.push(this.core.systemProxy.onEvent((e) => ev.publish('sysproxy', e)));
-    if (logTap) this.#unsubscribe.push(logTap.subscribe((l) => ev.publish('log', { time: l.time, level: l.level, msg: l.msg, ...(typeof l.event === 'string' ? { event: l.event } : {}) })));
+    if (logTap) this.#unsubscribe.push(logTap.subscribe((l) => ev.publish('log', logEventOf(l))));
   }
 
   /**
@@ -264,4 +266,9 @@ export class AdminServer {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeAllConnections();
   }
+}
+
+/** A log line as the event stream carries it (the contract's log event). */
+function logEventOf(l: TappedLine): { time: number; level: string; msg: string; event?: string } {
+  return { time: l.time, level: l.level, msg: l.msg, ...(typeof l.event === 'string' ? { event: l.event } : {}) };
 }

@@ -15,12 +15,29 @@ export interface TappedLine {
  */
 export class LogTap {
   readonly #subs = new Set<(line: TappedLine) => void>();
+  /** The last lines, unparsed (parsed only when a window opens and asks for them). */
+  readonly #recent: string[] = [];
   readonly stream = new Writable({
     write: (chunk: Buffer | string, _enc, done) => {
-      if (this.#subs.size > 0) this.#deliver(chunk.toString());
+      const text = chunk.toString();
+      this.#keep(text);
+      if (this.#subs.size > 0) this.#deliver(text);
       done();
     },
   });
+
+  constructor(private readonly backlog = 200) {}
+
+  /** The last `backlog` lines, oldest first: what a window that opens now shows before new ones arrive. */
+  recent(): TappedLine[] {
+    return this.#recent.map(parseLine).filter((l): l is TappedLine => l !== null);
+  }
+
+  #keep(text: string): void {
+    if (this.backlog <= 0) return;
+    for (const raw of text.split('\n')) if (raw) this.#recent.push(raw);
+    if (this.#recent.length > this.backlog) this.#recent.splice(0, this.#recent.length - this.backlog);
+  }
 
   subscribe(fn: (line: TappedLine) => void): () => void {
     this.#subs.add(fn);
@@ -29,16 +46,19 @@ export class LogTap {
 
   #deliver(text: string): void {
     for (const raw of text.split('\n')) {
-      if (!raw) continue;
-      let line: TappedLine;
-      try {
-        const o = JSON.parse(raw) as Record<string, unknown>;
-        const time = typeof o.time === 'string' ? Date.parse(o.time) : Number(o.time);
-        line = { ...o, time, level: String(o.level), msg: String(o.msg ?? '') };
-      } catch {
-        continue;
-      }
+      const line = raw ? parseLine(raw) : null;
+      if (!line) continue;
       for (const fn of [...this.#subs]) fn(line);
     }
+  }
+}
+
+function parseLine(raw: string): TappedLine | null {
+  try {
+    const o = JSON.parse(raw) as Record<string, unknown>;
+    const time = typeof o.time === 'string' ? Date.parse(o.time) : Number(o.time);
+    return { ...o, time, level: String(o.level), msg: String(o.msg ?? '') };
+  } catch {
+    return null;
   }
 }

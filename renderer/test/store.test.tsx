@@ -50,6 +50,17 @@ describe('slices', () => {
     expect(store.getState().logs[0]!.msg).toBe('line 20');
   });
 
+  it('takes the recent log a (re)connect replays without showing a line twice', () => {
+    const store = createAppStore();
+    const add = (time: number, msg: string) => store.getState().addLog({ time, level: '30', msg });
+    add(1, 'a');
+    add(2, 'b');
+    add(2, 'c');
+    // Replayed after a reconnect: every line so far, then one logged while the window was away.
+    for (const [t, m] of [[1, 'a'], [2, 'b'], [2, 'c'], [3, 'd']] as const) add(t, m);
+    expect(store.getState().logs.map((l) => l.msg)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
   it('turns two status samples into up/down throughput', () => {
     const store = createAppStore();
     store.getState().setStatus(status({ traffic: { bytesUp: 0, bytesDown: 0, at: 1000 } }));

@@ -126,6 +126,18 @@ describe('admin API over the direct egress', () => {
     pinoLine(tap, 'hello from the test');
     await until(() => sse.events.find((e) => e.event === 'log' && (e.data as { msg: string }).msg === 'hello from the test'), 3_000, 'a log event');
     sse.close();
+    // A window that opens later gets the recent log first (its Logs view is not empty), after status and nodes.
+    const later = await SseReader.open(port, token);
+    const backlog = await until(() => later.events.find((e) => e.event === 'log' && (e.data as { msg: string }).msg === 'hello from the test'), 3_000, 'the line in the backlog');
+    expect(later.events.indexOf(backlog)).toBeGreaterThan(later.events.findIndex((e) => e.event === 'nodes'));
+    later.close();
+  });
+
+  it('keeps only the last lines for a window that opens later', () => {
+    const small = new LogTap(3);
+    for (const m of ['one', 'two', 'three', 'four']) pinoLine(small, m);
+    small.stream.write('not json\n');
+    expect(small.recent().map((l) => l.msg)).toEqual(['three', 'four']);
   });
 
   it('speaks the Clash subset dashboards use', async () => {

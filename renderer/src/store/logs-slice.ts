@@ -14,6 +14,13 @@ export interface LogsSlice {
 export const logsSlice: StateCreator<AppState, [], [], LogsSlice> = (set) => ({
   logs: [],
   logLevel: 'info',
-  addLog: (l) => set((s) => ({ logs: s.logs.length >= MAX_LOG_LINES ? [...s.logs.slice(s.logs.length - MAX_LOG_LINES + 1), l] : [...s.logs, l] })),
+  addLog: (l) =>
+    set((s) => {
+      // The event stream opens with the recent log (again after each reconnect): a line older than
+      // the newest one shown, or the same line at the same time, is one the view already has.
+      const last = s.logs.at(-1);
+      if (last && (l.time < last.time || (l.time === last.time && s.logs.some((x) => x.time === l.time && x.msg === l.msg)))) return s;
+      return { logs: s.logs.length >= MAX_LOG_LINES ? [...s.logs.slice(s.logs.length - MAX_LOG_LINES + 1), l] : [...s.logs, l] };
+    }),
   setLogLevel: (logLevel) => set({ logLevel }),
 });
