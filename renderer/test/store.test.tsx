@@ -14,6 +14,9 @@ import { LATENCY_MAX_POINTS, LATENCY_WINDOW_MS } from '../src/store/latency-slic
 import { MAX_LOG_LINES } from '../src/store/logs-slice.js';
 import { Nodes, renderCounts, sortAndFilter } from '../src/views/Nodes.js';
 import { Overview } from '../src/views/Overview.js';
+import { Banner } from '../src/components/Banner.js';
+import { connectStore } from '../src/store/feed.js';
+import type { CoreClient, CoreEvent } from '../src/client/core-client.js';
 import { node, status } from './fakes.js';
 
 afterEach(cleanup);
@@ -119,6 +122,28 @@ describe('views', () => {
     store.getState().setStatus(status());
     mount(<Overview />, store);
     expect(screen.queryByRole('region', { name: 'Tunnels in use' })).toBeNull();
+  });
+
+  it('says when another program changed the system proxy, until dismissed; Gatehop\'s own changes say nothing', async () => {
+    const store = createAppStore();
+    let emit: (ev: CoreEvent) => void = () => {};
+    const client: CoreClient = {
+      call: async () => ({ ok: false, error: { code: 'GH_ERR_TEST', message: 'not in this test' } }) as never,
+      subscribe: (fn) => ((emit = fn), () => {}),
+      onConnection: () => () => {},
+      onResync: () => () => {},
+      close: () => {},
+    };
+    connectStore(store, client);
+    store.getState().setConnection({ state: 'open' });
+    store.getState().setActionError(null);
+    act(() => emit({ type: 'sysproxy', data: { type: 'applied', message: 'system proxy set to 127.0.0.1:1080' } }));
+    mount(<Banner />, store);
+    expect(screen.queryByText(/Another program changed the system proxy/)).toBeNull();
+    act(() => emit({ type: 'sysproxy', data: { type: 'overridden', message: 'another program changed the system proxy (none)' } }));
+    expect(screen.getByText(/Another program changed the system proxy/)).toBeTruthy();
+    act(() => screen.getByRole('button', { name: 'Dismiss' }).click());
+    expect(screen.queryByText(/Another program changed the system proxy/)).toBeNull();
   });
 
   it('lists draining tunnels in a region named "Draining" with a countdown and Close now, in Chinese too', () => {

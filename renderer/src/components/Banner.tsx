@@ -12,6 +12,8 @@ export function Banner() {
   const refresh = useApp((s) => s.refresh);
   const actionError = useApp((s) => s.actionError);
   const setActionError = useApp((s) => s.setActionError);
+  const sysproxyNotice = useApp((s) => s.sysproxyNotice);
+  const setSysproxyNotice = useApp((s) => s.setSysproxyNotice);
   const now = useTicker(1000, useNow());
 
   const lines: Array<{ kind: 'error' | 'warn' | 'info'; text: string; dismiss?: () => void }> = [];
@@ -27,6 +29,7 @@ export function Banner() {
     else if (noActive) lines.push({ kind: 'info', text: t('banner.starting') });
     if (refresh && refresh.phase !== 'done') lines.push({ kind: refresh.phase === 'failed' ? 'warn' : 'info', text: t('banner.refreshing', { phase: t(`phase.${refresh.phase}`) }) + (refresh.message ? ` (${refresh.message})` : '') });
   }
+  if (sysproxyNotice) lines.push({ kind: 'warn', text: t(`banner.sysproxy.${sysproxyNotice.type}`), dismiss: () => setSysproxyNotice(null) });
   if (actionError) lines.push({ kind: 'error', text: t('banner.actionFailed', { message: actionError.message }), dismiss: () => setActionError(null) });
   if (lines.length === 0) return null;
   return (

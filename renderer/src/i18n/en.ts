@@ -15,6 +15,11 @@ export const en = {
     refreshing: 'Refreshing the node list: {{phase}}',
     dismiss: 'Dismiss',
     actionFailed: '{{message}}',
+    sysproxy: {
+      overridden: 'Another program changed the system proxy. Gatehop set it back if you had it on (see Logs).',
+      'left-alone': 'The system proxy was changed by someone else, so Gatehop left it as it is (see Logs).',
+      recovered: 'Gatehop had stopped unexpectedly; the system proxy was put back as it was (see Logs).',
+    },
   },
   phase: { fetching: 'fetching', probing: 'probing nodes', done: 'done', failed: 'failed' },
   overview: {

@@ -17,6 +17,11 @@ export const zhCN: Catalog = {
     refreshing: '正在刷新节点列表：{{phase}}',
     dismiss: '关闭',
     actionFailed: '{{message}}',
+    sysproxy: {
+      overridden: '另一个程序更改了系统代理。如您已开启，Gatehop 已将其改回（见日志）。',
+      'left-alone': '系统代理已被他人更改，Gatehop 保持原样（见日志）。',
+      recovered: 'Gatehop 曾意外停止；系统代理已恢复原状（见日志）。',
+    },
   },
   phase: { fetching: '下载中', probing: '探测节点', done: '完成', failed: '失败' },
   overview: {
