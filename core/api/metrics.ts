@@ -2,6 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { TunnelEgress, type Egress } from '../egress/index.js';
 import type { AdminCore } from './admin-core.js';
+import { membersView } from './views.js';
 
 type Labels = Record<string, string>;
 
@@ -147,27 +148,23 @@ export function createMetrics(core: AdminCore): Metrics {
   new Gauge({ name: 'gatehop_switch_state', help: 'The switch controller state (1 for the current one)', labelNames: ['state'], registers: [registry], collect() {
     for (const s of ['idle', 'selecting', 'connecting', 'promoting', 'draining']) this.set({ state: s }, (c?.state ?? 'idle') === s ? 1 : 0);
   } });
-  // Per member (the active tunnel and the balance members), labelled by node.
-  const memberNode = (e: { egress: { id: string } }): string => (e.egress as { nodeId?: string }).nodeId ?? e.egress.id;
+  // Per member (the active tunnel and the balance members), labelled by node: the rows /status shows.
+  const memberRows = () => membersView(core).map((r) => ({ ...r, node: r.nodeId ?? r.egressId }));
   new Gauge({ name: 'gatehop_member_sessions', help: 'Sessions open on each tunnel taking new sessions (active and balance members)', labelNames: ['node', 'primary'], registers: [registry], collect() {
     this.reset();
-    for (const e of m?.members ?? []) this.set({ node: memberNode(e), primary: String(e.primary) }, e.sessions);
+    for (const r of memberRows()) this.set({ node: r.node, primary: String(r.primary) }, r.sessions);
   } });
   new Gauge({ name: 'gatehop_member_up', help: '1 for a member taking sessions, 0 for one marked down (failing probes or liveness)', labelNames: ['node'], registers: [registry], collect() {
     this.reset();
-    for (const e of m?.members ?? []) this.set({ node: memberNode(e) }, e.down ? 0 : 1);
+    for (const r of memberRows()) this.set({ node: r.node }, r.down ? 0 : 1);
   } });
   new Gauge({ name: 'gatehop_member_rtt_seconds', help: 'Latest probe or URL-test round trip per member', labelNames: ['node'], registers: [registry], collect() {
     this.reset();
-    for (const e of m?.members ?? []) {
-      const ms = c?.rttOf(memberNode(e));
-      if (ms != null) this.set({ node: memberNode(e) }, ms / 1000);
-    }
+    for (const r of memberRows()) if (r.rttMs !== null) this.set({ node: r.node }, r.rttMs / 1000);
   } });
   new Gauge({ name: 'gatehop_member_failures', help: 'Failures per member since it joined (probe failures, liveness losses, failed connects)', labelNames: ['node'], registers: [registry], collect() {
     this.reset();
-    const info = new Map((c?.members ?? []).map((x) => [x.egress.id, x.failures]));
-    for (const e of m?.members ?? []) this.set({ node: memberNode(e) }, e.egress.stats.failures + (info.get(e.egress.id) ?? 0));
+    for (const r of memberRows()) this.set({ node: r.node }, r.failures);
   } });
   new Gauge({ name: 'gatehop_node_rtt_seconds', help: 'Probe round trip per ranked node', labelNames: ['node'], registers: [registry], collect() {
     this.reset();

@@ -57,7 +57,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
 }
 
 /** The tunnels taking new sessions, with their per-member stats. */
-function membersView(core: AdminCore): Status['members'] {
+export function membersView(core: AdminCore): Status['members'] {
   const { controller: c, manager: m } = core;
   if (!m) return [];
   const pool = new Map((core.nodes?.nodes ?? []).map((n) => [n.id, n]));

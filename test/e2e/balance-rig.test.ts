@@ -1,14 +1,14 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import { startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import type { TunnelEgress } from '../../core/egress/index.js';
 import type { NodeTunnel } from '../../core/groups/index.js';
 import { curl, sha256 } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
+import { fileLogger, rigAppConfig } from '../helpers/rig-app.js';
 import { socksGet } from '../helpers/socks-http.js';
 import { Rig } from '../rig/rig.js';
 
@@ -35,26 +35,15 @@ describe.skipIf(!isRoot)('balancing over several tunnels on the rig (issue #15)'
 
   afterAll(() => rig?.down());
 
-  const exitOf = (nodeId: string): string => rig.state.nodes.find((n) => n.name === nodeId)!.exitAddress;
+  const exitOf = (nodeId: string): string => rig.node(nodeId).exitAddress;
   const port = (): number => app!.listening.proxy.port;
   const memberNodes = (a: RunningApp): string[] => a.manager!.members.map((m) => (m.egress as NodeTunnel).nodeId);
 
   async function start(tunnels: number, over: ConfigInput = {}): Promise<RunningApp> {
     // A data dir per test: node history (a node killed by an earlier test) must not steer this one.
     dataDir = mkdtempSync(join(tmpdir(), 'gh-balance-'));
-    const config = buildConfig({}, {
-      egress: 'vpngate',
-      api: [rig.state.apiUrl],
-      listen: '127.0.0.1:0',
-      admin: 'off',
-      dataDir,
-      logFile: 'off',
-      ...over,
-      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, balance: { tunnels, strategy: 'round-robin' }, ...over.groups },
-      switching: { healthDnsName: 'files.test', ...over.switching },
-    });
-    const logger = pino({ level: process.env.GH_TEST_LOG_LEVEL ?? 'info', base: undefined }, pino.destination({ dest: join(dataDir, 'gatehop.log'), sync: true }));
-    app = await startApp(config, logger);
+    const config = rigAppConfig(rig, dataDir, { ...over, groups: { balance: { tunnels, strategy: 'round-robin' }, ...over.groups } });
+    app = await startApp(config, fileLogger(join(dataDir, 'gatehop.log'), process.env.GH_TEST_LOG_LEVEL));
     const a = app;
     await eventually(() => a.manager!.members.length === tunnels, 90_000, () => `${tunnels} tunnels up (have ${memberNodes(a).join(', ')})`);
     return a;

@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import { startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import type { TunnelEgress } from '../../core/egress/index.js';
 import type { SwitchRecord } from '../../core/groups/index.js';
 import { curl } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
+import { fileLogger, rigAppConfig } from '../helpers/rig-app.js';
 import { socksGet } from '../helpers/socks-http.js';
 import { Rig } from '../rig/rig.js';
 
@@ -34,23 +34,11 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
 
   afterAll(() => rig?.down());
 
-  const exitOf = (nodeId: string): string => rig.state.nodes.find((n) => n.name === nodeId)!.exitAddress;
+  const exitOf = (nodeId: string): string => rig.node(nodeId).exitAddress;
   const nodeIds = (): string[] => rig.state.nodes.map((n) => n.name);
 
   async function start(over: ConfigInput = {}, logName = 'gatehop.log'): Promise<RunningApp> {
-    const config = buildConfig({}, {
-      egress: 'vpngate',
-      api: [rig.state.apiUrl],
-      listen: '127.0.0.1:0',
-      admin: 'off',
-      dataDir,
-      logFile: 'off',
-      ...over,
-      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
-      switching: { healthDnsName: 'files.test', ...over.switching },
-    });
-    const logger = pino({ level: 'info', base: undefined }, pino.destination({ dest: join(dataDir, logName), sync: true }));
-    app = await startApp(config, logger);
+    app = await startApp(rigAppConfig(rig, dataDir, over), fileLogger(join(dataDir, logName)));
     await until(() => app!.controller!.active ?? undefined, 60_000, 'a first tunnel');
     await eventually(() => app!.controller!.state === 'idle', 30_000, 'the first switch settled');
     return app;

@@ -1,0 +1,28 @@
+import pino from 'pino';
+import { buildConfig, type ConfigInput, type GatehopConfig } from '../../core/app/index.js';
+import type { Logger } from '../../core/common/index.js';
+import type { Rig } from '../rig/rig.js';
+
+/**
+ * The config of a core that runs in the test process over a rig: its API look-alike as the node
+ * list, any free port, no admin API, the rig's URL test and DNS health name; `over` wins, section
+ * by section for groups and switching.
+ */
+export function rigAppConfig(rig: Rig, dataDir: string, over: ConfigInput = {}): GatehopConfig {
+  return buildConfig({}, {
+    egress: 'vpngate',
+    api: [rig.state.apiUrl],
+    listen: '127.0.0.1:0',
+    admin: 'off',
+    dataDir,
+    logFile: 'off',
+    ...over,
+    groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
+    switching: { healthDnsName: 'files.test', ...over.switching },
+  });
+}
+
+/** A logger writing JSON lines to `path` synchronously, so a failing test can read them at once. */
+export function fileLogger(path: string, level = 'info'): Logger {
+  return pino({ level, base: undefined }, pino.destination({ dest: path, sync: true }));
+}
