@@ -14,6 +14,8 @@ export const ErrorCodes = {
   EGRESS_NOT_ALLOWED: 'GH_ERR_EGRESS_NOT_ALLOWED',
   EGRESS_CLOSED: 'GH_ERR_EGRESS_CLOSED',
   EGRESS_FAILED: 'GH_ERR_EGRESS_FAILED',
+  /** A tunnel's worker thread crashed, hung or ran out of memory; only that tunnel is lost. */
+  TUNNEL_WORKER_FAILED: 'GH_ERR_TUNNEL_WORKER_FAILED',
   AUTH_FILE_INVALID: 'GH_ERR_AUTH_FILE_INVALID',
   SESSION_HANDSHAKE_TIMEOUT: 'GH_ERR_SESSION_HANDSHAKE_TIMEOUT',
   SESSION_CONNECT_TIMEOUT: 'GH_ERR_SESSION_CONNECT_TIMEOUT',
@@ -68,6 +70,20 @@ export function errorToJson(err: unknown): { code: string; message: string } {
     return { code: typeof code === 'string' ? code : 'GH_ERR_UNKNOWN', message: err.message };
   }
   return { code: 'GH_ERR_UNKNOWN', message: String(err) };
+}
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
+
+/**
+ * The error `errorToJson` described, rebuilt on the other side of a thread or process boundary: a
+ * known code comes back as that GatehopError; anything else keeps its code on an EGRESS_FAILED.
+ */
+export function errorFromJson(j: { code: string; message: string }): GatehopError {
+  return isErrorCode(j.code) ? new GatehopError(j.code, j.message) : new GatehopError(ErrorCodes.EGRESS_FAILED, `${j.message} (${j.code})`);
+}
+
+function isErrorCode(code: string): code is ErrorCode {
+  return KNOWN_CODES.has(code);
 }
 
 /** The error to throw when an AbortSignal fired: its reason if that is an Error. */

@@ -1,4 +1,4 @@
-export { ErrorCodes, GatehopError, isGatehopError, errorToJson, abortReason, type ErrorCode } from './errors.js';
+export { ErrorCodes, GatehopError, isGatehopError, errorToJson, errorFromJson, abortReason, type ErrorCode } from './errors.js';
 export { parseEndpoint, formatEndpoint, isLoopbackHost, type Endpoint } from './endpoints.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';
 export { raiseMallocTrimThreshold } from './malloc-tuning.js';

@@ -2,6 +2,8 @@ import { isIP } from 'node:net';
 import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
 import { DnsResolver, Stack, type StackUdpSocket } from '../netstack/index.js';
 import { parseProfile, TunnelClient, type PushedConfig } from '../ovpn/index.js';
+import { getHeapStatistics } from 'node:v8';
+import type { TunnelDiagnostics } from './worker/messages.js';
 import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket, UdpDatagram } from './types.js';
 import { tunnelStackOptions } from './tunnel-stack-options.js';
 
@@ -139,6 +141,24 @@ export class TunnelEgress implements Egress {
   tcpCounters(): { segmentsOut: number; retransmissions: number } {
     const t = this.stack.stats.tcp;
     return { segmentsOut: t.xmit, retransmissions: t.retransmissions };
+  }
+
+  /** Counters for metrics and the health window, as the worker reports them too. */
+  diagnostics(): TunnelDiagnostics {
+    const { tcp, wasmMemoryBytes } = this.stack.stats;
+    return {
+      link: this.linkState(),
+      responsive: this.responsive,
+      reconnects: this.client.stats.reconnects,
+      decryptFailures: this.client.stats.decryptFailures,
+      segmentsOut: tcp.xmit,
+      retransmissions: tcp.retransmissions,
+      dnsHits: this.dns.stats.cacheHits,
+      dnsMisses: this.dns.stats.cacheMisses,
+      wasmMemoryBytes,
+      // In the worker this is the tunnel's own heap; on the main thread, everything's.
+      heapUsedBytes: getHeapStatistics().used_heap_size,
+    };
   }
 
   /**

@@ -1,0 +1,80 @@
+import type { LinkState } from '../tunnel-egress.js';
+
+/** What crosses a thread boundary for an error: GatehopError's code and message. */
+export interface WireError {
+  code: string;
+  message: string;
+}
+
+/**
+ * Unacknowledged bytes one stream may have in flight across the boundary, each way. The receiver
+ * acknowledges what its consumer took, so a consumer that stops reading stops the sender once this
+ * much waits (and, behind it, lwIP's receive window or the client socket closes).
+ */
+export const STREAM_WINDOW_BYTES = 256 * 1024;
+
+/** What the worker reports about its tunnel, with every heartbeat. */
+export interface TunnelDiagnostics {
+  link: LinkState;
+  responsive: boolean;
+  reconnects: number;
+  decryptFailures: number;
+  segmentsOut: number;
+  retransmissions: number;
+  dnsHits: number;
+  dnsMisses: number;
+  /** lwIP's WebAssembly memory and the JS heap of the thread the tunnel runs in. */
+  wasmMemoryBytes: number;
+  heapUsedBytes: number;
+}
+
+/** What the tunnel's open yields, for the main thread's copy of the egress. */
+export interface TunnelOpened {
+  address: string;
+  diagnostics: TunnelDiagnostics;
+}
+
+/** Main thread → tunnel worker. Stream and socket ids are chosen by the main thread. */
+export type ToTunnel =
+  | { t: 'connect'; id: number; host: string; port: number; timeoutMs: number }
+  | { t: 'abort'; id: number }
+  | { t: 'data'; id: number; data: ArrayBuffer }
+  | { t: 'ack'; id: number; bytes: number }
+  | { t: 'end'; id: number }
+  | { t: 'destroy'; id: number; error: WireError | null }
+  | { t: 'resolve'; req: number; host: string }
+  | { t: 'measure-dns'; req: number }
+  | { t: 'udp-open'; id: number }
+  | { t: 'udp-send'; id: number; data: ArrayBuffer; address: string; port: number }
+  | { t: 'udp-close'; id: number }
+  | { t: 'close' };
+
+/** Tunnel worker → main thread. */
+export type FromTunnel =
+  | { t: 'opened'; info: TunnelOpened }
+  | { t: 'open-failed'; error: WireError }
+  | { t: 'connected'; id: number; localAddress: string; localPort: number; remoteAddress: string; remotePort: number }
+  | { t: 'connect-failed'; id: number; error: WireError }
+  | { t: 'data'; id: number; data: ArrayBuffer }
+  | { t: 'ack'; id: number; bytes: number }
+  | { t: 'fin'; id: number }
+  | { t: 'closed'; id: number; error: WireError | null }
+  | { t: 'udp-message'; id: number; data: ArrayBuffer; address: string; port: number }
+  | { t: 'udp-closed'; id: number }
+  | { t: 'result'; req: number; value: unknown; error: WireError | null }
+  | { t: 'liveness'; responsive: boolean; quietMs: number }
+  | { t: 'heartbeat'; diagnostics: TunnelDiagnostics }
+  | { t: 'down'; reason: string }
+  | { t: 'log'; line: string };
+
+/** The worker's start-up data (workerData). */
+export interface TunnelWorkerData {
+  id: string;
+  nodeId: string;
+  profileText: string;
+  logLevel: string;
+  dnsFallback?: string[];
+  connectTimeoutMs?: number;
+  unresponsiveMs?: number;
+  healthDnsName?: string;
+}

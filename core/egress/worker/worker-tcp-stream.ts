@@ -1,0 +1,110 @@
+import { Duplex } from 'node:stream';
+import { errorFromJson, errorToJson, ErrorCodes, GatehopError } from '../../common/index.js';
+import { STREAM_WINDOW_BYTES, type ToTunnel, type WireError } from './messages.js';
+import type { Outbox } from './outbox.js';
+
+/**
+ * The main thread's end of a TCP stream whose lwIP connection lives in a tunnel worker. It behaves
+ * like the netstack's TcpStream (half-close; an error from the far side destroys it with that
+ * error's code) and keeps two windows of STREAM_WINDOW_BYTES:
+ * - upload: write callbacks wait while that much is unacknowledged, so `write()` returns false and
+ *   the client socket piping into it pauses;
+ * - download: bytes are acknowledged only once pushed to a consumer that wants more, so a client
+ *   that stops reading makes the worker stop reading from lwIP, which closes the TCP window.
+ */
+export class WorkerTcpStream extends Duplex {
+  readonly stats = { bytesIn: 0, bytesOut: 0 };
+  readonly #id: number;
+  readonly #out: Outbox<ToTunnel>;
+  #inFlight = 0;
+  #blockedWrite: (() => void) | null = null;
+  /** Bytes pushed while the consumer was full: acknowledged when it asks for more. */
+  #unacked = 0;
+  #finSent = false;
+  #finReceived = false;
+  /** The worker's side has closed; nothing more is sent to it. */
+  #farClosed = false;
+
+  constructor(id: number, out: Outbox<ToTunnel>) {
+    super({ allowHalfOpen: true, readableHighWaterMark: 64 * 1024, writableHighWaterMark: 64 * 1024 });
+    this.#id = id;
+    this.#out = out;
+  }
+
+  // ---- from the worker ----
+
+  onData(data: ArrayBuffer): void {
+    const buf = Buffer.from(data);
+    this.stats.bytesIn += buf.length;
+    this.#unacked += buf.length;
+    if (this.push(buf)) this.#ack();
+  }
+
+  onAck(bytes: number): void {
+    this.#inFlight -= bytes;
+    if (this.#inFlight < STREAM_WINDOW_BYTES && this.#blockedWrite) {
+      const go = this.#blockedWrite;
+      this.#blockedWrite = null;
+      go();
+    }
+  }
+
+  onFin(): void {
+    this.#finReceived = true;
+    this.push(null);
+  }
+
+  /** The worker's stream closed: cleanly after both FINs, or with the error that ended it. */
+  onClosed(error: WireError | null): void {
+    this.#farClosed = true;
+    if (error) this.destroy(errorFromJson(error));
+    else if (!(this.#finReceived && this.#finSent)) this.destroy(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'the tunnel closed the connection'));
+  }
+
+  /** The tunnel (or its worker) is gone. */
+  onTunnelGone(err: Error): void {
+    this.#farClosed = true;
+    this.destroy(err);
+  }
+
+  // ---- Duplex ----
+
+  override _read(): void {
+    this.#ack();
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    if (this.#farClosed) {
+      cb(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'the tunnel closed the connection'));
+      return;
+    }
+    this.stats.bytesOut += chunk.length;
+    this.#inFlight += chunk.length;
+    this.#out.sendData(this.#id, chunk);
+    if (this.#inFlight < STREAM_WINDOW_BYTES) cb();
+    else this.#blockedWrite = () => cb();
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    if (!this.#farClosed) this.#out.send({ t: 'end', id: this.#id });
+    this.#finSent = true;
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    // Both FINs exchanged and nothing failed: the worker's side closes on its own once its FIN is
+    // out (a 'destroy' now would reset it, losing the tail). Anything else resets the far side.
+    if (!this.#farClosed && (err || !(this.#finSent && this.#finReceived))) {
+      this.#out.send({ t: 'destroy', id: this.#id, error: err ? errorToJson(err) : null });
+    }
+    this.#farClosed = true;
+    this.#blockedWrite = null; // Duplex fails the pending write with the destroy error
+    cb(err);
+  }
+
+  #ack(): void {
+    if (this.#unacked === 0 || this.#farClosed) return;
+    this.#out.send({ t: 'ack', id: this.#id, bytes: this.#unacked });
+    this.#unacked = 0;
+  }
+}

@@ -1,0 +1,402 @@
+import { isIP } from 'node:net';
+import { Worker } from 'node:worker_threads';
+import { abortReason, errorFromJson, ErrorCodes, GatehopError, type Logger } from '../../common/index.js';
+import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
+import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket } from '../types.js';
+import type { FromTunnel, ToTunnel, TunnelDiagnostics, TunnelWorkerData } from './messages.js';
+import { Outbox, type PostTarget } from './outbox.js';
+import { WorkerTcpStream } from './worker-tcp-stream.js';
+import { WorkerUdpSocket } from './worker-udp-socket.js';
+import { workerScript } from './worker-entry.js';
+import { tunnelWorkerCounters } from './worker-counters.js';
+
+export interface WorkerTunnelOptions extends TunnelEgressOptions {
+  /** The worker's V8 heap cap (old generation), in MiB: a leak there ends this tunnel, not the app. */
+  heapLimitMb?: number;
+  /** No heartbeat for this long means the worker is stuck: it is terminated and the tunnel fails. */
+  hangMs?: number;
+}
+
+const CLOSE_GRACE_MS = 2_000;
+
+/** What WorkerTunnelEgress needs of its thread: a Worker, or a MessageChannel stand-in in tests. */
+export interface TunnelThread extends PostTarget {
+  on(event: 'message', fn: (batch: FromTunnel[]) => void): unknown;
+  on(event: 'error', fn: (err: Error) => void): unknown;
+  on(event: 'exit', fn: (code: number) => void): unknown;
+  once(event: 'exit', fn: (code: number) => void): unknown;
+  terminate(): Promise<number>;
+}
+
+/**
+ * A tunnel whose OpenVPN client, lwIP stack and DNS resolver run in a worker thread of their own
+ * (core/egress/worker/tunnel-worker.ts), so its crypto and TCP/IP work never waits behind another
+ * tunnel's or the proxy's. Seen from here it is the same Egress as TunnelEgress. The worker is
+ * owned by this object: it is terminated on close, and a worker that crashes, runs out of heap
+ * or stops answering fails only this tunnel, with GH_ERR_TUNNEL_WORKER_FAILED.
+ */
+export class WorkerTunnelEgress implements Egress {
+  readonly id: string;
+  readonly nodeId: string;
+  readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
+  readonly since = Date.now();
+  readonly address: string;
+  #state: EgressState = 'ready';
+  #diagnostics: TunnelDiagnostics;
+  readonly #thread: TunnelThread;
+  readonly #out: Outbox<ToTunnel>;
+  readonly #logger: Logger;
+  readonly #streams = new Map<number, WorkerTcpStream>();
+  readonly #connects = new Map<number, { resolve: (c: EgressTcpConnection) => void; reject: (e: Error) => void }>();
+  readonly #udp = new Map<number, WorkerUdpSocket>();
+  readonly #requests = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  readonly #closeHandlers = new Set<(reason: string) => void>();
+  readonly #livenessHandlers = new Set<(responsive: boolean, quietMs: number) => void>();
+  readonly #watchdog: NodeJS.Timeout;
+  #nextId = 1;
+  #exited = false;
+  #lastHeard = Date.now();
+
+  private constructor(opts: Omit<WorkerTunnelOptions, 'profileText'>, thread: TunnelThread, out: Outbox<ToTunnel>, address: string, diagnostics: TunnelDiagnostics) {
+    this.id = opts.id;
+    this.nodeId = opts.nodeId;
+    this.address = address;
+    this.#thread = thread;
+    this.#out = out;
+    this.#logger = opts.logger;
+    this.#diagnostics = diagnostics;
+    const hangMs = opts.hangMs ?? 10_000;
+    this.#watchdog = setInterval(() => this.#checkAlive(hangMs), Math.min(1_000, hangMs / 2));
+    this.#watchdog.unref();
+  }
+
+  static async open(opts: WorkerTunnelOptions): Promise<WorkerTunnelEgress> {
+    opts.signal?.throwIfAborted();
+    const data: TunnelWorkerData = {
+      id: opts.id,
+      nodeId: opts.nodeId,
+      profileText: opts.profileText,
+      logLevel: opts.logger.level,
+      ...(opts.dnsFallback ? { dnsFallback: opts.dnsFallback } : {}),
+      ...(opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
+      ...(opts.unresponsiveMs !== undefined ? { unresponsiveMs: opts.unresponsiveMs } : {}),
+      ...(opts.healthDnsName ? { healthDnsName: opts.healthDnsName } : {}),
+    };
+    const worker = new Worker(await workerScript(), {
+      workerData: data,
+      name: `tunnel ${opts.id}`,
+      resourceLimits: { maxOldGenerationSizeMb: opts.heapLimitMb ?? 256, maxYoungGenerationSizeMb: 32 },
+    });
+    return WorkerTunnelEgress.attach(worker, opts);
+  }
+
+  /**
+   * Takes over a started tunnel thread and waits for its tunnel to open. `open` passes a Worker;
+   * tests pass a MessageChannel pair with the host on this thread.
+   */
+  static attach(thread: TunnelThread, opts: Omit<WorkerTunnelOptions, 'profileText'>): Promise<WorkerTunnelEgress> {
+    tunnelWorkerCounters.started++;
+    const out = new Outbox<ToTunnel>(thread, (id, d) => ({ t: 'data', id, data: d }), { giveAway: false });
+    // Worker lines carry their own egressId and nodeId.
+    const logger = opts.logger;
+    let egress: WorkerTunnelEgress | null = null;
+    return new Promise<WorkerTunnelEgress>((resolve, reject) => {
+      const onAbort = (): void => {
+        out.send({ t: 'close' });
+        out.flush();
+        void endThread(thread, CLOSE_GRACE_MS);
+        reject(abortReason(opts.signal!, `tunnel to ${opts.nodeId}`));
+      };
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      const done = (): void => opts.signal?.removeEventListener('abort', onAbort);
+      thread.on('message', (batch: FromTunnel[]) => {
+        if (egress) return egress.#handle(batch);
+        for (const m of batch) {
+          if (m.t === 'log') forwardLog(logger, m.line);
+          else if (m.t === 'opened') {
+            done();
+            egress = new WorkerTunnelEgress(opts, thread, out, m.info.address, m.info.diagnostics);
+            resolve(egress);
+          } else if (m.t === 'open-failed') {
+            done();
+            reject(errorFromJson(m.error));
+          } else if (egress) egress.#handleOne(m);
+        }
+      });
+      thread.on('error', (err: Error) => {
+        if (egress) return egress.#workerFailed(err);
+        done();
+        tunnelWorkerCounters.failures++;
+        reject(new GatehopError(ErrorCodes.TUNNEL_WORKER_FAILED, `tunnel worker for ${opts.nodeId} failed while opening: ${err.message}`, { cause: err }));
+      });
+      thread.on('exit', (code: number) => {
+        if (egress) return egress.#workerExited(code);
+        done();
+        reject(new GatehopError(ErrorCodes.TUNNEL_WORKER_FAILED, `tunnel worker for ${opts.nodeId} exited (${code}) while opening`));
+      });
+    });
+  }
+
+
+  // ---- Egress ----
+
+  get state(): EgressState {
+    return this.#state;
+  }
+
+  get responsive(): boolean {
+    return this.#diagnostics.responsive;
+  }
+
+  linkState(): LinkState {
+    return this.#state === 'closed' ? 'down' : this.#diagnostics.link;
+  }
+
+  /** The latest counters the worker reported (every 500 ms). */
+  diagnostics(): TunnelDiagnostics {
+    return this.#diagnostics;
+  }
+
+  tcpCounters(): { segmentsOut: number; retransmissions: number } {
+    return { segmentsOut: this.#diagnostics.segmentsOut, retransmissions: this.#diagnostics.retransmissions };
+  }
+
+  onClose(fn: (reason: string) => void): () => void {
+    this.#closeHandlers.add(fn);
+    return () => this.#closeHandlers.delete(fn);
+  }
+
+  onLiveness(fn: (responsive: boolean, quietMs: number) => void): () => void {
+    this.#livenessHandlers.add(fn);
+    return () => this.#livenessHandlers.delete(fn);
+  }
+
+  measureDns(): Promise<number> {
+    return this.#request({ t: 'measure-dns', req: 0 }) as Promise<number>;
+  }
+
+  async resolve(host: string, opts: { signal?: AbortSignal } = {}): Promise<string[]> {
+    if (isIP(host)) return [host];
+    opts.signal?.throwIfAborted();
+    const answer = this.#request({ t: 'resolve', req: 0, host }) as Promise<string[]>;
+    if (!opts.signal) return answer;
+    const signal = opts.signal;
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => reject(abortReason(signal, `resolve ${host}`));
+      signal.addEventListener('abort', onAbort, { once: true });
+      answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  connectTcp(host: string, port: number, opts: ConnectTcpOptions = {}): Promise<EgressTcpConnection> {
+    if (this.#state === 'closed') return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`));
+    if (opts.signal?.aborted) return Promise.reject(abortReason(opts.signal, `connect to ${host}:${port}`));
+    const id = this.#nextId++;
+    const signal = opts.signal;
+    return new Promise<EgressTcpConnection>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (!this.#connects.delete(id)) return;
+        this.#out.send({ t: 'abort', id });
+        this.stats.failures++;
+        reject(abortReason(signal!, `connect to ${host}:${port}`));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = (): void => signal?.removeEventListener('abort', onAbort);
+      this.#connects.set(id, {
+        resolve: (c) => {
+          done();
+          resolve(c);
+        },
+        reject: (e) => {
+          done();
+          this.stats.failures++;
+          reject(e);
+        },
+      });
+      this.#out.send({ t: 'connect', id, host, port, timeoutMs: opts.timeoutMs ?? 15_000 });
+    });
+  }
+
+  async bindUdp(): Promise<EgressUdpSocket> {
+    if (this.#state === 'closed') throw new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`);
+    const id = this.#nextId++;
+    const socket = new WorkerUdpSocket(id, this.#out, () => this.#udp.delete(id));
+    this.#udp.set(id, socket);
+    this.#out.send({ t: 'udp-open', id });
+    return socket;
+  }
+
+  async close(): Promise<void> {
+    if (this.#state === 'closed') return;
+    this.#shutDown('closed', new GatehopError(ErrorCodes.NETSTACK_CLOSED, `tunnel ${this.id} closed`));
+    this.#out.send({ t: 'close' });
+    this.#out.flush();
+    await endThread(this.#thread, CLOSE_GRACE_MS);
+  }
+
+  /**
+   * Ends the worker at once, as a crash would: its sessions fail with GH_ERR_TUNNEL_WORKER_FAILED
+   * and the tunnel reports itself closed. The watchdog uses it on a hung worker.
+   */
+  async kill(reason = 'killed'): Promise<void> {
+    this.#workerFailed(new Error(reason));
+    await this.#thread.terminate();
+  }
+
+  // ---- from the worker ----
+
+  #handle(batch: readonly FromTunnel[]): void {
+    this.#lastHeard = Date.now();
+    for (const m of batch) this.#handleOne(m);
+  }
+
+  #handleOne(m: FromTunnel): void {
+    switch (m.t) {
+      case 'data':
+        this.#streams.get(m.id)?.onData(m.data);
+        return;
+      case 'ack':
+        this.#streams.get(m.id)?.onAck(m.bytes);
+        return;
+      case 'fin':
+        this.#streams.get(m.id)?.onFin();
+        return;
+      case 'closed':
+        this.#streams.get(m.id)?.onClosed(m.error);
+        return;
+      case 'connected':
+        return this.#connected(m);
+      case 'connect-failed': {
+        const c = this.#connects.get(m.id);
+        this.#connects.delete(m.id);
+        c?.reject(errorFromJson(m.error));
+        return;
+      }
+      case 'udp-message':
+        this.#udp.get(m.id)?.deliver({ data: Buffer.from(m.data), address: m.address, port: m.port });
+        return;
+      case 'udp-closed':
+        this.#udp.get(m.id)?.onClosedByTunnel();
+        return;
+      case 'result': {
+        const r = this.#requests.get(m.req);
+        this.#requests.delete(m.req);
+        if (m.error) r?.reject(errorFromJson(m.error));
+        else r?.resolve(m.value);
+        return;
+      }
+      case 'liveness':
+        this.#diagnostics = { ...this.#diagnostics, responsive: m.responsive };
+        for (const fn of [...this.#livenessHandlers]) fn(m.responsive, m.quietMs);
+        return;
+      case 'heartbeat':
+        this.#diagnostics = m.diagnostics;
+        return;
+      case 'down':
+        this.#shutDown(m.reason, new GatehopError(ErrorCodes.NETSTACK_CLOSED, `tunnel to ${this.nodeId} went down: ${m.reason}`));
+        void endThread(this.#thread, CLOSE_GRACE_MS);
+        return;
+      case 'log':
+        forwardLog(this.#logger, m.line);
+        return;
+      case 'opened':
+      case 'open-failed':
+        return;
+    }
+  }
+
+  #connected(m: Extract<FromTunnel, { t: 'connected' }>): void {
+    const c = this.#connects.get(m.id);
+    this.#connects.delete(m.id);
+    if (!c) {
+      // Aborted while the worker was connecting: it must not keep the connection.
+      this.#out.send({ t: 'destroy', id: m.id, error: null });
+      return;
+    }
+    const stream = new WorkerTcpStream(m.id, this.#out);
+    this.#streams.set(m.id, stream);
+    this.stats.sessionsActive++;
+    this.stats.sessionsTotal++;
+    stream.once('close', () => {
+      this.#streams.delete(m.id);
+      this.stats.sessionsActive--;
+      this.stats.bytesUp += stream.stats.bytesOut;
+      this.stats.bytesDown += stream.stats.bytesIn;
+    });
+    c.resolve({ stream, localAddress: m.localAddress, localPort: m.localPort, remoteAddress: m.remoteAddress, remotePort: m.remotePort });
+  }
+
+  #request(msg: Extract<ToTunnel, { t: 'resolve' | 'measure-dns' }>): Promise<unknown> {
+    if (this.#state === 'closed') return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`));
+    const req = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#requests.set(req, { resolve, reject });
+      this.#out.send({ ...msg, req });
+    });
+  }
+
+  #checkAlive(hangMs: number): void {
+    if (this.#state === 'closed' || Date.now() - this.#lastHeard < hangMs) return;
+    void this.kill(`no heartbeat for ${Date.now() - this.#lastHeard} ms`);
+  }
+
+  #workerFailed(err: Error): void {
+    if (this.#state === 'closed') return;
+    tunnelWorkerCounters.failures++;
+    this.#logger.error({ event: 'tunnel-worker-failed', egressId: this.id, nodeId: this.nodeId, err: err.message }, 'the tunnel worker failed; its tunnel is lost');
+    const reason = `tunnel worker failed: ${err.message}`;
+    this.#shutDown(reason, new GatehopError(ErrorCodes.TUNNEL_WORKER_FAILED, `tunnel to ${this.nodeId}: ${reason}`, { cause: err }));
+  }
+
+  #workerExited(code: number): void {
+    this.#exited = true;
+    this.#out.close();
+    if (this.#state !== 'closed') this.#workerFailed(new Error(`the worker exited (code ${code})`));
+  }
+
+  /** Ends everything this tunnel carried, once, and tells who listens why. */
+  #shutDown(reason: string, err: Error): void {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    clearInterval(this.#watchdog);
+    for (const s of [...this.#streams.values()]) s.onTunnelGone(err);
+    for (const c of [...this.#connects.values()]) c.reject(err);
+    for (const r of [...this.#requests.values()]) r.reject(err);
+    for (const u of [...this.#udp.values()]) u.onClosedByTunnel();
+    this.#connects.clear();
+    this.#requests.clear();
+    this.#livenessHandlers.clear();
+    this.#diagnostics = { ...this.#diagnostics, link: 'down' };
+    for (const fn of [...this.#closeHandlers]) fn(reason);
+    this.#closeHandlers.clear();
+  }
+}
+
+/** Waits a little for the thread to end on its own (its tunnel says goodbye), then terminates it. */
+async function endThread(thread: TunnelThread, graceMs: number): Promise<void> {
+  const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+  const timer = setTimeout(() => void thread.terminate(), graceMs);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A JSON log line from the worker, written by the app's logger with its own fields. */
+function forwardLog(logger: Logger, line: string): void {
+  let rec: Record<string, unknown>;
+  try {
+    rec = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    logger.warn({ event: 'tunnel-worker-log' }, line.trim());
+    return;
+  }
+  const { level, msg, ...fields } = rec;
+  const label = typeof level === 'number' ? pinoLevel(level) : 'info';
+  logger[label](fields, typeof msg === 'string' ? msg : '');
+}
+
+function pinoLevel(n: number): 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' {
+  return n >= 60 ? 'fatal' : n >= 50 ? 'error' : n >= 40 ? 'warn' : n >= 30 ? 'info' : n >= 20 ? 'debug' : 'trace';
+}
