@@ -1,4 +1,5 @@
 import type { LogTap } from '../common/index.js';
+import type { LoopDelay } from './loop-delay.js';
 import type { ReloadResult, Settings, SysproxyState } from './contract.js';
 import type { EgressManager } from '../egress/index.js';
 import type { PoolRecovery, SwitchController } from '../groups/index.js';
@@ -28,6 +29,8 @@ export interface AdminCore {
   readonly systemProxy?: SystemProxyControl | null;
   /** The built renderer served at /ui/; null: no dashboard. */
   readonly uiDir?: string | null;
+  /** The main event loop's delay, for /status and metrics; absent: metrics keep their own. */
+  readonly loopDelay?: LoopDelay | null;
   /** POST /reload: re-reads the config and applies what can change live; null: not offered. */
   readonly reload?: (() => Promise<ReloadResult>) | null;
 }

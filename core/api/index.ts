@@ -6,3 +6,4 @@ export { failureOf, implementOperations, type OperationImpls } from './operation
 export * from './schemas.js';
 export * from './contract.js';
 export { UI_CSP } from './static-ui.js';
+export { LoopDelay, type LoopDelayReading } from './loop-delay.js';

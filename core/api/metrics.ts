@@ -1,8 +1,8 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { TunnelEgress, type Egress } from '../egress/index.js';
+import { tunnelWorkerCounters, WorkerTunnelEgress } from '../egress/index.js';
+import { LoopDelay } from './loop-delay.js';
 import type { AdminCore } from './admin-core.js';
-import { membersView } from './views.js';
+import { membersView, tunnelsOf } from './views.js';
 
 type Labels = Record<string, string>;
 
@@ -28,11 +28,6 @@ export function mirrorCounter(registry: Registry, name: string, help: string, la
   });
 }
 
-function tunnelsOf(core: AdminCore): TunnelEgress[] {
-  const m = core.manager;
-  const all: Array<Egress | null | undefined> = [m?.active, ...(m?.draining ?? []).map((d) => d.egress), core.controller?.standby?.egress];
-  return all.filter((e): e is TunnelEgress => e instanceof TunnelEgress);
-}
 
 /**
  * Per-tunnel counters summed over every tunnel ever seen: a closed tunnel's last figures are kept
@@ -43,15 +38,15 @@ class TunnelTotals {
 
   update(core: AdminCore): void {
     for (const t of tunnelsOf(core)) {
-      const s = t.stack.stats;
+      const d = t.diagnostics();
       this.#seen.set(t.id, {
         node: t.nodeId,
         values: {
-          reconnects: t.client.stats.reconnects,
-          decryptFailures: t.client.stats.decryptFailures,
-          retransmissions: s.tcp.retransmissions,
-          dnsHits: t.dns.stats.cacheHits,
-          dnsMisses: t.dns.stats.cacheMisses,
+          reconnects: d.reconnects,
+          decryptFailures: d.decryptFailures,
+          retransmissions: d.retransmissions,
+          dnsHits: d.dnsHits,
+          dnsMisses: d.dnsMisses,
           bytesUp: t.stats.bytesUp,
           bytesDown: t.stats.bytesDown,
         },
@@ -85,33 +80,30 @@ export interface Metrics {
 export function createMetrics(core: AdminCore): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gatehop_' });
-  // Everything shares this event loop (proxy, tunnels, API, and in the desktop app the tray and
-  // IPC): its delay, per scrape window, with quantiles people can alert on.
-  // The histogram records the whole interval between its samples (resolution included: an idle
-  // loop reads 10.2 ms at resolution 10); the delay is what lies beyond the interval.
-  const RESOLUTION_MS = 10;
-  const loop = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-  loop.enable();
-  let lastLoop = { p50: 0, p99: 0, max: 0 };
-  const beyond = (ns: number) => Math.max(0, ns / 1e6 - RESOLUTION_MS);
-  const current = () => ({ p50: beyond(loop.percentile(50)), p99: beyond(loop.percentile(99)), max: beyond(loop.max) });
-  const readLoop = () => {
-    if (loop.count > 0) lastLoop = current();
-    loop.reset();
-    return lastLoop;
-  };
+  // The main event loop's delay (core.loopDelay, the same figures /status shows), by quantile.
+  const loop = core.loopDelay ?? new LoopDelay();
+  const ownsLoop = !core.loopDelay;
   new Gauge({
     name: 'gatehop_event_loop_delay_seconds',
-    help: 'Main event-loop delay since the previous scrape, by quantile',
+    help: 'Main event-loop delay over the last 10 s window, by quantile',
     labelNames: ['quantile'],
     registers: [registry],
     collect() {
-      const d = readLoop();
-      this.set({ quantile: '0.5' }, d.p50 / 1000);
-      this.set({ quantile: '0.99' }, d.p99 / 1000);
-      this.set({ quantile: '1' }, d.max / 1000);
+      const d = loop.read();
+      this.set({ quantile: '0.5' }, d.p50Ms / 1000);
+      this.set({ quantile: '0.99' }, d.p99Ms / 1000);
+      this.set({ quantile: '1' }, d.maxMs / 1000);
     },
   });
+  mirrorCounter(registry, 'gatehop_tunnel_worker_failures_total', 'Tunnel worker threads that crashed, ran out of heap or hung (each cost only its tunnel)', [], () => [[{}, tunnelWorkerCounters.failures]]);
+  new Gauge({ name: 'gatehop_tunnel_heap_bytes', help: 'JS heap used by each tunnel worker thread (threads: true)', labelNames: ['egress'], registers: [registry], collect() {
+    this.reset();
+    for (const t of tunnelsOf(core)) if (t instanceof WorkerTunnelEgress) this.set({ egress: t.nodeId }, t.diagnostics().heapUsedBytes);
+  } });
+  new Gauge({ name: 'gatehop_tunnel_wasm_memory_bytes', help: 'lwIP WebAssembly memory of each tunnel', labelNames: ['egress'], registers: [registry], collect() {
+    this.reset();
+    for (const t of tunnelsOf(core)) this.set({ egress: t.nodeId }, t.diagnostics().wasmMemoryBytes);
+  } });
   const totals = new TunnelTotals();
   const p = core.proxy.stats;
 
@@ -178,7 +170,12 @@ export function createMetrics(core: AdminCore): Metrics {
   return {
     registry,
     observeSwitch: (ms) => switchDuration.observe(ms / 1000),
-    loopDelayMs: () => (loop.count > 0 ? current() : lastLoop),
-    close: () => loop.disable(),
+    loopDelayMs: () => {
+      const d = loop.read();
+      return { p50: d.p50Ms, p99: d.p99Ms, max: d.maxMs };
+    },
+    close: () => {
+      if (ownsLoop) loop.close();
+    },
   };
 }

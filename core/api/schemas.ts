@@ -85,6 +85,20 @@ export const statusSchema = z.object({
     .object({ windows: z.number().int(), badWindows: z.number().int(), score: z.number().nullable(), reasons: z.array(z.string()), consecutiveBad: z.number().int() })
     .nullable(),
   listen: z.object({ proxy: z.string(), admin: z.string().nullable() }),
+  /** The main event loop's delay over the last window (what the tray, the window and /status wait behind). */
+  eventLoop: z.object({ p50Ms: z.number(), p99Ms: z.number(), maxMs: z.number(), windowMs: z.number() }),
+  /** Every open tunnel: where it runs and what memory it holds. */
+  tunnels: z.array(
+    z.object({
+      ...nodeRef,
+      thread: z.enum(['worker', 'main']),
+      /** The worker's JS heap (worker threads only; null on the main thread, whose heap is shared). */
+      heapBytes: z.number().nullable(),
+      wasmMemoryBytes: z.number(),
+    }),
+  ),
+  /** Tunnel worker threads started and failed (crashed, out of heap, hung) since start. */
+  tunnelWorkers: z.object({ started: z.number().int(), failures: z.number().int() }),
   /** No tunnel because the network is not there yet: why, and when the next retry runs. */
   network: z.object({
     state: z.enum(['ok', 'waiting']),

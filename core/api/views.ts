@@ -1,4 +1,4 @@
-import type { Egress } from '../egress/index.js';
+import { isTunnel, tunnelWorkerCounters, WorkerTunnelEgress, type Egress, type Tunnel } from '../egress/index.js';
 import type { NodeTunnel } from '../groups/index.js';
 import { inBackoff } from '../selector/index.js';
 import type { ProxySession } from '../socks5/index.js';
@@ -6,6 +6,13 @@ import type { AdminCore } from './admin-core.js';
 import type { NodeDto, Nodes, Status } from './schemas.js';
 
 const nodeIdOf = (e: Egress): string | null => (e as Partial<NodeTunnel>).nodeId ?? null;
+
+/** Every tunnel open now: active, balance members, draining, standby. */
+export function tunnelsOf(core: AdminCore): Tunnel[] {
+  const m = core.manager;
+  const all: Array<Egress | null | undefined> = [...(m?.members ?? []).map((x) => x.egress), m?.active, ...(m?.draining ?? []).map((d) => d.egress), core.controller?.standby?.egress];
+  return [...new Set(all.filter(isTunnel))];
+}
 
 /** GET /status */
 export function statusView(core: AdminCore, adminAddress: string | null): Status {
@@ -52,6 +59,13 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     },
     health: health ? { windows: health.windows, badWindows: health.badWindows, score: health.last?.score ?? null, reasons: health.last?.reasons ?? [], consecutiveBad: health.last?.consecutiveBad ?? 0 } : null,
     listen: { proxy: core.proxyAddress, admin: adminAddress },
+    eventLoop: core.loopDelay?.read() ?? { p50Ms: 0, p99Ms: 0, maxMs: 0, windowMs: 0 },
+    tunnels: tunnelsOf(core).map((t) => {
+      const d = t.diagnostics();
+      const worker = t instanceof WorkerTunnelEgress;
+      return { egressId: t.id, nodeId: t.nodeId, thread: worker ? 'worker' : 'main', heapBytes: worker ? d.heapUsedBytes : null, wasmMemoryBytes: d.wasmMemoryBytes };
+    }),
+    tunnelWorkers: { ...tunnelWorkerCounters },
     network: core.recovery?.status ?? { state: 'ok', reason: null, since: null, attempts: 0, nextAttemptAt: null },
   };
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { AdminServer, loadOrCreateAdminToken, type SettingsAccess } from '../api/index.js';
+import { AdminServer, loadOrCreateAdminToken, LoopDelay, type SettingsAccess } from '../api/index.js';
 import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, parseEndpoint, type Endpoint, type Logger, type LogTap } from '../common/index.js';
-import { DirectEgress, EgressManager, SingleEgressSource, TunnelEgress, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
+import { DirectEgress, EgressManager, openTunnel, SingleEgressSource, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
 import { PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
@@ -88,7 +88,9 @@ function startController(config: GatehopConfig, current: () => GatehopConfig, pi
     selector,
     nodes: () => nodes.nodes,
     open: (node, o) =>
-      TunnelEgress.open({
+      openTunnel({
+        threads: current().tunnel.threads,
+        heapLimitMb: current().tunnel.workerHeapMb,
         id: o.id,
         nodeId: node.id,
         profileText: node.profile,
@@ -216,6 +218,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   };
   let adminAt: Endpoint | null = null;
   let dashboardUrl: string | null = null;
+  const loopDelay = new LoopDelay();
   try {
     proxyAt = await proxy.listen();
     if (config.admin) {
@@ -233,6 +236,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           selector: pipeline?.selector ?? null,
           store: pipeline?.store ?? null,
           logTap: extras.logTap ?? null,
+          loopDelay,
           recovery,
           settings,
           reload: layers ? reload : null,
@@ -258,6 +262,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     await systemProxy.restore({ onlyOwn: true }).catch(() => {});
     systemProxy.close();
     await admin?.close().catch(() => {});
+    loopDelay.close();
     closeRecovery();
     await proxy.close();
     await controller?.stop();
@@ -292,6 +297,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         await systemProxy.restore({ onlyOwn: true }).catch((err: Error) => logger.error({ event: 'sysproxy-restore-failed', err: err.message }, err.message));
         systemProxy.close();
         await admin?.close();
+        loopDelay.close();
         closeRecovery();
         await controller?.stop();
         await proxy.close();

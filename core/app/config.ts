@@ -35,6 +35,16 @@ const switchingSchema = z
   })
   .strict();
 
+/** Where tunnels run (config `tunnel:`). */
+const tunnelSchema = z
+  .object({
+    /** Each tunnel's OpenVPN client, lwIP stack and DNS in a worker thread of its own; false keeps them on the main thread. */
+    threads: z.boolean().default(true),
+    /** A tunnel worker's JS heap cap (MiB); past it only that tunnel fails. */
+    workerHeapMb: z.number().int().min(32).max(4096).default(256),
+  })
+  .strict();
+
 /** The OS proxy settings (config `systemProxy:`, flag --system-proxy). */
 const systemProxySchema = z
   .object({
@@ -73,6 +83,7 @@ export const configSchema = z
     groups: groupOptionsSchema.prefault({}),
     health: healthOptionsSchema.prefault({}),
     switching: switchingSchema.prefault({}),
+    tunnel: tunnelSchema.prefault({}),
     /** Retrying a start without network (no list, no node answering, no tunnel). */
     recovery: recoveryOptionsSchema.prefault({}),
     systemProxy: systemProxySchema.prefault({}),
@@ -100,6 +111,7 @@ export interface GatehopConfig {
   readonly groups: GroupOptions;
   readonly health: HealthOptions;
   readonly switching: z.infer<typeof switchingSchema>;
+  readonly tunnel: z.infer<typeof tunnelSchema>;
   readonly recovery: RecoveryOptions;
   readonly systemProxy: Readonly<Omit<z.infer<typeof systemProxySchema>, 'bypass'> & { bypass: readonly string[] }>;
 }
@@ -132,6 +144,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     groups: { ...(fromFile.groups ?? {}), ...(fromFlags.groups ?? {}) },
     health: { ...(fromFile.health ?? {}), ...(fromFlags.health ?? {}) },
     switching: { ...(fromFile.switching ?? {}), ...(fromFlags.switching ?? {}) },
+    tunnel: { ...(fromFile.tunnel ?? {}), ...(fromFlags.tunnel ?? {}) },
     recovery: { ...(fromFile.recovery ?? {}), ...(fromFlags.recovery ?? {}) },
     systemProxy: { ...(fromFile.systemProxy ?? {}), ...(fromFlags.systemProxy ?? {}) },
     api: fromFlags.api?.length ? fromFlags.api : fromFile.api,
@@ -175,6 +188,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     groups: Object.freeze(c.groups),
     health: Object.freeze(c.health),
     switching: Object.freeze(c.switching),
+    tunnel: Object.freeze(c.tunnel),
     recovery: Object.freeze(c.recovery),
     systemProxy: Object.freeze({ ...c.systemProxy, bypass: Object.freeze([...c.systemProxy.bypass]) }),
   });

@@ -14,7 +14,8 @@ export interface ReloadOutcome {
 }
 
 /** Config keys a running core takes over live (ReloadTargets.apply); every other key needs a restart. */
-const LIVE_KEYS = new Set<keyof GatehopConfig>(['listen', 'proxy', 'selector', 'groups', 'health', 'switching']);
+// `tunnel` is read per tunnel opened: a change applies to the next one, no restart needed.
+const LIVE_KEYS = new Set<keyof GatehopConfig>(['listen', 'proxy', 'selector', 'groups', 'health', 'switching', 'tunnel']);
 
 /** Top-level config keys whose value differs (by content). */
 export function changedKeys(prev: GatehopConfig, next: GatehopConfig): Array<keyof GatehopConfig> {

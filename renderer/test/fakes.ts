@@ -11,6 +11,9 @@ export function status(over: Partial<Status> = {}): Status {
     switches: { total: 1, failed: 0, state: 'idle', inProgress: null, last: null }, health: null,
     listen: { proxy: '127.0.0.1:1080', admin: '127.0.0.1:9090' },
     network: { state: 'ok', reason: null, since: null, attempts: 0, nextAttemptAt: null },
+    eventLoop: { p50Ms: 0.1, p99Ms: 2, maxMs: 5, windowMs: 10_000 },
+    tunnels: [{ egressId: 'tunnel-1', nodeId: 'n1', thread: 'worker', heapBytes: 12_000_000, wasmMemoryBytes: 33_554_432 }],
+    tunnelWorkers: { started: 1, failures: 0 },
     ...over,
   };
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
-import type { TunnelEgress } from '../../core/egress/index.js';
+import type { Tunnel } from '../../core/egress/index.js';
 import type { NodeTunnel } from '../../core/groups/index.js';
 import { curl, sha256 } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
@@ -57,8 +57,8 @@ describe.skipIf(!isRoot)('balancing over several tunnels on the rig (issue #15)'
       } catch (err) {
         // Said on failure: which member it was and what its tunnel and stack had seen.
         const dump = app!.manager!.members.map((m) => {
-          const t = m.egress as TunnelEgress;
-          return `${t.id} ${t.nodeId} ${t.client.state} tunnel=${JSON.stringify(t.client.stats)} tcp=${JSON.stringify(t.stack.stats.tcp)}`;
+          const t = m.egress as Tunnel;
+          return `${t.id} ${t.nodeId} ${JSON.stringify(t.diagnostics())}`;
         });
         throw new Error(`request ${i + 1} failed: ${(err as Error).message}\n${dump.join('\n')}`);
       }

@@ -144,6 +144,11 @@ export class WorkerTunnelEgress implements Egress {
     return this.#state;
   }
 
+  /** The worker thread still runs (false once it exited: closed, crashed or terminated). */
+  get threadAlive(): boolean {
+    return !this.#exited;
+  }
+
   get responsive(): boolean {
     return this.#diagnostics.responsive;
   }

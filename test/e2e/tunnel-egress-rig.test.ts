@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorCodes, silentLogger } from '../../core/common/index.js';
+import { openTunnel, tunnelWorkerCounters, WorkerTunnelEgress, type Tunnel } from '../../core/egress/index.js';
+import { eventually } from '../helpers/fds.js';
+import { isRoot } from '../helpers/netns.js';
+import { Rig } from '../rig/rig.js';
+
+const BIG_MIB = 16;
+
+/** GET through a tunnel; resolves with the body's SHA-256 and length (streamed, never buffered whole). */
+function download(t: Tunnel, path: string, onData?: (n: number) => void): Promise<{ sha256: string; bytes: number }> {
+  return t.connectTcp('files.test', 80).then(
+    (c) =>
+      new Promise((resolve, reject) => {
+        const h = createHash('sha256');
+        let head: Buffer | null = Buffer.alloc(0);
+        let bytes = 0;
+        c.stream.on('data', (d: Buffer) => {
+          if (head) {
+            head = Buffer.concat([head, d]);
+            const i = head.indexOf('\r\n\r\n');
+            if (i < 0) return;
+            d = head.subarray(i + 4);
+            head = null;
+          }
+          h.update(d);
+          bytes += d.length;
+          onData?.(bytes);
+        });
+        c.stream.once('end', () => resolve({ sha256: h.digest('hex'), bytes }));
+        c.stream.once('error', reject);
+        c.stream.write(`GET ${path} HTTP/1.1\r\nHost: files.test\r\nConnection: close\r\n\r\n`);
+      }),
+  );
+}
+
+describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads and on the main thread', () => {
+  let rig: Rig;
+  const open: Tunnel[] = [];
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'], bigMib: BIG_MIB });
+  }, 240_000);
+  afterAll(async () => {
+    await Promise.all(open.splice(0).map((t) => t.close()));
+    await rig?.down();
+  });
+
+  async function tunnel(node: string, proto: 'tcp' | 'udp', threads: boolean): Promise<Tunnel> {
+    const n = rig.node(node);
+    const t = await openTunnel({ id: `t-${node}-${proto}-${threads}`, nodeId: n.name, profileText: readFileSync(n.profiles[proto]!, 'utf8'), logger: silentLogger(), threads });
+    open.push(t);
+    return t;
+  }
+
+  const cases = [
+    ['n1', 'tcp'],
+    ['n1', 'udp'],
+    ['o1', 'udp'],
+  ] as const;
+  for (const threads of [true, false]) {
+    for (const [node, proto] of cases) {
+      it(`${threads ? 'worker' : 'main thread'}: ${node} over ${proto} carries TCP (SHA-256), UDP and DNS`, async () => {
+        const t = await tunnel(node, proto, threads);
+        expect(t instanceof WorkerTunnelEgress).toBe(threads);
+        expect(await t.resolve('files.test')).toEqual([rig.state.inetAddress]);
+        const big = await download(t, '/big');
+        expect(big).toEqual({ sha256: rig.state.bigSha256, bytes: rig.state.bigBytes });
+        const u = await t.bindUdp();
+        const echoed = new Promise<string>((r) => u.onMessage((d) => r(d.data.toString())));
+        u.send(Buffer.from('echo through the tunnel'), rig.state.inetAddress, 7);
+        expect(await echoed).toBe('echo through the tunnel');
+        u.close();
+        expect(t.linkState()).toBe('up');
+        await t.close();
+        expect(t.state).toBe('closed');
+        if (t instanceof WorkerTunnelEgress) await eventually(() => !t.threadAlive, 5_000, 'the worker exited on close');
+      }, 120_000);
+    }
+  }
+
+  it('a tunnel worker killed mid-transfer fails only its own download, with a coded error; the other tunnel finishes intact', async () => {
+    const victim = await tunnel('n1', 'udp', true);
+    const other = await tunnel('n2', 'udp', true);
+    let victimBytes = 0;
+    const failed = download(victim, '/big', (n) => (victimBytes = n)).then(
+      () => null,
+      (err: { code?: string }) => err.code,
+    );
+    const intact = download(other, '/big');
+    await eventually(() => victimBytes > 1 << 20, 30_000, 'the victim download is under way');
+    const failuresBefore = tunnelWorkerCounters.failures;
+    const closed = new Promise<string>((r) => victim.onClose(r));
+    await (victim as WorkerTunnelEgress).kill('killed by the test');
+    expect(await failed).toBe(ErrorCodes.TUNNEL_WORKER_FAILED);
+    expect(await closed).toMatch(/killed by the test/);
+    expect(tunnelWorkerCounters.failures).toBe(failuresBefore + 1);
+    expect((victim as WorkerTunnelEgress).threadAlive).toBe(false);
+    expect(await intact).toEqual({ sha256: rig.state.bigSha256, bytes: rig.state.bigBytes });
+  }, 120_000);
+});
