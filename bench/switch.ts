@@ -22,6 +22,10 @@ const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 8;
 const argLog = process.argv.indexOf('--log');
 const LOG = argLog > 0 ? process.argv[argLog + 1]! : null;
 const ONLY_GATEHOP = process.argv.includes('--gatehop-only');
+/** `--threads false`: tunnels on the main thread (tunnel.threads), for comparison. */
+const argThreads = process.argv.indexOf('--threads');
+const THREADS = argThreads > 0 ? process.argv[argThreads + 1] !== 'false' : true;
+const ADMIN_TOKEN = 'bench-switch-admin-token-0123456789';
 /** Why downloads failed: curl exit code → count. */
 const failures = new Map<string, Map<number | null, number>>();
 function noteFailure(who: string, code: number | null): void {
@@ -113,7 +117,8 @@ try {
   // ---- Gatehop ----
   app = await startApp(
     buildConfig({}, {
-      egress: 'vpngate', api: [rig.state.apiUrl], listen: '127.0.0.1:0', admin: 'off', dataDir, logFile: 'off',
+      egress: 'vpngate', api: [rig.state.apiUrl], listen: '127.0.0.1:0', admin: '127.0.0.1:0', adminToken: ADMIN_TOKEN, dataDir, logFile: 'off',
+      tunnel: { threads: THREADS },
       switching: { maxDraining: 12, healthDnsName: 'files.test' },
       groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 } },
     }),
@@ -122,6 +127,18 @@ try {
   while (!app.controller!.active) await new Promise((r) => setTimeout(r, 100));
   const proxy = `127.0.0.1:${app.listening.proxy.port}`;
   const c = app.controller!;
+  // What a dashboard or the window feels during the load: GET /status every 250 ms.
+  const statusMs: number[] = [];
+  let polling = true;
+  const statusUrl = `http://127.0.0.1:${app.listening.admin!.port}/status`;
+  const poller = (async () => {
+    while (polling) {
+      const t = performance.now();
+      await fetch(statusUrl, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text()).catch(() => '');
+      statusMs.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
   const gh = await underLoad(
     'gatehop',
     async () => {
@@ -135,6 +152,8 @@ try {
       await c.switchNow({ nodeId: target, reason: `bench switch ${k + 1}` }).done;
     },
   );
+  polling = false;
+  await poller;
   c.setMode(true);
   const victim = rig.state.nodes.find((n) => n.name === c.active!.node.id)!;
   const t0 = Date.now();
@@ -147,8 +166,9 @@ try {
   await app.stop();
   app = null;
 
+  console.log(`gatehop (tunnel.threads: ${THREADS}): GET /status during the load p50 ${pct(statusMs, 50).toFixed(0)} ms, p99 ${pct(statusMs, 99).toFixed(0)} ms (${statusMs.length} requests)`);
   if (ONLY_GATEHOP) {
-    console.log(`gatehop: ${gh.failedDownloads}/${DOWNLOADS} downloads failed (curl exit codes ${JSON.stringify([...(failures.get('gatehop') ?? [])])}), ${gh.failedShort}/${gh.shortTotal} requests, recovery ${(ghRecovery / 1000).toFixed(1)} s`);
+    console.log(`gatehop: ${gh.failedDownloads}/${DOWNLOADS} downloads failed (curl exit codes ${JSON.stringify([...(failures.get('gatehop') ?? [])])}), ${gh.failedShort}/${gh.shortTotal} requests, pause at a switch p50 ${pct(gh.pauses, 50).toFixed(0)} ms / p99 ${pct(gh.pauses, 99).toFixed(0)} ms, request p50 ${pct(gh.latency, 50).toFixed(0)} ms, node death → first new request ${(ghRecovery / 1000).toFixed(1)} s`);
   } else {
     // ---- Debian's openvpn: stop, then connect to the next server ----
     const ovpn = rig.state.nodes.filter((n) => n.kind === 'openvpn').map((n) => n.name);
