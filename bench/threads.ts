@@ -7,6 +7,7 @@
  * Root only. Usage: npm run bench:threads [-- --mib N] [--sessions N]
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { silentLogger } from '../core/common/index.js';
 import { openTunnel, type Tunnel } from '../core/egress/index.js';
@@ -18,6 +19,9 @@ const arg = (name: string, dflt: number): number => {
 };
 const MIB = arg('mib', 64);
 const SESSIONS = arg('sessions', 1000);
+const ROUNDS = arg('rounds', 3);
+/** --parts 1,2,3: which of the three parts to run. */
+const PARTS = (process.argv.includes('--parts') ? process.argv[process.argv.indexOf('--parts') + 1]! : '1,2,3').split(',');
 const logger = silentLogger();
 
 async function open(rig: Rig, node: string, proto: 'tcp' | 'udp', threads: boolean, tag: string): Promise<Tunnel> {
@@ -40,14 +44,38 @@ async function download(t: Tunnel, bytes: number): Promise<number> {
   return n / ((performance.now() - t0) / 1000) / (1 << 20);
 }
 
-/** Runs fn with the main loop's delay recorded: p50/p99 beyond the 10 ms resolution, ms. */
-async function withLoopDelay<T>(fn: () => Promise<T>): Promise<{ value: T; p50: number; p99: number }> {
+/** Busy and total jiffies of the whole machine (/proc/stat), to tell our CPU from the servers'. */
+function machineTicks(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = f[3]! + f[4]!;
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+/**
+ * Runs fn with the main loop's delay recorded (p50/p99 beyond the 10 ms resolution, ms), and the
+ * CPU it cost: this process (all its threads) and the whole machine (rig servers included), in cores.
+ */
+async function withLoopDelay<T>(fn: () => Promise<T>): Promise<{ value: T; p50: number; p99: number; ourCores: number; machineCores: number }> {
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const m0 = machineTicks();
   try {
     const value = await fn();
+    const secs = (performance.now() - t0) / 1000;
+    const c = process.cpuUsage(c0);
+    const m1 = machineTicks();
     const beyond = (ns: number): number => Math.max(0, ns / 1e6 - 10);
-    return { value, p50: beyond(h.percentile(50)), p99: beyond(h.percentile(99)) };
+    const cores = availableParallelism();
+    return {
+      value,
+      p50: beyond(h.percentile(50)),
+      p99: beyond(h.percentile(99)),
+      ourCores: (c.user + c.system) / 1e6 / secs,
+      machineCores: ((m1.busy - m0.busy) / (m1.total - m0.total)) * cores,
+    };
   } finally {
     h.disable();
   }
@@ -58,22 +86,22 @@ async function oneTunnel(rig: Rig, node: string, proto: 'tcp' | 'udp', threads: 
   try {
     await download(t, rig.state.bigBytes); // warm-up: TCP windows, JIT
     const r = await withLoopDelay(() => download(t, rig.state.bigBytes));
-    return { mibs: r.value, p50: r.p50, p99: r.p99 };
+    return { mibs: r.value, p50: r.p50, p99: r.p99, ourCores: r.ourCores, machineCores: r.machineCores };
   } finally {
     await t.close();
   }
 }
 
-async function twoAtOnce(rig: Rig, threads: boolean): Promise<{ alone: number; together: number; p99: number }> {
+async function twoAtOnce(rig: Rig, threads: boolean) {
   const a = await open(rig, 'n1', 'udp', threads, 'pair');
   const b = await open(rig, 'n2', 'udp', threads, 'pair');
   try {
     await Promise.all([download(a, rig.state.bigBytes), download(b, rig.state.bigBytes)]); // warm-up
-    const alone = await download(a, rig.state.bigBytes);
+    const one = await withLoopDelay(() => download(a, rig.state.bigBytes));
     const t0 = performance.now();
     const r = await withLoopDelay(() => Promise.all([download(a, rig.state.bigBytes), download(b, rig.state.bigBytes)]));
     const together = (2 * rig.state.bigBytes) / ((performance.now() - t0) / 1000) / (1 << 20);
-    return { alone, together, p99: r.p99 };
+    return { alone: one.value, together, p99: r.p99, aloneCpu: `${one.ourCores.toFixed(2)} / ${one.machineCores.toFixed(2)}`, togetherCpu: `${r.ourCores.toFixed(2)} / ${r.machineCores.toFixed(2)}` };
   } finally {
     await Promise.all([a.close(), b.close()]);
   }
@@ -122,27 +150,40 @@ try {
     ['n1', 'tcp', 'SoftEther 5.01 TCP'],
     ['o1', 'udp', 'OpenVPN 2.6 GCM UDP'],
   ];
-  console.log(`threads benchmark: ${MIB} MiB downloads; workers and in-thread alternated, two rounds`);
-  console.log('| server | workers MiB/s | in-thread MiB/s | ratio | main loop p99 workers / in-thread, ms |');
-  console.log('|---|---|---|---|---|');
+  if (PARTS.includes('1')) {
+  console.log(`threads benchmark: ${MIB} MiB downloads; workers and in-thread alternated, ${ROUNDS} rounds (median)`);
+  console.log(`CPU in cores (this machine has ${availableParallelism()}): ours = this process, all threads; machine = everything, the rig's servers included`);
+  console.log('| server | workers MiB/s | in-thread MiB/s | ratio (median) | main loop p99 workers / in-thread, ms | CPU ours / machine, workers | in-thread |');
+  console.log('|---|---|---|---|---|---|---|');
+  const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const [node, proto, label] of cases) {
-    for (let round = 1; round <= 2; round++) {
-      const w = await oneTunnel(rig, node, proto, true);
-      const m = await oneTunnel(rig, node, proto, false);
-      console.log(`| ${label} (round ${round}) | ${w.mibs.toFixed(1)} | ${m.mibs.toFixed(1)} | **${(w.mibs / m.mibs).toFixed(2)}×** | ${w.p99.toFixed(1)} / ${m.p99.toFixed(1)} |`);
+    const w: Awaited<ReturnType<typeof oneTunnel>>[] = [];
+    const m: Awaited<ReturnType<typeof oneTunnel>>[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      w.push(await oneTunnel(rig, node, proto, true));
+      m.push(await oneTunnel(rig, node, proto, false));
     }
+    const cpu = (xs: typeof w): string => `${med(xs.map((x) => x.ourCores)).toFixed(2)} / ${med(xs.map((x) => x.machineCores)).toFixed(2)}`;
+    console.log(
+      `| ${label} | ${w.map((x) => x.mibs.toFixed(1)).join(', ')} | ${m.map((x) => x.mibs.toFixed(1)).join(', ')} | **${(med(w.map((x) => x.mibs)) / med(m.map((x) => x.mibs))).toFixed(2)}×** | ${med(w.map((x) => x.p99)).toFixed(1)} / ${med(m.map((x) => x.p99)).toFixed(1)} | ${cpu(w)} | ${cpu(m)} |`,
+    );
   }
-  console.log('\n| two tunnels (SoftEther UDP, two servers) | one alone MiB/s | both at once MiB/s | aggregate ratio | main loop p99, ms |');
-  console.log('|---|---|---|---|---|');
+  }
+  if (PARTS.includes('2')) {
+  console.log('\n| two tunnels (SoftEther UDP, two servers) | one alone MiB/s | both at once MiB/s | aggregate ratio | main loop p99, ms | CPU ours / machine: alone | both |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const threads of [true, false]) {
     const r = await twoAtOnce(rig, threads);
-    console.log(`| ${threads ? 'workers' : 'in-thread'} | ${r.alone.toFixed(1)} | ${r.together.toFixed(1)} | **${(r.together / r.alone).toFixed(2)}×** | ${r.p99.toFixed(1)} |`);
+    console.log(`| ${threads ? 'workers' : 'in-thread'} | ${r.alone.toFixed(1)} | ${r.together.toFixed(1)} | **${(r.together / r.alone).toFixed(2)}×** | ${r.p99.toFixed(1)} | ${r.aloneCpu} | ${r.togetherCpu} |`);
   }
+  }
+  if (PARTS.includes('3')) {
   console.log(`\n| ${SESSIONS} sessions through one tunnel | sessions open | RSS before, MB | RSS with them, MB |`);
   console.log('|---|---|---|---|');
   for (const threads of [true, false]) {
     const r = await manySessions(rig, threads, SESSIONS);
     console.log(`| ${threads ? 'workers' : 'in-thread'} | ${r.opened} | ${r.baseMb.toFixed(0)} | **${r.rssMb.toFixed(0)}** |`);
+  }
   }
 } finally {
   await rig.down();

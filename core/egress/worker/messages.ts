@@ -13,6 +13,13 @@ export interface WireError {
  */
 export const STREAM_WINDOW_BYTES = 256 * 1024;
 
+/**
+ * Acknowledgements go out once this much is owed (or when a consumer that was full asks for more),
+ * not per message. Below the window, so a blocked sender always gets one: it blocks only with a
+ * whole window unacknowledged.
+ */
+export const ACK_EVERY_BYTES = 64 * 1024;
+
 /** What the worker reports about its tunnel, with every heartbeat. */
 export interface TunnelDiagnostics {
   link: LinkState;

@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { errorToJson } from '../../common/index.js';
 import type { EgressTcpConnection, EgressUdpSocket } from '../types.js';
-import { STREAM_WINDOW_BYTES, type FromTunnel, type TunnelDiagnostics, type ToTunnel } from './messages.js';
+import { ACK_EVERY_BYTES, STREAM_WINDOW_BYTES, type FromTunnel, type TunnelDiagnostics, type ToTunnel } from './messages.js';
 import { Outbox, ownedBuffer, type PostTarget } from './outbox.js';
 
 /** What the host serves: a TunnelEgress (or, in unit tests, anything shaped like one). */
@@ -61,7 +61,7 @@ class HostedStream {
     this.#unacked += buf.length;
     // Acknowledged once the stream takes it; until then the main thread's window fills and the
     // client socket pauses there.
-    if (this.stream.write(buf)) this.#ackWritten();
+    if (this.stream.write(buf) && this.#unacked >= ACK_EVERY_BYTES) this.#ackWritten();
   }
 
   #ackWritten(): void {

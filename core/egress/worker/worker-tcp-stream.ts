@@ -1,6 +1,6 @@
 import { Duplex } from 'node:stream';
 import { errorFromJson, errorToJson, ErrorCodes, GatehopError } from '../../common/index.js';
-import { STREAM_WINDOW_BYTES, type ToTunnel, type WireError } from './messages.js';
+import { ACK_EVERY_BYTES, STREAM_WINDOW_BYTES, type ToTunnel, type WireError } from './messages.js';
 import type { Outbox } from './outbox.js';
 
 /**
@@ -20,6 +20,8 @@ export class WorkerTcpStream extends Duplex {
   #blockedWrite: (() => void) | null = null;
   /** Bytes pushed while the consumer was full: acknowledged when it asks for more. */
   #unacked = 0;
+  /** push() said the consumer is full: acknowledgements wait for its next read. */
+  #full = false;
   #finSent = false;
   #finReceived = false;
   /** The worker's side has closed; nothing more is sent to it. */
@@ -37,7 +39,8 @@ export class WorkerTcpStream extends Duplex {
     const buf = Buffer.from(data);
     this.stats.bytesIn += buf.length;
     this.#unacked += buf.length;
-    if (this.push(buf)) this.#ack();
+    if (!this.push(buf)) this.#full = true;
+    else if (this.#unacked >= ACK_EVERY_BYTES) this.#ack();
   }
 
   onAck(bytes: number): void {
@@ -70,7 +73,9 @@ export class WorkerTcpStream extends Duplex {
   // ---- Duplex ----
 
   override _read(): void {
-    this.#ack();
+    // The consumer wants more: after it was full, everything owed is acknowledged at once.
+    if (this.#full || this.#unacked >= ACK_EVERY_BYTES) this.#ack();
+    this.#full = false;
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
