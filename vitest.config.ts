@@ -5,7 +5,7 @@ export default defineConfig({
   plugins: [react()],
   test: {
     include: ['test/**/*.test.ts', 'renderer/test/**/*.test.{ts,tsx}'],
-    setupFiles: ['test/setup/network-guard.ts'],
+    setupFiles: ['test/setup/network-guard.ts', 'test/setup/tunnel-worker.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Integration tests open real sockets and child processes; two workers fit a 2-core machine.

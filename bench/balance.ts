@@ -9,6 +9,7 @@
  *      one good probe brings it back (target: within interval × maxFails).
  * Root only. Usage: npm run bench:balance [-- --mib N]
  */
+import '../test/setup/tunnel-worker.js';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';

@@ -8,6 +8,7 @@
  * Prints failed sessions, the pause new requests see at each switch (p50/p99) and the recovery
  * time. Root only. Usage: npm run bench:switch [-- --mib N]
  */
+import '../test/setup/tunnel-worker.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -127,18 +128,16 @@ try {
   while (!app.controller!.active) await new Promise((r) => setTimeout(r, 100));
   const proxy = `127.0.0.1:${app.listening.proxy.port}`;
   const c = app.controller!;
-  // What a dashboard or the window feels during the load: GET /status every 250 ms.
-  const statusMs: number[] = [];
-  let polling = true;
+  // What a dashboard or the window feels during the load: GET /status every 250 ms, timed by a
+  // separate process (this one also runs the load's curl processes).
   const statusUrl = `http://127.0.0.1:${app.listening.admin!.port}/status`;
-  const poller = (async () => {
-    while (polling) {
-      const t = performance.now();
-      await fetch(statusUrl, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text()).catch(() => '');
-      statusMs.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  })();
+  const pollerScript = `const ms = []; let on = true; process.stdin.on('end', () => (on = false)); process.stdin.resume();
+    (async () => { while (on) { const t = performance.now(); await fetch(${JSON.stringify(statusUrl)}, { headers: { authorization: 'Bearer ${ADMIN_TOKEN}' } }).then((r) => r.text()).catch(() => '');
+      ms.push(performance.now() - t); await new Promise((r) => setTimeout(r, 250)); } process.stdout.write(JSON.stringify(ms)); })();`;
+  const pollerProc = spawn(process.execPath, ['-e', pollerScript], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let pollerOut = '';
+  pollerProc.stdout.on('data', (c: Buffer) => (pollerOut += c.toString()));
+  const poller = new Promise<void>((r) => pollerProc.on('exit', () => r()));
   const gh = await underLoad(
     'gatehop',
     async () => {
@@ -152,8 +151,9 @@ try {
       await c.switchNow({ nodeId: target, reason: `bench switch ${k + 1}` }).done;
     },
   );
-  polling = false;
+  pollerProc.stdin.end();
   await poller;
+  const statusMs = JSON.parse(pollerOut || '[]') as number[];
   c.setMode(true);
   const victim = rig.state.nodes.find((n) => n.name === c.active!.node.id)!;
   const t0 = Date.now();

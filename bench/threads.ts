@@ -6,6 +6,7 @@
  *   3. RSS with 1,000 concurrent sessions through one tunnel (each fetched a response and stays open).
  * Root only. Usage: npm run bench:threads [-- --mib N] [--sessions N]
  */
+import '../test/setup/tunnel-worker.js';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { AdminServer, loadOrCreateAdminToken, LoopDelay, type SettingsAccess } from '../api/index.js';
 import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, parseEndpoint, type Endpoint, type Logger, type LogTap } from '../common/index.js';
-import { DirectEgress, EgressManager, openTunnel, SingleEgressSource, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
+import { DirectEgress, EgressManager, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
 import { PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
@@ -81,26 +81,30 @@ async function startNodePipeline(config: GatehopConfig, store: Store, logger: Lo
 }
 
 /** The switch controller over the node pipeline: first tunnel after the first ranking, then switching. */
-function startController(config: GatehopConfig, current: () => GatehopConfig, pipeline: NodePipeline, manager: EgressManager, logger: Logger): SwitchController {
+function startController(config: GatehopConfig, current: () => GatehopConfig, pipeline: NodePipeline, manager: EgressManager, workers: TunnelWorkerPool | null, logger: Logger): SwitchController {
   const { store, nodes, selector } = pipeline;
   const controller = new SwitchController({
     manager,
     selector,
     nodes: () => nodes.nodes,
-    open: (node, o) =>
-      openTunnel({
-        threads: current().tunnel.threads,
-        heapLimitMb: current().tunnel.workerHeapMb,
+    open: (node, o) => {
+      // Read per tunnel: a reload applies to the next one.
+      const { threads, workerHeapMb } = current().tunnel;
+      workers?.updateOptions({ heapLimitMb: workerHeapMb });
+      return openTunnel({
+        threads,
+        heapLimitMb: workerHeapMb,
+        ...(workers ? { pool: workers } : {}),
         id: o.id,
         nodeId: node.id,
         profileText: node.profile,
         logger,
         connectTimeoutMs: o.timeoutMs,
         signal: o.signal,
-        // Read per tunnel: a reload applies to the next one.
         unresponsiveMs: current().switching.unresponsiveMs,
         healthDnsName: current().switching.healthDnsName,
-      }),
+      });
+    },
     selection: new SelectionState(store, { mode: config.groups.mode, defaultNode: config.groups.defaultNode }, logger),
     options: config.groups,
     health: config.health,
@@ -158,7 +162,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     : null;
   const source: EgressSource = manager ?? new SingleEgressSource(egress);
   let current = config;
-  const controller: SwitchController | null = pipeline && manager ? startController(config, () => current, pipeline, manager, logger) : null;
+  // A started spare worker for the next tunnel (tunnels in threads): a switch does not wait for one to boot.
+  const workers = pipeline && manager && config.tunnel.threads ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb }) : null;
+  const controller: SwitchController | null = pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
   const network = pipeline ? new NetworkWatch({ logger }) : null;
   const recovery =
     pipeline && controller
@@ -267,6 +273,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     await proxy.close();
     await controller?.stop();
     await (manager ?? egress).close();
+    await workers?.close();
     pipeline?.nodes.close();
     store?.close();
     throw err;
@@ -302,6 +309,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         await controller?.stop();
         await proxy.close();
         await (manager ?? egress).close();
+        await workers?.close();
         pipeline?.nodes.close();
         await pipeline?.firstRanking.catch(() => {});
         store?.close();

@@ -11,9 +11,9 @@ export interface OpenTunnelOptions extends WorkerTunnelOptions {
 }
 
 export function openTunnel(opts: OpenTunnelOptions): Promise<Tunnel> {
-  const { threads = true, heapLimitMb, hangMs, ...rest } = opts;
+  const { threads = true, heapLimitMb, hangMs, pool, ...rest } = opts;
   if (!threads) return TunnelEgress.open(rest satisfies TunnelEgressOptions);
-  return WorkerTunnelEgress.open({ ...rest, ...(heapLimitMb !== undefined ? { heapLimitMb } : {}), ...(hangMs !== undefined ? { hangMs } : {}) });
+  return WorkerTunnelEgress.open({ ...rest, ...(heapLimitMb !== undefined ? { heapLimitMb } : {}), ...(hangMs !== undefined ? { hangMs } : {}), ...(pool ? { pool } : {}) });
 }
 
 export function isTunnel(e: Egress | null | undefined): e is Tunnel {

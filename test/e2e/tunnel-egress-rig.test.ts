@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
-import { openTunnel, tunnelWorkerCounters, WorkerTunnelEgress, type Tunnel } from '../../core/egress/index.js';
+import { openTunnel, TunnelWorkerPool, tunnelWorkerCounters, WorkerTunnelEgress, type Tunnel } from '../../core/egress/index.js';
 import { eventually } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig } from '../rig/rig.js';
@@ -79,6 +79,21 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
       }, 120_000);
     }
   }
+
+  it('tunnels open in a pool\'s started spare workers, one after another; closing the pool ends its spare', async () => {
+    const pool = new TunnelWorkerPool({ heapLimitMb: 128 });
+    try {
+      for (const node of ['n1', 'o1']) {
+        const n = rig.node(node);
+        const t = await openTunnel({ id: `pooled-${node}`, nodeId: n.name, profileText: readFileSync(n.profiles.udp!, 'utf8'), logger: silentLogger(), pool });
+        open.push(t);
+        expect(await download(t, '/bytes/100000')).toMatchObject({ bytes: 100000 });
+        await t.close();
+      }
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
 
   it('a tunnel worker killed mid-transfer fails only its own download, with a coded error; the other tunnel finishes intact', async () => {
     const victim = await tunnel('n1', 'udp', true);

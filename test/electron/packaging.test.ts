@@ -60,6 +60,14 @@ describe('the package', () => {
     expect(notDeps).toEqual([]);
   });
 
+  it('has the tunnel worker (started by URL, not imported) and everything it imports, all from production dependencies', () => {
+    const worker = join(ROOT, 'dist/core/egress/worker/tunnel-worker.js');
+    expect(existsSync(worker)).toBe(true);
+    const { files, bare } = importGraph(worker);
+    expect([...files].filter((f) => !packaged(f)).map((f) => relative(ROOT, f))).toEqual([]);
+    expect([...bare].filter((b) => !(b in pkg.dependencies))).toEqual([]);
+  });
+
   it('has the files read by path at run time: the preload, the renderer build, lwip.wasm (unpacked), the tray icons', () => {
     const runtime = [
       'dist/electron/preload.cjs',

@@ -43,6 +43,7 @@ export interface TunnelOpened {
 
 /** Main thread → tunnel worker. Stream and socket ids are chosen by the main thread. */
 export type ToTunnel =
+  | { t: 'open'; data: TunnelWorkerData }
   | { t: 'connect'; id: number; host: string; port: number; timeoutMs: number }
   | { t: 'abort'; id: number }
   | { t: 'data'; id: number; data: ArrayBuffer }
@@ -74,7 +75,7 @@ export type FromTunnel =
   | { t: 'down'; reason: string }
   | { t: 'log'; line: string };
 
-/** The worker's start-up data (workerData). */
+/** What the worker opens (its first message: a pooled worker starts before it knows its tunnel). */
 export interface TunnelWorkerData {
   id: string;
   nodeId: string;

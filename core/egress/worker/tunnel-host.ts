@@ -143,6 +143,8 @@ export class TunnelHost {
       case 'close':
         void this.#tunnel.close();
         return;
+      case 'open':
+        return; // handled by the worker entry before the host exists
     }
   }
 

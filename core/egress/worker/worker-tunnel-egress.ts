@@ -1,5 +1,4 @@
 import { isIP } from 'node:net';
-import { Worker } from 'node:worker_threads';
 import { abortReason, errorFromJson, ErrorCodes, GatehopError, type Logger } from '../../common/index.js';
 import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
 import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket } from '../types.js';
@@ -7,7 +6,7 @@ import type { FromTunnel, ToTunnel, TunnelDiagnostics, TunnelWorkerData } from '
 import { Outbox, type PostTarget } from './outbox.js';
 import { WorkerTcpStream } from './worker-tcp-stream.js';
 import { WorkerUdpSocket } from './worker-udp-socket.js';
-import { workerScript } from './worker-entry.js';
+import { spawnTunnelWorker, type TunnelWorkerPool } from './worker-pool.js';
 import { tunnelWorkerCounters } from './worker-counters.js';
 
 export interface WorkerTunnelOptions extends TunnelEgressOptions {
@@ -15,6 +14,8 @@ export interface WorkerTunnelOptions extends TunnelEgressOptions {
   heapLimitMb?: number;
   /** No heartbeat for this long means the worker is stuck: it is terminated and the tunnel fails. */
   hangMs?: number;
+  /** Where the worker comes from: a pool's started spare, or (without one) a new thread. */
+  pool?: TunnelWorkerPool;
 }
 
 const CLOSE_GRACE_MS = 2_000;
@@ -82,11 +83,8 @@ export class WorkerTunnelEgress implements Egress {
       ...(opts.unresponsiveMs !== undefined ? { unresponsiveMs: opts.unresponsiveMs } : {}),
       ...(opts.healthDnsName ? { healthDnsName: opts.healthDnsName } : {}),
     };
-    const worker = new Worker(await workerScript(), {
-      workerData: data,
-      name: `tunnel ${opts.id}`,
-      resourceLimits: { maxOldGenerationSizeMb: opts.heapLimitMb ?? 256, maxYoungGenerationSizeMb: 32 },
-    });
+    const worker = opts.pool?.take() ?? spawnTunnelWorker(opts.heapLimitMb ?? 256, `tunnel ${opts.id}`);
+    worker.postMessage([{ t: 'open', data } satisfies ToTunnel]);
     return WorkerTunnelEgress.attach(worker, opts);
   }
 
