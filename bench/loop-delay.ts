@@ -3,7 +3,8 @@
  * window's IPC and the admin API wait for when they share the loop with a tunnel (issues #14, #16).
  * A core (the CLI) on the rig, one node per path, curl pulling /big through SOCKS5 with no rate
  * limit; the core's own gatehop_event_loop_delay_seconds (10 s windows) is read every 2 s,
- * and /status is timed from outside as a client would feel it. An idle window comes first.
+ * and /status is timed from outside as a client would feel it. An idle window comes first; last,
+ * 50 downloads at once (the switching bench's load, without switches).
  * Usage (root): npm run bench:loop-delay [-- --mib 512]
  */
 import { spawn } from 'node:child_process';
@@ -70,7 +71,12 @@ async function main(): Promise<void> {
           const busy = await sample(20_000);
           await new Promise((r) => curl.on('exit', r));
           const mibs = Number(speed) / 1048576;
-          rows.push(`| ${n.kind === 'softether' ? 'SoftEther' : 'OpenVPN'} ${proto.toUpperCase()}, ${threads ? 'worker' : 'in-thread'} | ${idle.p99.toFixed(1)} | **${busy.p99.toFixed(1)}** (worst window ${busy.worstWindowP99.toFixed(1)}) | ${idle.statusP99.toFixed(1)} / ${busy.statusP99.toFixed(1)} | ${mibs.toFixed(1)} (${((Date.now() - started) / 1000).toFixed(0)} s) |`);
+          // The switching bench's load, without the switches: 50 downloads at once.
+          const many = Array.from({ length: 50 }, () => spawn('curl', ['-s', '-o', '/dev/null', '--socks5-hostname', `127.0.0.1:${proxyPort}`, rig.url('/big')], { stdio: 'ignore' }));
+          const load = await sample(20_000);
+          for (const c of many) c.kill('SIGTERM');
+          await Promise.all(many.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.on('exit', r)))));
+          rows.push(`| ${n.kind === 'softether' ? 'SoftEther' : 'OpenVPN'} ${proto.toUpperCase()}, ${threads ? 'worker' : 'in-thread'} | ${idle.p99.toFixed(1)} | **${busy.p99.toFixed(1)}** (worst window ${busy.worstWindowP99.toFixed(1)}) | ${load.p99.toFixed(1)} | ${idle.statusP99.toFixed(1)} / ${busy.statusP99.toFixed(1)} / **${load.statusP99.toFixed(1)}** | ${mibs.toFixed(1)} (${((Date.now() - started) / 1000).toFixed(0)} s) |`);
           core.kill('SIGTERM');
           await new Promise((r) => core.on('exit', r));
         }
@@ -79,8 +85,8 @@ async function main(): Promise<void> {
   } finally {
     rig.down();
   }
-  console.log('\n| path (one tunnel) | loop delay p99 idle, ms | loop delay p99 during a full-speed download, ms (median of 10 s windows, read every 2 s) | /status p99 idle / busy, ms | download MiB/s |');
-  console.log('|---|---|---|---|---|');
+  console.log('\n| path (one tunnel) | loop delay p99 idle, ms | loop delay p99 during a full-speed download, ms (median of 10 s windows, read every 2 s) | loop delay p99, 50 downloads at once | /status p99 idle / one download / 50 downloads, ms | download MiB/s |');
+  console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
 }
 

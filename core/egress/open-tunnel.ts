@@ -1,5 +1,6 @@
 import { TunnelEgress, type TunnelEgressOptions } from './tunnel-egress.js';
 import type { Egress } from './types.js';
+import { findWorkerScript } from './worker/worker-entry.js';
 import { WorkerTunnelEgress, type WorkerTunnelOptions } from './worker/worker-tunnel-egress.js';
 
 /** A tunnel to one node, in a worker thread of its own or (threads: false) on this thread. */
@@ -10,9 +11,17 @@ export interface OpenTunnelOptions extends WorkerTunnelOptions {
   threads?: boolean;
 }
 
+let warnedNoWorker = false;
+
 export function openTunnel(opts: OpenTunnelOptions): Promise<Tunnel> {
   const { threads = true, heapLimitMb, hangMs, pool, ...rest } = opts;
-  if (!threads) return TunnelEgress.open(rest satisfies TunnelEgressOptions);
+  // Run from TypeScript source without a bundled worker: the tunnel still works, on this thread.
+  const inThread = !threads || findWorkerScript() === null;
+  if (threads && inThread && !warnedNoWorker) {
+    warnedNoWorker = true;
+    opts.logger.warn({ event: 'tunnel-worker-missing' }, 'no tunnel worker script (run from source without a build): tunnels run on the main thread');
+  }
+  if (inThread) return TunnelEgress.open(rest satisfies TunnelEgressOptions);
   return WorkerTunnelEgress.open({ ...rest, ...(heapLimitMb !== undefined ? { heapLimitMb } : {}), ...(hangMs !== undefined ? { hangMs } : {}), ...(pool ? { pool } : {}) });
 }
 

@@ -39,6 +39,13 @@ describe('config', () => {
     expect(() => buildConfig({ groups: { balance: { strategy: 'random' } } } as never, {})).toThrow(/groups\.balance\.strategy/);
   });
 
+  it('tunnel: worker threads by default with a 256 MiB heap each; threads: false keeps tunnels in-thread; a heap below 32 MiB is refused naming the field (issue #16)', () => {
+    expect(buildConfig({}, { dataDir: '/tmp/x' }).tunnel).toEqual({ threads: true, workerHeapMb: 256 });
+    expect(buildConfig({ tunnel: { threads: false } }, {}).tunnel.threads).toBe(false);
+    expect(() => buildConfig({ tunnel: { workerHeapMb: 8 } }, {})).toThrow(/tunnel\.workerHeapMb/);
+    expect(() => buildConfig({ tunnel: { workers: 2 } } as never, {})).toThrow(/tunnel/);
+  });
+
   it('refuses an open proxy on a non-loopback address unless --no-auth', () => {
     expect(() => buildConfig({}, { listen: '0.0.0.0:1080' })).toThrow(/needs --auth-file/);
     expect(buildConfig({}, { listen: '0.0.0.0:1080', noAuth: true }).noAuth).toBe(true);

@@ -9,12 +9,18 @@ import { ErrorCodes, GatehopError } from '../../common/index.js';
  * GATEHOP_TUNNEL_WORKER (test/helpers/tunnel-worker-bundle.ts).
  */
 export function workerScript(): URL {
-  const built = new URL('./tunnel-worker.js', import.meta.url);
-  if (import.meta.url.endsWith('.js') && existsSync(fileURLToPath(built))) return built;
-  const bundled = process.env.GATEHOP_TUNNEL_WORKER;
-  if (bundled) return new URL(bundled);
+  const found = findWorkerScript();
+  if (found) return found;
   throw new GatehopError(
     ErrorCodes.TUNNEL_WORKER_FAILED,
     'no tunnel worker script: run the built core (npm run build), bundle one (test/helpers/tunnel-worker-bundle.ts), or set tunnel.threads: false',
   );
+}
+
+/** The worker script, or null when there is none (run from source without a bundle). */
+export function findWorkerScript(): URL | null {
+  const built = new URL('./tunnel-worker.js', import.meta.url);
+  if (import.meta.url.endsWith('.js') && existsSync(fileURLToPath(built))) return built;
+  const bundled = process.env.GATEHOP_TUNNEL_WORKER;
+  return bundled ? new URL(bundled) : null;
 }
