@@ -157,7 +157,8 @@ try {
   console.log('| server | workers MiB/s | in-thread MiB/s | ratio (median) | main loop p99 workers / in-thread, ms | CPU ours / machine, workers | in-thread |');
   console.log('|---|---|---|---|---|---|---|');
   const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  for (const [node, proto, label] of cases) {
+  const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]! : null; // e.g. n1-tcp
+  for (const [node, proto, label] of cases.filter(([n, p]) => !only || only === `${n}-${p}`)) {
     const w: Awaited<ReturnType<typeof oneTunnel>>[] = [];
     const m: Awaited<ReturnType<typeof oneTunnel>>[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
