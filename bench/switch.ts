@@ -29,6 +29,9 @@ const THREADS = argThreads > 0 ? process.argv[argThreads + 1] !== 'false' : true
 const ADMIN_TOKEN = 'bench-switch-admin-token-0123456789';
 /** `--warm-standby`: keep the next node's tunnel up (groups.warmStandby), for node death. */
 const WARM_STANDBY = process.argv.includes('--warm-standby');
+/** `--unresponsive-ms N`: switching.unresponsiveMs (how long a silent server is waited for; default 6000). */
+const argQuiet = process.argv.indexOf('--unresponsive-ms');
+const UNRESPONSIVE_MS = argQuiet > 0 ? Number(process.argv[argQuiet + 1]) : undefined;
 /** Why downloads failed: curl exit code → count. */
 const failures = new Map<string, Map<number | null, number>>();
 function noteFailure(who: string, code: number | null): void {
@@ -122,7 +125,7 @@ try {
     buildConfig({}, {
       egress: 'vpngate', api: [rig.state.apiUrl], listen: '127.0.0.1:0', admin: '127.0.0.1:0', adminToken: ADMIN_TOKEN, dataDir, logFile: 'off',
       tunnel: { threads: THREADS },
-      switching: { maxDraining: 12, healthDnsName: 'files.test' },
+      switching: { maxDraining: 12, healthDnsName: 'files.test', ...(UNRESPONSIVE_MS !== undefined ? { unresponsiveMs: UNRESPONSIVE_MS } : {}) },
       groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, warmStandby: WARM_STANDBY },
     }),
     LOG ? pino({ level: 'info', base: undefined }, pino.destination({ dest: LOG, sync: false })) : silentLogger(),
@@ -168,7 +171,7 @@ try {
   await app.stop();
   app = null;
 
-  console.log(`gatehop (tunnel.threads: ${THREADS}${WARM_STANDBY ? ', warmStandby' : ''}): GET /status during the load p50 ${pct(statusMs, 50).toFixed(0)} ms, p99 ${pct(statusMs, 99).toFixed(0)} ms (${statusMs.length} requests)`);
+  console.log(`gatehop (tunnel.threads: ${THREADS}${WARM_STANDBY ? ', warmStandby' : ''}${UNRESPONSIVE_MS !== undefined ? `, unresponsiveMs ${UNRESPONSIVE_MS}` : ''}): GET /status during the load p50 ${pct(statusMs, 50).toFixed(0)} ms, p99 ${pct(statusMs, 99).toFixed(0)} ms (${statusMs.length} requests)`);
   if (ONLY_GATEHOP) {
     console.log(`gatehop: ${gh.failedDownloads}/${DOWNLOADS} downloads failed (curl exit codes ${JSON.stringify([...(failures.get('gatehop') ?? [])])}), ${gh.failedShort}/${gh.shortTotal} requests, pause at a switch p50 ${pct(gh.pauses, 50).toFixed(0)} ms / p99 ${pct(gh.pauses, 99).toFixed(0)} ms, request p50 ${pct(gh.latency, 50).toFixed(0)} ms, node death → first new request ${(ghRecovery / 1000).toFixed(1)} s`);
   } else {
