@@ -89,6 +89,8 @@ export class SwitchController {
   #retry: NodeJS.Timeout | null = null;
   #evaluating = false;
   #stopped = false;
+  /** The node whose active tunnel died last, and when: tried last for a minute. */
+  #lastDied: { nodeId: string; at: number } | null = null;
   #lastBusyAt = Date.now();
   #leasesSeen = 0;
   #pinFailed: string | null = null;
@@ -355,7 +357,11 @@ export class SwitchController {
     const ranking = await this.#ranking(kind);
     // Balance members' nodes last: a member taken over leaves a gap; but one beats no tunnel at all.
     const usable = ranking.ranked.map((r) => r.node).filter((n) => n.id !== activeId && this.failFilter.allows(n.id));
-    const ranked = [...usable.filter((n) => !this.#members.has(n.id)), ...usable.filter((n) => this.#members.has(n.id))];
+    // The node whose tunnel just died goes after everyone else: it is often up again at once (a
+    // crashed tunnel worker, a transport blip), but a server that killed its tunnel may do it again.
+    const died = this.#lastDied && Date.now() - this.#lastDied.at < 60_000 ? this.#lastDied.nodeId : null;
+    const tier = (n: VpnGateNode): number => (n.id === died ? 2 : this.#members.has(n.id) ? 1 : 0);
+    const ranked = [0, 1, 2].flatMap((t) => usable.filter((n) => tier(n) === t));
     const pinned = this.pinned;
     if (this.mode === 'manual' && pinned && pinned !== activeId) {
       const pin = pool.find((n) => n.id === pinned);
@@ -445,6 +451,7 @@ export class SwitchController {
     this.#monitor.watch(null);
     this.deps.manager.clearActive(held.egress, why);
     this.deps.selector.recordFailure(held.node.id);
+    this.#lastDied = { nodeId: held.node.id, at: Date.now() };
     if (held.node.id === this.pinned) this.#pinnedFailed(held.node.id, why);
     void this.#begin(`active node ${held.node.id} died: ${why}`, 'urgent');
   }

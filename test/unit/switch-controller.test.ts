@@ -130,6 +130,16 @@ describe('SwitchController', () => {
     await new Promise<void>((res) => target.close(() => res()));
   });
 
+  it('when the active tunnel dies, the next tunnel goes to another node though the dead one still ranks best (a crashed tunnel worker, issue #16)', async () => {
+    const w = world();
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    await eventually(() => w.controller.state === 'idle');
+    (w.manager.active as FakeTunnel).die('tunnel worker failed: killed');
+    await eventually(() => activeNode(w) === 'b', 2_000, 'b takes over');
+    expect(w.controller.lastSwitch).toMatchObject({ kind: 'urgent', to: 'b', reason: expect.stringMatching(/died: tunnel worker failed/) });
+  });
+
   it('brings the best node up through Selecting → Connecting → Promoting → Draining → Idle', async () => {
     const w = world();
     w.controller.start();
