@@ -1,4 +1,4 @@
-import { TunnelEgress, type TunnelEgressOptions } from './tunnel-egress.js';
+import { TunnelEgress } from './tunnel-egress.js';
 import type { Egress } from './types.js';
 import { findWorkerScript } from './worker/worker-entry.js';
 import { WorkerTunnelEgress, type WorkerTunnelOptions } from './worker/worker-tunnel-egress.js';
@@ -14,15 +14,14 @@ export interface OpenTunnelOptions extends WorkerTunnelOptions {
 let warnedNoWorker = false;
 
 export function openTunnel(opts: OpenTunnelOptions): Promise<Tunnel> {
-  const { threads = true, heapLimitMb, hangMs, pool, ...rest } = opts;
+  const { threads = true, ...rest } = opts;
   // Run from TypeScript source without a bundled worker: the tunnel still works, on this thread.
   const inThread = !threads || findWorkerScript() === null;
   if (threads && inThread && !warnedNoWorker) {
     warnedNoWorker = true;
     opts.logger.warn({ event: 'tunnel-worker-missing' }, 'no tunnel worker script (run from source without a build): tunnels run on the main thread');
   }
-  if (inThread) return TunnelEgress.open(rest satisfies TunnelEgressOptions);
-  return WorkerTunnelEgress.open({ ...rest, ...(heapLimitMb !== undefined ? { heapLimitMb } : {}), ...(hangMs !== undefined ? { hangMs } : {}), ...(pool ? { pool } : {}) });
+  return inThread ? TunnelEgress.open(rest) : WorkerTunnelEgress.open(rest);
 }
 
 export function isTunnel(e: Egress | null | undefined): e is Tunnel {

@@ -56,7 +56,7 @@ export class ChannelThread extends EventEmitter implements TunnelThread {
     this.host = tunnel ? new TunnelHost(port1, tunnel, () => this.#end(0)) : null;
     port1.on('message', (batch) => this.host?.handle(batch));
     // A null tunnel: opened, then silent (a hung worker).
-    const opened: FromTunnel = { t: 'opened', info: { address: '127.0.0.1', diagnostics: IDLE_DIAGNOSTICS } };
+    const opened: FromTunnel = { t: 'opened', info: { diagnostics: IDLE_DIAGNOSTICS } };
     if (this.host) this.host.out.send(opened);
     else port1.postMessage([opened]);
   }

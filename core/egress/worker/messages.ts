@@ -1,4 +1,4 @@
-import type { LinkState } from '../tunnel-egress.js';
+import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
 
 /** What crosses a thread boundary for an error: GatehopError's code and message. */
 export interface WireError {
@@ -37,7 +37,6 @@ export interface TunnelDiagnostics {
 
 /** What the tunnel's open yields, for the main thread's copy of the egress. */
 export interface TunnelOpened {
-  address: string;
   diagnostics: TunnelDiagnostics;
 }
 
@@ -76,13 +75,4 @@ export type FromTunnel =
   | { t: 'log'; line: string };
 
 /** What the worker opens (its first message: a pooled worker starts before it knows its tunnel). */
-export interface TunnelWorkerData {
-  id: string;
-  nodeId: string;
-  profileText: string;
-  logLevel: string;
-  dnsFallback?: string[];
-  connectTimeoutMs?: number;
-  unresponsiveMs?: number;
-  healthDnsName?: string;
-}
+export type TunnelWorkerData = Omit<TunnelEgressOptions, 'logger' | 'signal'> & { logLevel: string };

@@ -23,8 +23,6 @@ export class Outbox<M extends { t: string }> {
   #scheduled = false;
   #closed = false;
   #lastFlushAt = 0;
-  /** Messages and bytes posted; for tests and the bench. */
-  readonly stats = { posts: 0, messages: 0, bytes: 0 };
 
   readonly #giveAway: boolean;
 
@@ -72,10 +70,7 @@ export class Outbox<M extends { t: string }> {
       const data = ownedBuffer(q.parts, q.bytes, this.#giveAway);
       transfer.push(data);
       batch.push(this.#dataMessage(q.id, data));
-      this.stats.bytes += q.bytes;
     }
-    this.stats.posts++;
-    this.stats.messages += batch.length;
     this.#target.postMessage(batch, transfer);
   }
 

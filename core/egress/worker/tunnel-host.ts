@@ -22,7 +22,7 @@ const HEARTBEAT_MS = 500;
 class HostedStream {
   /** Bytes sent to the main thread and not yet acknowledged. */
   #inFlight = 0;
-  /** Bytes the main thread sent that the stream has not taken yet (write() said wait). */
+  /** Bytes the main thread sent that are not acknowledged yet. */
   #unacked = 0;
   #closed = false;
 
@@ -59,8 +59,8 @@ class HostedStream {
     if (this.#closed) return;
     const buf = Buffer.from(data);
     this.#unacked += buf.length;
-    // Acknowledged once the stream takes it; until then the main thread's window fills and the
-    // client socket pauses there.
+    // Acknowledged per 64 KiB the stream took, or all at its 'drain'; while the stream says wait,
+    // the main thread's window fills and the client socket pauses there.
     if (this.stream.write(buf) && this.#unacked >= ACK_EVERY_BYTES) this.#ackWritten();
   }
 

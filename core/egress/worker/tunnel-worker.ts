@@ -9,7 +9,7 @@ import { parentPort } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino, { type LevelWithSilent } from 'pino';
 import { errorToJson } from '../../common/index.js';
-import { Stack } from '../../netstack/index.js';
+import { compileLwip } from '../../netstack/index.js';
 import { TunnelEgress } from '../tunnel-egress.js';
 import type { FromTunnel, ToTunnel, TunnelWorkerData } from './messages.js';
 import { TunnelHost } from './tunnel-host.js';
@@ -22,7 +22,7 @@ function post(msg: FromTunnel): void {
 }
 
 // Compile lwIP now, while idle, not during the switch that needs this tunnel.
-new Stack({ address: '10.0.0.2', netmask: 24, gateway: '10.0.0.1', mtu: 1500, output: () => {} }).close();
+compileLwip();
 
 // A 'close' that arrives while the tunnel is still opening aborts the open.
 const opening = new AbortController();
@@ -52,20 +52,11 @@ async function open(data: TunnelWorkerData): Promise<void> {
     }),
   );
   try {
-    const tunnel = await TunnelEgress.open({
-      id: data.id,
-      nodeId: data.nodeId,
-      profileText: data.profileText,
-      logger,
-      signal: opening.signal,
-      ...(data.dnsFallback ? { dnsFallback: data.dnsFallback } : {}),
-      ...(data.connectTimeoutMs !== undefined ? { connectTimeoutMs: data.connectTimeoutMs } : {}),
-      ...(data.unresponsiveMs !== undefined ? { unresponsiveMs: data.unresponsiveMs } : {}),
-      ...(data.healthDnsName ? { healthDnsName: data.healthDnsName } : {}),
-    });
+    const { logLevel: _level, ...opts } = data;
+    const tunnel = await TunnelEgress.open({ ...opts, logger, signal: opening.signal });
     // Unref, not close: what the host posted last (the tunnel's end) must still arrive.
     host = new TunnelHost(port!, tunnel, () => port!.unref());
-    host.out.send({ t: 'opened', info: { address: tunnel.config.address, diagnostics: tunnel.diagnostics() } });
+    host.out.send({ t: 'opened', info: { diagnostics: tunnel.diagnostics() } });
   } catch (err) {
     post({ t: 'open-failed', error: errorToJson(err) });
     port!.unref();

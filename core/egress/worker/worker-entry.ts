@@ -17,10 +17,16 @@ export function workerScript(): URL {
   );
 }
 
+/** The built worker beside this file, looked for once (null: running from source). */
+let built: URL | null | undefined;
+
 /** The worker script, or null when there is none (run from source without a bundle). */
 export function findWorkerScript(): URL | null {
-  const built = new URL('./tunnel-worker.js', import.meta.url);
-  if (import.meta.url.endsWith('.js') && existsSync(fileURLToPath(built))) return built;
+  if (built === undefined) {
+    const js = new URL('./tunnel-worker.js', import.meta.url);
+    built = import.meta.url.endsWith('.js') && existsSync(fileURLToPath(js)) ? js : null;
+  }
   const bundled = process.env.GATEHOP_TUNNEL_WORKER;
-  return bundled ? new URL(bundled) : null;
+  return built ?? (bundled ? new URL(bundled) : null);
 }
+

@@ -41,7 +41,6 @@ export class WorkerTunnelEgress implements Egress {
   readonly nodeId: string;
   readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
   readonly since = Date.now();
-  readonly address: string;
   #state: EgressState = 'ready';
   #diagnostics: TunnelDiagnostics;
   readonly #thread: TunnelThread;
@@ -58,10 +57,9 @@ export class WorkerTunnelEgress implements Egress {
   #exited = false;
   #lastHeard = Date.now();
 
-  private constructor(opts: Omit<WorkerTunnelOptions, 'profileText'>, thread: TunnelThread, out: Outbox<ToTunnel>, address: string, diagnostics: TunnelDiagnostics) {
+  private constructor(opts: Omit<WorkerTunnelOptions, 'profileText'>, thread: TunnelThread, out: Outbox<ToTunnel>, diagnostics: TunnelDiagnostics) {
     this.id = opts.id;
     this.nodeId = opts.nodeId;
-    this.address = address;
     this.#thread = thread;
     this.#out = out;
     this.#logger = opts.logger;
@@ -73,16 +71,9 @@ export class WorkerTunnelEgress implements Egress {
 
   static async open(opts: WorkerTunnelOptions): Promise<WorkerTunnelEgress> {
     opts.signal?.throwIfAborted();
-    const data: TunnelWorkerData = {
-      id: opts.id,
-      nodeId: opts.nodeId,
-      profileText: opts.profileText,
-      logLevel: opts.logger.level,
-      ...(opts.dnsFallback ? { dnsFallback: opts.dnsFallback } : {}),
-      ...(opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
-      ...(opts.unresponsiveMs !== undefined ? { unresponsiveMs: opts.unresponsiveMs } : {}),
-      ...(opts.healthDnsName ? { healthDnsName: opts.healthDnsName } : {}),
-    };
+    // What stays here: the logger and signal (not cloneable), the thread's own options.
+    const { logger, signal: _signal, pool: _pool, heapLimitMb: _heap, hangMs: _hang, ...tunnel } = opts;
+    const data: TunnelWorkerData = { ...tunnel, logLevel: logger.level };
     const worker = opts.pool?.take() ?? spawnTunnelWorker(opts.heapLimitMb ?? 256, `tunnel ${opts.id}`);
     worker.postMessage([{ t: 'open', data } satisfies ToTunnel]);
     return WorkerTunnelEgress.attach(worker, opts);
@@ -113,7 +104,7 @@ export class WorkerTunnelEgress implements Egress {
           if (m.t === 'log') forwardLog(logger, m.line);
           else if (m.t === 'opened') {
             done();
-            egress = new WorkerTunnelEgress(opts, thread, out, m.info.address, m.info.diagnostics);
+            egress = new WorkerTunnelEgress(opts, thread, out, m.info.diagnostics);
             resolve(egress);
           } else if (m.t === 'open-failed') {
             done();
