@@ -21,6 +21,9 @@ declare -A NEED=(
   [gsettings]=libglib2.0-bin
   [kwriteconfig5]=libkf5config-bin
   [kreadconfig5]=libkf5config-bin
+  # A user's "other proxy" (config upstream): SOCKS5 with a UDP relay (Dante) and HTTP CONNECT (tinyproxy); microsocks above is SOCKS5 without UDP.
+  [danted]=dante-server
+  [tinyproxy]=tinyproxy
   # The renderer's browser tests drive Debian's Chromium through playwright-core.
   [chromium]=chromium
 )

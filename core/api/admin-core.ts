@@ -31,6 +31,8 @@ export interface AdminCore {
   readonly uiDir?: string | null;
   /** The main event loop's delay, for /status and metrics; absent: metrics keep their own. */
   readonly loopDelay?: LoopDelay | null;
+  /** How nodes are reached (connectBy, the upstream proxy and whether its UDP relay works). */
+  readonly reach?: (() => { connectBy: 'ip' | 'hostname'; upstream: string | null; upstreamUdp: 'unknown' | 'works' | 'fails' | null }) | null;
   /** POST /reload: re-reads the config and applies what can change live; null: not offered. */
   readonly reload?: (() => Promise<ReloadResult>) | null;
 }

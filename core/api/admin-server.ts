@@ -5,7 +5,7 @@ import type { AdminCore } from './admin-core.js';
 import { registerClashRoutes } from './clash-routes.js';
 import { ClashWebSockets } from './clash-ws.js';
 import { EventStream } from './event-stream.js';
-import { parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
+import { parseOr400, readJson, readText, sendEmpty, sendJson } from './http-util.js';
 import { createMetrics, mirrorCounter, type Metrics } from './metrics.js';
 import { Router } from './router.js';
 import { staticUi, type UiHandler } from './static-ui.js';
@@ -104,7 +104,15 @@ export class AdminServer {
       r.on(op.method, op.path, async ({ req, res, url, params }) => {
         // ?token= is the credential of clients that cannot send headers, not part of the input.
         const query = Object.fromEntries([...url.searchParams].filter(([k]) => k !== 'token'));
-        const raw = op.method === 'GET' ? query : op.method === 'DELETE' ? {} : await readJson(req, z.record(z.string(), z.unknown()));
+        const json = /^application\/json\b/i.test(req.headers['content-type'] ?? 'application/json');
+        const raw =
+          op.method === 'GET'
+            ? query
+            : op.method === 'DELETE'
+              ? {}
+              : op.textField && !json
+                ? { [op.textField]: await readText(req, op.maxBodyBytes) }
+                : await readJson(req, z.record(z.string(), z.unknown()), op.maxBodyBytes);
         const input = parseOr400(op.input, { ...raw, ...params }, op.method === 'GET' ? 'query' : 'body');
         const impl = this.operations[name] as (i: unknown) => unknown;
         const out = await impl(input);

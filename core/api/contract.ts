@@ -7,6 +7,8 @@
 import { z } from 'zod';
 import {
   connectionsSchema,
+  importRequestSchema,
+  importResultSchema,
   latencyQuerySchema,
   latencySampleSchema,
   latencySchema,
@@ -29,6 +31,10 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   output: O;
   /** The HTTP status of success when not 200 (202 accepted, 204 no body). */
   okStatus?: 202 | 204;
+  /** A body cap other than the API's 16 KiB. */
+  maxBodyBytes?: number;
+  /** A body that is not JSON (e.g. text/csv) is taken whole as this input field. */
+  textField?: string;
 }
 
 const op = <I extends z.ZodType, O extends z.ZodType>(o: Operation<I, O>): Operation<I, O> => o;
@@ -57,6 +63,8 @@ export const settingsSchema = z
       })
       .strict(),
     drainGraceMs: z.number().int().min(0).max(24 * 3_600_000),
+    /** More places that serve the VPN Gate list (config vpngate.sources); tried when the official ones fail. */
+    listSources: z.array(z.string().url('must be a URL').regex(/^https?:\/\//i, 'must be an http or https URL')).max(50),
     language: z.enum(['auto', 'en', 'zh-CN']),
     /** Desktop notifications by kind (the tray app reads them; live). */
     notifications: z.object({ switched: z.boolean(), lost: z.boolean(), sysproxyChanged: z.boolean() }).strict(),
@@ -134,6 +142,8 @@ export const operations = {
   getStatus: op({ method: 'GET', path: '/status', input: none, output: statusSchema }),
   getNodes: op({ method: 'GET', path: '/nodes', input: none, output: nodesSchema }),
   refreshNodes: op({ method: 'POST', path: '/nodes/refresh', input: none, output: z.object({ refreshId: z.number().int() }), okStatus: 202 }),
+  /** A list file the user has (CSV as the body, or JSON {csv}): its nodes join the pool. */
+  importNodes: op({ method: 'POST', path: '/nodes/import', input: importRequestSchema, output: importResultSchema, maxBodyBytes: 16 * 1024 * 1024 + 1024, textField: 'csv' }),
   getLatency: op({ method: 'GET', path: '/latency', input: latencyQuerySchema.strict(), output: latencySchema }),
   getConnections: op({ method: 'GET', path: '/connections', input: none, output: connectionsSchema }),
   closeConnection: op({ method: 'DELETE', path: '/connections/:id', input: idParam('id'), output: z.null(), okStatus: 204 }),

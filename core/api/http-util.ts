@@ -14,21 +14,26 @@ export class ApiFailure extends Error {
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
-/** The JSON body, capped and parsed against `schema`; an empty body is `{}`. */
-export async function readJson<T extends z.ZodType>(req: IncomingMessage, schema: T): Promise<z.infer<T>> {
+/** The body as text, refused with 413 past `maxBytes`. */
+export async function readText(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new ApiFailure(413, 'GH_ERR_API_BODY_TOO_LARGE', `body over ${MAX_BODY_BYTES} bytes`);
+  if (declared > maxBytes) throw new ApiFailure(413, 'GH_ERR_API_BODY_TOO_LARGE', `body over ${maxBytes} bytes`);
   const parts: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) {
+    if (size > maxBytes) {
       req.destroy();
-      throw new ApiFailure(413, 'GH_ERR_API_BODY_TOO_LARGE', `body over ${MAX_BODY_BYTES} bytes`);
+      throw new ApiFailure(413, 'GH_ERR_API_BODY_TOO_LARGE', `body over ${maxBytes} bytes`);
     }
     parts.push(chunk as Buffer);
   }
-  const text = Buffer.concat(parts).toString('utf8').trim();
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** The JSON body, capped and parsed against `schema`; an empty body is `{}`. */
+export async function readJson<T extends z.ZodType>(req: IncomingMessage, schema: T, maxBytes = MAX_BODY_BYTES): Promise<z.infer<T>> {
+  const text = (await readText(req, maxBytes)).trim();
   let data: unknown = {};
   if (text) {
     try {

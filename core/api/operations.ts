@@ -30,6 +30,11 @@ export function implementOperations(core: AdminCore, adminAddress: () => string 
     getStatus: () => statusView(core, adminAddress()),
     getNodes: () => nodesView(core),
     refreshNodes: () => refreshNodes(),
+    importNodes: ({ csv }) => {
+      if (!core.nodes) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'importing a list needs the vpngate egress (this core runs --egress direct)');
+      const r = core.nodes.importCsv(csv, 'import');
+      return { imported: r.nodes.length, skipped: r.skipped, nodes: core.nodes.nodes.length };
+    },
     getLatency: (q) => ({ samples: core.store?.latency(q.nodeId ?? null, q.sinceMs ?? Date.now() - 3600_000) ?? [] }),
     getConnections: () => connectionsView(core),
     closeConnection: ({ id }) => {
@@ -69,6 +74,7 @@ export function failureOf(err: unknown): { status: number; code: string; message
       [ErrorCodes.SWITCH_IN_PROGRESS]: 409,
       [ErrorCodes.SYSPROXY_UNSUPPORTED]: 409,
       [ErrorCodes.CONFIG_INVALID]: 400,
+      [ErrorCodes.LIST_INVALID]: 400,
       [ErrorCodes.SYSPROXY_DENIED]: 403,
     };
     return { status: status[err.code] ?? 502, code: err.code, message: err.message };

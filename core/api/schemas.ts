@@ -28,6 +28,32 @@ export const switchRecordSchema = z.object({
 });
 export type SwitchRecordDto = z.infer<typeof switchRecordSchema>;
 
+export const listViaSchema = z.enum(['direct', 'mirror', 'user', 'import', 'tunnel', 'upstream', 'cache', 'none']);
+export type ListViaDto = z.infer<typeof listViaSchema>;
+
+export const listSourceSchema = z.object({
+  url: z.string(),
+  kind: z.enum(['official', 'api', 'mirror', 'user']),
+  /** How its last attempt went out; null before any. */
+  via: z.enum(['direct', 'tunnel', 'upstream']).nullable(),
+  /** null: not tried yet. */
+  ok: z.boolean().nullable(),
+  error: z.string().nullable(),
+  at: z.number().nullable(),
+});
+export type ListSourceDto = z.infer<typeof listSourceSchema>;
+
+export const listStatusSchema = z.object({
+  /** The URL (or `import`) the current list came from; null before any list. */
+  source: z.string().nullable(),
+  via: listViaSchema,
+  fetchedAt: z.number().nullable(),
+  nodes: z.number().int(),
+  refreshing: z.boolean(),
+  sources: z.array(listSourceSchema),
+});
+export type ListStatusDto = z.infer<typeof listStatusSchema>;
+
 export const statusSchema = z.object({
   version: z.string(),
   uptimeS: z.number(),
@@ -99,6 +125,18 @@ export const statusSchema = z.object({
   ),
   /** Tunnel worker threads started and failed (crashed, out of heap, hung) since start. */
   tunnelWorkers: z.object({ started: z.number().int(), failures: z.number().int() }),
+  /** Where the node list came from and every source Gatehop knows, with how each last went; null with the direct egress. */
+  list: listStatusSchema.nullable(),
+  /** How nodes are reached from here: by address or DDNS name, straight or through the user's proxy. */
+  reach: z
+    .object({
+      connectBy: z.enum(['ip', 'hostname']),
+      /** The upstream proxy nodes and the list go through (no password), or null. */
+      upstream: z.string().nullable(),
+      /** Whether that proxy relays UDP for OpenVPN: learnt once, remembered. null without a SOCKS5 upstream for nodes. */
+      upstreamUdp: z.enum(['unknown', 'works', 'fails']).nullable(),
+    })
+    .nullable(),
   /** No tunnel because the network is not there yet: why, and when the next retry runs. */
   network: z.object({
     state: z.enum(['ok', 'waiting']),
@@ -131,10 +169,25 @@ export const nodeSchema = z.object({
   backoffUntil: z.number().nullable(),
   urlDelayMs: z.number().nullable(),
   state: nodeStateSchema,
+  /** When a list last named it (the pool keeps nodes absent from the latest list); null for your own profiles. */
+  lastListedAt: z.number().nullable(),
+  /** Why the latest ranking left it out (backoff, unreachable, country-denied, not-in-top-k, needs-udp), or null. */
+  excluded: z.string().nullable(),
 });
 export type NodeDto = z.infer<typeof nodeSchema>;
 
-export const nodesSchema = z.object({ nodes: z.array(nodeSchema), fetchedAt: z.number().nullable(), source: z.string() });
+export const nodesSchema = z.object({ nodes: z.array(nodeSchema), fetchedAt: z.number().nullable(), source: z.string(), via: listViaSchema });
+
+export const importRequestSchema = z.object({ csv: z.string().min(1, 'the file is empty').max(16 * 1024 * 1024) }).strict();
+export const importResultSchema = z.object({
+  /** Nodes taken from the file. */
+  imported: z.number().int(),
+  /** Rows left out, by reason. */
+  skipped: z.record(z.string(), z.number().int()),
+  /** Nodes in the pool now. */
+  nodes: z.number().int(),
+});
+export type ImportResult = z.infer<typeof importResultSchema>;
 export type Nodes = z.infer<typeof nodesSchema>;
 
 export const switchRequestSchema = z.object({ nodeId: z.string().min(1).max(255).optional() }).strict();

@@ -67,6 +67,8 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     }),
     tunnelWorkers: { ...tunnelWorkerCounters },
     network: core.recovery?.status ?? { state: 'ok', reason: null, since: null, attempts: 0, nextAttemptAt: null },
+    list: core.nodes ? core.nodes.status() : null,
+    reach: core.reach?.() ?? null,
   };
 }
 
@@ -99,14 +101,16 @@ export function membersView(core: AdminCore): Status['members'] {
 /** GET /nodes */
 export function nodesView(core: AdminCore): Nodes {
   const list = core.nodes;
-  if (!list) return { nodes: [], fetchedAt: null, source: 'none (direct egress)' };
+  if (!list) return { nodes: [], fetchedAt: null, source: 'none (direct egress)', via: 'none' };
   const ranking = core.selector?.last ?? null;
+  const ranks = new Map((ranking?.ranked ?? []).map((r) => [r.node.id, r]));
+  const excluded = new Map((ranking?.excluded ?? []).map((x) => [x.nodeId, x.reason]));
   const c = core.controller;
   const draining = new Set((core.manager?.draining ?? []).map((d) => nodeIdOf(d.egress)));
   const memberNodes = new Set((c?.members ?? []).map((x) => x.node.id));
   const now = Date.now();
   const nodes = list.nodes.map((n): NodeDto => {
-    const ranked = ranking?.ranked.find((r) => r.node.id === n.id);
+    const ranked = ranks.get(n.id);
     const h = core.store?.history(n.id);
     const state: NodeDto['state'] =
       c?.active?.node.id === n.id || memberNodes.has(n.id) ? 'active' : c?.standby?.node.id === n.id ? 'standby' : draining.has(n.id) ? 'draining' : h && inBackoff(h, now) ? 'backoff' : 'candidate';
@@ -129,9 +133,11 @@ export function nodesView(core: AdminCore): Nodes {
       backoffUntil: h?.backoffUntil ?? null,
       urlDelayMs: c?.urlDelays.get(n.id)?.ms ?? null,
       state,
+      lastListedAt: n.lastListedAt ?? null,
+      excluded: excluded.get(n.id) ?? null,
     };
   });
-  return { nodes, fetchedAt: list.fetchedAt, source: list.source };
+  return { nodes, fetchedAt: list.fetchedAt, source: list.source, via: list.via };
 }
 
 function splitHostPort(s: string | null): { host: string; port: string } {

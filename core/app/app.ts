@@ -6,7 +6,8 @@ import { PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from 
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
-import { NodeList, OFFICIAL_ENDPOINTS, staticNodeFromFile, type VpnGateNode } from '../vpngate/index.js';
+import { NodeList, OFFICIAL_ENDPOINTS, staticNodeFromFile, type Dialer, type ListStatus, type ListVia, type NodeListStore, type SourceOptions, type VpnGateNode } from '../vpngate/index.js';
+import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
 import type { SystemProxy } from '../sysproxy/index.js';
 import type { ConfigInput, GatehopConfig } from './config.js';
 import { defaultUiDir } from './paths.js';
@@ -51,33 +52,59 @@ interface NodePipeline {
   store: Store;
   nodes: NodeList;
   selector: Selector;
+  routes: NodeRoutes;
   firstRanking: Promise<Ranking>;
   /** Ranks the current list (after a refresh). */
   rankLatest(): Promise<Ranking>;
 }
 
+/** What the node list reads and writes in the store. */
+function nodeListStore(store: Store): NodeListStore {
+  return {
+    loadPool: (since) => store.loadPool<VpnGateNode>(since),
+    savePool: (nodes, at) => store.savePoolNodes(nodes, at),
+    forgetNodes: (ids) => store.forgetNodes(ids),
+    loadListMeta: () => {
+      const m = store.loadListMeta();
+      return m ? { ...m, via: m.via as ListVia } : null;
+    },
+    saveListMeta: (m) => store.saveListMeta(m),
+    loadSources: () => store.listSources(),
+    saveSource: (r) => store.saveListSource(r),
+    forgetSource: (url) => store.forgetListSource(url),
+  };
+}
+
+/** The node list's source options from the config. */
+export function sourceOptionsOf(c: GatehopConfig): SourceOptions {
+  return { userSources: c.vpngate.sources, mirrors: c.vpngate.mirrors, throughTunnel: c.vpngate.throughTunnel, keepDays: c.vpngate.keepDays };
+}
+
 /** The list → scoring → history pipeline of the vpngate egress. */
-async function startNodePipeline(config: GatehopConfig, store: Store, logger: Logger): Promise<NodePipeline> {
+async function startNodePipeline(config: GatehopConfig, current: () => GatehopConfig, store: Store, logger: Logger, tunnelDialer: () => Dialer | null): Promise<NodePipeline> {
   const staticNodes = config.ovpn.map((f) => staticNodeFromFile(f));
-  const endpoints = config.api.length > 0 ? config.api : staticNodes.length > 0 ? [] : OFFICIAL_ENDPOINTS;
+  const endpoints = config.api.length > 0 ? config.api : staticNodes.length > 0 && config.vpngate.sources.length === 0 ? [] : OFFICIAL_ENDPOINTS;
+  const routes = new NodeRoutes(current, store, logger);
   const nodes = new NodeList({
     endpoints,
+    endpointKind: config.api.length > 0 ? 'api' : 'official',
     staticNodes,
     refreshMs: config.listRefreshMs,
     logger,
-    cache: {
-      load: () => store.loadNodeList<VpnGateNode>(),
-      save: (list) => store.saveNodeList(list),
-    },
+    store: nodeListStore(store),
+    sources: sourceOptionsOf(config),
+    dialer: routes.listDialer(),
+    tunnelDialer,
   });
-  const selector = new Selector(config.selector, store, logger);
+  const selector = new Selector(config.selector, store, logger, routes.prober, routes.reachable);
+  selector.onRanked((r) => routes.observe(r, nodes.nodes));
   await nodes.start();
   const rank = (list: readonly VpnGateNode[]): Promise<Ranking> =>
     selector.rank(list).catch((err: unknown) => {
       logger.warn({ event: 'ranking-failed', err: (err as Error).message }, 'ranking the node pool failed');
       throw err;
     });
-  return { store, nodes, selector, firstRanking: rank(nodes.nodes), rankLatest: () => rank(nodes.nodes) };
+  return { store, nodes, selector, routes, firstRanking: rank(nodes.nodes), rankLatest: () => rank(nodes.nodes) };
 }
 
 /** The switch controller over the node pipeline: first tunnel after the first ranking, then switching. */
@@ -98,6 +125,7 @@ function startController(config: GatehopConfig, current: () => GatehopConfig, pi
         id: o.id,
         nodeId: node.id,
         profileText: node.profile,
+        ...pipeline.routes.tunnelRoute(node),
         logger,
         connectTimeoutMs: o.timeoutMs,
         signal: o.signal,
@@ -145,9 +173,12 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   // Before anything else: a Gatehop that crashed may have left the OS pointing at a dead port.
   const systemProxy = createSystemProxy(config, logger, store);
   await recoverSystemProxy(systemProxy, config, logger);
-  const pipeline = store ? await startNodePipeline(config, store, logger) : null;
+  let current = config;
+  // The manager exists only after the pipeline: the list asks for a tunnel dialer late.
+  let manager: EgressManager | null = null;
+  const pipeline = store ? await startNodePipeline(config, () => current, store, logger, () => (manager ? tunnelDialerOf(manager) : null)) : null;
   const egress: Egress = config.egress === 'direct' ? new DirectEgress('direct') : new UnavailableEgress('vpngate', 'no tunnel is up yet');
-  const manager: EgressManager | null = pipeline
+  manager = pipeline
     ? new EgressManager(egress, logger, {
         drainGraceMs: config.switching.drainGraceMs,
         maxDraining: config.switching.maxDraining,
@@ -161,7 +192,6 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       })
     : null;
   const source: EgressSource = manager ?? new SingleEgressSource(egress);
-  let current = config;
   // A started spare worker for the next tunnel (tunnels in threads): a switch does not wait for one to boot.
   const workers = pipeline && manager && config.tunnel.threads ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb }) : null;
   const controller: SwitchController | null = pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
@@ -192,7 +222,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     const nextLayers = extras.readLayers?.() ?? layers;
     if (!nextLayers) throw new GatehopError(ErrorCodes.CONFIG_INVALID, 'this core was started without config layers; nothing to reload from');
     const next = resolveConfig(nextLayers.fromFile, nextLayers.fromFlags, logger);
-    const out = await applyConfig({ proxy, manager, controller, selector: pipeline?.selector ?? null }, current, next, logger);
+    const nodeList = pipeline ? { apply: (c: GatehopConfig) => pipeline.nodes.updateOptions(sourceOptionsOf(c), pipeline.routes.listDialer(c)) } : null;
+    const out = await applyConfig({ proxy, manager, controller, selector: pipeline?.selector ?? null, nodeList }, current, next, logger);
     const moved = out.listen !== formatEndpoint(proxyAt);
     current = next;
     layers = nextLayers;
@@ -246,6 +277,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           recovery,
           settings,
           reload: layers ? reload : null,
+          reach: pipeline
+            ? () => ({ connectBy: current.vpngate.connectBy, upstream: current.upstream?.proxy.display ?? null, upstreamUdp: pipeline.routes.upstreamUdp })
+            : null,
           systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),
           uiDir: extras.uiDir === undefined ? defaultUiDir() : extras.uiDir,
         },
@@ -274,7 +308,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     await controller?.stop();
     await (manager ?? egress).close();
     await workers?.close();
-    pipeline?.nodes.close();
+    await pipeline?.nodes.close();
     store?.close();
     throw err;
   }
@@ -310,7 +344,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         await proxy.close();
         await (manager ?? egress).close();
         await workers?.close();
-        pipeline?.nodes.close();
+        await pipeline?.nodes.close();
         await pipeline?.firstRanking.catch(() => {});
         store?.close();
         logger.info({ event: 'stopped' }, 'gatehop stopped');
@@ -320,7 +354,14 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
 
 export function describeListening(app: RunningApp, config: GatehopConfig): string {
   const admin = app.listening.admin ? `http://${formatEndpoint(app.listening.admin)}` : 'off';
-  const waiting = app.nodes && app.nodes.nodes.length === 0 ? '; waiting for the network, retrying' : '';
-  const egress = app.nodes ? `vpngate (${app.nodes.nodes.length} nodes${waiting})` : app.egress.id;
-  return `gatehop ready: proxy socks5+http://${formatEndpoint(app.listening.proxy)} egress=${egress} admin=${admin}`;
+  const egress = app.nodes ? `vpngate (${describeList(app.nodes.status())})` : app.egress.id;
+  return `gatehop ready: proxy socks5+http://${formatEndpoint(app.listening.proxy)} egress=${egress} admin=${admin}${config.upstream ? ` upstream=${config.upstream.proxy.display}` : ''}`;
+}
+
+/** "97 nodes, list via mirror http://…" or, with none yet, what was tried. */
+export function describeList(l: ListStatus): string {
+  const failed = l.sources.filter((s) => s.ok === false);
+  if (l.nodes > 0) return `${l.nodes} nodes, list via ${l.via}${l.source && l.source !== 'import' ? ` ${l.source}` : ''}${failed.length ? `; ${failed.length} of ${l.sources.length} sources failed` : ''}`;
+  const tried = failed.map((s) => `${s.url} (${s.via ?? 'direct'}): ${s.error ?? 'failed'}`);
+  return `0 nodes; no list yet${tried.length ? `: tried ${tried.length} source${tried.length === 1 ? '' : 's'}, ${tried.slice(0, 3).join('; ')}${tried.length > 3 ? '; …' : ''}` : ''}; waiting for the network, retrying`;
 }

@@ -4,7 +4,7 @@ import { isMap, LineCounter, parseDocument, type Document } from 'yaml';
 import { errorToJson } from '../common/index.js';
 import { parseProfile } from '../ovpn/index.js';
 import { Store } from '../store/index.js';
-import type { VpnGateNode } from '../vpngate/index.js';
+import { OFFICIAL_ENDPOINTS, type VpnGateNode } from '../vpngate/index.js';
 import { buildConfig, configSchema, type ConfigInput } from './config.js';
 import { defaultDataDir } from './paths.js';
 
@@ -61,6 +61,35 @@ function lineOf(file: ParsedFile, path: ReadonlyArray<PropertyKey>): number | un
     if (node?.range) return file.lines.linePos(node.range[0]).line;
   }
   return undefined;
+}
+
+/**
+ * The node list sources a start would try, with how each last went (from the data dir's store):
+ * what a user in a blocked network needs to see first. One line each.
+ */
+export function describeSources(opts: { configPath?: string; flags: ConfigInput }): string[] {
+  let config;
+  try {
+    config = buildConfig(opts.configPath ? (readYaml(opts.configPath, []).input) : {}, opts.flags);
+  } catch {
+    return [];
+  }
+  if (config.egress !== 'vpngate') return [];
+  const remembered = new Map(Store.readListSources(join(config.dataDir, 'gatehop.db')).map((r) => [r.url, r]));
+  const kind = config.api.length > 0 ? 'api' : 'official';
+  const configured: Array<[string, string]> = [
+    ...(config.ovpn.length > 0 && config.api.length === 0 && config.vpngate.sources.length === 0 ? [] : (config.api.length > 0 ? config.api : OFFICIAL_ENDPOINTS).map((u): [string, string] => [u, kind])),
+    ...config.vpngate.sources.map((u): [string, string] => [u, 'user']),
+    ...(config.vpngate.mirrors ? [...remembered.values()].filter((r) => r.kind === 'mirror').map((r): [string, string] => [r.url, 'mirror']) : []),
+  ];
+  const via = config.upstream ? ` via upstream ${config.upstream.proxy.display}` : '';
+  const lines = [`list sources${via} (${configured.length}):`];
+  for (const [url, k] of configured) {
+    const r = remembered.get(url);
+    const state = !r || (r.lastOkAt === null && r.lastFailAt === null) ? 'not tried yet' : (r.lastOkAt ?? 0) >= (r.lastFailAt ?? 0) ? `ok ${new Date(r.lastOkAt!).toISOString()} (${r.lastVia}, ${r.lastNodes ?? '?'} nodes)` : `failed ${new Date(r.lastFailAt!).toISOString()} (${r.lastVia}): ${r.lastError}`;
+    lines.push(`  ${k.padEnd(8)} ${url}: ${state}`);
+  }
+  return lines;
 }
 
 /**

@@ -6,7 +6,8 @@ import { upsertAuthFile } from '../socks5/index.js';
 import { Store } from '../store/index.js';
 import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
-import { checkSetup, formatProblem } from './check.js';
+import { checkSetup, describeSources, formatProblem } from './check.js';
+import { importListCommand } from './import-list.js';
 import { resolveConfig } from './settings-file.js';
 import { createSystemProxy } from './system-proxy-setup.js';
 
@@ -36,6 +37,8 @@ interface RunFlags {
   api?: string[];
   ovpn?: string[];
   systemProxy?: boolean;
+  upstream?: string;
+  listSource?: string[];
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -55,6 +58,8 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   copy('logFile', 'logFile');
   copy('api', 'api');
   copy('ovpn', 'ovpn');
+  if (f.upstream !== undefined) out.upstream = { url: f.upstream };
+  if (f.listSource?.length) out.vpngate = { sources: f.listSource };
   if (f.auth === false) out.noAuth = true;
   if (f.systemProxy) out.systemProxy = { enabled: true };
   const proxy: Record<string, number> = {};
@@ -201,6 +206,8 @@ function withRunOptions(cmd: Command): Command {
     .option('--log-file <file|off>', 'JSON log file (default <data-dir>/logs/gatehop.log)')
     .option('--api <url>', 'VPN Gate list endpoint, repeatable, tried in order (replaces the official ones)', collect)
     .option('--ovpn <file>', 'your own .ovpn profile as a node, repeatable (only these: no list is fetched)', collect)
+    .option('--list-source <url>', 'another place that serves the VPN Gate list (same CSV), repeatable', collect)
+    .option('--upstream <url>', 'your other proxy, socks5://[user:pass@]host:port or http://host:port: the list and TCP nodes go through it')
     .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')
     .option('--max-sessions <n>', 'concurrent proxy sessions (default 1024)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'handshake deadline (default 10000)', positiveInt)
@@ -237,7 +244,13 @@ export function buildCli(): Command {
       process.stdout.write(`gatehop: user ${user} written to ${opts.authFile}\n`);
     });
   withRunOptions(program.command('check').description('check the config, the --ovpn profiles and the cached node list without starting (exit 0: all is well, 1: problems)')).action((flags: RunFlags) => {
-    const problems = checkSetup({ ...(flags.config ? { configPath: flags.config } : {}), flags: flagsToConfig(flags) });
+    const where = { ...(flags.config ? { configPath: flags.config } : {}), flags: flagsToConfig(flags) };
+    const problems = checkSetup(where);
+    try {
+      for (const line of describeSources(where)) process.stdout.write(`${line}\n`);
+    } catch (err) {
+      problems.push({ where: 'store', message: `the list sources cannot be read: ${errorToJson(err).message}` });
+    }
     if (problems.length === 0) {
       process.stdout.write('gatehop check: the config, profiles and cached list are fine\n');
       return;
@@ -246,6 +259,14 @@ export function buildCli(): Command {
     process.stderr.write(`gatehop check: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n`);
     process.exitCode = 1;
   });
+
+  program
+    .command('import-list')
+    .description('add the nodes of a VPN Gate list file (the CSV from /api/iphone/, passed on by e-mail, chat or a mirror) to the pool')
+    .argument('<file>', 'the list file')
+    .option('--data-dir <dir>', 'the data directory the daemon uses')
+    .option('--config <file>', 'the config file the daemon uses')
+    .action((file: string, opts: { dataDir?: string; config?: string }) => importListCommand(file, subcommandConfig(opts)));
 
   const sysproxy = program.command('sysproxy').description("the OS proxy settings: what they are and Gatehop's saved copy");
   for (const [name, description] of [

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, type Endpoint } from '../common/index.js';
+import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, parseUpstreamUrl, type Endpoint, type UpstreamProxy } from '../common/index.js';
 import { proxyOptionsSchema } from '../socks5/index.js';
 import { groupOptionsSchema, recoveryOptionsSchema, type GroupOptions, type RecoveryOptions } from '../groups/index.js';
 import { healthOptionsSchema, type HealthOptions } from '../health/index.js';
@@ -45,6 +45,40 @@ const tunnelSchema = z
   })
   .strict();
 
+/** Where the node list comes from and how nodes are reached (config `vpngate:`). */
+const vpngateSchema = z
+  .object({
+    /** Read VPN Gate's mirror directories and try the mirrors found when the official endpoints fail. */
+    mirrors: z.boolean().default(true),
+    /** More list sources: any URL serving the list in VPN Gate's CSV format (community copies). */
+    sources: z.array(z.string().url().refine((u) => /^https?:/i.test(u), 'must be an http or https URL')).max(50).default([]),
+    /** When no direct source answers but a tunnel is up, fetch the list through it. */
+    throughTunnel: z.boolean().default(true),
+    /** Keep every node listed within this many days (the list is a different part of all servers each time). */
+    keepDays: z.number().int().min(1).max(90).default(7),
+    /** Connect to a node's address (ip) or its DDNS name, <HostName>.opengw.net (hostname). */
+    connectBy: z.enum(['ip', 'hostname']).default('ip'),
+  })
+  .strict();
+
+const upstreamUrl = z.string().refine((u) => {
+  try {
+    parseUpstreamUrl(u);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be socks5://[user:pass@]HOST:PORT or http://[user:pass@]HOST:PORT');
+
+/** The user's other proxy (config `upstream:`, flag --upstream). */
+const upstreamSchema = z
+  .object({
+    url: upstreamUrl,
+    /** Open tunnels through it too (TCP nodes by CONNECT; UDP nodes only over a SOCKS5 proxy whose UDP relay works). */
+    nodes: z.boolean().default(true),
+  })
+  .strict();
+
 /** The OS proxy settings (config `systemProxy:`, flag --system-proxy). */
 const systemProxySchema = z
   .object({
@@ -79,6 +113,8 @@ export const configSchema = z
     /** The user's own .ovpn profiles; with only these, no list is fetched. */
     ovpn: z.array(z.string().min(1)).default([]),
     listRefreshMs: z.number().int().min(60_000).default(20 * 60_000),
+    vpngate: vpngateSchema.prefault({}),
+    upstream: upstreamSchema.optional(),
     selector: selectorOptionsSchema.prefault({}),
     groups: groupOptionsSchema.prefault({}),
     health: healthOptionsSchema.prefault({}),
@@ -107,6 +143,9 @@ export interface GatehopConfig {
   readonly api: readonly string[];
   readonly ovpn: readonly string[];
   readonly listRefreshMs: number;
+  readonly vpngate: Readonly<Omit<z.infer<typeof vpngateSchema>, 'sources'> & { sources: readonly string[] }>;
+  /** null: no upstream proxy. */
+  readonly upstream: { readonly proxy: UpstreamProxy; readonly nodes: boolean } | null;
   readonly selector: SelectorOptions;
   readonly groups: GroupOptions;
   readonly health: HealthOptions;
@@ -145,6 +184,8 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     health: { ...(fromFile.health ?? {}), ...(fromFlags.health ?? {}) },
     switching: { ...(fromFile.switching ?? {}), ...(fromFlags.switching ?? {}) },
     tunnel: { ...(fromFile.tunnel ?? {}), ...(fromFlags.tunnel ?? {}) },
+    vpngate: { ...(fromFile.vpngate ?? {}), ...(fromFlags.vpngate ?? {}) },
+    ...(fromFile.upstream || fromFlags.upstream ? { upstream: { ...(fromFile.upstream ?? {}), ...(fromFlags.upstream ?? {}) } } : {}),
     recovery: { ...(fromFile.recovery ?? {}), ...(fromFlags.recovery ?? {}) },
     systemProxy: { ...(fromFile.systemProxy ?? {}), ...(fromFlags.systemProxy ?? {}) },
     api: fromFlags.api?.length ? fromFlags.api : fromFile.api,
@@ -184,6 +225,8 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     api: Object.freeze([...c.api]),
     ovpn: Object.freeze([...c.ovpn]),
     listRefreshMs: c.listRefreshMs,
+    vpngate: Object.freeze({ ...c.vpngate, sources: Object.freeze([...c.vpngate.sources]) }),
+    upstream: c.upstream ? Object.freeze({ proxy: parseUpstreamUrl(c.upstream.url), nodes: c.upstream.nodes }) : null,
     selector: Object.freeze(c.selector),
     groups: Object.freeze(c.groups),
     health: Object.freeze(c.health),

@@ -15,7 +15,8 @@ export interface ReloadOutcome {
 
 /** Config keys a running core takes over live (ReloadTargets.apply); every other key needs a restart. */
 // `tunnel` is read per tunnel opened: a change applies to the next one, no restart needed.
-const LIVE_KEYS = new Set<keyof GatehopConfig>(['listen', 'proxy', 'selector', 'groups', 'health', 'switching', 'tunnel']);
+// `vpngate` and `upstream` apply to the next list fetch, probe and tunnel.
+const LIVE_KEYS = new Set<keyof GatehopConfig>(['listen', 'proxy', 'selector', 'groups', 'health', 'switching', 'tunnel', 'vpngate', 'upstream']);
 
 /** Top-level config keys whose value differs (by content). */
 export function changedKeys(prev: GatehopConfig, next: GatehopConfig): Array<keyof GatehopConfig> {
@@ -27,6 +28,8 @@ export interface ReloadTargets {
   manager: EgressManager | null;
   controller: SwitchController | null;
   selector: Selector | null;
+  /** Takes new source options and the dialer for list fetches (vpngate, upstream). */
+  nodeList?: { apply(next: GatehopConfig): void } | null;
 }
 
 /**
@@ -48,6 +51,7 @@ export async function applyConfig(t: ReloadTargets, prev: GatehopConfig, next: G
     t.manager?.updateOptions({ drainGraceMs: next.switching.drainGraceMs, maxDraining: next.switching.maxDraining, interruptExistingConnections: next.switching.interruptExistingConnections });
   }
   if (changed.includes('groups') || changed.includes('health')) t.controller?.reconfigure(next.groups, next.health);
+  if (changed.includes('vpngate') || changed.includes('upstream')) t.nodeList?.apply(next);
   logger.info(
     { event: 'config-reloaded', applied, restartRequired, listen },
     changed.length === 0 ? 'config reloaded: nothing changed' : `config reloaded: ${applied.join(', ') || 'nothing'} applied${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`,

@@ -51,6 +51,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
   if (Object.keys(selector).length) out.selector = selector;
   if (s.autoSelect) out.groups = { urlTest: { intervalMs: s.autoSelect.intervalMs, toleranceMs: s.autoSelect.toleranceMs, url: s.autoSelect.url } };
   if (s.drainGraceMs !== undefined) out.switching = { drainGraceMs: s.drainGraceMs };
+  if (s.listSources !== undefined) out.vpngate = { sources: s.listSources };
   return out as ConfigInput;
 }
 
@@ -58,7 +59,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
 export function layerInputs(fromFile: ConfigInput, saved: Partial<Settings>): ConfigInput {
   const s = settingsToConfigInput(saved);
   const merged: Record<string, unknown> = { ...fromFile, ...s };
-  for (const k of ['selector', 'groups', 'switching'] as const) {
+  for (const k of ['selector', 'groups', 'switching', 'vpngate'] as const) {
     const a = (fromFile as Record<string, unknown>)[k];
     const b = (s as Record<string, unknown>)[k];
     if (a || b) merged[k] = { ...(a as object), ...(b as object) };
@@ -81,6 +82,7 @@ export function settingsOfConfig(c: GatehopConfig, language: Settings['language'
     preferProto: c.selector.preferProto,
     autoSelect: { intervalMs: c.groups.urlTest.intervalMs, toleranceMs: c.groups.urlTest.toleranceMs, url: c.groups.urlTest.url },
     drainGraceMs: c.switching.drainGraceMs,
+    listSources: [...c.vpngate.sources],
     language,
     notifications: { ...notifications },
   };

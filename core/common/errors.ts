@@ -36,6 +36,10 @@ export const ErrorCodes = {
   SWITCH_IN_PROGRESS: 'GH_ERR_SWITCH_IN_PROGRESS',
   SWITCH_FAILED: 'GH_ERR_SWITCH_FAILED',
   NODE_UNKNOWN: 'GH_ERR_NODE_UNKNOWN',
+  /** The user's upstream proxy (config `upstream.url`) could not be reached, or failed its handshake. */
+  UPSTREAM_FAILED: 'GH_ERR_UPSTREAM_FAILED',
+  /** The upstream proxy wants credentials, or refused the ones in `upstream.url`. */
+  UPSTREAM_AUTH_FAILED: 'GH_ERR_UPSTREAM_AUTH_FAILED',
   /** The OS proxy settings could not be read or written (tool failed, refused, timed out). */
   SYSPROXY_FAILED: 'GH_ERR_SYSPROXY_FAILED',
   /** Changing the OS proxy settings needs rights the user does not have (macOS exit 14, Windows access denied). */

@@ -7,3 +7,4 @@ export { GATEHOP_VERSION } from './version.js';
 export { Listeners } from './listeners.js';
 export { NetworkWatch, isOnline, readNetworkSnapshot, type NetworkChange, type NetworkChangeReason, type NetworkSnapshot, type NetworkWatchOptions } from './network-watch.js';
 export { writeFileAtomic } from './atomic-write.js';
+export { dialThroughUpstream, parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader, type UpstreamDialOptions, type UpstreamProxy } from './upstream-proxy.js';

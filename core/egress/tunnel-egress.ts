@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, parseUpstreamUrl, type Logger } from '../common/index.js';
 import { DnsResolver, Stack, type StackUdpSocket } from '../netstack/index.js';
 import { parseProfile, TunnelClient, type PushedConfig } from '../ovpn/index.js';
 import { getHeapStatistics } from 'node:v8';
@@ -23,6 +23,10 @@ export interface TunnelEgressOptions {
   unresponsiveMs?: number;
   /** The name the health monitor's DNS samples ask for (uncached). */
   healthDnsName?: string;
+  /** Connect to this host instead of the profile's remote (the node's DDNS name). */
+  remoteHost?: string;
+  /** Through the user's upstream proxy (socks5:// or http:// URL; a string so it crosses into a worker). */
+  upstreamUrl?: string;
 }
 
 export type LinkState = 'up' | 'reconnecting' | 'down';
@@ -67,7 +71,12 @@ export class TunnelEgress implements Egress {
   static async open(opts: TunnelEgressOptions): Promise<TunnelEgress> {
     const profile = parseProfile(opts.profileText);
     // A short L1 window: a node that stays away is the egress manager's business (it fails over).
-    const client = new TunnelClient({ profile, logger: opts.logger.child({ egressId: opts.id, nodeId: opts.nodeId }), reconnectForMs: 8_000 });
+    const client = new TunnelClient({
+      profile,
+      logger: opts.logger.child({ egressId: opts.id, nodeId: opts.nodeId }),
+      reconnectForMs: 8_000,
+      transport: { ...(opts.remoteHost ? { host: opts.remoteHost } : {}), upstream: opts.upstreamUrl ? parseUpstreamUrl(opts.upstreamUrl) : null },
+    });
     const config = await client.connect({ timeoutMs: opts.connectTimeoutMs ?? 30_000, ...(opts.signal ? { signal: opts.signal } : {}) });
     const stack = new Stack({ ...tunnelStackOptions(config, profile.remotes[0]!.proto), output: (p) => void client.write(p) });
     client.on('packet', (p) => stack.input(p));

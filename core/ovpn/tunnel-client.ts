@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { abortReason, dialThroughUpstream, ErrorCodes, GatehopError, isGatehopError, parseSocks5Udp, socks5UdpAssociate, socks5UdpHeader, type Logger, type UpstreamProxy } from '../common/index.js';
 import { clientKeyMethod2, optionsString, optionValue, parsePushOptions, parseServerKeyMethod2, type PushedConfig } from './control-messages.js';
 import { ControlDuplex, KeyState } from './key-state.js';
 import type { ControlMessage } from './reliable.js';
@@ -36,6 +36,18 @@ export interface TunnelClientOptions {
    * to the same server for this long (fresh session ids, same packet interface). 0 turns it off.
    */
   reconnectForMs?: number;
+  /** How to reach the server when not straight at the profile's remote. */
+  transport?: TunnelTransportOptions;
+}
+
+export interface TunnelTransportOptions {
+  /** Connect to this host instead of the profile's (a node's DDNS name, `vpngate.connectBy: hostname`). */
+  host?: string;
+  /**
+   * Through the user's proxy, as OpenVPN's `socks-proxy`/`http-proxy` do: TCP by CONNECT; UDP by
+   * the SOCKS5 proxy's UDP relay (UDP ASSOCIATE), which an HTTP proxy does not have.
+   */
+  upstream?: UpstreamProxy | null;
 }
 
 export interface TunnelStats {
@@ -94,6 +106,10 @@ export class TunnelClient extends EventEmitter<{
   // per attempt
   #tcp: Socket | null = null;
   #udp: UdpSocket | null = null;
+  /** Over a SOCKS5 UDP relay: the association's TCP connection and the header every datagram carries. */
+  #udpRelay: { control: Socket; header: Buffer } | null = null;
+  /** Bumped by every teardown: a transport that finishes opening after it is dropped. */
+  #transportGen = 0;
   #localSid = randomBytes(8);
   #remoteSid: Buffer | null = null;
   /** Key states by key_id; #primary sends data, older ones still decrypt (notes §7). */
@@ -121,7 +137,7 @@ export class TunnelClient extends EventEmitter<{
     super();
     const r = opts.profile.remotes[opts.remoteIndex ?? 0];
     if (!r) throw new GatehopError(ErrorCodes.PROFILE_INVALID, 'profile has no such remote');
-    this.#remote = r;
+    this.#remote = opts.transport?.host ? { ...r, host: opts.transport.host } : r;
     this.#log = opts.logger.child({ component: 'ovpn', remote: `${r.host}:${r.port}/${r.proto}` });
     this.#primary = this.#newKey(0);
     const p = opts.profile;
@@ -232,34 +248,72 @@ export class TunnelClient extends EventEmitter<{
 
   #openTransport(): void {
     const { host, port } = this.#remote;
+    const upstream = this.opts.transport?.upstream ?? null;
+    const gen = this.#transportGen;
+    const current = (): boolean => gen === this.#transportGen && !this.#closedByUs;
+    const failed = (err: unknown): void => {
+      if (!current()) return;
+      const e = err as Error;
+      this.#fatal(isGatehopError(e) ? e : new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${host}:${port} through ${upstream?.display}: ${e.message}`, { cause: e }));
+    };
     if (this.proto === 'tcp') {
-      const reader = new TcpRecordReader(2048);
-      const s = tcpConnect({ host, port, noDelay: true });
-      this.#tcp = s;
-      s.on('connect', () => this.#start());
-      s.on('data', (chunk: Buffer) => {
-        let records: Buffer[];
-        try {
-          records = reader.push(chunk);
-        } catch (err) {
-          this.#fatal(new GatehopError(ErrorCodes.NETSTACK_FAILED, `server sent a bad TCP record: ${(err as Error).message}`));
-          return;
-        }
-        for (const r of records) this.#onPacket(r);
-      });
-      s.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_CONNECT_REFUSED, `TCP ${host}:${port}: ${err.message}`, { cause: err })));
-      s.on('close', () => this.#fatal(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `TCP ${host}:${port} closed by the server`)));
-    } else {
-      // 1 MiB: with Linux's 208 KiB default a download dropped hundreds to thousands of datagrams
-      // whenever the event loop was busy for a moment (RcvbufErrors), each one a TCP loss inside.
-      const u = createSocket({ type: 'udp4', recvBufferSize: UDP_RCVBUF });
-      this.#udp = u;
-      u.on('message', (msg, rinfo) => {
-        if (rinfo.address === host && rinfo.port === port) this.#onPacket(msg);
-      });
-      u.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${host}:${port}: ${err.message}`, { cause: err })));
-      u.connect(port, host, () => this.#start());
+      if (!upstream) {
+        const s = tcpConnect({ host, port, noDelay: true });
+        this.#wireTcp(s);
+        s.on('connect', () => this.#start());
+        return;
+      }
+      dialThroughUpstream(upstream, host, port).then((s) => {
+        if (!current()) return void s.destroy();
+        s.setNoDelay(true);
+        this.#wireTcp(s);
+        s.resume();
+        this.#start();
+      }, failed);
+      return;
     }
+    // 1 MiB: with Linux's 208 KiB default a download dropped hundreds to thousands of datagrams
+    // whenever the event loop was busy for a moment (RcvbufErrors), each one a TCP loss inside.
+    const u = createSocket({ type: 'udp4', recvBufferSize: UDP_RCVBUF });
+    this.#udp = u;
+    u.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${host}:${port}: ${err.message}`, { cause: err })));
+    if (!upstream) {
+      // A connected socket hears only its peer: the kernel drops datagrams from anyone else.
+      u.on('message', (msg) => this.#onPacket(msg));
+      u.connect(port, host, () => this.#start());
+      return;
+    }
+    socks5UdpAssociate(upstream).then(({ control, relay }) => {
+      if (!current()) return void control.destroy();
+      this.#udpRelay = { control, header: socks5UdpHeader(host, port) };
+      control.once('close', () => {
+        if (current()) this.#fatal(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `the upstream proxy ${upstream.display} ended the UDP association`));
+      });
+      u.on('message', (msg) => {
+        const d = parseSocks5Udp(msg);
+        if (d && d.port === port) this.#onPacket(d.data);
+        else this.stats.malformed++;
+      });
+      u.connect(relay.port, relay.host, () => this.#start());
+    }, failed);
+  }
+
+  #wireTcp(s: Socket): void {
+    const { host, port } = this.#remote;
+    const reader = new TcpRecordReader(2048);
+    this.#tcp = s;
+    s.on('data', (chunk: Buffer) => {
+      let records: Buffer[];
+      try {
+        records = reader.push(chunk);
+      } catch (err) {
+        this.#fatal(new GatehopError(ErrorCodes.NETSTACK_FAILED, `server sent a bad TCP record: ${(err as Error).message}`));
+        return;
+      }
+      for (const r of records) this.#onPacket(r);
+    });
+    s.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_CONNECT_REFUSED, `TCP ${host}:${port}: ${err.message}`, { cause: err })));
+    s.on('close', () => this.#fatal(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `TCP ${host}:${port} closed by the server`)));
   }
 
   #sendRaw(packet: Buffer): void {
@@ -271,7 +325,8 @@ export class TunnelClient extends EventEmitter<{
       }
       this.#tcp.write(frameTcp(packet));
     } else if (this.#udp) {
-      this.#udp.send(packet);
+      if (this.#udpRelay) this.#udp.send([this.#udpRelay.header, packet]);
+      else this.#udp.send(packet);
     }
   }
 
@@ -717,6 +772,7 @@ export class TunnelClient extends EventEmitter<{
   }
 
   #teardown(): void {
+    this.#transportGen++;
     for (const k of this.#keys.values()) k.close();
     if (this.#ackFlush) clearImmediate(this.#ackFlush);
     this.#ackFlush = null;
@@ -733,6 +789,8 @@ export class TunnelClient extends EventEmitter<{
       /* already closed */
     }
     this.#udp = null;
+    this.#udpRelay?.control.destroy();
+    this.#udpRelay = null;
   }
 
   close(): void {

@@ -1,4 +1,4 @@
-export { Selector, type HistoryStore, type RankedNode, type Ranking, type Prober } from './selector.js';
+export { Selector, type ExcludeReason, type HistoryStore, type RankedNode, type Ranking, type Prober, type Reachability } from './selector.js';
 export { selectorOptions, selectorOptionsSchema, type SelectorOptions } from './options.js';
 export { computePriors, topK, type PriorTerms } from './priors.js';
 export { scoreNode, type ScoreTerms } from './score.js';

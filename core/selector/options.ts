@@ -3,9 +3,19 @@ import { z } from 'zod';
 export const selectorOptionsSchema = z
   .object({
     weights: z
-      .object({ score: z.number().min(0).default(0.4), speed: z.number().min(0).default(0.3), sessions: z.number().min(0).default(0.15), uptime: z.number().min(0).default(0.15) })
+      .object({
+        score: z.number().min(0).default(0.4),
+        speed: z.number().min(0).default(0.3),
+        sessions: z.number().min(0).default(0.15),
+        uptime: z.number().min(0).default(0.15),
+        /** How recently a list named the node (the pool keeps nodes for days): full weight when just listed, halving every freshnessHalfLifeMs. */
+        freshness: z.number().min(0).default(0.3),
+        /** A tunnel to the node worked within the pool's memory. */
+        worked: z.number().min(0).default(0.2),
+      })
       .strict()
-      .default({ score: 0.4, speed: 0.3, sessions: 0.15, uptime: 0.15 }),
+      .default({ score: 0.4, speed: 0.3, sessions: 0.15, uptime: 0.15, freshness: 0.3, worked: 0.2 }),
+    freshnessHalfLifeMs: z.number().int().positive().default(12 * 3600_000),
     /** Only these countries (ISO codes) unpenalised when non-empty. */
     countryAllow: z.array(z.string().length(2)).default([]),
     /** Never used. */

@@ -1,3 +1,4 @@
+import type { NodeHistory } from '../store/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import type { SelectorOptions } from './options.js';
 
@@ -6,10 +7,16 @@ export interface PriorTerms {
   speed: number;
   sessions: number;
   uptime: number;
+  /** How recently a list named it (the pool remembers nodes absent from the latest list). */
+  freshness: number;
+  /** A tunnel to it worked within the last week. */
+  worked: number;
   countryPenalty: number;
   protocolPenalty: number;
   prior: number;
 }
+
+const WORKED_WITHIN_MS = 7 * 24 * 3600_000;
 
 /** Min-max on a log scale (the list's figures span orders of magnitude); 0.5 when unknown or flat. */
 function normalizer(values: Array<number | null>): (v: number | null) => number {
@@ -21,11 +28,14 @@ function normalizer(values: Array<number | null>): (v: number | null) => number 
 }
 
 /**
- * Stage one: cheap priors from the list's own figures.
- *   prior = w1·norm(Score) + w2·norm(Speed) + w3·1/(1+NumVpnSessions) + w4·norm(Uptime) − penalties
- * Denied countries are left out entirely.
+ * Stage one: cheap priors from the list's own figures and the pool's memory.
+ *   prior = w1·norm(Score) + w2·norm(Speed) + w3·1/(1+NumVpnSessions) + w4·norm(Uptime)
+ *         + w5·0.5^(age since last listed / half-life) + w6·[worked within a week] − penalties
+ * A node the latest list names has its full freshness; one the pool remembers from days ago still
+ * competes, on what it offered and whether it worked. Denied countries are left out entirely.
  */
-export function computePriors(nodes: readonly VpnGateNode[], opts: SelectorOptions): Map<string, PriorTerms> {
+export function computePriors(nodes: readonly VpnGateNode[], opts: SelectorOptions, ctx: { now?: number; history?: (nodeId: string) => NodeHistory } = {}): Map<string, PriorTerms> {
+  const now = ctx.now ?? Date.now();
   const eligible = nodes.filter((n) => !opts.countryDeny.includes(n.countryShort));
   const nScore = normalizer(eligible.map((n) => n.score));
   const nSpeed = normalizer(eligible.map((n) => n.speedBps));
@@ -37,9 +47,13 @@ export function computePriors(nodes: readonly VpnGateNode[], opts: SelectorOptio
     const speed = w.speed * nSpeed(n.speedBps);
     const sessions = w.sessions * (n.numVpnSessions === null ? 0.5 : 1 / (1 + n.numVpnSessions));
     const uptime = w.uptime * nUptime(n.uptimeMs);
+    const listedAgo = n.lastListedAt == null ? 0 : Math.max(0, now - n.lastListedAt);
+    const freshness = w.freshness * 0.5 ** (listedAgo / opts.freshnessHalfLifeMs);
+    const lastOk = ctx.history?.(n.id).lastSuccessAt ?? null;
+    const worked = lastOk !== null && now - lastOk < WORKED_WITHIN_MS ? w.worked : 0;
     const countryPenalty = opts.countryAllow.length > 0 && !opts.countryAllow.includes(n.countryShort) ? opts.countryPenalty : 0;
     const protocolPenalty = opts.preferProto !== 'any' && n.proto !== opts.preferProto ? opts.protocolPenalty : 0;
-    out.set(n.id, { score, speed, sessions, uptime, countryPenalty, protocolPenalty, prior: score + speed + sessions + uptime - countryPenalty - protocolPenalty });
+    out.set(n.id, { score, speed, sessions, uptime, freshness, worked, countryPenalty, protocolPenalty, prior: score + speed + sessions + uptime + freshness + worked - countryPenalty - protocolPenalty });
   }
   return out;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+import { abortReason, dialThroughUpstream, ErrorCodes, GatehopError, parseSocks5Udp, socks5UdpAssociate, socks5UdpHeader, type UpstreamProxy } from '../common/index.js';
 
 export interface ProbeOptions {
   samples: number;
@@ -21,9 +21,16 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-/** One TCP handshake: connect, note the time, close at once. */
-export function tcpHandshakeMs(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<number> {
+/** One TCP handshake: connect, note the time, close at once. Through an upstream proxy: until it says the target is connected. */
+export function tcpHandshakeMs(host: string, port: number, timeoutMs: number, signal?: AbortSignal, upstream?: UpstreamProxy | null): Promise<number> {
   if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
+  if (upstream) {
+    const started = performance.now();
+    return dialThroughUpstream(upstream, host, port, { timeoutMs, ...(signal ? { signal } : {}) }).then((s) => {
+      s.destroy();
+      return performance.now() - started;
+    });
+  }
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const s = connect({ host, port });
@@ -47,13 +54,12 @@ export function tcpHandshakeMs(host: string, port: number, timeoutMs: number, si
  * with a fresh session id from a fresh socket (SoftEther keys sessions by address and port), timed
  * until the server's P_CONTROL_HARD_RESET_SERVER_V2 arrives.
  */
-export function openvpnUdpResetMs(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<number> {
+export function openvpnUdpResetMs(host: string, port: number, timeoutMs: number, signal?: AbortSignal, upstream?: UpstreamProxy | null): Promise<number> {
   if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
+  if (upstream) return udpResetThroughRelay(host, port, timeoutMs, upstream, signal);
   return new Promise((resolve, reject) => {
     const sock = createSocket('udp4');
-    const sessionId = randomBytes(8);
-    // byte0 = (P_CONTROL_HARD_RESET_CLIENT_V2 = 7) << 3 | key_id 0; session id; 0 acks; message id 0
-    const packet = Buffer.concat([Buffer.from([7 << 3]), sessionId, Buffer.from([0, 0, 0, 0, 0])]);
+    const packet = hardResetPacket();
     let started = 0;
     const done = (err: Error | null, ms?: number): void => {
       clearTimeout(timer);
@@ -66,9 +72,9 @@ export function openvpnUdpResetMs(host: string, port: number, timeoutMs: number,
     const timer = setTimeout(() => done(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `probe ${host}:${port}/udp: no OpenVPN reset reply within ${timeoutMs} ms`)), timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
     sock.on('error', (err) => done(err));
-    sock.on('message', (msg, rinfo) => {
-      // P_CONTROL_HARD_RESET_SERVER_V2 = 8, from the address we asked.
-      if (rinfo.address === host && msg.length >= 14 && msg[0]! >> 3 === 8) done(null, performance.now() - started);
+    // A connected socket hears only the address it asked (host may be a name).
+    sock.on('message', (msg) => {
+      if (isServerReset(msg)) done(null, performance.now() - started);
     });
     sock.connect(port, host, () => {
       started = performance.now();
@@ -77,13 +83,54 @@ export function openvpnUdpResetMs(host: string, port: number, timeoutMs: number,
   });
 }
 
+// byte0 = (P_CONTROL_HARD_RESET_CLIENT_V2 = 7) << 3 | key_id 0; session id; 0 acks; message id 0
+function hardResetPacket(): Buffer {
+  return Buffer.concat([Buffer.from([7 << 3]), randomBytes(8), Buffer.from([0, 0, 0, 0, 0])]);
+}
+
+/** P_CONTROL_HARD_RESET_SERVER_V2 = 8. */
+function isServerReset(msg: Buffer): boolean {
+  return msg.length >= 14 && msg[0]! >> 3 === 8;
+}
+
+/** The same exchange through a SOCKS5 proxy's UDP relay; the time includes setting up the association. */
+async function udpResetThroughRelay(host: string, port: number, timeoutMs: number, upstream: UpstreamProxy, signal?: AbortSignal): Promise<number> {
+  const started = performance.now();
+  const { control, relay } = await socks5UdpAssociate(upstream, { timeoutMs, ...(signal ? { signal } : {}) });
+  const sock = createSocket('udp4');
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      const left = Math.max(1, timeoutMs - (performance.now() - started));
+      const done = (err: Error | null, ms?: number): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (err) reject(err);
+        else resolve(ms!);
+      };
+      const onAbort = (): void => done(abortReason(signal!, `probe ${host}:${port}`));
+      const timer = setTimeout(() => done(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `probe ${host}:${port}/udp through ${upstream.display}: no OpenVPN reset reply within ${timeoutMs} ms`)), left);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      control.once('close', () => done(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${upstream.display} ended the UDP association`)));
+      sock.on('error', (err) => done(err));
+      sock.on('message', (msg) => {
+        const d = parseSocks5Udp(msg);
+        if (d && isServerReset(d.data)) done(null, performance.now() - started);
+      });
+      sock.connect(relay.port, relay.host, () => sock.send([socks5UdpHeader(host, port), hardResetPacket()]));
+    });
+  } finally {
+    sock.close();
+    control.destroy();
+  }
+}
+
 /** Several samples, sequential per node; median of the successes. */
-export async function probeNode(kind: 'tcp' | 'udp', host: string, port: number, opts: ProbeOptions): Promise<ProbeResult> {
+export async function probeNode(kind: 'tcp' | 'udp', host: string, port: number, opts: ProbeOptions & { upstream?: UpstreamProxy | null }): Promise<ProbeResult> {
   const samples: Array<number | null> = [];
   for (let i = 0; i < opts.samples; i++) {
     opts.signal?.throwIfAborted();
     try {
-      samples.push(await (kind === 'tcp' ? tcpHandshakeMs : openvpnUdpResetMs)(host, port, opts.timeoutMs, opts.signal));
+      samples.push(await (kind === 'tcp' ? tcpHandshakeMs : openvpnUdpResetMs)(host, port, opts.timeoutMs, opts.signal, opts.upstream));
     } catch (err) {
       if (opts.signal?.aborted) throw err;
       samples.push(null);

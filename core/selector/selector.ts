@@ -24,9 +24,15 @@ export interface RankedNode {
 export interface Ranking {
   ranked: RankedNode[];
   /** Candidates left out, with why. */
-  excluded: Array<{ nodeId: string; reason: 'backoff' | 'unreachable' | 'country-denied' | 'not-in-top-k' }>;
+  excluded: Array<{ nodeId: string; reason: ExcludeReason }>;
   at: number;
 }
+
+/** Why a node was not ranked: backed off, did not answer, denied country, not probed, or unreachable by the way Gatehop must reach nodes (UDP through a proxy without UDP). */
+export type ExcludeReason = 'backoff' | 'unreachable' | 'country-denied' | 'not-in-top-k' | 'needs-udp';
+
+/** A node the way Gatehop reaches nodes cannot reach (null: fine). */
+export type Reachability = (node: VpnGateNode) => 'needs-udp' | null;
 
 export type Prober = (node: VpnGateNode, opts: { samples: number; timeoutMs: number; signal?: AbortSignal }) => Promise<ProbeResult>;
 
@@ -50,6 +56,7 @@ export class Selector {
     private readonly store: HistoryStore,
     logger: Logger,
     private readonly prober: Prober = defaultProber,
+    private readonly reachable: Reachability = () => null,
   ) {
     this.#log = logger.child({ component: 'selector' });
     this.#rankedListeners = new Listeners(this.#log, 'ranking');
@@ -93,10 +100,17 @@ export class Selector {
   async #rank(nodes: readonly VpnGateNode[], signal?: AbortSignal): Promise<Ranking> {
     const now = Date.now();
     const excluded: Ranking['excluded'] = [];
-    const priors = computePriors(nodes, this.opts);
+    const priors = computePriors(nodes, this.opts, { now, history: (id) => this.store.history(id) });
     for (const n of nodes) if (!priors.has(n.id)) excluded.push({ nodeId: n.id, reason: 'country-denied' });
+    const unreachable = new Set<string>();
     const usable = nodes.filter((n) => {
       if (!priors.has(n.id)) return false;
+      const why = this.reachable(n);
+      if (why) {
+        excluded.push({ nodeId: n.id, reason: why });
+        unreachable.add(n.id);
+        return false;
+      }
       if (inBackoff(this.store.history(n.id), now)) {
         excluded.push({ nodeId: n.id, reason: 'backoff' });
         return false;
@@ -146,6 +160,7 @@ export class Selector {
         `#${i + 1} ${r.node.id} score ${round(t.total)} = latency ${round(t.latency)} + prior ${round(t.prior)} + history ${round(t.history)} − failures ${round(t.recentFailures)}`,
       );
     });
+    if (unreachable.size > 0) this.#log.info({ event: 'nodes-skipped', reason: 'needs-udp', nodes: unreachable.size }, `${unreachable.size} UDP nodes skipped: the upstream proxy carries no UDP`);
     const result = { ranked, excluded, at: now };
     this.#last = result;
     this.#rankedListeners.emit(result);

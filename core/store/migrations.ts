@@ -43,4 +43,26 @@ export const MIGRATIONS: readonly string[] = [
      saved_at INTEGER NOT NULL,
      data_json TEXT NOT NULL
    );`,
+  // v3: the pool that remembers (every node listed within vpngate.keepDays, with its profile) and the
+  // list sources with how each last went (mirrors found on directory pages among them). The latest
+  // list keeps only its metadata; its nodes live in the pool, seeded here from the v2 cache.
+  `ALTER TABLE nodes ADD COLUMN node_json TEXT;
+   CREATE INDEX nodes_by_last_seen ON nodes (last_seen);
+   UPDATE nodes SET node_json = (
+     SELECT j.value FROM node_list, json_each(node_list.nodes_json) AS j WHERE json_extract(j.value, '$.id') = nodes.id
+   );
+   ALTER TABLE node_list ADD COLUMN via TEXT NOT NULL DEFAULT 'direct';
+   ALTER TABLE node_list ADD COLUMN node_count INTEGER NOT NULL DEFAULT 0;
+   UPDATE node_list SET node_count = json_array_length(nodes_json), nodes_json = '[]';
+   CREATE TABLE list_sources (
+     url TEXT PRIMARY KEY,
+     kind TEXT NOT NULL CHECK (kind IN ('official', 'api', 'mirror', 'user')),
+     found_at INTEGER NOT NULL,
+     found_from TEXT,
+     last_ok_at INTEGER,
+     last_fail_at INTEGER,
+     last_error TEXT,
+     last_via TEXT,
+     last_nodes INTEGER
+   );`,
 ];

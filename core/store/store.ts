@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
 import { MIGRATIONS } from './migrations.js';
-import type { LatencySample, NodeHistory, Selection, StoredNodeList, StoreHealth } from './types.js';
+import type { LatencySample, NodeHistory, Selection, StoredListMeta, StoredListSource, StoredNodeList, StoredPoolEntry, StoreHealth } from './types.js';
 
 type Db = Database.Database;
 
@@ -66,8 +66,27 @@ export class Store {
     let db: Db | null = null;
     try {
       db = new Database(path, { readonly: true, fileMustExist: true });
+      const version = db.pragma('user_version', { simple: true }) as number;
       const row = db.prepare('SELECT fetched_at, source, nodes_json FROM node_list WHERE id = 1').get() as { fetched_at: number; source: string; nodes_json: string } | undefined;
-      return row ? { fetchedAt: row.fetched_at, source: row.source, nodes: JSON.parse(row.nodes_json) as T[] } : null;
+      // Before v3 the latest list held its nodes; from v3 they are in the pool.
+      const nodes = version < 3 ? (row ? (JSON.parse(row.nodes_json) as T[]) : []) : (db.prepare('SELECT node_json FROM nodes WHERE node_json IS NOT NULL').all() as Array<{ node_json: string }>).map((r) => JSON.parse(r.node_json) as T);
+      return row || nodes.length > 0 ? { fetchedAt: row?.fetched_at ?? 0, source: row?.source ?? 'pool', nodes } : null;
+    } catch (err) {
+      throw new GatehopError(ErrorCodes.STORE_FAILED, `${path}: ${(err as Error).message}`, { cause: err });
+    } finally {
+      db?.close();
+    }
+  }
+
+  /** The list sources a database remembers, read-only (`gatehop check`); [] when there are none. */
+  static readListSources(path: string): StoredListSource[] {
+    if (!existsSync(path)) return [];
+    let db: Db | null = null;
+    try {
+      db = new Database(path, { readonly: true, fileMustExist: true });
+      if ((db.pragma('user_version', { simple: true }) as number) < 3) return [];
+      const rows = db.prepare('SELECT * FROM list_sources ORDER BY found_at, url').all() as SourceRow[];
+      return rows.map(rowToSource);
     } catch (err) {
       throw new GatehopError(ErrorCodes.STORE_FAILED, `${path}: ${(err as Error).message}`, { cause: err });
     } finally {
@@ -149,34 +168,100 @@ export class Store {
     }
   }
 
-  // ---- node list ----
+  // ---- node list: the pool, the latest list's metadata, the sources ----
 
+  /** The latest list: its metadata, and its nodes added to the pool (as listed at fetchedAt). */
   saveNodeList<T extends { id: string }>(list: StoredNodeList<T>): void {
     this.#write('save node list', (db) =>
       db.transaction(() => {
-        db.prepare('INSERT OR REPLACE INTO node_list (id, fetched_at, source, nodes_json) VALUES (1, ?, ?, ?)').run(list.fetchedAt, list.source, JSON.stringify(list.nodes));
-        const seen = db.prepare('INSERT INTO nodes (id, first_seen, last_seen) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET last_seen = excluded.last_seen');
-        for (const n of list.nodes) seen.run(n.id, list.fetchedAt, list.fetchedAt);
+        this.#saveMeta(db, { fetchedAt: list.fetchedAt, source: list.source, via: list.via ?? 'direct', nodes: list.nodes.length });
+        this.#upsertPool(db, list.nodes, list.fetchedAt);
       })(),
     );
   }
 
+  /** The latest list's metadata with every node of the pool; null when there is none. */
   loadNodeList<T>(): StoredNodeList<T> | null {
-    const row = this.#db.prepare('SELECT fetched_at, source, nodes_json FROM node_list WHERE id = 1').get() as
-      | { fetched_at: number; source: string; nodes_json: string }
-      | undefined;
-    if (!row) return null;
-    try {
-      return { fetchedAt: row.fetched_at, source: row.source, nodes: JSON.parse(row.nodes_json) as T[] };
-    } catch {
-      this.#log.warn({ event: 'store-bad-cache' }, 'cached node list is unreadable; ignoring it');
-      return null;
+    const meta = this.loadListMeta();
+    const pool = this.loadPool<T>(0);
+    if (!meta && pool.length === 0) return null;
+    return { fetchedAt: meta?.fetchedAt ?? 0, source: meta?.source ?? 'pool', via: meta?.via ?? 'direct', nodes: pool.map((e) => e.node) };
+  }
+
+  saveListMeta(meta: StoredListMeta): void {
+    this.#write('save list metadata', (db) => this.#saveMeta(db, meta));
+  }
+
+  loadListMeta(): StoredListMeta | null {
+    const r = this.#db.prepare('SELECT fetched_at, source, via, node_count FROM node_list WHERE id = 1').get() as { fetched_at: number; source: string; via: string; node_count: number } | undefined;
+    return r ? { fetchedAt: r.fetched_at, source: r.source, via: r.via, nodes: r.node_count } : null;
+  }
+
+  #saveMeta(db: Db, m: StoredListMeta): void {
+    db.prepare("INSERT OR REPLACE INTO node_list (id, fetched_at, source, nodes_json, via, node_count) VALUES (1, ?, ?, '[]', ?, ?)").run(m.fetchedAt, m.source, m.via, m.nodes);
+  }
+
+  /** Adds or refreshes pool nodes listed at `at` (first seen kept, last seen moved forward only). */
+  savePoolNodes<T extends { id: string }>(nodes: readonly T[], at: number): void {
+    this.#write('save node pool', (db) => db.transaction(() => this.#upsertPool(db, nodes, at))());
+  }
+
+  #upsertPool<T extends { id: string }>(db: Db, nodes: readonly T[], at: number): void {
+    const up = db.prepare(
+      `INSERT INTO nodes (id, first_seen, last_seen, node_json) VALUES (?, ?, ?, ?)
+       ON CONFLICT(id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), first_seen = min(first_seen, excluded.first_seen), node_json = excluded.node_json`,
+    );
+    for (const n of nodes) up.run(n.id, at, at, JSON.stringify(n));
+  }
+
+  /** The pool: nodes with a profile last listed at or after `sinceMs`, most recent first. A row that does not parse is skipped. */
+  loadPool<T>(sinceMs: number): Array<StoredPoolEntry<T>> {
+    const rows = this.#db.prepare('SELECT node_json, first_seen, last_seen FROM nodes WHERE node_json IS NOT NULL AND last_seen >= ? ORDER BY last_seen DESC, id').all(sinceMs) as Array<{ node_json: string; first_seen: number; last_seen: number }>;
+    const out: Array<StoredPoolEntry<T>> = [];
+    let bad = 0;
+    for (const r of rows) {
+      try {
+        out.push({ node: JSON.parse(r.node_json) as T, firstSeen: r.first_seen, lastListed: r.last_seen });
+      } catch {
+        bad++;
+      }
     }
+    if (bad > 0) this.#log.warn({ event: 'store-bad-pool-rows', bad }, `${bad} remembered nodes are unreadable; ignoring them`);
+    return out;
+  }
+
+  /** Forgets nodes and what was learnt about them (history, latency samples). */
+  forgetNodes(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    this.#write('forget nodes', (db) =>
+      db.transaction(() => {
+        for (const table of ['nodes WHERE id', 'node_history WHERE node_id', 'latency_samples WHERE node_id']) {
+          const del = db.prepare(`DELETE FROM ${table} = ?`);
+          for (const id of ids) del.run(id);
+        }
+      })(),
+    );
   }
 
   firstSeen(nodeId: string): { firstSeen: number; lastSeen: number } | null {
     const r = this.#db.prepare('SELECT first_seen, last_seen FROM nodes WHERE id = ?').get(nodeId) as { first_seen: number; last_seen: number } | undefined;
     return r ? { firstSeen: r.first_seen, lastSeen: r.last_seen } : null;
+  }
+
+  listSources(): StoredListSource[] {
+    return (this.#db.prepare('SELECT * FROM list_sources ORDER BY found_at, url').all() as SourceRow[]).map(rowToSource);
+  }
+
+  saveListSource(r: StoredListSource): void {
+    this.#write('save list source', (db) =>
+      db
+        .prepare('INSERT OR REPLACE INTO list_sources (url, kind, found_at, found_from, last_ok_at, last_fail_at, last_error, last_via, last_nodes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(r.url, r.kind, r.foundAt, r.foundFrom, r.lastOkAt, r.lastFailAt, r.lastError?.slice(0, 500) ?? null, r.lastVia, r.lastNodes),
+    );
+  }
+
+  forgetListSource(url: string): void {
+    this.#write('forget list source', (db) => db.prepare('DELETE FROM list_sources WHERE url = ?').run(url));
   }
 
   // ---- history ----
@@ -283,6 +368,22 @@ export class Store {
       this.#db.close();
     }
   }
+}
+
+interface SourceRow {
+  url: string;
+  kind: StoredListSource['kind'];
+  found_at: number;
+  found_from: string | null;
+  last_ok_at: number | null;
+  last_fail_at: number | null;
+  last_error: string | null;
+  last_via: StoredListSource['lastVia'];
+  last_nodes: number | null;
+}
+
+function rowToSource(r: SourceRow): StoredListSource {
+  return { url: r.url, kind: r.kind, foundAt: r.found_at, foundFrom: r.found_from, lastOkAt: r.last_ok_at, lastFailAt: r.last_fail_at, lastError: r.last_error, lastVia: r.last_via, lastNodes: r.last_nodes };
 }
 
 function emptyHistory(nodeId: string): NodeHistory {

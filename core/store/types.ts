@@ -23,7 +23,37 @@ export interface LatencySample {
 export interface StoredNodeList<T = unknown> {
   fetchedAt: number;
   source: string;
+  /** How the list arrived (direct, mirror, user, import, tunnel, upstream). */
+  via?: string;
   nodes: T[];
+}
+
+/** The latest list's metadata; its nodes are in the pool. */
+export interface StoredListMeta {
+  fetchedAt: number;
+  source: string;
+  via: string;
+  nodes: number;
+}
+
+/** A node of the remembered pool. */
+export interface StoredPoolEntry<T> {
+  node: T;
+  firstSeen: number;
+  lastListed: number;
+}
+
+/** A node list source and how its last attempt went (core/vpngate's SourceRecord). */
+export interface StoredListSource {
+  url: string;
+  kind: 'official' | 'api' | 'mirror' | 'user';
+  foundAt: number;
+  foundFrom: string | null;
+  lastOkAt: number | null;
+  lastFailAt: number | null;
+  lastError: string | null;
+  lastVia: 'direct' | 'tunnel' | 'upstream' | null;
+  lastNodes: number | null;
 }
 
 export interface Selection {

@@ -1,39 +1,122 @@
-import type { Logger } from '../common/index.js';
-import { fetchNodeList, type FetchOptions } from './fetcher.js';
+import { abortReason, ErrorCodes, GatehopError, Listeners, type Logger } from '../common/index.js';
+import { parseVpnGateCsv, type ParsedList } from './csv.js';
+import { directDialer } from './direct-dialer.js';
+import { httpGet, type DialVia, type Dialer } from './http-get.js';
+import { raceSources, type SourceAttempt } from './list-race.js';
+import { directoryUrlOf, parseMirrorDirectory } from './mirror-directory.js';
 import type { VpnGateNode } from './node.js';
+import { NodePool, type PoolEntry } from './pool.js';
+import { candidateSources, FORGET_MIRROR_MS, orderSources, type ListSource, type SourceRecord } from './sources.js';
 
-/** Where the last good list lives between runs (the store, through the app). */
-export interface ListCache {
-  load(): { fetchedAt: number; source: string; nodes: VpnGateNode[] } | null;
-  save(list: { fetchedAt: number; source: string; nodes: VpnGateNode[] }): void;
+/**
+ * Where the current list came from: a source of that kind fetched directly (`direct` for the
+ * official or --api endpoints, `mirror`, `user`), anything fetched through a working tunnel or the
+ * upstream proxy (`tunnel`, `upstream`), an imported file, or the pool saved by an earlier run.
+ */
+export type ListVia = 'direct' | 'mirror' | 'user' | 'import' | 'tunnel' | 'upstream' | 'cache' | 'none';
+
+export interface ListMeta {
+  fetchedAt: number;
+  source: string;
+  via: ListVia;
+  nodes: number;
+}
+
+/** What the list remembers between runs (the store, through the app). */
+export interface NodeListStore {
+  /** The pool: nodes last listed at or after `sinceMs`. */
+  loadPool(sinceMs: number): PoolEntry[];
+  /** Adds or refreshes nodes listed at `at`. */
+  savePool(nodes: readonly VpnGateNode[], at: number): void;
+  /** Forgets nodes (and their history) no longer kept. */
+  forgetNodes(ids: readonly string[]): void;
+  loadListMeta(): ListMeta | null;
+  saveListMeta(meta: ListMeta): void;
+  loadSources(): SourceRecord[];
+  saveSource(r: SourceRecord): void;
+  forgetSource(url: string): void;
+}
+
+/** The user-facing choices about sources (config `vpngate:`), changeable by a reload. */
+export interface SourceOptions {
+  /** Sources the user added: any URL that serves the list in the same CSV format. */
+  userSources: readonly string[];
+  /** Read mirror directories and try the mirrors found when the others fail. */
+  mirrors: boolean;
+  /** With no direct source answering, fetch through a working tunnel. */
+  throughTunnel: boolean;
+  /** Keep every node listed within this many days. */
+  keepDays: number;
 }
 
 export interface NodeListOptions {
+  /** Official endpoints, or the --api ones that replace them. */
   endpoints: readonly string[];
+  endpointKind?: 'official' | 'api';
   staticNodes: readonly VpnGateNode[];
-  /** With only static nodes and no endpoints, nothing is fetched. */
-  refreshMs?: number;
-  cache: ListCache;
+  store: NodeListStore;
   logger: Logger;
-  fetch?: Omit<FetchOptions, 'endpoints' | 'logger' | 'signal'>;
+  sources?: Partial<SourceOptions>;
+  /** How fetches leave (default: directly; the upstream proxy when one is set). */
+  dialer?: Dialer;
+  /** A working tunnel's dialer, asked after every direct source failed; null while none is up. */
+  tunnelDialer?: () => Dialer | null;
+  refreshMs?: number;
+  fetch?: { timeoutMs?: number; maxBytes?: number; attempts?: number; backoffMs?: number; staggerMs?: number; concurrency?: number };
+  now?: () => number;
 }
 
+export interface SourceState {
+  url: string;
+  kind: ListSource['kind'];
+  via: DialVia | null;
+  /** null: not tried yet. */
+  ok: boolean | null;
+  error: string | null;
+  at: number | null;
+}
+
+export interface ListStatus {
+  source: string | null;
+  via: ListVia;
+  fetchedAt: number | null;
+  nodes: number;
+  refreshing: boolean;
+  /** Every source Gatehop knows, with how its last attempt went. */
+  sources: SourceState[];
+}
+
+const DAY_MS = 24 * 3600_000;
+/** A directory page is read at most this often per site and path (it changes slowly). */
+const DIRECTORY_EVERY_MS = 60 * 60_000;
+const DEFAULT_SOURCES: SourceOptions = { userSources: [], mirrors: true, throughTunnel: true, keepDays: 7 };
+
 /**
- * The current nodes: the cached list at once, then refreshed in the background and every
- * refreshMs; when every endpoint fails, the last good list keeps serving.
+ * The current nodes: the remembered pool at once, then refreshed in the background and every
+ * refreshMs from every source there is (see core/vpngate/README.md for the order); when every
+ * source fails, the pool keeps serving. An imported list joins the pool like a fetched one.
  */
 export class NodeList {
-  #nodes: VpnGateNode[] = [];
-  #fetchedAt: number | null = null;
-  #source = 'none';
+  #nodes: readonly VpnGateNode[] = [];
+  #meta: ListMeta | null = null;
+  #pool = new NodePool();
+  #sourceOpts: SourceOptions;
+  #dialer: Dialer;
   #timer: NodeJS.Timeout | null = null;
-  #abort = new AbortController();
+  readonly #abort = new AbortController();
   #refreshing: Promise<void> | null = null;
-  readonly #listeners = new Set<(nodes: readonly VpnGateNode[]) => void>();
+  readonly #directoryTried = new Map<string, number>();
+  readonly #background = new Set<Promise<unknown>>();
+  readonly #listeners: Listeners<readonly VpnGateNode[]>;
   readonly #log: Logger;
+  readonly #now: () => number;
 
   constructor(private readonly opts: NodeListOptions) {
     this.#log = opts.logger.child({ component: 'node-list' });
+    this.#listeners = new Listeners(this.#log, 'node list');
+    this.#sourceOpts = { ...DEFAULT_SOURCES, ...opts.sources };
+    this.#dialer = opts.dialer ?? directDialer();
+    this.#now = opts.now ?? Date.now;
   }
 
   get nodes(): readonly VpnGateNode[] {
@@ -41,71 +124,269 @@ export class NodeList {
   }
 
   get fetchedAt(): number | null {
-    return this.#fetchedAt;
+    return this.#meta?.fetchedAt ?? null;
   }
 
-  /** Whether there is a list to fetch (false with only --ovpn profiles). */
-  get fetchable(): boolean {
-    return this.opts.endpoints.length > 0;
-  }
-
+  /** Where the list came from, e.g. `mirror http://…/api/iphone/`; `none` before any. */
   get source(): string {
-    return this.#source;
+    return this.#meta ? `${this.#meta.via === 'cache' ? 'cache (' : ''}${this.#meta.source}${this.#meta.via === 'cache' ? ')' : ''}` : 'none';
+  }
+
+  get via(): ListVia {
+    return this.#meta?.via ?? 'none';
+  }
+
+  /** Whether there is anywhere to fetch a list from (false with only --ovpn profiles). */
+  get fetchable(): boolean {
+    return this.opts.endpoints.length > 0 || this.#sourceOpts.userSources.length > 0;
   }
 
   onChange(fn: (nodes: readonly VpnGateNode[]) => void): () => void {
-    this.#listeners.add(fn);
-    return () => this.#listeners.delete(fn);
+    return this.#listeners.add(fn);
   }
 
-  /** Serves the cache (if any) now; starts the refresh cycle. Resolves after the first refresh when there is no cache. */
+  status(): ListStatus {
+    const records = new Map(this.opts.store.loadSources().map((r) => [r.url, r]));
+    return {
+      source: this.#meta?.source ?? null,
+      via: this.via,
+      fetchedAt: this.fetchedAt,
+      nodes: this.#nodes.length,
+      refreshing: this.#refreshing !== null,
+      sources: this.#candidates(records).map((s) => {
+        const r = records.get(s.url);
+        const okAt = r?.lastOkAt ?? null;
+        const failAt = r?.lastFailAt ?? null;
+        const ok = okAt === null && failAt === null ? null : (okAt ?? -1) >= (failAt ?? -1);
+        return { url: s.url, kind: s.kind, via: r?.lastVia ?? null, ok, error: ok === false ? (r?.lastError ?? null) : null, at: ok === null ? null : Math.max(okAt ?? 0, failAt ?? 0) };
+      }),
+    };
+  }
+
+  /** Serves the pool (if any) now; starts the refresh cycle. Resolves after the first refresh when there is no pool. */
   async start(): Promise<void> {
-    const cached = this.opts.endpoints.length > 0 ? this.opts.cache.load() : null;
-    if (cached && cached.nodes.length > 0) {
-      this.#set(cached.nodes, cached.fetchedAt, `cache (${cached.source})`);
-      this.#log.info({ event: 'list-from-cache', nodes: cached.nodes.length, ageS: Math.round((Date.now() - cached.fetchedAt) / 1000) }, 'serving the cached node list');
-    } else {
-      this.#set([], null, 'none');
+    const now = this.#now();
+    const kept = this.fetchable ? this.opts.store.loadPool(now - this.#keepMs()) : [];
+    this.#pool = new NodePool(kept);
+    const meta = this.opts.store.loadListMeta();
+    if (kept.length > 0) {
+      this.#meta = { fetchedAt: meta?.fetchedAt ?? Math.max(...kept.map((e) => e.lastListed)), source: meta?.source ?? 'cache', via: 'cache', nodes: kept.length };
+      this.#log.info({ event: 'list-from-cache', nodes: kept.length, ageS: Math.round((now - this.#meta.fetchedAt) / 1000) }, `serving ${kept.length} remembered nodes`);
     }
-    if (this.opts.endpoints.length === 0) return;
+    this.#publish();
+    if (!this.fetchable) return;
     const first = this.refresh();
     this.#timer = setInterval(() => void this.refresh(), this.opts.refreshMs ?? 20 * 60_000);
     this.#timer.unref();
-    if (!cached) await first;
+    if (kept.length === 0) await first;
   }
 
-  /** One refresh (shared if one is running); never rejects: failures keep the current list. */
+  /** One refresh (shared if one is running); never rejects: failures keep the current pool. */
   refresh(): Promise<void> {
-    this.#refreshing ??= (async () => {
-      try {
-        const list = await fetchNodeList({ ...this.opts.fetch, endpoints: this.opts.endpoints, logger: this.opts.logger, signal: this.#abort.signal });
-        this.#set(list.nodes, list.fetchedAt, list.source);
-        try {
-          this.opts.cache.save({ fetchedAt: list.fetchedAt, source: list.source, nodes: list.nodes });
-        } catch (err) {
-          this.#log.warn({ event: 'list-cache-failed', err: (err as Error).message }, 'could not cache the node list');
-        }
-      } catch (err) {
-        if (this.#abort.signal.aborted) return;
-        this.#log.warn({ event: 'list-refresh-failed', keeping: this.#nodes.length, err: (err as Error).message }, 'node list refresh failed; keeping the current list');
-      } finally {
-        this.#refreshing = null;
-      }
-    })();
+    this.#refreshing ??= this.#refresh().finally(() => {
+      this.#refreshing = null;
+    });
     return this.#refreshing;
   }
 
-  #set(listNodes: VpnGateNode[], fetchedAt: number | null, source: string): void {
-    this.#nodes = [...this.opts.staticNodes, ...listNodes];
-    this.#fetchedAt = fetchedAt;
-    this.#source = source;
-    for (const fn of this.#listeners) fn(this.#nodes);
+  /**
+   * Takes a list the user has (a file passed around by e-mail or chat; it may be weeks old): its
+   * nodes join the pool as listed now. Throws GH_ERR_LIST_INVALID, saying why, for anything that is
+   * not a VPN Gate list; nothing is changed then.
+   */
+  importCsv(text: string, from = 'import'): ParsedList {
+    const parsed = parseVpnGateCsv(text);
+    if (parsed.nodes.length === 0) throw new GatehopError(ErrorCodes.LIST_INVALID, `no usable node in the file (skipped: ${describeSkipped(parsed.skipped)})`);
+    this.#take(parsed.nodes, this.#now(), from, 'import');
+    this.#log.info({ event: 'list-imported', from, nodes: parsed.nodes.length, skipped: parsed.skipped }, `imported ${parsed.nodes.length} nodes from ${from}`);
+    return parsed;
   }
 
-  close(): void {
+  /** A reload: the next refresh uses these. */
+  updateOptions(sources: Partial<SourceOptions>, dialer?: Dialer): void {
+    this.#sourceOpts = { ...this.#sourceOpts, ...sources };
+    if (dialer) this.#dialer = dialer;
+  }
+
+  async close(): Promise<void> {
     this.#abort.abort();
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    this.#listeners.clear();
+    await Promise.allSettled([this.#refreshing, ...this.#background]);
   }
+
+  // ---- internals ----
+
+  #keepMs(): number {
+    return this.#sourceOpts.keepDays * DAY_MS;
+  }
+
+  #candidates(records: ReadonlyMap<string, SourceRecord>): ListSource[] {
+    const now = this.#now();
+    const mirrors = this.#sourceOpts.mirrors ? [...records.values()].filter((r) => r.kind === 'mirror' && now - (r.lastOkAt ?? r.foundAt) < FORGET_MIRROR_MS) : [];
+    const endpoints = this.opts.endpoints.map((url) => ({ url, kind: this.opts.endpointKind ?? ('official' as const) }));
+    return candidateSources(endpoints, this.#sourceOpts.userSources, mirrors);
+  }
+
+  async #refresh(): Promise<void> {
+    const f = this.opts.fetch ?? {};
+    const signal = this.#abort.signal;
+    const records = new Map(this.opts.store.loadSources().map((r) => [r.url, r]));
+    this.#forgetOldMirrors(records);
+    // One order for the whole refresh: this refresh's direct failures must not push a source
+    // back for the pass through the tunnel, where it may well answer.
+    const order = orderSources(this.#candidates(records), records, this.#now());
+    const passes = f.attempts ?? 2;
+    const failures: string[] = [];
+    try {
+      for (let pass = 0; pass < passes; pass++) {
+        if (pass > 0) await sleep((f.backoffMs ?? 2_000) * 2 ** (pass - 1), signal);
+        for (const dialer of this.#dialers()) {
+          if (!dialer) continue;
+          const { winner, attempts } = await raceSources({
+            sources: order,
+            dialer,
+            timeoutMs: f.timeoutMs ?? 15_000,
+            maxBytes: f.maxBytes ?? 8 * 1024 * 1024,
+            staggerMs: f.staggerMs ?? 1_500,
+            concurrency: f.concurrency ?? 3,
+            signal,
+            logger: this.opts.logger,
+            onReached: (s) => this.#discover(s, dialer),
+          });
+          this.#record(attempts, records);
+          failures.push(...attempts.filter((a) => !a.ok).map((a) => `${a.url} (${a.via}): ${a.error}`));
+          if (winner) {
+            this.#take(winner.nodes, this.#now(), winner.source.url, viaOf(winner.source, dialer.via));
+            return;
+          }
+        }
+      }
+      this.#log.warn({ event: 'list-refresh-failed', keeping: this.#nodes.length, tried: failures.length, err: failures.slice(-6).join('; ') }, `node list refresh failed; keeping ${this.#nodes.length} nodes (${failures.length ? failures.slice(-3).join('; ') : 'no source to try'})`);
+    } catch (err) {
+      if (signal.aborted) return;
+      this.#log.warn({ event: 'list-refresh-failed', keeping: this.#nodes.length, err: (err as Error).message }, 'node list refresh failed; keeping the current list');
+    }
+  }
+
+  /** Direct (or the upstream proxy) first; through a working tunnel only when that found nothing. */
+  *#dialers(): Generator<Dialer | null> {
+    yield this.#dialer;
+    if (this.#sourceOpts.throughTunnel && this.opts.tunnelDialer) yield this.opts.tunnelDialer();
+  }
+
+  #take(listNodes: readonly VpnGateNode[], at: number, source: string, via: ListVia): void {
+    this.#pool.merge(listNodes, at);
+    const gone = this.#pool.prune(this.#now() - this.#keepMs());
+    this.#meta = { fetchedAt: at, source, via, nodes: listNodes.length };
+    try {
+      this.opts.store.savePool(listNodes, at);
+      if (gone.length > 0) this.opts.store.forgetNodes(gone);
+      this.opts.store.saveListMeta(this.#meta);
+    } catch (err) {
+      this.#log.warn({ event: 'list-cache-failed', err: (err as Error).message }, 'could not save the node pool');
+    }
+    if (gone.length > 0) this.#log.info({ event: 'pool-pruned', dropped: gone.length, keepDays: this.#sourceOpts.keepDays }, `forgot ${gone.length} nodes not listed for ${this.#sourceOpts.keepDays} days`);
+    this.#publish();
+  }
+
+  #publish(): void {
+    this.#nodes = [...this.opts.staticNodes, ...this.#pool.nodes()];
+    this.#listeners.emit(this.#nodes);
+  }
+
+  #record(attempts: readonly SourceAttempt[], records: Map<string, SourceRecord>): void {
+    for (const a of attempts) {
+      const had = records.get(a.url);
+      const rec: SourceRecord = {
+        url: a.url,
+        kind: a.kind,
+        foundAt: had?.foundAt ?? a.at,
+        foundFrom: had?.foundFrom ?? null,
+        lastOkAt: a.ok ? a.at : (had?.lastOkAt ?? null),
+        lastFailAt: a.ok ? (had?.lastFailAt ?? null) : a.at,
+        lastError: a.ok ? null : a.error,
+        lastVia: a.via,
+        lastNodes: a.ok ? a.nodes : (had?.lastNodes ?? null),
+      };
+      records.set(a.url, rec);
+      try {
+        this.opts.store.saveSource(rec);
+      } catch (err) {
+        this.#log.warn({ event: 'list-source-save-failed', err: (err as Error).message }, 'could not save a list source');
+      }
+    }
+  }
+
+  #forgetOldMirrors(records: Map<string, SourceRecord>): void {
+    const now = this.#now();
+    for (const r of [...records.values()]) {
+      if (r.kind === 'mirror' && now - (r.lastOkAt ?? r.foundAt) >= FORGET_MIRROR_MS) {
+        records.delete(r.url);
+        this.opts.store.forgetSource(r.url);
+      }
+    }
+  }
+
+  /**
+   * Reads the mirror directory at the origin of a source that answered (through the same dialer),
+   * remembers the mirrors it names and returns them. At most once an hour per page and dialer. Runs
+   * on the list's own signal: it may finish after the race that asked for it.
+   */
+  #discover(s: ListSource, dialer: Dialer): Promise<ListSource[]> | null {
+    if (!this.#sourceOpts.mirrors) return null;
+    const page = directoryUrlOf(s.url);
+    if (!page) return null;
+    const key = `${dialer.via} ${page}`;
+    const now = this.#now();
+    if (now - (this.#directoryTried.get(key) ?? -Infinity) < DIRECTORY_EVERY_MS) return null;
+    this.#directoryTried.set(key, now);
+    const f = this.opts.fetch ?? {};
+    const p = (async () => {
+      const res = await httpGet(page, { dialer, signal: this.#abort.signal, timeoutMs: f.timeoutMs ?? 15_000, maxBytes: 2 * 1024 * 1024 });
+      if (res.status !== 200) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `HTTP ${res.status}`);
+      const found = parseMirrorDirectory(res.body, res.url);
+      const records = new Map(this.opts.store.loadSources().map((r) => [r.url, r]));
+      let added = 0;
+      for (const url of found) {
+        if (records.has(url)) continue;
+        added++;
+        this.opts.store.saveSource({ url, kind: 'mirror', foundAt: this.#now(), foundFrom: page, lastOkAt: null, lastFailAt: null, lastError: null, lastVia: null, lastNodes: null });
+      }
+      this.#log.info({ event: 'mirrors-found', page, via: dialer.via, mirrors: found.length, added }, `mirror directory ${page} lists ${found.length} mirrors (${added} new)`);
+      return found.map((url) => ({ url, kind: 'mirror' as const }));
+    })().catch((err: unknown) => {
+      if (!this.#abort.signal.aborted) this.#log.info({ event: 'mirror-directory-failed', page, via: dialer.via, err: (err as Error).message }, `mirror directory ${page} could not be read: ${(err as Error).message}`);
+      return [] as ListSource[];
+    });
+    this.#background.add(p);
+    void p.finally(() => this.#background.delete(p));
+    return p;
+  }
+}
+
+/** The `via` of a list fetched from `s` over a dialer (see ListVia). */
+function viaOf(s: ListSource, dial: DialVia): ListVia {
+  if (dial !== 'direct') return dial;
+  return s.kind === 'mirror' ? 'mirror' : s.kind === 'user' ? 'user' : 'direct';
+}
+
+export function describeSkipped(skipped: Record<string, number>): string {
+  const parts = Object.entries(skipped).map(([k, n]) => `${n} ${k}`);
+  return parts.length ? parts.join(', ') : 'nothing';
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(abortReason(signal, 'fetch the node list'));
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(abortReason(signal, 'fetch the node list'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

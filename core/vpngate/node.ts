@@ -20,4 +20,9 @@ export interface VpnGateNode {
   readonly operator: string;
   readonly profile: string;
   readonly source: 'list' | 'static';
+  /**
+   * When a list (fetched or imported) last named this node. The pool keeps nodes for
+   * `vpngate.keepDays`, so an older one may be in use; null for static nodes.
+   */
+  readonly lastListedAt?: number | null;
 }

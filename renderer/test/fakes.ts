@@ -14,6 +14,8 @@ export function status(over: Partial<Status> = {}): Status {
     eventLoop: { p50Ms: 0.1, p99Ms: 2, maxMs: 5, windowMs: 10_000 },
     tunnels: [{ egressId: 'tunnel-1', nodeId: 'n1', thread: 'worker', heapBytes: 12_000_000, wasmMemoryBytes: 33_554_432 }],
     tunnelWorkers: { started: 1, failures: 0 },
+    list: { source: 'https://www.vpngate.net/api/iphone/', via: 'direct', fetchedAt: 1000, nodes: 2, refreshing: false, sources: [{ url: 'https://www.vpngate.net/api/iphone/', kind: 'official', via: 'direct', ok: true, error: null, at: 1000 }] },
+    reach: { connectBy: 'ip', upstream: null, upstreamUdp: null },
     ...over,
   };
 }
@@ -23,6 +25,7 @@ export function node(i: number, over: Partial<NodeDto> = {}): NodeDto {
     id: `node-${i}`, host: `public-vpn-${i}`, ip: `203.0.113.${i % 250}`, port: 443, proto: i % 2 ? 'tcp' : 'udp', country: i % 3 ? 'Japan' : 'Korea', countryCode: i % 3 ? 'JP' : 'KR',
     prior: (i % 10) / 10, rttMs: 10 + (i % 37), score: 100 - (i % 50), scoreTerms: { latency: 1, prior: 2, history: 3, recentFailures: 0 },
     successes: i % 5, failures: i % 2, lastSuccessAt: null, lastFailureAt: null, backoffUntil: null, urlDelayMs: null, state: 'candidate',
+    lastListedAt: 1000, excluded: null,
     ...over,
   };
 }

@@ -75,7 +75,7 @@ describe('slices', () => {
 describe('views', () => {
   it('does not re-render the node table on a latency tick or a status update (narrow selectors)', () => {
     const store = createAppStore();
-    store.getState().setNodes({ nodes: Array.from({ length: 250 }, (_, i) => node(i)), fetchedAt: 1, source: 'x' });
+    store.getState().setNodes({ nodes: Array.from({ length: 250 }, (_, i) => node(i)), fetchedAt: 1, source: 'x', via: 'direct' });
     mount(<Nodes />, store);
     expect(screen.getAllByRole('row')).toHaveLength(251);
     const before = renderCounts.nodeTable;
@@ -85,13 +85,13 @@ describe('views', () => {
       store.getState().setStatus(status({ sessions: { active: 9, total: 9, rejected: 0 } }));
     });
     expect(renderCounts.nodeTable).toBe(before);
-    act(() => store.getState().setNodes({ nodes: [node(1)], fetchedAt: 2, source: 'x' }));
+    act(() => store.getState().setNodes({ nodes: [node(1)], fetchedAt: 2, source: 'x', via: 'direct' }));
     expect(renderCounts.nodeTable).toBe(before + 1);
   });
 
   it('gives each row a "Connect to <host>" button, and says which node is active', () => {
     const store = createAppStore();
-    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2)], fetchedAt: 1, source: 'x' });
+    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2)], fetchedAt: 1, source: 'x', via: 'direct' });
     mount(<Nodes />, store);
     expect(screen.getByRole('button', { name: 'Connect to public-vpn-2' })).toBeTruthy();
     expect(screen.queryByRole('button', { name: 'Connect to public-vpn-1' })).toBeNull();
@@ -108,7 +108,7 @@ describe('views', () => {
 
   it('with several tunnels, lists each member with its sessions and marks one that is avoided (issue #15)', () => {
     const store = createAppStore();
-    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2, { state: 'active' })], fetchedAt: 1, source: 'x' });
+    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2, { state: 'active' })], fetchedAt: 1, source: 'x', via: 'direct' });
     const m = (i: number, over: object) => ({ egressId: `t${i}`, nodeId: `node-${i}`, primary: i === 1, host: null, country: null, since: 0, down: false, sessions: 2, bytesUp: 0, bytesDown: 2048, rttMs: 40, failures: 0, ...over });
     store.getState().setStatus(status({ members: [m(1, {}), m(2, { down: true, sessions: 1 })], balance: { strategy: 'round-robin', tunnels: 2 } }));
     const { unmount } = mount(<Overview />, store);
@@ -148,7 +148,7 @@ describe('views', () => {
 
   it('lists draining tunnels in a region named "Draining" with a countdown and Close now, in Chinese too', () => {
     const store = createAppStore();
-    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2, { state: 'draining' })], fetchedAt: 1, source: 'x' });
+    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2, { state: 'draining' })], fetchedAt: 1, source: 'x', via: 'direct' });
     store.getState().setStatus(status({ draining: [{ egressId: 'tunnel-0', nodeId: 'node-2', sessions: 1, since: 0, graceEndsAt: 100_000 + 65_000 }] }));
     const { unmount } = mount(<Overview />, store);
     const region = screen.getByRole('region', { name: 'Draining' });

@@ -232,11 +232,11 @@ describe('the IPC round trip', () => {
     const seen: string[] = [];
     client.subscribe((e) => seen.push(e.type));
     // Every operation reaches the core and comes back validated (ok, or the core's coded refusal).
-    const inputs: Record<string, unknown> = { closeConnection: { id: '999' }, switchNode: {}, setMode: { auto: true }, closeDraining: { egressId: 'x' }, putSettings: { language: 'en' }, setSystemProxy: { enabled: false }, getLatency: {} };
+    const inputs: Record<string, unknown> = { importNodes: { csv: 'not a list' }, closeConnection: { id: '999' }, switchNode: {}, setMode: { auto: true }, closeDraining: { egressId: 'x' }, putSettings: { language: 'en' }, setSystemProxy: { enabled: false }, getLatency: {} };
     for (const name of opNames) {
       const r = await client.call(name, (inputs[name] ?? {}) as never);
       if (r.ok) continue;
-      expect(r.error.code, name).toMatch(/^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED)$/);
+      expect(r.error.code, name).toMatch(/^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED|LIST_INVALID)$/);
     }
     expect((await client.call('getStatus', {})).ok).toBe(true);
     expect((await client.call('getSettings', {})).ok).toBe(true);

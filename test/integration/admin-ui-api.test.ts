@@ -80,6 +80,27 @@ describe('admin API for the window', () => {
     sse.close();
   });
 
+  it('imports a list file (the CSV as the body, or JSON {csv}), refuses junk with its reason, and says where the list came from (#20)', async () => {
+    const csv = vpnGateCsv([{ host: 'public-vpn-7', ip: '127.0.0.1' }, { host: 'public-vpn-8', ip: '127.0.0.1' }]);
+    const raw = await apiRequest(port, 'POST', '/nodes/import', { token, body: csv, headers: { 'content-type': 'text/csv' } });
+    expect(raw.status).toBe(200);
+    expect(operations.importNodes.output.parse(raw.json())).toEqual({ imported: 2, skipped: {}, nodes: 3 });
+    const asJson = await apiRequest(port, 'POST', '/nodes/import', { token, body: { csv: vpnGateCsv([{ host: 'public-vpn-9', ip: '127.0.0.1' }]) } });
+    expect(asJson.json()).toMatchObject({ imported: 1, nodes: 4 });
+    const junk = await apiRequest(port, 'POST', '/nodes/import', { token, body: '<html>a captive portal</html>', headers: { 'content-type': 'text/csv' } });
+    expect(junk.status).toBe(400);
+    expect(junk.json()).toMatchObject({ error: 'GH_ERR_LIST_INVALID', message: expect.stringMatching(/HTML page/) });
+    // A real list is ~1 MB: far past the 16 KiB of other bodies, within this route's cap.
+    const big = vpnGateCsv(Array.from({ length: 150 }, (_, i) => ({ host: `big-${i}`, ip: '127.0.0.1', operator: 'x'.repeat(6000) })));
+    expect(big.length).toBeGreaterThan(900_000);
+    expect((await apiRequest(port, 'POST', '/nodes/import', { token, body: big, headers: { 'content-type': 'text/csv' } })).json()).toMatchObject({ imported: 150 });
+    const status = (await apiRequest(port, 'GET', '/status', { token })).json<{ list: unknown }>();
+    expect(status.list).toMatchObject({ via: 'import', source: 'import', nodes: 154, sources: [{ url: fromFlags.api[0], kind: 'api', via: 'direct', ok: true, error: null }] });
+    const nodes = (await apiRequest(port, 'GET', '/nodes', { token })).json<{ via: string; nodes: Array<{ id: string; lastListedAt: number | null }> }>();
+    expect(nodes.via).toBe('import');
+    expect(nodes.nodes.find((n) => n.id === 'public-vpn-7')?.lastListedAt).toEqual(expect.any(Number));
+  });
+
   it('answers 404 for a draining tunnel that is not there, and says when the system proxy is unsupported', async () => {
     expect((await apiRequest(port, 'DELETE', '/draining/tunnel-99', { token })).json()).toMatchObject({ error: 'GH_ERR_API_NOT_FOUND' });
     const sp = sysproxyStateSchema.parse((await apiRequest(port, 'GET', '/sysproxy', { token })).json());

@@ -1,101 +1,235 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import { Store } from '../../core/store/index.js';
-import { fetchNodeList, NodeList, type VpnGateNode } from '../../core/vpngate/index.js';
+import { directDialer, NodeList, raceSources, type Dialer, type ListSource, type ListVia, type NodeListStore, type VpnGateNode } from '../../core/vpngate/index.js';
+import { directoryHtml, listSite, type ListSite } from '../helpers/list-site.js';
 import { vpnGateCsv } from '../helpers/vpngate-fixtures.js';
 
-const servers: Server[] = [];
+const sites: ListSite[] = [];
+const stores: Store[] = [];
+const lists: NodeList[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+  await Promise.all(lists.splice(0).map((l) => l.close()));
+  for (const s of stores.splice(0)) s.close();
+  await Promise.all(sites.splice(0).map((s) => s.close()));
 });
 
-/** A loopback endpoint that answers with `body` (or hangs with 'hang'); counts its hits. */
-async function endpoint(body: string | 'hang' | ((n: number) => string), status = 200): Promise<{ url: string; hits: () => number }> {
-  let hits = 0;
-  const server = createServer((_req, res) => {
-    hits++;
-    if (body === 'hang') return;
-    res.writeHead(status, { 'Content-Type': 'text/plain' });
-    res.end(typeof body === 'function' ? body(hits) : body);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  servers.push(server);
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/iphone/`, hits: () => hits };
+async function site(...args: Parameters<typeof listSite>): Promise<ListSite> {
+  const s = await listSite(...args);
+  sites.push(s);
+  return s;
 }
 
-const good = vpnGateCsv([{ host: 'public-vpn-1', ip: '203.0.113.1' }, { host: 'public-vpn-2', ip: '203.0.113.2' }]);
 const log = silentLogger();
+const csvOf = (...ids: number[]): string => vpnGateCsv(ids.map((i) => ({ host: `public-vpn-${i}`, ip: `203.0.113.${i}` })));
+const good = csvOf(1, 2);
+const api = (url: string): ListSource => ({ url, kind: 'api' });
 
-describe('fetching the node list', () => {
-  it('takes the first endpoint that works and does not ask the later ones', async () => {
-    const a = await endpoint(good);
-    const b = await endpoint(good);
-    const list = await fetchNodeList({ endpoints: [a.url, b.url], logger: log });
-    expect(list.source).toBe(a.url);
-    expect(list.nodes).toHaveLength(2);
+function race(sources: ListSource[], over: Partial<Parameters<typeof raceSources>[0]> = {}) {
+  return raceSources({ sources, dialer: directDialer(), timeoutMs: 2_000, maxBytes: 8 << 20, staggerMs: 1_000, concurrency: 3, signal: new AbortController().signal, logger: log, ...over });
+}
+
+function storeOf(s: Store): NodeListStore {
+  return {
+    loadPool: (since) => s.loadPool<VpnGateNode>(since),
+    savePool: (nodes, at) => s.savePoolNodes(nodes, at),
+    forgetNodes: (ids) => s.forgetNodes(ids),
+    loadListMeta: () => {
+      const m = s.loadListMeta();
+      return m ? { ...m, via: m.via as ListVia } : null;
+    },
+    saveListMeta: (m) => s.saveListMeta(m),
+    loadSources: () => s.listSources(),
+    saveSource: (r) => s.saveListSource(r),
+    forgetSource: (url) => s.forgetListSource(url),
+  };
+}
+
+function newStore(): Store {
+  const s = new Store({ path: ':memory:', logger: log });
+  stores.push(s);
+  return s;
+}
+
+function nodeList(store: Store, opts: Partial<ConstructorParameters<typeof NodeList>[0]>): NodeList {
+  const l = new NodeList({ endpoints: [], staticNodes: [], store: storeOf(store), logger: log, fetch: { attempts: 1, timeoutMs: 2_000, staggerMs: 300 }, ...opts });
+  lists.push(l);
+  return l;
+}
+
+describe('fetching the node list from sources', () => {
+  it('takes the first source that answers within its head start and never asks the later ones', async () => {
+    const a = await site(good);
+    const b = await site(good);
+    const r = await race([api(a.listUrl), api(b.listUrl)]);
+    expect(r.winner?.source.url).toBe(a.listUrl);
+    expect(r.winner?.nodes).toHaveLength(2);
     expect(b.hits()).toBe(0);
   });
 
-  it('moves on past an HTML placeholder, an empty body, a truncated list, an error status and a hang', async () => {
-    const html = await endpoint('<html><body>Please wait</body></html>');
-    const empty = await endpoint('');
-    const truncated = await endpoint(good.slice(0, good.length - 10));
-    const error = await endpoint('nope', 503);
-    const hang = await endpoint('hang');
-    const ok = await endpoint(good);
-    const list = await fetchNodeList({ endpoints: [html.url, empty.url, truncated.url, error.url, hang.url, ok.url], timeoutMs: 300, attempts: 1, logger: log });
-    expect(list.source).toBe(ok.url);
-    expect([html.hits(), empty.hits(), truncated.hits(), error.hits(), hang.hits()]).toEqual([1, 1, 1, 1, 1]);
+  it('asks for identity encoding, and refuses a compressed body it did not ask for', async () => {
+    const z = await site('gzip');
+    const ok = await site(good);
+    const r = await race([api(z.listUrl), api(ok.listUrl)]);
+    expect(z.lastHeaders()['accept-encoding']).toBe('identity');
+    expect(r.winner?.source.url).toBe(ok.listUrl);
+    expect(r.attempts.find((x) => x.url === z.listUrl)).toMatchObject({ ok: false, junk: true, error: expect.stringMatching(/gzip-encoded/) });
   });
 
-  it('refuses a body over the size cap', async () => {
-    const big = await endpoint(good + 'x'.repeat(200_000));
-    await expect(fetchNodeList({ endpoints: [big.url], maxBytes: 100_000, attempts: 1, logger: log })).rejects.toMatchObject({
-      code: ErrorCodes.LIST_FETCH_FAILED,
-      message: expect.stringMatching(/exceeds 100000/),
+  it('names every junk source (HTML page, empty body, truncated list, error status, a stall mid-body, a hang) and the next source wins', async () => {
+    const html = await site('<html><body>Please wait</body></html>');
+    const empty = await site('');
+    const truncated = await site(good.slice(0, good.length - 10));
+    const error = await site({ status: 503, body: 'nope' });
+    const stall = await site('stall');
+    const hang = await site('hang');
+    const ok = await site(good);
+    const all = [html, empty, truncated, error, stall, hang, ok];
+    const r = await race(all.map((s) => api(s.listUrl)), { timeoutMs: 400, staggerMs: 5_000 });
+    expect(r.winner?.source.url).toBe(ok.listUrl);
+    expect(all.map((s) => s.hits())).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    const said = Object.fromEntries(r.attempts.filter((a) => !a.ok).map((a) => [a.url, a.error]));
+    expect(said).toEqual({
+      [html.listUrl]: expect.stringMatching(/HTML page/),
+      [empty.listUrl]: expect.stringMatching(/empty/),
+      [truncated.listUrl]: expect.stringMatching(/truncated/),
+      [error.listUrl]: 'HTTP 503',
+      [stall.listUrl]: expect.stringMatching(/timed out/),
+      [hang.listUrl]: expect.stringMatching(/timed out/),
     });
+    expect(r.attempts.filter((a) => a.junk).map((a) => a.url).sort()).toEqual([html.listUrl, empty.listUrl, truncated.listUrl, error.listUrl].sort());
   });
 
-  it('retries the whole list with backoff before giving up', async () => {
-    const flaky = await endpoint((n) => (n < 2 ? '' : good));
-    const list = await fetchNodeList({ endpoints: [flaky.url], attempts: 3, backoffMs: 10, logger: log });
-    expect(flaky.hits()).toBe(2);
-    expect(list.nodes).toHaveLength(2);
+  it('refuses a body over the size cap, and follows a redirect', async () => {
+    const big = await site(good + 'x'.repeat(200_000));
+    const target = await site(good);
+    const moved = await site({ redirect: target.listUrl });
+    const r = await race([api(big.listUrl), api(moved.listUrl)], { maxBytes: 100_000, staggerMs: 5_000 });
+    expect(r.attempts[0]).toMatchObject({ url: big.listUrl, ok: false, error: expect.stringMatching(/exceeds 100000/) });
+    expect(r.winner?.source.url).toBe(moved.listUrl);
+  });
+
+  it('reads a list with a BOM, CRLF, and quoted fields holding commas and newlines', async () => {
+    const text = '\uFEFF' + vpnGateCsv([{ host: 'public-vpn-1', ip: '203.0.113.1', operator: '"Tsukuba, Japan\r\nsecond line"' }, { host: 'public-vpn-2', ip: '203.0.113.2' }]);
+    const s = await site(text);
+    const r = await race([api(s.listUrl)]);
+    expect(r.winner?.nodes.map((n) => [n.id, n.operator])).toEqual([
+      ['public-vpn-1', 'Tsukuba, Japan\nsecond line'],
+      ['public-vpn-2', 'op'],
+    ]);
   });
 });
 
-describe('NodeList', () => {
-  function cacheOf(store: Store) {
-    return { load: () => store.loadNodeList<VpnGateNode>(), save: (l: { fetchedAt: number; source: string; nodes: VpnGateNode[] }) => store.saveNodeList(l) };
-  }
-
-  it('caches a good list and serves the cache when every endpoint fails', async () => {
-    const store = new Store({ path: ':memory:', logger: log });
-    const ok = await endpoint(good);
-    const first = new NodeList({ endpoints: [ok.url], staticNodes: [], cache: cacheOf(store), logger: log });
+describe('NodeList: mirrors, user sources, a working tunnel, imports', () => {
+  it('reads the mirror directory at the origin of a source that answers, takes the list from a mirror, and tries that mirror first at the next start', async () => {
+    const mirror = await site(csvOf(7, 8));
+    // The official site answers, but its list endpoint does not (overloaded, or filtered by path).
+    const official = await site({ status: 503 }, { directory: directoryHtml([{ origin: mirror.origin, location: 'Korea Republic of' }]) });
+    const store = newStore();
+    const first = nodeList(store, { endpoints: [official.listUrl] });
     await first.start();
-    expect(first.nodes).toHaveLength(2);
-    first.close();
-    const down = await endpoint('', 500);
-    const second = new NodeList({ endpoints: [down.url], staticNodes: [], cache: cacheOf(store), logger: log, fetch: { attempts: 1 } });
+    expect(first.nodes.map((n) => n.id)).toEqual(['public-vpn-7', 'public-vpn-8']);
+    expect(first.status()).toMatchObject({ via: 'mirror', source: mirror.listUrl });
+    expect(first.status().sources).toEqual([
+      { url: official.listUrl, kind: 'official', via: 'direct', ok: false, error: 'HTTP 503', at: expect.any(Number) },
+      { url: mirror.listUrl, kind: 'mirror', via: 'direct', ok: true, error: null, at: expect.any(Number) },
+    ]);
+    await first.close();
+
+    const officialHits = official.hits();
+    const second = nodeList(store, { endpoints: [official.listUrl], fetch: { attempts: 1, staggerMs: 5_000 } });
     await second.start();
-    expect(second.nodes.map((n) => n.id)).toEqual(['public-vpn-1', 'public-vpn-2']);
-    expect(second.source).toMatch(/^cache/);
     await second.refresh();
-    expect(second.nodes).toHaveLength(2); // a failed refresh keeps what it had
-    second.close();
-    store.close();
+    expect(second.status()).toMatchObject({ via: 'mirror', source: mirror.listUrl });
+    expect(mirror.hits()).toBe(2);
+    expect(official.hits()).toBe(officialHits); // the mirror went first and answered within its head start
   });
 
-  it('with only static nodes fetches nothing', async () => {
-    const store = new Store({ path: ':memory:', logger: log });
+  it('takes a source the user added when the official endpoints fail', async () => {
+    const down = await site({ status: 500 });
+    const user = await site(csvOf(3));
+    const l = nodeList(newStore(), { endpoints: [down.listUrl], sources: { userSources: [user.listUrl] } });
+    await l.start();
+    expect(l.status()).toMatchObject({ via: 'user', source: user.listUrl, nodes: 1 });
+  });
+
+  it('fetches through a working tunnel when no direct source answers, then tries direct first again at the next refresh', async () => {
+    // Reachable only "through the tunnel": directly its port is closed.
+    const behind = await site(csvOf(5));
+    const closed = await site('x');
+    const closedPort = Number(new URL(closed.listUrl).port);
+    await closed.close();
+    sites.splice(sites.indexOf(closed), 1);
+    const url = `http://127.0.0.1:${closedPort}/api/iphone/`;
+    let tunnelDials = 0;
+    const tunnel: Dialer = {
+      via: 'tunnel',
+      dial: (host, port, signal) => {
+        tunnelDials++;
+        return directDialer().dial(host, port === closedPort ? Number(new URL(behind.listUrl).port) : port, signal);
+      },
+    };
+    const l = nodeList(newStore(), { endpoints: [url], sources: { mirrors: false }, tunnelDialer: () => tunnel });
+    await l.start();
+    expect(l.status()).toMatchObject({ via: 'tunnel', nodes: 1 });
+    expect(l.status().sources[0]).toMatchObject({ via: 'tunnel', ok: true });
+    const before = tunnelDials;
+    behind.set(csvOf(5, 6));
+    await l.refresh();
+    expect(tunnelDials).toBeGreaterThan(before); // direct failed first, then the tunnel
+    expect(l.nodes.map((n) => n.id)).toEqual(['public-vpn-5', 'public-vpn-6']);
+  });
+
+  it('imports a list file into the pool, and refuses junk with the reason while keeping what it had', async () => {
+    const store = newStore();
+    const l = nodeList(store, { endpoints: [] });
+    await l.start();
+    expect(() => l.importCsv('<html>not a list</html>')).toThrow(expect.objectContaining({ code: ErrorCodes.LIST_INVALID, message: expect.stringMatching(/HTML/) }));
+    const r = l.importCsv(csvOf(1, 2, 3));
+    expect(r.nodes).toHaveLength(3);
+    expect(l.status()).toMatchObject({ via: 'import', source: 'import', nodes: 3 });
+    expect(() => l.importCsv(vpnGateCsv([{ host: 'x', ip: '999.0.0.1' }]))).toThrow(/no usable node.*1 bad-ip/);
+    expect(l.nodes).toHaveLength(3);
+  });
+
+  it('the pool keeps the union of partial lists for keepDays and drops a node older than that, across restarts', async () => {
+    const DAY = 24 * 3600_000;
+    let now = Date.UTC(2026, 11, 1);
+    const s = await site(csvOf(1, 2));
+    const store = newStore();
+    const make = (): NodeList => nodeList(store, { endpoints: [s.listUrl], sources: { keepDays: 7, mirrors: false }, now: () => now });
+    const l = make();
+    await l.start();
+    now += DAY;
+    s.set(csvOf(2, 3));
+    await l.refresh();
+    now += DAY;
+    s.set(csvOf(4));
+    await l.refresh();
+    expect(l.nodes.map((n) => n.id)).toEqual(['public-vpn-4', 'public-vpn-2', 'public-vpn-3', 'public-vpn-1']);
+    expect(l.nodes.find((n) => n.id === 'public-vpn-1')?.lastListedAt).toBe(now - 2 * DAY);
+    await l.close();
+
+    // Six days on, in a new process: node 1 (listed 8 days ago) is gone, the rest are remembered.
+    now += 6 * DAY;
+    s.set({ status: 503 });
+    const again = make();
+    await again.start();
+    expect(again.via).toBe('cache');
+    expect(again.nodes.map((n) => n.id).sort()).toEqual(['public-vpn-2', 'public-vpn-3', 'public-vpn-4']);
+    s.set(csvOf(9));
+    now += 3600_000;
+    await again.refresh();
+    // Nodes 2 and 3 were listed 7 days and an hour ago: past keepDays now, forgotten with their history.
+    expect(again.nodes.map((n) => n.id)).toEqual(['public-vpn-9', 'public-vpn-4']);
+    expect(store.firstSeen('public-vpn-2')).toBeNull();
+  });
+
+  it('with only static nodes and no sources fetches nothing', async () => {
     const staticNode = { id: 'file:mine.ovpn' } as VpnGateNode;
-    const list = new NodeList({ endpoints: [], staticNodes: [staticNode], cache: cacheOf(store), logger: log });
-    await list.start();
-    expect(list.nodes).toEqual([staticNode]);
-    list.close();
-    store.close();
+    const l = nodeList(newStore(), { endpoints: [], staticNodes: [staticNode] });
+    await l.start();
+    expect(l.nodes).toEqual([staticNode]);
+    expect(l.fetchable).toBe(false);
   });
 });

@@ -25,7 +25,7 @@ describe('Store', () => {
     expect(b.selection('GATEHOP')).toEqual({ group: 'GATEHOP', nodeId: 'n1', mode: 'manual' });
     expect(b.history('n1')).toMatchObject({ successes: 3, failures: 1 });
     expect(b.latency('n1', 0)).toHaveLength(1);
-    expect(b.loadNodeList()).toEqual({ fetchedAt: 1000, source: 'test', nodes: [{ id: 'n1' }] });
+    expect(b.loadNodeList()).toEqual({ fetchedAt: 1000, source: 'test', via: 'direct', nodes: [{ id: 'n1' }] });
     expect(b.firstSeen('n1')).toEqual({ firstSeen: 1000, lastSeen: 1000 });
     expect(b.health).toBe('ok');
     b.close();
@@ -39,10 +39,30 @@ describe('Store', () => {
     old.prepare("INSERT INTO node_history (node_id, successes, failures, consecutive_failures) VALUES ('keep', 7, 2, 0)").run();
     old.close();
     const s = new Store({ path, logger: log });
-    expect(s.schemaVersion).toBe(2);
+    expect(s.schemaVersion).toBe(MIGRATIONS.length);
     expect(s.history('keep')).toMatchObject({ successes: 7, failures: 2 });
     s.saveProxySnapshot({ http: 'x' });
     expect(s.loadProxySnapshot()).toEqual({ http: 'x' });
+    s.close();
+  });
+
+  it('moves a v2 cached list into the pool that remembers, with when each node was seen (issue #20)', () => {
+    const path = join(dir(), 'v2.db');
+    const old = new Database(path);
+    old.exec(MIGRATIONS[0]!);
+    old.exec(MIGRATIONS[1]!);
+    old.pragma('user_version = 2');
+    old.prepare('INSERT INTO node_list (id, fetched_at, source, nodes_json) VALUES (1, 5000, ?, ?)').run('https://www.vpngate.net/api/iphone/', JSON.stringify([{ id: 'a', ip: '203.0.113.1' }, { id: 'b', ip: '203.0.113.2' }]));
+    old.prepare('INSERT INTO nodes (id, first_seen, last_seen) VALUES (?, ?, ?)').run('a', 1000, 5000);
+    old.prepare('INSERT INTO nodes (id, first_seen, last_seen) VALUES (?, ?, ?)').run('b', 5000, 5000);
+    old.prepare('INSERT INTO nodes (id, first_seen, last_seen) VALUES (?, ?, ?)').run('gone', 10, 20);
+    old.close();
+    const s = new Store({ path, logger: log });
+    expect(s.loadListMeta()).toEqual({ fetchedAt: 5000, source: 'https://www.vpngate.net/api/iphone/', via: 'direct', nodes: 2 });
+    expect(s.loadPool(0)).toEqual([
+      { node: { id: 'a', ip: '203.0.113.1' }, firstSeen: 1000, lastListed: 5000 },
+      { node: { id: 'b', ip: '203.0.113.2' }, firstSeen: 5000, lastListed: 5000 },
+    ]);
     s.close();
   });
 

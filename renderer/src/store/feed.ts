@@ -99,6 +99,26 @@ export function connectStore(store: AppStore, client: CoreClient) {
       else s().setSettingsError(r.error.message);
       return r;
     },
+    /** A list file the user picked or dropped: its nodes join the pool. */
+    importList: async (csv: string) => {
+      const r = await client.call('importNodes', { csv });
+      if (r.ok) {
+        s().setActionError(null);
+        const nodes = await client.call('getNodes', {});
+        if (nodes.ok) s().setNodes(nodes.value);
+      }
+      return r;
+    },
+    /** Adds a list source URL (saved like any setting) and fetches from it at once. */
+    addListSource: async (url: string) => {
+      const current = s().settings?.listSources ?? [];
+      const r = await client.call('putSettings', { listSources: [...current.filter((u) => u !== url), url] });
+      if (r.ok) {
+        s().setSettings(r.value.settings, r.value.restartRequired);
+        await actions.refreshNodes();
+      }
+      return r;
+    },
     setSystemProxy: async (enabled: boolean) => {
       const r = await act('setSystemProxy', { enabled });
       if (r.ok) s().setSysproxy(r.value);

@@ -1,6 +1,6 @@
 import type { StateCreator } from 'zustand';
 import type { AppState } from './index.js';
-import type { Loadable, NodeDto, RefreshProgress } from './types.js';
+import type { ListVia, Loadable, NodeDto, RefreshProgress } from './types.js';
 
 export interface NodesSlice {
   nodes: NodeDto[];
@@ -8,8 +8,9 @@ export interface NodesSlice {
   nodesError: string | null;
   fetchedAt: number | null;
   source: string;
+  via: ListVia;
   refresh: RefreshProgress | null;
-  setNodes(n: { nodes: NodeDto[]; fetchedAt: number | null; source: string }): void;
+  setNodes(n: { nodes: NodeDto[]; fetchedAt: number | null; source: string; via: ListVia }): void;
   setNodesError(message: string): void;
   setRefresh(p: RefreshProgress | null): void;
 }
@@ -20,8 +21,9 @@ export const nodesSlice: StateCreator<AppState, [], [], NodesSlice> = (set) => (
   nodesError: null,
   fetchedAt: null,
   source: '',
+  via: 'none',
   refresh: null,
-  setNodes: ({ nodes, fetchedAt, source }) => set({ nodes, fetchedAt, source, nodesState: 'ready', nodesError: null }),
+  setNodes: ({ nodes, fetchedAt, source, via }) => set({ nodes, fetchedAt, source, via, nodesState: 'ready', nodesError: null }),
   setNodesError: (message) => set((s) => ({ nodesState: s.nodes.length ? 'ready' : 'error', nodesError: message })),
   setRefresh: (refresh) => set({ refresh }),
 });

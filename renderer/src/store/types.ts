@@ -1,9 +1,12 @@
 import type { z } from 'zod';
-import type { connectionsSchema, latencySampleSchema, logEventSchema, NodeDto, Status } from '../../../core/api/schemas.js';
+import type { connectionsSchema, latencySampleSchema, ListSourceDto, ListStatusDto, ListViaDto, logEventSchema, NodeDto, Status } from '../../../core/api/schemas.js';
 import type { EventMap, Settings, SysproxyState } from '../../../core/api/contract.js';
 import type { Connection } from '../client/core-client.js';
 
 export type { NodeDto, Status, Settings, SysproxyState, Connection };
+export type ListVia = ListViaDto;
+export type ListSource = ListSourceDto;
+export type ListStatus = ListStatusDto;
 export type LatencySample = z.infer<typeof latencySampleSchema>;
 export type LogLine = z.infer<typeof logEventSchema>;
 export type ConnectionDto = z.infer<typeof connectionsSchema>['connections'][number];

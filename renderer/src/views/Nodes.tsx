@@ -1,10 +1,11 @@
 import { memo, useDeferredValue, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useActions, useApp, useNow } from '../components/context.js';
+import { ImportButton, ListOrigin, NoListHelp, useListDrop } from '../components/ListSources.js';
 import { flagOf, formatAgo, formatClock, formatMs } from '../format.js';
 import type { NodeDto } from '../store/types.js';
 
-type Column = 'country' | 'host' | 'proto' | 'prior' | 'rttMs' | 'score' | 'history' | 'state';
+type Column = 'country' | 'host' | 'proto' | 'prior' | 'rttMs' | 'score' | 'history' | 'listed' | 'state';
 const COLUMNS: Array<{ key: Column; label: string; numeric?: boolean }> = [
   { key: 'country', label: 'nodes.country' },
   { key: 'host', label: 'nodes.host' },
@@ -13,6 +14,7 @@ const COLUMNS: Array<{ key: Column; label: string; numeric?: boolean }> = [
   { key: 'rttMs', label: 'nodes.rtt', numeric: true },
   { key: 'score', label: 'nodes.score', numeric: true },
   { key: 'history', label: 'nodes.history', numeric: true },
+  { key: 'listed', label: 'nodes.listed', numeric: true },
   { key: 'state', label: 'nodes.state' },
 ];
 const STATE_ORDER = { active: 0, standby: 1, draining: 2, candidate: 3, backoff: 4 } as const;
@@ -29,6 +31,8 @@ function sortValue(n: NodeDto, c: Column): string | number | null {
       return n.successes + n.failures === 0 ? null : n.successes / (n.successes + n.failures);
     case 'state':
       return STATE_ORDER[n.state];
+    case 'listed':
+      return n.lastListedAt;
     default:
       return n[c];
   }
@@ -60,11 +64,9 @@ export function Nodes() {
   const nodes = useApp((s) => s.nodes);
   const state = useApp((s) => s.nodesState);
   const error = useApp((s) => s.nodesError);
-  const fetchedAt = useApp((s) => s.fetchedAt);
-  const source = useApp((s) => s.source);
   const refreshing = useApp((s) => s.refresh !== null && (s.refresh.phase === 'fetching' || s.refresh.phase === 'probing'));
   const actions = useActions();
-  const now = useNow();
+  const drop = useListDrop();
   const [sort, setSort] = useState<Column>('score');
   const [desc, setDesc] = useState(true);
   const [country, setCountry] = useState('');
@@ -78,19 +80,28 @@ export function Nodes() {
     if (c === sort) setDesc(!desc);
     else {
       setSort(c);
-      setDesc(c === 'score' || c === 'prior' || c === 'history');
+      setDesc(c === 'score' || c === 'prior' || c === 'history' || c === 'listed');
     }
   };
 
   return (
-    <section aria-labelledby="nodes-h" className="view">
+    <section aria-labelledby="nodes-h" className={`view${drop.dragging ? ' dragging' : ''}`} {...drop.handlers}>
       <div className="view-head">
         <h2 id="nodes-h">{t('nodes.title')}</h2>
-        <button type="button" onClick={() => void actions.refreshNodes()} disabled={refreshing} aria-busy={refreshing}>
-          {t('nodes.refresh')}
-        </button>
+        <span className="head-actions">
+          <ImportButton />
+          <button type="button" onClick={() => void actions.refreshNodes()} disabled={refreshing} aria-busy={refreshing}>
+            {t('nodes.refresh')}
+          </button>
+        </span>
       </div>
-      {fetchedAt ? <p className="muted">{t('nodes.fetched', { ago: formatAgo(fetchedAt, now(), t), source })}</p> : null}
+      {drop.dragging ? <p className="drop-hint">{t('list.import.drop')}</p> : null}
+      {drop.said ? (
+        <p role={drop.said.ok ? 'status' : 'alert'} className={drop.said.ok ? 'import-ok' : 'field-error'}>
+          {drop.said.text}
+        </p>
+      ) : null}
+      <ListOrigin />
       <div className="filters" role="search">
         <label>
           {t('nodes.filter')}
@@ -124,7 +135,7 @@ export function Nodes() {
       ) : state === 'error' ? (
         <p role="alert">{t('nodes.error', { message: error })}</p>
       ) : nodes.length === 0 ? (
-        <p className="muted">{t('nodes.empty')}</p>
+        <NoListHelp />
       ) : (
         <NodeTable nodes={shown} sort={sort} desc={desc} onSort={onSort} />
       )}
@@ -190,8 +201,10 @@ const NodeRow = memo(function NodeRow({ node: n }: { node: NodeDto }) {
         )}
       </td>
       <td className="num">{t('nodes.historyValue', { ok: n.successes, failed: n.failures })}</td>
+      <td className="num">{n.lastListedAt ? <Listed at={n.lastListedAt} /> : '–'}</td>
       <td>
         <span className={`state state-${n.state}`}>{stateText}</span>
+        {n.excluded === 'needs-udp' ? <span className="muted"> · {t('nodes.needsUdp')}</span> : null}
       </td>
       <td>
         {n.state === 'active' ? (
@@ -205,6 +218,13 @@ const NodeRow = memo(function NodeRow({ node: n }: { node: NodeDto }) {
     </tr>
   );
 });
+
+/** "3 h ago": how long since a list named the node (the pool keeps nodes for days). */
+function Listed({ at }: { at: number }) {
+  const { t, i18n } = useTranslation();
+  const now = useNow();
+  return <time dateTime={new Date(at).toISOString()} title={new Date(at).toLocaleString(i18n.language)}>{formatAgo(at, now(), t)}</time>;
+}
 
 /** Render counters the tests read (a latency tick must not re-render the node table). */
 export const renderCounts = { nodeTable: 0 };

@@ -1,6 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import { useShallow } from 'zustand/react/shallow';
 import { useActions, useApp, useNow } from '../components/context.js';
+import { NoListHelp } from '../components/ListSources.js';
 import { useTicker } from '../components/use-ticker.js';
 import { flagOf, formatAgo, formatBytes, formatCountdown, formatMs, formatRate } from '../format.js';
 
@@ -20,9 +21,11 @@ export function Overview() {
   const a = status.active;
   const activeNode = a?.nodeId ? nodeById[a.nodeId] : undefined;
   const standby = status.standby[0];
+  const noList = status.egress === 'vpngate' && status.list !== null && status.list.nodes === 0;
   return (
     <section aria-labelledby="overview-h" className="view">
       <h2 id="overview-h">{t('nav.overview')}</h2>
+      {noList ? <NoListHelp /> : null}
       {status.pinFailed ? <p role="status" className="banner banner-warn">{t('overview.pinFailed', { node: status.pinFailed })}</p> : null}
       <div className="cards">
         <article className="card wide" aria-label={t('overview.active')}>

@@ -14,6 +14,8 @@ interface Form {
   toleranceMs: string;
   url: string;
   drainGraceMin: string;
+  /** One URL per line. */
+  listSources: string;
   language: SettingsDto['language'];
   notifications: SettingsDto['notifications'];
 }
@@ -28,6 +30,7 @@ const toForm = (s: SettingsDto): Form => ({
   toleranceMs: String(s.autoSelect.toleranceMs),
   url: s.autoSelect.url,
   drainGraceMin: String(Math.round(s.drainGraceMs / 60_000)),
+  listSources: s.listSources.join('\n'),
   language: s.language,
   notifications: { ...s.notifications },
 });
@@ -43,12 +46,13 @@ function fromForm(f: Form): Partial<SettingsDto> {
     preferProto: f.preferProto,
     autoSelect: { intervalMs: Number(f.intervalS) * 1000, toleranceMs: Number(f.toleranceMs), url: f.url.trim() },
     drainGraceMs: Number(f.drainGraceMin) * 60_000,
+    listSources: f.listSources.split(/\s+/).map((u) => u.trim()).filter(Boolean),
     language: f.language,
     notifications: f.notifications,
   };
 }
 
-const FIELD_OF: Record<string, keyof Form> = { listen: 'listen', authFile: 'authFile', countryAllow: 'countryAllow', countryDeny: 'countryDeny', 'autoSelect.intervalMs': 'intervalS', 'autoSelect.toleranceMs': 'toleranceMs', 'autoSelect.url': 'url', drainGraceMs: 'drainGraceMin' };
+const FIELD_OF: Record<string, keyof Form> = { listen: 'listen', authFile: 'authFile', countryAllow: 'countryAllow', countryDeny: 'countryDeny', 'autoSelect.intervalMs': 'intervalS', 'autoSelect.toleranceMs': 'toleranceMs', 'autoSelect.url': 'url', drainGraceMs: 'drainGraceMin', listSources: 'listSources' };
 
 export function Settings() {
   const { t } = useTranslation();
@@ -106,7 +110,7 @@ export function Settings() {
       ) : null}
     </div>
   );
-  const text = (k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications'>, type = 'text') => (
+  const text = (k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications' | 'listSources'>, type = 'text') => (
     <input id={`set-${k}`} type={type} value={form[k]} aria-invalid={!!fieldErrors[k]} aria-describedby={fieldErrors[k] ? `err-${k}` : undefined} onChange={(e) => set(k, e.target.value)} />
   );
   return (
@@ -130,6 +134,25 @@ export function Settings() {
         {field('toleranceMs', t('settings.toleranceMs'), text('toleranceMs', 'number'))}
         {field('url', t('settings.testUrl'), text('url', 'url'))}
         {field('drainGraceMin', t('settings.drainGraceMin'), text('drainGraceMin', 'number'))}
+        {field(
+          'listSources',
+          t('settings.listSources'),
+          <>
+            <p className="muted hint" id="hint-listSources">
+              {t('settings.listSourcesHint')}
+            </p>
+            <textarea
+              id="set-listSources"
+              rows={3}
+              spellCheck={false}
+              value={form.listSources}
+              placeholder="https://example.org/vpngate.csv"
+              aria-invalid={!!fieldErrors.listSources}
+              aria-describedby={fieldErrors.listSources ? 'err-listSources hint-listSources' : 'hint-listSources'}
+              onChange={(e) => set('listSources', e.target.value)}
+            />
+          </>,
+        )}
         {field(
           'language',
           t('settings.language'),

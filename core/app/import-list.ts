@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createLogger, errorToJson, formatEndpoint } from '../common/index.js';
+import { importResultSchema, type ImportResult } from '../api/index.js';
+import { Store } from '../store/index.js';
+import { describeSkipped, parseVpnGateCsv } from '../vpngate/index.js';
+import type { GatehopConfig } from './config.js';
+
+function fail(message: string): never {
+  process.stderr.write(`gatehop import-list: ${message}\n`);
+  process.exit(1);
+}
+
+/**
+ * `gatehop import-list FILE`: the nodes of a list file join the pool. A core running with this data
+ * dir takes them at once through its admin API (it holds the pool in memory); with none running
+ * they are written to the store, where the next start finds them.
+ */
+export async function importListCommand(file: string, config: GatehopConfig): Promise<void> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    fail(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let parsed;
+  try {
+    parsed = parseVpnGateCsv(text);
+  } catch (err) {
+    fail(`${file} is not a VPN Gate list: ${errorToJson(err).message}`);
+  }
+  if (parsed.nodes.length === 0) fail(`${file} has no usable node (skipped: ${describeSkipped(parsed.skipped)})`);
+  const skipped = Object.keys(parsed.skipped).length ? ` (skipped: ${describeSkipped(parsed.skipped)})` : '';
+  const running = await toRunningCore(text, config);
+  if (running) {
+    process.stdout.write(`gatehop: imported ${running.imported} nodes from ${file}${skipped} into the running Gatehop; its pool has ${running.nodes} nodes\n`);
+    return;
+  }
+  const store = new Store({ path: join(config.dataDir, 'gatehop.db'), logger: createLogger({ level: 'warn', file: null }) });
+  try {
+    const at = Date.now();
+    store.savePoolNodes(parsed.nodes, at);
+    store.saveListMeta({ fetchedAt: at, source: 'import', via: 'import', nodes: parsed.nodes.length });
+    const total = store.loadPool(at - config.vpngate.keepDays * 24 * 3600_000).length;
+    process.stdout.write(`gatehop: imported ${parsed.nodes.length} nodes from ${file}${skipped} into ${config.dataDir}; the pool has ${total} nodes\n`);
+  } catch (err) {
+    fail(`cannot save the nodes: ${errorToJson(err).message}`);
+  } finally {
+    store.close();
+  }
+}
+
+/** POST /nodes/import to a core listening on this config's admin address, or null when none answers. */
+async function toRunningCore(csv: string, config: GatehopConfig): Promise<ImportResult | null> {
+  if (!config.admin) return null;
+  let token = config.adminToken;
+  if (!token) {
+    try {
+      token = readFileSync(join(config.dataDir, 'admin-token'), 'utf8').trim();
+    } catch {
+      return null;
+    }
+  }
+  const host = config.admin.host === '0.0.0.0' ? '127.0.0.1' : config.admin.host === '::' ? '::1' : config.admin.host;
+  let res: Response;
+  try {
+    res = await fetch(`http://${formatEndpoint({ host, port: config.admin.port })}/nodes/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/csv' },
+      body: csv,
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch {
+    return null; // nothing listening: write the store instead
+  }
+  const body: unknown = await res.json().catch(() => null);
+  if (!res.ok) fail(`the running Gatehop refused the list: ${(body as { message?: string } | null)?.message ?? `HTTP ${res.status}`}`);
+  return importResultSchema.parse(body);
+}

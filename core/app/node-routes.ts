@@ -1,0 +1,131 @@
+import { ErrorCodes, GatehopError, type Logger, type UpstreamProxy } from '../common/index.js';
+import { isTunnel, type EgressManager } from '../egress/index.js';
+import { probeNode, type Prober, type Ranking, type Reachability } from '../selector/index.js';
+import type { Store } from '../store/index.js';
+import { directDialer, upstreamDialer, type Dialer, type VpnGateNode } from '../vpngate/index.js';
+import type { GatehopConfig } from './config.js';
+
+/** VPN Gate nodes' DDNS names: `<HostName>.opengw.net`. */
+export const DDNS_SUFFIX = 'opengw.net';
+
+/**
+ * How Gatehop reaches the list and the nodes from this network (config `vpngate.connectBy` and
+ * `upstream`): by address or by DDNS name, straight or through the user's proxy. Read per use, so a
+ * reload applies to the next fetch, probe and tunnel.
+ */
+export class NodeRoutes {
+  #udp: 'unknown' | 'works' | 'fails' = 'unknown';
+
+  constructor(
+    private config: () => GatehopConfig,
+    private readonly store: Store,
+    private readonly logger: Logger,
+  ) {
+    const up = this.#upstream();
+    if (up) this.#udp = this.#remembered(up);
+  }
+
+  /** The list's own fetches: through the upstream proxy when one is set. */
+  listDialer(c: GatehopConfig = this.config()): Dialer {
+    const up = c.upstream;
+    return up ? upstreamDialer(up.proxy) : directDialer();
+  }
+
+  /** The host a node is dialled at: its address, or its DDNS name with connectBy: hostname. */
+  hostOf(node: VpnGateNode): string {
+    return this.config().vpngate.connectBy === 'hostname' && node.source === 'list' ? `${node.id}.${DDNS_SUFFIX}` : node.ip;
+  }
+
+  /** What a tunnel to `node` needs beyond its profile. */
+  tunnelRoute(node: VpnGateNode): { remoteHost?: string; upstreamUrl?: string } {
+    const up = this.#upstream();
+    const host = this.hostOf(node);
+    return { ...(host !== node.ip ? { remoteHost: host } : {}), ...(up ? { upstreamUrl: urlOf(up) } : {}) };
+  }
+
+  /** Probes take the way tunnels will take. */
+  readonly prober: Prober = (node, opts) => probeNode(node.proto, this.hostOf(node), node.port, { ...opts, upstream: this.#upstream() });
+
+  /**
+   * UDP nodes through an HTTP proxy cannot work; through a SOCKS5 proxy only if its UDP relay
+   * does. That is tried once (the first ranking probes UDP nodes through the relay) and remembered
+   * per proxy; a relay that answered no UDP probe while TCP nodes answered counts as not working.
+   */
+  readonly reachable: Reachability = (node) => {
+    const up = this.#upstream();
+    if (!up || node.proto !== 'udp') return null;
+    if (up.kind === 'http' || this.#udp === 'fails') return 'needs-udp';
+    return null;
+  };
+
+  /** Learns from a ranking of `pool` whether the upstream's UDP relay carries OpenVPN. */
+  observe(r: Ranking, pool: readonly VpnGateNode[]): void {
+    const up = this.#upstream();
+    if (!up || up.kind !== 'socks5' || this.#udp !== 'unknown') return;
+    const udp = new Set(pool.filter((n) => n.proto === 'udp').map((n) => n.id));
+    if (r.ranked.some((x) => udp.has(x.node.id))) return this.#learn(up, 'works');
+    const udpFailed = r.excluded.some((x) => x.reason === 'unreachable' && udp.has(x.nodeId));
+    // Only when TCP nodes answered through the same proxy: otherwise the proxy itself is down.
+    if (udpFailed && r.ranked.some((x) => !udp.has(x.node.id))) this.#learn(up, 'fails');
+  }
+
+  get upstreamUdp(): 'unknown' | 'works' | 'fails' | null {
+    return this.#upstream() ? this.#udp : null;
+  }
+
+  #learn(up: UpstreamProxy, verdict: 'works' | 'fails'): void {
+    this.#udp = verdict;
+    try {
+      this.store.setSetting(`upstream-udp ${up.display}`, verdict);
+    } catch {
+      /* remembered for this run only */
+    }
+    this.logger.info(
+      { event: 'upstream-udp', proxy: up.display, works: verdict === 'works' },
+      verdict === 'works' ? `the upstream proxy ${up.display} relays UDP: UDP nodes go through it` : `the upstream proxy ${up.display} does not relay UDP for OpenVPN: UDP nodes are skipped`,
+    );
+  }
+
+  #remembered(up: UpstreamProxy): 'unknown' | 'works' | 'fails' {
+    const v = this.store.setting(`upstream-udp ${up.display}`);
+    return v === 'works' || v === 'fails' ? v : 'unknown';
+  }
+
+  /** The proxy nodes are reached through (upstream.nodes), or null. */
+  #upstream(): UpstreamProxy | null {
+    const up = this.config().upstream;
+    return up && up.nodes ? up.proxy : null;
+  }
+}
+
+function urlOf(up: UpstreamProxy): string {
+  const who = up.username !== null ? `${encodeURIComponent(up.username)}${up.password !== null ? `:${encodeURIComponent(up.password)}` : ''}@` : '';
+  const host = up.host.includes(':') ? `[${up.host}]` : up.host;
+  return `${up.kind}://${who}${host}:${up.port}`;
+}
+
+/**
+ * The list's way through a working tunnel: a connection through the active tunnel, leased like a
+ * proxy session so a switch lets it finish (make-before-break), names resolved inside the tunnel.
+ */
+export function tunnelDialerOf(manager: EgressManager): Dialer | null {
+  if (!isTunnel(manager.active)) return null;
+  return {
+    via: 'tunnel',
+    dial: async (host, port, signal) => {
+      const lease = manager.acquire();
+      if (!isTunnel(lease.egress)) {
+        lease.release();
+        throw new GatehopError(ErrorCodes.EGRESS_CLOSED, 'no tunnel is up');
+      }
+      try {
+        const c = await lease.egress.connectTcp(host, port, { signal, timeoutMs: 15_000 });
+        c.stream.once('close', () => lease.release());
+        return c.stream;
+      } catch (err) {
+        lease.release();
+        throw err;
+      }
+    },
+  };
+}
