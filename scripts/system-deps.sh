@@ -22,6 +22,8 @@ declare -A NEED=(
   [kwriteconfig5]=libkf5config-bin
   [kreadconfig5]=libkf5config-bin
   # A user's "other proxy" (config upstream): SOCKS5 with a UDP relay (Dante) and HTTP CONNECT (tinyproxy); microsocks above is SOCKS5 without UDP.
+  # The rig's filters (Rig.blockFromHost): nftables drops, as a blocking network does.
+  [nft]=nftables
   [danted]=dante-server
   [tinyproxy]=tinyproxy
   # The renderer's browser tests drive Debian's Chromium through playwright-core.

@@ -77,7 +77,8 @@ function nodeListStore(store: Store): NodeListStore {
 
 /** The node list's source options from the config. */
 export function sourceOptionsOf(c: GatehopConfig): SourceOptions {
-  return { userSources: c.vpngate.sources, mirrors: c.vpngate.mirrors, throughTunnel: c.vpngate.throughTunnel, keepDays: c.vpngate.keepDays };
+  const v = c.vpngate;
+  return { userSources: v.sources, mirrors: v.mirrors, throughTunnel: v.throughTunnel, keepDays: v.keepDays, timeoutMs: v.timeoutMs, headStartMs: v.headStartMs };
 }
 
 /** The list → scoring → history pipeline of the vpngate egress. */
@@ -98,7 +99,7 @@ async function startNodePipeline(config: GatehopConfig, current: () => GatehopCo
   });
   const selector = new Selector(config.selector, store, logger, routes.prober, routes.reachable);
   selector.onRanked((r) => routes.observe(r, nodes.nodes));
-  await nodes.start();
+  await Promise.all([nodes.start(), routes.prepare()]);
   const rank = (list: readonly VpnGateNode[]): Promise<Ranking> =>
     selector.rank(list).catch((err: unknown) => {
       logger.warn({ event: 'ranking-failed', err: (err as Error).message }, 'ranking the node pool failed');
@@ -118,6 +119,12 @@ function startController(config: GatehopConfig, current: () => GatehopConfig, pi
       // Read per tunnel: a reload applies to the next one.
       const { threads, workerHeapMb } = current().tunnel;
       workers?.updateOptions({ heapLimitMb: workerHeapMb });
+      const route = pipeline.routes.tunnelRoute(node);
+      const up = current().upstream;
+      logger.info(
+        { event: 'tunnel-opening', nodeId: node.id, egressId: o.id, remote: `${route.remoteHost ?? node.ip}:${node.port}/${node.proto}`, upstream: route.upstreamUrl && up ? up.proxy.display : null },
+        `opening a tunnel to ${node.id} at ${route.remoteHost ?? node.ip}:${node.port}/${node.proto}${route.upstreamUrl && up ? ` through ${up.proxy.display}` : ''}`,
+      );
       return openTunnel({
         threads,
         heapLimitMb: workerHeapMb,
@@ -125,7 +132,7 @@ function startController(config: GatehopConfig, current: () => GatehopConfig, pi
         id: o.id,
         nodeId: node.id,
         profileText: node.profile,
-        ...pipeline.routes.tunnelRoute(node),
+        ...route,
         logger,
         connectTimeoutMs: o.timeoutMs,
         signal: o.signal,
@@ -142,6 +149,12 @@ function startController(config: GatehopConfig, current: () => GatehopConfig, pi
     () => controller.start(),
     () => controller.start(),
   );
+  // A start from the pool or an import in a network that blocks every list source: once a tunnel
+  // is up, the list can come through it (vpngate.throughTunnel), so the failed refresh runs again now.
+  controller.onEvent((e) => {
+    if (e.type !== 'switch' || e.record.outcome !== 'switched') return;
+    if (nodes.lastRefresh?.ok === false && current().vpngate.throughTunnel && nodes.fetchable) void nodes.refresh();
+  });
   // A new list while nothing is up: try again at once (evaluate starts a switch when none is active).
   nodes.onChange(
     () =>

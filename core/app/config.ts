@@ -58,6 +58,10 @@ const vpngateSchema = z
     keepDays: z.number().int().min(1).max(90).default(7),
     /** Connect to a node's address (ip) or its DDNS name, <HostName>.opengw.net (hostname). */
     connectBy: z.enum(['ip', 'hostname']).default('ip'),
+    /** One source's deadline: the whole request, a stalled body included. */
+    timeoutMs: z.number().int().min(500).max(120_000).default(15_000),
+    /** Each source's head start before the next one is tried too (sooner when it fails). */
+    headStartMs: z.number().int().min(0).max(60_000).default(1_500),
   })
   .strict();
 

@@ -1,4 +1,4 @@
-import { ErrorCodes, GatehopError, type Logger, type UpstreamProxy } from '../common/index.js';
+import { ErrorCodes, GatehopError, isGatehopError, socks5UdpAssociate, type Logger, type UpstreamProxy } from '../common/index.js';
 import { isTunnel, type EgressManager } from '../egress/index.js';
 import { probeNode, type Prober, type Ranking, type Reachability } from '../selector/index.js';
 import type { Store } from '../store/index.js';
@@ -14,15 +14,24 @@ export const DDNS_SUFFIX = 'opengw.net';
  * reload applies to the next fetch, probe and tunnel.
  */
 export class NodeRoutes {
-  #udp: 'unknown' | 'works' | 'fails' = 'unknown';
+  /** What each SOCKS5 proxy's UDP relay did (by its URL without password), as learnt or remembered. */
+  readonly #udpOf = new Map<string, 'unknown' | 'works' | 'fails'>();
 
   constructor(
     private config: () => GatehopConfig,
     private readonly store: Store,
     private readonly logger: Logger,
-  ) {
-    const up = this.#upstream();
-    if (up) this.#udp = this.#remembered(up);
+  ) {}
+
+  /** An HTTP proxy has no UDP at all; a SOCKS5 one may have a relay (asked once, then remembered). */
+  #udp(up: UpstreamProxy): 'unknown' | 'works' | 'fails' {
+    if (up.kind === 'http') return 'fails';
+    let v = this.#udpOf.get(up.display);
+    if (!v) {
+      v = this.#remembered(up);
+      this.#udpOf.set(up.display, v);
+    }
+    return v;
   }
 
   /** The list's own fetches: through the upstream proxy when one is set. */
@@ -54,14 +63,30 @@ export class NodeRoutes {
   readonly reachable: Reachability = (node) => {
     const up = this.#upstream();
     if (!up || node.proto !== 'udp') return null;
-    if (up.kind === 'http' || this.#udp === 'fails') return 'needs-udp';
-    return null;
+    return this.#udp(up) === 'fails' ? 'needs-udp' : null;
   };
+
+  /**
+   * Before the first ranking: a SOCKS5 upstream that refuses UDP ASSOCIATE (many do: microsocks,
+   * most SSH tunnels) is known at once, so UDP nodes are skipped rather than probed and backed off.
+   * An accepted association still has to carry a node's answer (observe) before it counts as working.
+   */
+  async prepare(): Promise<void> {
+    const up = this.#upstream();
+    if (!up || this.#udp(up) !== 'unknown') return;
+    try {
+      const { control } = await socks5UdpAssociate(up, { timeoutMs: 5_000 });
+      control.destroy();
+    } catch (err) {
+      if (isGatehopError(err, ErrorCodes.UPSTREAM_FAILED) && /command not supported|general failure|not allowed/.test((err as Error).message)) this.#learn(up, 'fails');
+      else this.logger.info({ event: 'upstream-udp-unknown', proxy: up.display, err: (err as Error).message }, `could not ask ${up.display} for a UDP relay yet: ${(err as Error).message}`);
+    }
+  }
 
   /** Learns from a ranking of `pool` whether the upstream's UDP relay carries OpenVPN. */
   observe(r: Ranking, pool: readonly VpnGateNode[]): void {
     const up = this.#upstream();
-    if (!up || up.kind !== 'socks5' || this.#udp !== 'unknown') return;
+    if (!up || this.#udp(up) !== 'unknown') return;
     const udp = new Set(pool.filter((n) => n.proto === 'udp').map((n) => n.id));
     if (r.ranked.some((x) => udp.has(x.node.id))) return this.#learn(up, 'works');
     const udpFailed = r.excluded.some((x) => x.reason === 'unreachable' && udp.has(x.nodeId));
@@ -70,11 +95,12 @@ export class NodeRoutes {
   }
 
   get upstreamUdp(): 'unknown' | 'works' | 'fails' | null {
-    return this.#upstream() ? this.#udp : null;
+    const up = this.#upstream();
+    return up ? this.#udp(up) : null;
   }
 
   #learn(up: UpstreamProxy, verdict: 'works' | 'fails'): void {
-    this.#udp = verdict;
+    this.#udpOf.set(up.display, verdict);
     try {
       this.store.setSetting(`upstream-udp ${up.display}`, verdict);
     } catch {

@@ -95,6 +95,9 @@ export async function raceSources(o: RaceOptions): Promise<RaceResult> {
     discovering.add(p);
   };
 
+  // The latest source's head start ends early when it fails: the next one starts at once.
+  let latest: Promise<void> | null = null;
+  let latestDone = false;
   const start = (s: ListSource): void => {
     const started = Date.now();
     const p: Promise<void> = fetchListFrom(s.url, { dialer: o.dialer, timeoutMs: o.timeoutMs, maxBytes: o.maxBytes, signal, onResponse: () => discover(s) })
@@ -120,9 +123,12 @@ export async function raceSources(o: RaceOptions): Promise<RaceResult> {
       )
       .finally(() => {
         running.delete(p);
+        if (latest === p) latestDone = true;
         kick();
       });
     running.add(p);
+    latest = p;
+    latestDone = false;
   };
 
   let lastStart = 0;
@@ -131,7 +137,7 @@ export async function raceSources(o: RaceOptions): Promise<RaceResult> {
       cancel.abort();
       throw abortReason(o.signal, 'fetch the node list');
     }
-    const headStartOver = Date.now() - lastStart >= o.staggerMs || running.size === 0;
+    const headStartOver = Date.now() - lastStart >= o.staggerMs || running.size === 0 || latestDone;
     if (queue.length > 0 && running.size < o.concurrency && headStartOver) {
       start(queue.shift()!);
       lastStart = Date.now();

@@ -47,6 +47,10 @@ export interface SourceOptions {
   throughTunnel: boolean;
   /** Keep every node listed within this many days. */
   keepDays: number;
+  /** One source's deadline (default 15 s). */
+  timeoutMs?: number;
+  /** Each source's head start before the next (default 1.5 s). */
+  headStartMs?: number;
 }
 
 export interface NodeListOptions {
@@ -105,6 +109,7 @@ export class NodeList {
   #timer: NodeJS.Timeout | null = null;
   readonly #abort = new AbortController();
   #refreshing: Promise<void> | null = null;
+  #lastRefresh: { at: number; ok: boolean } | null = null;
   readonly #directoryTried = new Map<string, number>();
   readonly #background = new Set<Promise<unknown>>();
   readonly #listeners: Listeners<readonly VpnGateNode[]>;
@@ -130,6 +135,11 @@ export class NodeList {
   /** Where the list came from, e.g. `mirror http://…/api/iphone/`; `none` before any. */
   get source(): string {
     return this.#meta ? `${this.#meta.via === 'cache' ? 'cache (' : ''}${this.#meta.source}${this.#meta.via === 'cache' ? ')' : ''}` : 'none';
+  }
+
+  /** How the last refresh ended; null before any. */
+  get lastRefresh(): { at: number; ok: boolean } | null {
+    return this.#lastRefresh;
   }
 
   get via(): ListVia {
@@ -246,9 +256,9 @@ export class NodeList {
           const { winner, attempts } = await raceSources({
             sources: order,
             dialer,
-            timeoutMs: f.timeoutMs ?? 15_000,
+            timeoutMs: f.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000,
             maxBytes: f.maxBytes ?? 8 * 1024 * 1024,
-            staggerMs: f.staggerMs ?? 1_500,
+            staggerMs: f.staggerMs ?? this.#sourceOpts.headStartMs ?? 1_500,
             concurrency: f.concurrency ?? 3,
             signal,
             logger: this.opts.logger,
@@ -258,13 +268,16 @@ export class NodeList {
           failures.push(...attempts.filter((a) => !a.ok).map((a) => `${a.url} (${a.via}): ${a.error}`));
           if (winner) {
             this.#take(winner.nodes, this.#now(), winner.source.url, viaOf(winner.source, dialer.via));
+            this.#lastRefresh = { at: this.#now(), ok: true };
             return;
           }
         }
       }
+      this.#lastRefresh = { at: this.#now(), ok: false };
       this.#log.warn({ event: 'list-refresh-failed', keeping: this.#nodes.length, tried: failures.length, err: failures.slice(-6).join('; ') }, `node list refresh failed; keeping ${this.#nodes.length} nodes (${failures.length ? failures.slice(-3).join('; ') : 'no source to try'})`);
     } catch (err) {
       if (signal.aborted) return;
+      this.#lastRefresh = { at: this.#now(), ok: false };
       this.#log.warn({ event: 'list-refresh-failed', keeping: this.#nodes.length, err: (err as Error).message }, 'node list refresh failed; keeping the current list');
     }
   }
@@ -343,7 +356,7 @@ export class NodeList {
     this.#directoryTried.set(key, now);
     const f = this.opts.fetch ?? {};
     const p = (async () => {
-      const res = await httpGet(page, { dialer, signal: this.#abort.signal, timeoutMs: f.timeoutMs ?? 15_000, maxBytes: 2 * 1024 * 1024 });
+      const res = await httpGet(page, { dialer, signal: this.#abort.signal, timeoutMs: f.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000, maxBytes: 2 * 1024 * 1024 });
       if (res.status !== 200) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `HTTP ${res.status}`);
       const found = parseMirrorDirectory(res.body, res.url);
       const records = new Map(this.opts.store.loadSources().map((r) => [r.url, r]));

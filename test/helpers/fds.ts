@@ -11,13 +11,13 @@ export async function eventually(check: () => boolean, timeoutMs = 5_000, what: 
   await until(() => (check() ? true : undefined), timeoutMs, what);
 }
 
-/** Polls `fn` until it returns something other than undefined, and returns that; fails at the deadline. */
-export async function until<T>(fn: () => T | undefined, timeoutMs: number, what: string | (() => string) = 'condition'): Promise<T> {
+/** Polls `fn` (sync or async) until it yields something other than undefined, and returns that; fails at the deadline. */
+export async function until<T>(fn: () => T | undefined | Promise<T | undefined>, timeoutMs: number, what: string | (() => string | Promise<string>) = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = fn();
+    const v = await fn();
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${typeof what === 'function' ? what() : what} did not happen within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${typeof what === 'function' ? await what() : what} did not happen within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

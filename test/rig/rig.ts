@@ -3,7 +3,7 @@
  *   const r = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'] });  ...  r.down();
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { silentLogger } from '../../core/common/index.js';
 import { TunnelEgress } from '../../core/egress/index.js';
@@ -56,8 +56,28 @@ export interface Impairment {
   loss?: number;
 }
 
+/** A host a test adds to the rig (a site, a proxy): its own namespace, reachable from the root namespace, optionally on the lan. */
+export interface RigHost {
+  ns: string;
+  /** Its address on the link to the root namespace (the root side is `rootSide`). */
+  address: string;
+  rootSide: string;
+  /** More addresses on that link (sites that answer on several addresses). */
+  extra: string[];
+  /** Its address on the lan (where the nodes are), when it has one. */
+  lanAddress: string | null;
+}
+
+/** A VPN Gate site look-alike (test/rig/services/vpngate-api.mjs) running somewhere on the rig. */
+export interface RigSite {
+  origin: string;
+  listUrl: string;
+  stop(): void;
+}
+
 export class Rig {
   readonly #onExit = (): void => this.down();
+  #hosts = 0;
 
   private constructor(readonly state: RigState) {
     // A test process that dies without its afterAll still takes its rig down.
@@ -291,6 +311,107 @@ export class Rig {
       }
     }
     throw new Error(`${n.name} does not carry TCP to the inet host through ${file}: ${last}`);
+  }
+
+  // ---- more hosts: sites, proxies, filters ----
+
+  /**
+   * A new host in a namespace of its own, linked to the root namespace on 10.K.(200+i).0/24 (root
+   * .1, host .2 and `extraAddresses` more), and on the lan with `lan: true` (LAN .3+i), so it can
+   * reach the nodes. Its name carries the rig's prefix: `down` removes it.
+   */
+  addHost(name: string, opts: { lan?: boolean; extraAddresses?: number; hosts?: Record<string, string> } = {}): RigHost {
+    const i = this.#hosts++;
+    if (i > 40) throw new Error('too many rig hosts');
+    const p = this.state.prefix;
+    const ns = `${p}-${name}`;
+    const k = this.state.lan.split('.')[1]!;
+    const net = `10.${k}.${200 + i}`;
+    const run = (cmd: string[]): void => void execFileSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    run(['ip', 'netns', 'add', ns]);
+    run(['ip', 'netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up']);
+    const v = `${p}h${i}`;
+    run(['ip', 'link', 'add', v, 'type', 'veth', 'peer', 'name', `${v}x`]);
+    run(['ip', 'link', 'set', `${v}x`, 'netns', ns]);
+    run(['ip', 'addr', 'add', `${net}.1/24`, 'dev', v]);
+    run(['ip', 'link', 'set', v, 'up']);
+    const extra = Array.from({ length: opts.extraAddresses ?? 0 }, (_, j) => `${net}.${3 + j}`);
+    for (const a of [`${net}.2`, ...extra]) run(['ip', 'netns', 'exec', ns, 'ip', 'addr', 'add', `${a}/24`, 'dev', `${v}x`]);
+    run(['ip', 'netns', 'exec', ns, 'ip', 'link', 'set', `${v}x`, 'up']);
+    let lanAddress: string | null = null;
+    if (opts.lan) {
+      lanAddress = this.state.lan.replace(/\.0\/24$/, `.${3 + i}`);
+      const l = `${p}l${i}`;
+      run(['ip', 'link', 'add', l, 'type', 'veth', 'peer', 'name', `${l}x`]);
+      run(['ip', 'link', 'set', `${l}x`, 'netns', `${p}-lan`]);
+      run(['ip', 'netns', 'exec', `${p}-lan`, 'ip', 'link', 'set', `${l}x`, 'master', 'br0', 'up']);
+      run(['ip', 'link', 'set', l, 'netns', ns]);
+      run(['ip', 'netns', 'exec', ns, 'ip', 'addr', 'add', `${lanAddress}/24`, 'dev', l]);
+      run(['ip', 'netns', 'exec', ns, 'ip', 'link', 'set', l, 'up']);
+    }
+    if (opts.hosts) {
+      // `ip netns exec` binds /etc/netns/NS/hosts over /etc/hosts: names only this host knows.
+      mkdirSync(`/etc/netns/${ns}`, { recursive: true });
+      const lines = ['127.0.0.1 localhost', ...Object.entries(opts.hosts).map(([n, a]) => `${a} ${n}`)];
+      writeFileSync(`/etc/netns/${ns}/hosts`, `${lines.join('\n')}\n`);
+    }
+    return { ns, address: `${net}.2`, rootSide: `${net}.1`, extra, lanAddress };
+  }
+
+  /**
+   * Runs a VPN Gate site look-alike in `ns` (the inet namespace, a host's) on host:port: the list
+   * (optionally only some nodes, or none with `noList`), a mirror directory naming `mirrors`, a mode.
+   */
+  async serveList(opts: { ns: string | null; host: string; port?: number; nodes?: string[]; mirrors?: string[]; mode?: string; noList?: boolean }): Promise<RigSite> {
+    const id = `site-${Math.random().toString(16).slice(2, 8)}`;
+    const portFile = resolve(this.state.dir, `${id}.port`);
+    const args = [resolve(RIG_DIR, 'services/vpngate-api.mjs'), resolve(this.state.dir, 'state.json'), portFile, '--host', opts.host, '--port', String(opts.port ?? 0)];
+    if (opts.nodes) args.push('--nodes', opts.nodes.join(','));
+    if (opts.mirrors) args.push('--mirrors', opts.mirrors.join(','));
+    if (opts.mode) args.push('--mode', opts.mode);
+    if (opts.noList) args.push('--no-list');
+    const cmd = opts.ns ? ['ip', 'netns', 'exec', opts.ns, process.execPath, ...args] : [process.execPath, ...args];
+    const child = spawn(cmd[0]!, cmd.slice(1), { detached: true, stdio: 'ignore' });
+    child.unref();
+    writeFileSync(resolve(this.state.dir, 'pids', id), String(child.pid));
+    const deadline = Date.now() + 10_000;
+    let port = '';
+    while (!(port = (() => { try { return readFileSync(portFile, 'utf8'); } catch { return ''; } })())) {
+      if (Date.now() > deadline) throw new Error(`site look-alike on ${opts.host} did not start`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const origin = `http://${opts.host}:${port}`;
+    return {
+      origin,
+      listUrl: `${origin}/api/iphone/`,
+      stop: () => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      },
+    };
+  }
+
+  /**
+   * An nftables rule in the root namespace that drops what Gatehop sends to `cidr` (a blocked site,
+   * a network that cannot reach the nodes): the packets vanish, as behind a national filter. The
+   * rig's own table; `down` deletes it. Returns a function that lifts this one rule.
+   */
+  blockFromHost(cidr: string, opts: { tcpPort?: number } = {}): () => void {
+    const table = this.state.prefix;
+    const nft = (...a: string[]): string => execFileSync('nft', a, { encoding: 'utf8' });
+    nft('add', 'table', 'inet', table);
+    nft('add', 'chain', 'inet', table, 'out', '{ type filter hook output priority 0 ; policy accept ; }');
+    const match = ['ip', 'daddr', cidr, ...(opts.tcpPort ? ['tcp', 'dport', String(opts.tcpPort)] : [])];
+    const comment = `gh-${Math.random().toString(16).slice(2, 10)}`;
+    nft('add', 'rule', 'inet', table, 'out', ...match, 'drop', 'comment', `"${comment}"`);
+    return () => {
+      const listing = nft('-a', 'list', 'chain', 'inet', table, 'out');
+      const handle = new RegExp(`comment "${comment}" # handle (\\d+)`).exec(listing)?.[1];
+      if (handle) nft('delete', 'rule', 'inet', table, 'out', 'handle', handle);
+    };
   }
 
   /** The API look-alike's behaviour: ok | slow | fail | empty | truncated | html. */

@@ -1,16 +1,30 @@
-// A VPN Gate API look-alike: GET /api/iphone/ in the real CSV format, one row per rig node.
-//   POST /control?mode=ok|slow|fail|empty|truncated|html[&delayMs=N]  switches its behaviour.
-// Usage: node vpngate-api.mjs STATE_JSON PORT_FILE
+// A VPN Gate site look-alike: GET /api/iphone/ in the real CSV format, one row per rig node, and
+// (with --mirrors) the mirror directory page /en/sites.aspx linking each mirror as http://HOST:PORT/en/.
+//   POST /control?mode=ok|slow|fail|empty|truncated|html|stall[&delayMs=N]  switches its behaviour.
+// Usage: node vpngate-api.mjs STATE_JSON PORT_FILE [--host H] [--port P] [--mode M] [--nodes NAME,…]
+//        [--mirrors ORIGIN,…] [--no-list]
+//   --nodes     only these rig nodes (by name or id) in the list (a partial list, as VPN Gate's is)
+//   --mirrors   serve a directory page naming these mirror origins
+//   --no-list   answer /api/iphone/ with 404 (a site whose list endpoint is filtered or overloaded)
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
-const state = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-let mode = 'ok';
+const [statePath, portFile, ...rest] = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = rest.indexOf(name);
+  return i >= 0 ? rest[i + 1] : dflt;
+};
+const state = JSON.parse(readFileSync(statePath, 'utf8'));
+let mode = opt('--mode', 'ok');
 let delayMs = 5000;
+const only = opt('--nodes', '') ? new Set(opt('--nodes').split(',')) : null;
+const mirrors = opt('--mirrors', '') ? opt('--mirrors').split(',') : null;
+const noList = rest.includes('--no-list');
 
 function csv() {
   const lines = ['*vpn_servers', '#HostName,IP,Score,Ping,Speed,CountryLong,CountryShort,NumVpnSessions,Uptime,TotalUsers,TotalTraffic,LogType,Operator,Message,OpenVPN_ConfigData_Base64'];
   state.nodes.forEach((n, i) => {
+    if (only && !only.has(n.name) && !only.has(n.id)) return;
     const profile = readFileSync(n.listProfile, 'utf8');
     const row = [
       n.name, n.vpnAddress, 1_000_000 - i * 50_000, 10 + i * 3, 100_000_000 - i * 5_000_000, 'Japan', 'JP',
@@ -23,6 +37,18 @@ function csv() {
   return lines.join('\r\n') + '\r\n';
 }
 
+function directory() {
+  const rows = mirrors
+    .map((m, i) => `<tr><td class="vg_table_row_${i % 2}" style="text-align: center;"><img src="../images/flags/JP.png" /><br>Japan</td>` +
+      `<td class="vg_table_row_${i % 2}"><a href="${m}/en/" target="_blank"><strong>${m}/</strong></a><br>(Mirror location: Japan)</td></tr>`)
+    .join('\n');
+  return `<!DOCTYPE html><html><head><title>VPN Gate Mirror Sites</title></head><body>
+<a href="/en/">VPN Gate</a> <a href="http://www.softether.org/">SoftEther</a>
+<table id="vg_hosts_table_id"><tr><td>Location</td><td>Mirror site URL</td></tr>
+${rows}
+</table></body></html>`;
+}
+
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://x');
   if (req.method === 'POST' && url.pathname === '/control') {
@@ -30,7 +56,11 @@ const server = createServer((req, res) => {
     delayMs = Number(url.searchParams.get('delayMs') ?? delayMs);
     return res.end(`mode=${mode}\n`);
   }
-  if (url.pathname !== '/api/iphone/') {
+  if (url.pathname === '/en/sites.aspx' && mirrors) {
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    return res.end(directory());
+  }
+  if (url.pathname !== '/api/iphone/' || noList) {
     res.writeHead(404);
     return res.end();
   }
@@ -46,14 +76,18 @@ const server = createServer((req, res) => {
       return res.end('<html><body>Please wait...</body></html>');
     }
     if (mode === 'truncated') return res.end(body.slice(0, Math.floor(body.length / 2)));
+    if (mode === 'stall') {
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': body.length });
+      return res.write(body.slice(0, 200)); // and never the rest
+    }
     res.setHeader('Content-Type', 'text/plain');
     res.end(body);
   };
   if (mode === 'slow') setTimeout(send, delayMs);
   else send();
 });
-server.listen(0, '127.0.0.1', () => {
+server.listen(Number(opt('--port', '0')), opt('--host', '127.0.0.1'), () => {
   // Atomic: `up` polls for a non-empty file and must never read half of it.
-  writeFileSync(`${process.argv[3]}.tmp`, String(server.address().port));
-  renameSync(`${process.argv[3]}.tmp`, process.argv[3]);
+  writeFileSync(`${portFile}.tmp`, String(server.address().port));
+  renameSync(`${portFile}.tmp`, portFile);
 });

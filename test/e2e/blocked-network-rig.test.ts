@@ -1,0 +1,216 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { statusSchema, type Status } from '../../core/api/index.js';
+import { startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import { isTunnel } from '../../core/egress/index.js';
+import type { NodeTunnel } from '../../core/groups/index.js';
+import { parseProfile } from '../../core/ovpn/index.js';
+import { apiRequest } from '../helpers/admin-client.js';
+import { curl, sha256 } from '../helpers/curl.js';
+import { eventually, until } from '../helpers/fds.js';
+import { GatehopProcess, runGatehop, type LogLine } from '../helpers/gatehop-process.js';
+import { isRoot } from '../helpers/netns.js';
+import { freePort } from '../helpers/ports.js';
+import { fileLogger, rigAppConfig } from '../helpers/rig-app.js';
+import { dante, microsocks, tinyproxy, type RunningProxy } from '../helpers/upstream-proxies.js';
+import { Rig, type RigSite } from '../rig/rig.js';
+
+/**
+ * Issue #20 on the rig, each a real network situation: an official site dropped by nftables, mirror
+ * directories and junk mirrors on hosts of their own, a list reachable only through a tunnel, and a
+ * host that reaches the nodes only through a SOCKS5 or HTTP proxy in another namespace.
+ */
+describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', () => {
+  let rig: Rig;
+  const sites: RigSite[] = [];
+  const proxies: RunningProxy[] = [];
+  const procs: GatehopProcess[] = [];
+  const unblock: Array<() => void> = [];
+  let app: RunningApp | null = null;
+
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp', 'cbc-tcp'], bigMib: 2 });
+  }, 240_000);
+
+  afterEach(async () => {
+    await app?.stop();
+    app = null;
+    await Promise.all(procs.splice(0).map((p) => p.stop()));
+    for (const u of unblock.splice(0)) u();
+  });
+
+  afterAll(async () => {
+    await Promise.all(proxies.splice(0).map((p) => p.close()));
+    for (const s of sites.splice(0)) s.stop();
+    rig?.down();
+  });
+
+  const serve = async (o: Parameters<Rig['serveList']>[0]): Promise<RigSite> => {
+    const s = await rig.serveList(o);
+    sites.push(s);
+    return s;
+  };
+
+  /** A config file as a user in a blocked network would have it (short source deadlines for the test). */
+  function configFile(dir: string, extra: string[] = []): string {
+    const f = join(dir, 'gatehop.yaml');
+    writeFileSync(
+      f,
+      [
+        'groups:',
+        `  urlTest: { url: "${rig.url('/generate_204')}", intervalMs: 600000 }`,
+        'switching:',
+        '  healthDnsName: files.test',
+        'vpngate:',
+        '  timeoutMs: 3000',
+        '  headStartMs: 4000',
+        ...extra,
+        '',
+      ].join('\n'),
+    );
+    return f;
+  }
+
+  async function gatehop(dir: string, args: string[], opts: { hosts?: Record<string, string> } = {}): Promise<{ proc: GatehopProcess; status: () => Promise<Status>; logFile: string }> {
+    const admin = await freePort();
+    const logFile = join(dir, `gatehop-${procs.length}.log`);
+    const proc = new GatehopProcess(dir, ['--egress', 'vpngate', '--listen', `127.0.0.1:${await freePort()}`, '--admin', `127.0.0.1:${admin}`, '--data-dir', dir, '--log-file', logFile, ...args], opts);
+    procs.push(proc);
+    await until(() => (proc.stdout.includes('gatehop ready:') ? true : proc.child.exitCode !== null ? Promise.reject(new Error(`gatehop exited: ${proc.stderr}`)) : undefined), 60_000, () => `gatehop ready (stderr: ${proc.stderr})`);
+    const token = readFileSync(join(dir, 'admin-token'), 'utf8').trim();
+    const status = async (): Promise<Status> => statusSchema.parse((await apiRequest(admin, 'GET', '/status', { token })).json());
+    return { proc, status, logFile };
+  }
+
+  it('the official endpoint blackholed by nftables: the list comes from a mirror a directory page names elsewhere, junk mirrors are named on the way, and that mirror goes first at the next start', async () => {
+    const h = rig.addHost('sites', { extraAddresses: 5 });
+    const [dirAt, stallAt, htmlAt, truncAt, goodAt] = h.extra as [string, string, string, string, string];
+    const official = await serve({ ns: h.ns, host: h.address, port: 8080 });
+    const good = await serve({ ns: h.ns, host: goodAt, port: 8080 });
+    const stall = await serve({ ns: h.ns, host: stallAt, port: 8080, mode: 'stall' });
+    const html = await serve({ ns: h.ns, host: htmlAt, port: 8080, mode: 'html' });
+    const trunc = await serve({ ns: h.ns, host: truncAt, port: 8080, mode: 'truncated' });
+    const directory = await serve({ ns: h.ns, host: dirAt, port: 8080, noList: true, mirrors: [stall, html, trunc, good].map((s) => s.origin) });
+    unblock.push(rig.blockFromHost(`${h.address}/32`));
+    const dir = mkdtempSync(join(tmpdir(), 'gh-blocked-'));
+    const args = ['--config', configFile(dir), '--api', official.listUrl, '--api', directory.listUrl];
+
+    const first = await gatehop(dir, args);
+    const list = await until(async () => {
+      const s = await first.status();
+      return s.list?.via === 'mirror' && s.active ? s.list : undefined;
+    }, 90_000, async () => `the list from a mirror and a tunnel up (status: ${JSON.stringify((await first.status()).list)})`);
+    expect(list.source).toBe(good.listUrl);
+    const by = Object.fromEntries(list.sources.map((s) => [s.url, s]));
+    expect(by[official.listUrl]).toMatchObject({ kind: 'api', via: 'direct', ok: false, error: expect.stringMatching(/timed out/) });
+    expect(by[directory.listUrl]).toMatchObject({ ok: false, error: 'HTTP 404' });
+    expect(by[stall.listUrl]).toMatchObject({ kind: 'mirror', ok: false, error: expect.stringMatching(/timed out/) });
+    expect(by[html.listUrl]).toMatchObject({ kind: 'mirror', ok: false, error: expect.stringMatching(/HTML page/) });
+    expect(by[trunc.listUrl]).toMatchObject({ kind: 'mirror', ok: false, error: expect.stringMatching(/truncated/) });
+    expect(by[good.listUrl]).toMatchObject({ kind: 'mirror', via: 'direct', ok: true });
+    expect(await first.proc.stop()).toBe(0);
+
+    // The next start remembers the mirror that worked and asks it first: the blackholed official
+    // endpoint (first in --api) is not even tried before the mirror answers.
+    const second = await gatehop(dir, args);
+    await until(async () => ((await second.status()).list?.sources.find((s) => s.url === good.listUrl)?.at ?? 0) > (by[good.listUrl]!.at ?? 0) || undefined, 30_000, 'the mirror asked again');
+    const events = second.proc.log(second.logFile).filter((l: LogLine) => l.event === 'list-fetched' || l.event === 'list-source-failed');
+    expect(events[0]).toMatchObject({ event: 'list-fetched', url: good.listUrl, kind: 'mirror' });
+  }, 180_000);
+
+  it('an imported file in an empty data dir brings a tunnel up, and the list then refreshes through that tunnel from a site only the tunnel reaches (names resolved inside it)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-through-'));
+    // The file a user was sent: part of the list, weeks old perhaps; and one that is not a list at all.
+    const partial = await serve({ ns: null, host: '127.0.0.1', nodes: [rig.softether[0]!.name, rig.openvpn[1]!.name] });
+    const file = join(dir, 'vpngate.csv');
+    writeFileSync(file, await (await fetch(partial.listUrl)).text());
+    writeFileSync(join(dir, 'portal.html'), '<html><body>Log in to use this Wi-Fi</body></html>');
+    const junk = await runGatehop(['import-list', join(dir, 'portal.html'), '--data-dir', dir]);
+    expect(junk).toMatchObject({ code: 1, stderr: expect.stringMatching(/portal\.html is not a VPN Gate list: the list is an HTML page/) });
+    const imported = await runGatehop(['import-list', file, '--data-dir', dir]);
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toMatch(/imported 2 nodes from .*vpngate\.csv into .*; the pool has 2 nodes/);
+
+    // The whole list, on the rig's internet side only: the host has no route there and no resolver for the name.
+    await serve({ ns: rig.state.inetNs, host: rig.state.inetAddress, port: 8080 });
+    const api = 'http://www.rig.test:8080/api/iphone/';
+    const g = await gatehop(dir, ['--config', configFile(dir), '--api', api]);
+    const list = await until(async () => {
+      const s = await g.status();
+      return s.list?.via === 'tunnel' ? s.list : undefined;
+    }, 90_000, async () => `the list through the tunnel (status: ${JSON.stringify((await g.status()).list)})`);
+    expect(list).toMatchObject({ source: api, nodes: rig.state.nodes.length });
+    expect(list.sources).toEqual([expect.objectContaining({ url: api, via: 'tunnel', ok: true })]);
+    // Directly the name did not even resolve: tried first, and said.
+    const failedDirect = g.proc.log(g.logFile).find((l) => l.event === 'list-source-failed' && l.via === 'direct');
+    expect(failedDirect).toMatchObject({ url: api, err: expect.stringMatching(/EAI_AGAIN|ENOTFOUND/) });
+  }, 180_000);
+
+  describe('the nodes only through the user\'s other proxy (upstream)', () => {
+    let px: ReturnType<Rig['addHost']>;
+    const api = 'http://api.upstream.test:8081/api/iphone/';
+    const udpNodes = (): string[] => rig.state.nodes.filter((n) => parseProfile(readFileSync(n.listProfile, 'utf8')).remotes[0]!.proto === 'udp').map((n) => n.name);
+
+    beforeAll(async () => {
+      // The proxy's host is on the lan with the nodes; the list is on its own loopback, by a name only it knows.
+      px = rig.addHost('px', { lan: true, hosts: { 'api.upstream.test': '127.0.0.1' } });
+      await serve({ ns: px.ns, host: '127.0.0.1', port: 8081 });
+      const exec = ['ip', 'netns', 'exec', px.ns];
+      proxies.push(await microsocks({ host: px.address, exec }), await tinyproxy({ host: px.address, exec }), await dante({ host: px.address, external: px.lanAddress!, exec }));
+    }, 60_000);
+
+    async function through(url: string, over: ConfigInput = {}): Promise<RunningApp> {
+      unblock.push(rig.blockFromHost(rig.state.lan));
+      const dir = mkdtempSync(join(tmpdir(), 'gh-upstream-'));
+      app = await startApp(rigAppConfig(rig, dir, { api: [api], upstream: { url }, ...over }), fileLogger(join(dir, 'gatehop.log')));
+      const a = app;
+      await eventually(() => isTunnel(a.manager!.active), 90_000, () => `a tunnel through ${url} (log: ${join(dir, 'gatehop.log')})`);
+      return a;
+    }
+
+    async function downloadIntact(a: RunningApp): Promise<void> {
+      const d = await curl(['--max-time', '120', '--socks5-hostname', `127.0.0.1:${a.listening.proxy.port}`, rig.url('/big')]);
+      expect(d.stderr).toBe('');
+      expect(sha256(d.stdout)).toBe(rig.state.bigSha256);
+    }
+
+    it.each([
+      ['a SOCKS5 proxy without UDP (microsocks)', 0],
+      ['an HTTP CONNECT proxy (tinyproxy)', 1],
+    ])('through %s: TCP nodes work, UDP nodes are skipped with the reason, a download is intact', async (_what, i) => {
+      // The host itself reaches no node: only the proxy does.
+      const direct = await curl(['--max-time', '3', `http://${rig.state.nodes[0]!.vpnAddress}:1194/`]);
+      expect(direct.code).not.toBe(0);
+      const a = await through(proxies[i]!.url);
+      const node = (a.manager!.active as NodeTunnel).nodeId;
+      expect(udpNodes()).not.toContain(node);
+      const excluded = await until(() => {
+        const x = a.selector!.last?.excluded.filter((e) => e.reason === 'needs-udp').map((e) => e.nodeId);
+        return x && x.length > 0 ? x : undefined;
+      }, 30_000, 'UDP nodes skipped');
+      expect(excluded.sort()).toEqual(udpNodes().sort());
+      await downloadIntact(a);
+    }, 180_000);
+
+    it('through a SOCKS5 proxy whose UDP relay works (Dante): a UDP node carries the download, and the relay is remembered as working', async () => {
+      const udpNode = udpNodes()[0]!;
+      const a = await through(proxies[2]!.url, { groups: { mode: 'manual', defaultNode: udpNode } });
+      await eventually(() => (a.manager!.active as NodeTunnel).nodeId === udpNode, 60_000, `the pinned UDP node ${udpNode} active`);
+      await downloadIntact(a);
+      expect(a.store!.setting(`upstream-udp ${proxies[2]!.url}`)).toBe('works');
+    }, 180_000);
+  });
+
+  it('vpngate.connectBy: hostname dials the node by its DDNS name (<HostName>.opengw.net), resolved as the system resolves it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-byname-'));
+    const hosts = Object.fromEntries(rig.state.nodes.map((n) => [`${n.name}.opengw.net`, n.vpnAddress]));
+    const g = await gatehop(dir, ['--config', configFile(dir, ['  connectBy: hostname']), '--api', rig.state.apiUrl], { hosts });
+    await until(async () => (await g.status()).active?.nodeId ?? undefined, 90_000, 'a tunnel by name');
+    const remotes = g.proc.log(g.logFile).filter((l) => l.event === 'tunnel-opening').map((l) => l.remote).filter((r): r is string => typeof r === 'string');
+    expect(remotes.length).toBeGreaterThan(0);
+    expect(remotes.every((r) => r.includes('.opengw.net:'))).toBe(true);
+    expect((await g.status()).reach).toEqual({ connectBy: 'hostname', upstream: null, upstreamUdp: null });
+  }, 120_000);
+});

@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
+
+export interface LogLine {
+  event?: string;
+  level?: number | string;
+  msg?: string;
+  [k: string]: unknown;
+}
+
+/**
+ * The `gatehop` CLI as a user runs it, in a mount namespace of its own whose /etc/resolv.conf
+ * points at nothing (and whose /etc/hosts holds `hosts`): a name it resolves itself fails at once,
+ * on this machine, instead of asking the machine's real resolver, which no test may reach.
+ */
+export class GatehopProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  #stdout = '';
+  #stderr = '';
+
+  constructor(
+    readonly dir: string,
+    args: string[],
+    opts: { hosts?: Record<string, string> } = {},
+  ) {
+    const resolv = join(dir, 'resolv.conf');
+    const hosts = join(dir, 'hosts');
+    writeFileSync(resolv, 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n');
+    writeFileSync(hosts, ['127.0.0.1 localhost', ...Object.entries(opts.hosts ?? {}).map(([n, a]) => `${a} ${n}`), ''].join('\n'));
+    const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+    const script = `mount --bind ${q(resolv)} /etc/resolv.conf && mount --bind ${q(hosts)} /etc/hosts && exec ${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')}`;
+    this.child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout!.on('data', (c: Buffer) => (this.#stdout += c.toString()));
+    this.child.stderr!.on('data', (c: Buffer) => (this.#stderr = (this.#stderr + c.toString()).slice(-8000)));
+    this.exited = new Promise((r) => this.child.once('exit', (code) => r(code)));
+  }
+
+  get stdout(): string {
+    return this.#stdout;
+  }
+
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  /** JSON lines of its log file (`--log-file`). */
+  log(file: string): LogLine[] {
+    if (!existsSync(file)) return [];
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as LogLine);
+  }
+
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode === null) this.child.kill('SIGTERM');
+    return this.exited;
+  }
+}
+
+/** `gatehop <args>` to completion (a subcommand), with its output. */
+export function runGatehop(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const c = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    c.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    c.on('exit', (code) => res({ code, stdout, stderr }));
+  });
+}
