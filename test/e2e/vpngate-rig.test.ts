@@ -79,9 +79,11 @@ describe.skipIf(!isRoot)('gatehop --api against the rig: list, score, persist', 
     expect(await exited).toBe(0);
 
     const db = new Database(join(dataDir, 'gatehop.db'), { readonly: true });
-    const list = db.prepare('SELECT source, nodes_json FROM node_list').get() as { source: string; nodes_json: string };
-    expect(list.source).toBe(rig.state.apiUrl);
-    expect((JSON.parse(list.nodes_json) as unknown[]).length).toBe(rig.state.nodes.length);
+    const list = db.prepare('SELECT source, via, node_count FROM node_list').get() as { source: string; via: string; node_count: number };
+    expect(list).toEqual({ source: rig.state.apiUrl, via: 'direct', node_count: rig.state.nodes.length });
+    // The nodes themselves, with their profiles, are in the pool that remembers (#20).
+    const pool = db.prepare('SELECT count(*) AS n FROM nodes WHERE node_json IS NOT NULL').get() as { n: number };
+    expect(pool.n).toBe(rig.state.nodes.length);
     const samples = db.prepare("SELECT count(*) AS n FROM latency_samples WHERE kind = 'tcp' AND success = 1").get() as { n: number };
     expect(samples.n).toBe(rig.state.nodes.length);
     db.close();
