@@ -25,6 +25,8 @@ declare -A NEED=(
   # The rig's filters (Rig.blockFromHost): nftables drops, as a blocking network does.
   [nft]=nftables
   [danted]=dante-server
+  # A client that reads at a set pace (curl into pv -L): the Clash byte counters' test.
+  [pv]=pv
   [tinyproxy]=tinyproxy
   # The renderer's browser tests drive Debian's Chromium through playwright-core.
   [chromium]=chromium

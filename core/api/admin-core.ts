@@ -2,7 +2,7 @@ import type { LogTap } from '../common/index.js';
 import type { LoopDelay } from './loop-delay.js';
 import type { ReloadResult, Settings, SysproxyState } from './contract.js';
 import type { EgressManager } from '../egress/index.js';
-import type { PoolRecovery, SwitchController } from '../groups/index.js';
+import type { DelaySweep, PoolRecovery, SwitchController } from '../groups/index.js';
 import type { Selector } from '../selector/index.js';
 import type { ProxyServer } from '../socks5/index.js';
 import type { Store } from '../store/index.js';
@@ -33,6 +33,12 @@ export interface AdminCore {
   readonly loopDelay?: LoopDelay | null;
   /** How nodes are reached (connectBy, the upstream proxy and whether its UDP relay works). */
   readonly reach?: (() => { connectBy: 'ip' | 'hostname'; upstream: string | null; upstreamUdp: 'unknown' | 'works' | 'fails' | null }) | null;
+  /** The core's log level (pino's names), changeable live (the Clash API's log-level). */
+  readonly logLevel?: { get(): string; set(level: string): void } | null;
+  /** "Test all": URL tests through every node, a few at a time. */
+  readonly delaySweep?: DelaySweep | null;
+  /** Where a user-supplied Clash dashboard build lives (served at /ui/external/); null: none. */
+  readonly externalUiDir?: string | null;
   /** POST /reload: re-reads the config and applies what can change live; null: not offered. */
   readonly reload?: (() => Promise<ReloadResult>) | null;
 }

@@ -8,7 +8,7 @@ import { EventStream } from './event-stream.js';
 import { parseOr400, readJson, readText, sendEmpty, sendJson } from './http-util.js';
 import { createMetrics, mirrorCounter, type Metrics } from './metrics.js';
 import { Router } from './router.js';
-import { staticUi, type UiHandler } from './static-ui.js';
+import { externalUi, staticUi, type UiHandler } from './static-ui.js';
 import { startRefresh } from './node-refresh.js';
 import { failureOf, implementOperations, type OperationImpls } from './operations.js';
 import { operations, opNames } from './contract.js';
@@ -45,6 +45,7 @@ export class AdminServer {
   #statusTimer: NodeJS.Timeout | null = null;
   #statusDirty = false;
   readonly #ui: UiHandler | null;
+  readonly #externalUi: UiHandler | null;
   readonly #taps = new Set<(event: string, data: unknown) => void>();
   readonly #refreshes = { seq: 0, running: null as Promise<void> | null };
 
@@ -56,6 +57,7 @@ export class AdminServer {
     this.#log = logger.child({ component: 'admin-api' });
     this.metrics = createMetrics(core);
     this.#ui = staticUi(core.uiDir);
+    this.#externalUi = externalUi(core.externalUiDir);
     this.operations = implementOperations(core, () => this.#address, () => startRefresh(core, (event, data) => this.#publish(event, data), this.#refreshes));
     this.#events = new EventStream({ ...(opts.sseMaxBufferedBytes ? { maxBufferedBytes: opts.sseMaxBufferedBytes } : {}), ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}) });
     mirrorCounter(this.metrics.registry, 'gatehop_api_sse_dropped_total', 'Event-stream clients dropped for not reading', [], () => [[{}, this.#events.dropped]]);
@@ -135,7 +137,7 @@ export class AdminServer {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'cache-control': 'no-store' });
       res.end(text);
     });
-    registerClashRoutes(r, core, this.#streams);
+    registerClashRoutes(r, core, { streams: this.#streams, refreshNodes: () => startRefresh(core, (event, data) => this.#publish(event, data), this.#refreshes) });
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -151,6 +153,10 @@ export class AdminServer {
       const pre = checkAccess(req.headers, url, this.#policy!, { tokenless: true });
       if (!pre.ok) return sendJson(res, pre.status, { error: pre.error, message: pre.message });
       if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'GH_ERR_API_METHOD', message: `${req.method} is not allowed on ${url.pathname}` });
+      if (url.pathname === '/ui/external' || url.pathname.startsWith('/ui/external/')) {
+        if (!this.#externalUi) return sendJson(res, 404, { error: 'GH_ERR_API_NOT_FOUND', message: 'no external dashboard: set externalUi to the folder of a Clash dashboard build (with its index.html)' });
+        return this.#externalUi(req, res);
+      }
       if (!this.#ui) return sendJson(res, 404, { error: 'GH_ERR_API_NOT_FOUND', message: 'the dashboard is not built (npm run build:ui)' });
       return this.#ui(req, res);
     }

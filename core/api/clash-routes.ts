@@ -1,89 +1,177 @@
 import type { ServerResponse } from 'node:http';
+import { z } from 'zod';
 import { ErrorCodes, GATEHOP_VERSION, isGatehopError } from '../common/index.js';
 import { GROUP_NAME } from '../groups/index.js';
 import type { AdminCore } from './admin-core.js';
 import { subscribeClashLogs, trafficMeter } from './clash-streams.js';
+import { configsOf, FROM_CLASH, groupOf, nodeNames, PROVIDER_NAME, providerOf, proxiesOf, proxyOf, rulesOf } from './clash-views.js';
 import { ApiFailure, parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
 import type { Router } from './router.js';
 import { clashDelayQuerySchema, clashSelectSchema } from './schemas.js';
 
-/**
- * The subset of the Clash external-controller API that dashboards (yacd, metacubexd, zashboard)
- * use to show and pick proxies: one Selector group "GATEHOP" whose members are the nodes (LoadBalance
- * while several tunnels balance in auto mode).
- * GET /connections and DELETE /connections/:id are shared with Gatehop's own API (one shape).
- */
-export function registerClashRoutes(r: Router, core: AdminCore, streams: Set<ServerResponse>): void {
-  const nodeNames = (): string[] => core.nodes?.nodes.map((n) => n.id) ?? [];
-  const history = (nodeId: string) => {
-    const d = core.controller?.urlDelays.get(nodeId);
-    return d && d.ms !== null ? [{ time: new Date(d.at).toISOString(), delay: Math.round(d.ms) }] : [];
-  };
-  const proxyOf = (nodeId: string) => ({ name: nodeId, type: 'OpenVPN', udp: true, history: history(nodeId) });
-  // Balancing over several tunnels (auto mode, tunnels > 1) is Clash's load-balance group, which its
-  // API spells LoadBalance; "now" is then the primary member.
-  const balancing = (): boolean => core.controller?.mode === 'auto' && (core.controller?.balance.tunnels ?? 1) > 1;
-  const group = () => ({
-    name: GROUP_NAME,
-    type: balancing() ? 'LoadBalance' : 'Selector',
-    udp: true,
-    history: [],
-    now: core.controller?.active?.node.id ?? core.controller?.pinned ?? '',
-    all: nodeNames(),
-  });
+/** Clash answers its errors as `{message}`; Gatehop's `{error, message}` carries both. */
+const clashError = (status: number, message: string): ApiFailure => new ApiFailure(status, status === 404 ? 'GH_ERR_API_NOT_FOUND' : 'GH_ERR_API_BAD_REQUEST', message);
 
-  r.on('GET', '/', ({ res }) => sendJson(res, 200, { hello: 'clash' }));
-  r.on('GET', '/version', ({ res }) => sendJson(res, 200, { version: `gatehop-${GATEHOP_VERSION}`, meta: false }));
-  r.on('GET', '/proxies', ({ res }) => {
-    const proxies: Record<string, unknown> = { [GROUP_NAME]: group() };
-    for (const id of nodeNames()) proxies[id] = proxyOf(id);
-    sendJson(res, 200, { proxies });
-  });
-  r.on('GET', '/proxies/:name', ({ params, res }) => {
-    if (params.name === GROUP_NAME) return sendJson(res, 200, group());
-    if (!nodeNames().includes(params.name!)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no proxy ${params.name}`);
-    sendJson(res, 200, proxyOf(params.name!));
-  });
-  r.on('PUT', '/proxies/:name', async ({ req, params, res }) => {
-    if (params.name !== GROUP_NAME) throw new ApiFailure(400, 'GH_ERR_API_BAD_REQUEST', `only the ${GROUP_NAME} group can be selected`);
-    const { name } = await readJson(req, clashSelectSchema);
-    const c = core.controller;
-    if (!c) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'switching needs the vpngate egress');
-    if (!nodeNames().includes(name)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no proxy ${name}`);
-    c.switchNow({ nodeId: name, reason: `dashboard selected ${name}` });
-    sendEmpty(res);
-  });
-  r.on('GET', '/proxies/:name/delay', async ({ params, url, res }) => {
-    const q = parseOr400(clashDelayQuerySchema, Object.fromEntries(url.searchParams), 'query');
-    const c = core.controller;
-    if (!c) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'delay tests need the vpngate egress');
-    if (!nodeNames().includes(params.name!)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no proxy ${params.name}`);
+const patchSchema = z.record(z.string(), z.unknown());
+
+export interface ClashRouteDeps {
+  /** Re-fetches the node list (PUT /providers/proxies/VPNGate). */
+  refreshNodes(): { refreshId: number };
+  /** Open HTTP streams, closed with the server. */
+  streams: Set<ServerResponse>;
+}
+
+/**
+ * The Clash/mihomo external-controller surface that yacd, metacubexd and zashboard call (the table
+ * in core/api/README.md), each mapped onto Gatehop. GET /connections and DELETE
+ * /connections/:id are Gatehop's own operations (one shape for both).
+ */
+export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRouteDeps): void {
+  const controller = () => {
+    if (!core.controller) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'this needs the vpngate egress (the core runs --egress direct)');
+    return core.controller;
+  };
+  const knownNode = (name: string): string => {
+    if (!nodeNames(core).includes(name)) throw clashError(404, `Resource not found: no proxy ${name}`);
+    return name;
+  };
+  const delay = async (res: ServerResponse, name: string, query: URLSearchParams): Promise<void> => {
+    const q = parseOr400(clashDelayQuerySchema, Object.fromEntries(query), 'query');
+    const c = controller();
+    knownNode(name);
     try {
-      sendJson(res, 200, { delay: Math.round(await c.delayTest(params.name!, q.url, q.timeout)) });
+      sendJson(res, 200, { delay: Math.round(await c.delayTest(name, q.url, q.timeout)) });
     } catch (err) {
       if (isGatehopError(err, ErrorCodes.NODE_UNKNOWN)) throw err;
       const timedOut = (err as Error).name === 'TimeoutError' || isGatehopError(err, ErrorCodes.EGRESS_CONNECT_TIMEOUT) || /timed? ?out/i.test((err as Error).message);
       // Clash: 504 for a timeout, 503 for any other failure.
       sendJson(res, timedOut ? 504 : 503, { message: timedOut ? 'Timeout' : `An error occurred in the delay test: ${(err as Error).message}` });
     }
+  };
+  const sweep = () => {
+    if (!core.delaySweep) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'node tests need the vpngate egress');
+    return core.delaySweep;
+  };
+
+  r.on('GET', '/', ({ res }) => sendJson(res, 200, { hello: 'clash' }));
+  // meta: the mihomo extensions metacubexd and zashboard use exist here (group delay, `fixed`
+  // with DELETE to clear it, /memory, provider health checks); premium: no rule providers.
+  r.on('GET', '/version', ({ res }) => sendJson(res, 200, { version: `gatehop-${GATEHOP_VERSION}`, meta: true, premium: false }));
+
+  // ---- configs, rules ----
+  r.on('GET', '/configs', ({ res }) => sendJson(res, 200, configsOf(core)));
+  r.on('PATCH', '/configs', async ({ req, res }) => {
+    const body = await readJson(req, patchSchema);
+    const refused = Object.keys(body).filter((k) => k !== 'mode' && k !== 'log-level');
+    if (refused.length > 0) throw clashError(400, `${refused.join(', ')}: not changeable through the Clash API in Gatehop (the proxy's address and ports are in Gatehop's Settings; it has no TUN, DNS or LAN switch of its own)`);
+    // Validate everything before changing anything.
+    let auto: boolean | null = null;
+    if (body.mode !== undefined) {
+      const m = String(body.mode).toLowerCase();
+      // Clash's own names too: rule = Gatehop picks the node (auto), global = the one you picked (manual).
+      if (m === 'auto' || m === 'rule') auto = true;
+      else if (m === 'manual' || m === 'global') auto = false;
+      else throw clashError(400, m === 'direct' ? 'mode direct: Gatehop never sends traffic outside a tunnel' : `mode ${m}: Gatehop's modes are auto and manual`);
+      controller();
+    }
+    let level: string | null = null;
+    if (body['log-level'] !== undefined) {
+      level = FROM_CLASH[String(body['log-level']).toLowerCase()] ?? null;
+      if (!level) throw clashError(400, `log-level ${String(body['log-level'])}: one of debug, info, warning, error, silent`);
+      if (!core.logLevel) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the log level is not changeable in this embedding');
+    }
+    if (auto !== null) controller().setMode(auto);
+    if (level) core.logLevel!.set(level);
+    sendEmpty(res);
   });
-  r.on('GET', '/logs', ({ url, res }) => {
+  r.on('PUT', '/configs', async ({ req, res }) => {
+    const body = await readJson(req, z.object({ path: z.string().optional(), payload: z.string().optional() }).passthrough());
+    if (body.payload || body.path) throw clashError(400, 'Gatehop does not load Clash configs; PUT /configs with no path or payload reloads its own config');
+    if (!core.reload) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'reload is not available in this embedding');
+    await core.reload();
+    sendEmpty(res);
+  });
+  r.on('GET', '/rules', ({ res }) => sendJson(res, 200, rulesOf()));
+  r.on('GET', '/providers/rules', ({ res }) => sendJson(res, 200, { providers: {} }));
+
+  // ---- the node list as a proxy provider ----
+  const provider = (name: string): void => {
+    if (name !== PROVIDER_NAME || !core.nodes) throw clashError(404, `Resource not found: no provider ${name}`);
+  };
+  r.on('GET', '/providers/proxies', ({ res }) => sendJson(res, 200, { providers: core.nodes ? { [PROVIDER_NAME]: providerOf(core) } : {} }));
+  r.on('GET', '/providers/proxies/:name', ({ params, res }) => {
+    provider(params.name!);
+    sendJson(res, 200, providerOf(core));
+  });
+  r.on('PUT', '/providers/proxies/:name', ({ params, res }) => {
+    provider(params.name!);
+    deps.refreshNodes();
+    sendEmpty(res);
+  });
+  // Test all: started here, results arrive in each proxy's history (as mihomo's async check does).
+  r.on('GET', '/providers/proxies/:name/healthcheck', ({ params, res }) => {
+    provider(params.name!);
+    sweep().start({ url: controller().urlTestUrl, timeoutMs: 5_000 });
+    sendEmpty(res);
+  });
+  r.on('GET', '/providers/proxies/:name/:proxy/healthcheck', async ({ params, url, res }) => {
+    provider(params.name!);
+    await delay(res, params.proxy!, url.searchParams);
+  });
+
+  // ---- the group and its nodes ----
+  r.on('GET', '/proxies', ({ res }) => sendJson(res, 200, { proxies: proxiesOf(core) }));
+  r.on('GET', '/proxies/:name', ({ params, res }) => sendJson(res, 200, params.name === GROUP_NAME ? groupOf(core) : proxyOf(core, knownNode(params.name!))));
+  r.on('PUT', '/proxies/:name', async ({ req, params, res }) => {
+    if (params.name !== GROUP_NAME) throw clashError(400, `Selector update error: only the ${GROUP_NAME} group can be selected`);
+    const { name } = await readJson(req, clashSelectSchema);
+    knownNode(name);
+    controller().pick(name, `dashboard selected ${name}`);
+    sendEmpty(res);
+  });
+  // mihomo: clears a pin on an automatic group. Gatehop: back to auto mode.
+  r.on('DELETE', '/proxies/:name', ({ params, res }) => {
+    if (params.name !== GROUP_NAME) throw clashError(400, `${params.name} is not a group`);
+    controller().setMode(true);
+    sendEmpty(res);
+  });
+  r.on('GET', '/proxies/:name/delay', ({ params, url, res }) => delay(res, params.name!, url.searchParams));
+  // mihomo: tests every member, answers {name: delay} for those that answered. Gatehop tests every
+  // node a few at a time and answers what finished within twice the per-node timeout; the rest
+  // go on and land in the proxies' history.
+  r.on('GET', '/group/:name/delay', async ({ params, url, res }) => {
+    if (params.name !== GROUP_NAME) throw clashError(404, `Resource not found: no group ${params.name}`);
+    const q = parseOr400(clashDelayQuerySchema, Object.fromEntries(url.searchParams), 'query');
+    sweep().start({ url: q.url, timeoutMs: q.timeout });
+    const results = await sweep().wait(Math.max(q.timeout * 2, 5_000));
+    sendJson(res, 200, Object.fromEntries([...results].filter(([, ms]) => ms !== null)));
+  });
+
+  // ---- connections (GET and DELETE /connections/:id are the contract's) ----
+  r.on('DELETE', '/connections', ({ res }) => {
+    for (const s of [...core.proxy.sessions]) s.forceClose('closed by the user (all)');
+    sendEmpty(res);
+  });
+
+  // ---- HTTP streams (older dashboards; newer ones open the same as WebSockets) ----
+  const stream = (res: ServerResponse): void => {
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
     res.flushHeaders(); // the stream is open now, before its first line
-    streams.add(res);
+    deps.streams.add(res);
+  };
+  r.on('GET', '/logs', ({ url, res }) => {
+    stream(res);
     const off = subscribeClashLogs(core, url.searchParams.get('level'), (line) => {
       if (res.writableLength > 64 * 1024) return void res.destroy();
       res.write(`${JSON.stringify(line)}\n`);
     });
     res.once('close', () => {
       off();
-      streams.delete(res);
+      deps.streams.delete(res);
     });
   });
   r.on('GET', '/traffic', ({ res }) => {
-    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-    res.flushHeaders(); // the stream is open now, before its first line
-    streams.add(res);
+    stream(res);
     const sample = trafficMeter(core);
     const timer = setInterval(() => {
       // A client that stopped reading gets no more (and is dropped past a small backlog).
@@ -92,7 +180,7 @@ export function registerClashRoutes(r: Router, core: AdminCore, streams: Set<Ser
     }, 1_000);
     res.once('close', () => {
       clearInterval(timer);
-      streams.delete(res);
+      deps.streams.delete(res);
     });
   });
 }

@@ -13,15 +13,21 @@ function clashLevel(pinoLevel: string): ClashLevel {
   return 'debug';
 }
 
-/** Bytes moved since the previous call (the first call: since the meter was made), Clash's /traffic shape. */
-export function trafficMeter(core: AdminCore): () => { up: number; down: number } {
+/**
+ * Bytes moved since the previous call (the first call: since the meter was made), with the totals
+ * mihomo adds: Clash's /traffic shape. Down is what clients have taken (see core/socks5's
+ * delivered counting), so a client that reads slowly shows its own rate.
+ */
+export function trafficMeter(core: AdminCore): () => { up: number; down: number; upTotal: number; downTotal: number } {
   let up = core.proxy.stats.bytesUp;
   let down = core.proxy.stats.bytesDown;
   return () => {
     const s = core.proxy.stats;
-    const sample = { up: s.bytesUp - up, down: s.bytesDown - down };
-    up = s.bytesUp;
-    down = s.bytesDown;
+    const nowUp = s.bytesUp;
+    const nowDown = s.bytesDown;
+    const sample = { up: Math.max(0, nowUp - up), down: Math.max(0, nowDown - down), upTotal: nowUp, downTotal: nowDown };
+    up = nowUp;
+    down = nowDown;
     return sample;
   };
 }

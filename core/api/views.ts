@@ -150,6 +150,7 @@ function splitHostPort(s: string | null): { host: string; port: string } {
 export function connectionsView(core: AdminCore) {
   const egressNode = new Map<string, string | null>();
   for (const e of [...(core.manager?.members ?? []).map((x) => x.egress), ...(core.manager?.draining ?? []).map((d) => d.egress)]) if (e) egressNode.set(e.id, nodeIdOf(e));
+  const inbound = splitHostPort(core.proxyAddress);
   const connections = [...core.proxy.sessions].map((s: ProxySession) => {
     const src = splitHostPort(s.client);
     const dst = splitHostPort(s.target);
@@ -164,7 +165,27 @@ export function connectionsView(core: AdminCore) {
       bytesUp: s.bytesUp,
       bytesDown: s.bytesDown,
       startedAt: s.startedAt,
-      metadata: { network: 'tcp' as const, type: s.kind === 'socks5' ? 'Socks5' : 'HTTP', sourceIP: src.host, sourcePort: src.port, destinationIP: /^[\d.]+$|:/.test(dst.host) ? dst.host : '', destinationPort: dst.port, host: /^[\d.]+$|:/.test(dst.host) ? '' : dst.host },
+      metadata: {
+        network: 'tcp' as const,
+        type: s.kind === 'socks5' ? 'Socks5' : 'HTTP',
+        sourceIP: src.host,
+        sourcePort: src.port,
+        destinationIP: /^[\d.]+$|:/.test(dst.host) ? dst.host : '',
+        destinationPort: dst.port,
+        host: /^[\d.]+$|:/.test(dst.host) ? '' : dst.host,
+        // mihomo's further fields, where Gatehop knows them: its one inbound, names resolved in the tunnel.
+        inboundIP: inbound.host,
+        inboundPort: inbound.port,
+        inboundName: 'gatehop',
+        inboundUser: '',
+        dnsMode: 'normal',
+        process: '',
+        processPath: '',
+        remoteDestination: '',
+        sniffHost: '',
+        specialProxy: '',
+        specialRules: '',
+      },
       upload: s.bytesUp,
       download: s.bytesDown,
       start: new Date(s.startedAt).toISOString(),

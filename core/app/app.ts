@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { AdminServer, loadOrCreateAdminToken, LoopDelay, type SettingsAccess } from '../api/index.js';
 import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, parseEndpoint, type Endpoint, type Logger, type LogTap } from '../common/index.js';
 import { DirectEgress, EgressManager, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
-import { PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
+import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
@@ -209,6 +209,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   const workers = pipeline && manager && config.tunnel.threads ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb }) : null;
   const controller: SwitchController | null = pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
   const network = pipeline ? new NetworkWatch({ logger }) : null;
+  // "Test all" (the window, Clash dashboards' health checks): a few nodes at a time.
+  const delaySweep = controller && pipeline ? new DelaySweep({ delayTest: (id, url, ms) => controller.delayTest(id, url, ms), nodeIds: () => pipeline.nodes.nodes.map((n) => n.id), logger }) : null;
   const recovery =
     pipeline && controller
       ? new PoolRecovery({ nodes: pipeline.nodes, selector: pipeline.selector, rank: pipeline.rankLatest, controller, options: config.recovery, logger })
@@ -278,7 +280,10 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           version: GATEHOP_VERSION,
           startedAt: Date.now(),
           egressKind: config.egress,
-          proxyAddress: formatEndpoint(proxyAt),
+          // A getter: a reload may move the proxy.
+          get proxyAddress() {
+            return formatEndpoint(proxyAt);
+          },
           proxy,
           manager,
           controller,
@@ -295,6 +300,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
             : null,
           systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),
           uiDir: extras.uiDir === undefined ? defaultUiDir() : extras.uiDir,
+          externalUiDir: config.externalUi,
+          logLevel: { get: () => logger.level, set: (level) => void (logger.level = level) },
+          delaySweep,
         },
         { host: config.admin.host, port: config.admin.port, token, corsOrigins: config.adminCorsOrigins },
         logger,
@@ -353,7 +361,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         await admin?.close();
         loopDelay.close();
         closeRecovery();
+        delaySweep?.cancel();
         await controller?.stop();
+        await delaySweep?.close();
         await proxy.close();
         await (manager ?? egress).close();
         await workers?.close();

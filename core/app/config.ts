@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, parseUpstreamUrl, type Endpoint, type UpstreamProxy } from '../common/index.js';
@@ -106,6 +107,8 @@ export const configSchema = z
     adminToken: z.string().min(16, 'admin token must be at least 16 characters').optional(),
     /** Browser origins (e.g. a Clash dashboard's) allowed to call the admin API. */
     adminCorsOrigins: z.array(z.string().url()).default([]),
+    /** A Clash dashboard build (yacd, metacubexd, zashboard) served at /ui/external/ on the admin port, like Clash's external-ui. */
+    externalUi: z.string().min(1).optional(),
     dataDir: z.string().min(1).optional(),
     authFile: z.string().min(1).optional(),
     noAuth: z.boolean().default(false),
@@ -138,6 +141,7 @@ export interface GatehopConfig {
   readonly admin: Endpoint | null;
   readonly adminToken: string | undefined;
   readonly adminCorsOrigins: readonly string[];
+  readonly externalUi: string | null;
   readonly dataDir: string;
   readonly authFile: string | undefined;
   readonly noAuth: boolean;
@@ -220,6 +224,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     admin: c.admin === 'off' ? null : parseEndpoint(c.admin, 'admin'),
     adminToken: c.adminToken,
     adminCorsOrigins: Object.freeze(c.adminCorsOrigins.map((o) => new URL(o).origin)),
+    externalUi: c.externalUi ? resolvePath(c.externalUi) : null,
     dataDir,
     authFile: c.authFile,
     noAuth: c.noAuth,

@@ -42,7 +42,9 @@ export async function applyConfig(t: ReloadTargets, prev: GatehopConfig, next: G
   const changed = changedKeys(prev, next);
   const applied = changed.filter((k) => LIVE_KEYS.has(k));
   const restartRequired = changed.filter((k) => !LIVE_KEYS.has(k));
-  let listen = formatEndpoint(prev.listen);
+  // Unchanged, the proxy stays where it is bound (a configured port 0 is a real port by now).
+  const bound = t.proxy.address;
+  let listen = formatEndpoint(bound ?? prev.listen);
   if (changed.includes('listen') || changed.includes('proxy')) {
     listen = formatEndpoint(await t.proxy.reconfigure({ ...next.proxy, host: next.listen.host, port: next.listen.port }));
   }

@@ -11,3 +11,4 @@ export {
   type SwitchState,
 } from './switch-controller.js';
 export { PoolRecovery, recoveryOptionsSchema, type PoolRecoveryDeps, type RecoveryOptions, type RecoveryStatus, type StarvedReason } from './pool-recovery.js';
+export { DelaySweep, type DelaySweepDeps, type SweepProgress } from './delay-sweep.js';

@@ -83,6 +83,8 @@ export class SwitchController {
   #standbyOpening: Promise<void> | null = null;
   #running: { id: number; done: Promise<SwitchRecord> } | null = null;
   #followUp: { reason: string } | null = null;
+  /** A pick made while a switch ran: switched to when that one ends. */
+  #pickAfter: string | null = null;
   #seq = 0;
   #tunnelSeq = 0;
   #tick: NodeJS.Timeout | null = null;
@@ -164,6 +166,11 @@ export class SwitchController {
 
   get mode(): 'auto' | 'manual' {
     return this.deps.selection.mode;
+  }
+
+  /** The URL the automatic group tests nodes with. */
+  get urlTestUrl(): string {
+    return this.deps.options.urlTest.url;
   }
 
   get pinned(): string | null {
@@ -249,6 +256,20 @@ export class SwitchController {
   }
 
   /**
+   * The user's pick, as a Clash dashboard makes it: pinned at once (the group's `now` is the pick
+   * from this moment), switched to make-before-break; with a switch running, right after it ends.
+   * Throws GH_ERR_NODE_UNKNOWN for a node not in the pool.
+   */
+  pick(nodeId: string, reason = `user picked ${nodeId}`): void {
+    if (!this.deps.nodes().some((n) => n.id === nodeId)) throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${nodeId} in the pool`);
+    this.deps.selection.pin(nodeId);
+    this.#pinFailed = null;
+    this.#emit({ type: 'mode', mode: 'manual', pinned: nodeId });
+    if (this.#running) this.#pickAfter = reason;
+    else if (this.#active?.node.id !== nodeId) void this.#begin(reason, 'user', nodeId);
+  }
+
+  /**
    * With no active tunnel and no switch running, tries again now instead of at the end of the
    * back-off (the network came back, or a new list arrived). Returns whether a switch started.
    */
@@ -282,7 +303,10 @@ export class SwitchController {
       this.#running = null;
       const next = this.#followUp;
       this.#followUp = null;
+      const picked = this.#pickAfter;
+      this.#pickAfter = null;
       if (next && !this.#stopped && (!this.#active || !this.#active.egress.responsive)) void this.#begin(next.reason, 'urgent');
+      else if (picked && !this.#stopped && this.mode === 'manual' && this.pinned && this.#active?.node.id !== this.pinned) void this.#begin(picked, 'user', this.pinned);
     });
     this.#running = { id, done };
     return { switchId: id, done };

@@ -75,7 +75,7 @@ export class HttpSession extends ProxySession {
       if (this.closed) return;
       return this.#respondError(res, httpStatusFor(isGatehopError(err) ? err.code : undefined), req, (err as Error).message);
     }
-    this.#countBytes(req, upstream);
+    this.#countUp(req);
     const headers = withHost(stripHopByHop(req.rawHeaders), url.host);
     const forward = httpRequest({
       method: req.method,
@@ -152,15 +152,13 @@ export class HttpSession extends ProxySession {
     }
   }
 
-  #countBytes(req: IncomingMessage, upstream: Duplex): void {
+  /** Up bytes as the request body arrives; down bytes are counted at the client socket (what the client has taken), as for every session. */
+  #countUp(req: IncomingMessage): void {
     req.on('data', (c: Buffer) => {
       this.bytesUp += c.length;
       this.ctx.stats.bytesUp += c.length;
     });
-    upstream.on('data', (c: Buffer) => {
-      this.bytesDown += c.length;
-      this.ctx.stats.bytesDown += c.length;
-    });
+
   }
 
   #respondError(res: ServerResponse, status: number, req: IncomingMessage, detail?: string): void {

@@ -7,6 +7,7 @@ import { HttpSession } from './http-session.js';
 import type { ProxyOptions } from './options.js';
 import { createProxyStats, bump, type ProxyStats } from './proxy-stats.js';
 import type { ProxySession, SessionContext } from './session.js';
+import { TcpQueues } from './tcp-queues.js';
 import { Socks5Session } from './socks5-session.js';
 
 /** Refusing takes a handshake; at most this many refusals run at once, the rest are dropped. */
@@ -31,9 +32,24 @@ export class ProxyServer {
 
   constructor(options: ProxyOptions, egress: EgressSource, logger: Logger) {
     this.#log = logger.child({ component: 'proxy' });
-    this.#ctx = { options, egress, stats: this.stats, logger: this.#log };
+    this.#ctx = { options, egress, stats: this.stats, logger: this.#log, queues: new TcpQueues() };
+    // Down bytes are what clients have taken: ended sessions' totals plus the live ones' counts now.
+    Object.defineProperty(this.stats, 'bytesDown', {
+      enumerable: true,
+      get: () => {
+        let live = 0;
+        for (const s of this.#sessions) live += s.bytesDown;
+        return this.stats.closedBytesDown + live;
+      },
+    });
     this.#server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (s) => this.#accept(s));
     this.#http = this.#createHttpServer(options);
+  }
+
+  /** Where the proxy listens now (the bound port, not a configured 0); null before listen(). */
+  get address(): Endpoint | null {
+    const addr = this.#server.address();
+    return addr && typeof addr !== 'string' ? { host: addr.address, port: addr.port } : null;
   }
 
   get sessions(): ReadonlySet<ProxySession> {

@@ -5,7 +5,14 @@ export interface ProxyStats {
   /** Connections refused by admission control (maxSessions). */
   rejected: number;
   bytesUp: number;
-  bytesDown: number;
+  /**
+   * Bytes clients have taken (read from us: handed to the kernel and, as far as this machine can
+   * see, out of its queues), so a client that reads slowly shows its own rate. Computed by the
+   * server from the sessions; read-only.
+   */
+  readonly bytesDown: number;
+  /** Of bytesDown: what sessions that have ended took, and UDP datagrams sent to clients. */
+  closedBytesDown: number;
   /** Malformed or unsupported client input, by reason. */
   malformed: Record<string, number>;
   /** SOCKS error replies sent, by reply code in hex ("0x05"); HTTP error statuses by "http-502". */
@@ -24,6 +31,7 @@ export function createProxyStats(): ProxyStats {
     rejected: 0,
     bytesUp: 0,
     bytesDown: 0,
+    closedBytesDown: 0,
     malformed: {},
     errorReplies: {},
     authFailures: 0,

@@ -5,6 +5,7 @@ import type { Egress, EgressLease, EgressSource, EgressTcpConnection, RetireReas
 import { FirstByteGate } from './first-byte-gate.js';
 import type { ProxyOptions } from './options.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
+import type { TcpQueues } from './tcp-queues.js';
 
 export interface SessionContext {
   /** Replaced whole by a reload; sessions read it when they need a value. */
@@ -12,6 +13,8 @@ export interface SessionContext {
   readonly egress: EgressSource;
   readonly stats: ProxyStats;
   readonly logger: Logger;
+  /** The kernel's queues of client connections (what clients have not read yet). */
+  readonly queues: TcpQueues;
 }
 
 /** Errors that are part of normal life (a peer hung up): logged at debug, not as failures. */
@@ -27,7 +30,17 @@ const MAX_REDIALS = 3;
 export abstract class ProxySession {
   readonly startedAt = Date.now();
   bytesUp = 0;
-  bytesDown = 0;
+  /** Bytes written to the client before its relay began (handshake replies): not payload. */
+  #downBase = 0;
+  /** The delivered count never goes back (the kernel's queues are sampled, not exact). */
+  #downSeen = 0;
+  /** Set at close: what the client was handed in all. */
+  #downFinal: number | null = null;
+  /** Any byte from upstream yet (a session that moved none may be re-dialled at a switch). */
+  #movedDown = false;
+  /** A protocol whose handshake replies come before its payload (SOCKS5): nothing counts before relay(). */
+  #downFromRelay = false;
+  #relaying = false;
   /** host:port of the upstream this session last dialled (null before its request). */
   target: string | null = null;
   readonly client: string;
@@ -167,6 +180,26 @@ export abstract class ProxySession {
     stream.once('close', () => this.upstreams.delete(stream));
   }
 
+  /**
+   * What the client has taken: bytes handed to the kernel for it (bytesWritten less what Node still
+   * buffers) less what the kernel still holds for it, less the handshake's own replies.
+   */
+  get bytesDown(): number {
+    if (this.#downFinal !== null) return this.#downFinal;
+    if (this.#downFromRelay && !this.#relaying) return 0;
+    const s = this.socket;
+    const dispatched = (s.bytesWritten ?? 0) - s.writableLength - this.#downBase;
+    if (dispatched <= this.#downSeen) return this.#downSeen;
+    const queued = s.remoteAddress && s.localAddress ? this.ctx.queues.queued({ address: s.localAddress, port: s.localPort ?? 0 }, { address: s.remoteAddress, port: s.remotePort ?? 0 }) : 0;
+    this.#downSeen = Math.max(this.#downSeen, dispatched - queued);
+    return this.#downSeen;
+  }
+
+  /** For protocols whose handshake replies are not payload: down bytes count from relay() on. */
+  protected countDownFromRelay(): void {
+    this.#downFromRelay = true;
+  }
+
   /** (Re)arms the idle timer: no bytes in either direction for idleTimeoutMs closes the session. */
   protected touch(): void {
     if (this.#idleTimer) {
@@ -189,6 +222,9 @@ export abstract class ProxySession {
   protected relay(client: Duplex, upstream: Duplex, target?: { host: string; port: number }): void {
     this.handshakeDone();
     this.touch();
+    // The handshake's replies (SOCKS5 reply, "200 Connection Established") are not payload.
+    this.#downBase = this.socket.bytesWritten ?? 0;
+    this.#relaying = true;
     if (!target || !this.#lease) {
       this.#pipe(client, upstream);
       return;
@@ -204,7 +240,7 @@ export abstract class ProxySession {
       offRetire = lease.onRetire(() => void retry());
     };
     const retry = async (): Promise<void> => {
-      if (!gate.open || this.#closed || this.bytesUp > 0 || this.bytesDown > 0) return;
+      if (!gate.open || this.#closed || this.bytesUp > 0 || this.#movedDown) return;
       const old = gate.detach();
       old?.destroy();
       const from = this.#lease?.egress.id;
@@ -236,9 +272,8 @@ export abstract class ProxySession {
       this.ctx.stats.bytesUp += chunk.length;
       this.#idleTimer?.refresh();
     });
-    upstream.on('data', (chunk: Buffer) => {
-      this.bytesDown += chunk.length;
-      this.ctx.stats.bytesDown += chunk.length;
+    upstream.on('data', () => {
+      this.#movedDown = true;
       this.#idleTimer?.refresh();
     });
     let finished = 0;
@@ -263,6 +298,10 @@ export abstract class ProxySession {
     this.#connects.clear();
     this.#gate?.cancel();
     this.#gate = null;
+    // Before the socket goes (destroying it drops what Node still buffers): what the kernel has
+    // is the client's (a closing connection delivers its queue).
+    this.#downFinal = this.#downFromRelay && !this.#relaying ? 0 : Math.max(this.#downSeen, (this.socket.bytesWritten ?? 0) - this.socket.writableLength - this.#downBase);
+    this.ctx.stats.closedBytesDown += this.#downFinal;
     for (const u of this.upstreams) u.destroy();
     this.upstreams.clear();
     this.onClose();

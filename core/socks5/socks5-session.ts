@@ -33,6 +33,7 @@ export class Socks5Session extends ProxySession {
 
   constructor(id: number, socket: Socket, ctx: SessionContext, rejected: boolean, onClosed: (s: ProxySession) => void) {
     super(id, socket, ctx, rejected, onClosed);
+    this.countDownFromRelay();
     socket.on('data', this.#onData);
   }
 

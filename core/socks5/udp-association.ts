@@ -182,7 +182,7 @@ export class UdpAssociation {
     if (this.#closed || !this.#client || this.#clientPort === 0) return;
     this.opts.onActivity();
     this.opts.stats.udp.datagramsDown++;
-    this.opts.stats.bytesDown += d.data.length;
+    this.opts.stats.closedBytesDown += d.data.length;
     const packet = Buffer.concat([encodeUdpHeader(d.address, d.port), d.data]);
     this.#client.send(packet, this.#clientPort, this.#clientAddress);
   }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,12 +7,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import { WorkerTunnelEgress, type Tunnel } from '../../core/egress/index.js';
 import type { SwitchRecord } from '../../core/groups/index.js';
+import { apiRequest } from '../helpers/admin-client.js';
 import { curl } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
 import { fileLogger, rigAppConfig } from '../helpers/rig-app.js';
 import { socksGet } from '../helpers/socks-http.js';
 import { Rig } from '../rig/rig.js';
+import { seededSha256 } from '../rig/services/stream.mjs';
 
 /**
  * Make-before-break switching against real SoftEther and OpenVPN servers: the core runs in this
@@ -150,6 +153,32 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
     expect(text).toMatch(/^HTTP\/1\.[01] 200/);
     expect(text.slice(text.indexOf('\r\n\r\n') + 4)).toBe(exitOf(to));
   }, 120_000);
+
+  it('a Clash dashboard\'s pick (PUT /proxies/GATEHOP) is the group\'s `now` at once, and the switch is still make-before-break (#26)', async () => {
+    const a = await start({ admin: '127.0.0.1:0' });
+    const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    const admin = a.listening.admin!.port;
+    const from = a.controller!.active!.node.id;
+    const to = nodeIds().find((n) => n !== from)!;
+    // A download still running on the old node when the pick is made: 8 MiB read at 1 MiB/s by the client.
+    const bytes = 8 << 20;
+    const download = new Promise<{ code: number | null; out: string }>((resolve) => {
+      const c = spawn('sh', ['-c', `curl -s --max-time 120 --socks5-hostname 127.0.0.1:${port()} ${rig.url(`/bytes/${bytes}`)} | pv -q -L 1m | sha256sum`], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      c.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      c.on('exit', (code) => resolve({ code, out }));
+    });
+    await eventually(() => a.proxy.stats.bytesDown > 1_000_000, 30_000, 'the download under way');
+    expect((await apiRequest(admin, 'PUT', '/proxies/GATEHOP', { token, body: { name: to } })).status).toBe(204);
+    const group = (await apiRequest(admin, 'GET', '/proxies', { token })).json<{ proxies: Record<string, { now?: string; fixed?: string }> }>().proxies.GATEHOP!;
+    expect(group).toMatchObject({ now: to, fixed: to });
+    await eventually(() => a.controller!.active?.node.id === to, 60_000, `the switch to ${to}`);
+    expect((await socksGet(port(), rig.state.inetAddress, '/ip', 30_000)).body.toString()).toBe(exitOf(to));
+    expect(a.manager!.draining.some((d) => d.sessions > 0)).toBe(true); // the old tunnel still carries it
+    const d = await download;
+    expect(d.code).toBe(0);
+    expect(d.out.split(' ')[0]).toBe(seededSha256(bytes));
+  }, 180_000);
 
   it('drain grace: a session still open when the grace ends is force-closed and counted, and the old tunnel is torn down', async () => {
     const a = await start({ switching: { drainGraceMs: 2_000 } });

@@ -161,7 +161,7 @@ describe('admin API over the direct egress', () => {
       req.on('error', (err) => (got.length >= 2 ? undefined : reject(err)));
       req.end();
     });
-    for (const l of lines) expect(JSON.parse(l)).toEqual({ up: expect.any(Number), down: expect.any(Number) });
+    for (const l of lines) expect(JSON.parse(l)).toEqual({ up: expect.any(Number), down: expect.any(Number), upTotal: expect.any(Number), downTotal: expect.any(Number) });
     // GET /logs streams {type, payload} lines (older dashboards use HTTP streams).
     const log = await new Promise<string>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, path: '/logs?level=info', headers: { authorization: `Bearer ${token}` } }, (res) => {
@@ -211,7 +211,7 @@ describe('Clash WebSocket streams (metacubexd and zashboard open these instead o
     const memory = await open(`/memory?token=${token}`);
     const conns = await open(`/connections?token=${token}&interval=200`, 'https://dash.example');
     await until(() => (traffic.messages.length >= 2 && memory.messages.length >= 1 && conns.messages.length >= 2 ? true : undefined), 5_000, 'messages on each stream');
-    expect(traffic.messages[0]).toEqual({ up: expect.any(Number), down: expect.any(Number) });
+    expect(traffic.messages[0]).toEqual({ up: expect.any(Number), down: expect.any(Number), upTotal: expect.any(Number), downTotal: expect.any(Number) });
     expect(memory.messages[0]).toEqual({ inuse: expect.any(Number), oslimit: 0 });
     connectionsSchema.parse(conns.messages[0]);
     for (const s of [traffic, memory, conns]) s.ws.close();

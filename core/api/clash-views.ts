@@ -1,0 +1,120 @@
+import { isLoopbackHost } from '../common/index.js';
+import { GROUP_NAME } from '../groups/index.js';
+import type { AdminCore } from './admin-core.js';
+
+/**
+ * Gatehop as the Clash/mihomo external controller describes a core: one group (GATEHOP) over the
+ * VPN Gate nodes, one proxy provider (the list), one rule (everything to the group). Each shape is
+ * what the dashboards read (core/api/README.md has the table); nothing here is invented: a field
+ * Gatehop has no value for is left out or says "none".
+ */
+
+/** The node list as a Clash proxy provider. */
+export const PROVIDER_NAME = 'VPNGate';
+
+/** Clash names for pino's levels, and back. */
+const TO_CLASH: Record<string, string> = { trace: 'debug', debug: 'debug', info: 'info', warn: 'warning', error: 'error', fatal: 'error', silent: 'silent' };
+export const FROM_CLASH: Record<string, string> = { debug: 'debug', info: 'info', warning: 'warn', error: 'error', silent: 'silent' };
+
+export function nodeNames(core: AdminCore): string[] {
+  return core.nodes?.nodes.map((n) => n.id) ?? [];
+}
+
+function history(core: AdminCore, nodeId: string): Array<{ time: string; delay: number }> {
+  const d = core.controller?.urlDelays.get(nodeId);
+  return d && d.ms !== null ? [{ time: new Date(d.at).toISOString(), delay: Math.round(d.ms) }] : [];
+}
+
+/** A node as a Clash proxy. `alive`: its last URL test passed, or none failed yet. */
+export function proxyOf(core: AdminCore, nodeId: string) {
+  const d = core.controller?.urlDelays.get(nodeId);
+  return {
+    name: nodeId,
+    type: 'OpenVPN',
+    udp: true,
+    xudp: false,
+    tfo: false,
+    alive: d ? d.ms !== null : true,
+    history: history(core, nodeId),
+    extra: {},
+    hidden: false,
+    icon: '',
+  };
+}
+
+const balancing = (core: AdminCore): boolean => core.controller?.mode === 'auto' && (core.controller?.balance.tunnels ?? 1) > 1;
+
+/**
+ * The GATEHOP group. In manual mode `now` is the user's pick at once (the switch to it runs
+ * make-before-break) and `fixed` names it, as mihomo's automatic groups do, so dashboards offer to
+ * clear it (DELETE /proxies/GATEHOP = back to auto). LoadBalance while several tunnels balance.
+ */
+export function groupOf(core: AdminCore) {
+  const c = core.controller;
+  const pinned = c?.mode === 'manual' ? c.pinned : null;
+  return {
+    name: GROUP_NAME,
+    type: balancing(core) ? 'LoadBalance' : 'Selector',
+    udp: true,
+    xudp: false,
+    tfo: false,
+    alive: c?.active !== null && c?.active !== undefined,
+    history: [],
+    extra: {},
+    hidden: false,
+    icon: '',
+    now: pinned ?? c?.active?.node.id ?? '',
+    ...(pinned ? { fixed: pinned } : {}),
+    all: nodeNames(core),
+    testUrl: c?.urlTestUrl ?? '',
+  };
+}
+
+export function proxiesOf(core: AdminCore): Record<string, unknown> {
+  const proxies: Record<string, unknown> = { [GROUP_NAME]: groupOf(core) };
+  for (const id of nodeNames(core)) proxies[id] = proxyOf(core, id);
+  return proxies;
+}
+
+export function providerOf(core: AdminCore) {
+  return {
+    name: PROVIDER_NAME,
+    type: 'Proxy',
+    vehicleType: 'HTTP',
+    updatedAt: new Date(core.nodes?.fetchedAt ?? 0).toISOString(),
+    testUrl: core.controller?.urlTestUrl ?? '',
+    proxies: nodeNames(core).map((id) => proxyOf(core, id)),
+  };
+}
+
+/** GET /configs: ports, mode, log level and LAN access as they are; Gatehop has no TUN, redir or separate HTTP/SOCKS ports. */
+export function configsOf(core: AdminCore) {
+  const at = core.proxyAddress;
+  const i = at.lastIndexOf(':');
+  const host = at.slice(0, i).replace(/^\[|\]$/g, '');
+  const port = Number(at.slice(i + 1));
+  const c = core.controller;
+  return {
+    port: 0,
+    'socks-port': 0,
+    'redir-port': 0,
+    'tproxy-port': 0,
+    // SOCKS5 and HTTP on one port is what Clash calls the mixed port.
+    'mixed-port': port,
+    'allow-lan': !isLoopbackHost(host),
+    'bind-address': host === '0.0.0.0' || host === '::' ? '*' : host,
+    mode: c ? c.mode : 'direct',
+    // Dashboards offer these (sing-box's `mode-list`, its successors' `modes`) instead of rule/global/direct.
+    'mode-list': c ? ['auto', 'manual'] : ['direct'],
+    modes: c ? ['auto', 'manual'] : ['direct'],
+    'log-level': TO_CLASH[core.logLevel?.get() ?? 'info'] ?? 'info',
+    // Tunnels carry IPv4 only (lwIP is built without IPv6; IPv6CP is refused).
+    ipv6: false,
+    tun: { enable: false },
+  };
+}
+
+/** Gatehop's one rule: everything to the group. */
+export function rulesOf() {
+  return { rules: [{ index: 0, type: 'Match', payload: '', proxy: GROUP_NAME, size: -1 }] };
+}
