@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { AdminServer, loadOrCreateAdminToken, LoopDelay, type SettingsAccess } from '../api/index.js';
 import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, parseEndpoint, type Endpoint, type Logger, type LogTap } from '../common/index.js';
-import { DirectEgress, EgressManager, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
+import { DirectEgress, EgressManager, findWorkerScript, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
 import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
@@ -206,7 +206,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     : null;
   const source: EgressSource = manager ?? new SingleEgressSource(egress);
   // A started spare worker for the next tunnel (tunnels in threads): a switch does not wait for one to boot.
-  const workers = pipeline && manager && config.tunnel.threads ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb }) : null;
+  // Run from TypeScript source without a bundled worker, tunnels fall back to this thread (openTunnel warns): no pool then.
+  const workers = pipeline && manager && config.tunnel.threads && findWorkerScript() ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb }) : null;
   const controller: SwitchController | null = pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
   const network = pipeline ? new NetworkWatch({ logger }) : null;
   // "Test all" (the window, Clash dashboards' health checks): a few nodes at a time.

@@ -19,6 +19,7 @@ export { WorkerTunnelEgress, type WorkerTunnelOptions } from './worker/worker-tu
 export type { TunnelDiagnostics } from './worker/messages.js';
 export { tunnelWorkerCounters } from './worker/worker-counters.js';
 export { TunnelWorkerPool, type TunnelWorkerPoolOptions } from './worker/worker-pool.js';
+export { findWorkerScript } from './worker/worker-entry.js';
 export { openTunnel, isTunnel, type OpenTunnelOptions, type Tunnel } from './open-tunnel.js';
 export { tunnelStackOptions } from './tunnel-stack-options.js';
 export { BALANCE_STRATEGIES, Balancer, type BalanceCandidate, type BalanceStrategy } from './balance.js';

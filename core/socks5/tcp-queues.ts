@@ -7,16 +7,18 @@ import { existsSync, readFileSync } from 'node:fs';
  * have not been taken by the client: on loopback the two together hold 6–10 MB, so counting at
  * write() showed a slow client's first seconds as a spike. Linux only (/proc/net/tcp, tcp6); on
  * other systems nothing is known and nothing is subtracted.
+ *
+ * /proc does not split our send queue into unsent and unacknowledged bytes, so a byte the client
+ * has read but not yet acknowledged (a delayed ACK: up to ~40 ms) still counts as queued: the count
+ * is a lower bound that catches up within that.
  */
 export class TcpQueues {
-  #at = 0;
-  #map = new Map<string, { tx: number; rx: number }>();
+  /** Read this turn of the event loop: a view that asks for every session reads /proc once. */
+  #fresh = false;
+  #maps: Array<Map<string, { tx: number; rx: number }>> = [];
   readonly #files: string[];
 
-  constructor(
-    private readonly maxAgeMs = 500,
-    files = ['/proc/net/tcp', '/proc/net/tcp6'],
-  ) {
+  constructor(files = ['/proc/net/tcp', '/proc/net/tcp6']) {
     this.#files = process.platform === 'linux' ? files.filter((f) => existsSync(f)) : [];
   }
 
@@ -27,28 +29,40 @@ export class TcpQueues {
   /** Bytes sent by `local` towards `remote` that the remote application has not read yet (as far as this machine can see). */
   queued(local: { address: string; port: number }, remote: { address: string; port: number }): number {
     if (this.#files.length === 0) return 0;
-    const map = this.#read();
     const l = `${plain(local.address)}:${local.port}`;
     const r = `${plain(remote.address)}:${remote.port}`;
-    return (map.get(`${l}>${r}`)?.tx ?? 0) + (map.get(`${r}>${l}`)?.rx ?? 0);
+    // The most any sample says: a lower bound of what the client took (see #read).
+    let most = 0;
+    for (const map of this.#read()) most = Math.max(most, (map.get(`${l}>${r}`)?.tx ?? 0) + (map.get(`${r}>${l}`)?.rx ?? 0));
+    return most;
   }
 
-  #read(): Map<string, { tx: number; rx: number }> {
-    const now = Date.now();
-    if (now - this.#at < this.maxAgeMs) return this.#map;
-    const map = new Map<string, { tx: number; rx: number }>();
-    for (const f of this.#files) {
-      let text: string;
-      try {
-        text = readFileSync(f, 'latin1');
-      } catch {
-        continue;
+  /**
+   * Two samples, back to back. The kernel writes /proc/net/tcp line by line while connections move
+   * on: bytes that go from our send queue to the client's receive queue between the two lines can be
+   * seen in neither, and a count that went up too far would then stand still (it never goes back).
+   * The larger of two samples makes that unlikely; what is left is caught up at the next sample.
+   */
+  #read(): Array<Map<string, { tx: number; rx: number }>> {
+    // Never older than this turn: a client that has just read must not be counted by an earlier sample.
+    if (this.#fresh) return this.#maps;
+    const maps = [0, 1].map(() => {
+      const map = new Map<string, { tx: number; rx: number }>();
+      for (const f of this.#files) {
+        try {
+          parseProcNetTcp(readFileSync(f, 'latin1'), map);
+        } catch {
+          /* gone (the file is always there on Linux); nothing is subtracted */
+        }
       }
-      parseProcNetTcp(text, map);
-    }
-    this.#map = map;
-    this.#at = now;
-    return map;
+      return map;
+    });
+    this.#maps = maps;
+    this.#fresh = true;
+    setImmediate(() => {
+      this.#fresh = false;
+    });
+    return maps;
   }
 }
 

@@ -95,8 +95,13 @@ describe('admin API over the direct egress', () => {
     const { client } = await socksConnect(app.listening.proxy.port, '127.0.0.1', echo.port);
     client.write('ping');
     await client.read(4);
-    const list = connectionsSchema.parse((await apiRequest(port, 'GET', '/connections', { token })).json());
-    const mine = list.connections.find((c) => c.target === `127.0.0.1:${echo.port}`)!;
+    // Down counts what the client has taken: the kernel's queues are read, and a byte read but not
+    // yet acknowledged (a delayed ACK) still counts as queued for a moment.
+    const mine = await until(async () => {
+      const list = connectionsSchema.parse((await apiRequest(port, 'GET', '/connections', { token })).json());
+      const c = list.connections.find((x) => x.target === `127.0.0.1:${echo.port}`)!;
+      return c.bytesDown === 4 ? c : undefined;
+    }, 2_000, 'the echo counted as taken');
     expect(mine).toMatchObject({ kind: 'socks5', egressId: 'direct', bytesUp: 4, bytesDown: 4, upload: 4, download: 4, metadata: { destinationPort: String(echo.port) } });
     expect((await apiRequest(port, 'DELETE', `/connections/${mine.id}`, { token })).status).toBe(204);
     await client.waitEnd(3_000);

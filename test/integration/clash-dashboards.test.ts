@@ -262,13 +262,17 @@ describe('byte counters count what the client has taken (issue #26)', () => {
     // --limit-rate in Debian's 7.88 reads ~10 MB at once and then waits: a spike it really takes.)
     const reader = spawn('sh', ['-c', `curl -s --socks5-hostname 127.0.0.1:${app.listening.proxy.port} http://127.0.0.1:${(source.address() as AddressInfo).port}/ | pv -q -L 200k > /dev/null`], { detached: true, stdio: 'ignore' });
     try {
-      await until(() => (traffic.messages.length >= 7 ? true : undefined), 15_000, 'seven seconds of /traffic');
+      await until(() => (traffic.messages.length >= 8 ? true : undefined), 15_000, 'eight seconds of /traffic');
       const down = traffic.messages.map((m) => (m as { down: number }).down / 1024);
-      // The first second holds the pipe's and curl's own buffers; from then on, the client's pace.
-      for (const kib of down.slice(2, 7)) {
-        expect(kib).toBeGreaterThanOrEqual(150);
-        expect(kib).toBeLessThanOrEqual(250);
-      }
+      const said = `per-second KiB: ${down.map((k) => k.toFixed(0)).join(' ')}`;
+      // The first seconds hold the pipe's and curl's own buffers; from then on, the client's pace.
+      // pv and a busy machine make single seconds uneven (100, then 300): the rate is their mean,
+      // and no second holds the multi-megabyte burst counting at write() showed (11 MiB here).
+      const steady = down.slice(2, 8);
+      const mean = steady.reduce((a, b) => a + b, 0) / steady.length;
+      expect(mean, said).toBeGreaterThanOrEqual(150);
+      expect(mean, said).toBeLessThanOrEqual(250);
+      expect(Math.max(...down), said).toBeLessThan(1024);
       const conn = (await apiRequest(port, 'GET', '/connections', { token })).json<{ connections: Array<{ download: number; startedAt: number }> }>().connections[0]!;
       const seconds = (Date.now() - conn.startedAt) / 1000;
       expect(conn.download / 1024 / seconds).toBeLessThan(400);
