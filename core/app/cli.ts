@@ -97,10 +97,6 @@ async function run(flags: RunFlags): Promise<void> {
     const code = isGatehopError(err) && err.code === ErrorCodes.CONFIG_INVALID ? 2 : 1;
     fail(errorToJson(err).message, code);
   }
-  process.stdout.write(`${describeListening(app, config)}\n`);
-  // The token rides in the fragment: browsers never send it to the server or into its logs.
-  if (app.dashboardUrl) process.stdout.write(`dashboard: ${app.dashboardUrl}\n`);
-  logger.info({ event: 'started', proxy: app.listening.proxy, egress: app.egress.id }, 'gatehop started');
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (++signals > 1) process.exit(1); // a second signal means "now"
@@ -129,6 +125,12 @@ async function run(flags: RunFlags): Promise<void> {
   };
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
+  // Ready is said only now: a supervisor (or a test) may send SIGTERM the moment it reads the
+  // line, and before process.on('SIGTERM') the default action kills the process on the spot.
+  process.stdout.write(`${describeListening(app, config)}\n`);
+  // The token rides in the fragment: browsers never send it to the server or into its logs.
+  if (app.dashboardUrl) process.stdout.write(`dashboard: ${app.dashboardUrl}\n`);
+  logger.info({ event: 'started', proxy: app.listening.proxy, egress: app.egress.id }, 'gatehop started');
 }
 
 /** The config the daemon would use, for the subcommands that share its --data-dir and --config. */
