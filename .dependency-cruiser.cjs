@@ -68,6 +68,13 @@ module.exports = {
       to: { path: '^core/(socks5|api|health|groups)/' },
     },
     {
+      name: 'catalog-is-data',
+      comment: 'core/api/catalog holds the UI strings the window and the shell share: plain data, importing nothing but itself',
+      severity: 'error',
+      from: { path: '^core/api/catalog/' },
+      to: { path: '^(?!core/api/catalog/)' },
+    },
+    {
       name: 'index-only',
       comment: "another module's public surface is its index.ts; no deep imports",
       severity: 'error',
@@ -83,17 +90,17 @@ module.exports = {
     },
     {
       name: 'electron-is-thin',
-      comment: 'the shell uses the core only through core/app, core/api (contract, operations) and core/common; never the renderer',
+      comment: 'the shell uses the core only through core/app, core/api (contract, operations, the UI catalogue) and core/common; never the renderer',
       severity: 'error',
       from: { path: '^electron/' },
-      to: { path: '(^core/(?!app/index\\.ts|api/index\\.ts|api/contract\\.ts|common/index\\.ts)|^renderer/)' },
+      to: { path: '(^core/(?!app/index\\.ts|api/index\\.ts|api/contract\\.ts|api/catalog/|common/index\\.ts)|^renderer/)' },
     },
     {
       name: 'renderer-without-node',
-      comment: 'the renderer runs sandboxed in a browser: no core internals, no node: modules',
+      comment: 'the renderer runs sandboxed in a browser: no core internals, no node: modules (the contract, its schemas and the UI catalogue are shared)',
       severity: 'error',
       from: { path: '^renderer/' },
-      to: { path: '(^core/(?!api/contract\\.ts|api/schemas\\.ts)|^node:|^electron$|node_modules/electron/)', dependencyTypesNot: ['type-only'] },
+      to: { path: '(^core/(?!api/contract\\.ts|api/schemas\\.ts|api/catalog/)|^node:|^electron$|node_modules/electron/)', dependencyTypesNot: ['type-only'] },
     },
   ],
   options: {

@@ -1,16 +1,18 @@
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { NodeDto, Settings, Status, SysproxyState } from '../core/api/index.js';
-import { buildConfig, resolveConfig, startApp, type ConfigInput, type RunningApp } from '../core/app/index.js';
-import { createLogger, errorToJson, LogTap } from '../core/common/index.js';
-import { appProtocolHandler, APP_SCHEME_PRIVILEGES } from './app-protocol.js';
+import { resolveLanguage, translate, type Language } from '../core/api/catalog/index.js';
+import { loadSavedSettings, type ConfigInput, type RunningApp } from '../core/app/index.js';
+import { errorToJson, LogTap } from '../core/common/index.js';
+import { appProtocolHandler, APP_SCHEME_PRIVILEGES, crashedHtml } from './app-protocol.js';
 import { Autostart } from './autostart.js';
-import type { ElectronApi, IpcMainInvokeEvent } from './electron-api.js';
+import type { ElectronApi, IpcMainInvokeEvent, WindowApi } from './electron-api.js';
 import { forwardEvents, registerIpc } from './ipc.js';
-import { Lifecycle } from './lifecycle.js';
+import { Lifecycle, type FatalEvents } from './lifecycle.js';
 import { NotificationController } from './notification-controller.js';
+import { startCore } from './start-core.js';
 import { TrayController } from './tray-controller.js';
-import { APP_ORIGIN, APP_SCHEME, WindowController } from './window-controller.js';
+import { APP_ORIGIN, APP_SCHEME, WEB_PREFERENCES, WindowController } from './window-controller.js';
 
 export interface ShellOptions {
   /** dist/renderer, assets/ and the bundled preload. */
@@ -22,9 +24,13 @@ export interface ShellOptions {
   argv: readonly string[];
   platform?: NodeJS.Platform;
   onSignal?: (sig: NodeJS.Signals, fn: () => void) => void;
+  /** Where fatal errors are reported (default: `process`). */
+  fatalEvents?: FatalEvents;
   shutdownDeadlineMs?: number;
   /** Config layers beyond the defaults (tests pin ports; the desktop app uses none). */
   configInput?: ConfigInput;
+  /** The environment ($APPIMAGE, $XDG_CONFIG_HOME); default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Shell {
@@ -33,6 +39,9 @@ export interface Shell {
   windows: WindowController;
   notifications: NotificationController;
   lifecycle: Lifecycle;
+  autostart: Autostart;
+  /** Windows: the hidden window that hears logoff when no Gatehop window is open. */
+  sessionWindow: WindowApi | null;
   /** Main event-loop delay, as the core's metrics also report it. */
   loopDelay: ReturnType<typeof monitorEventLoopDelay>;
 }
@@ -49,51 +58,71 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     e.app.quit();
     return null;
   }
+  // A second launch (or reopening Gatehop.app on macOS) before the window controller exists is
+  // remembered, not lost: the window opens once the core is up.
+  let openWindow: (() => void) | null = null;
+  let openWanted = false;
+  const wantWindow = (): void => (openWindow ? openWindow() : void (openWanted = true));
+  e.app.on('second-instance', wantWindow);
+  if (platform === 'darwin') e.app.on('activate', wantWindow);
   e.protocol.registerSchemesAsPrivileged(APP_SCHEME_PRIVILEGES);
   await e.app.whenReady();
   if (platform === 'win32') e.app.setAppUserModelId('net.gatehop.app');
+  // No File/Edit/View bar (with Reload and DevTools) on Windows and Linux; macOS keeps its app menu for Cmd-Q.
+  if (platform !== 'darwin') e.Menu.setApplicationMenu(null);
   e.app.dock?.hide(); // a tray app, not a Dock app
   // Nothing the page asks for (camera, notifications, geolocation …) is granted.
   e.session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
   e.session.defaultSession.setPermissionCheckHandler(() => false);
-  e.protocol.handle(APP_SCHEME, appProtocolHandler(o.uiDir));
 
   const dataDir = e.app.getPath('userData');
+  // The language of the tray, notifications and dialogs: the saved choice, else the system's.
+  let savedLanguage: Settings['language'] | undefined = loadSavedSettings(dataDir).language;
+  const language = (): Language => resolveLanguage(savedLanguage, e.app.getPreferredSystemLanguages());
+  const t = (key: string, vars?: Record<string, string | number>): string => translate(language(), `shell.${key}`, vars);
+  e.protocol.handle(APP_SCHEME, appProtocolHandler(o.uiDir, () => crashedHtml(language(), t('crashed.title'), t('crashed.body'))));
+
   const logTap = new LogTap();
-  const core = await startCore(e, dataDir, logTap, o.configInput ?? {});
+  const core = await startCore(e, dataDir, logTap, o.configInput ?? {}, language);
   if (!core) {
     e.app.exit(1);
     return null;
   }
   const admin = core.admin!;
   const ops = admin.operations;
-  // Which kinds are on lives in the core's settings (the window's Settings and the tray both change it).
-  const notifyPrefs = (): Settings['notifications'] => {
+  const settings = (): Settings | null => {
     try {
-      return (ops.getSettings({}) as { settings: Settings }).settings.notifications;
+      return (ops.getSettings({}) as { settings: Settings }).settings;
     } catch {
-      return { switched: true, lost: true, sysproxyChanged: true };
+      return null;
     }
   };
+  // Which kinds are on lives in the core's settings (the window's Settings and the tray both change it).
+  const notifyPrefs = (): Settings['notifications'] => settings()?.notifications ?? { switched: true, lost: true, sysproxyChanged: true };
   const KIND_KEY = { switched: 'switched', lost: 'lost', 'sysproxy-changed': 'sysproxyChanged' } as const;
   const notifications = new NotificationController(e, (kind) => kind === 'tray-hint' || notifyPrefs()[KIND_KEY[kind]]);
+  let lifecycle: Lifecycle;
   const windows = new WindowController(e, {
     preload: o.preload,
     boundsFile: join(dataDir, 'window.json'),
-    onFirstHide: () => notifications.notify('tray-hint', 'Gatehop keeps running', 'Gatehop is still on in the tray; choose Quit there to stop it.'),
+    onFirstHide: () => notifications.notify('tray-hint', t('notify.hintTitle'), t('notify.hintBody')),
+    onCreated: (win) => lifecycle.watchWindow(win),
+    background: () => (e.nativeTheme.shouldUseDarkColors ? '#14171c' : '#f6f7f9'),
+    onCrashedTwice: (reason) => void offerRestart(reason),
   });
-  const autostart = new Autostart(e.app, o.exec, platform);
-  let lifecycle: Lifecycle;
+  const autostart = new Autostart(e.app, o.exec, platform, o.env);
+  // An entry written by an AppImage that has since moved (or an older version) points here again.
+  autostart.repair();
   const tray = new TrayController(
     e,
     o.assetsDir,
     {
-      pickNode: (nodeId) => void Promise.resolve().then(() => ops.switchNode({ nodeId })).catch((err) => notifyError(notifications, err)),
-      setAuto: (auto) => void Promise.resolve().then(() => ops.setMode({ auto })).then(refreshTray, (err) => notifyError(notifications, err)),
-      setSystemProxy: (on) => void Promise.resolve().then(() => ops.setSystemProxy({ enabled: on })).then((sp) => tray.update({ sysproxy: sp }), (err) => notifyError(notifications, err)),
+      pickNode: (nodeId) => void Promise.resolve().then(() => ops.switchNode({ nodeId })).catch((err) => notifyError(err)),
+      setAuto: (auto) => void Promise.resolve().then(() => ops.setMode({ auto })).then(refreshTray, (err) => notifyError(err)),
+      setSystemProxy: (on) => void Promise.resolve().then(() => ops.setSystemProxy({ enabled: on })).then((sp) => tray.update({ sysproxy: sp }), (err) => notifyError(err)),
       copy: (text) => e.clipboard.writeText(text),
-      refreshNodes: () => void Promise.resolve().then(() => ops.refreshNodes({})).catch((err) => notifyError(notifications, err)),
-      openWindow: (view) => lifecycle.watchWindow(windows.open(view)),
+      refreshNodes: () => void Promise.resolve().then(() => ops.refreshNodes({})).catch((err) => notifyError(err)),
+      openWindow: (view) => void windows.open(view),
       setStartAtLogin: (on) => {
         autostart.set(on);
         tray.update({ startAtLogin: autostart.enabled });
@@ -104,14 +133,17 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
           ops.putSettings({ notifications: next });
           tray.update({ notifications: trayNotifications(next) });
         } catch (err) {
-          notifyError(notifications, err);
+          notifyError(err);
         }
       },
       quit: () => void lifecycle.shutdown('tray-quit'),
     },
-    { status: null, nodes: [], sysproxy: null, startAtLogin: autostart.enabled, notifications: trayNotifications(notifyPrefs()), proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port },
+    { status: null, nodes: [], sysproxy: null, startAtLogin: autostart.enabled, notifications: trayNotifications(notifyPrefs()), proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port, language: language() },
     platform,
   );
+  // Windows tells of logoff only to windows: with Gatehop started at login there may be none, and
+  // the system proxy would keep pointing at a dead port. A hidden window that never shows hears it.
+  const sessionWindow = platform === 'win32' ? new e.BrowserWindow({ show: false, width: 1, height: 1, skipTaskbar: true, focusable: false, title: 'Gatehop', webPreferences: { ...WEB_PREFERENCES } }) : null;
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
   loopDelay.enable();
   lifecycle = new Lifecycle(
@@ -119,12 +151,33 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     async () => {
       tray.destroy();
       windows.destroy();
+      sessionWindow?.destroy();
       loopDelay.disable();
       await core.stop(); // restores the system proxy first, then closes sessions, tunnels, store
     },
-    { deadlineMs: o.shutdownDeadlineMs, onSignal: o.onSignal, powerMonitor: e.powerMonitor },
+    {
+      deadlineMs: o.shutdownDeadlineMs,
+      onSignal: o.onSignal,
+      powerMonitor: e.powerMonitor,
+      fatalEvents: o.fatalEvents,
+      crashDir: join(dataDir, 'crashes'),
+      restoreFirst: () => core.systemProxy.restore({ onlyOwn: true }),
+    },
   );
   lifecycle.install();
+  if (sessionWindow) lifecycle.watchWindow(sessionWindow);
+
+  function notifyError(err: unknown): void {
+    notifications.notify('lost', t('notify.failedTitle'), errorToJson(err).message);
+  }
+
+  async function offerRestart(reason: string): Promise<void> {
+    const { response } = await e.dialog.showMessageBox({ type: 'error', title: t('dialog.crashTitle'), message: t('dialog.crashTitle'), detail: t('dialog.crashBody', { reason }), buttons: [t('dialog.restart'), t('dialog.close')], defaultId: 0, cancelId: 1 });
+    if (response === 0) {
+      e.app.relaunch();
+      await lifecycle.shutdown('restart after renderer crashes');
+    } else windows.window?.hide();
+  }
 
   // The window's calls: the same operations the admin API runs, only from our own page.
   const isOwnFrame = (ev: IpcMainInvokeEvent): boolean => {
@@ -143,17 +196,18 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     if (event === 'status') {
       const st = data as Status;
       const active = st.active?.nodeId ?? null;
-      if (lastActive && !active && st.switches.inProgress === null) notifications.notify('lost', 'Gatehop lost its node', 'The active node stopped answering and no other node works yet; Gatehop keeps trying.');
+      if (lastActive && !active && st.switches.inProgress === null) notifications.notify('lost', t('notify.lostTitle'), t('notify.lostBody'));
       lastActive = active;
-      // The window may have changed the notification kinds: the tray's checkboxes follow.
-      tray.update({ status: st, notifications: trayNotifications(notifyPrefs()) });
+      // The window may have changed the notification kinds or the language: the tray follows.
+      savedLanguage = settings()?.language ?? savedLanguage;
+      tray.update({ status: st, notifications: trayNotifications(notifyPrefs()), language: language() });
     } else if (event === 'nodes') tray.update({ nodes: (data as { nodes: NodeDto[] }).nodes });
     else if (event === 'switch') {
       const ev = data as { type: string; outcome?: string; to?: string; reason?: string; kind?: string };
-      if (ev.type === 'done' && ev.outcome === 'switched') notifications.notify('switched', `Switched to ${ev.to}`, `${ev.kind === 'user' ? 'You asked' : 'Automatic'}: ${ev.reason}`);
+      if (ev.type === 'done' && ev.outcome === 'switched') notifications.notify('switched', t('notify.switchedTitle', { node: ev.to ?? '' }), t(ev.kind === 'user' ? 'notify.switchedUser' : 'notify.switchedAuto', { reason: ev.reason ?? '' }));
     } else if (event === 'sysproxy') {
       const ev = data as { type: string; message: string };
-      if (ev.type === 'overridden') notifications.notify('sysproxy-changed', 'System proxy changed by another program', ev.message);
+      if (ev.type === 'overridden') notifications.notify('sysproxy-changed', t('notify.sysproxyTitle'), ev.message);
       void Promise.resolve(ops.getSystemProxy({})).then((sp) => tray.update({ sysproxy: sp }), () => undefined);
     }
   });
@@ -162,51 +216,11 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
 
   tray.create();
   await refreshTray().catch(() => undefined);
-  if (!o.argv.includes('--hidden')) lifecycle.watchWindow(windows.open());
-  e.app.on('second-instance', () => lifecycle.watchWindow(windows.open()));
-  return { core, tray, windows, notifications, lifecycle, loopDelay };
+  openWindow = () => void windows.open();
+  if (!autostart.startedAtLogin(o.argv) || openWanted) windows.open();
+  return { core, tray, windows, notifications, lifecycle, autostart, sessionWindow, loopDelay };
 }
 
 function trayNotifications(n: Settings['notifications']): { switched: boolean; lost: boolean; 'sysproxy-changed': boolean } {
   return { switched: n.switched, lost: n.lost, 'sysproxy-changed': n.sysproxyChanged };
-}
-
-function notifyError(n: NotificationController, err: unknown): void {
-  n.notify('lost', 'Gatehop could not do that', errorToJson(err).message);
-}
-
-/**
- * startApp with the desktop defaults (VPN Gate, the admin API on loopback for the dashboard, the
- * data directory in userData). A core that cannot start shows what failed and offers the fix:
- * another port, or a reset of the saved settings.
- */
-async function startCore(e: ElectronApi, dataDir: string, logTap: LogTap, extra: ConfigInput): Promise<RunningApp | null> {
-  const fromFile: ConfigInput = {};
-  let fromFlags: ConfigInput = { dataDir, egress: 'vpngate', ...extra };
-  for (;;) {
-    try {
-      const config = resolveConfig(fromFile, fromFlags);
-      const logger = createLogger({ level: config.logLevel, file: config.logFile, tap: logTap, pretty: false });
-      // Crash recovery of the system proxy runs first thing inside startApp, before the tray exists.
-      return await startApp(config.admin ? config : buildConfig(fromFile, { ...fromFlags, admin: '127.0.0.1:0' }), logger, { logTap, layers: { fromFile, fromFlags } });
-    } catch (err) {
-      const message = errorToJson(err).message;
-      const portInUse = /EADDRINUSE|cannot listen/.test(message);
-      const { response } = await e.dialog.showMessageBox({
-        type: 'error',
-        title: 'Gatehop could not start',
-        message: 'Gatehop could not start',
-        detail: message,
-        buttons: portInUse ? ['Use another port', 'Quit'] : ['Reset settings', 'Quit'],
-        defaultId: 0,
-        cancelId: 1,
-      });
-      if (response !== 0) return null;
-      if (portInUse) fromFlags = { ...fromFlags, listen: '127.0.0.1:0', admin: '127.0.0.1:0' };
-      else {
-        const { rmSync } = await import('node:fs');
-        rmSync(join(dataDir, 'settings.json'), { force: true });
-      }
-    }
-  }
 }

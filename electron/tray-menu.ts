@@ -1,4 +1,5 @@
 import type { NodeDto, Status, SysproxyState } from '../core/api/index.js';
+import { translate, type Language } from '../core/api/catalog/index.js';
 import type { MenuItemOptions } from './electron-api.js';
 
 /** What the tray shows, gathered from the core. */
@@ -11,6 +12,8 @@ export interface TrayState {
   notifications: Record<'switched' | 'lost' | 'sysproxy-changed', boolean>;
   /** The proxy's address as other programs use it (host:port). */
   proxyAddress: string;
+  /** The language of the menu, tooltip and notifications (Settings, else the OS's). */
+  language: Language;
 }
 
 export interface TrayActions {
@@ -35,37 +38,44 @@ export function iconStateOf(s: TrayState): TrayIconState {
   return 'no-node';
 }
 
-function flag(code: string): string {
-  return /^[A-Za-z]{2}$/.test(code) ? String.fromCodePoint(...[...code.toUpperCase()].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65)) : '';
+/**
+ * A country as the tray can show it: its flag where emoji flags render (macOS, Linux); Windows
+ * draws them as two letters, so there it is the code itself, which reads better than a box.
+ */
+export function countryMark(code: string, platform: NodeJS.Platform): string {
+  if (!/^[A-Za-z]{2}$/.test(code)) return '';
+  if (platform === 'win32') return code.toUpperCase();
+  return String.fromCodePoint(...[...code.toUpperCase()].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
 }
 
-const sessions = (n: number): string => `${n} session${n === 1 ? '' : 's'}`;
-const ms = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : `${Math.round(v)} ms`);
+const t = (s: TrayState, key: string, vars?: Record<string, string | number>): string => translate(s.language, `shell.${key}`, vars);
+const sessions = (s: TrayState, n: number): string => t(s, 'sessions', { count: n });
+const ms = (s: TrayState, v: number | null | undefined): string => (v === null || v === undefined ? '–' : t(s, 'ms', { value: Math.round(v) }));
 
 /** "JP public-vpn-123 · 42 ms · 3 sessions" (tooltips are plain text on every platform). */
 export function tooltipOf(s: TrayState): string {
   const st = s.status;
-  if (!st) return 'Gatehop: the core is not running';
-  if (st.egress === 'direct') return `Gatehop: direct · ${sessions(st.sessions.active)}`;
-  if (!st.active) return st.network.state === 'waiting' ? 'Gatehop: waiting for the network' : 'Gatehop: finding a working node…';
+  if (!st) return t(s, 'tooltip.none');
+  if (st.egress === 'direct') return t(s, 'tooltip.direct', { sessions: sessions(s, st.sessions.active) });
+  if (!st.active) return t(s, st.network.state === 'waiting' ? 'tooltip.waiting' : 'tooltip.finding');
   const n = s.nodes.find((x) => x.id === st.active!.nodeId);
-  return `Gatehop: ${n?.countryCode ?? ''} ${n?.host ?? st.active.nodeId} · ${ms(st.active.rttMs)}${moreTunnels(s)} · ${sessions(st.sessions.active)}`;
+  return t(s, 'tooltip.connected', { node: `${n?.countryCode ?? ''} ${n?.host ?? st.active.nodeId}`, rtt: ms(s, st.active.rttMs), more: moreTunnels(s), sessions: sessions(s, st.sessions.active) });
 }
 
 /** " (+2 tunnels)" while balancing over several tunnels (groups.balance), else "". */
 function moreTunnels(s: TrayState): string {
   const extra = (s.status?.members.length ?? 0) - 1;
-  return extra > 0 ? ` (+${extra} tunnel${extra === 1 ? '' : 's'})` : '';
+  return extra > 0 ? t(s, 'moreTunnels', { count: extra }) : '';
 }
 
-function statusLine(s: TrayState): string {
+function statusLine(s: TrayState, platform: NodeJS.Platform): string {
   const st = s.status;
-  if (!st) return 'Core not running';
-  if (st.switches.inProgress !== null) return `Switching… (${st.switches.state})`;
-  if (st.egress === 'direct') return 'Direct (no VPN)';
-  if (!st.active) return st.network.state === 'waiting' ? 'Waiting for the network…' : 'Finding a working node…';
+  if (!st) return t(s, 'status.none');
+  if (st.switches.inProgress !== null) return t(s, 'status.switching', { state: st.switches.state });
+  if (st.egress === 'direct') return t(s, 'status.direct');
+  if (!st.active) return t(s, st.network.state === 'waiting' ? 'status.waiting' : 'status.finding');
   const n = s.nodes.find((x) => x.id === st.active!.nodeId);
-  return `Connected: ${n ? `${flag(n.countryCode)} ${n.country} · ${n.host}` : st.active.nodeId} · ${ms(st.active.rttMs)}${moreTunnels(s)}`;
+  return t(s, 'status.connected', { node: n ? `${countryMark(n.countryCode, platform)} ${n.country} · ${n.host}` : (st.active.nodeId ?? ''), rtt: ms(s, st.active.rttMs), more: moreTunnels(s) });
 }
 
 /** The best nodes by score, the active one included (and checked). */
@@ -85,7 +95,7 @@ export function topNodes(nodes: readonly NodeDto[], activeId: string | null, cou
  * rendered for the README without Electron). Every action is a menu item: on Linux, AppIndicator
  * drops clicks on the icon itself.
  */
-export function buildTrayMenu(s: TrayState, a: TrayActions): MenuItemOptions[] {
+export function buildTrayMenu(s: TrayState, a: TrayActions, platform: NodeJS.Platform = process.platform): MenuItemOptions[] {
   const st = s.status;
   const activeId = st?.active?.nodeId ?? null;
   const vpn = st?.egress === 'vpngate';
@@ -96,43 +106,43 @@ export function buildTrayMenu(s: TrayState, a: TrayActions): MenuItemOptions[] {
     ? nodes.map((n) => ({
         id: `node:${n.id}`,
         type: 'radio' as const,
-        label: `${flag(n.countryCode)} ${n.country} · ${n.host} · ${ms(n.rttMs)}`,
+        label: `${countryMark(n.countryCode, platform)} ${n.country} · ${n.host} · ${ms(s, n.rttMs)}`,
         checked: n.id === activeId,
         click: () => a.pickNode(n.id),
       }))
-    : [{ label: 'No nodes yet', enabled: false }];
+    : [{ label: t(s, 'menu.noNodes'), enabled: false }];
   return [
-    { id: 'status', label: statusLine(s), enabled: false },
+    { id: 'status', label: statusLine(s, platform), enabled: false },
     { type: 'separator' },
-    { id: 'nodes', label: 'Nodes', enabled: vpn, submenu: [...nodeItems, { type: 'separator' }, { id: 'more', label: 'More…', click: () => a.openWindow('nodes') }] },
-    { id: 'auto', label: 'Auto-select', type: 'checkbox', checked: st?.mode === 'auto', enabled: vpn, click: (item) => a.setAuto(item.checked) },
+    { id: 'nodes', label: t(s, 'menu.nodes'), enabled: vpn, submenu: [...nodeItems, { type: 'separator' }, { id: 'more', label: t(s, 'menu.more'), click: () => a.openWindow('nodes') }] },
+    { id: 'auto', label: t(s, 'menu.auto'), type: 'checkbox', checked: st?.mode === 'auto', enabled: vpn, click: (item) => a.setAuto(item.checked) },
     {
       id: 'sysproxy',
-      label: s.sysproxy?.supported === false ? 'System proxy (not supported here)' : 'System proxy',
+      label: t(s, s.sysproxy?.supported === false ? 'menu.sysproxyUnsupported' : 'menu.sysproxy'),
       type: 'checkbox',
       checked: s.sysproxy?.enabled ?? false,
       enabled: s.sysproxy?.supported ?? false,
       click: (item) => a.setSystemProxy(item.checked),
     },
     { type: 'separator' },
-    { id: 'copy', label: 'Copy proxy address', click: () => a.copy(hp) },
-    { id: 'copy-env', label: 'Copy terminal proxy command', click: () => a.copy(`export https_proxy=http://${hp} http_proxy=http://${hp} all_proxy=socks5h://${hp}`) },
-    { id: 'refresh', label: 'Refresh node list', enabled: vpn, click: () => a.refreshNodes() },
+    { id: 'copy', label: t(s, 'menu.copy'), click: () => a.copy(hp) },
+    { id: 'copy-env', label: t(s, 'menu.copyEnv'), click: () => a.copy(`export https_proxy=http://${hp} http_proxy=http://${hp} all_proxy=socks5h://${hp}`) },
+    { id: 'refresh', label: t(s, 'menu.refresh'), enabled: vpn, click: () => a.refreshNodes() },
     { type: 'separator' },
-    { id: 'open', label: 'Open Gatehop', click: () => a.openWindow() },
-    { id: 'login', label: 'Start at login', type: 'checkbox', checked: s.startAtLogin, click: (item) => a.setStartAtLogin(item.checked) },
+    { id: 'open', label: t(s, 'menu.open'), click: () => a.openWindow() },
+    { id: 'login', label: t(s, 'menu.login'), type: 'checkbox', checked: s.startAtLogin, click: (item) => a.setStartAtLogin(item.checked) },
     {
       id: 'notifications',
-      label: 'Notifications',
-      submenu: ([['switched', 'When the node changes'], ['lost', 'When no node works'], ['sysproxy-changed', 'When another program changes the system proxy']] as const).map(([kind, label]) => ({
+      label: t(s, 'menu.notifications'),
+      submenu: ([['switched', 'switched'], ['lost', 'lost'], ['sysproxy-changed', 'sysproxyChanged']] as const).map(([kind, key]) => ({
         id: `notify:${kind}`,
-        label,
+        label: t(s, `menu.notify.${key}`),
         type: 'checkbox' as const,
         checked: s.notifications[kind],
         click: (item: { checked: boolean }) => a.setNotification(kind, item.checked),
       })),
     },
     { type: 'separator' },
-    { id: 'quit', label: 'Quit Gatehop', click: () => a.quit() },
+    { id: 'quit', label: t(s, 'menu.quit'), click: () => a.quit() },
   ];
 }

@@ -1,6 +1,17 @@
-// The preload runs sandboxed, where only 'electron' can be required: bundle it (and the contract
-// it derives the bridge from) into one CommonJS file beside the compiled main process.
+// Two files of the desktop app are bundled rather than left as tsc emitted them:
+//
+// - The preload runs sandboxed, where only 'electron' can be required: it and the contract it derives
+//   the bridge from become one CommonJS file beside the compiled main process.
+// - The tunnel worker is started by URL inside app.asar. There, a worker thread resolving dozens of
+//   ESM files and packages is one more thing that can differ between Electron versions and
+//   packaged layouts; one self-contained file cannot. Each source file keeps the meaning of its
+//   own `import.meta.url` (the netstack finds lwip.wasm by it), rewritten relative to the bundle, so
+//   dist/ keeps its layout and the .wasm stays where tsc's copy step put it.
+import { readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
+
+const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 
 await build({
   entryPoints: ['electron/preload.ts'],
@@ -10,6 +21,33 @@ await build({
   format: 'cjs',
   target: 'node20',
   external: ['electron'],
+  logLevel: 'warning',
+  legalComments: 'none',
+});
+
+const workerOut = resolve(ROOT, 'dist/core/egress/worker/tunnel-worker.js');
+/** `import.meta.url` of core/x/y.ts becomes the URL of dist/core/x/y.js, computed from the bundle's own URL. */
+const metaUrlOfSource = {
+  name: 'meta-url-of-source',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]core[\\/].*\.ts$/ }, (a) => {
+      const dist = resolve(ROOT, 'dist', relative(ROOT, a.path)).replace(/\.ts$/, '.js');
+      const rel = relative(dirname(workerOut), dist).split('\\').join('/');
+      const expr = `new URL(${JSON.stringify(rel.startsWith('.') ? rel : `./${rel}`)}, import.meta.url).href`;
+      return { contents: readFileSync(a.path, 'utf8').replaceAll('import.meta.url', expr), loader: 'ts' };
+    });
+  },
+};
+await build({
+  entryPoints: ['core/egress/worker/tunnel-worker.ts'],
+  outfile: workerOut,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // CommonJS packages inside an ESM bundle still call require() for Node's built-ins.
+  banner: { js: "import { createRequire as __ghCreateRequire } from 'node:module'; const require = __ghCreateRequire(import.meta.url);" },
+  plugins: [metaUrlOfSource],
   logLevel: 'warning',
   legalComments: 'none',
 });

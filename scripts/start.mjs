@@ -1,14 +1,21 @@
 // `npm start`: the tray app where Electron's binary and a display exist; otherwise the headless
 // core (VPN Gate, the dashboard at /ui/) with one line saying why and how to get the desktop app.
+// GATEHOP_ELECTRON names another Electron binary (a test's stand-in, or one installed elsewhere);
+// GATEHOP_NATIVE_CACHE and GATEHOP_ELECTRON_HEADERS move where the Electron build of SQLite is
+// kept and where Electron's headers come from.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { electronVersion, ensureNativeBinding } from './electron-native.mjs';
 
 const require = createRequire(import.meta.url);
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 
 function electronBinary() {
+  if (process.env.GATEHOP_ELECTRON) return existsSync(process.env.GATEHOP_ELECTRON) ? process.env.GATEHOP_ELECTRON : null;
   try {
     const dir = dirname(require.resolve('electron/package.json'));
     const rel = existsSync(join(dir, 'path.txt')) ? readFileSync(join(dir, 'path.txt'), 'utf8').trim() : null;
@@ -19,17 +26,25 @@ function electronBinary() {
   }
 }
 
+function headless(why) {
+  process.stderr.write(`gatehop: starting the headless core with the dashboard, since ${why}; for the tray app run \`npm start\` on a desktop, or install a package from \`npm run dist\`.\n`);
+  return spawn(process.execPath, [join(root, 'bin/gatehop.js'), ...args], { stdio: 'inherit' });
+}
+
 const hasDisplay = process.platform !== 'linux' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
 const bin = electronBinary();
 let child;
-if (bin && hasDisplay) {
-  child = spawn(bin, ['.', ...args], { stdio: 'inherit' });
-} else {
-  const why = !bin
-    ? "Electron's binary is not installed (it downloads on `npm install` where the network allows: `npx electron --version` fetches it)"
-    : 'there is no display (DISPLAY / WAYLAND_DISPLAY is not set)';
-  process.stderr.write(`gatehop: starting the headless core with the dashboard, since ${why}; for the tray app run \`npm start\` on a desktop, or install a package from \`npm run dist\`.\n`);
-  child = spawn(process.execPath, ['bin/gatehop.js', ...args], { stdio: 'inherit' });
+if (!bin) child = headless("Electron's binary is not installed (it downloads on `npm install` where the network allows: `npx electron --version` fetches it)");
+else if (!hasDisplay) child = headless('there is no display (DISPLAY / WAYLAND_DISPLAY is not set)');
+else {
+  // The store's SQLite addon, built for this Electron (once; kept in node_modules/.cache).
+  let binding = null;
+  try {
+    binding = await ensureNativeBinding({ root, runtime: 'electron', target: electronVersion(root), cacheDir: process.env.GATEHOP_NATIVE_CACHE || undefined, headersUrl: process.env.GATEHOP_ELECTRON_HEADERS || undefined });
+  } catch (err) {
+    child = headless(`better-sqlite3 could not be built for Electron (${err.message})`);
+  }
+  if (binding) child = spawn(bin, [root, ...args], { stdio: 'inherit', env: { ...process.env, GATEHOP_SQLITE_BINDING: binding } });
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -45,6 +45,11 @@ ls /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf >/dev/null 2>&1 || missing+
 ls /usr/lib/*/gio/modules/libdconfsettings.so >/dev/null 2>&1 || missing+=(dconf-gsettings-backend)
 # one package may stand for several commands
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
+# The packaging test asks apt-cache whether each Depends of the .deb can be installed: it needs package lists.
+if [ "$(id -u)" -eq 0 ] && ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1; then
+  echo "system-deps: apt-get update (no package lists yet)"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

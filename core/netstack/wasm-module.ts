@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 let compiled: WebAssembly.Module | null = null;
@@ -6,10 +6,18 @@ let compiled: WebAssembly.Module | null = null;
 /** The lwIP module, compiled once per process and instantiated once per stack. */
 export function lwipModule(): WebAssembly.Module {
   if (!compiled) {
-    const path = fileURLToPath(new URL('./lwip/lwip.wasm', import.meta.url));
-    compiled = new WebAssembly.Module(readFileSync(path));
+    compiled = new WebAssembly.Module(readFileSync(wasmPath(fileURLToPath(new URL('./lwip/lwip.wasm', import.meta.url)))));
   }
   return compiled;
+}
+
+/**
+ * In a packaged app the .wasm is unpacked beside app.asar (asarUnpack): read it there, which works
+ * whether or not this thread's fs knows about asar archives (a worker thread's may not).
+ */
+export function wasmPath(path: string): string {
+  const unpacked = path.replace(/([\\/])app\.asar([\\/])/, '$1app.asar.unpacked$2');
+  return unpacked !== path && existsSync(unpacked) ? unpacked : path;
 }
 
 /** The glue's exports (core/netstack/lwip/glue.c). Pointers are byte offsets into memory. */

@@ -7,6 +7,18 @@ import type { LatencySample, NodeHistory, Selection, StoredListMeta, StoredListS
 
 type Db = Database.Database;
 
+/**
+ * The native addon to load, when not the one next to better-sqlite3: `npm start` under a real
+ * Electron builds one for Electron's ABI (scripts/electron-native.mjs) and names it here, so the
+ * Node build that the CLI and tests use stays in place.
+ */
+export const SQLITE_BINDING_ENV = 'GATEHOP_SQLITE_BINDING';
+
+function openDatabase(path: string, options: Database.Options = {}): Db {
+  const binding = process.env[SQLITE_BINDING_ENV];
+  return new Database(path, binding ? { ...options, nativeBinding: binding } : options);
+}
+
 export interface StoreOptions {
   /** File path, or ':memory:'. */
   path: string;
@@ -65,7 +77,7 @@ export class Store {
     if (!existsSync(path)) return null;
     let db: Db | null = null;
     try {
-      db = new Database(path, { readonly: true, fileMustExist: true });
+      db = openDatabase(path, { readonly: true, fileMustExist: true });
       const version = db.pragma('user_version', { simple: true }) as number;
       const row = db.prepare('SELECT fetched_at, source, nodes_json FROM node_list WHERE id = 1').get() as { fetched_at: number; source: string; nodes_json: string } | undefined;
       // Before v3 the latest list held its nodes; from v3 they are in the pool.
@@ -83,7 +95,7 @@ export class Store {
     if (!existsSync(path)) return [];
     let db: Db | null = null;
     try {
-      db = new Database(path, { readonly: true, fileMustExist: true });
+      db = openDatabase(path, { readonly: true, fileMustExist: true });
       if ((db.pragma('user_version', { simple: true }) as number) < 3) return [];
       const rows = db.prepare('SELECT * FROM list_sources ORDER BY found_at, url').all() as SourceRow[];
       return rows.map(rowToSource);
@@ -104,10 +116,10 @@ export class Store {
   }
 
   #open(): Db {
-    if (this.#path === ':memory:') return this.#init(new Database(':memory:'));
+    if (this.#path === ':memory:') return this.#init(openDatabase(':memory:'));
     try {
       mkdirSync(dirname(this.#path), { recursive: true });
-      return this.#init(new Database(this.#path));
+      return this.#init(openDatabase(this.#path));
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
       if (CORRUPT.has(code) || /not a database|malformed/i.test((err as Error).message)) {
@@ -118,7 +130,7 @@ export class Store {
         }
         this.#health = 'recovered';
         try {
-          return this.#init(new Database(this.#path));
+          return this.#init(openDatabase(this.#path));
         } catch (again) {
           return this.#memoryOnly(again);
         }
@@ -130,7 +142,7 @@ export class Store {
   #memoryOnly(err: unknown): Db {
     this.#health = 'memory-only';
     this.#log.warn({ event: 'store-memory-only', path: this.#path, err: (err as Error).message }, 'cannot use the database file: history is kept in memory only until restart');
-    return this.#init(new Database(':memory:'));
+    return this.#init(openDatabase(':memory:'));
   }
 
   #init(db: Db): Db {

@@ -4,9 +4,13 @@
  * the runtime files it reads by path) against the `files` and `asarUnpack` globs, and every bare
  * import against the production dependencies.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import picomatch from 'picomatch';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -60,12 +64,75 @@ describe('the package', () => {
     expect(notDeps).toEqual([]);
   });
 
-  it('has the tunnel worker (started by URL, not imported) and everything it imports, all from production dependencies', () => {
+  it('has the tunnel worker (started by URL, not imported) as one self-contained file: it imports nothing but Node\'s own modules', () => {
     const worker = join(ROOT, 'dist/core/egress/worker/tunnel-worker.js');
     expect(existsSync(worker)).toBe(true);
+    expect(packaged(worker)).toBe(true);
     const { files, bare } = importGraph(worker);
-    expect([...files].filter((f) => !packaged(f)).map((f) => relative(ROOT, f))).toEqual([]);
-    expect([...bare].filter((b) => !(b in pkg.dependencies))).toEqual([]);
+    expect([...files].map((f) => relative(ROOT, f))).toEqual(['dist/core/egress/worker/tunnel-worker.js']);
+    expect([...bare]).toEqual([]);
+  });
+
+  it('starts the tunnel worker from the packaged layout (app.asar\'s files, the .wasm in app.asar.unpacked, no node_modules) and it opens a tunnel as far as the network lets it', async () => {
+    // Node cannot read an asar archive: lay its contents out as Electron presents them, in a
+    // folder named app.asar, and the asarUnpack files beside it in app.asar.unpacked.
+    const base = mkdtempSync(join(tmpdir(), 'gh-packaged-'));
+    const unpack = picomatch(builder.asarUnpack, { dot: true });
+    for (const f of readdirAll(join(ROOT, 'dist')).concat([join(ROOT, 'package.json')])) {
+      if (!packaged(f)) continue;
+      const rel = relative(ROOT, f);
+      const to = join(base, unpack(rel) ? 'app.asar.unpacked' : 'app.asar', rel);
+      mkdirSync(dirname(to), { recursive: true });
+      copyFileSync(f, to);
+    }
+    expect(existsSync(join(base, 'app.asar/dist/core/netstack/lwip/lwip.wasm'))).toBe(false);
+    const worker = new Worker(pathToFileURL(join(base, 'app.asar/dist/core/egress/worker/tunnel-worker.js')));
+    try {
+      const reply = await new Promise<{ t: string; error?: { code: string; message: string } }>((resolvePromise, reject) => {
+        worker.once('error', reject);
+        worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before answering`)));
+        worker.on('message', (batch: Array<{ t: string }>) => {
+          for (const m of batch) if (m.t === 'opened' || m.t === 'open-failed') resolvePromise(m);
+        });
+        // A profile for a UDP port nothing answers on: the worker loads everything, compiles lwIP and tries.
+        const profileText = ['client', 'dev tun', 'proto udp', 'remote 127.0.0.1 9', '<ca>', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----', '</ca>', ''].join('\n');
+        worker.postMessage([{ t: 'open', data: { id: 'packaged-1', nodeId: 'packaged', profileText, connectTimeoutMs: 1_000, unresponsiveMs: 0, logLevel: 'silent' } }]);
+      });
+      // Refused (ICMP port unreachable) or timed out: either way the tunnel client ran and met the network.
+      expect(reply).toMatchObject({ t: 'open-failed', error: { code: expect.stringMatching(/^GH_ERR_EGRESS_(FAILED|CONNECT_TIMEOUT)$/), message: expect.stringMatching(/127\.0\.0\.1:9/) } });
+    } finally {
+      await worker.terminate();
+    }
+  });
+
+  it('installs on Debian 12: each Depends of the .deb has an install candidate there, and the list is what Electron needs', () => {
+    const deb = (builder as unknown as { deb: { depends: string[]; recommends?: string[] } }).deb;
+    // electron-builder 26's own defaults (FpmTarget.getDefaultDepends): setting depends replaces them, so each must stay.
+    for (const d of ['libgtk-3-0', 'libnotify4', 'libnss3', 'libxss1', 'libxtst6', 'xdg-utils', 'libatspi2.0-0', 'libuuid1', 'libsecret-1-0']) expect(deb.depends, d).toContain(d);
+    // What the Electron binary links beyond those (libasound.so.2, libgbm.so.1, libdrm.so.2); Ubuntu 24.04 renamed ALSA's.
+    for (const d of ['libasound2 | libasound2t64', 'libgbm1', 'libdrm2']) expect(deb.depends, d).toContain(d);
+    // Debian 12 has no libappindicator3-1, and Electron's tray does not need it (StatusNotifierItem over D-Bus).
+    expect([...deb.depends, ...(deb.recommends ?? [])].join(' ')).not.toMatch(/appindicator/);
+    if (!existsSync('/usr/bin/apt-cache') || !/bookworm|^12/.test(readFileSync('/etc/debian_version', 'utf8').trim() + readFileSync('/etc/os-release', 'utf8'))) return;
+    // One apt-cache call for every alternative: "name:\n  Installed: …\n  Candidate: …" per package.
+    const alts = deb.depends.flatMap((d) => d.split('|').map((a) => a.trim()));
+    const out = execFileSync('apt-cache', ['policy', ...alts], { encoding: 'utf8' });
+    const candidate = new Map([...out.matchAll(/^(\S+):\n(?:\s+.*\n)*?\s+Candidate: (\S+)/gm)].map((m) => [m[1]!, m[2]!]));
+    const noCandidate = deb.depends.filter((dep) => dep.split('|').every((alt) => (candidate.get(alt.trim()) ?? '(none)') === '(none)'));
+    expect(noCandidate).toEqual([]);
+  });
+
+  it('sets Electron fuses: no RunAsNode, no NODE_OPTIONS, no --inspect, asar integrity, only the app from its asar', () => {
+    const fuses = (builder as unknown as { electronFuses?: Record<string, boolean> }).electronFuses;
+    expect(fuses).toEqual({
+      runAsNode: false,
+      enableNodeOptionsEnvironmentVariable: false,
+      enableNodeCliInspectArguments: false,
+      enableEmbeddedAsarIntegrityValidation: true,
+      onlyLoadAppFromAsar: true,
+      enableCookieEncryption: true,
+      grantFileProtocolExtraPrivileges: false,
+    });
   });
 
   it('has the files read by path at run time: the preload, the renderer build, lwip.wasm (unpacked), the tray icons', () => {

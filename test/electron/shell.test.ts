@@ -14,6 +14,7 @@ import { runShell, type Shell } from '../../electron/shell.js';
 import { TRAY_MIN_INTERVAL_MS } from '../../electron/tray-controller.js';
 import { APP_URL, WEB_PREFERENCES } from '../../electron/window-controller.js';
 import { IpcCoreClient, type GatehopBridge } from '../../renderer/src/client/ipc-core-client.js';
+import { loadSandboxedPreload } from './sandboxed-preload.js';
 import { createFakeElectron, fakeEvent, FakeBrowserWindow, FakeNotification, FakeTray, type FakeElectron, type FakeMenu } from './fake-electron.js';
 
 const ROOT = resolve(__dirname, '../..');
@@ -39,6 +40,8 @@ async function start(opts: { lock?: boolean; argv?: string[]; deadlineMs?: numbe
     onSignal: (sig, fn) => signals.set(sig, fn),
     shutdownDeadlineMs: opts.deadlineMs ?? 8000,
     configInput: { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', logFile: 'off', logLevel: 'silent' },
+    // Start at login writes here, never into the tester's own ~/.config/autostart.
+    env: { XDG_CONFIG_HOME: join(fake.electron.app.getPath('userData'), 'xdg') },
   });
   if (shell) shells.push(shell);
   return { shell: shell!, fake, signals };
@@ -214,19 +217,16 @@ describe('the IPC round trip', () => {
   it('IpcCoreClient → the real preload → ipcMain handlers answer every operation, and events arrive', async () => {
     const { fake } = await start();
     const win = FakeBrowserWindow.all[0]!;
-    // The renderer side of Electron, wired to the fake main side.
+    // The renderer side: the built preload in a sandboxed context, its ipcRenderer wired to the
+    // fake main side, where payloads and results are structured-cloned as Electron does.
     const listeners = new Set<(e: unknown, ...args: unknown[]) => void>();
-    let exposed: GatehopBridge | null = null;
-    vi.doMock('electron', () => ({
-      contextBridge: { exposeInMainWorld: (key: string, api: GatehopBridge) => key === 'gatehop' && (exposed = api) },
-      ipcRenderer: {
-        invoke: async (channel: string, payload: unknown) => fake.handlers.get(channel)!({ sender: win.webContents, senderFrame: { url: APP_URL } } as unknown as Electron.IpcMainInvokeEvent, payload),
-        on: (channel: string, fn: (e: unknown, ...a: unknown[]) => void) => channel === EVENT_CHANNEL && listeners.add(fn),
-        removeListener: (_c: string, fn: (e: unknown, ...a: unknown[]) => void) => listeners.delete(fn),
-      },
-    }));
-    await import('../../electron/preload.js');
-    vi.doUnmock('electron');
+    const { exposed: world, required } = loadSandboxedPreload(join(ROOT, 'dist/electron/preload.cjs'), {
+      invoke: (channel, payload) => fake.invoke(channel, { sender: win.webContents as unknown as Electron.WebContents, senderFrame: { url: APP_URL } as Electron.WebFrameMain }, payload),
+      on: (channel, fn) => channel === EVENT_CHANNEL && listeners.add(fn),
+      removeListener: (_c, fn) => listeners.delete(fn),
+    });
+    expect([...new Set(required)]).toEqual(['electron']);
+    const exposed = world.gatehop as GatehopBridge;
     expect(Object.keys(exposed!).sort()).toEqual([...opNames, 'subscribe'].sort()); // nothing else is exposed
     const client = new IpcCoreClient(exposed!);
     const seen: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { buildTrayMenu, iconStateOf, tooltipOf, topNodes, type TrayActions, type TrayState } from '../../electron/tray-menu.js';
+import { buildTrayMenu, countryMark, iconStateOf, tooltipOf, topNodes, type TrayActions, type TrayState } from '../../electron/tray-menu.js';
 import { trayIconPath } from '../../electron/icons.js';
 import { node, status } from '../../renderer/test/fakes.js';
 
@@ -11,13 +11,14 @@ const state = (over: Partial<TrayState> = {}): TrayState => ({
   startAtLogin: false,
   notifications: { switched: true, lost: true, 'sysproxy-changed': true },
   proxyAddress: '127.0.0.1:1080',
+  language: 'en',
   ...over,
 });
 
 describe('the tray menu', () => {
   it('lists the best 15 nodes as radio items with the active one checked; picking one pins and switches', () => {
     const a = actions();
-    const menu = buildTrayMenu(state(), a);
+    const menu = buildTrayMenu(state(), a, 'linux');
     const nodes = menu.find((i) => i.id === 'nodes')!.submenu as Electron.MenuItemConstructorOptions[];
     const radios = nodes.filter((i) => i.type === 'radio');
     expect(radios).toHaveLength(15);
@@ -73,5 +74,26 @@ describe('the tray menu', () => {
     expect(trayIconPath('/a', 'connected', 'darwin', false)).toBe('/a/tray/tray-connectedTemplate.png');
     expect(trayIconPath('/a', 'error', 'win32', true)).toBe('/a/tray/tray-error-dark.ico');
     expect(trayIconPath('/a', 'switching', 'linux', false)).toBe('/a/tray/tray-switching-32.png');
+  });
+
+  it('shows country codes on Windows, where flag emoji render as two letters, and flags elsewhere', () => {
+    const label = (platform: NodeJS.Platform): string => ((buildTrayMenu(state(), actions(), platform).find((i) => i.id === 'nodes')!.submenu as Electron.MenuItemConstructorOptions[])[0]!.label!);
+    expect(label('win32')).toBe('KR Korea · public-vpn-0 · 10 ms');
+    expect(label('darwin')).toBe('🇰🇷 Korea · public-vpn-0 · 10 ms');
+    expect(label('linux')).toBe('🇰🇷 Korea · public-vpn-0 · 10 ms');
+    expect(countryMark('??', 'linux')).toBe('');
+    expect(buildTrayMenu(state(), actions(), 'win32')[0]!.label).toBe('Connected: KR Korea · public-vpn-3 · 42 ms');
+  });
+
+  it('speaks the chosen language: every label of the zh-CN menu and tooltip comes from the zh-CN catalogue', () => {
+    const zh = state({ language: 'zh-CN' });
+    const labels = (items: Electron.MenuItemConstructorOptions[]): string[] => items.flatMap((i) => [i.label ?? '', ...(Array.isArray(i.submenu) ? labels(i.submenu) : [])]).filter(Boolean);
+    const all = labels(buildTrayMenu(zh, actions(), 'linux'));
+    expect(all).toContain('退出 Gatehop');
+    // No English word is left (node names, countries and units aside).
+    const english = new Set(labels(buildTrayMenu(state(), actions(), 'linux')).filter((l) => !/public-vpn|ms$/.test(l)));
+    for (const l of all) expect(english.has(l), l).toBe(false);
+    expect(tooltipOf(zh)).not.toMatch(/session/);
+    expect(tooltipOf(state({ language: 'zh-CN', status: null }))).not.toBe(tooltipOf(state({ status: null })));
   });
 });
