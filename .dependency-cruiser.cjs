@@ -1,13 +1,13 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, health, groups, socks5, egress, selector, sysproxy} → {netstack, ovpn, vpngate, store} → common
+ *   app → {api, health, groups, socks5, egress, selector, sysproxy} → {netstack, ovpn, sstp, vpngate, store} → common
  * sysproxy knows only common (OS proxy settings; nothing of egresses, the proxy or the store);
  * socks5 sees only the Egress interface (type-only imports of core/egress); netstack never knows
- * about ovpn; every module is imported through its index.ts only; core never touches Electron or
+ * about ovpn or sstp, and the two tunnel clients never know each other; every module is imported through its index.ts only; core never touches Electron or
  * the renderer.
  */
 const MID = '(api|health|groups|socks5|egress|selector|sysproxy)';
-const LOW = '(netstack|ovpn|vpngate|store)';
+const LOW = '(netstack|ovpn|sstp|vpngate|store)';
 
 module.exports = {
   forbidden: [
@@ -22,16 +22,16 @@ module.exports = {
     },
     {
       name: 'low-tier-points-down',
-      comment: 'netstack, ovpn, vpngate and store import only common (vpngate may read ovpn profiles)',
+      comment: 'netstack, ovpn, sstp, vpngate and store import only common (vpngate may read ovpn profiles)',
       severity: 'error',
       from: { path: `^core/${LOW}/` },
       to: { path: `^core/(${MID.slice(1, -1)}|app)/` },
     },
     {
       name: 'low-tier-peers',
-      comment: 'netstack and ovpn never know each other; they meet in egress',
+      comment: 'netstack, ovpn and sstp never know each other; they meet in egress',
       severity: 'error',
-      from: { path: '^core/(netstack|ovpn|store)/' },
+      from: { path: '^core/(netstack|ovpn|sstp|store)/' },
       to: { path: `^core/${LOW}/`, pathNot: '^core/$1/' },
     },
     {

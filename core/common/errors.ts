@@ -36,6 +36,14 @@ export const ErrorCodes = {
   SWITCH_IN_PROGRESS: 'GH_ERR_SWITCH_IN_PROGRESS',
   SWITCH_FAILED: 'GH_ERR_SWITCH_FAILED',
   NODE_UNKNOWN: 'GH_ERR_NODE_UNKNOWN',
+  /** SSTP: TLS to the node failed, or its certificate is not for the node's name or not trusted. */
+  SSTP_TLS_FAILED: 'GH_ERR_SSTP_TLS_FAILED',
+  /** SSTP: the node answered the SSTP request with another HTTP status, a Call Connect Nak, an Abort or a Disconnect. */
+  SSTP_REFUSED: 'GH_ERR_SSTP_REFUSED',
+  /** PPP authentication (MS-CHAPv2 or PAP) was refused, or the server's MS-CHAPv2 answer does not prove it knows the password. */
+  SSTP_AUTH_FAILED: 'GH_ERR_SSTP_AUTH_FAILED',
+  /** A malformed SSTP or PPP frame, or a negotiation that cannot finish (LCP, IPCP). */
+  SSTP_PROTOCOL: 'GH_ERR_SSTP_PROTOCOL',
   /** The user's upstream proxy (config `upstream.url`) could not be reached, or failed its handshake. */
   UPSTREAM_FAILED: 'GH_ERR_UPSTREAM_FAILED',
   /** The upstream proxy wants credentials, or refused the ones in `upstream.url`. */

@@ -1,0 +1,150 @@
+/**
+ * The way into an SSTP server: TCP (straight, or through the user's upstream proxy), TLS with the
+ * node's DDNS name verified against the system's CAs (plus any the config adds), and the HTTP
+ * request SSTP starts with, `SSTP_DUPLEX_POST` to its fixed URI, answered by `HTTP/1.1 200`.
+ */
+import { randomUUID } from 'node:crypto';
+import { connect as tcpConnect, type Socket } from 'node:net';
+import { checkServerIdentity, connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
+import { abortReason, dialThroughUpstream, ErrorCodes, GatehopError, isGatehopError, type UpstreamProxy } from '../common/index.js';
+
+export const SSTP_URI = '/sra_{BA195980-CD49-458b-9E23-C84EE0ADCD75}/';
+const MAX_HTTP_HEADER = 8 * 1024;
+
+export interface SstpDialOptions {
+  /** Where to connect: the node's address (or its name). */
+  host: string;
+  port: number;
+  /** The DDNS name the certificate must be for (`<HostName>.opengw.net`). */
+  serverName: string;
+  /** Send the name as SNI (what Windows does); off, a filter that reads SNI does not see it. */
+  sni?: boolean;
+  /** CA certificates (PEM) trusted beside the system's. */
+  ca?: readonly string[];
+  upstream?: UpstreamProxy | null;
+  signal: AbortSignal;
+}
+
+export interface SstpConnection {
+  tls: TLSSocket;
+  /** What came after the HTTP response in the same read: the first SSTP bytes. */
+  rest: Buffer;
+  /** The server certificate as DER, for the crypto binding's certificate hash. */
+  certDer: Buffer;
+  protocol: string | null;
+}
+
+export async function dialSstp(o: SstpDialOptions): Promise<SstpConnection> {
+  o.signal.throwIfAborted();
+  const where = `${o.serverName} (${o.host}:${o.port})`;
+  const tcp = await openTcp(o, where);
+  const tls = await startTls(tcp, o, where);
+  try {
+    const rest = await httpHandshake(tls, o, where);
+    return { tls, rest, certDer: tls.getPeerCertificate().raw, protocol: tls.getProtocol() };
+  } catch (err) {
+    tls.destroy();
+    throw err;
+  }
+}
+
+async function openTcp(o: SstpDialOptions, where: string): Promise<Socket> {
+  if (o.upstream) {
+    try {
+      return await dialThroughUpstream(o.upstream, o.host, o.port, { signal: o.signal });
+    } catch (err) {
+      if (o.signal.aborted) throw abortReason(o.signal, `SSTP to ${where}`);
+      throw err;
+    }
+  }
+  return new Promise<Socket>((resolve, reject) => {
+    const s = tcpConnect({ host: o.host, port: o.port });
+    const onAbort = (): void => {
+      s.destroy();
+      reject(abortReason(o.signal, `SSTP to ${where}`));
+    };
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    s.once('connect', () => {
+      o.signal.removeEventListener('abort', onAbort);
+      s.removeAllListeners('error');
+      resolve(s);
+    });
+    s.once('error', (err: NodeJS.ErrnoException) => {
+      o.signal.removeEventListener('abort', onAbort);
+      const code = err.code === 'ECONNREFUSED' ? ErrorCodes.EGRESS_CONNECT_REFUSED : err.code === 'EHOSTUNREACH' || err.code === 'ENETUNREACH' ? ErrorCodes.EGRESS_HOST_UNREACHABLE : ErrorCodes.EGRESS_FAILED;
+      reject(new GatehopError(code, `SSTP to ${where}: ${err.message}`, { cause: err }));
+    });
+  });
+}
+
+function startTls(tcp: Socket, o: SstpDialOptions, where: string): Promise<TLSSocket> {
+  // SoftEther and Nagle stall each other (shared/docs/machine-notes.md): small PPP frames go at once.
+  tcp.setNoDelay(true);
+  return new Promise<TLSSocket>((resolve, reject) => {
+    const tls = tlsConnect({
+      socket: tcp,
+      ...(o.sni !== false ? { servername: o.serverName } : {}),
+      // Node's own roots (Mozilla's, ISRG Root X1 among them) stay trusted beside any added.
+      ...(o.ca?.length ? { ca: [...rootCertificates, ...o.ca] } : {}),
+      rejectUnauthorized: true,
+      // Verified against the DDNS name whether or not it went out as SNI, and never the IP we dialled.
+      checkServerIdentity: (_host, cert) => checkServerIdentity(o.serverName, cert),
+      ALPNProtocols: ['http/1.1'],
+    });
+    const onAbort = (): void => {
+      tls.destroy();
+      reject(abortReason(o.signal, `TLS with ${where}`));
+    };
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    tls.once('secureConnect', () => {
+      o.signal.removeEventListener('abort', onAbort);
+      tls.removeAllListeners('error');
+      resolve(tls);
+    });
+    tls.once('error', (err: NodeJS.ErrnoException) => {
+      o.signal.removeEventListener('abort', onAbort);
+      tls.destroy();
+      const cert = /CERT|certificate|self[- ]signed|Hostname|altnames|UNABLE_TO/i.test(`${err.code ?? ''} ${err.message}`);
+      reject(new GatehopError(ErrorCodes.SSTP_TLS_FAILED, `TLS with ${where}: ${cert ? 'the certificate is refused: ' : ''}${err.message}`, { cause: err }));
+    });
+  });
+}
+
+function httpHandshake(tls: TLSSocket, o: SstpDialOptions, where: string): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    let buf = Buffer.alloc(0);
+    const done = (err: Error | null, rest?: Buffer): void => {
+      tls.off('data', onData);
+      tls.off('error', onError);
+      tls.off('close', onClose);
+      o.signal.removeEventListener('abort', onAbort);
+      if (err) reject(err);
+      else resolve(rest!);
+    };
+    const onData = (chunk: Buffer): void => {
+      buf = Buffer.concat([buf, chunk]);
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (buf.length > MAX_HTTP_HEADER) done(new GatehopError(ErrorCodes.SSTP_PROTOCOL, `${where} sent more than ${MAX_HTTP_HEADER} bytes of HTTP header`));
+        return;
+      }
+      const head = buf.subarray(0, end).toString('latin1');
+      const status = head.split('\r\n')[0] ?? '';
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(status);
+      if (!m) return done(new GatehopError(ErrorCodes.SSTP_PROTOCOL, `${where} did not answer in HTTP (${JSON.stringify(status.slice(0, 60))})`));
+      if (m[1] !== '200') return done(new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} refused SSTP: ${status.slice(0, 80)}`));
+      // The rest of the stream is SSTP; pause so nothing is read before the client listens.
+      tls.pause();
+      done(null, buf.subarray(end + 4));
+    };
+    const onError = (err: Error): void => done(isGatehopError(err) ? err : new GatehopError(ErrorCodes.EGRESS_FAILED, `SSTP to ${where}: ${err.message}`, { cause: err }));
+    const onClose = (): void => done(new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} closed the connection before answering the SSTP request`));
+    const onAbort = (): void => done(abortReason(o.signal, `SSTP to ${where}`));
+    tls.on('data', onData);
+    tls.on('error', onError);
+    tls.on('close', onClose);
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    // Content-Length is the largest 64-bit number: the request body is the rest of the connection.
+    tls.write(`SSTP_DUPLEX_POST ${SSTP_URI} HTTP/1.1\r\nHost: ${o.serverName}\r\nContent-Length: 18446744073709551615\r\nSSTPCORRELATIONID: {${randomUUID().toUpperCase()}}\r\n\r\n`);
+  });
+}
