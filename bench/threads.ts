@@ -27,7 +27,7 @@ const logger = silentLogger();
 
 async function open(rig: Rig, node: string, proto: 'tcp' | 'udp', threads: boolean, tag: string): Promise<Tunnel> {
   const n = rig.node(node);
-  return openTunnel({ id: `bench-${tag}-${node}-${proto}`, nodeId: n.name, profileText: readFileSync(n.profiles[proto]!, 'utf8'), logger, threads, unresponsiveMs: 0 });
+  return openTunnel({ id: `bench-${tag}-${node}-${proto}`, nodeId: n.name, link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') }, logger, threads, unresponsiveMs: 0 });
 }
 
 /** One GET of /big; MiB/s. */

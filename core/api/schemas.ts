@@ -15,6 +15,11 @@ const nodeRef = {
 
 export const switchStateSchema = z.enum(['idle', 'selecting', 'connecting', 'promoting', 'draining']);
 
+/** What carries a tunnel: OpenVPN (UDP or TCP) or MS-SSTP (PPP in HTTPS). */
+export const tunnelProtocolSchema = z.enum(['openvpn', 'sstp']);
+export type TunnelProtocolDto = z.infer<typeof tunnelProtocolSchema>;
+const protocolField = { protocol: tunnelProtocolSchema.nullable() };
+
 export const switchRecordSchema = z.object({
   id: z.number().int(),
   at: z.number(),
@@ -24,6 +29,8 @@ export const switchRecordSchema = z.object({
   to: z.string().nullable(),
   outcome: z.enum(['switched', 'failed', 'no-candidate', 'skipped']),
   durationMs: z.number(),
+  /** The protocol of the tunnel switched to. */
+  protocol: tunnelProtocolSchema.optional(),
   error: z.string().optional(),
 });
 export type SwitchRecordDto = z.infer<typeof switchRecordSchema>;
@@ -68,13 +75,14 @@ export const statusSchema = z.object({
       host: z.string().nullable(),
       country: z.string().nullable(),
       proto: z.enum(['tcp', 'udp']).nullable(),
+      ...protocolField,
       since: z.number(),
       state: z.string(),
       rttMs: z.number().nullable(),
       sessions: z.number().int(),
     })
     .nullable(),
-  draining: z.array(z.object({ ...nodeRef, sessions: z.number().int(), since: z.number(), graceEndsAt: z.number() })),
+  draining: z.array(z.object({ ...nodeRef, ...protocolField, sessions: z.number().int(), since: z.number(), graceEndsAt: z.number() })),
   /**
    * The tunnels taking new sessions: the active one first (primary), then the balance members
    * (groups.balance.tunnels > 1 in auto mode). Empty with no tunnel (and with the direct egress).
@@ -82,6 +90,7 @@ export const statusSchema = z.object({
   members: z.array(
     z.object({
       ...nodeRef,
+      ...protocolField,
       primary: z.boolean(),
       host: z.string().nullable(),
       country: z.string().nullable(),
@@ -96,7 +105,12 @@ export const statusSchema = z.object({
     }),
   ),
   balance: z.object({ strategy: z.enum(['failover', 'round-robin', 'least-sessions', 'lowest-latency']), tunnels: z.number().int() }),
-  standby: z.array(z.object({ ...nodeRef, since: z.number() })),
+  standby: z.array(z.object({ ...nodeRef, ...protocolField, since: z.number() })),
+  /**
+   * The order nodes' protocols are tried in (tunnel.protocols), and the one this network was found
+   * to need first (OpenVPN failing on several nodes while SSTP worked), with why; null with the direct egress.
+   */
+  protocols: z.object({ order: z.array(tunnelProtocolSchema), preferred: tunnelProtocolSchema.nullable(), reason: z.string().nullable(), learn: z.boolean() }).nullable(),
   sessions: z.object({ active: z.number().int(), total: z.number().int(), rejected: z.number().int() }),
   /** Bytes relayed since start, both ways (a UI turns two samples into a rate). */
   traffic: z.object({ bytesUp: z.number(), bytesDown: z.number(), at: z.number() }),
@@ -173,6 +187,18 @@ export const nodeSchema = z.object({
   lastListedAt: z.number().nullable(),
   /** Why the latest ranking left it out (backoff, unreachable, country-denied, not-in-top-k, needs-udp), or null. */
   excluded: z.string().nullable(),
+  /** Each protocol the node can be reached with, in the order it is tried, and what it did so far. */
+  protocols: z.array(
+    z.object({
+      protocol: tunnelProtocolSchema,
+      tried: z.number().int(),
+      worked: z.number().int(),
+      /** The latest attempt: true worked, false failed, null none yet. */
+      lastOk: z.boolean().nullable(),
+      lastError: z.string().nullable(),
+      at: z.number().nullable(),
+    }),
+  ),
 });
 export type NodeDto = z.infer<typeof nodeSchema>;
 

@@ -1,4 +1,4 @@
-import { isTunnel, tunnelWorkerCounters, WorkerTunnelEgress, type Egress, type Tunnel } from '../egress/index.js';
+import { isTunnel, tunnelWorkerCounters, WorkerTunnelEgress, type Egress, type Tunnel, type TunnelProtocol } from '../egress/index.js';
 import type { NodeTunnel } from '../groups/index.js';
 import { inBackoff } from '../selector/index.js';
 import type { ProxySession } from '../socks5/index.js';
@@ -6,6 +6,8 @@ import type { AdminCore } from './admin-core.js';
 import type { NodeDto, Nodes, Status } from './schemas.js';
 
 const nodeIdOf = (e: Egress): string | null => (e as Partial<NodeTunnel>).nodeId ?? null;
+/** The protocol an egress tunnel speaks (null: not a tunnel). */
+const protocolOf = (e: Egress): TunnelProtocol | null => (isTunnel(e) ? (e as Partial<NodeTunnel>).protocol ?? 'openvpn' : null);
 
 /** Every tunnel open now: active, balance members, draining, standby. */
 export function tunnelsOf(core: AdminCore): Tunnel[] {
@@ -30,7 +32,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     pinFailed: c?.pinFailed ?? null,
     active:
       core.egressKind === 'direct'
-        ? { egressId: 'direct', nodeId: null, host: null, country: null, proto: null, since: core.startedAt, state: 'ready', rttMs: null, sessions: proxy.stats.sessionsActive }
+        ? { egressId: 'direct', nodeId: null, host: null, country: null, proto: null, protocol: null, since: core.startedAt, state: 'ready', rttMs: null, sessions: proxy.stats.sessionsActive }
         : activeEgress
           ? {
               egressId: activeEgress.id,
@@ -38,16 +40,18 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
               host: activeNode?.ip ?? null,
               country: activeNode?.countryLong ?? null,
               proto: activeNode?.proto ?? null,
+              protocol: protocolOf(activeEgress),
               since: c?.active?.since ?? core.startedAt,
               state: activeEgress.state,
               rttMs: rtt,
               sessions: m!.members.find((x) => x.primary)?.sessions ?? 0,
             }
           : null,
-    draining: (m?.draining ?? []).map((d) => ({ egressId: d.egress.id, nodeId: nodeIdOf(d.egress), sessions: d.sessions, since: d.since, graceEndsAt: d.graceEndsAt })),
+    draining: (m?.draining ?? []).map((d) => ({ egressId: d.egress.id, nodeId: nodeIdOf(d.egress), protocol: protocolOf(d.egress), sessions: d.sessions, since: d.since, graceEndsAt: d.graceEndsAt })),
     members: membersView(core),
     balance: c?.balance ?? { strategy: 'failover', tunnels: 1 },
-    standby: c?.standby ? [{ egressId: c.standby.egress.id, nodeId: c.standby.node.id, since: c.standby.since }] : [],
+    standby: c?.standby ? [{ egressId: c.standby.egress.id, nodeId: c.standby.node.id, protocol: protocolOf(c.standby.egress), since: c.standby.since }] : [],
+    protocols: c ? { order: [...c.protocols.order], preferred: c.protocols.preferred, reason: c.protocols.reason || null, learn: c.protocols.learning } : null,
     sessions: { active: proxy.stats.sessionsActive, total: proxy.stats.sessionsTotal, rejected: proxy.stats.rejected },
     traffic: { bytesUp: proxy.stats.bytesUp, bytesDown: proxy.stats.bytesDown, at: Date.now() },
     switches: {
@@ -84,6 +88,7 @@ export function membersView(core: AdminCore): Status['members'] {
     return {
       egressId: e.egress.id,
       nodeId,
+      protocol: protocolOf(e.egress),
       primary: e.primary,
       host: node?.ip ?? null,
       country: node?.countryLong ?? null,
@@ -135,6 +140,7 @@ export function nodesView(core: AdminCore): Nodes {
       state,
       lastListedAt: n.lastListedAt ?? null,
       excluded: excluded.get(n.id) ?? null,
+      protocols: (c?.protocolsFor(n) ?? [{ protocol: 'openvpn' as const, record: null }]).map(({ protocol, record: r }) => ({ protocol, tried: r?.tried ?? 0, worked: r?.worked ?? 0, lastOk: r?.lastOk ?? null, lastError: r?.lastError ?? null, at: r?.at ?? null })),
     };
   });
   return { nodes, fetchedAt: list.fetchedAt, source: list.source, via: list.via };

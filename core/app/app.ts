@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { AdminServer, loadOrCreateAdminToken, LoopDelay, type SettingsAccess } from '../api/index.js';
-import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, parseEndpoint, type Endpoint, type Logger, type LogTap } from '../common/index.js';
-import { DirectEgress, EgressManager, findWorkerScript, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource } from '../egress/index.js';
-import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
+import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, networkKeyOf, parseEndpoint, readNetworkSnapshot, type Endpoint, type Logger, type LogTap } from '../common/index.js';
+import { DirectEgress, EgressManager, findWorkerScript, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource, type LinkSpec, type TunnelProtocol } from '../egress/index.js';
+import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel, type ProtocolChoiceOptions, type ProtocolMemory } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
@@ -75,6 +75,34 @@ function nodeListStore(store: Store): NodeListStore {
   };
 }
 
+/** The protocol order and learning from the config (tunnel.protocols, tunnel.learnProtocol). */
+export function protocolOptionsOf(c: GatehopConfig): ProtocolChoiceOptions {
+  return { order: c.tunnel.protocols, learn: c.tunnel.learnProtocol };
+}
+
+/** What each network taught about protocols, in the store's settings (one key per network). */
+function protocolMemoryOf(store: Store): ProtocolMemory {
+  const key = (network: string): string => `protocol-preference ${network}`;
+  return {
+    load: (network) => {
+      try {
+        const v = store.setting(key(network));
+        const parsed = v ? (JSON.parse(v) as { preferred: TunnelProtocol | null; reason: string }) : null;
+        return parsed && (parsed.preferred === null || parsed.preferred === 'openvpn' || parsed.preferred === 'sstp') ? parsed : null;
+      } catch {
+        return null;
+      }
+    },
+    save: (network, v) => {
+      try {
+        store.setSetting(key(network), JSON.stringify(v));
+      } catch {
+        /* remembered for this run only */
+      }
+    },
+  };
+}
+
 /** The node list's source options from the config. */
 export function sourceOptionsOf(c: GatehopConfig): SourceOptions {
   const v = c.vpngate;
@@ -119,20 +147,18 @@ function startController(config: GatehopConfig, current: () => GatehopConfig, pi
       // Read per tunnel: a reload applies to the next one.
       const { threads, workerHeapMb } = current().tunnel;
       workers?.updateOptions({ heapLimitMb: workerHeapMb });
-      const route = pipeline.routes.tunnelRoute(node);
       const up = current().upstream;
-      logger.info(
-        { event: 'tunnel-opening', nodeId: node.id, egressId: o.id, remote: `${route.remoteHost ?? node.ip}:${node.port}/${node.proto}`, upstream: route.upstreamUrl && up ? up.proxy.display : null },
-        `opening a tunnel to ${node.id} at ${route.remoteHost ?? node.ip}:${node.port}/${node.proto}${route.upstreamUrl && up ? ` through ${up.proxy.display}` : ''}`,
-      );
+      const link: LinkSpec = o.protocol === 'sstp' ? { protocol: 'sstp', ...pipeline.routes.sstpRoute(node) } : { protocol: 'openvpn', profileText: node.profile, ...pipeline.routes.tunnelRoute(node) };
+      const where = link.protocol === 'sstp' ? `${link.host}:${link.port}/sstp` : `${link.remoteHost ?? node.ip}:${node.port}/${node.proto}`;
+      const via = link.upstreamUrl && up ? up.proxy.display : null;
+      logger.info({ event: 'tunnel-opening', nodeId: node.id, egressId: o.id, protocol: o.protocol, remote: where, upstream: via }, `opening a tunnel to ${node.id} at ${where}${via ? ` through ${via}` : ''}`);
       return openTunnel({
         threads,
         heapLimitMb: workerHeapMb,
         ...(workers ? { pool: workers } : {}),
         id: o.id,
         nodeId: node.id,
-        profileText: node.profile,
-        ...route,
+        link,
         logger,
         connectTimeoutMs: o.timeoutMs,
         signal: o.signal,
@@ -140,11 +166,16 @@ function startController(config: GatehopConfig, current: () => GatehopConfig, pi
         healthDnsName: current().switching.healthDnsName,
       });
     },
+    offered: (node) => pipeline.routes.offered(node),
+    protocols: protocolOptionsOf(config),
+    protocolMemory: protocolMemoryOf(store),
     selection: new SelectionState(store, { mode: config.groups.mode, defaultNode: config.groups.defaultNode }, logger),
     options: config.groups,
     health: config.health,
     logger,
   });
+  // The probes go the way this network needs first, as the controller learns it.
+  pipeline.routes.usePreferred(() => controller.protocols.preferred);
   void pipeline.firstRanking.then(
     () => controller.start(),
     () => controller.start(),
@@ -218,11 +249,14 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       : null;
   if (network && recovery) {
     network.onChange((c) => {
+      // What this network taught about protocols applies here; another network starts afresh (or from its own memory).
+      controller?.protocols.setNetwork(networkKeyOf(c.snapshot));
       if (c.online) recovery.networkChanged(c.reason);
       // Another VPN client often rewrites the proxy settings when it connects.
       void systemProxy.check().catch(() => undefined);
     });
     network.start();
+    controller?.protocols.setNetwork(networkKeyOf(network.snapshot ?? readNetworkSnapshot()));
   }
   const closeRecovery = (): void => {
     network?.close();

@@ -39,6 +39,8 @@ interface RunFlags {
   systemProxy?: boolean;
   upstream?: string;
   listSource?: string[];
+  protocols?: string;
+  sstpCa?: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -60,6 +62,12 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   copy('ovpn', 'ovpn');
   if (f.upstream !== undefined) out.upstream = { url: f.upstream };
   if (f.listSource?.length) out.vpngate = { sources: f.listSource };
+  if (f.protocols !== undefined || f.sstpCa !== undefined) {
+    out.tunnel = {
+      ...(f.protocols !== undefined ? { protocols: f.protocols.split(',').map((p) => p.trim()).filter(Boolean) } : {}),
+      ...(f.sstpCa !== undefined ? { sstp: { ca: f.sstpCa } } : {}),
+    };
+  }
   if (f.auth === false) out.noAuth = true;
   if (f.systemProxy) out.systemProxy = { enabled: true };
   const proxy: Record<string, number> = {};
@@ -210,6 +218,8 @@ function withRunOptions(cmd: Command): Command {
     .option('--ovpn <file>', 'your own .ovpn profile as a node, repeatable (only these: no list is fetched)', collect)
     .option('--list-source <url>', 'another place that serves the VPN Gate list (same CSV), repeatable', collect)
     .option('--upstream <url>', 'your other proxy, socks5://[user:pass@]host:port or http://host:port: the list and TCP nodes go through it')
+    .option('--protocols <list>', 'the protocols nodes are tried with, in order: openvpn,sstp (default) or one of them')
+    .option('--sstp-ca <file>', 'a CA certificate (PEM) to trust for SSTP beside the system ones')
     .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')
     .option('--max-sessions <n>', 'concurrent proxy sessions (default 1024)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'handshake deadline (default 10000)', positiveInt)

@@ -43,6 +43,28 @@ const tunnelSchema = z
     threads: z.boolean().default(true),
     /** A tunnel worker's JS heap cap (MiB); past it only that tunnel fails. */
     workerHeapMb: z.number().int().min(32).max(4096).default(256),
+    /** The order a node's protocols are tried in: OpenVPN (UDP or TCP, as its profile says), then MS-SSTP (HTTPS). */
+    protocols: z
+      .array(z.enum(['openvpn', 'sstp']))
+      .min(1)
+      .refine((a) => new Set(a).size === a.length, 'each protocol at most once')
+      .default(['openvpn', 'sstp']),
+    /** Learn which protocol this network lets through (OpenVPN failing on several nodes while SSTP works) and try it first. */
+    learnProtocol: z.boolean().default(true),
+    sstp: z
+      .object({
+        /** A CA certificate (PEM file) trusted beside the system's, for nodes whose certificate another CA signed. */
+        ca: z.string().min(1).optional(),
+        /** Send the node's name as TLS SNI, as Windows does; off where a filter blocks by SNI. */
+        sni: z.boolean().default(true),
+        /** The TLS port of nodes whose list entry names no TCP port (VPN Gate's SSTP runs on SoftEther's HTTPS listener). */
+        port: z.number().int().min(1).max(65535).default(443),
+        /** VPN Gate's SSTP account. */
+        username: z.string().min(1).default('vpn'),
+        password: z.string().min(1).default('vpn'),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -240,7 +262,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     groups: Object.freeze(c.groups),
     health: Object.freeze(c.health),
     switching: Object.freeze(c.switching),
-    tunnel: Object.freeze(c.tunnel),
+    tunnel: Object.freeze({ ...c.tunnel, protocols: [...c.tunnel.protocols], sstp: Object.freeze({ ...c.tunnel.sstp, ca: c.tunnel.sstp.ca ? resolvePath(c.tunnel.sstp.ca) : undefined }) }),
     recovery: Object.freeze(c.recovery),
     systemProxy: Object.freeze({ ...c.systemProxy, bypass: Object.freeze([...c.systemProxy.bypass]) }),
   });

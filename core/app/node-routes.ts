@@ -1,6 +1,7 @@
 import { ErrorCodes, GatehopError, isGatehopError, socks5UdpAssociate, type Logger, type UpstreamProxy } from '../common/index.js';
-import { isTunnel, type EgressManager } from '../egress/index.js';
-import { probeNode, type Prober, type Ranking, type Reachability } from '../selector/index.js';
+import { readFileSync } from 'node:fs';
+import { isTunnel, type EgressManager, type SstpLinkSpec, type TunnelProtocol } from '../egress/index.js';
+import { probeNode, type Prober, type ProbeResult, type Ranking, type Reachability } from '../selector/index.js';
 import type { Store } from '../store/index.js';
 import { directDialer, upstreamDialer, type Dialer, type VpnGateNode } from '../vpngate/index.js';
 import type { GatehopConfig } from './config.js';
@@ -16,12 +17,70 @@ export const DDNS_SUFFIX = 'opengw.net';
 export class NodeRoutes {
   /** What each SOCKS5 proxy's UDP relay did (by its URL without password), as learnt or remembered. */
   readonly #udpOf = new Map<string, 'unknown' | 'works' | 'fails'>();
+  /** Which protocol's way each node's latest probe answered on. */
+  readonly #probedBy = new Map<string, TunnelProtocol>();
+  #ca: { path: string; pem: string } | null = null;
+  #preferred: () => TunnelProtocol | null = () => null;
 
   constructor(
     private config: () => GatehopConfig,
     private readonly store: Store,
     private readonly logger: Logger,
   ) {}
+
+  /** Where the protocol this network needs first comes from (the switch controller's learning, which exists later). */
+  usePreferred(fn: () => TunnelProtocol | null): void {
+    this.#preferred = fn;
+  }
+
+  /**
+   * The protocols `node` can be reached with: OpenVPN by its profile (not a UDP node through an
+   * upstream proxy without UDP), SSTP by its DDNS name (listed nodes; a profile file has none).
+   * Only those in tunnel.protocols.
+   */
+  offered(node: VpnGateNode): TunnelProtocol[] {
+    const allowed = this.config().tunnel.protocols;
+    const up = this.#upstream();
+    const out: TunnelProtocol[] = [];
+    if (allowed.includes('openvpn') && node.profile && !(up && node.proto === 'udp' && this.#udp(up) === 'fails')) out.push('openvpn');
+    if (allowed.includes('sstp') && node.source === 'list') out.push('sstp');
+    return out;
+  }
+
+  /** The TLS port SSTP uses: the node's own TCP port (SoftEther serves every protocol there), else tunnel.sstp.port. */
+  sstpPort(node: VpnGateNode): number {
+    return node.proto === 'tcp' ? node.port : this.config().tunnel.sstp.port;
+  }
+
+  /** An SSTP tunnel to `node`: its address (or name), its TLS port, its DDNS name, the account, the extra CA. */
+  sstpRoute(node: VpnGateNode): Omit<SstpLinkSpec, 'protocol'> {
+    const t = this.config().tunnel.sstp;
+    const up = this.#upstream();
+    const ca = this.#caPem(t.ca);
+    return {
+      host: this.hostOf(node),
+      port: this.sstpPort(node),
+      serverName: `${node.id}.${DDNS_SUFFIX}`,
+      sni: t.sni,
+      username: t.username,
+      password: t.password,
+      ...(ca ? { ca: [ca] } : {}),
+      ...(up ? { upstreamUrl: urlOf(up) } : {}),
+    };
+  }
+
+  #caPem(path: string | undefined): string | null {
+    if (!path) return null;
+    if (this.#ca?.path === path) return this.#ca.pem;
+    try {
+      const pem = readFileSync(path, 'utf8');
+      if (!/-----BEGIN CERTIFICATE-----/.test(pem)) throw new Error('no PEM certificate in it');
+      this.#ca = { path, pem };
+      return pem;
+    } catch (err) {
+      throw new GatehopError(ErrorCodes.CONFIG_INVALID, `tunnel.sstp.ca: ${path}: ${(err as Error).message}`, { cause: err });
+    }
+  }
 
   /** An HTTP proxy has no UDP at all; a SOCKS5 one may have a relay (asked once, then remembered). */
   #udp(up: UpstreamProxy): 'unknown' | 'works' | 'fails' {
@@ -52,8 +111,28 @@ export class NodeRoutes {
     return { ...(host !== node.ip ? { remoteHost: host } : {}), ...(up ? { upstreamUrl: urlOf(up) } : {}) };
   }
 
-  /** Probes take the way tunnels will take. */
-  readonly prober: Prober = (node, opts) => probeNode(node.proto, this.hostOf(node), node.port, { ...opts, upstream: this.#upstream() });
+  /**
+   * Probes take the ways tunnels will take: the node's OpenVPN port (a UDP reset, or a TCP
+   * handshake), then, where the node offers SSTP and that did not answer, a TCP handshake to its
+   * SSTP port; the protocol this network needs first goes first. A network that drops OpenVPN
+   * then still ranks nodes, and the switch tries them over SSTP.
+   */
+  readonly prober: Prober = async (node, opts) => {
+    const offered = this.offered(node);
+    const preferred = this.#preferred();
+    const order = preferred && offered.includes(preferred) ? [preferred, ...offered.filter((p) => p !== preferred)] : offered;
+    const upstream = this.#upstream();
+    let last: ProbeResult = { rttMs: null, samples: [] };
+    for (const p of order) {
+      last = p === 'sstp' ? await probeNode('tcp', this.hostOf(node), this.sstpPort(node), { ...opts, upstream }) : await probeNode(node.proto, this.hostOf(node), node.port, { ...opts, upstream });
+      if (last.rttMs !== null) {
+        this.#probedBy.set(node.id, p);
+        return last;
+      }
+    }
+    this.#probedBy.delete(node.id);
+    return last;
+  };
 
   /**
    * UDP nodes through an HTTP proxy cannot work; through a SOCKS5 proxy only if its UDP relay
@@ -63,7 +142,8 @@ export class NodeRoutes {
   readonly reachable: Reachability = (node) => {
     const up = this.#upstream();
     if (!up || node.proto !== 'udp') return null;
-    return this.#udp(up) === 'fails' ? 'needs-udp' : null;
+    // SSTP runs over TCP: a UDP node stays reachable through any proxy that way.
+    return this.#udp(up) === 'fails' && !this.offered(node).includes('sstp') ? 'needs-udp' : null;
   };
 
   /**
@@ -88,7 +168,8 @@ export class NodeRoutes {
     const up = this.#upstream();
     if (!up || this.#udp(up) !== 'unknown') return;
     const udp = new Set(pool.filter((n) => n.proto === 'udp').map((n) => n.id));
-    if (r.ranked.some((x) => udp.has(x.node.id))) return this.#learn(up, 'works');
+    // Only probes that went the OpenVPN way say anything about the relay (an SSTP answer is TCP).
+    if (r.ranked.some((x) => udp.has(x.node.id) && this.#probedBy.get(x.node.id) === 'openvpn')) return this.#learn(up, 'works');
     const udpFailed = r.excluded.some((x) => x.reason === 'unreachable' && udp.has(x.nodeId));
     // Only when TCP nodes answered through the same proxy: otherwise the proxy itself is down.
     if (udpFailed && r.ranked.some((x) => !udp.has(x.node.id))) this.#learn(up, 'fails');

@@ -52,7 +52,9 @@ export async function applyConfig(t: ReloadTargets, prev: GatehopConfig, next: G
   if (changed.includes('switching')) {
     t.manager?.updateOptions({ drainGraceMs: next.switching.drainGraceMs, maxDraining: next.switching.maxDraining, interruptExistingConnections: next.switching.interruptExistingConnections });
   }
-  if (changed.includes('groups') || changed.includes('health')) t.controller?.reconfigure(next.groups, next.health);
+  if (changed.includes('groups') || changed.includes('health') || changed.includes('tunnel')) {
+    t.controller?.reconfigure(next.groups, next.health, { order: next.tunnel.protocols, learn: next.tunnel.learnProtocol });
+  }
   if (changed.includes('vpngate') || changed.includes('upstream')) t.nodeList?.apply(next);
   logger.info(
     { event: 'config-reloaded', applied, restartRequired, listen },

@@ -5,6 +5,6 @@ export { raiseMallocTrimThreshold } from './malloc-tuning.js';
 export { LogTap, type TappedLine } from './log-tap.js';
 export { GATEHOP_VERSION } from './version.js';
 export { Listeners } from './listeners.js';
-export { NetworkWatch, isOnline, readNetworkSnapshot, type NetworkChange, type NetworkChangeReason, type NetworkSnapshot, type NetworkWatchOptions } from './network-watch.js';
+export { NetworkWatch, isOnline, networkKeyOf, readNetworkSnapshot, type NetworkChange, type NetworkChangeReason, type NetworkSnapshot, type NetworkWatchOptions } from './network-watch.js';
 export { writeFileAtomic } from './atomic-write.js';
 export { dialThroughUpstream, parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader, type UpstreamDialOptions, type UpstreamProxy } from './upstream-proxy.js';

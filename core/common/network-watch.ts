@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from './logger.js';
@@ -53,6 +54,22 @@ function readDefaultRoute(): boolean | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * A name for the network the machine is on, stable while it stays there: each interface with the
+ * /24 of its IPv4 addresses (a new DHCP lease on the same network keeps it; IPv6 privacy
+ * addresses, which rotate, are left out). What a network taught (which protocol gets through) is
+ * kept under this name.
+ */
+export function networkKeyOf(s: NetworkSnapshot): string {
+  const parts = new Set<string>();
+  for (const a of s.addresses) {
+    const [name, addr] = a.split(' ');
+    if (name && addr && /^\d+\.\d+\.\d+\.\d+$/.test(addr)) parts.add(`${name} ${addr.split('.').slice(0, 3).join('.')}`);
+  }
+  const list = [...parts].sort().join(',');
+  return list ? createHash('sha256').update(list).digest('hex').slice(0, 16) : 'offline';
 }
 
 /** Online = some non-internal address and, where we can tell, a default route. */

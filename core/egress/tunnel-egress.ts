@@ -1,16 +1,18 @@
 import { isIP } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, parseUpstreamUrl, type Logger } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
 import { DnsResolver, Stack, type StackUdpSocket } from '../netstack/index.js';
-import { parseProfile, TunnelClient, type PushedConfig } from '../ovpn/index.js';
 import { getHeapStatistics } from 'node:v8';
 import type { TunnelDiagnostics } from './worker/messages.js';
 import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket, UdpDatagram } from './types.js';
-import { tunnelStackOptions } from './tunnel-stack-options.js';
+import { stackOptionsOf } from './tunnel-stack-options.js';
+import { openLink } from './links/open-link.js';
+import type { LinkConfig, LinkSpec, TunnelLink, TunnelProtocol } from './tunnel-link.js';
 
 export interface TunnelEgressOptions {
   id: string;
   nodeId: string;
-  profileText: string;
+  /** What carries the tunnel and how to reach the node (OpenVPN profile, or SSTP host and name). */
+  link: LinkSpec;
   logger: Logger;
   /** Resolvers tried after the tunnel's pushed ones (still through the tunnel). */
   dnsFallback?: string[];
@@ -18,22 +20,18 @@ export interface TunnelEgressOptions {
   signal?: AbortSignal;
   /**
    * Quiet this long (nothing from the server, though we asked) makes the tunnel 'unresponsive', well
-   * before OpenVPN's ping-restart declares it dead. 0 turns the watch off. Default 6 s.
+   * before the protocol's own keepalive declares it dead. 0 turns the watch off. Default 6 s.
    */
   unresponsiveMs?: number;
   /** The name the health monitor's DNS samples ask for (uncached). */
   healthDnsName?: string;
-  /** Connect to this host instead of the profile's remote (the node's DDNS name). */
-  remoteHost?: string;
-  /** Through the user's upstream proxy (socks5:// or http:// URL; a string so it crosses into a worker). */
-  upstreamUrl?: string;
 }
 
 export type LinkState = 'up' | 'reconnecting' | 'down';
 
 /**
- * An OpenVPN tunnel (core/ovpn) carrying a user-space TCP/IP stack (core/netstack) behind the
- * Egress interface. Names are resolved through the tunnel's DNS only.
+ * A tunnel (an OpenVPN or SSTP link, links/) carrying a user-space TCP/IP stack (core/netstack)
+ * behind the Egress interface. Names are resolved through the tunnel's DNS only.
  */
 export class TunnelEgress implements Egress {
   readonly id: string;
@@ -50,38 +48,38 @@ export class TunnelEgress implements Egress {
 
   private constructor(
     opts: TunnelEgressOptions,
-    readonly client: TunnelClient,
+    readonly link: TunnelLink,
     readonly stack: Stack,
     readonly dns: DnsResolver,
-    readonly config: PushedConfig,
+    readonly config: LinkConfig,
   ) {
     this.id = opts.id;
     this.nodeId = opts.nodeId;
     this.#healthDnsName = opts.healthDnsName ?? 'connectivitycheck.gstatic.com';
-    client.on('state', (s, reason) => {
-      if (s === 'DISCONNECTED' && this.#state !== 'closed') this.#fail(reason);
+    link.onDown((reason) => {
+      if (this.#state !== 'closed') this.#fail(reason);
     });
     // L1 reconnect with a new address: connections on the old one cannot continue.
-    client.on('reconnected', ({ addressChanged, config: c }) => {
-      if (addressChanged && this.#state !== 'closed') this.#fail(`the server gave a new address (${c.address}) after reconnecting`);
+    link.onReconnected(({ addressChanged, address }) => {
+      if (addressChanged && this.#state !== 'closed') this.#fail(`the server gave a new address (${address}) after reconnecting`);
     });
-    client.on('error', () => {}); // reported through 'state'
+  }
+
+  /** Which protocol carries this tunnel (for /status; nothing here depends on it). */
+  get protocol(): TunnelProtocol {
+    return this.link.protocol;
   }
 
   static async open(opts: TunnelEgressOptions): Promise<TunnelEgress> {
-    const profile = parseProfile(opts.profileText);
-    // A short L1 window: a node that stays away is the egress manager's business (it fails over).
-    const client = new TunnelClient({
-      profile,
+    const { link, config } = await openLink(opts.link, {
       logger: opts.logger.child({ egressId: opts.id, nodeId: opts.nodeId }),
-      reconnectForMs: 8_000,
-      transport: { ...(opts.remoteHost ? { host: opts.remoteHost } : {}), upstream: opts.upstreamUrl ? parseUpstreamUrl(opts.upstreamUrl) : null },
+      timeoutMs: opts.connectTimeoutMs ?? 30_000,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    const config = await client.connect({ timeoutMs: opts.connectTimeoutMs ?? 30_000, ...(opts.signal ? { signal: opts.signal } : {}) });
-    const stack = new Stack({ ...tunnelStackOptions(config, profile.remotes[0]!.proto), output: (p) => void client.write(p) });
-    client.on('packet', (p) => stack.input(p));
+    const stack = new Stack({ ...stackOptionsOf(config), output: (p) => link.write(p) });
+    link.onPacket((p) => stack.input(p));
     const dns = new DnsResolver(stack, { servers: config.dns, fallback: opts.dnsFallback ?? ['1.1.1.1', '8.8.8.8'] });
-    const egress = new TunnelEgress(opts, client, stack, dns, config);
+    const egress = new TunnelEgress(opts, link, stack, dns, config);
     try {
       await egress.#waitForPath(opts.logger, opts.signal);
     } catch (err) {
@@ -93,7 +91,8 @@ export class TunnelEgress implements Egress {
   }
 
   /**
-   * OpenVPN's ping-restart takes tens of seconds to call a server dead. Between its pings, whenever
+   * A protocol's own keepalive (OpenVPN's ping-restart, SSTP's echo) takes tens of seconds to call
+   * a server dead. Between the server's keepalives, whenever
    * the server has been quiet for a while, ask it something that needs an answer (an ICMP echo to
    * the tunnel's gateway); quiet past `unresponsiveMs` means the path is gone for now, and whoever
    * switches egresses may move new sessions elsewhere. Traffic coming back clears it.
@@ -102,20 +101,21 @@ export class TunnelEgress implements Egress {
     if (unresponsiveMs <= 0) return;
     const gateway = this.config.gateway;
     // Without an answering gateway only the server's own pings break the silence.
-    const limitMs = this.#gatewayAnswers ? unresponsiveMs : Math.max(unresponsiveMs, 2 * (this.config.pingS ?? 10) * 1000 + 1000);
+    const limitMs = this.#gatewayAnswers ? unresponsiveMs : Math.max(unresponsiveMs, 2 * this.config.keepaliveS * 1000 + 1000);
     const askAfterMs = Math.max(1000, Math.floor(unresponsiveMs / 3));
     this.#liveness = setInterval(() => {
-      if (this.client.state !== 'CONNECTED' && this.client.state !== 'RECONNECTING') return;
-      const quietMs = Date.now() - this.client.lastReceivedAt;
-      if (quietMs >= askAfterMs && this.#gatewayAnswers && gateway && this.client.state === 'CONNECTED') {
+      const phase = this.link.phase;
+      if (phase === 'down') return;
+      const quietMs = Date.now() - this.link.lastReceivedAt;
+      if (quietMs >= askAfterMs && this.#gatewayAnswers && gateway && phase === 'up') {
         this.stack.ping(gateway, { timeoutMs: askAfterMs }).catch(() => {});
       }
       // A lost transport (L1 reconnecting) is silence for sure: no need to wait for the limit.
-      this.#setResponsive(!(this.client.state === 'RECONNECTING' || quietMs >= limitMs), quietMs);
+      this.#setResponsive(!(phase === 'reconnecting' || quietMs >= limitMs), quietMs);
     }, 500);
     this.#liveness.unref();
-    this.client.on('state', (st) => {
-      if (st === 'RECONNECTING') this.#setResponsive(false, Date.now() - this.client.lastReceivedAt);
+    this.link.onPhase((phase) => {
+      if (phase === 'reconnecting') this.#setResponsive(false, Date.now() - this.link.lastReceivedAt);
     });
   }
 
@@ -135,10 +135,9 @@ export class TunnelEgress implements Egress {
     return !this.#unresponsive;
   }
 
-  /** The OpenVPN link as a health monitor sees it. */
+  /** The link as a health monitor sees it. */
   linkState(): LinkState {
-    const s = this.client.state;
-    return s === 'CONNECTED' ? 'up' : s === 'RECONNECTING' ? 'reconnecting' : 'down';
+    return this.link.phase;
   }
 
   /** One uncached DNS exchange through the tunnel, in ms. */
@@ -158,8 +157,8 @@ export class TunnelEgress implements Egress {
     return {
       link: this.linkState(),
       responsive: this.responsive,
-      reconnects: this.client.stats.reconnects,
-      decryptFailures: this.client.stats.decryptFailures,
+      reconnects: this.link.counters.reconnects,
+      decryptFailures: this.link.counters.decryptFailures,
       segmentsOut: tcp.xmit,
       retransmissions: tcp.retransmissions,
       dnsHits: this.dns.stats.cacheHits,
@@ -186,7 +185,7 @@ export class TunnelEgress implements Egress {
         this.#gatewayAnswers = true;
         return;
       } catch {
-        if (this.client.state !== 'CONNECTED') throw new GatehopError(ErrorCodes.EGRESS_FAILED, `tunnel to ${this.nodeId} went down while checking its path`);
+        if (this.link.phase !== 'up') throw new GatehopError(ErrorCodes.EGRESS_FAILED, `tunnel to ${this.nodeId} went down while checking its path`);
       }
     }
     logger.warn({ event: 'tunnel-path-unchecked', nodeId: this.nodeId, gateway }, 'the tunnel gateway does not answer ping; using the tunnel anyway');
@@ -254,7 +253,7 @@ export class TunnelEgress implements Egress {
     this.#state = 'closed';
     this.#stopWatching();
     this.stack.close();
-    this.client.close();
+    this.link.close();
     for (const fn of [...this.#closeHandlers]) fn('closed');
     this.#closeHandlers.clear();
   }

@@ -2,13 +2,13 @@ import type { Logger } from '../common/index.js';
 import type { EgressManager } from '../egress/index.js';
 import { ProbeLoop, type FailFilter, type ProbeSpec, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
-import type { NodeTunnel, OpenTunnel } from './switch-controller.js';
+import type { NodeOpener, NodeTunnel } from './types.js';
 
 export interface BalanceMembersDeps {
   manager: EgressManager;
   selector: Selector;
   nodes: () => readonly VpnGateNode[];
-  open: OpenTunnel;
+  open: NodeOpener;
   failFilter: FailFilter;
   /** Read on each use, so a reload applies to the next member. */
   options: () => { connectTimeoutMs: number; maxAttempts: number; probes: readonly ProbeSpec[]; maxFails: number };

@@ -1,49 +1,20 @@
 import { ErrorCodes, GatehopError, Listeners, type Logger } from '../common/index.js';
-import type { Egress, EgressManager } from '../egress/index.js';
+import type { EgressManager, TunnelProtocol } from '../egress/index.js';
 import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource } from '../health/index.js';
-import { defaultExpectedStatus, FailFilter, ProbeLoop, urlTest, type RankedNode, type Ranking, type Selector } from '../selector/index.js';
+import { FailFilter, type Ranking, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
+import { ActiveProbes } from './active-probes.js';
 import { BalanceMembers, type MemberInfo } from './balance-members.js';
+import { orderCandidates } from './candidates.js';
+import { NodeConnector } from './node-connector.js';
 import type { GroupOptions } from './options.js';
+import { ProtocolChoice, type NodeProtocolRecord, type ProtocolChoiceOptions, type ProtocolMemory } from './protocol-choice.js';
 import type { SelectionState } from './selection.js';
+import type { ControllerEvent, Held, NodeTunnel, OpenTunnel, SwitchKind, SwitchRecord, SwitchState } from './types.js';
+import { UrlTests } from './url-tests.js';
+import { WarmStandby } from './warm-standby.js';
 
-/** A tunnel to one node, as the controller needs it (TunnelEgress is one). */
-export interface NodeTunnel extends Egress, HealthSource {
-  readonly nodeId: string;
-  /** False while the server has been silent past the liveness limit. */
-  readonly responsive: boolean;
-  onClose(fn: (reason: string) => void): () => void;
-  onLiveness(fn: (responsive: boolean, quietMs: number) => void): () => void;
-}
-
-export type OpenTunnel = (node: VpnGateNode, opts: { signal: AbortSignal; timeoutMs: number; id: string }) => Promise<NodeTunnel>;
-
-export type SwitchState = 'idle' | 'selecting' | 'connecting' | 'promoting' | 'draining';
-
-/**
- * user: an explicit request (API, tray); urgent: the active tunnel died or went quiet, or there is
- * none; auto: health or a better node (subject to the anti-flap policy).
- */
-export type SwitchKind = 'user' | 'auto' | 'urgent';
-
-export interface SwitchRecord {
-  id: number;
-  at: number;
-  kind: SwitchKind;
-  reason: string;
-  from: string | null;
-  to: string | null;
-  outcome: 'switched' | 'failed' | 'no-candidate' | 'skipped';
-  durationMs: number;
-  error?: string;
-}
-
-export type ControllerEvent =
-  | { type: 'state'; state: SwitchState; switchId: number; reason: string }
-  | { type: 'switch'; record: SwitchRecord }
-  | { type: 'pin-failed'; nodeId: string; reason: string }
-  | { type: 'mode'; mode: 'auto' | 'manual'; pinned: string | null }
-  | { type: 'url-test'; nodeId: string; ms: number | null };
+export type { ControllerEvent, NodeTunnel, OpenTunnel, SwitchKind, SwitchRecord, SwitchState } from './types.js';
 
 export interface SwitchControllerDeps {
   manager: EgressManager;
@@ -55,13 +26,12 @@ export interface SwitchControllerDeps {
   options: GroupOptions;
   health: HealthOptions;
   logger: Logger;
-}
-
-interface Held {
-  node: VpnGateNode;
-  egress: NodeTunnel;
-  since: number;
-  off: Array<() => void>;
+  /** The protocols a node can be reached with, in no order (default: OpenVPN only). */
+  offered?: (node: VpnGateNode) => readonly TunnelProtocol[];
+  /** The protocol order and learning (config tunnel.protocols, tunnel.learnProtocol). */
+  protocols?: ProtocolChoiceOptions;
+  /** Where what a network taught about protocols is kept. */
+  protocolMemory?: ProtocolMemory;
 }
 
 const HISTORY = 50;
@@ -75,12 +45,14 @@ const HISTORY = 50;
  * Triggers: the active tunnel dying or going quiet (urgent), the health monitor (auto), the
  * periodic URL test / re-rank (auto: the selector group's pin returning, or the URL-test group's
  * clearly better node), and the user (switchNow, setMode).
+ *
+ * The parts it drives, each in its own file: NodeConnector (a tunnel to a node: reused, or new
+ * with the node's protocols in ProtocolChoice's order), UrlTests (measurements and the
+ * better-node rule), ActiveProbes, WarmStandby and BalanceMembers.
  */
 export class SwitchController {
   #state: SwitchState = 'idle';
   #active: Held | null = null;
-  #standby: Held | null = null;
-  #standbyOpening: Promise<void> | null = null;
   #running: { id: number; done: Promise<SwitchRecord> } | null = null;
   #followUp: { reason: string } | null = null;
   /** A pick made while a switch ran: switched to when that one ends. */
@@ -109,13 +81,14 @@ export class SwitchController {
     badWindows: number;
     last: { egressId: string; score: number; reasons: string[]; consecutiveBad: number; dnsMs: number | null; at: number } | null;
   } = { windows: 0, badWindows: 0, last: null };
-  /** The latest URL-test delay per node (ms; null = failed). */
-  readonly urlDelays = new Map<string, { ms: number | null; at: number }>();
   /** Nodes the probes found dead or too slow are skipped by selection (also the URL-test group's). */
   readonly failFilter: FailFilter;
-  #probes: ProbeLoop | null = null;
-  /** The latest RTT per node from its probes or URL tests (ms), for the lowest-latency strategy. */
-  readonly #rtt = new Map<string, number>();
+  /** Which protocol a node is tried with first, learnt per network. */
+  readonly protocols: ProtocolChoice;
+  readonly #urlTests: UrlTests;
+  readonly #probes: ActiveProbes;
+  readonly #standby: WarmStandby;
+  readonly #connector: NodeConnector;
   /** With groups.balance.tunnels > 1 in auto mode: the member tunnels beside the active one. */
   readonly #members: BalanceMembers;
 
@@ -123,18 +96,66 @@ export class SwitchController {
     this.#log = deps.logger.child({ component: 'switch' });
     this.#listeners = new Listeners(this.#log, 'switch event');
     this.failFilter = new FailFilter(deps.options.failFilter);
+    this.protocols = new ProtocolChoice(deps.protocols ?? { order: ['openvpn', 'sstp'], learn: true }, deps.protocolMemory ?? null, deps.logger);
+    this.protocols.onLearned((e) => this.#emit({ type: 'protocol-learned', ...e }));
+    const signal = this.#abort.signal;
+    // A fresh tunnel to a node, protocol by protocol: the connector's, also for members, standby and delay tests.
+    const openFresh = (node: VpnGateNode, o: { signal: AbortSignal; timeoutMs: number; id: string }) => this.#connector.openFresh(node, o);
+    this.#urlTests = new UrlTests({
+      selector: deps.selector,
+      manager: deps.manager,
+      nodes: deps.nodes,
+      open: openFresh,
+      options: () => this.deps.options,
+      held: () => [this.#active?.egress, this.#standby.held?.egress],
+      tunnelId: () => `delay-${++this.#tunnelSeq}`,
+      onResult: (nodeId, ms) => this.#emit({ type: 'url-test', nodeId, ms }),
+      signal,
+      logger: this.#log,
+    });
+    this.#probes = new ActiveProbes({
+      failFilter: this.failFilter,
+      probes: () => this.deps.options.probes,
+      maxFails: () => this.deps.options.failFilter.maxFails,
+      onRtt: (nodeId, ms) => this.#urlTests.rtt.set(nodeId, ms),
+      onDead: (held, why) => {
+        if (this.#active === held) void this.#begin(why, 'urgent');
+      },
+      logger: this.#log,
+    });
+    this.#standby = new WarmStandby({
+      manager: deps.manager,
+      selector: deps.selector,
+      open: openFresh,
+      enabled: () => this.deps.options.warmStandby,
+      connectTimeoutMs: () => this.deps.options.connectTimeoutMs,
+      activeId: () => this.#active?.node.id ?? null,
+      tunnelId: () => `standby-${++this.#tunnelSeq}`,
+      signal,
+      logger: this.#log,
+    });
     this.#members = new BalanceMembers({
       manager: deps.manager,
       selector: deps.selector,
       nodes: deps.nodes,
-      open: deps.open,
+      open: openFresh,
       failFilter: this.failFilter,
       options: () => ({ ...this.deps.options, maxFails: this.deps.options.failFilter.maxFails }),
-      reserved: () => new Set([this.#active?.node.id, this.#standby?.node.id].filter((id): id is string => !!id)),
+      reserved: () => new Set([this.#active?.node.id, this.#standby.held?.node.id].filter((id): id is string => !!id)),
       tunnelId: (kind) => `${kind}-${++this.#tunnelSeq}`,
-      onRtt: (nodeId, ms) => this.#rtt.set(nodeId, ms),
-      signal: this.#abort.signal,
+      onRtt: (nodeId, ms) => this.#urlTests.rtt.set(nodeId, ms),
+      signal,
       logger: deps.logger,
+    });
+    this.#connector = new NodeConnector({
+      manager: deps.manager,
+      selector: deps.selector,
+      open: deps.open,
+      protocols: this.protocols,
+      offered: deps.offered ?? (() => ['openvpn']),
+      members: this.#members,
+      standby: this.#standby,
+      logger: this.#log,
     });
     this.#policy = new SwitchPolicy(deps.health);
     this.#monitor = new HealthMonitor(
@@ -161,7 +182,13 @@ export class SwitchController {
   }
 
   get standby(): { node: VpnGateNode; egress: NodeTunnel; since: number } | null {
-    return this.#standby && { node: this.#standby.node, egress: this.#standby.egress, since: this.#standby.since };
+    const s = this.#standby.held;
+    return s && { node: s.node, egress: s.egress, since: s.since };
+  }
+
+  /** The latest URL-test delay per node (ms; null = failed). */
+  get urlDelays(): ReadonlyMap<string, { ms: number | null; at: number }> {
+    return this.#urlTests.delays;
   }
 
   get mode(): 'auto' | 'manual' {
@@ -192,9 +219,15 @@ export class SwitchController {
     return { strategy: this.deps.manager.strategy, tunnels: this.deps.options.balance.tunnels };
   }
 
+  /** The protocols `node` can be reached with, in the order it would be tried now, and what each did. */
+  protocolsFor(node: VpnGateNode): Array<{ protocol: TunnelProtocol; record: NodeProtocolRecord | null }> {
+    const records = this.protocols.nodeRecord(node.id);
+    return this.protocols.orderFor(node.id, (this.deps.offered ?? (() => ['openvpn' as const]))(node)).map((protocol) => ({ protocol, record: records[protocol] ?? null }));
+  }
+
   /** The node's latest RTT from its probes or URL tests (ms), null if none yet. */
   rttOf(nodeId: string): number | null {
-    return this.#rtt.get(nodeId) ?? null;
+    return this.#urlTests.rtt.get(nodeId) ?? null;
   }
 
   get switching(): number | null {
@@ -214,9 +247,10 @@ export class SwitchController {
    * test timer restarts with a new interval; the active tunnel's probes restart with new specs;
    * members are added or drained to a new tunnel count; tunnels and sessions are not touched.
    */
-  reconfigure(options: GroupOptions, health: HealthOptions): void {
+  reconfigure(options: GroupOptions, health: HealthOptions, protocols?: ProtocolChoiceOptions): void {
     const before = this.deps.options;
     this.deps = { ...this.deps, options, health };
+    if (protocols) this.protocols.updateOptions(protocols);
     this.failFilter.updateOptions(options.failFilter);
     this.#policy.updateOptions(health);
     this.#monitor.updateOptions(health);
@@ -226,7 +260,7 @@ export class SwitchController {
       this.#tick = setInterval(() => void this.evaluate(), options.urlTest.intervalMs);
       this.#tick.unref();
     }
-    if (this.#active && JSON.stringify(options.probes) !== JSON.stringify(before.probes)) this.#startProbes(this.#active);
+    if (this.#active && JSON.stringify(options.probes) !== JSON.stringify(before.probes)) this.#probes.start(this.#active);
     this.#balance('settings reloaded');
     this.#log.info({ event: 'controller-reconfigured', tunnels: options.balance.tunnels, strategy: options.balance.strategy }, 'switching settings reloaded');
   }
@@ -321,8 +355,8 @@ export class SwitchController {
   async #run(id: number, reason: string, kind: SwitchKind, nodeId?: string): Promise<SwitchRecord> {
     const started = Date.now();
     const from = this.#active?.node.id ?? null;
-    const finish = (outcome: SwitchRecord['outcome'], to: string | null, error?: string): SwitchRecord => {
-      const record: SwitchRecord = { id, at: started, kind, reason, from, to, outcome, durationMs: Date.now() - started, ...(error ? { error } : {}) };
+    const finish = (outcome: SwitchRecord['outcome'], to: string | null, error?: string, protocol?: TunnelProtocol): SwitchRecord => {
+      const record: SwitchRecord = { id, at: started, kind, reason, from, to, outcome, durationMs: Date.now() - started, ...(protocol ? { protocol } : {}), ...(error ? { error } : {}) };
       this.history.push(record);
       if (this.history.length > HISTORY) this.history.shift();
       if (outcome === 'switched') {
@@ -346,7 +380,7 @@ export class SwitchController {
       const attempts = nodeId ? 1 : this.deps.options.maxAttempts;
       for (const node of candidates.slice(0, attempts)) {
         this.#set('connecting', id, `trying ${node.id}`, { nodeId: node.id });
-        const egress = await this.#connect(node, id);
+        const egress = await this.#connector.connect(node, id, { signal: this.#abort.signal, timeoutMs: this.deps.options.connectTimeoutMs, id: `tunnel-${++this.#tunnelSeq}` });
         if (this.#stopped) {
           await egress?.close();
           return finish('skipped', null, 'stopped');
@@ -361,8 +395,8 @@ export class SwitchController {
         if (node.id === this.pinned) this.#pinFailed = null;
         const draining = this.deps.manager.draining.find((d) => d.egress === old?.egress);
         this.#set('draining', id, old ? `${old.node.id} keeps ${draining?.sessions ?? 0} sessions until they end` : 'nothing to drain', { previous: old?.node.id ?? null, sessions: draining?.sessions ?? 0 });
-        void this.#refreshStandby();
-        return finish('switched', node.id);
+        void this.#standby.refresh();
+        return finish('switched', node.id, undefined, egress.protocol ?? 'openvpn');
       }
       this.#afterFailure(kind, id, 'every candidate failed');
       return finish('failed', null, 'every candidate failed');
@@ -373,30 +407,24 @@ export class SwitchController {
     }
   }
 
-  /** The nodes to try, best first, never the active one. */
+  /** The nodes to try, best first, never the active one (candidates.ts). */
   async #candidates(kind: SwitchKind, nodeId?: string): Promise<VpnGateNode[]> {
     const pool = this.deps.nodes();
-    const activeId = this.#active?.node.id;
+    const activeId = this.#active?.node.id ?? null;
     if (nodeId) return pool.filter((n) => n.id === nodeId && n.id !== activeId);
-    const ranking = await this.#ranking(kind);
-    // Balance members' nodes last: a member taken over leaves a gap; but one beats no tunnel at all.
-    const usable = ranking.ranked.map((r) => r.node).filter((n) => n.id !== activeId && this.failFilter.allows(n.id));
-    // The node whose tunnel just died goes after everyone else: it is often up again at once (a
-    // crashed tunnel worker, a transport blip), but a server that killed its tunnel may do it again.
-    const died = this.#lastDied && Date.now() - this.#lastDied.at < 60_000 ? this.#lastDied.nodeId : null;
-    const tier = (n: VpnGateNode): number => (n.id === died ? 2 : this.#members.has(n.id) ? 1 : 0);
-    const ranked = [0, 1, 2].flatMap((t) => usable.filter((n) => tier(n) === t));
-    const pinned = this.pinned;
-    if (this.mode === 'manual' && pinned && pinned !== activeId) {
-      const pin = pool.find((n) => n.id === pinned);
-      const pinUsable = pin && !ranking.excluded.some((e) => e.nodeId === pinned && e.reason === 'backoff');
-      const rest = this.deps.options.fallbackWhenPinnedFails ? ranked.filter((n) => n.id !== pinned) : [];
-      if (pin && pinUsable) return [pin, ...rest];
-      if (pin) this.#pinnedFailed(pinned, 'it is backing off after failures');
-      else this.#pinnedFailed(pinned, 'it is not in the node list');
-      return rest;
-    }
-    return ranked;
+    const { nodes, pinProblem } = orderCandidates({
+      pool,
+      ranking: await this.#ranking(kind),
+      activeId,
+      failFilter: this.failFilter,
+      died: this.#lastDied && Date.now() - this.#lastDied.at < 60_000 ? this.#lastDied.nodeId : null,
+      isMember: (id) => this.#members.has(id),
+      mode: this.mode,
+      pinned: this.pinned,
+      fallbackWhenPinnedFails: this.deps.options.fallbackWhenPinnedFails,
+    });
+    if (pinProblem) this.#pinnedFailed(this.pinned!, pinProblem);
+    return nodes;
   }
 
   /** Urgent switches use the last ranking at once (and refresh it behind); others rank if it is stale. */
@@ -408,41 +436,6 @@ export class SwitchController {
       return last;
     }
     return selector.rank(this.deps.nodes());
-  }
-
-  async #connect(node: VpnGateNode, switchId: number): Promise<NodeTunnel | null> {
-    const member = this.#members.release(node.id);
-    if (member) {
-      this.#log.info({ event: 'member-promoted', switchId, nodeId: node.id, egressId: member.id }, `balance member ${node.id} becomes the active tunnel`);
-      return member;
-    }
-    const standby = this.#standby;
-    if (standby?.node.id === node.id && standby.egress.state !== 'closed') {
-      this.#standby = null;
-      for (const off of standby.off) off();
-      this.#log.info({ event: 'standby-used', switchId, nodeId: node.id }, `warm standby ${node.id} takes over without a handshake`);
-      return standby.egress;
-    }
-    // A tunnel to this node that is still draining is taken back instead of opening a second one.
-    const draining = this.deps.manager.draining.map((d) => d.egress as NodeTunnel).find((e) => e.nodeId === node.id && e.state !== 'closed' && e.responsive);
-    if (draining) {
-      this.#log.info({ event: 'draining-reused', switchId, nodeId: node.id, egressId: draining.id }, `${node.id}'s draining tunnel takes new sessions again`);
-      return draining;
-    }
-    const started = Date.now();
-    try {
-      const egress = await this.deps.open(node, { signal: this.#abort.signal, timeoutMs: this.deps.options.connectTimeoutMs, id: `tunnel-${++this.#tunnelSeq}` });
-      this.deps.selector.recordSuccess(node.id, { connectMs: Date.now() - started });
-      return egress;
-    } catch (err) {
-      if (this.#stopped) return null;
-      const h = this.deps.selector.recordFailure(node.id);
-      this.#log.info(
-        { event: 'switch-candidate-failed', switchId, nodeId: node.id, err: (err as Error).message, durationMs: Date.now() - started, backoffUntil: h.backoffUntil },
-        `${node.id} did not come up: ${(err as Error).message}`,
-      );
-      return null;
-    }
   }
 
   /** Makes `egress` active (the manager drains the old one) and watches it. Returns what was active. */
@@ -461,9 +454,10 @@ export class SwitchController {
       }),
     );
     this.#active = held;
-    this.#startProbes(held);
+    this.#probes.start(held);
     this.deps.manager.setActive(egress, `${reason} → ${node.id}`);
-    this.#log.info({ event: 'tunnel-active', nodeId: node.id, egressId: egress.id, previous: old?.node.id ?? null }, `new sessions leave through ${node.id}`);
+    const protocol = egress.protocol ?? 'openvpn';
+    this.#log.info({ event: 'tunnel-active', nodeId: node.id, egressId: egress.id, protocol, previous: old?.node.id ?? null }, `new sessions leave through ${node.id} (${protocol})`);
     this.#monitor.watch(egress);
     return old;
   }
@@ -540,8 +534,8 @@ export class SwitchController {
         this.#log.debug({ event: 'url-test-paused', idleS: Math.round((now - this.#lastBusyAt) / 1000) }, 'no sessions: URL testing paused');
         return;
       }
-      const tested: Array<{ node: VpnGateNode; egress: NodeTunnel }> = [this.#active, this.#standby, ...this.#members.list].filter((h) => h !== null);
-      await Promise.all(tested.map((h) => this.#urlTest(h)));
+      const tested: Array<{ node: VpnGateNode; egress: NodeTunnel }> = [this.#active, this.#standby.held, ...this.#members.list].filter((h) => h !== null);
+      await Promise.all(tested.map((h) => this.#urlTests.test(h)));
       if (this.#running) return;
       if (this.mode === 'manual') await this.#returnToPin();
       else await this.#lookForBetter();
@@ -550,43 +544,12 @@ export class SwitchController {
     }
   }
 
-  async #urlTest(h: { node: VpnGateNode; egress: NodeTunnel }): Promise<void> {
-    const { url, timeoutMs } = this.deps.options.urlTest;
-    let ms: number | null = null;
-    try {
-      ms = await urlTest(async (host, port, o) => (await h.egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal: this.#abort.signal, ...this.#expected(url) });
-      this.deps.selector.recordSuccess(h.node.id, { urlMs: ms });
-      this.#rtt.set(h.node.id, ms);
-    } catch (err) {
-      if (this.#stopped) return;
-      this.deps.selector.recordFailure(h.node.id, 'url');
-      this.#log.info({ event: 'url-test-failed', nodeId: h.node.id, err: (err as Error).message }, `URL test through ${h.node.id} failed`);
-    }
-    this.urlDelays.set(h.node.id, { ms, at: Date.now() });
-    this.#emit({ type: 'url-test', nodeId: h.node.id, ms });
-  }
-
   /**
    * A URL test through one node (Clash's /proxies/:name/delay): through its tunnel if one is up
    * (active, standby or draining), else through a tunnel opened for the test and closed after.
    */
-  async delayTest(nodeId: string, url: string, timeoutMs: number): Promise<number> {
-    const node = this.deps.nodes().find((n) => n.id === nodeId);
-    if (!node) throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${nodeId} in the pool`);
-    const open = [this.#active?.egress, this.#standby?.egress, ...this.deps.manager.draining.map((d) => d.egress as NodeTunnel)].find(
-      (e) => e && e.nodeId === nodeId && e.state !== 'closed',
-    );
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([deadline, this.#abort.signal]);
-    const egress = open ?? (await this.deps.open(node, { signal, timeoutMs, id: `delay-${++this.#tunnelSeq}` }));
-    try {
-      const ms = await urlTest(async (host, port, o) => (await egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal, ...this.#expected(url) });
-      this.urlDelays.set(nodeId, { ms, at: Date.now() });
-      this.#emit({ type: 'url-test', nodeId, ms });
-      return ms;
-    } finally {
-      if (!open) await egress.close();
-    }
+  delayTest(nodeId: string, url: string, timeoutMs: number): Promise<number> {
+    return this.#urlTests.delayTest(nodeId, url, timeoutMs);
   }
 
   async #returnToPin(): Promise<void> {
@@ -600,33 +563,6 @@ export class SwitchController {
     void this.#begin(`pinned node ${pinned} answers again`, 'auto', pinned);
   }
 
-  /** The URL test checks the configured status, 204 for a generate_204 URL, else any 2xx. */
-  #expected(url: string): { expectedStatus?: number } {
-    const configured = this.deps.options.urlTest.expectedStatus;
-    if (configured !== undefined) return { expectedStatus: configured };
-    return /generate_204(\?|$)/.test(url) ? { expectedStatus: defaultExpectedStatus(url) } : {};
-  }
-
-  /** The active node's probes: results feed the fail filter; the active node found dead is left at once. */
-  #startProbes(held: Held): void {
-    this.#probes?.close();
-    this.#probes = null;
-    const specs = this.deps.options.probes;
-    if (specs.length === 0) return;
-    const loop = new ProbeLoop(held.node.id, specs, async (host, port, o) => (await held.egress.connectTcp(host, port, o)).stream, this.failFilter, (r) => {
-      if (r.ok && r.ms !== null) this.#rtt.set(r.nodeId, r.ms);
-      if (!r.ok) this.#log.info({ event: 'probe-failed', nodeId: r.nodeId, probe: r.spec.type, err: r.error, dead: r.dead }, `${r.spec.type} probe of ${r.nodeId} failed${r.dead ? ': node marked dead' : ''}`);
-      else if (r.changed) this.#log.info({ event: 'probe-recovered', nodeId: r.nodeId, probe: r.spec.type, ms: r.ms }, `${r.nodeId} answers its probes again`);
-      if (r.dead && r.changed && this.#active === held) void this.#begin(`active node ${r.nodeId} failed ${this.deps.options.failFilter.maxFails} probes`, 'urgent');
-    }, this.#log);
-    this.#probes = loop;
-    held.off.push(() => {
-      loop.close();
-      if (this.#probes === loop) this.#probes = null;
-    });
-    loop.start();
-  }
-
   async #lookForBetter(): Promise<void> {
     const active = this.#active!;
     const ranking = await this.deps.selector.rank(this.deps.nodes());
@@ -634,7 +570,7 @@ export class SwitchController {
     const current = ranking.ranked.find((r) => r.node.id === active.node.id);
     const best = ranking.ranked.find((r) => r.node.id !== active.node.id && this.failFilter.allows(r.node.id));
     if (!best || !current) return;
-    const why = this.#better(best, current);
+    const why = this.#urlTests.better(best, current, this.#policy);
     if (!why) return;
     const verdict = this.#policy.mayAutoSwitch();
     if (!verdict.ok) {
@@ -642,20 +578,6 @@ export class SwitchController {
       return;
     }
     void this.#begin(why, 'auto', best.node.id);
-  }
-
-  /**
-   * The URL-test group's rule: the candidate scores clearly better (anti-flap margin) AND is faster
-   * by more than the tolerance: by URL test when both tunnels were tested, else by probe RTT.
-   */
-  #better(candidate: RankedNode, current: RankedNode): string | null {
-    if (!this.#policy.isClearlyBetter(candidate.terms.total, current.terms.total)) return null;
-    const tol = this.deps.options.urlTest.toleranceMs;
-    const urlC = this.urlDelays.get(candidate.node.id)?.ms;
-    const urlA = this.urlDelays.get(current.node.id)?.ms;
-    const [c, a, how] = urlC != null && urlA != null ? [urlC, urlA, 'URL test'] : [candidate.terms.rttMs, current.terms.rttMs, 'probe'];
-    if (c === null || a === null || a - c <= tol) return null;
-    return `better node ${candidate.node.id}: score ${candidate.terms.total.toFixed(1)} vs ${current.terms.total.toFixed(1)}, ${how} ${Math.round(c)} vs ${Math.round(a)} ms`;
   }
 
   // ---- balance members ----
@@ -669,51 +591,6 @@ export class SwitchController {
   /** A new ranking or list arrived: members missing are looked for now. */
   nudgeMembers(): void {
     this.#members.nudge();
-  }
-
-  // ---- warm standby ----
-
-  async #refreshStandby(): Promise<void> {
-    if (!this.deps.options.warmStandby || this.#stopped || this.#standbyOpening) return;
-    const activeId = this.#active?.node.id;
-    if (this.#standby && this.#standby.node.id !== activeId && this.#standby.egress.state !== 'closed') return;
-    this.#standbyOpening = (async () => {
-      // Not a node that still has a draining tunnel: some servers allow one session per client.
-      const busy = new Set(this.deps.manager.draining.map((d) => (d.egress as NodeTunnel).nodeId));
-      const next = this.deps.selector.last?.ranked.find((r) => r.node.id !== activeId && !busy.has(r.node.id))?.node;
-      if (!next) return;
-      try {
-        const egress = await this.deps.open(next, { signal: this.#abort.signal, timeoutMs: this.deps.options.connectTimeoutMs, id: `standby-${++this.#tunnelSeq}` });
-        if (this.#stopped || this.#active?.node.id === next.id) {
-          await egress.close();
-          return;
-        }
-        const held: Held = { node: next, egress, since: Date.now(), off: [] };
-        held.off.push(
-          egress.onClose((why) => {
-            if (this.#standby !== held) return;
-            this.#standby = null;
-            this.#log.info({ event: 'standby-lost', nodeId: next.id, reason: why }, `warm standby ${next.id} closed`);
-            void this.#refreshStandby();
-          }),
-        );
-        await this.#dropStandby('replaced');
-        this.#standby = held;
-        this.#log.info({ event: 'standby-ready', nodeId: next.id, egressId: egress.id }, `warm standby ${next.id} is up`);
-      } catch (err) {
-        if (!this.#stopped) this.#log.info({ event: 'standby-failed', nodeId: next.id, err: (err as Error).message }, `warm standby ${next.id} did not come up`);
-      }
-    })().finally(() => (this.#standbyOpening = null));
-    await this.#standbyOpening;
-  }
-
-  async #dropStandby(why: string): Promise<void> {
-    const s = this.#standby;
-    if (!s) return;
-    this.#standby = null;
-    for (const off of s.off) off();
-    this.#log.info({ event: 'standby-closed', nodeId: s.node.id, reason: why }, `warm standby ${s.node.id} closed`);
-    await s.egress.close();
   }
 
   #emit(ev: ControllerEvent): void {
@@ -730,9 +607,9 @@ export class SwitchController {
     this.#tick = this.#retry = null;
     this.#monitor.stop();
     for (const off of this.#active?.off ?? []) off();
+    this.#probes.stop();
     await this.#members.stop();
     await this.#running?.done.catch(() => {});
-    await this.#standbyOpening;
-    await this.#dropStandby('shutdown');
+    await this.#standby.stop();
   }
 }

@@ -49,7 +49,7 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
 
   async function tunnel(node: string, proto: 'tcp' | 'udp', threads: boolean): Promise<Tunnel> {
     const n = rig.node(node);
-    const t = await openTunnel({ id: `t-${node}-${proto}-${threads}`, nodeId: n.name, profileText: readFileSync(n.profiles[proto]!, 'utf8'), logger: silentLogger(), threads });
+    const t = await openTunnel({ id: `t-${node}-${proto}-${threads}`, nodeId: n.name, link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') }, logger: silentLogger(), threads });
     open.push(t);
     return t;
   }
@@ -85,7 +85,7 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
     try {
       for (const node of ['n1', 'o1']) {
         const n = rig.node(node);
-        const t = await openTunnel({ id: `pooled-${node}`, nodeId: n.name, profileText: readFileSync(n.profiles.udp!, 'utf8'), logger: silentLogger(), pool });
+        const t = await openTunnel({ id: `pooled-${node}`, nodeId: n.name, link: { protocol: 'openvpn', profileText: readFileSync(n.profiles.udp!, 'utf8') }, logger: silentLogger(), pool });
         open.push(t);
         expect(await download(t, '/bytes/100000')).toMatchObject({ bytes: 100000 });
         await t.close();

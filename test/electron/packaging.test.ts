@@ -96,7 +96,7 @@ describe('the package', () => {
         });
         // A profile for a UDP port nothing answers on: the worker loads everything, compiles lwIP and tries.
         const profileText = ['client', 'dev tun', 'proto udp', 'remote 127.0.0.1 9', '<ca>', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----', '</ca>', ''].join('\n');
-        worker.postMessage([{ t: 'open', data: { id: 'packaged-1', nodeId: 'packaged', profileText, connectTimeoutMs: 1_000, unresponsiveMs: 0, logLevel: 'silent' } }]);
+        worker.postMessage([{ t: 'open', data: { id: 'packaged-1', nodeId: 'packaged', link: { protocol: 'openvpn', profileText }, connectTimeoutMs: 1_000, unresponsiveMs: 0, logLevel: 'silent' } }]);
       });
       // Refused (ICMP port unreachable) or timed out: either way the tunnel client ran and met the network.
       expect(reply).toMatchObject({ t: 'open-failed', error: { code: expect.stringMatching(/^GH_ERR_EGRESS_(FAILED|CONNECT_TIMEOUT)$/), message: expect.stringMatching(/127\.0\.0\.1:9/) } });

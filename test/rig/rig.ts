@@ -23,6 +23,9 @@ export interface RigNode {
   exitAddress: string;
   profiles: { tcp?: string; udp?: string };
   listProfile: string;
+  /** SoftEther nodes: the DDNS name its certificate is for, and whether it answers SSTP (the patched binary). */
+  ddns?: string;
+  sstp?: boolean;
 }
 
 export interface RigState {
@@ -37,6 +40,8 @@ export interface RigState {
   bigSha256: string;
   dnsNames: Record<string, string>;
   nfqDelay: string;
+  /** The rig's CA: it signed every node's certificate (SSTP verifies by DDNS name, OpenVPN by this CA). */
+  caFile: string;
   nodes: RigNode[];
   apiUrl: string;
   apiControlUrl: string;
@@ -293,7 +298,7 @@ export class Rig {
     while (Date.now() < deadline) {
       let egress: TunnelEgress | null = null;
       try {
-        egress = await TunnelEgress.open({ id: `rig-ready-${n.id}`, nodeId: n.name, profileText, logger: silentLogger(), connectTimeoutMs: Math.max(1_000, deadline - Date.now()), unresponsiveMs: 0 });
+        egress = await TunnelEgress.open({ id: `rig-ready-${n.id}`, nodeId: n.name, link: { protocol: 'openvpn', profileText }, logger: silentLogger(), connectTimeoutMs: Math.max(1_000, deadline - Date.now()), unresponsiveMs: 0 });
         while (Date.now() < deadline) {
           try {
             const c = await egress.connectTcp(this.state.inetAddress, 80, { timeoutMs: 2_000 });
@@ -400,17 +405,35 @@ export class Rig {
    * rig's own table; `down` deletes it. Returns a function that lifts this one rule.
    */
   blockFromHost(cidr: string, opts: { tcpPort?: number } = {}): () => void {
+    return this.#dropRules([['ip', 'daddr', cidr, ...(opts.tcpPort ? ['tcp', 'dport', String(opts.tcpPort)] : [])]]);
+  }
+
+  /**
+   * A filter that breaks OpenVPN and lets TLS through, as deep packet inspection does where VPN
+   * Gate is used most: every UDP datagram to the nodes' OpenVPN port 1194, and every TCP segment
+   * to it whose payload starts like an OpenVPN client's first packet (2-byte length, then opcode
+   * P_CONTROL_HARD_RESET_CLIENT_V2 with key id 0: 0x38). A TLS ClientHello (0x16 0x03 …) to the
+   * same port passes. Returns a function that lifts it.
+   */
+  filterOpenVpn(): () => void {
+    const lan = this.state.lan;
+    return this.#dropRules([
+      ['ip', 'daddr', lan, 'udp', 'dport', '1194'],
+      ['ip', 'daddr', lan, 'tcp', 'dport', '1194', '@ih,16,8', '0x38'],
+    ]);
+  }
+
+  /** Drop rules in the rig's own nftables table (output hook); returns a function that deletes them. */
+  #dropRules(matches: string[][]): () => void {
     const table = this.state.prefix;
     const nft = (...a: string[]): string => execFileSync('nft', a, { encoding: 'utf8' });
     nft('add', 'table', 'inet', table);
     nft('add', 'chain', 'inet', table, 'out', '{ type filter hook output priority 0 ; policy accept ; }');
-    const match = ['ip', 'daddr', cidr, ...(opts.tcpPort ? ['tcp', 'dport', String(opts.tcpPort)] : [])];
     const comment = `gh-${Math.random().toString(16).slice(2, 10)}`;
-    nft('add', 'rule', 'inet', table, 'out', ...match, 'drop', 'comment', `"${comment}"`);
+    for (const match of matches) nft('add', 'rule', 'inet', table, 'out', ...match, 'drop', 'comment', `"${comment}"`);
     return () => {
       const listing = nft('-a', 'list', 'chain', 'inet', table, 'out');
-      const handle = new RegExp(`comment "${comment}" # handle (\\d+)`).exec(listing)?.[1];
-      if (handle) nft('delete', 'rule', 'inet', table, 'out', 'handle', handle);
+      for (const m of listing.matchAll(new RegExp(`comment "${comment}" # handle (\\d+)`, 'g'))) nft('delete', 'rule', 'inet', table, 'out', 'handle', m[1]!);
     };
   }
 

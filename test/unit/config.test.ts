@@ -40,10 +40,22 @@ describe('config', () => {
   });
 
   it('tunnel: worker threads by default with a 256 MiB heap each; threads: false keeps tunnels in-thread; a heap below 32 MiB is refused naming the field (issue #16)', () => {
-    expect(buildConfig({}, { dataDir: '/tmp/x' }).tunnel).toEqual({ threads: true, workerHeapMb: 256 });
+    expect(buildConfig({}, { dataDir: '/tmp/x' }).tunnel).toMatchObject({ threads: true, workerHeapMb: 256 });
     expect(buildConfig({ tunnel: { threads: false } }, {}).tunnel.threads).toBe(false);
     expect(() => buildConfig({ tunnel: { workerHeapMb: 8 } }, {})).toThrow(/tunnel\.workerHeapMb/);
     expect(() => buildConfig({ tunnel: { workers: 2 } } as never, {})).toThrow(/tunnel/);
+  });
+
+  it('tunnel protocols: OpenVPN then SSTP with learning by default; an order of one or both, each once; SSTP as VPN Gate offers it (issue #22)', () => {
+    const t = buildConfig({}, { dataDir: '/tmp/x' }).tunnel;
+    expect(t.protocols).toEqual(['openvpn', 'sstp']);
+    expect(t.learnProtocol).toBe(true);
+    expect(t.sstp).toEqual({ sni: true, port: 443, username: 'vpn', password: 'vpn', ca: undefined });
+    expect(buildConfig({ tunnel: { protocols: ['sstp', 'openvpn'] } }, {}).tunnel.protocols).toEqual(['sstp', 'openvpn']);
+    expect(buildConfig({ tunnel: { protocols: ['sstp'], sstp: { ca: 'rig-ca.pem', sni: false } } }, {}).tunnel.sstp).toMatchObject({ ca: expect.stringMatching(/\/rig-ca\.pem$/), sni: false });
+    expect(() => buildConfig({ tunnel: { protocols: [] } }, {})).toThrow(/tunnel\.protocols/);
+    expect(() => buildConfig({ tunnel: { protocols: ['sstp', 'sstp'] } }, {})).toThrow(/tunnel\.protocols: each protocol at most once/);
+    expect(() => buildConfig({ tunnel: { protocols: ['wireguard'] } } as never, {})).toThrow(/tunnel\.protocols/);
   });
 
   it('refuses an open proxy on a non-loopback address unless --no-auth', () => {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { abortReason, errorFromJson, ErrorCodes, GatehopError, type Logger } from '../../common/index.js';
 import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
+import type { TunnelProtocol } from '../tunnel-link.js';
 import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket } from '../types.js';
 import type { FromTunnel, ToTunnel, TunnelDiagnostics, TunnelWorkerData } from './messages.js';
 import { Outbox, type PostTarget } from './outbox.js';
@@ -19,6 +20,9 @@ export interface WorkerTunnelOptions extends TunnelEgressOptions {
 }
 
 const CLOSE_GRACE_MS = 2_000;
+
+/** What attach needs: the options without the link spec (already in the thread), and its protocol for /status. */
+type AttachOptions = Omit<WorkerTunnelOptions, 'link'> & { protocol?: TunnelProtocol };
 
 /** What WorkerTunnelEgress needs of its thread: a Worker, or a MessageChannel stand-in in tests. */
 export interface TunnelThread extends PostTarget {
@@ -39,6 +43,8 @@ export interface TunnelThread extends PostTarget {
 export class WorkerTunnelEgress implements Egress {
   readonly id: string;
   readonly nodeId: string;
+  /** Which protocol carries the tunnel in the thread. */
+  readonly protocol: TunnelProtocol;
   readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
   readonly since = Date.now();
   #state: EgressState = 'ready';
@@ -57,9 +63,10 @@ export class WorkerTunnelEgress implements Egress {
   #exited = false;
   #lastHeard = Date.now();
 
-  private constructor(opts: Omit<WorkerTunnelOptions, 'profileText'>, thread: TunnelThread, out: Outbox<ToTunnel>, diagnostics: TunnelDiagnostics) {
+  private constructor(opts: AttachOptions, thread: TunnelThread, out: Outbox<ToTunnel>, diagnostics: TunnelDiagnostics) {
     this.id = opts.id;
     this.nodeId = opts.nodeId;
+    this.protocol = opts.protocol ?? 'openvpn';
     this.#thread = thread;
     this.#out = out;
     this.#logger = opts.logger;
@@ -76,14 +83,14 @@ export class WorkerTunnelEgress implements Egress {
     const data: TunnelWorkerData = { ...tunnel, logLevel: logger.level };
     const worker = opts.pool?.take() ?? spawnTunnelWorker(opts.heapLimitMb ?? 256, `tunnel ${opts.id}`);
     worker.postMessage([{ t: 'open', data } satisfies ToTunnel]);
-    return WorkerTunnelEgress.attach(worker, opts);
+    return WorkerTunnelEgress.attach(worker, { ...opts, protocol: opts.link.protocol });
   }
 
   /**
    * Takes over a started tunnel thread and waits for its tunnel to open. `open` passes a Worker;
    * tests pass a MessageChannel pair with the host on this thread.
    */
-  static attach(thread: TunnelThread, opts: Omit<WorkerTunnelOptions, 'profileText'>): Promise<WorkerTunnelEgress> {
+  static attach(thread: TunnelThread, opts: AttachOptions): Promise<WorkerTunnelEgress> {
     tunnelWorkerCounters.started++;
     const out = new Outbox<ToTunnel>(thread, (id, d) => ({ t: 'data', id, data: d }), { giveAway: false });
     // Worker lines carry their own egressId and nodeId.

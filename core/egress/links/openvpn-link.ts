@@ -1,0 +1,81 @@
+import { parseUpstreamUrl, type Logger } from '../../common/index.js';
+import { parseProfile, TunnelClient, type PushedConfig } from '../../ovpn/index.js';
+import type { LinkConfig, LinkPhase, OpenedLink, OpenVpnLinkSpec, TunnelLink } from '../tunnel-link.js';
+
+/**
+ * The link config of an OpenVPN tunnel. Over UDP the inner MTU is 1400 so carrier datagrams stay
+ * within 1500 bytes (openvpn-protocol-notes §6.7); the server's ping interval bounds its silence.
+ */
+export function openVpnLinkConfig(c: PushedConfig, proto: 'tcp' | 'udp'): LinkConfig {
+  return {
+    address: c.address,
+    netmask: c.netmask,
+    gateway: c.gateway,
+    dns: c.dns,
+    mtu: Math.min(c.tunMtu ?? 1500, proto === 'udp' ? 1400 : 1500),
+    keepaliveS: c.pingS ?? 10,
+    transport: proto,
+  };
+}
+
+/** An OpenVPN client (core/ovpn) as a TunnelLink. */
+export class OpenVpnLink implements TunnelLink {
+  readonly protocol = 'openvpn' as const;
+
+  constructor(readonly client: TunnelClient) {
+    client.on('error', () => {}); // reported through 'state'
+  }
+
+  get phase(): LinkPhase {
+    const s = this.client.state;
+    return s === 'CONNECTED' ? 'up' : s === 'RECONNECTING' ? 'reconnecting' : 'down';
+  }
+
+  get lastReceivedAt(): number {
+    return this.client.lastReceivedAt;
+  }
+
+  get counters(): { reconnects: number; decryptFailures: number } {
+    return { reconnects: this.client.stats.reconnects, decryptFailures: this.client.stats.decryptFailures };
+  }
+
+  write(packet: Buffer): void {
+    void this.client.write(packet);
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  onPacket(fn: (packet: Buffer) => void): void {
+    this.client.on('packet', fn);
+  }
+
+  onDown(fn: (reason: string) => void): void {
+    this.client.on('state', (s, reason) => {
+      if (s === 'DISCONNECTED') fn(reason);
+    });
+  }
+
+  onPhase(fn: (phase: LinkPhase) => void): void {
+    this.client.on('state', () => fn(this.phase));
+  }
+
+  onReconnected(fn: (e: { address: string; addressChanged: boolean }) => void): void {
+    this.client.on('reconnected', ({ config, addressChanged }) => fn({ address: config.address, addressChanged }));
+  }
+}
+
+export async function openOpenVpnLink(spec: OpenVpnLinkSpec, o: { logger: Logger; timeoutMs: number; signal?: AbortSignal }): Promise<OpenedLink> {
+  const profile = parseProfile(spec.profileText);
+  // A short L1 window: a node that stays away is the egress manager's business (it fails over).
+  const client = new TunnelClient({
+    profile,
+    logger: o.logger,
+    reconnectForMs: 8_000,
+    transport: { ...(spec.remoteHost ? { host: spec.remoteHost } : {}), upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null },
+  });
+  const link = new OpenVpnLink(client);
+  const config = await client.connect({ timeoutMs: o.timeoutMs, ...(o.signal ? { signal: o.signal } : {}) });
+  return { link, config: openVpnLinkConfig(config, profile.remotes[0]!.proto) };
+}

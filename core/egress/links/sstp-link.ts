@@ -1,0 +1,75 @@
+import { parseUpstreamUrl, type Logger } from '../../common/index.js';
+import { SstpClient } from '../../sstp/index.js';
+import type { LinkConfig, LinkPhase, OpenedLink, SstpLinkSpec, TunnelLink } from '../tunnel-link.js';
+
+/** SoftEther sends an SSTP Echo Request every 2.5–4.8 s, and a PPP echo every 4.8 s. */
+const SERVER_KEEPALIVE_S = 5;
+
+/** An SSTP client (core/sstp) as a TunnelLink. There is no L1 reconnect: a lost call is a lost tunnel. */
+export class SstpLink implements TunnelLink {
+  readonly protocol = 'sstp' as const;
+  readonly counters = { reconnects: 0, decryptFailures: 0 };
+
+  constructor(readonly client: SstpClient) {
+    client.on('error', () => {}); // reported through 'state'
+  }
+
+  get phase(): LinkPhase {
+    return this.client.state === 'CONNECTED' ? 'up' : 'down';
+  }
+
+  get lastReceivedAt(): number {
+    return this.client.lastReceivedAt;
+  }
+
+  write(packet: Buffer): void {
+    this.client.write(packet);
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  onPacket(fn: (packet: Buffer) => void): void {
+    this.client.on('packet', fn);
+  }
+
+  onDown(fn: (reason: string) => void): void {
+    this.client.on('state', (s, reason) => {
+      if (s === 'DISCONNECTED') fn(reason);
+    });
+  }
+
+  onPhase(fn: (phase: LinkPhase) => void): void {
+    this.client.on('state', () => fn(this.phase));
+  }
+
+  onReconnected(): void {}
+}
+
+export async function openSstpLink(spec: SstpLinkSpec, o: { logger: Logger; timeoutMs: number; signal?: AbortSignal }): Promise<OpenedLink> {
+  const client = new SstpClient({
+    host: spec.host,
+    port: spec.port,
+    serverName: spec.serverName,
+    ...(spec.sni !== undefined ? { sni: spec.sni } : {}),
+    ...(spec.ca ? { ca: spec.ca } : {}),
+    ...(spec.username ? { username: spec.username } : {}),
+    ...(spec.password ? { password: spec.password } : {}),
+    upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,
+    logger: o.logger,
+  });
+  const link = new SstpLink(client);
+  const c = await client.connect({ timeoutMs: o.timeoutMs, ...(o.signal ? { signal: o.signal } : {}) });
+  const config: LinkConfig = {
+    address: c.address,
+    // A point-to-point link: everything goes to the peer; lwIP needs a gateway on its subnet.
+    netmask: '255.255.255.255',
+    gateway: c.gateway,
+    dns: c.dns,
+    mtu: Math.min(c.mtu, 1500),
+    keepaliveS: SERVER_KEEPALIVE_S,
+    transport: 'tls',
+  };
+  return { link, config };
+}

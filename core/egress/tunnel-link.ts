@@ -1,0 +1,77 @@
+/**
+ * The one interface TunnelEgress sees of a tunnel, whatever carries it (OpenVPN, SSTP): IPv4
+ * packets in and out, when the server was last heard from, whether the link is up, and close.
+ * Each protocol's client is wrapped once, in links/; nothing in egress branches on the protocol
+ * after links/open-link.ts picked the client.
+ */
+export type TunnelProtocol = 'openvpn' | 'sstp';
+export const TUNNEL_PROTOCOLS: readonly TunnelProtocol[] = ['openvpn', 'sstp'];
+
+export type LinkPhase = 'up' | 'reconnecting' | 'down';
+
+/** What the server gave the tunnel, in the terms the netstack needs. */
+export interface LinkConfig {
+  address: string;
+  netmask: string;
+  /** The tunnel's gateway (answers ICMP on SoftEther), if the server named one. */
+  gateway: string | null;
+  dns: string[];
+  /** The stack's MTU: what the carrier fits without fragmenting. */
+  mtu: number;
+  /** How often a quiet server still sends something of its own (s): the liveness limit when the gateway does not answer pings. */
+  keepaliveS: number;
+  /** For /status: how the tunnel travels ("udp", "tcp", "tls"). */
+  transport: string;
+}
+
+export interface TunnelLink {
+  readonly protocol: TunnelProtocol;
+  readonly phase: LinkPhase;
+  readonly lastReceivedAt: number;
+  readonly counters: { reconnects: number; decryptFailures: number };
+  write(packet: Buffer): void;
+  close(): void;
+  onPacket(fn: (packet: Buffer) => void): void;
+  /** Called once when the link is gone for good (not an L1 reconnect). */
+  onDown(fn: (reason: string) => void): void;
+  /** Phase changes (reconnecting while an L1 reconnect runs). */
+  onPhase(fn: (phase: LinkPhase) => void): void;
+  /** After an L1 reconnect: a new address means connections on the old one are lost. */
+  onReconnected(fn: (e: { address: string; addressChanged: boolean }) => void): void;
+}
+
+export interface OpenedLink {
+  link: TunnelLink;
+  config: LinkConfig;
+}
+
+/** How to reach a node with OpenVPN: its profile, and where to dial instead of the profile's remote. */
+export interface OpenVpnLinkSpec {
+  protocol: 'openvpn';
+  profileText: string;
+  /** Connect to this host instead of the profile's remote (the node's DDNS name). */
+  remoteHost?: string;
+  /** Through the user's upstream proxy (socks5:// or http:// URL; a string so it crosses into a worker). */
+  upstreamUrl?: string;
+}
+
+/** How to reach a node with SSTP: its address, its TLS port, the DDNS name its certificate is for. */
+export interface SstpLinkSpec {
+  protocol: 'sstp';
+  host: string;
+  port: number;
+  serverName: string;
+  sni?: boolean;
+  /** Extra CA certificates (PEM) beside the system's. */
+  ca?: string[];
+  username?: string;
+  password?: string;
+  upstreamUrl?: string;
+}
+
+export type LinkSpec = OpenVpnLinkSpec | SstpLinkSpec;
+
+/** The same spec with its secrets and certificates left out, for logs and errors. */
+export function describeLink(spec: LinkSpec): string {
+  return spec.protocol === 'sstp' ? `sstp ${spec.serverName} (${spec.host}:${spec.port})` : `openvpn${spec.remoteHost ? ` via ${spec.remoteHost}` : ''}`;
+}

@@ -1,0 +1,162 @@
+import { Listeners, type Logger } from '../common/index.js';
+import type { TunnelProtocol } from '../egress/index.js';
+
+/** What this node did with each protocol: tried, worked, the last outcome. */
+export interface NodeProtocolRecord {
+  tried: number;
+  worked: number;
+  lastOk: boolean | null;
+  lastError: string | null;
+  at: number;
+}
+
+export interface ProtocolChoiceOptions {
+  /** The order a node's protocols are tried in (config tunnel.protocols). */
+  order: readonly TunnelProtocol[];
+  /** Learn which protocol this network lets through (config tunnel.learnProtocol). */
+  learn: boolean;
+  /** Distinct nodes a protocol must fail on, with another one working, before it goes last. */
+  threshold?: number;
+}
+
+/** What a network taught, kept per network (the store's settings, keyed by the network). */
+export interface ProtocolMemory {
+  load(network: string): { preferred: TunnelProtocol | null; reason: string } | null;
+  save(network: string, v: { preferred: TunnelProtocol | null; reason: string }): void;
+}
+
+interface Evidence {
+  /** Nodes whose latest attempt with the protocol failed, since it last worked anywhere. */
+  failedOn: Set<string>;
+  /** Nodes it worked on in this network. */
+  workedOn: Set<string>;
+}
+
+/**
+ * Which protocol to try a node with first. The configured order, unless this network showed that
+ * one protocol does not get through while another does: OpenVPN failing on `threshold` different
+ * nodes while SSTP worked (a filter that breaks OpenVPN handshakes) puts SSTP first, and says so.
+ * What a network taught is remembered for it and comes back when the machine is on it again; a
+ * change of network starts from the configured order. Per node, a protocol that failed on it last
+ * while another worked there goes after that one.
+ */
+export class ProtocolChoice {
+  #opts: Required<ProtocolChoiceOptions>;
+  #network = 'default';
+  #preferred: TunnelProtocol | null = null;
+  #reason = '';
+  #evidence = new Map<TunnelProtocol, Evidence>();
+  readonly #nodes = new Map<string, Map<TunnelProtocol, NodeProtocolRecord>>();
+  readonly #listeners: Listeners<{ preferred: TunnelProtocol | null; reason: string }>;
+  readonly #log: Logger;
+
+  constructor(
+    opts: ProtocolChoiceOptions,
+    private readonly memory: ProtocolMemory | null,
+    logger: Logger,
+  ) {
+    this.#opts = { threshold: 3, ...opts };
+    this.#log = logger.child({ component: 'protocols' });
+    this.#listeners = new Listeners(this.#log, 'protocol preference');
+  }
+
+  /** The protocol this network was found to need first (null: the configured order). */
+  get preferred(): TunnelProtocol | null {
+    return this.#preferred;
+  }
+
+  get reason(): string {
+    return this.#reason;
+  }
+
+  get order(): readonly TunnelProtocol[] {
+    return this.#opts.order;
+  }
+
+  get learning(): boolean {
+    return this.#opts.learn;
+  }
+
+  onLearned(fn: (e: { preferred: TunnelProtocol | null; reason: string }) => void): () => void {
+    return this.#listeners.add(fn);
+  }
+
+  updateOptions(opts: ProtocolChoiceOptions): void {
+    this.#opts = { threshold: 3, ...opts };
+    if (!opts.learn && this.#preferred) this.#set(null, 'learning turned off');
+  }
+
+  /** The machine is on another network (or back on one it knew): its own memory applies. */
+  setNetwork(key: string): void {
+    if (key === this.#network) return;
+    this.#network = key;
+    this.#evidence = new Map();
+    const remembered = this.#opts.learn ? this.memory?.load(key) : null;
+    this.#set(remembered?.preferred ?? null, remembered ? `remembered for this network: ${remembered.reason}` : 'new network: the configured order', false);
+  }
+
+  /** The order to try `node` with, among the protocols it offers. */
+  orderFor(nodeId: string, offered: readonly TunnelProtocol[]): TunnelProtocol[] {
+    const base = this.#opts.order.filter((p) => offered.includes(p));
+    const first = this.#preferred && base.includes(this.#preferred) ? [this.#preferred, ...base.filter((p) => p !== this.#preferred)] : base;
+    const rec = this.#nodes.get(nodeId);
+    if (!rec) return first;
+    // This node's own last word: what worked on it goes before what just failed on it.
+    const failedHere = (p: TunnelProtocol): boolean => rec.get(p)?.lastOk === false && first.some((q) => q !== p && rec.get(q)?.lastOk === true);
+    return [...first.filter((p) => !failedHere(p)), ...first.filter(failedHere)];
+  }
+
+  record(nodeId: string, protocol: TunnelProtocol, ok: boolean, error?: string): void {
+    const perNode = this.#nodes.get(nodeId) ?? new Map<TunnelProtocol, NodeProtocolRecord>();
+    this.#nodes.set(nodeId, perNode);
+    const r = perNode.get(protocol) ?? { tried: 0, worked: 0, lastOk: null, lastError: null, at: 0 };
+    perNode.set(protocol, { tried: r.tried + 1, worked: r.worked + (ok ? 1 : 0), lastOk: ok, lastError: ok ? null : (error ?? 'failed'), at: Date.now() });
+    const ev = this.#evidenceOf(protocol);
+    if (ok) {
+      ev.workedOn.add(nodeId);
+      ev.failedOn.clear(); // it gets through here after all: earlier failures were the nodes'
+    } else ev.failedOn.add(nodeId);
+    if (this.#opts.learn) this.#learn();
+  }
+
+  /** Per node, what each protocol did (for /nodes). */
+  nodeRecord(nodeId: string): Partial<Record<TunnelProtocol, NodeProtocolRecord>> {
+    return Object.fromEntries(this.#nodes.get(nodeId) ?? []) as Partial<Record<TunnelProtocol, NodeProtocolRecord>>;
+  }
+
+  #learn(): void {
+    const protocols = this.#opts.order;
+    for (const blocked of protocols) {
+      const failed = this.#evidenceOf(blocked);
+      if (failed.failedOn.size < this.#opts.threshold || failed.workedOn.size > 0) continue;
+      const working = protocols.find((p) => p !== blocked && this.#evidenceOf(p).workedOn.size > 0);
+      if (!working || this.#preferred === working) continue;
+      return this.#set(working, `${label(blocked)} failed on ${failed.failedOn.size} different nodes while ${label(working)} worked: this network seems to block ${label(blocked)}`);
+    }
+    // The preferred protocol stopped working while the configured first one works again: back to the order.
+    const p = this.#preferred;
+    if (p) {
+      const ev = this.#evidenceOf(p);
+      const first = protocols[0]!;
+      if (first !== p && ev.failedOn.size >= this.#opts.threshold && this.#evidenceOf(first).workedOn.size > 0) this.#set(null, `${label(p)} failed on ${ev.failedOn.size} nodes while ${label(first)} works again`);
+    }
+  }
+
+  #evidenceOf(p: TunnelProtocol): Evidence {
+    let e = this.#evidence.get(p);
+    if (!e) this.#evidence.set(p, (e = { failedOn: new Set(), workedOn: new Set() }));
+    return e;
+  }
+
+  #set(preferred: TunnelProtocol | null, reason: string, persist = true): void {
+    const changed = preferred !== this.#preferred;
+    this.#preferred = preferred;
+    this.#reason = reason;
+    if (persist) this.memory?.save(this.#network, { preferred, reason });
+    if (!changed) return;
+    this.#log.info({ event: 'protocol-preference', preferred, reason, network: this.#network }, preferred ? `trying ${label(preferred)} first from now on: ${reason}` : `back to the configured protocol order: ${reason}`);
+    this.#listeners.emit({ preferred, reason });
+  }
+}
+
+const label = (p: TunnelProtocol): string => (p === 'sstp' ? 'SSTP' : 'OpenVPN');
