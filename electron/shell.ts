@@ -203,8 +203,10 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       tray.update({ status: st, notifications: trayNotifications(notifyPrefs()), language: language() });
     } else if (event === 'nodes') tray.update({ nodes: (data as { nodes: NodeDto[] }).nodes });
     else if (event === 'switch') {
-      const ev = data as { type: string; outcome?: string; to?: string; reason?: string; kind?: string };
+      const ev = data as { type: string; outcome?: string; to?: string; reason?: string; kind?: string; preferred?: string | null };
       if (ev.type === 'done' && ev.outcome === 'switched') notifications.notify('switched', t('notify.switchedTitle', { node: ev.to ?? '' }), t(ev.kind === 'user' ? 'notify.switchedUser' : 'notify.switchedAuto', { reason: ev.reason ?? '' }));
+      // The network blocks OpenVPN: from now on Gatehop goes over SSTP here (the user sees why their node lines say SSTP).
+      if (ev.type === 'protocol' && ev.preferred === 'sstp') notifications.notify('lost', t('notify.protocolTitle'), t('notify.protocolBody'));
     } else if (event === 'sysproxy') {
       const ev = data as { type: string; message: string };
       if (ev.type === 'overridden') notifications.notify('sysproxy-changed', t('notify.sysproxyTitle'), ev.message);

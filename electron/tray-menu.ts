@@ -48,6 +48,11 @@ export function countryMark(code: string, platform: NodeJS.Platform): string {
   return String.fromCodePoint(...[...code.toUpperCase()].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
 }
 
+/** How a node is reached first, short: its OpenVPN transport (TCP, UDP) or SSTP. */
+export function wayOf(n: Pick<NodeDto, 'proto' | 'protocols'>): string {
+  return n.protocols[0]?.protocol === 'sstp' ? 'SSTP' : n.proto.toUpperCase();
+}
+
 const t = (s: TrayState, key: string, vars?: Record<string, string | number>): string => translate(s.language, `shell.${key}`, vars);
 const sessions = (s: TrayState, n: number): string => t(s, 'sessions', { count: n });
 const ms = (s: TrayState, v: number | null | undefined): string => (v === null || v === undefined ? '–' : t(s, 'ms', { value: Math.round(v) }));
@@ -75,7 +80,8 @@ function statusLine(s: TrayState, platform: NodeJS.Platform): string {
   if (st.egress === 'direct') return t(s, 'status.direct');
   if (!st.active) return t(s, st.network.state === 'waiting' ? 'status.waiting' : 'status.finding');
   const n = s.nodes.find((x) => x.id === st.active!.nodeId);
-  return t(s, 'status.connected', { node: n ? `${countryMark(n.countryCode, platform)} ${n.country} · ${n.host}` : (st.active.nodeId ?? ''), rtt: ms(s, st.active.rttMs), more: moreTunnels(s) });
+  const way = st.active.protocol === 'sstp' ? 'SSTP' : st.active.proto ? st.active.proto.toUpperCase() : null;
+  return t(s, 'status.connected', { node: `${n ? `${countryMark(n.countryCode, platform)} ${n.country} · ${n.host}` : (st.active.nodeId ?? '')}${way ? ` · ${way}` : ''}`, rtt: ms(s, st.active.rttMs), more: moreTunnels(s) });
 }
 
 /** The best nodes by score, the active one included (and checked). */
@@ -106,7 +112,7 @@ export function buildTrayMenu(s: TrayState, a: TrayActions, platform: NodeJS.Pla
     ? nodes.map((n) => ({
         id: `node:${n.id}`,
         type: 'radio' as const,
-        label: `${countryMark(n.countryCode, platform)} ${n.country} · ${n.host} · ${ms(s, n.rttMs)}`,
+        label: `${countryMark(n.countryCode, platform)} ${n.country} · ${n.host} · ${ms(s, n.rttMs)} · ${wayOf(n)}`,
         checked: n.id === activeId,
         click: () => a.pickNode(n.id),
       }))

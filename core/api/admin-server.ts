@@ -209,6 +209,7 @@ export class AdminServer {
           if (e.type === 'switch' && e.record.outcome === 'switched') this.metrics.observeSwitch(e.record.durationMs);
           if (e.type === 'url-test') ev.publish('latency', { nodeId: e.nodeId, at: Date.now(), kind: 'url', ms: e.ms, success: e.ms !== null });
           if (e.type === 'mode' || e.type === 'pin-failed') ev.publish('switch', e);
+          if (e.type === 'protocol-learned') ev.publish('switch', { type: 'protocol', preferred: e.preferred, reason: e.reason });
           this.#publishStatus(false);
         }),
       );

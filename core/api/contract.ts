@@ -17,6 +17,7 @@ import {
   modeResponseSchema,
   nodesSchema,
   statusSchema,
+  tunnelProtocolSchema,
   switchAcceptedSchema,
   switchRecordSchema,
   switchRequestSchema,
@@ -63,6 +64,12 @@ export const settingsSchema = z
       })
       .strict(),
     drainGraceMs: z.number().int().min(0).max(24 * 3_600_000),
+    /** The order nodes' protocols are tried in (config tunnel.protocols): both, either first, or one alone. */
+    protocols: z
+      .array(z.enum(['openvpn', 'sstp']))
+      .min(1, 'at least one protocol')
+      .max(2)
+      .refine((a) => new Set(a).size === a.length, 'each protocol at most once'),
     /** More places that serve the VPN Gate list (config vpngate.sources); tried when the official ones fail. */
     listSources: z.array(z.string().url('must be a URL').regex(/^https?:\/\//i, 'must be an http or https URL')).max(50),
     language: z.enum(['auto', 'en', 'zh-CN']),
@@ -111,6 +118,8 @@ export const switchEventSchema = z.union([
   z.object({ type: z.literal('state'), state: switchStateSchema, switchId: z.number().int(), reason: z.string() }),
   z.object({ type: z.literal('mode'), mode: z.enum(['auto', 'manual']), pinned: z.string().nullable() }),
   z.object({ type: z.literal('pin-failed'), nodeId: z.string(), reason: z.string() }),
+  /** This network was found to need another protocol first (or the configured order again). */
+  z.object({ type: z.literal('protocol'), preferred: tunnelProtocolSchema.nullable(), reason: z.string() }),
 ]);
 export const drainEventSchema = z.object({
   type: z.enum(['draining', 'closed']),

@@ -52,6 +52,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
   if (s.autoSelect) out.groups = { urlTest: { intervalMs: s.autoSelect.intervalMs, toleranceMs: s.autoSelect.toleranceMs, url: s.autoSelect.url } };
   if (s.drainGraceMs !== undefined) out.switching = { drainGraceMs: s.drainGraceMs };
   if (s.listSources !== undefined) out.vpngate = { sources: s.listSources };
+  if (s.protocols !== undefined) out.tunnel = { protocols: s.protocols };
   return out as ConfigInput;
 }
 
@@ -59,7 +60,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
 export function layerInputs(fromFile: ConfigInput, saved: Partial<Settings>): ConfigInput {
   const s = settingsToConfigInput(saved);
   const merged: Record<string, unknown> = { ...fromFile, ...s };
-  for (const k of ['selector', 'groups', 'switching', 'vpngate'] as const) {
+  for (const k of ['selector', 'groups', 'switching', 'vpngate', 'tunnel'] as const) {
     const a = (fromFile as Record<string, unknown>)[k];
     const b = (s as Record<string, unknown>)[k];
     if (a || b) merged[k] = { ...(a as object), ...(b as object) };
@@ -83,6 +84,7 @@ export function settingsOfConfig(c: GatehopConfig, language: Settings['language'
     autoSelect: { intervalMs: c.groups.urlTest.intervalMs, toleranceMs: c.groups.urlTest.toleranceMs, url: c.groups.urlTest.url },
     drainGraceMs: c.switching.drainGraceMs,
     listSources: [...c.vpngate.sources],
+    protocols: [...c.tunnel.protocols],
     language,
     notifications: { ...notifications },
   };

@@ -41,3 +41,10 @@ export function flagOf(code: string | null | undefined): string {
   if (!code || !/^[A-Za-z]{2}$/.test(code)) return '';
   return String.fromCodePoint(...[...code.toUpperCase()].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
 }
+
+/** A tunnel's protocol as people say it: "OpenVPN UDP", "OpenVPN TCP", "SSTP". */
+export function protocolLabel(protocol: 'openvpn' | 'sstp' | null | undefined, proto?: 'tcp' | 'udp' | null): string {
+  if (protocol === 'sstp') return 'SSTP';
+  if (protocol === 'openvpn') return proto ? `OpenVPN ${proto.toUpperCase()}` : 'OpenVPN';
+  return proto ? proto.toUpperCase() : '–';
+}

@@ -114,7 +114,7 @@ describe('views', () => {
     const { unmount } = mount(<Overview />, store);
     const region = screen.getByRole('region', { name: 'Tunnels in use' });
     expect(region.textContent).toContain('2 tunnels, round robin');
-    expect(region.textContent).toContain('public-vpn-1 · active');
+    expect(region.textContent).toContain('public-vpn-1 · OpenVPN · active');
     expect(region.textContent).toContain('1 session');
     expect(region.textContent).toContain('avoided: failing its probes');
     unmount();

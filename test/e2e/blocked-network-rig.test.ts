@@ -179,11 +179,11 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
     it.each([
       ['a SOCKS5 proxy without UDP (microsocks)', 0],
       ['an HTTP CONNECT proxy (tinyproxy)', 1],
-    ])('through %s: TCP nodes work, UDP nodes are skipped with the reason, a download is intact', async (_what, i) => {
+    ])('through %s with OpenVPN only: TCP nodes work, UDP nodes are skipped with the reason, a download is intact', async (_what, i) => {
       // The host itself reaches no node: only the proxy does.
       const direct = await curl(['--max-time', '3', `http://${rig.state.nodes[0]!.vpnAddress}:1194/`]);
       expect(direct.code).not.toBe(0);
-      const a = await through(proxies[i]!.url);
+      const a = await through(proxies[i]!.url, { tunnel: { protocols: ['openvpn'] } });
       const node = (a.manager!.active as NodeTunnel).nodeId;
       expect(udpNodes()).not.toContain(node);
       const excluded = await until(() => {
@@ -191,6 +191,15 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
         return x && x.length > 0 ? x : undefined;
       }, 30_000, 'UDP nodes skipped');
       expect(excluded.sort()).toEqual(udpNodes().sort());
+      await downloadIntact(a);
+    }, 180_000);
+
+    it('through an HTTP CONNECT proxy (tinyproxy) with SSTP on: a node listed only for OpenVPN over UDP is reached over SSTP, and the download is intact (issue #22)', async () => {
+      const udpSoftEther = rig.softether.find((n) => udpNodes().includes(n.name))!.name;
+      const a = await through(proxies[1]!.url, { groups: { mode: 'manual', defaultNode: udpSoftEther }, tunnel: { sstp: { ca: rig.state.caFile } } });
+      await eventually(() => (a.manager!.active as NodeTunnel).nodeId === udpSoftEther, 60_000, `the pinned UDP node ${udpSoftEther} active`);
+      expect((a.manager!.active as NodeTunnel).protocol).toBe('sstp');
+      expect(a.selector!.last?.excluded.filter((e) => e.reason === 'needs-udp')).toEqual([]);
       await downloadIntact(a);
     }, 180_000);
 

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AdminServer } from '../../core/api/index.js';
 import { translate } from '../../core/api/catalog/index.js';
 import { ErrorCodes, GatehopError } from '../../core/common/index.js';
 import { Autostart, HIDDEN_ARG } from '../../electron/autostart.js';
@@ -408,6 +409,26 @@ describe('in Chinese', () => {
     // Chosen in the window's Settings: the tray follows with the next status.
     await shell.core.admin!.operations.putSettings({ language: 'en' });
     await vi.waitFor(() => expect(item('quit')!.label).toBe('Quit Gatehop'), { timeout: 5000 });
+  });
+
+  it('when the network is found to block OpenVPN, a notification says Gatehop goes over SSTP (in the user\'s language)', async () => {
+    // The admin server's event feed, as the shell subscribes to it.
+    const feeds: Array<(event: string, data: unknown) => void> = [];
+    const original = AdminServer.prototype.onEvent;
+    const spy = vi.spyOn(AdminServer.prototype, 'onEvent').mockImplementation(function (this: AdminServer, fn) {
+      feeds.push(fn);
+      return original.call(this, fn);
+    });
+    try {
+      await start({ platform: 'linux', languages: ['zh-CN'], argv: [HIDDEN_ARG] });
+      for (const fn of feeds) fn('switch', { type: 'protocol', preferred: 'sstp', reason: 'OpenVPN failed on 3 different nodes while SSTP worked' });
+      expect(FakeNotification.shown.at(-1)).toMatchObject({ title: translate('zh-CN', 'shell.notify.protocolTitle'), body: translate('zh-CN', 'shell.notify.protocolBody') });
+      const before = FakeNotification.shown.length;
+      for (const fn of feeds) fn('switch', { type: 'protocol', preferred: null, reason: 'new network' });
+      expect(FakeNotification.shown.length).toBe(before); // back to the configured order: nothing to say
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('the start-up dialog is in Chinese too', async () => {

@@ -52,6 +52,11 @@ describe('admin API for the window', () => {
     expect(put.status).toBe(200);
     // The drain grace applies live (a reload): nothing waits for a restart.
     expect(settingsResultSchema.parse(put.json())).toMatchObject({ settings: { drainGraceMs: 120_000, language: 'zh-CN' }, restartRequired: [] });
+    // The protocol order (issue #22): live, saved, and an empty or repeated one refused at the field.
+    const order = await apiRequest(port, 'PUT', '/settings', { token, body: { protocols: ['sstp', 'openvpn'] } });
+    expect(settingsResultSchema.parse(order.json())).toMatchObject({ settings: { protocols: ['sstp', 'openvpn'] }, restartRequired: [] });
+    expect((await apiRequest(port, 'PUT', '/settings', { token, body: { protocols: [] } })).status).toBe(400);
+    expect((await apiRequest(port, 'PUT', '/settings', { token, body: { protocols: ['sstp', 'sstp'] } })).json()).toMatchObject({ message: expect.stringMatching(/protocols.*at most once/) });
     // No credentials on a public address: buildConfig's own rule, said at the field.
     const bad = await apiRequest(port, 'PUT', '/settings', { token, body: { listen: '0.0.0.0:1080' } });
     expect(bad.status).toBe(400);
@@ -64,7 +69,7 @@ describe('admin API for the window', () => {
     expect((await apiRequest(port, 'PUT', '/settings', { token, body: { listen: busy } })).json()).toMatchObject({ settings: { listen: busy }, restartRequired: ['listen'] });
     expect(app.listening.proxy.port).not.toBe((taken.address() as AddressInfo).port);
     await new Promise<void>((r) => taken.close(() => r()));
-    expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8'))).toEqual({ version: 1, settings: { drainGraceMs: 120_000, language: 'zh-CN', listen: busy } });
+    expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8'))).toEqual({ version: 1, settings: { drainGraceMs: 120_000, language: 'zh-CN', protocols: ['sstp', 'openvpn'], listen: busy } });
   });
 
   it('refreshes the list with progress events: fetching, probing, done', async () => {

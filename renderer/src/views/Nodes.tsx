@@ -2,7 +2,7 @@ import { memo, useDeferredValue, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useActions, useApp, useNow } from '../components/context.js';
 import { ImportButton, ListOrigin, NoListHelp, useListDrop } from '../components/ListSources.js';
-import { flagOf, formatAgo, formatClock, formatMs } from '../format.js';
+import { flagOf, formatAgo, formatClock, formatMs, protocolLabel } from '../format.js';
 import type { NodeDto } from '../store/types.js';
 
 type Column = 'country' | 'host' | 'proto' | 'prior' | 'rttMs' | 'score' | 'history' | 'listed' | 'state';
@@ -26,7 +26,7 @@ function sortValue(n: NodeDto, c: Column): string | number | null {
     case 'host':
       return n.host;
     case 'proto':
-      return n.proto;
+      return `${n.protocols[0]?.protocol ?? ''} ${n.proto}`;
     case 'history':
       return n.successes + n.failures === 0 ? null : n.successes / (n.successes + n.failures);
     case 'state':
@@ -44,7 +44,7 @@ export function sortAndFilter(nodes: readonly NodeDto[], opts: { sort: Column; d
   const out = nodes.filter(
     (n) =>
       (!opts.country || n.countryCode === opts.country) &&
-      (!opts.proto || n.proto === opts.proto) &&
+      (!opts.proto || (opts.proto === 'sstp' ? n.protocols.some((p) => p.protocol === 'sstp') : n.proto === opts.proto && n.protocols.some((p) => p.protocol === 'openvpn'))) &&
       (!text || n.host.toLowerCase().includes(text) || n.ip.includes(text) || n.country.toLowerCase().includes(text) || n.id.toLowerCase().includes(text)),
   );
   const dir = opts.desc ? -1 : 1;
@@ -122,8 +122,9 @@ export function Nodes() {
           {t('nodes.protocol')}
           <select value={proto} onChange={(e) => setProto(e.target.value)}>
             <option value="">{t('nodes.allProtocols')}</option>
-            <option value="tcp">TCP</option>
-            <option value="udp">UDP</option>
+            <option value="tcp">OpenVPN TCP</option>
+            <option value="udp">OpenVPN UDP</option>
+            <option value="sstp">SSTP</option>
           </select>
         </label>
         <span className="muted" aria-live="polite">
@@ -188,7 +189,9 @@ const NodeRow = memo(function NodeRow({ node: n }: { node: NodeDto }) {
         {n.country}
       </td>
       <td className="host">{n.host}</td>
-      <td>{n.proto.toUpperCase()}</td>
+      <td>
+        <Protocols node={n} />
+      </td>
       <td className="num">{n.prior === null ? '–' : n.prior.toFixed(2)}</td>
       <td className="num">{formatMs(n.rttMs, t)}</td>
       <td className="num">
@@ -218,6 +221,29 @@ const NodeRow = memo(function NodeRow({ node: n }: { node: NodeDto }) {
     </tr>
   );
 });
+
+/**
+ * The ways to reach a node, in the order they are tried, each marked with what it did: worked
+ * (✓), failed (✗, the error as its title), or not tried yet.
+ */
+function Protocols({ node: n }: { node: NodeDto }) {
+  const { t } = useTranslation();
+  return (
+    <span className="protocols">
+      {n.protocols.map((p, i) => {
+        const label = protocolLabel(p.protocol, p.protocol === 'openvpn' ? n.proto : null);
+        const said = p.lastOk === true ? t('nodes.protocolWorked', { protocol: label }) : p.lastOk === false ? t('nodes.protocolFailed', { protocol: label, error: p.lastError ?? '' }) : t('nodes.protocolUntried', { protocol: label });
+        return (
+          <span key={p.protocol} className={`protocol protocol-${p.lastOk === true ? 'ok' : p.lastOk === false ? 'failed' : 'untried'}`} title={said} aria-label={said}>
+            {i > 0 ? ' · ' : ''}
+            {label}
+            {p.lastOk === true ? ' ✓' : p.lastOk === false ? ' ✗' : ''}
+          </span>
+        );
+      })}
+    </span>
+  );
+}
 
 /** "3 h ago": how long since a list named the node (the pool keeps nodes for days). */
 function Listed({ at }: { at: number }) {

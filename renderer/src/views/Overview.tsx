@@ -3,7 +3,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { useActions, useApp, useNow } from '../components/context.js';
 import { NoListHelp } from '../components/ListSources.js';
 import { useTicker } from '../components/use-ticker.js';
-import { flagOf, formatAgo, formatBytes, formatCountdown, formatMs, formatRate } from '../format.js';
+import { flagOf, formatAgo, formatBytes, formatCountdown, formatMs, formatRate, protocolLabel } from '../format.js';
 
 const NO_DRAINING: never[] = [];
 const NO_MEMBERS: never[] = [];
@@ -27,6 +27,11 @@ export function Overview() {
       <h2 id="overview-h">{t('nav.overview')}</h2>
       {noList ? <NoListHelp /> : null}
       {status.pinFailed ? <p role="status" className="banner banner-warn">{t('overview.pinFailed', { node: status.pinFailed })}</p> : null}
+      {status.protocols?.preferred === 'sstp' && status.protocols.order[0] !== 'sstp' ? (
+        <p role="status" className="banner banner-info" data-testid="protocol-learned">
+          {t('overview.protocolLearned')}
+        </p>
+      ) : null}
       <div className="cards">
         <article className="card wide" aria-label={t('overview.active')}>
           <h3>{t('overview.active')}</h3>
@@ -42,7 +47,7 @@ export function Overview() {
                 <dt>{t('overview.exit')}</dt>
                 <dd>{a.host ?? '–'}</dd>
                 <dt>{t('overview.protocol')}</dt>
-                <dd>{a.proto?.toUpperCase() ?? '–'}</dd>
+                <dd data-testid="active-protocol">{protocolLabel(a.protocol, a.proto)}</dd>
                 <dt>{t('overview.rtt')}</dt>
                 <dd>{formatMs(a.rttMs, t)}</dd>
                 <dt>{t('overview.since')}</dt>
@@ -95,6 +100,7 @@ function Members() {
           <li key={m.egressId} className="drain-item" data-down={m.down || undefined}>
             <span className="drain-host">
               {hosts[m.nodeId ?? ''] ?? m.nodeId ?? m.egressId}
+              <span className="muted"> · {protocolLabel(m.protocol)}</span>
               {m.primary ? <span className="muted"> · {t('members.primary')}</span> : null}
             </span>
             <span>{t('members.sessions', { count: m.sessions })}</span>
@@ -124,7 +130,10 @@ function Draining({ now }: { now: number }) {
             const host = hosts[d.nodeId ?? ''] ?? d.nodeId ?? d.egressId;
             return (
               <li key={d.egressId} className="drain-item">
-                <span className="drain-host">{host}</span>
+                <span className="drain-host">
+                  {host}
+                  {d.protocol ? <span className="muted"> · {protocolLabel(d.protocol)}</span> : null}
+                </span>
                 <span>{t('draining.sessions', { count: d.sessions })}</span>
                 <span aria-label={t('draining.left', { time: formatCountdown(d.graceEndsAt - now) })}>{formatCountdown(d.graceEndsAt - now)}</span>
                 <button type="button" aria-label={t('draining.closeNowFor', { host })} onClick={() => void actions.closeDraining(d.egressId)}>

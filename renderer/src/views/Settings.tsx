@@ -16,6 +16,8 @@ interface Form {
   drainGraceMin: string;
   /** One URL per line. */
   listSources: string;
+  /** "openvpn,sstp", "sstp,openvpn", "openvpn" or "sstp". */
+  protocols: string;
   language: SettingsDto['language'];
   notifications: SettingsDto['notifications'];
 }
@@ -31,9 +33,13 @@ const toForm = (s: SettingsDto): Form => ({
   url: s.autoSelect.url,
   drainGraceMin: String(Math.round(s.drainGraceMs / 60_000)),
   listSources: s.listSources.join('\n'),
+  protocols: s.protocols.join(','),
   language: s.language,
   notifications: { ...s.notifications },
 });
+
+/** The protocol orders the window offers (tunnel.protocols). */
+const PROTOCOL_ORDERS = ['openvpn,sstp', 'sstp,openvpn', 'openvpn', 'sstp'] as const;
 
 const codes = (text: string): string[] => text.split(/[\s,]+/).map((c) => c.trim().toUpperCase()).filter(Boolean);
 
@@ -47,6 +53,7 @@ function fromForm(f: Form): Partial<SettingsDto> {
     autoSelect: { intervalMs: Number(f.intervalS) * 1000, toleranceMs: Number(f.toleranceMs), url: f.url.trim() },
     drainGraceMs: Number(f.drainGraceMin) * 60_000,
     listSources: f.listSources.split(/\s+/).map((u) => u.trim()).filter(Boolean),
+    protocols: f.protocols.split(',') as SettingsDto['protocols'],
     language: f.language,
     notifications: f.notifications,
   };
@@ -110,7 +117,7 @@ export function Settings() {
       ) : null}
     </div>
   );
-  const text = (k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications' | 'listSources'>, type = 'text') => (
+  const text = (k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications' | 'listSources' | 'protocols'>, type = 'text') => (
     <input id={`set-${k}`} type={type} value={form[k]} aria-invalid={!!fieldErrors[k]} aria-describedby={fieldErrors[k] ? `err-${k}` : undefined} onChange={(e) => set(k, e.target.value)} />
   );
   return (
@@ -129,6 +136,22 @@ export function Settings() {
             <option value="tcp">TCP</option>
             <option value="udp">UDP</option>
           </select>,
+        )}
+        {field(
+          'protocols',
+          t('settings.protocols'),
+          <>
+            <p className="muted hint" id="hint-protocols">
+              {t('settings.protocolsHint')}
+            </p>
+            <select id="set-protocols" value={form.protocols} aria-describedby="hint-protocols" onChange={(e) => set('protocols', e.target.value)}>
+              {PROTOCOL_ORDERS.map((o) => (
+                <option key={o} value={o}>
+                  {t(`settings.protocolOrder.${o.replace(',', '-')}`)}
+                </option>
+              ))}
+            </select>
+          </>,
         )}
         {field('intervalS', t('settings.intervalS'), text('intervalS', 'number'))}
         {field('toleranceMs', t('settings.toleranceMs'), text('toleranceMs', 'number'))}
