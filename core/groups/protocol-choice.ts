@@ -127,18 +127,20 @@ export class ProtocolChoice {
   #learn(): void {
     const protocols = this.#opts.order;
     for (const blocked of protocols) {
-      const failed = this.#evidenceOf(blocked);
-      if (failed.failedOn.size < this.#opts.threshold || failed.workedOn.size > 0) continue;
+      // failedOn holds only failures since the protocol last worked anywhere: a filter that starts later still counts.
+      const failed = this.#evidenceOf(blocked).failedOn.size;
+      if (failed < this.#opts.threshold) continue;
       const working = protocols.find((p) => p !== blocked && this.#evidenceOf(p).workedOn.size > 0);
-      if (!working || this.#preferred === working) continue;
-      return this.#set(working, `${label(blocked)} failed on ${failed.failedOn.size} different nodes while ${label(working)} worked: this network seems to block ${label(blocked)}`);
-    }
-    // The preferred protocol stopped working while the configured first one works again: back to the order.
-    const p = this.#preferred;
-    if (p) {
-      const ev = this.#evidenceOf(p);
-      const first = protocols[0]!;
-      if (first !== p && ev.failedOn.size >= this.#opts.threshold && this.#evidenceOf(first).workedOn.size > 0) this.#set(null, `${label(p)} failed on ${ev.failedOn.size} nodes while ${label(first)} works again`);
+      if (!working) continue;
+      // The configured first protocol working again is the configured order, not a preference.
+      const target = working === protocols[0] ? null : working;
+      if (this.#preferred === target) continue;
+      return this.#set(
+        target,
+        target
+          ? `${label(blocked)} failed on ${failed} different nodes while ${label(working)} worked: this network seems to block ${label(blocked)}`
+          : `${label(blocked)} failed on ${failed} nodes while ${label(working)} works again`,
+      );
     }
   }
 

@@ -86,6 +86,25 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     expect(t.diagnostics()).toMatchObject({ link: 'up', responsive: true });
   }, 120_000);
 
+  it('a paused server is noticed as silent within unresponsiveMs, and heard again once it resumes', async () => {
+    const n = rig.softether[2]!;
+    const t = await openTunnel({ id: 'sstp-silent', nodeId: n.name, link: sstpSpec(n), logger: silentLogger(), threads: false, unresponsiveMs: 4_000 });
+    tunnels.push(t);
+    const seen: Array<{ ok: boolean; at: number }> = [];
+    t.onLiveness((ok) => seen.push({ ok, at: Date.now() }));
+    const pausedAt = Date.now();
+    rig.pause(n.name);
+    try {
+      await eventually(() => seen.some((e) => !e.ok), 10_000, 'the tunnel called silent');
+    } finally {
+      rig.resume(n.name);
+    }
+    // The gateway answered pings before, so the limit is unresponsiveMs (and one check interval).
+    expect(seen[0]!.at - pausedAt).toBeLessThan(4_000 + 1_500);
+    await eventually(() => seen.at(-1)?.ok === true, 15_000, 'heard again after resume');
+    expect((await fetchThrough(t, '/ip')).body).toBe(n.exitAddress);
+  }, 60_000);
+
   it('refuses a certificate for another name, and one from a CA it does not trust, naming the node', async () => {
     const n = rig.softether[1]!;
     const wrongName = openTunnel({ id: 'sstp-wrong-name', nodeId: n.name, link: sstpSpec(n, { serverName: 'rig-node9.opengw.net' }), logger: silentLogger(), threads: false, connectTimeoutMs: 10_000 });

@@ -132,6 +132,33 @@ describe('SSTP against hostile or refusing servers', () => {
     for (const s of sockets) expect(s.destroyed || s.readableEnded).toBe(true);
   });
 
+  it('close() while PPP runs sends Call Disconnect and ends the connection', async () => {
+    const ack = encodeControl(MsgType.CALL_CONNECT_ACK, [{ id: AttrId.CRYPTO_BINDING_REQ, value: Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.alloc(32, 7)]) }]);
+    const seen: number[] = [];
+    let ended = false;
+    let c: SstpClient | null = null;
+    const port = await serve(
+      (s) => {
+        s.write(OK);
+        s.on('end', () => (ended = true));
+      },
+      (s, bytes) => {
+        if (bytes[1] === 1) seen.push(bytes.readUInt16BE(4));
+        if (bytes[1] === 1 && bytes.readUInt16BE(4) === MsgType.CALL_CONNECT_REQUEST) return void s.write(ack);
+        if (bytes[1] === 0 && !seen.includes(-1)) {
+          seen.push(-1); // PPP began: the user quits now
+          c!.close();
+        }
+      },
+    );
+    c = client(port);
+    await expect(c.connect({ timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'GH_ERR_EGRESS_CLOSED' });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(seen).toContain(MsgType.CALL_DISCONNECT);
+    expect(ended).toBe(true);
+    expect(c.state).toBe('DISCONNECTED');
+  });
+
   it('refuses a server whose certificate is for another node', async () => {
     const port = await serve((s) => s.write(OK));
     const c = new SstpClient({ host: '127.0.0.1', port, serverName: 'public-vpn-8.opengw.net', ca: [pki.ca], logger: silentLogger() });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import { DirectEgress, EgressManager, UnavailableEgress } from '../../core/egress/index.js';
-import { groupOptions, SelectionState, SwitchController, type ControllerEvent, type NodeTunnel, type OpenTunnel } from '../../core/groups/index.js';
+import { groupOptions, SelectionState, SwitchController, type ControllerEvent, type NodeTunnel, type OpenTunnel, type SwitchControllerDeps } from '../../core/groups/index.js';
 import { healthOptions } from '../../core/health/index.js';
 import { Selector, selectorOptions } from '../../core/selector/index.js';
 import { Store } from '../../core/store/index.js';
@@ -80,7 +80,7 @@ afterEach(async () => {
 });
 
 /** Nodes a (fastest), b, c (and d, e when asked); `failing` nodes never come up. */
-function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0]; nodes?: string[]; ips?: Record<string, string> } = {}): World {
+function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0]; nodes?: string[]; ips?: Record<string, string>; open?: (inner: OpenTunnel) => OpenTunnel; offered?: SwitchControllerDeps['offered'] } = {}): World {
   const store = opts.store ?? new Store({ path: ':memory:', logger: log });
   const rtts: Record<string, number> = { a: 5, b: 20, c: 80, d: 120, e: 160 };
   const selector = new Selector(selectorOptions(), store, log, async (n) => ({ rttMs: rtts[n.id]!, samples: [rtts[n.id]!] }));
@@ -97,7 +97,7 @@ function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0
   const nodes = (opts.nodes ?? ['a', 'b', 'c']).map((id) => node(id, opts.ips?.[id]));
   const groups = groupOptions({ urlTest: { intervalMs: 3_600_000 }, ...opts.groups });
   const controller = new SwitchController({
-    manager, selector, nodes: () => nodes, open, options: groups, health: healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0 }), logger: log,
+    manager, selector, nodes: () => nodes, open: opts.open ? opts.open(open) : open, options: groups, ...(opts.offered ? { offered: opts.offered } : {}), health: healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0 }), logger: log,
     selection: new SelectionState(store, { mode: groups.mode, defaultNode: groups.defaultNode }, log),
   });
   const events: ControllerEvent[] = [];
@@ -342,5 +342,38 @@ describe('SwitchController balancing over several tunnels (issue #15)', () => {
     expect([w.manager.acquire(), w.manager.acquire()].map((l) => (l.egress as FakeTunnel).nodeId)).toEqual(['a', 'a']);
     w.controller.reconfigure(groupOptions({ urlTest: { intervalMs: 3_600_000 } }), health);
     expect(members(w)).toEqual(['a']);
+  });
+
+  it('tries a node with each protocol it offers, in order; moves on past refusals; after OpenVPN fails on three nodes, SSTP goes first (issue #22)', async () => {
+    const attempts: string[] = [];
+    const w = world({
+      nodes: ['a', 'b', 'c', 'd'],
+      groups: { maxAttempts: 4 },
+      offered: () => ['openvpn', 'sstp'],
+      open: (inner) => async (n, o) => {
+        attempts.push(`${n.id}/${o.protocol}`);
+        if (o.protocol === 'openvpn') throw new Error('handshake timed out'); // the filter
+        if (n.id === 'a') throw Object.assign(new Error(`${n.id}.opengw.net: MS-CHAPv2 refused`), { code: 'GH_ERR_SSTP_AUTH_FAILED' });
+        const t = (await inner(n, o)) as FakeTunnel;
+        return Object.assign(t, { protocol: o.protocol });
+      },
+    });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'b', 2_000, 'b comes up over SSTP');
+    expect(attempts).toEqual(['a/openvpn', 'a/sstp', 'b/openvpn', 'b/sstp']);
+    expect(w.controller.lastSwitch).toMatchObject({ outcome: 'switched', to: 'b', protocol: 'sstp' });
+    // a failed both ways: one failure in its history; b one success.
+    expect(w.store.history('a').failures).toBe(1);
+    expect(w.controller.protocols.nodeRecord('a').sstp).toMatchObject({ lastOk: false, lastError: 'a.opengw.net: MS-CHAPv2 refused' });
+    await eventually(() => w.controller.state === 'idle');
+    attempts.length = 0;
+    expect(await w.controller.switchNow({ nodeId: 'c' }).done).toMatchObject({ outcome: 'switched', protocol: 'sstp' });
+    expect(attempts).toEqual(['c/openvpn', 'c/sstp']); // the third node OpenVPN failed on
+    expect(w.controller.protocols.preferred).toBe('sstp');
+    expect(w.events.some((e) => e.type === 'protocol-learned' && e.preferred === 'sstp')).toBe(true);
+    attempts.length = 0;
+    expect(await w.controller.switchNow({ nodeId: 'd' }).done).toMatchObject({ outcome: 'switched', protocol: 'sstp' });
+    expect(attempts).toEqual(['d/sstp']); // straight to SSTP
+    expect(w.controller.protocolsFor(node('d')).map((p) => p.protocol)).toEqual(['sstp', 'openvpn']);
   });
 });

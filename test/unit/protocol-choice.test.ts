@@ -1,0 +1,101 @@
+/**
+ * Which protocol a node is tried with first (core/groups/protocol-choice.ts, issue #22): the
+ * configured order; SSTP first once OpenVPN failed on three different nodes while SSTP worked;
+ * remembered per network and started afresh on another; per node, what worked there first.
+ */
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../core/common/index.js';
+import { ProtocolChoice, type ProtocolMemory } from '../../core/groups/index.js';
+
+const BOTH = ['openvpn', 'sstp'] as const;
+
+function memory(): ProtocolMemory & { kept: Map<string, unknown> } {
+  const kept = new Map<string, { preferred: 'openvpn' | 'sstp' | null; reason: string }>();
+  return { kept, load: (n) => kept.get(n) ?? null, save: (n, v) => void kept.set(n, v) };
+}
+
+describe('ProtocolChoice', () => {
+  it('follows the configured order, among the protocols a node offers', () => {
+    const c = new ProtocolChoice({ order: ['sstp', 'openvpn'], learn: true }, null, silentLogger());
+    expect(c.orderFor('a', BOTH)).toEqual(['sstp', 'openvpn']);
+    expect(c.orderFor('own-profile', ['openvpn'])).toEqual(['openvpn']);
+    expect(new ProtocolChoice({ order: ['openvpn'], learn: true }, null, silentLogger()).orderFor('a', BOTH)).toEqual(['openvpn']);
+  });
+
+  it('puts SSTP first after OpenVPN failed on three different nodes while SSTP worked, and says why once', () => {
+    const c = new ProtocolChoice({ order: ['openvpn', 'sstp'], learn: true }, memory(), silentLogger());
+    const said: unknown[] = [];
+    c.onLearned((e) => said.push(e));
+    c.record('a', 'openvpn', false, 'timed out');
+    c.record('a', 'sstp', true);
+    c.record('a', 'openvpn', false, 'timed out'); // the same node again: still one node
+    c.record('b', 'openvpn', false, 'timed out');
+    expect(c.preferred).toBeNull();
+    c.record('c', 'openvpn', false, 'timed out');
+    expect(c.preferred).toBe('sstp');
+    expect(c.reason).toBe('OpenVPN failed on 3 different nodes while SSTP worked: this network seems to block OpenVPN');
+    expect(said).toEqual([{ preferred: 'sstp', reason: c.reason }]);
+    expect(c.orderFor('d', BOTH)).toEqual(['sstp', 'openvpn']);
+    c.record('e', 'openvpn', false);
+    expect(said).toHaveLength(1);
+  });
+
+  it('does not learn from dead nodes: OpenVPN working anywhere since clears the failures', () => {
+    const c = new ProtocolChoice({ order: ['openvpn', 'sstp'], learn: true }, null, silentLogger());
+    c.record('a', 'sstp', true);
+    c.record('a', 'openvpn', false);
+    c.record('b', 'openvpn', false);
+    c.record('c', 'openvpn', true); // OpenVPN gets through here: a and b were just down
+    c.record('d', 'openvpn', false);
+    c.record('e', 'openvpn', false);
+    expect(c.preferred).toBeNull();
+    // A filter that starts later: three more failures after the last success, and it is learnt.
+    c.record('f', 'openvpn', false);
+    expect(c.preferred).toBe('sstp');
+    // With learning off nothing is learnt at all.
+    const off = new ProtocolChoice({ order: ['openvpn', 'sstp'], learn: false }, null, silentLogger());
+    off.record('s', 'sstp', true);
+    for (const n of ['a', 'b', 'c', 'd']) off.record(n, 'openvpn', false);
+    expect(off.preferred).toBeNull();
+  });
+
+  it('per node, what worked there goes before what just failed there', () => {
+    const c = new ProtocolChoice({ order: ['openvpn', 'sstp'], learn: true }, null, silentLogger());
+    c.record('a', 'openvpn', false);
+    expect(c.orderFor('a', BOTH)).toEqual(['openvpn', 'sstp']); // SSTP never worked there: no reason to change
+    c.record('a', 'sstp', true);
+    expect(c.orderFor('a', BOTH)).toEqual(['sstp', 'openvpn']);
+    expect(c.orderFor('b', BOTH)).toEqual(['openvpn', 'sstp']);
+    expect(c.nodeRecord('a')).toMatchObject({ openvpn: { tried: 1, worked: 0, lastOk: false }, sstp: { tried: 1, worked: 1, lastOk: true, lastError: null } });
+  });
+
+  it('remembers what a network taught, for that network: another one starts from the configured order, coming back restores it', () => {
+    const mem = memory();
+    const c = new ProtocolChoice({ order: ['openvpn', 'sstp'], learn: true }, mem, silentLogger());
+    c.setNetwork('home');
+    c.record('s', 'sstp', true);
+    for (const n of ['a', 'b', 'c']) c.record(n, 'openvpn', false);
+    expect(c.preferred).toBe('sstp');
+    c.setNetwork('cafe');
+    expect(c.preferred).toBeNull();
+    expect(c.orderFor('x', BOTH)).toEqual(['openvpn', 'sstp']);
+    c.setNetwork('home');
+    expect(c.preferred).toBe('sstp');
+    // A fresh process on the same network (the store keeps it).
+    const again = new ProtocolChoice({ order: ['openvpn', 'sstp'], learn: true }, mem, silentLogger());
+    again.setNetwork('home');
+    expect(again.preferred).toBe('sstp');
+    expect(again.reason).toMatch(/^remembered for this network: OpenVPN failed on 3/);
+  });
+
+  it('goes back to the configured order when SSTP fails on three nodes while OpenVPN works again', () => {
+    const c = new ProtocolChoice({ order: ['openvpn', 'sstp'], learn: true }, null, silentLogger());
+    c.record('s', 'sstp', true);
+    for (const n of ['a', 'b', 'c']) c.record(n, 'openvpn', false);
+    expect(c.preferred).toBe('sstp');
+    c.record('d', 'openvpn', true);
+    for (const n of ['e', 'f', 'g']) c.record(n, 'sstp', false);
+    expect(c.preferred).toBeNull();
+    expect(c.reason).toMatch(/SSTP failed on 3 nodes while OpenVPN works again/);
+  });
+});
