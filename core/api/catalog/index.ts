@@ -4,20 +4,32 @@
  * functions: no imports beyond these files, so both a browser page and the main process load it.
  */
 import { en, type Catalog } from './en.js';
+import { fa } from './fa.js';
 import { zhCN } from './zh-CN.js';
+import { zhTW } from './zh-TW.js';
 
 export type { Catalog };
-export type Language = 'en' | 'zh-CN';
-export const LANGUAGES: Readonly<Record<Language, Catalog>> = { en, 'zh-CN': zhCN };
+export type Language = 'en' | 'zh-CN' | 'zh-TW' | 'fa';
+export const LANGUAGES: Readonly<Record<Language, Catalog>> = { en, 'zh-CN': zhCN, 'zh-TW': zhTW, fa };
+/** The languages as people name them in their own language (for a chooser). */
+export const LANGUAGE_NAMES: Readonly<Record<Language, string>> = { en: 'English', 'zh-CN': '简体中文', 'zh-TW': '繁體中文', fa: 'فارسی' };
 
 /** The system's language when the user chose none: the first of its preferences we have a catalogue for, else English. */
 export function systemLanguage(languages: readonly string[]): Language {
   // The user's order of preference: the first one we have wins (en-US before zh-CN means English).
   for (const l of languages.map((x) => x.toLowerCase())) {
+    // Traditional Chinese by script or by where it is written (Taiwan, Hong Kong, Macau).
+    if (/^zh-(hant|tw|hk|mo)\b/.test(l)) return 'zh-TW';
     if (l.startsWith('zh')) return 'zh-CN';
+    if (l === 'fa' || l.startsWith('fa-')) return 'fa';
     if (l.startsWith('en')) return 'en';
   }
   return 'en';
+}
+
+/** The writing direction of a language's pages: Persian right to left, the rest left to right. */
+export function directionOf(lang: string): 'rtl' | 'ltr' {
+  return /^(fa|ar|he|ur)(-|$)/i.test(lang) ? 'rtl' : 'ltr';
 }
 
 export function resolveLanguage(setting: 'auto' | Language | undefined, languages: readonly string[]): Language {
@@ -47,5 +59,38 @@ export function translate(lang: Language, key: string, vars: Vars = {}): string 
     return typeof v === 'string' ? v : undefined;
   };
   const text = pick(LANGUAGES[lang]) ?? pick(en) ?? key;
-  return text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => (name in vars ? String(vars[name]) : ''));
+  return text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => (name in vars ? formatValue(lang, vars[name]) : ''));
+}
+
+const integerFormats = new Map<string, Intl.NumberFormat>();
+
+/**
+ * A value put into a sentence: numbers in the language's own digits (Persian ۱۲۳, not 123), without
+ * grouping (ports, counts); strings as they are. The renderer's i18next uses the same function.
+ */
+export function formatValue(lang: string, value: unknown): string {
+  if (typeof value !== 'number') return String(value ?? '');
+  let f = integerFormats.get(lang);
+  if (!f) integerFormats.set(lang, (f = new Intl.NumberFormat(lang, { useGrouping: false, maximumFractionDigits: 2 })));
+  return f.format(value);
+}
+
+const regionNames = new Map<string, Intl.DisplayNames | null>();
+
+/**
+ * A country's name in `lang`, from its ISO code (Intl.DisplayNames): "韩国" rather than VPN Gate's
+ * English "Korea Republic of". `fallback` (the list's own name) when the code is unknown.
+ */
+export function countryNameIn(lang: string, code: string | null | undefined, fallback: string): string {
+  if (!code || !/^[A-Za-z]{2}$/.test(code)) return fallback;
+  let names = regionNames.get(lang);
+  if (names === undefined) {
+    try {
+      names = new Intl.DisplayNames([lang], { type: 'region', fallback: 'none' });
+    } catch {
+      names = null;
+    }
+    regionNames.set(lang, names);
+  }
+  return names?.of(code.toUpperCase()) ?? fallback;
 }
