@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { NodeDto, Settings, Status, SysproxyState } from '../core/api/index.js';
+import type { DesktopAccess, NodeDto, Settings, Status, SysproxyState } from '../core/api/index.js';
 import { resolveLanguage, translate, type Language } from '../core/api/catalog/index.js';
 import { loadSavedSettings, type ConfigInput, type RunningApp } from '../core/app/index.js';
 import { errorToJson, LogTap } from '../core/common/index.js';
@@ -83,7 +83,25 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   e.protocol.handle(APP_SCHEME, appProtocolHandler(o.uiDir, () => crashedHtml(language(), t('crashed.title'), t('crashed.body'))));
 
   const logTap = new LogTap();
-  const core = await startCore(e, dataDir, logTap, o.configInput ?? {}, language);
+  const autostart = new Autostart(e.app, o.exec, platform, o.env);
+  // What only the desktop app can do, offered to the window's Settings through the core (the
+  // tray and lifecycle exist later; these run only once the window asks).
+  let trayRef: TrayController | null = null;
+  let lifecycleRef: Lifecycle | null = null;
+  const desktop: DesktopAccess = {
+    startAtLogin: {
+      get: () => autostart.enabled,
+      set: (on: boolean) => {
+        autostart.set(on);
+        trayRef?.update({ startAtLogin: autostart.enabled });
+      },
+    },
+    restart: () => {
+      e.app.relaunch();
+      void lifecycleRef?.shutdown('restart from the window');
+    },
+  };
+  const core = await startCore(e, dataDir, logTap, o.configInput ?? {}, language, desktop);
   if (!core) {
     e.app.exit(1);
     return null;
@@ -101,16 +119,14 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   const notifyPrefs = (): Settings['notifications'] => settings()?.notifications ?? { switched: true, lost: true, sysproxyChanged: true };
   const KIND_KEY = { switched: 'switched', lost: 'lost', 'sysproxy-changed': 'sysproxyChanged' } as const;
   const notifications = new NotificationController(e, (kind) => kind === 'tray-hint' || notifyPrefs()[KIND_KEY[kind]]);
-  let lifecycle: Lifecycle;
   const windows = new WindowController(e, {
     preload: o.preload,
     boundsFile: join(dataDir, 'window.json'),
     onFirstHide: () => notifications.notify('tray-hint', t('notify.hintTitle'), t('notify.hintBody')),
-    onCreated: (win) => lifecycle.watchWindow(win),
+    onCreated: (win) => lifecycleRef?.watchWindow(win),
     background: () => (e.nativeTheme.shouldUseDarkColors ? '#14171c' : '#f6f7f9'),
     onCrashedTwice: (reason) => void offerRestart(reason),
   });
-  const autostart = new Autostart(e.app, o.exec, platform, o.env);
   // An entry written by an AppImage that has since moved (or an older version) points here again.
   autostart.repair();
   const tray = new TrayController(
@@ -123,10 +139,7 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       copy: (text) => e.clipboard.writeText(text),
       refreshNodes: () => void Promise.resolve().then(() => ops.refreshNodes({})).catch((err) => notifyError(err)),
       openWindow: (view) => void windows.open(view),
-      setStartAtLogin: (on) => {
-        autostart.set(on);
-        tray.update({ startAtLogin: autostart.enabled });
-      },
+      setStartAtLogin: (on) => desktop.startAtLogin.set(on),
       setNotification: (kind, on) => {
         try {
           const next = { ...notifyPrefs(), [KIND_KEY[kind]]: on };
@@ -136,7 +149,7 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
           notifyError(err);
         }
       },
-      quit: () => void lifecycle.shutdown('tray-quit'),
+      quit: () => void lifecycleRef?.shutdown('tray-quit'),
     },
     { status: null, nodes: [], sysproxy: null, startAtLogin: autostart.enabled, notifications: trayNotifications(notifyPrefs()), proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port, language: language() },
     platform,
@@ -146,7 +159,8 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   const sessionWindow = platform === 'win32' ? new e.BrowserWindow({ show: false, width: 1, height: 1, skipTaskbar: true, focusable: false, title: 'Gatehop', webPreferences: { ...WEB_PREFERENCES } }) : null;
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
   loopDelay.enable();
-  lifecycle = new Lifecycle(
+  trayRef = tray;
+  const lifecycle = new Lifecycle(
     e.app,
     async () => {
       tray.destroy();
@@ -164,6 +178,7 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       restoreFirst: () => core.systemProxy.restore({ onlyOwn: true }),
     },
   );
+  lifecycleRef = lifecycle;
   lifecycle.install();
   if (sessionWindow) lifecycle.watchWindow(sessionWindow);
 

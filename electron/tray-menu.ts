@@ -1,5 +1,5 @@
 import type { NodeDto, Status, SysproxyState } from '../core/api/index.js';
-import { translate, type Language } from '../core/api/catalog/index.js';
+import { countryNameIn, translate, type Language } from '../core/api/catalog/index.js';
 import type { MenuItemOptions } from './electron-api.js';
 
 /** What the tray shows, gathered from the core. */
@@ -81,7 +81,7 @@ function statusLine(s: TrayState, platform: NodeJS.Platform): string {
   if (!st.active) return t(s, st.network.state === 'waiting' ? 'status.waiting' : 'status.finding');
   const n = s.nodes.find((x) => x.id === st.active!.nodeId);
   const way = st.active.protocol === 'sstp' ? 'SSTP' : st.active.proto ? st.active.proto.toUpperCase() : null;
-  return t(s, 'status.connected', { node: `${n ? `${countryMark(n.countryCode, platform)} ${n.country} · ${n.host}` : (st.active.nodeId ?? '')}${way ? ` · ${way}` : ''}`, rtt: ms(s, st.active.rttMs), more: moreTunnels(s) });
+  return t(s, 'status.connected', { node: `${n ? `${countryMark(n.countryCode, platform)} ${countryNameIn(s.language, n.countryCode, n.country)} · ${n.host}` : (st.active.nodeId ?? '')}${way ? ` · ${way}` : ''}`, rtt: ms(s, st.active.rttMs), more: moreTunnels(s) });
 }
 
 /** The best nodes by score, the active one included (and checked). */
@@ -112,7 +112,7 @@ export function buildTrayMenu(s: TrayState, a: TrayActions, platform: NodeJS.Pla
     ? nodes.map((n) => ({
         id: `node:${n.id}`,
         type: 'radio' as const,
-        label: `${countryMark(n.countryCode, platform)} ${n.country} · ${n.host} · ${ms(s, n.rttMs)} · ${wayOf(n)}`,
+        label: `${countryMark(n.countryCode, platform)} ${countryNameIn(s.language, n.countryCode, n.country)} · ${n.host} · ${ms(s, n.rttMs)} · ${wayOf(n)}`,
         checked: n.id === activeId,
         click: () => a.pickNode(n.id),
       }))

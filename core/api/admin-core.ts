@@ -1,6 +1,7 @@
 import type { LogTap } from '../common/index.js';
 import type { LoopDelay } from './loop-delay.js';
 import type { ReloadResult, Settings, SysproxyState } from './contract.js';
+import type { ExitInfoDto } from './schemas.js';
 import type { EgressManager } from '../egress/index.js';
 import type { DelaySweep, PoolRecovery, SwitchController } from '../groups/index.js';
 import type { Selector } from '../selector/index.js';
@@ -39,6 +40,10 @@ export interface AdminCore {
   readonly delaySweep?: DelaySweep | null;
   /** Where a user-supplied Clash dashboard build lives (served at /ui/external/); null: none. */
   readonly externalUiDir?: string | null;
+  /** Where am I: the exit address through the active tunnel (config exitCheck.url); null: off. */
+  readonly exit?: ExitCheckAccess | null;
+  /** The desktop app around the core (start at login, restart); null: the CLI. */
+  readonly desktop?: DesktopAccess | null;
   /** POST /reload: re-reads the config and applies what can change live; null: not offered. */
   readonly reload?: (() => Promise<ReloadResult>) | null;
 }
@@ -47,6 +52,18 @@ export interface SettingsAccess {
   get(): Settings;
   /** Validates and saves (and applies what can change live); throws GH_ERR_CONFIG_INVALID naming the field it refuses. */
   update(patch: Partial<Settings>): { settings: Settings; restartRequired: string[] } | Promise<{ settings: Settings; restartRequired: string[] }>;
+}
+
+export interface ExitCheckAccess {
+  readonly last: ExitInfoDto | null;
+  check(): Promise<ExitInfoDto>;
+  onChange(fn: (e: ExitInfoDto) => void): () => void;
+}
+
+/** What only the desktop app can do: the OS's login item, and starting itself again. */
+export interface DesktopAccess {
+  startAtLogin: { get(): boolean; set(on: boolean): void };
+  restart(): void;
 }
 
 export interface SystemProxyControl {

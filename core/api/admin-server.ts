@@ -44,6 +44,7 @@ export class AdminServer {
   #address: string | null = null;
   #statusTimer: NodeJS.Timeout | null = null;
   #statusDirty = false;
+  #nodesDirty = false;
   readonly #ui: UiHandler | null;
   readonly #externalUi: UiHandler | null;
   readonly #taps = new Set<(event: string, data: unknown) => void>();
@@ -67,8 +68,9 @@ export class AdminServer {
     this.#server.on('upgrade', (req, socket, head) => this.#websockets.handleUpgrade(req, socket, head));
     mirrorCounter(this.metrics.registry, 'gatehop_api_ws_dropped_total', 'Dashboard WebSocket clients dropped for not reading', [], () => [[{}, this.#websockets.dropped]]);
     this.#wireEvents();
-    // Live counters every 2 s, for SSE clients and in-process listeners alike (idle without either).
-    this.#statusTimer = setInterval(() => this.#publishStatus(true), 2_000);
+    // Live counters every second (rates and the traffic graph at 1 s, as proxy apps show them), for
+    // SSE clients and in-process listeners alike (idle without either).
+    this.#statusTimer = setInterval(() => this.#publishStatus(true), 1_000);
     this.#statusTimer.unref();
   }
 
@@ -207,7 +209,7 @@ export class AdminServer {
         controller.onEvent((e) => {
           if (e.type === 'switch' || e.type === 'state') ev.publish('switch', e.type === 'switch' ? { type: 'done', ...e.record } : { type: 'state', state: e.state, switchId: e.switchId, reason: e.reason });
           if (e.type === 'switch' && e.record.outcome === 'switched') this.metrics.observeSwitch(e.record.durationMs);
-          if (e.type === 'url-test') ev.publish('latency', { nodeId: e.nodeId, at: Date.now(), kind: 'url', ms: e.ms, success: e.ms !== null });
+          if (e.type === 'url-test') ev.publish('latency', { samples: [{ nodeId: e.nodeId, at: Date.now(), kind: 'url', ms: e.ms, success: e.ms !== null }] });
           if (e.type === 'mode' || e.type === 'pin-failed') ev.publish('switch', e);
           if (e.type === 'protocol-learned') ev.publish('switch', { type: 'protocol', preferred: e.preferred, reason: e.reason });
           this.#publishStatus(false);
@@ -225,13 +227,15 @@ export class AdminServer {
     if (selector) {
       this.#unsubscribe.push(
         selector.onRanked((ranking) => {
-          for (const r of ranking.ranked) ev.publish('latency', { nodeId: r.node.id, at: ranking.at, kind: 'tcp', ms: r.terms.rttMs, success: true });
-          ev.publish('nodes', nodesView(this.core));
+          ev.publish('latency', { samples: ranking.ranked.map((r) => ({ nodeId: r.node.id, at: ranking.at, kind: 'tcp' as const, ms: r.terms.rttMs, success: true })) });
+          this.#publishNodes();
         }),
       );
     }
-    if (nodes) this.#unsubscribe.push(nodes.onChange(() => ev.publish('nodes', nodesView(this.core))));
+    if (nodes) this.#unsubscribe.push(nodes.onChange(() => this.#publishNodes()));
     if (this.core.systemProxy) this.#unsubscribe.push(this.core.systemProxy.onEvent((e) => ev.publish('sysproxy', e)));
+    if (this.core.delaySweep) this.#unsubscribe.push(this.core.delaySweep.onProgress((p) => ev.publish('test', p)));
+    if (this.core.exit) this.#unsubscribe.push(this.core.exit.onChange((e) => ev.publish('exit', e)));
     if (logTap) this.#unsubscribe.push(logTap.subscribe((l) => ev.publish('log', logEventOf(l))));
   }
 
@@ -255,7 +259,21 @@ export class AdminServer {
     }
   }
 
-  /** Status goes out on changes (coalesced to one per tick) and every 2 s for the live counters. */
+  /**
+   * The node list goes out once per tick however many changes made it (a refresh both replaces
+   * the list and ranks it): at thousands of nodes it is megabytes, built and sent once.
+   */
+  #publishNodes(): void {
+    if (this.#nodesDirty) return;
+    this.#nodesDirty = true;
+    setImmediate(() => {
+      this.#nodesDirty = false;
+      if (this.#events.clients === 0 && this.#taps.size === 0) return;
+      this.#publish('nodes', nodesView(this.core));
+    });
+  }
+
+  /** Status goes out on changes (coalesced to one per tick) and every second for the live counters. */
   #publishStatus(periodic: boolean): void {
     if (this.#events.clients === 0 && this.#taps.size === 0) return;
     if (periodic) {

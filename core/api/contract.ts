@@ -18,6 +18,8 @@ import {
   nodesSchema,
   statusSchema,
   tunnelProtocolSchema,
+  nodeTestSchema,
+  exitInfoSchema,
   switchAcceptedSchema,
   switchRecordSchema,
   switchRequestSchema,
@@ -72,7 +74,9 @@ export const settingsSchema = z
       .refine((a) => new Set(a).size === a.length, 'each protocol at most once'),
     /** More places that serve the VPN Gate list (config vpngate.sources); tried when the official ones fail. */
     listSources: z.array(z.string().url('must be a URL').regex(/^https?:\/\//i, 'must be an http or https URL')).max(50),
-    language: z.enum(['auto', 'en', 'zh-CN']),
+    language: z.enum(['auto', 'en', 'zh-CN', 'zh-TW', 'fa']),
+    /** Start Gatehop when the user logs in: the desktop app's own setting (null in the dashboard of a core without one). */
+    startAtLogin: z.boolean().nullable(),
     /** Desktop notifications by kind (the tray app reads them; live). */
     notifications: z.object({ switched: z.boolean(), lost: z.boolean(), sysproxyChanged: z.boolean() }).strict(),
   })
@@ -134,12 +138,17 @@ export const sysproxyEventSchema = z.object({ type: z.string(), message: z.strin
 export const events = {
   status: statusSchema,
   nodes: nodesSchema,
-  latency: latencySampleSchema,
+  /** Latency samples, one event per ranking (every ranked node) or URL test: a batch, not an event per node. */
+  latency: z.object({ samples: z.array(latencySampleSchema) }),
   switch: switchEventSchema,
   drain: drainEventSchema,
   log: logEventSchema,
   refresh: refreshEventSchema,
   sysproxy: sysproxyEventSchema,
+  /** "Test all" progress: once when it starts, after each node, once when it ends. */
+  test: nodeTestSchema,
+  /** Where am I: a new measurement of the exit. */
+  exit: exitInfoSchema,
 } as const;
 export type EventMap = { [K in keyof typeof events]: z.infer<(typeof events)[K]> };
 export type EventKey = keyof EventMap;
@@ -162,6 +171,15 @@ export const operations = {
   reload: op({ method: 'POST', path: '/reload', input: none, output: reloadResultSchema }),
   getSettings: op({ method: 'GET', path: '/settings', input: none, output: settingsResultSchema }),
   putSettings: op({ method: 'PUT', path: '/settings', input: settingsUpdateSchema, output: settingsResultSchema }),
+  /** "Test all": a URL test through every node (or those named), a few at a time; progress comes as `test` events. */
+  testNodes: op({ method: 'POST', path: '/nodes/test', input: z.object({ nodeIds: z.array(z.string().min(1).max(255)).max(20_000).optional() }).strict(), output: nodeTestSchema, okStatus: 202 }),
+  cancelNodeTest: op({ method: 'DELETE', path: '/nodes/test', input: none, output: z.object({ cancelled: z.boolean() }) }),
+  /** One node's URL test now (through its tunnel if one is up, else a tunnel opened for it). */
+  testNode: op({ method: 'POST', path: '/nodes/:nodeId/test', input: idParam('nodeId'), output: z.object({ nodeId: z.string(), ms: z.number().nullable(), error: z.string().nullable() }) }),
+  /** Where am I, measured now through the active tunnel. */
+  checkExit: op({ method: 'POST', path: '/exit/check', input: none, output: exitInfoSchema }),
+  /** Restart Gatehop (the desktop app: to apply settings that need it). */
+  restart: op({ method: 'POST', path: '/restart', input: none, output: z.null(), okStatus: 202 }),
   getSystemProxy: op({ method: 'GET', path: '/sysproxy', input: none, output: sysproxyStateSchema }),
   setSystemProxy: op({ method: 'PUT', path: '/sysproxy', input: z.object({ enabled: z.boolean() }).strict(), output: sysproxyStateSchema }),
 } as const;

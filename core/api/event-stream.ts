@@ -1,25 +1,37 @@
 import type { ServerResponse } from 'node:http';
 
 export interface EventStreamOptions {
-  /** A client whose unsent output passes this is dropped, not buffered further. */
+  /** A client whose unsent output stays past this for `stallMs` is dropped (default 1 MiB). */
   maxBufferedBytes?: number;
+  /** How long a client may stay past `maxBufferedBytes` without draining (default 5 s). */
+  stallMs?: number;
+  /** Past this a client is dropped at once, reading or not (default 16 × maxBufferedBytes). */
+  hardMaxBufferedBytes?: number;
   heartbeatMs?: number;
 }
 
 /**
- * Server-Sent Events to many clients. Every write goes to the socket at once; a client that does
- * not read (its buffered output grows past the cap) is disconnected and counted, so a stalled
- * consumer can never make the core buffer without bound.
+ * Server-Sent Events to many clients. Every write goes to the socket at once. A client that stops
+ * reading is disconnected and counted, so a stalled consumer can never make the core buffer
+ * without bound: past the soft cap it has `stallMs` to drain (a node list of thousands is a few
+ * MB, sent in one burst to a client that reads it at once: behind for a moment, not stalled),
+ * past the hard cap it is dropped at once.
  */
 export class EventStream {
   readonly #clients = new Set<ServerResponse>();
+  /** When each client went past the soft cap without draining since. */
+  readonly #behindSince = new WeakMap<ServerResponse, number>();
   readonly #max: number;
+  readonly #hardMax: number;
+  readonly #stallMs: number;
   readonly #heartbeat: NodeJS.Timeout;
   dropped = 0;
   sent = 0;
 
   constructor(opts: EventStreamOptions = {}) {
     this.#max = opts.maxBufferedBytes ?? 1 << 20;
+    this.#hardMax = opts.hardMaxBufferedBytes ?? 16 * this.#max;
+    this.#stallMs = opts.stallMs ?? 5_000;
     this.#heartbeat = setInterval(() => {
       for (const res of [...this.#clients]) this.#write(res, ': heartbeat\n\n');
     }, opts.heartbeatMs ?? 15_000);
@@ -50,11 +62,19 @@ export class EventStream {
       this.#clients.delete(res);
       return;
     }
-    if (res.writableLength > this.#max) {
-      this.dropped++;
-      this.#clients.delete(res);
-      res.destroy();
-      return;
+    const pending = res.writableLength;
+    if (pending > this.#max) {
+      const since = this.#behindSince.get(res);
+      if (since === undefined) {
+        this.#behindSince.set(res, Date.now());
+        res.once('drain', () => this.#behindSince.delete(res));
+      }
+      if (pending + text.length > this.#hardMax || (since !== undefined && Date.now() - since > this.#stallMs)) {
+        this.dropped++;
+        this.#clients.delete(res);
+        res.destroy();
+        return;
+      }
     }
     res.write(text);
     this.sent++;

@@ -1,6 +1,9 @@
 import { ErrorCodes, isGatehopError } from '../common/index.js';
 import type { AdminCore } from './admin-core.js';
-import type { OpName, OpOutput, Operations } from './contract.js';
+import type { OpName, OpOutput, Operations, Settings } from './contract.js';
+
+/** How long one node's test may take (a tunnel is opened for it when none is up). */
+const TEST_TIMEOUT_MS = 10_000;
 import type { z } from 'zod';
 import { ApiFailure } from './http-util.js';
 import { connectionsView, nodesView, statusView } from './views.js';
@@ -26,6 +29,11 @@ export function implementOperations(core: AdminCore, adminAddress: () => string 
     if (!core.systemProxy) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the system proxy is not available in this embedding');
     return core.systemProxy;
   };
+  const sweep = () => {
+    if (!core.delaySweep) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'node tests need the vpngate egress');
+    return core.delaySweep;
+  };
+  const withDesktop = (s: Settings): Settings => ({ ...s, startAtLogin: core.desktop ? core.desktop.startAtLogin.get() : null });
   return {
     getStatus: () => statusView(core, adminAddress()),
     getNodes: () => nodesView(core),
@@ -58,8 +66,36 @@ export function implementOperations(core: AdminCore, adminAddress: () => string 
       if (!core.reload) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'reload is not available in this embedding');
       return core.reload();
     },
-    getSettings: () => ({ settings: settings().get(), restartRequired: [] }),
-    putSettings: (patch) => settings().update(patch),
+    getSettings: () => ({ settings: withDesktop(settings().get()), restartRequired: [] }),
+    putSettings: async (patch) => {
+      if (patch.startAtLogin !== undefined && patch.startAtLogin !== null) {
+        if (!core.desktop) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'start at login is the desktop app\'s setting; this core runs without it');
+        core.desktop.startAtLogin.set(patch.startAtLogin);
+      }
+      const r = await settings().update(patch);
+      return { settings: withDesktop(r.settings), restartRequired: r.restartRequired };
+    },
+    testNodes: ({ nodeIds }) => sweep().start({ url: controller().urlTestUrl, timeoutMs: TEST_TIMEOUT_MS, ...(nodeIds ? { nodeIds } : {}) }),
+    cancelNodeTest: () => ({ cancelled: core.delaySweep?.cancel() ?? false }),
+    testNode: async ({ nodeId }) => {
+      const c = controller();
+      if (!core.nodes?.nodes.some((n) => n.id === nodeId)) throw new ApiFailure(404, 'GH_ERR_NODE_UNKNOWN', `no node ${nodeId} in the pool`);
+      try {
+        return { nodeId, ms: Math.round(await c.delayTest(nodeId, c.urlTestUrl, TEST_TIMEOUT_MS)), error: null };
+      } catch (err) {
+        return { nodeId, ms: null, error: (err as Error).message };
+      }
+    },
+    checkExit: () => {
+      if (!core.exit) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'set exitCheck.url (an address-echo URL) to see where traffic leaves');
+      return core.exit.check();
+    },
+    restart: () => {
+      if (!core.desktop) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'only the desktop app restarts itself; restart the gatehop process');
+      // After the answer is on its way: the restart stops this core.
+      setTimeout(() => core.desktop!.restart(), 50).unref();
+      return null;
+    },
     getSystemProxy: () => sysproxy().state(),
     setSystemProxy: ({ enabled }) => sysproxy().setEnabled(enabled),
   };

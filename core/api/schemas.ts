@@ -61,6 +61,31 @@ export const listStatusSchema = z.object({
 });
 export type ListStatusDto = z.infer<typeof listStatusSchema>;
 
+/** "Test all" (a URL test through every node): its progress, as events and in /status. */
+export const nodeTestSchema = z.object({
+  sweepId: z.number().int(),
+  state: z.enum(['running', 'done', 'cancelled']),
+  url: z.string(),
+  total: z.number().int(),
+  done: z.number().int(),
+  ok: z.number().int(),
+  failed: z.number().int(),
+  last: z.object({ nodeId: z.string(), ms: z.number().nullable() }).nullable(),
+  startedAt: z.number(),
+});
+export type NodeTestDto = z.infer<typeof nodeTestSchema>;
+
+/** Where traffic leaves, measured through the active tunnel (config exitCheck.url). */
+export const exitInfoSchema = z.object({
+  nodeId: z.string().nullable(),
+  address: z.string().nullable(),
+  /** ISO code, when the echo service says it. */
+  country: z.string().nullable(),
+  at: z.number(),
+  error: z.string().nullable(),
+});
+export type ExitInfoDto = z.infer<typeof exitInfoSchema>;
+
 export const statusSchema = z.object({
   version: z.string(),
   uptimeS: z.number(),
@@ -151,6 +176,12 @@ export const statusSchema = z.object({
       upstreamUdp: z.enum(['unknown', 'works', 'fails']).nullable(),
     })
     .nullable(),
+  /** The running or last "Test all", or null. */
+  nodeTest: nodeTestSchema.nullable(),
+  /** Where am I: the exit address (and country) seen through the active tunnel; null when exitCheck.url is off or nothing was measured yet. */
+  exit: exitInfoSchema.nullable(),
+  /** The core runs inside the desktop app: start at login and restart are offered. */
+  desktop: z.boolean(),
   /** No tunnel because the network is not there yet: why, and when the next retry runs. */
   network: z.object({
     state: z.enum(['ok', 'waiting']),

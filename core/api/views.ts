@@ -71,6 +71,9 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     }),
     tunnelWorkers: { ...tunnelWorkerCounters },
     network: core.recovery?.status ?? { state: 'ok', reason: null, since: null, attempts: 0, nextAttemptAt: null },
+    nodeTest: core.delaySweep?.progress ?? null,
+    exit: core.exit?.last ?? null,
+    desktop: !!core.desktop,
     list: core.nodes ? core.nodes.status() : null,
     reach: core.reach?.() ?? null,
   };

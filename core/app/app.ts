@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { AdminServer, loadOrCreateAdminToken, LoopDelay, type SettingsAccess } from '../api/index.js';
+import { AdminServer, loadOrCreateAdminToken, LoopDelay, type DesktopAccess, type SettingsAccess } from '../api/index.js';
 import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, networkKeyOf, parseEndpoint, readNetworkSnapshot, type Endpoint, type Logger, type LogTap } from '../common/index.js';
 import { DirectEgress, EgressManager, findWorkerScript, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource, type LinkSpec, type TunnelProtocol } from '../egress/index.js';
 import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel, type ProtocolChoiceOptions, type ProtocolMemory } from '../groups/index.js';
@@ -8,6 +8,7 @@ import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
 import { NodeList, OFFICIAL_ENDPOINTS, staticNodeFromFile, type Dialer, type ListStatus, type ListVia, type NodeListStore, type SourceOptions, type VpnGateNode } from '../vpngate/index.js';
 import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
+import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';
 import type { ConfigInput, GatehopConfig } from './config.js';
 import { defaultUiDir } from './paths.js';
@@ -209,6 +210,8 @@ export interface StartExtras {
   uiDir?: string | null;
   /** Reads the config layers again for a reload (the CLI re-reads its config file); default: `layers` as given. */
   readLayers?: () => { fromFile: ConfigInput; fromFlags: ConfigInput };
+  /** The desktop app around this core: start at login and restart, for the window's Settings. */
+  desktop?: DesktopAccess | null;
 }
 
 export async function startApp(config: GatehopConfig, logger: Logger, extras: StartExtras = {}): Promise<RunningApp> {
@@ -258,9 +261,21 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     network.start();
     controller?.protocols.setNetwork(networkKeyOf(network.snapshot ?? readNetworkSnapshot()));
   }
+  // Where am I (exitCheck.url): measured through the active tunnel after each switch and every interval.
+  const exitCheck =
+    controller && manager
+      ? new ExitCheck({ url: () => current.exitCheck.url, dialer: () => tunnelDialerOf(manager!), activeNodeId: () => controller.active?.node.id ?? null, intervalMs: config.exitCheck.intervalMs, logger })
+      : null;
+  if (exitCheck && controller) {
+    controller.onEvent((e) => {
+      if (e.type === 'switch' && e.record.outcome === 'switched' && current.exitCheck.url) void exitCheck.check().catch(() => undefined);
+    });
+    exitCheck.start();
+  }
   const closeRecovery = (): void => {
     network?.close();
     recovery?.close();
+    exitCheck?.close();
   };
   const proxy = new ProxyServer({ ...config.proxy, host: config.listen.host, port: config.listen.port, credentials }, source, logger);
   let proxyAt: Endpoint;
@@ -338,6 +353,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           externalUiDir: config.externalUi,
           logLevel: { get: () => logger.level, set: (level) => void (logger.level = level) },
           delaySweep,
+          exit: exitCheck,
+          desktop: extras.desktop ?? null,
         },
         { host: config.admin.host, port: config.admin.port, token, corsOrigins: config.adminCorsOrigins },
         logger,

@@ -152,6 +152,14 @@ export const configSchema = z
     /** Retrying a start without network (no list, no node answering, no tunnel). */
     recovery: recoveryOptionsSchema.prefault({}),
     systemProxy: systemProxySchema.prefault({}),
+    /** Where am I: an address-echo URL fetched through the active tunnel (JSON with ip/country, or the address as text); off when unset. */
+    exitCheck: z
+      .object({
+        url: z.string().url().regex(/^https?:\/\//i, 'must be an http or https URL').nullable().default(null),
+        intervalMs: z.number().int().min(30_000).default(600_000),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -182,6 +190,7 @@ export interface GatehopConfig {
   readonly switching: z.infer<typeof switchingSchema>;
   readonly tunnel: z.infer<typeof tunnelSchema>;
   readonly recovery: RecoveryOptions;
+  readonly exitCheck: { readonly url: string | null; readonly intervalMs: number };
   readonly systemProxy: Readonly<Omit<z.infer<typeof systemProxySchema>, 'bypass'> & { bypass: readonly string[] }>;
 }
 
@@ -217,6 +226,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     vpngate: { ...(fromFile.vpngate ?? {}), ...(fromFlags.vpngate ?? {}) },
     ...(fromFile.upstream || fromFlags.upstream ? { upstream: { ...(fromFile.upstream ?? {}), ...(fromFlags.upstream ?? {}) } } : {}),
     recovery: { ...(fromFile.recovery ?? {}), ...(fromFlags.recovery ?? {}) },
+    exitCheck: { ...(fromFile.exitCheck ?? {}), ...(fromFlags.exitCheck ?? {}) },
     systemProxy: { ...(fromFile.systemProxy ?? {}), ...(fromFlags.systemProxy ?? {}) },
     api: fromFlags.api?.length ? fromFlags.api : fromFile.api,
     ovpn: fromFlags.ovpn?.length ? fromFlags.ovpn : fromFile.ovpn,
@@ -264,6 +274,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     switching: Object.freeze(c.switching),
     tunnel: Object.freeze({ ...c.tunnel, protocols: [...c.tunnel.protocols], sstp: Object.freeze({ ...c.tunnel.sstp, ca: c.tunnel.sstp.ca ? resolvePath(c.tunnel.sstp.ca) : undefined }) }),
     recovery: Object.freeze(c.recovery),
+    exitCheck: Object.freeze({ ...c.exitCheck }),
     systemProxy: Object.freeze({ ...c.systemProxy, bypass: Object.freeze([...c.systemProxy.bypass]) }),
   });
 }

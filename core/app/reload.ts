@@ -16,7 +16,7 @@ export interface ReloadOutcome {
 /** Config keys a running core takes over live (ReloadTargets.apply); every other key needs a restart. */
 // `tunnel` is read per tunnel opened: a change applies to the next one, no restart needed.
 // `vpngate` and `upstream` apply to the next list fetch, probe and tunnel.
-const LIVE_KEYS = new Set<keyof GatehopConfig>(['listen', 'proxy', 'selector', 'groups', 'health', 'switching', 'tunnel', 'vpngate', 'upstream']);
+const LIVE_KEYS = new Set<keyof GatehopConfig>(['listen', 'proxy', 'selector', 'groups', 'health', 'switching', 'tunnel', 'vpngate', 'upstream', 'exitCheck']);
 
 /** Top-level config keys whose value differs (by content). */
 export function changedKeys(prev: GatehopConfig, next: GatehopConfig): Array<keyof GatehopConfig> {

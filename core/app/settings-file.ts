@@ -87,6 +87,8 @@ export function settingsOfConfig(c: GatehopConfig, language: Settings['language'
     protocols: [...c.tunnel.protocols],
     language,
     notifications: { ...notifications },
+    // The desktop app's own (the OS keeps it); the operations layer fills it in where there is one.
+    startAtLogin: null,
   };
 }
 
@@ -101,7 +103,7 @@ function flagKeysOf(flags: ConfigInput): Array<keyof Settings> {
 }
 
 /** Keys that change live (the UI's language); everything else applies at the next start. */
-const LIVE = new Set<keyof Settings>(['language', 'notifications']);
+const LIVE = new Set<keyof Settings>(['language', 'notifications', 'startAtLogin']);
 
 /**
  * GET/PUT /settings for a running core: validates a change as the next start would see it (the
@@ -135,7 +137,9 @@ export class SettingsFile implements SettingsAccess {
     // A value given on the command line wins over saved settings: saving it would silently do nothing.
     const fixed = flagKeysOf(this.layers.fromFlags).filter((k) => k in parsed.data);
     if (fixed.length > 0) throw new GatehopError(ErrorCodes.CONFIG_INVALID, `${fixed[0]}: set on the command line (${FLAG_OF[fixed[0]!]}), which wins over saved settings; remove the flag to change it here`);
-    const next = { ...this.#saved, ...parsed.data };
+    // Start at login is the OS's to keep (the desktop app sets it), never saved here.
+    const { startAtLogin: _osOwned, ...own } = parsed.data;
+    const next = { ...this.#saved, ...own };
     // Validated as the next start will build it: cross-field rules (auth off on a public address) included.
     const config = buildConfig(layerInputs(this.layers.fromFile, next), this.layers.fromFlags);
     const settings = settingsSchema.parse(settingsOfConfig(config, next.language ?? 'auto', next.notifications));

@@ -106,7 +106,7 @@ describe.each(PLATFORMS)('on %s', (platform) => {
     await settle();
     const tray = trayOf();
     const before = { menus: tray.menus, tooltips: tray.tooltips, images: tray.images, builds: shell.tray.builds };
-    // What the core's status event (every 2 s) hands the tray: a new object with the same content.
+    // What the core's status event (every second) hands the tray: a new object with the same content.
     for (let i = 0; i < 3; i++) {
       shell.tray.update({ status: await shell.core.admin!.operations.getStatus({}) });
       await settle();

@@ -232,21 +232,40 @@ describe('the IPC round trip', () => {
     const seen: string[] = [];
     client.subscribe((e) => seen.push(e.type));
     // Every operation reaches the core and comes back validated (ok, or the core's coded refusal).
-    const inputs: Record<string, unknown> = { importNodes: { csv: 'not a list' }, closeConnection: { id: '999' }, switchNode: {}, setMode: { auto: true }, closeDraining: { egressId: 'x' }, putSettings: { language: 'en' }, setSystemProxy: { enabled: false }, getLatency: {} };
-    for (const name of opNames) {
+    const inputs: Record<string, unknown> = { importNodes: { csv: 'not a list' }, closeConnection: { id: '999' }, testNode: { nodeId: 'n1' }, switchNode: {}, setMode: { auto: true }, closeDraining: { egressId: 'x' }, putSettings: { language: 'en' }, setSystemProxy: { enabled: false }, getLatency: {} };
+    // Restart last: it ends this core (the desktop app relaunches itself).
+    for (const name of opNames.filter((n) => n !== 'restart')) {
       const r = await client.call(name, (inputs[name] ?? {}) as never);
       if (r.ok) continue;
       expect(r.error.code, name).toMatch(/^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED|LIST_INVALID)$/);
     }
     expect((await client.call('getStatus', {})).ok).toBe(true);
     expect((await client.call('getSettings', {})).ok).toBe(true);
-    // Events: what the admin API publishes reaches the window (status every 2 s at least).
+    // Events: what the admin API publishes reaches the window (status every second at least).
     for (const fn of listeners) fn({}, 'log', { time: 1, level: '30', msg: 'hello' });
     await vi.waitFor(() => expect(win.webContents.sent.some((m) => m.channel === EVENT_CHANNEL && m.args[0] === 'status')).toBe(true), { timeout: 5000 });
     for (const m of win.webContents.sent) for (const fn of listeners) fn({}, ...m.args);
     expect(seen).toContain('log');
     expect(seen).toContain('status');
     expect(eventKeys).toContain('status');
+    // The window's "Restart now": the app relaunches and this process exits cleanly.
+    expect(await client.call('restart', {})).toEqual({ ok: true, value: null });
+    await vi.waitFor(() => expect(fake.electron.app.exits).toEqual([0]), { timeout: 10_000 });
+    expect(fake.electron.app.relaunches).toBe(1);
     client.close();
+  });
+
+  it('Start at login in the window\'s Settings is the tray\'s: one value, both ways, never saved in settings.json', async () => {
+    const { shell, fake } = await start({ argv: ['--hidden'] });
+    const ops = shell.core.admin!.operations;
+    expect((await ops.getSettings({})).settings.startAtLogin).toBe(false);
+    await ops.putSettings({ startAtLogin: true, language: 'en' });
+    expect(shell.autostart.enabled).toBe(true);
+    await vi.waitFor(() => expect(shell.tray.state.startAtLogin).toBe(true));
+    click('login', false);
+    expect((await ops.getSettings({})).settings.startAtLogin).toBe(false);
+    const { readFileSync } = await import('node:fs');
+    const saved = JSON.parse(readFileSync(join(fake.electron.app.getPath('userData'), 'settings.json'), 'utf8')) as { settings: Record<string, unknown> };
+    expect(saved.settings).toEqual({ language: 'en' });
   });
 });

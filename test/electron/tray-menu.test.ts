@@ -23,7 +23,7 @@ describe('the tray menu', () => {
     const radios = nodes.filter((i) => i.type === 'radio');
     expect(radios).toHaveLength(15);
     expect(radios.filter((i) => i.checked).map((i) => i.id)).toEqual(['node:node-3']);
-    expect(radios[0]!.label).toBe('🇰🇷 Korea · public-vpn-0 · 10 ms · UDP');
+    expect(radios[0]!.label).toBe('🇰🇷 South Korea · public-vpn-0 · 10 ms · UDP');
     radios[5]!.click!({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
     expect(a.pickNode).toHaveBeenCalledWith('node-5');
     nodes.find((i) => i.id === 'more')!.click!({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
@@ -45,7 +45,7 @@ describe('the tray menu', () => {
     expect(a.setAuto).toHaveBeenCalledWith(false);
     menu.find((i) => i.id === 'sysproxy')!.click!({ checked: true } as Electron.MenuItem, undefined, {} as KeyboardEvent);
     expect(a.setSystemProxy).toHaveBeenCalledWith(true);
-    expect(menu[0]!.label).toBe('Connected: 🇰🇷 Korea · public-vpn-3 · UDP · 42 ms');
+    expect(menu[0]!.label).toBe('Connected: 🇰🇷 South Korea · public-vpn-3 · UDP · 42 ms');
     expect(tooltipOf(state())).toBe('Gatehop: KR public-vpn-3 · 42 ms · 1 session');
     expect(iconStateOf(state())).toBe('connected');
     const switching = state({ status: status({ switches: { total: 1, failed: 0, state: 'connecting', inProgress: 2, last: null } }) });
@@ -69,7 +69,7 @@ describe('the tray menu', () => {
     const menu = buildTrayMenu(state({ nodes: [sstpFirst, ...state().nodes.slice(1)], status: status({ active: { ...state().status!.active!, protocol: 'sstp' } }) }), actions(), 'linux');
     const radios = (menu.find((i) => i.id === 'nodes')!.submenu as Electron.MenuItemConstructorOptions[]).filter((i) => i.type === 'radio');
     expect(radios[0]!.label).toMatch(/ · SSTP$/);
-    expect(menu[0]!.label).toBe('Connected: 🇰🇷 Korea · public-vpn-3 · SSTP · 42 ms');
+    expect(menu[0]!.label).toBe('Connected: 🇰🇷 South Korea · public-vpn-3 · SSTP · 42 ms');
   });
 
   it('copies an IPv6 proxy address in brackets', () => {
@@ -86,11 +86,11 @@ describe('the tray menu', () => {
 
   it('shows country codes on Windows, where flag emoji render as two letters, and flags elsewhere', () => {
     const label = (platform: NodeJS.Platform): string => ((buildTrayMenu(state(), actions(), platform).find((i) => i.id === 'nodes')!.submenu as Electron.MenuItemConstructorOptions[])[0]!.label!);
-    expect(label('win32')).toBe('KR Korea · public-vpn-0 · 10 ms · UDP');
-    expect(label('darwin')).toBe('🇰🇷 Korea · public-vpn-0 · 10 ms · UDP');
-    expect(label('linux')).toBe('🇰🇷 Korea · public-vpn-0 · 10 ms · UDP');
+    expect(label('win32')).toBe('KR South Korea · public-vpn-0 · 10 ms · UDP');
+    expect(label('darwin')).toBe('🇰🇷 South Korea · public-vpn-0 · 10 ms · UDP');
+    expect(label('linux')).toBe('🇰🇷 South Korea · public-vpn-0 · 10 ms · UDP');
     expect(countryMark('??', 'linux')).toBe('');
-    expect(buildTrayMenu(state(), actions(), 'win32')[0]!.label).toBe('Connected: KR Korea · public-vpn-3 · UDP · 42 ms');
+    expect(buildTrayMenu(state(), actions(), 'win32')[0]!.label).toBe('Connected: KR South Korea · public-vpn-3 · UDP · 42 ms');
   });
 
   it('speaks the chosen language: every label of the zh-CN menu and tooltip comes from the zh-CN catalogue', () => {

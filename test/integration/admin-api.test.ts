@@ -281,4 +281,46 @@ describe('event stream backpressure', () => {
     events.close();
     await new Promise<void>((r) => server.close(() => r()));
   });
+  it('keeps a consumer that reads: a burst of node lists several times the cap reaches it whole', async () => {
+    const events = new EventStream({ maxBufferedBytes: 256 * 1024, stallMs: 2_000 });
+    const server = createServer((_req, res) => events.attach(res));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    let got = '';
+    const sock = connect(port, '127.0.0.1');
+    sock.on('data', (c: Buffer) => (got += c.toString('latin1')));
+    sock.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await eventually(() => events.clients === 1, 3_000, 'attached');
+    // What a refresh at 5,000 nodes sends in one tick: two lists of ~3× the cap, then the status.
+    const list = { nodes: 'n'.repeat(768 * 1024) };
+    events.publish('nodes', list);
+    events.publish('nodes', list);
+    events.publish('status', { ok: true });
+    await eventually(() => got.includes('event: status'), 5_000, 'the status after the lists');
+    expect(got.match(/event: nodes/g)).toHaveLength(2);
+    expect(events.dropped).toBe(0);
+    expect(events.clients).toBe(1);
+    sock.destroy();
+    events.close();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('drops a consumer that stays behind the cap for stallMs, even below the hard cap', async () => {
+    const events = new EventStream({ maxBufferedBytes: 64 * 1024, stallMs: 300, hardMaxBufferedBytes: 64 * 1024 * 1024 });
+    const server = createServer((_req, res) => events.attach(res));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    const sock = connect(port, '127.0.0.1');
+    sock.pause();
+    sock.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await eventually(() => events.clients === 1, 3_000, 'attached');
+    events.publish('nodes', { blob: 'x'.repeat(8 * 1024 * 1024) }); // past the socket buffers: behind
+    const behindAt = Date.now();
+    await eventually(() => (events.publish('status', { t: Date.now() }), events.clients === 0), 5_000, 'the stalled consumer dropped');
+    expect(Date.now() - behindAt).toBeGreaterThanOrEqual(300);
+    expect(events.dropped).toBe(1);
+    sock.destroy();
+    events.close();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
 });

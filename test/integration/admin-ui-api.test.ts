@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operations, refreshEventSchema, settingsResultSchema, sysproxyStateSchema } from '../../core/api/index.js';
+import { exitInfoSchema, nodeTestSchema, operations, refreshEventSchema, settingsResultSchema, statusSchema, sysproxyStateSchema } from '../../core/api/index.js';
 import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
 import { silentLogger } from '../../core/common/index.js';
 import { apiRequest, SseReader } from '../helpers/admin-client.js';
@@ -82,6 +82,29 @@ describe('admin API for the window', () => {
       return p.includes('done') || p.includes('failed') ? p : undefined;
     }, 10_000, 'the refresh to finish');
     expect(phases).toEqual(['fetching', 'probing', 'done']);
+    sse.close();
+  });
+
+  it('Test all runs with progress events to done and says so in /status; one node is tested alone; Where am I and Restart say why not here (#23)', async () => {
+    const sse = await SseReader.open(port, token);
+    const started = await apiRequest(port, 'POST', '/nodes/test', { token, body: {} });
+    expect(started.status).toBe(202);
+    const first = nodeTestSchema.parse(started.json());
+    expect(first).toMatchObject({ state: 'running', total: 1, done: 0 });
+    const done = await until(() => sse.events.filter((e) => e.event === 'test').map((e) => nodeTestSchema.parse(e.data)).find((p) => p.sweepId === first.sweepId && p.state === 'done'), 30_000, 'the test to finish');
+    // The node's address answers nothing: measured, and counted as failed.
+    expect(done).toMatchObject({ total: 1, done: 1, ok: 0, failed: 1, last: { nodeId: 'public-vpn-1', ms: null } });
+    expect((await apiRequest(port, 'DELETE', '/nodes/test', { token })).json()).toEqual({ cancelled: false });
+    const status = statusSchema.parse((await apiRequest(port, 'GET', '/status', { token })).json());
+    expect(status.nodeTest).toMatchObject({ sweepId: first.sweepId, state: 'done' });
+    expect(status.desktop).toBe(false);
+    const one = await apiRequest(port, 'POST', '/nodes/public-vpn-1/test', { token });
+    expect(one.json()).toMatchObject({ nodeId: 'public-vpn-1', ms: null, error: expect.any(String) });
+    expect((await apiRequest(port, 'POST', '/nodes/nope/test', { token })).json()).toMatchObject({ error: 'GH_ERR_NODE_UNKNOWN' });
+    expect(exitInfoSchema.parse((await apiRequest(port, 'POST', '/exit/check', { token })).json())).toMatchObject({ address: null, error: 'exitCheck.url is not set' });
+    const restart = await apiRequest(port, 'POST', '/restart', { token });
+    expect(restart.status).toBe(409);
+    expect(restart.json()).toMatchObject({ error: 'GH_ERR_API_UNSUPPORTED', message: expect.stringMatching(/restart the gatehop process/) });
     sse.close();
   });
 
