@@ -109,8 +109,8 @@ describe('IpcCoreClient', () => {
     expect(await c.call('setMode', { auto: 'yes' } as never)).toMatchObject({ ok: false, error: { code: 'GH_ERR_UI_INVALID_INPUT' } });
     const seen: string[] = [];
     c.subscribe((e) => seen.push(e.type));
-    emit('latency', { nodeId: 'n1', at: 1, kind: 'url', ms: 20, success: true });
-    emit('latency', { nodeId: 'n1' });
+    emit('latency', { samples: [{ nodeId: 'n1', at: 1, kind: 'url', ms: 20, success: true }] });
+    emit('latency', { samples: [{ nodeId: 'n1' }] });
     emit('no-such-event', {});
     expect(seen).toEqual(['latency']);
     c.close();

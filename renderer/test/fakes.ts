@@ -16,6 +16,7 @@ export function status(over: Partial<Status> = {}): Status {
     tunnelWorkers: { started: 1, failures: 0 },
     list: { source: 'https://www.vpngate.net/api/iphone/', via: 'direct', fetchedAt: 1000, nodes: 2, refreshing: false, sources: [{ url: 'https://www.vpngate.net/api/iphone/', kind: 'official', via: 'direct', ok: true, error: null, at: 1000 }] },
     reach: { connectBy: 'ip', upstream: null, upstreamUdp: null },
+    nodeTest: null, exit: null, desktop: false,
     ...over,
   };
 }

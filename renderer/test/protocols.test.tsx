@@ -69,7 +69,7 @@ describe('protocols in the window', () => {
 
   it('Settings offers the protocol order and saves what is chosen', async () => {
     const store = createAppStore();
-    const settings: SettingsDto = { listen: '127.0.0.1:1080', authFile: null, countryAllow: [], countryDeny: [], preferProto: 'any', autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' }, drainGraceMs: 600_000, protocols: ['openvpn', 'sstp'], listSources: [], language: 'auto', notifications: { switched: true, lost: true, sysproxyChanged: true } };
+    const settings: SettingsDto = { listen: '127.0.0.1:1080', authFile: null, countryAllow: [], countryDeny: [], preferProto: 'any', autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' }, drainGraceMs: 600_000, protocols: ['openvpn', 'sstp'], listSources: [], language: 'auto', notifications: { switched: true, lost: true, sysproxyChanged: true }, startAtLogin: null };
     store.getState().setSettings(settings);
     const saved: Array<Partial<SettingsDto>> = [];
     mount(<Settings />, store, {

@@ -8,6 +8,8 @@ import { flagOf, formatAgo, formatBytes, formatCountdown } from '../src/format.j
 import { createI18n, systemLanguage } from '../src/i18n/index.js';
 import { en } from '../../core/api/catalog/en.js';
 import { zhCN } from '../../core/api/catalog/zh-CN.js';
+import { zhTW } from '../../core/api/catalog/zh-TW.js';
+import { fa } from '../../core/api/catalog/fa.js';
 import type { Actions } from '../src/store/feed.js';
 import { createAppStore } from '../src/store/index.js';
 import { LATENCY_MAX_POINTS, LATENCY_WINDOW_MS } from '../src/store/latency-slice.js';
@@ -77,7 +79,9 @@ describe('views', () => {
     const store = createAppStore();
     store.getState().setNodes({ nodes: Array.from({ length: 250 }, (_, i) => node(i)), fetchedAt: 1, source: 'x', via: 'direct' });
     mount(<Nodes />, store);
-    expect(screen.getAllByRole('row')).toHaveLength(251);
+    // Windowed: the header, the rows in view (and a spacer standing for the rest); the table says it has 251 rows.
+    expect(screen.getByRole('table').getAttribute('aria-rowcount')).toBe('251');
+    expect(screen.getAllByRole('row').length).toBeLessThan(80);
     const before = renderCounts.nodeTable;
     act(() => {
       for (let i = 0; i < 20; i++) store.getState().addLatency([{ nodeId: 'node-1', at: Date.now() + i, kind: 'url', ms: i, success: true }]);
@@ -170,13 +174,22 @@ describe('formatting, language and token', () => {
     expect(formatCountdown(125_000)).toBe('02:05');
     expect(formatAgo(0 + 1, 1 + 180_000, t)).toBe('3 min ago');
     expect(flagOf('jp')).toBe('🇯🇵');
-    expect(systemLanguage(['zh-TW', 'en'])).toBe('zh-CN');
+    expect(systemLanguage(['zh-TW', 'en'])).toBe('zh-TW');
+    expect(systemLanguage(['zh-Hant-HK'])).toBe('zh-TW');
+    expect(systemLanguage(['zh-Hans-CN', 'zh-TW'])).toBe('zh-CN');
+    expect(systemLanguage(['fa-IR', 'en'])).toBe('fa');
+    expect(systemLanguage(['de-DE', 'fa'])).toBe('fa');
     expect(systemLanguage(['de-DE'])).toBe('en');
   });
 
-  it('has every English key in the Chinese catalog', () => {
+  it('has every English key in each catalogue (简体中文, 繁體中文, فارسی), with the same {{placeholders}}', () => {
     const keys = (o: object, p = ''): string[] => Object.entries(o).flatMap(([k, v]) => (typeof v === 'object' ? keys(v as object, `${p}${k}.`) : [`${p}${k}`]));
-    expect(keys(zhCN).sort()).toEqual(keys(en).sort());
+    const leaf = (o: object, path: string): string => path.split('.').reduce((x: unknown, k) => (x as Record<string, unknown>)[k], o) as string;
+    const holes = (text: string): string[] => [...text.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!).sort();
+    for (const [name, cat] of Object.entries({ zhCN, zhTW, fa })) {
+      expect(keys(cat).sort(), name).toEqual(keys(en).sort());
+      for (const k of keys(en)) expect(holes(leaf(cat, k)), `${name} ${k}`).toEqual(holes(leaf(en, k)));
+    }
   });
 
   it('takes the token from the fragment into sessionStorage and out of the address bar', () => {

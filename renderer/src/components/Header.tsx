@@ -1,8 +1,13 @@
+import type { KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { View } from '../store/types.js';
 import { useActions, useApp } from './context.js';
 
 const VIEWS: View[] = ['overview', 'nodes', 'latency', 'connections', 'logs', 'settings'];
+
+/** The tab id and panel id of a view, so the tablist and the one tabpanel name each other. */
+export const tabId = (v: View): string => `tab-${v}`;
+export const panelId = (v: View): string => `panel-${v}`;
 
 export function Header() {
   const { t } = useTranslation();
@@ -12,19 +17,40 @@ export function Header() {
   const egress = useApp((s) => s.status?.egress ?? null);
   const sysproxy = useApp((s) => s.sysproxy);
   const actions = useActions();
+  // Arrow keys move between tabs (mirrored right to left), Home and End to the first and last; the
+  // selected tab is the only one in the Tab order (a roving tabindex).
+  const onKeyDown = (e: KeyboardEvent<HTMLButtonElement>): void => {
+    const rtl = document.documentElement.dir === 'rtl';
+    const i = VIEWS.indexOf(view);
+    const step: Record<string, number> = { ArrowRight: rtl ? -1 : 1, ArrowLeft: rtl ? 1 : -1, Home: -i, End: VIEWS.length - 1 - i };
+    if (!(e.key in step)) return;
+    e.preventDefault();
+    const next = VIEWS[(i + step[e.key]! + VIEWS.length) % VIEWS.length]!;
+    setView(next);
+    document.getElementById(tabId(next))?.focus();
+  };
   return (
     <header className="header">
       <h1 className="brand">{t('app.title')}</h1>
       <nav aria-label={t('app.nav')}>
-        <ul role="tablist" className="tabs">
+        <div role="tablist" aria-label={t('app.nav')} className="tabs">
           {VIEWS.map((v) => (
-            <li key={v} role="presentation">
-              <button role="tab" type="button" aria-selected={view === v} className={view === v ? 'tab active' : 'tab'} onClick={() => setView(v)}>
-                {t(`nav.${v}`)}
-              </button>
-            </li>
+            <button
+              key={v}
+              id={tabId(v)}
+              role="tab"
+              type="button"
+              aria-selected={view === v}
+              aria-controls={panelId(v)}
+              tabIndex={view === v ? 0 : -1}
+              className={view === v ? 'tab active' : 'tab'}
+              onClick={() => setView(v)}
+              onKeyDown={onKeyDown}
+            >
+              {t(`nav.${v}`)}
+            </button>
           ))}
-        </ul>
+        </div>
       </nav>
       <div className="switches">
         <label className="switch">

@@ -171,7 +171,7 @@ export function NoListHelp() {
               {t('list.none.addSourceHint')}
             </p>
             <span className="row">
-              <input id="add-source-url" type="url" inputMode="url" placeholder="https://…/api/iphone/" value={url} aria-describedby="add-source-hint" aria-invalid={!!error} onChange={(e) => (setUrl(e.target.value), setError(null), setAdded(false))} />
+              <input id="add-source-url" type="url" dir="ltr" inputMode="url" placeholder="https://…/api/iphone/" value={url} aria-describedby="add-source-hint" aria-invalid={!!error} onChange={(e) => (setUrl(e.target.value), setError(null), setAdded(false))} />
               <button type="submit">{t('list.none.add')}</button>
             </span>
             {error ? (

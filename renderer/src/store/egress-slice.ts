@@ -2,6 +2,14 @@ import type { StateCreator } from 'zustand';
 import type { AppState } from './index.js';
 import type { Loadable, Status, SysproxyState } from './types.js';
 
+/** The traffic graph's window: throughput points from status samples (a point per status, ~1 s). */
+export const TRAFFIC_WINDOW_MS = 10 * 60_000;
+export interface TrafficPoint {
+  at: number;
+  up: number;
+  down: number;
+}
+
 /** The core's status: active, standby and draining tunnels, mode, sessions, switching. */
 export interface EgressSlice {
   status: Status | null;
@@ -9,6 +17,8 @@ export interface EgressSlice {
   statusError: string | null;
   /** Bytes per second, from the difference of two status samples' session totals. */
   throughput: { up: number; down: number } | null;
+  /** Throughput over the last minutes, oldest first (the Overview's graph). */
+  traffic: TrafficPoint[];
   sysproxy: SysproxyState | null;
   setStatus(s: Status): void;
   setStatusError(message: string): void;
@@ -20,13 +30,17 @@ export const egressSlice: StateCreator<AppState, [], [], EgressSlice> = (set) =>
   statusState: 'loading',
   statusError: null,
   throughput: null,
+  traffic: [],
   sysproxy: null,
   setStatus: (status) =>
     set((s) => {
       const prev = s.status?.traffic;
       const dt = prev ? (status.traffic.at - prev.at) / 1000 : 0;
-      const throughput = prev && dt >= 0.5 ? { up: Math.max(0, (status.traffic.bytesUp - prev.bytesUp) / dt), down: Math.max(0, (status.traffic.bytesDown - prev.bytesDown) / dt) } : s.throughput;
-      return { status, statusState: 'ready', statusError: null, throughput };
+      const fresh = prev && dt >= 0.5;
+      const throughput = fresh ? { up: Math.max(0, (status.traffic.bytesUp - prev.bytesUp) / dt), down: Math.max(0, (status.traffic.bytesDown - prev.bytesDown) / dt) } : s.throughput;
+      const cut = status.traffic.at - TRAFFIC_WINDOW_MS;
+      const traffic = fresh && throughput ? [...s.traffic.filter((p) => p.at >= cut), { at: status.traffic.at, ...throughput }] : s.traffic;
+      return { status, statusState: 'ready', statusError: null, throughput, traffic };
     }),
   setStatusError: (message) => set((s) => ({ statusState: s.status ? 'ready' : 'error', statusError: message })),
   setSysproxy: (sysproxy) => set({ sysproxy }),

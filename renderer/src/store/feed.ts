@@ -19,8 +19,11 @@ export function connectStore(store: AppStore, client: CoreClient) {
       client.call('getSystemProxy', {}),
       client.call('getLatency', { sinceMs: Date.now() - LATENCY_WINDOW_MS }),
     ]);
-    if (status.ok) s().setStatus(status.value);
-    else s().setStatusError(status.error.message);
+    if (status.ok) {
+      s().setStatus(status.value);
+      s().setNodeTest(status.value.nodeTest);
+      s().setExit(status.value.exit);
+    } else s().setStatusError(status.error.message);
     if (nodes.ok) s().setNodes(nodes.value);
     else s().setNodesError(nodes.error.message);
     if (settings.ok) s().setSettings(settings.value.settings);
@@ -41,13 +44,19 @@ export function connectStore(store: AppStore, client: CoreClient) {
         s().setNodes(ev.data);
         break;
       case 'latency':
-        s().addLatency([ev.data]);
+        s().addLatency(ev.data.samples);
         break;
       case 'log':
         s().addLog(ev.data);
         break;
       case 'refresh':
         s().setRefresh(ev.data.phase === 'done' || ev.data.phase === 'failed' ? { ...ev.data } : ev.data);
+        break;
+      case 'test':
+        s().setNodeTest(ev.data);
+        break;
+      case 'exit':
+        s().setExit(ev.data);
         break;
       case 'sysproxy':
         // What someone else did to the OS proxy is the user's to know; our own changes they made themselves.
@@ -119,6 +128,24 @@ export function connectStore(store: AppStore, client: CoreClient) {
       }
       return r;
     },
+    /** "Test all" now (progress comes as events); Cancel stops starting more. */
+    testAll: async () => {
+      const r = await act('testNodes', {});
+      if (r.ok) s().setNodeTest(r.value);
+      return r;
+    },
+    cancelTest: () => act('cancelNodeTest', {}),
+    testNode: async (nodeId: string) => {
+      const r = await act('testNode', { nodeId });
+      if (r.ok) s().setTestResult(nodeId, { ms: r.value.ms, error: r.value.error });
+      return r;
+    },
+    checkExit: async () => {
+      const r = await act('checkExit', {});
+      if (r.ok) s().setExit(r.value);
+      return r;
+    },
+    restart: () => act('restart', {}),
     setSystemProxy: async (enabled: boolean) => {
       const r = await act('setSystemProxy', { enabled });
       if (r.ok) s().setSysproxy(r.value);

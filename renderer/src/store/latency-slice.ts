@@ -9,8 +9,13 @@ export const LATENCY_MAX_POINTS = 1200;
 export interface LatencySlice {
   /** Per node, oldest first, within the window. */
   latency: Record<string, LatencySample[]>;
+  /** When every series was last trimmed (series of nodes no longer sampled age out then). */
+  latencySweptAt: number;
   addLatency(samples: LatencySample[], now?: number): void;
 }
+
+/** Series not touched by a batch are trimmed at most this often. */
+const SWEEP_MS = 10_000;
 
 export function trimSeries(series: LatencySample[], now: number): LatencySample[] {
   let start = 0;
@@ -19,23 +24,42 @@ export function trimSeries(series: LatencySample[], now: number): LatencySample[
   return kept.length > LATENCY_MAX_POINTS ? kept.slice(kept.length - LATENCY_MAX_POINTS) : kept;
 }
 
+/**
+ * One batch (a ranking's samples for every node, or one URL test) costs one pass over the batch
+ * and the series it touches, not over every series: a ranking of N nodes is O(N), not O(N²).
+ * Untouched series keep their identity (a chart of another node does not redraw).
+ */
 export const latencySlice: StateCreator<AppState, [], [], LatencySlice> = (set) => ({
   latency: {},
+  latencySweptAt: 0,
   addLatency: (samples, now = Date.now()) =>
     set((s) => {
       if (samples.length === 0) return s;
-      const next = { ...s.latency };
+      const byNode = new Map<string, LatencySample[]>();
       for (const sample of samples) {
-        const cur = next[sample.nodeId] ?? [];
-        // Samples arrive mostly in order; the rare late one is put in its place.
-        const series = cur.length && cur[cur.length - 1]!.at > sample.at ? [...cur, sample].sort((a, b) => a.at - b.at) : [...cur, sample];
-        next[sample.nodeId] = series;
+        const list = byNode.get(sample.nodeId);
+        if (list) list.push(sample);
+        else byNode.set(sample.nodeId, [sample]);
       }
-      for (const id of Object.keys(next)) {
-        const t = trimSeries(next[id]!, now);
+      const next = { ...s.latency };
+      for (const [id, added] of byNode) {
+        const cur = next[id] ?? [];
+        // Samples arrive mostly in order; a late one (or a batch out of order) is put in its place.
+        const inOrder = (cur.length === 0 || cur[cur.length - 1]!.at <= added[0]!.at) && added.every((x, i) => i === 0 || added[i - 1]!.at <= x.at);
+        const merged = inOrder ? cur.concat(added) : [...cur, ...added].sort((a, b) => a.at - b.at);
+        const t = trimSeries(merged, now);
         if (t.length === 0) delete next[id];
         else next[id] = t;
       }
-      return { latency: next };
+      const sweep = now - s.latencySweptAt >= SWEEP_MS;
+      if (sweep) {
+        for (const id of Object.keys(next)) {
+          if (byNode.has(id)) continue;
+          const t = trimSeries(next[id]!, now);
+          if (t.length === 0) delete next[id];
+          else if (t !== next[id]) next[id] = t;
+        }
+      }
+      return { latency: next, ...(sweep ? { latencySweptAt: now } : {}) };
     }),
 });

@@ -4,8 +4,13 @@ import type { LogLine } from './types.js';
 
 export const MAX_LOG_LINES = 500;
 
+/** A log line with an id of its own: rows keep their identity as lines come and go. */
+export type LogEntry = LogLine & { seq: number };
+
 export interface LogsSlice {
-  logs: LogLine[];
+  logs: LogEntry[];
+  /** The next line's id. */
+  logSeq: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   addLog(l: LogLine): void;
   setLogLevel(level: LogsSlice['logLevel']): void;
@@ -13,6 +18,7 @@ export interface LogsSlice {
 
 export const logsSlice: StateCreator<AppState, [], [], LogsSlice> = (set) => ({
   logs: [],
+  logSeq: 0,
   logLevel: 'info',
   addLog: (l) =>
     set((s) => {
@@ -20,7 +26,8 @@ export const logsSlice: StateCreator<AppState, [], [], LogsSlice> = (set) => ({
       // the newest one shown, or the same line at the same time, is one the view already has.
       const last = s.logs.at(-1);
       if (last && (l.time < last.time || (l.time === last.time && s.logs.some((x) => x.time === l.time && x.msg === l.msg)))) return s;
-      return { logs: s.logs.length >= MAX_LOG_LINES ? [...s.logs.slice(s.logs.length - MAX_LOG_LINES + 1), l] : [...s.logs, l] };
+      const entry: LogEntry = { ...l, seq: s.logSeq };
+      return { logSeq: s.logSeq + 1, logs: s.logs.length >= MAX_LOG_LINES ? [...s.logs.slice(s.logs.length - MAX_LOG_LINES + 1), entry] : [...s.logs, entry] };
     }),
   setLogLevel: (logLevel) => set({ logLevel }),
 });

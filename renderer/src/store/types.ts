@@ -1,10 +1,12 @@
 import type { z } from 'zod';
-import type { connectionsSchema, latencySampleSchema, ListSourceDto, ListStatusDto, ListViaDto, logEventSchema, NodeDto, Status } from '../../../core/api/schemas.js';
+import type { connectionsSchema, ExitInfoDto, latencySampleSchema, ListSourceDto, ListStatusDto, ListViaDto, logEventSchema, NodeDto, NodeTestDto, Status } from '../../../core/api/schemas.js';
 import type { EventMap, Settings, SysproxyState } from '../../../core/api/contract.js';
 import type { Connection } from '../client/core-client.js';
 
 export type { NodeDto, Status, Settings, SysproxyState, Connection };
 export type ListVia = ListViaDto;
+export type NodeTest = NodeTestDto;
+export type ExitInfo = ExitInfoDto;
 export type ListSource = ListSourceDto;
 export type ListStatus = ListStatusDto;
 export type LatencySample = z.infer<typeof latencySampleSchema>;

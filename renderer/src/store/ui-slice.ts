@@ -1,6 +1,6 @@
 import type { StateCreator } from 'zustand';
 import type { AppState } from './index.js';
-import type { Connection, View } from './types.js';
+import type { Connection, ExitInfo, NodeTest, View } from './types.js';
 
 export interface UiSlice {
   view: View;
@@ -11,6 +11,14 @@ export interface UiSlice {
   sysproxyNotice: { type: 'overridden' | 'left-alone' | 'recovered'; at: number } | null;
   /** Nodes the user used this session (the chart shows them). */
   recentNodes: string[];
+  /** "Test all": its progress, and each node's latest result (from it or from a row's Test). */
+  nodeTest: NodeTest | null;
+  testResults: Record<string, { ms: number | null; at: number; error: string | null }>;
+  /** Where am I (exitCheck.url), the latest measurement. */
+  exit: ExitInfo | null;
+  setNodeTest(p: NodeTest | null): void;
+  setTestResult(nodeId: string, r: { ms: number | null; error: string | null }, at?: number): void;
+  setExit(e: ExitInfo | null): void;
   setView(v: View): void;
   setConnection(c: Connection): void;
   setActionError(e: { code: string; message: string } | null): void;
@@ -24,6 +32,18 @@ export const uiSlice: StateCreator<AppState, [], [], UiSlice> = (set) => ({
   actionError: null,
   sysproxyNotice: null,
   recentNodes: [],
+  nodeTest: null,
+  testResults: {},
+  exit: null,
+  // A progress event names the node it just finished: its result joins the table's.
+  setNodeTest: (nodeTest) =>
+    set((s) => {
+      const last = nodeTest?.last;
+      if (!last || s.nodeTest?.last === last) return { nodeTest };
+      return { nodeTest, testResults: { ...s.testResults, [last.nodeId]: { ms: last.ms, at: Date.now(), error: null } } };
+    }),
+  setTestResult: (nodeId, r, at = Date.now()) => set((s) => ({ testResults: { ...s.testResults, [nodeId]: { ...r, at } } })),
+  setExit: (exit) => set({ exit }),
   setView: (view) => set({ view }),
   setConnection: (connection) => set({ connection }),
   setActionError: (actionError) => set({ actionError }),

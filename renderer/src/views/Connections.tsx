@@ -1,9 +1,10 @@
-import { useEffect } from 'react';
+import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useShallow } from 'zustand/react/shallow';
 import { useActions, useApp, useNow } from '../components/context.js';
 import { useTicker } from '../components/use-ticker.js';
+import { useWindowedRows } from '../components/use-windowed-rows.js';
 import { formatBytes, formatCountdown } from '../format.js';
+import { nodeIndex } from '../store/nodes-slice.js';
 
 /** Live sessions, re-read every 2 s while this view is open (there is no per-byte event). */
 export function Connections() {
@@ -11,9 +12,16 @@ export function Connections() {
   const list = useApp((s) => s.connections);
   const state = useApp((s) => s.connectionsState);
   const error = useApp((s) => s.connectionsError);
-  const hosts = useApp(useShallow((s) => Object.fromEntries(s.nodes.map((n) => [n.id, n.host]))));
+  const nodes = useApp((s) => nodeIndex(s.nodes));
   const actions = useActions();
   const now = useTicker(1000, useNow());
+  const [text, setText] = useState('');
+  const needle = useDeferredValue(text).trim().toLowerCase();
+  const shown = useMemo(
+    () => (needle ? list.filter((c) => [c.client, c.target ?? '', nodes.get(c.nodeId ?? '')?.host ?? c.nodeId ?? ''].some((v) => v.toLowerCase().includes(needle))) : list),
+    [list, needle, nodes],
+  );
+  const w = useWindowedRows(shown.length);
   useEffect(() => {
     void actions.loadConnections();
     const id = setInterval(() => void actions.loadConnections(), 2000);
@@ -21,16 +29,22 @@ export function Connections() {
   }, [actions]);
   return (
     <section aria-labelledby="conn-h" className="view">
-      <h2 id="conn-h">{t('connections.title')}</h2>
+      <div className="view-head">
+        <h2 id="conn-h">{t('connections.title')}</h2>
+        <label>
+          {t('connections.search')}{' '}
+          <input type="search" value={text} placeholder={t('connections.searchPlaceholder')} onChange={(e) => setText(e.target.value)} />
+        </label>
+      </div>
       {state === 'loading' ? (
-        <p className="muted">{t('connections.loading')}</p>
+        <p className="muted" aria-busy="true">{t('connections.loading')}</p>
       ) : state === 'error' ? (
         <p role="alert">{t('connections.error', { message: error })}</p>
-      ) : list.length === 0 ? (
-        <p className="muted">{t('connections.empty')}</p>
+      ) : shown.length === 0 ? (
+        <p className="muted">{list.length === 0 ? t('connections.empty') : t('connections.noMatch')}</p>
       ) : (
-        <div className="table-wrap">
-          <table>
+        <div className="table-wrap windowed" ref={w.ref} onScroll={w.onScroll}>
+          <table aria-rowcount={shown.length + 1}>
             <thead>
               <tr>
                 <th scope="col">{t('connections.client')}</th>
@@ -43,11 +57,12 @@ export function Connections() {
               </tr>
             </thead>
             <tbody>
-              {list.map((c) => (
-                <tr key={c.id}>
+              {w.padTop > 0 ? <tr aria-hidden="true" className="pad" style={{ height: w.padTop }} /> : null}
+              {shown.slice(w.start, w.end).map((c, i) => (
+                <tr key={c.id} aria-rowindex={w.start + i + 2} ref={i === 0 ? w.measure : undefined}>
                   <td>{c.client}</td>
                   <td className="host">{c.target ?? '–'}</td>
-                  <td>{hosts[c.nodeId ?? ''] ?? c.nodeId ?? c.egressId ?? '–'}</td>
+                  <td>{nodes.get(c.nodeId ?? '')?.host ?? c.nodeId ?? c.egressId ?? '–'}</td>
                   <td className="num">{formatBytes(c.bytesUp)}</td>
                   <td className="num">{formatBytes(c.bytesDown)}</td>
                   <td className="num">{formatCountdown(now - c.startedAt)}</td>
@@ -58,6 +73,7 @@ export function Connections() {
                   </td>
                 </tr>
               ))}
+              {w.padBottom > 0 ? <tr aria-hidden="true" className="pad" style={{ height: w.padBottom }} /> : null}
             </tbody>
           </table>
         </div>

@@ -6,6 +6,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { useApp } from '../components/context.js';
 import { formatMs } from '../format.js';
 import { LATENCY_WINDOW_MS } from '../store/latency-slice.js';
+import { nodeIndex } from '../store/nodes-slice.js';
 import type { LatencySample } from '../store/types.js';
 
 const COLORS = ['#2f7de1', '#e0702f', '#2faa6a', '#a64fd1', '#c9a21a'];
@@ -39,12 +40,13 @@ export function Latency() {
   const { t, i18n } = useTranslation();
   const nodeIds = useChartNodes();
   const latency = useApp((s) => s.latency);
-  const hosts = useApp(useShallow((s) => Object.fromEntries(s.nodes.map((n) => [n.id, n.host]))));
+  // Only the charted nodes' hosts: a selector over every node would run on each store update.
+  const hosts = useApp(useShallow((s) => nodeIds.map((id) => nodeIndex(s.nodes).get(id)?.host ?? id)));
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const data = useMemo(() => chartData(nodeIds, latency), [nodeIds, latency]);
   const empty = data[0].length === 0;
-  const key = nodeIds.join(',') + Object.values(hosts).length;
+  const key = nodeIds.join(',') + '|' + hosts.join(',');
 
   // One chart per set of series; new samples only call setData (cheap at 1 Hz per series).
   useEffect(() => {
@@ -54,8 +56,8 @@ export function Latency() {
     const series: uPlot.Series[] = [{ label: t('latency.time'), value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleTimeString(i18n.language)) }];
     nodeIds.forEach((id, i) => {
       const stroke = COLORS[i % COLORS.length]!;
-      series.push({ label: t('latency.seriesUrl', { host: hosts[id] ?? id }), stroke, width: 2, spanGaps: true, points: { show: true, size: 7, fill: stroke }, value: (_u, v) => (v === null ? '–' : formatMs(v, t)) });
-      series.push({ label: t('latency.seriesProbe', { host: hosts[id] ?? id }), stroke, width: 0, points: { show: true, size: 7, fill: 'transparent' }, paths: () => null, value: (_u, v) => (v === null ? '–' : formatMs(v, t)) });
+      series.push({ label: t('latency.seriesUrl', { host: hosts[i] ?? id }), stroke, width: 2, spanGaps: true, points: { show: true, size: 7, fill: stroke }, value: (_u, v) => (v === null ? '–' : formatMs(v, t)) });
+      series.push({ label: t('latency.seriesProbe', { host: hosts[i] ?? id }), stroke, width: 0, points: { show: true, size: 7, fill: 'transparent' }, paths: () => null, value: (_u, v) => (v === null ? '–' : formatMs(v, t)) });
     });
     const u = new uPlot(
       {

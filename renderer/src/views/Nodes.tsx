@@ -2,16 +2,18 @@ import { memo, useDeferredValue, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useActions, useApp, useNow } from '../components/context.js';
 import { ImportButton, ListOrigin, NoListHelp, useListDrop } from '../components/ListSources.js';
-import { flagOf, formatAgo, formatClock, formatMs, protocolLabel } from '../format.js';
+import { useWindowedRows } from '../components/use-windowed-rows.js';
+import { countryName, flagOf, formatAgo, formatClock, formatMs, formatNumber, protocolLabel } from '../format.js';
 import type { NodeDto } from '../store/types.js';
 
-type Column = 'country' | 'host' | 'proto' | 'prior' | 'rttMs' | 'score' | 'history' | 'listed' | 'state';
+type Column = 'country' | 'host' | 'proto' | 'prior' | 'rttMs' | 'delay' | 'score' | 'history' | 'listed' | 'state';
 const COLUMNS: Array<{ key: Column; label: string; numeric?: boolean }> = [
   { key: 'country', label: 'nodes.country' },
   { key: 'host', label: 'nodes.host' },
   { key: 'proto', label: 'nodes.protocol' },
   { key: 'prior', label: 'nodes.prior', numeric: true },
   { key: 'rttMs', label: 'nodes.rtt', numeric: true },
+  { key: 'delay', label: 'nodes.delay', numeric: true },
   { key: 'score', label: 'nodes.score', numeric: true },
   { key: 'history', label: 'nodes.history', numeric: true },
   { key: 'listed', label: 'nodes.listed', numeric: true },
@@ -22,7 +24,7 @@ const STATE_ORDER = { active: 0, standby: 1, draining: 2, candidate: 3, backoff:
 function sortValue(n: NodeDto, c: Column): string | number | null {
   switch (c) {
     case 'country':
-      return n.country;
+      return countryName(n.countryCode, n.country);
     case 'host':
       return n.host;
     case 'proto':
@@ -33,6 +35,8 @@ function sortValue(n: NodeDto, c: Column): string | number | null {
       return STATE_ORDER[n.state];
     case 'listed':
       return n.lastListedAt;
+    case 'delay':
+      return n.urlDelayMs;
     default:
       return n[c];
   }
@@ -45,7 +49,7 @@ export function sortAndFilter(nodes: readonly NodeDto[], opts: { sort: Column; d
     (n) =>
       (!opts.country || n.countryCode === opts.country) &&
       (!opts.proto || (opts.proto === 'sstp' ? n.protocols.some((p) => p.protocol === 'sstp') : n.proto === opts.proto && n.protocols.some((p) => p.protocol === 'openvpn'))) &&
-      (!text || n.host.toLowerCase().includes(text) || n.ip.includes(text) || n.country.toLowerCase().includes(text) || n.id.toLowerCase().includes(text)),
+      (!text || n.host.toLowerCase().includes(text) || n.ip.includes(text) || n.country.toLowerCase().includes(text) || countryName(n.countryCode, n.country).toLowerCase().includes(text) || n.id.toLowerCase().includes(text)),
   );
   const dir = opts.desc ? -1 : 1;
   return out.sort((a, b) => {
@@ -73,8 +77,10 @@ export function Nodes() {
   const [proto, setProto] = useState('');
   const [text, setText] = useState('');
   const deferredText = useDeferredValue(text);
-  const countries = useMemo(() => [...new Map(nodes.map((n) => [n.countryCode, n.country])).entries()].sort((a, b) => a[1].localeCompare(b[1])), [nodes]);
+  const lng = useTranslation().i18n.language;
+  const countries = useMemo(() => [...new Map(nodes.map((n) => [n.countryCode, countryName(n.countryCode, n.country, lng)])).entries()].sort((a, b) => a[1].localeCompare(b[1], lng)), [nodes, lng]);
   const shown = useMemo(() => sortAndFilter(nodes, { sort, desc, country, proto, text: deferredText }), [nodes, sort, desc, country, proto, deferredText]);
+  const results = useApp((s) => s.testResults);
 
   const onSort = (c: Column) => {
     if (c === sort) setDesc(!desc);
@@ -89,6 +95,7 @@ export function Nodes() {
       <div className="view-head">
         <h2 id="nodes-h">{t('nodes.title')}</h2>
         <span className="head-actions">
+          <TestAll />
           <ImportButton />
           <button type="button" onClick={() => void actions.refreshNodes()} disabled={refreshing} aria-busy={refreshing}>
             {t('nodes.refresh')}
@@ -102,6 +109,7 @@ export function Nodes() {
         </p>
       ) : null}
       <ListOrigin />
+      <TestProgress />
       <div className="filters" role="search">
         <label>
           {t('nodes.filter')}
@@ -132,28 +140,35 @@ export function Nodes() {
         </span>
       </div>
       {state === 'loading' ? (
-        <p className="muted">{t('nodes.loading')}</p>
+        <p className="muted" aria-busy="true">{t('nodes.loading')}</p>
       ) : state === 'error' ? (
         <p role="alert">{t('nodes.error', { message: error })}</p>
       ) : nodes.length === 0 ? (
         <NoListHelp />
       ) : (
-        <NodeTable nodes={shown} sort={sort} desc={desc} onSort={onSort} />
+        <NodeTable nodes={shown} sort={sort} desc={desc} onSort={onSort} results={results} />
       )}
     </section>
   );
 }
 
-/** Re-renders only when its rows or sort change: latency ticks and status updates pass it by. */
-export const NodeTable = memo(function NodeTable({ nodes, sort, desc, onSort }: { nodes: NodeDto[]; sort: Column; desc: boolean; onSort: (c: Column) => void }) {
+/**
+ * Re-renders only when its rows or sort change: latency ticks and status updates pass it by.
+ * Windowed: only the rows in view are in the DOM (aria-rowcount and aria-rowindex say where).
+ */
+type Results = Record<string, { ms: number | null; at: number; error: string | null }>;
+const NO_RESULTS: Results = {};
+
+export const NodeTable = memo(function NodeTable({ nodes, sort, desc, onSort, results = NO_RESULTS }: { nodes: NodeDto[]; sort: Column; desc: boolean; onSort: (c: Column) => void; results?: Results }) {
   const { t } = useTranslation();
   renderCounts.nodeTable++;
+  const w = useWindowedRows(nodes.length);
   return (
-    <div className="table-wrap">
-      <table className="nodes">
+    <div className="table-wrap windowed" ref={w.ref} onScroll={w.onScroll}>
+      <table className="nodes" aria-rowcount={nodes.length + 1}>
         <caption className="sr-only">{t('nodes.title')}</caption>
         <thead>
-          <tr>
+          <tr aria-rowindex={1}>
             {COLUMNS.map((c) => (
               <th key={c.key} scope="col" aria-sort={sort === c.key ? (desc ? 'descending' : 'ascending') : 'none'} className={c.numeric ? 'num' : undefined}>
                 <button type="button" className="th" onClick={() => onSort(c.key)} aria-label={t('nodes.sortBy', { column: t(c.label) })}>
@@ -166,40 +181,46 @@ export const NodeTable = memo(function NodeTable({ nodes, sort, desc, onSort }: 
           </tr>
         </thead>
         <tbody>
-          {nodes.map((n) => (
-            <NodeRow key={n.id} node={n} />
+          {w.padTop > 0 ? <tr aria-hidden="true" className="pad" style={{ height: w.padTop }} /> : null}
+          {nodes.slice(w.start, w.end).map((n, i) => (
+            <NodeRow key={n.id} node={n} result={results[n.id]} index={w.start + i + 2} measure={i === 0 ? w.measure : undefined} />
           ))}
+          {w.padBottom > 0 ? <tr aria-hidden="true" className="pad" style={{ height: w.padBottom }} /> : null}
         </tbody>
       </table>
     </div>
   );
 });
 
-const NodeRow = memo(function NodeRow({ node: n }: { node: NodeDto }) {
+const NodeRow = memo(function NodeRow({ node: n, result, index, measure }: { node: NodeDto; result?: Results[string] | undefined; index: number; measure?: ((el: HTMLElement | null) => void) | undefined }) {
   const { t, i18n } = useTranslation();
   const actions = useActions();
+  renderCounts.nodeRow++;
   const terms = n.scoreTerms
-    ? t('nodes.scoreTerms', { latency: n.scoreTerms.latency.toFixed(1), prior: n.scoreTerms.prior.toFixed(1), history: n.scoreTerms.history.toFixed(1), failures: n.scoreTerms.recentFailures.toFixed(1) })
+    ? t('nodes.scoreTerms', { latency: formatNumber(n.scoreTerms.latency, 1, 1), prior: formatNumber(n.scoreTerms.prior, 1, 1), history: formatNumber(n.scoreTerms.history, 1, 1), failures: formatNumber(n.scoreTerms.recentFailures, 1, 1) })
     : undefined;
   const stateText = n.state === 'backoff' && n.backoffUntil ? t('state.backoff', { time: formatClock(n.backoffUntil, i18n.language) }) : t(`state.${n.state}`);
   return (
-    <tr className={n.state === 'active' ? 'row-active' : undefined}>
+    <tr className={n.state === 'active' ? 'row-active' : undefined} aria-rowindex={index} ref={measure}>
       <td>
         <span aria-hidden="true">{flagOf(n.countryCode)} </span>
-        {n.country}
+        {countryName(n.countryCode, n.country)}
       </td>
       <td className="host">{n.host}</td>
       <td>
         <Protocols node={n} />
       </td>
-      <td className="num">{n.prior === null ? '–' : n.prior.toFixed(2)}</td>
+      <td className="num">{n.prior === null ? '–' : formatNumber(n.prior, 2, 2)}</td>
       <td className="num">{formatMs(n.rttMs, t)}</td>
+      <td className="num" data-testid={`delay-${n.id}`}>
+        {result ? (result.ms === null ? <span className="muted" title={result.error ?? undefined}>{t('nodes.testFailed')}</span> : formatMs(result.ms, t)) : formatMs(n.urlDelayMs, t)}
+      </td>
       <td className="num">
         {n.score === null ? (
           '–'
         ) : (
-          <span className="terms" tabIndex={0} title={terms} aria-label={`${n.score.toFixed(1)}: ${terms ?? ''}`}>
-            {n.score.toFixed(1)}
+          <span className="terms" tabIndex={0} title={terms} aria-label={`${formatNumber(n.score, 1, 1)}: ${terms ?? ''}`}>
+            {formatNumber(n.score, 1, 1)}
           </span>
         )}
       </td>
@@ -209,18 +230,57 @@ const NodeRow = memo(function NodeRow({ node: n }: { node: NodeDto }) {
         <span className={`state state-${n.state}`}>{stateText}</span>
         {n.excluded === 'needs-udp' ? <span className="muted"> · {t('nodes.needsUdp')}</span> : null}
       </td>
-      <td>
+      <td className="row-actions">
         {n.state === 'active' ? (
           <span className="active-mark">{t('nodes.isActive')}</span>
         ) : (
           <button type="button" aria-label={t('nodes.connect', { host: n.host })} onClick={() => void actions.switchTo(n.id)}>
             {t('nodes.connectShort')}
           </button>
-        )}
+        )}{' '}
+        <button type="button" className="secondary" aria-label={t('nodes.testFor', { host: n.host })} onClick={() => void actions.testNode(n.id)}>
+          {t('nodes.test')}
+        </button>
       </td>
     </tr>
   );
 });
+
+/** "Test all": starts a URL test through every node, or cancels the one running. */
+function TestAll() {
+  const { t } = useTranslation();
+  const running = useApp((s) => s.nodeTest?.state === 'running');
+  const vpn = useApp((s) => s.status?.egress === 'vpngate');
+  const actions = useActions();
+  if (!vpn) return null;
+  return running ? (
+    <button type="button" onClick={() => void actions.cancelTest()}>
+      {t('nodes.testCancel')}
+    </button>
+  ) : (
+    <button type="button" onClick={() => void actions.testAll()}>
+      {t('nodes.testAll')}
+    </button>
+  );
+}
+
+/** Progress of the running or last "Test all": a progress bar while it runs, its outcome after. */
+function TestProgress() {
+  const { t } = useTranslation();
+  const p = useApp((s) => s.nodeTest);
+  if (!p) return null;
+  if (p.state === 'running')
+    return (
+      <div className="test-progress" role="status" aria-live="polite">
+        <progress max={p.total} value={p.done} aria-label={t('nodes.testAll')} /> <span>{t('nodes.testing', { done: formatNumber(p.done), total: formatNumber(p.total) })}</span>
+      </div>
+    );
+  return (
+    <p className="muted" role="status">
+      {p.state === 'done' ? t('nodes.testDone', { total: formatNumber(p.total), ok: formatNumber(p.ok), failed: formatNumber(p.failed) }) : t('nodes.testCancelled', { done: formatNumber(p.done), total: formatNumber(p.total) })}
+    </p>
+  );
+}
 
 /**
  * The ways to reach a node, in the order they are tried, each marked with what it did: worked
@@ -253,4 +313,4 @@ function Listed({ at }: { at: number }) {
 }
 
 /** Render counters the tests read (a latency tick must not re-render the node table). */
-export const renderCounts = { nodeTable: 0 };
+export const renderCounts = { nodeTable: 0, nodeRow: 0 };

@@ -2,8 +2,12 @@ import { useTranslation } from 'react-i18next';
 import { useShallow } from 'zustand/react/shallow';
 import { useActions, useApp, useNow } from '../components/context.js';
 import { NoListHelp } from '../components/ListSources.js';
+import { ProxyAddress } from '../components/ProxyAddress.js';
+import { TrafficChart } from '../components/TrafficChart.js';
+import { WhereAmI } from '../components/WhereAmI.js';
+import { nodeIndex } from '../store/nodes-slice.js';
 import { useTicker } from '../components/use-ticker.js';
-import { flagOf, formatAgo, formatBytes, formatCountdown, formatMs, formatRate, protocolLabel } from '../format.js';
+import { countryName, flagOf, formatAgo, formatBytes, formatCountdown, formatMs, formatNumber, formatRate, protocolLabel } from '../format.js';
 
 const NO_DRAINING: never[] = [];
 const NO_MEMBERS: never[] = [];
@@ -14,12 +18,12 @@ export function Overview() {
   const statusState = useApp((s) => s.statusState);
   const statusError = useApp((s) => s.statusError);
   const throughput = useApp((s) => s.throughput);
-  const nodeById = useApp(useShallow((s) => Object.fromEntries(s.nodes.filter((n) => n.state !== 'candidate' && n.state !== 'backoff').map((n) => [n.id, n]))));
+  const activeNode = useApp((s) => (s.status?.active?.nodeId ? nodeIndex(s.nodes).get(s.status.active.nodeId) : undefined));
+  const standbyHost = useApp((s) => (s.status?.standby[0]?.nodeId ? nodeIndex(s.nodes).get(s.status.standby[0].nodeId)?.host : undefined));
   const now = useTicker(1000, useNow());
-  if (statusState === 'loading') return <p className="muted">{t('banner.connecting')}</p>;
+  if (statusState === 'loading') return <p className="muted" aria-busy="true">{t('banner.connecting')}</p>;
   if (!status) return <p role="alert">{statusError}</p>;
   const a = status.active;
-  const activeNode = a?.nodeId ? nodeById[a.nodeId] : undefined;
   const standby = status.standby[0];
   const noList = status.egress === 'vpngate' && status.list !== null && status.list.nodes === 0;
   return (
@@ -41,7 +45,7 @@ export function Overview() {
             <>
               <p className="big" data-testid="active-node">
                 <span aria-hidden="true">{flagOf(activeNode?.countryCode)} </span>
-                {a.country ?? ''} · {activeNode?.host ?? a.nodeId}
+                {countryName(activeNode?.countryCode, a.country ?? '')} · {activeNode?.host ?? a.nodeId}
               </p>
               <dl className="facts">
                 <dt>{t('overview.exit')}</dt>
@@ -64,7 +68,7 @@ export function Overview() {
         </article>
         <article className="card">
           <h3>{t('overview.sessions')}</h3>
-          <p className="big">{status.sessions.active}</p>
+          <p className="big">{formatNumber(status.sessions.active)}</p>
         </article>
         <article className="card">
           <h3>{t('overview.throughput')}</h3>
@@ -74,8 +78,11 @@ export function Overview() {
         </article>
         <article className="card">
           <h3>{t('overview.standby')}</h3>
-          <p className="big">{standby ? (nodeById[standby.nodeId ?? '']?.host ?? standby.nodeId) : t('overview.noStandby')}</p>
+          <p className="big">{standby ? (standbyHost ?? standby.nodeId) : t('overview.noStandby')}</p>
         </article>
+        {status.egress === 'vpngate' ? <WhereAmI /> : null}
+        <ProxyAddress />
+        <TrafficChart />
       </div>
       <Members />
       <Draining now={now} />
@@ -88,7 +95,7 @@ function Members() {
   const { t } = useTranslation();
   const members = useApp((s) => s.status?.members ?? NO_MEMBERS);
   const balance = useApp((s) => s.status?.balance);
-  const hosts = useApp(useShallow((s) => Object.fromEntries(s.nodes.map((n) => [n.id, n.host]))));
+  const hosts = useApp(useShallow((s) => members.map((m) => nodeIndex(s.nodes).get(m.nodeId ?? '')?.host)));
   if (members.length < 2 || !balance) return null;
   return (
     <section role="region" aria-label={t('members.title')} className="draining">
@@ -96,10 +103,10 @@ function Members() {
         {t('members.title')} <span className="muted">({t('members.summary', { count: members.length, strategy: t(`members.strategy.${balance.strategy}`) })})</span>
       </h3>
       <ul className="drain-list">
-        {members.map((m) => (
+        {members.map((m, i) => (
           <li key={m.egressId} className="drain-item" data-down={m.down || undefined}>
             <span className="drain-host">
-              {hosts[m.nodeId ?? ''] ?? m.nodeId ?? m.egressId}
+              {hosts[i] ?? m.nodeId ?? m.egressId}
               <span className="muted"> · {protocolLabel(m.protocol)}</span>
               {m.primary ? <span className="muted"> · {t('members.primary')}</span> : null}
             </span>
@@ -117,7 +124,7 @@ function Members() {
 function Draining({ now }: { now: number }) {
   const { t } = useTranslation();
   const draining = useApp((s) => s.status?.draining ?? NO_DRAINING);
-  const hosts = useApp(useShallow((s) => Object.fromEntries(s.nodes.map((n) => [n.id, n.host]))));
+  const hosts = useApp(useShallow((s) => draining.map((d) => nodeIndex(s.nodes).get(d.nodeId ?? '')?.host)));
   const actions = useActions();
   return (
     <section role="region" aria-label={t('draining.title')} className="draining">
@@ -126,8 +133,8 @@ function Draining({ now }: { now: number }) {
         <p className="muted">{t('draining.empty')}</p>
       ) : (
         <ul className="drain-list">
-          {draining.map((d) => {
-            const host = hosts[d.nodeId ?? ''] ?? d.nodeId ?? d.egressId;
+          {draining.map((d, i) => {
+            const host = hosts[i] ?? d.nodeId ?? d.egressId;
             return (
               <li key={d.egressId} className="drain-item">
                 <span className="drain-host">

@@ -1,7 +1,9 @@
 import { useEffect, useState, type FormEvent, type ReactElement } from 'react';
 import { useTranslation } from 'react-i18next';
 import { settingsUpdateSchema } from '../../../core/api/contract.js';
+import { LANGUAGE_NAMES } from '../../../core/api/catalog/index.js';
 import { useActions, useApp } from '../components/context.js';
+import { formatNumber } from '../format.js';
 import type { Settings as SettingsDto } from '../store/types.js';
 
 interface Form {
@@ -20,6 +22,7 @@ interface Form {
   protocols: string;
   language: SettingsDto['language'];
   notifications: SettingsDto['notifications'];
+  startAtLogin: boolean | null;
 }
 
 const toForm = (s: SettingsDto): Form => ({
@@ -36,10 +39,24 @@ const toForm = (s: SettingsDto): Form => ({
   protocols: s.protocols.join(','),
   language: s.language,
   notifications: { ...s.notifications },
+  startAtLogin: s.startAtLogin,
 });
 
 /** The protocol orders the window offers (tunnel.protocols). */
 const PROTOCOL_ORDERS = ['openvpn,sstp', 'sstp,openvpn', 'openvpn', 'sstp'] as const;
+
+/** A field's error in the UI language (zod's messages are English): by field first, then by kind of problem. */
+function validationMessage(field: keyof Form, issue: { code: string; message: string; minimum?: unknown; maximum?: unknown }, t: (k: string, o?: Record<string, unknown>) => string): string {
+  const byField: Partial<Record<keyof Form, string>> = { listen: 'validation.hostPort', countryAllow: 'validation.country', countryDeny: 'validation.country', url: 'validation.url', listSources: 'validation.url', protocols: 'validation.protocols' };
+  const key = byField[field];
+  if (key) return t(key);
+  // The form asks seconds and minutes where the settings hold milliseconds.
+  const scale = field === 'intervalS' ? 1000 : field === 'drainGraceMin' ? 60_000 : 1;
+  if (issue.code === 'too_small') return t('validation.tooSmall', { min: formatNumber(Number(issue.minimum) / scale) });
+  if (issue.code === 'too_big') return t('validation.tooBig', { max: formatNumber(Number(issue.maximum) / scale) });
+  if (issue.code === 'invalid_type') return t('validation.number');
+  return t('validation.invalid');
+}
 
 const codes = (text: string): string[] => text.split(/[\s,]+/).map((c) => c.trim().toUpperCase()).filter(Boolean);
 
@@ -56,8 +73,27 @@ function fromForm(f: Form): Partial<SettingsDto> {
     protocols: f.protocols.split(',') as SettingsDto['protocols'],
     language: f.language,
     notifications: f.notifications,
+    ...(f.startAtLogin !== null ? { startAtLogin: f.startAtLogin } : {}),
   };
 }
+
+/** Which setting each form field edits. */
+const SETTING_OF: Record<keyof Form, keyof SettingsDto> = {
+  listen: 'listen',
+  authFile: 'authFile',
+  countryAllow: 'countryAllow',
+  countryDeny: 'countryDeny',
+  preferProto: 'preferProto',
+  intervalS: 'autoSelect',
+  toleranceMs: 'autoSelect',
+  url: 'autoSelect',
+  drainGraceMin: 'drainGraceMs',
+  listSources: 'listSources',
+  protocols: 'protocols',
+  language: 'language',
+  notifications: 'notifications',
+  startAtLogin: 'startAtLogin',
+};
 
 const FIELD_OF: Record<string, keyof Form> = { listen: 'listen', authFile: 'authFile', countryAllow: 'countryAllow', countryDeny: 'countryDeny', 'autoSelect.intervalMs': 'intervalS', 'autoSelect.toleranceMs': 'toleranceMs', 'autoSelect.url': 'url', drainGraceMs: 'drainGraceMin', listSources: 'listSources' };
 
@@ -67,34 +103,49 @@ export function Settings() {
   const state = useApp((s) => s.settingsState);
   const coreError = useApp((s) => s.settingsError);
   const restartRequired = useApp((s) => s.restartRequired);
+  const desktop = useApp((s) => s.status?.desktop ?? false);
   const actions = useActions();
   const [form, setForm] = useState<Form | null>(settings ? toForm(settings) : null);
+  // The fields the user changed: only those are saved, and only those survive a change made
+  // elsewhere (the tray, another window) while this form is open; the rest follow the core.
+  const [dirty, setDirty] = useState<ReadonlySet<keyof Form>>(new Set());
+  const [base, setBase] = useState<SettingsDto | null>(settings);
   const [fieldErrors, setFieldErrors] = useState<Partial<Record<keyof Form, string>>>({});
   const [saved, setSaved] = useState(false);
   useEffect(() => {
-    if (settings && !form) setForm(toForm(settings));
-  }, [settings, form]);
+    if (!settings || settings === base) return;
+    setBase(settings);
+    setForm((f) => {
+      const fresh = toForm(settings);
+      if (!f) return fresh;
+      for (const k of dirty) (fresh as unknown as Record<string, unknown>)[k] = f[k];
+      return fresh;
+    });
+  }, [settings, base, dirty]);
 
-  if (state === 'loading' || !form) return state === 'error' ? <p role="alert">{t('settings.error', { message: coreError })}</p> : <p className="muted">{t('settings.loading')}</p>;
+  if (state === 'loading' || !form) return state === 'error' ? <p role="alert">{t('settings.error', { message: coreError })}</p> : <p className="muted" aria-busy="true">{t('settings.loading')}</p>;
 
   const set = <K extends keyof Form>(k: K, v: Form[K]) => {
     setForm({ ...form, [k]: v });
+    setDirty(new Set([...dirty, k]));
     setSaved(false);
     // An error said about a field goes when the user changes that field.
     if (fieldErrors[k]) setFieldErrors({ ...fieldErrors, [k]: undefined });
   };
   const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
-    // Only what the user changed: a value fixed on the command line is then never sent back.
+    // Only what the user changed: a value fixed on the command line, or changed from the tray
+    // meanwhile, is never sent back.
     const all = fromForm(form);
-    const patch = Object.fromEntries(Object.entries(all).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(settings?.[k as keyof SettingsDto]))) as Partial<SettingsDto>;
+    const edited = new Set([...dirty].map((k) => SETTING_OF[k]));
+    const patch = Object.fromEntries(Object.entries(all).filter(([k, v]) => edited.has(k as keyof SettingsDto) && JSON.stringify(v) !== JSON.stringify(settings?.[k as keyof SettingsDto]))) as Partial<SettingsDto>;
     // Validated here first (the same schema the core uses), so a typo is shown at its field.
     const parsed = settingsUpdateSchema.safeParse(patch);
     if (!parsed.success) {
       const errs: Partial<Record<keyof Form, string>> = {};
       for (const issue of parsed.error.issues) {
         const f = FIELD_OF[issue.path.join('.')] ?? FIELD_OF[String(issue.path[0])];
-        if (f && !errs[f]) errs[f] = issue.message;
+        if (f && !errs[f]) errs[f] = validationMessage(f, issue, t);
       }
       setFieldErrors(errs);
       return;
@@ -103,6 +154,8 @@ export function Settings() {
     const r = await actions.saveSettings(parsed.data);
     if (r.ok) {
       setForm(toForm(r.value.settings));
+      setBase(r.value.settings);
+      setDirty(new Set());
       setSaved(true);
     }
   };
@@ -117,8 +170,9 @@ export function Settings() {
       ) : null}
     </div>
   );
-  const text = (k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications' | 'listSources' | 'protocols'>, type = 'text') => (
-    <input id={`set-${k}`} type={type} value={form[k]} aria-invalid={!!fieldErrors[k]} aria-describedby={fieldErrors[k] ? `err-${k}` : undefined} onChange={(e) => set(k, e.target.value)} />
+  const text = (k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications' | 'listSources' | 'protocols' | 'startAtLogin'>, type = 'text') => (
+    // Addresses, paths, URLs, codes and numbers read left to right, in a right-to-left page too.
+    <input id={`set-${k}`} type={type} dir="ltr" value={form[k]} aria-invalid={!!fieldErrors[k]} aria-describedby={fieldErrors[k] ? `err-${k}` : undefined} onChange={(e) => set(k, e.target.value)} />
   );
   return (
     <section aria-labelledby="settings-h" className="view">
@@ -166,6 +220,7 @@ export function Settings() {
             </p>
             <textarea
               id="set-listSources"
+              dir="ltr"
               rows={3}
               spellCheck={false}
               value={form.listSources}
@@ -181,10 +236,18 @@ export function Settings() {
           t('settings.language'),
           <select id="set-language" value={form.language} onChange={(e) => set('language', e.target.value as Form['language'])}>
             <option value="auto">{t('settings.languageAuto')}</option>
-            <option value="en">English</option>
-            <option value="zh-CN">简体中文</option>
+            {Object.entries(LANGUAGE_NAMES).map(([code, name]) => (
+              <option key={code} value={code} lang={code}>
+                {name}
+              </option>
+            ))}
           </select>,
         )}
+        {form.startAtLogin !== null ? (
+          <label className="check">
+            <input type="checkbox" checked={form.startAtLogin} onChange={(e) => set('startAtLogin', e.target.checked)} /> {t('settings.startAtLogin')}
+          </label>
+        ) : null}
         <fieldset className="field">
           <legend>{t('settings.notifications')}</legend>
           {(['switched', 'lost', 'sysproxyChanged'] as const).map((k) => (
@@ -198,7 +261,19 @@ export function Settings() {
             {coreError}
           </p>
         ) : null}
-        {saved ? <p role="status">{restartRequired.length ? t('settings.restart', { keys: restartRequired.join(', ') }) : t('settings.saved')}</p> : null}
+        {saved ? (
+          <div role="status" className="saved">
+            {restartRequired.length ? t('settings.restart', { keys: restartRequired.map((k) => t(`settings.names.${k}`, { defaultValue: k })).join(t('settings.listSeparator')) }) : t('settings.saved')}
+            {restartRequired.length && desktop ? (
+              <>
+                {' '}
+                <button type="button" onClick={() => void actions.restart()}>
+                  {t('settings.restartNow')}
+                </button>
+              </>
+            ) : null}
+          </div>
+        ) : null}
         <button type="submit">{t('settings.save')}</button>
       </form>
     </section>
