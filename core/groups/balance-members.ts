@@ -45,6 +45,20 @@ const MAX_RETRY_MS = 120_000;
 const networkOf = (ip: string): string => ip.split('.').slice(0, 2).join('.');
 
 /**
+ * The next member among `ranked` (best first, every one free to use), beside the nodes `inUse`:
+ * a server address no member has, strictly first (VPN Gate lists one server under several
+ * entries, UDP and TCP: two members on it are one exit and one point of failure), then a /16 no
+ * member is on, then the best score.
+ */
+export function pickMemberCandidate<N extends { ip: string }>(ranked: readonly N[], inUse: readonly { ip: string }[]): N | null {
+  const ips = new Set(inUse.map((n) => n.ip));
+  const nets = new Set(inUse.map((n) => networkOf(n.ip)));
+  const elsewhere = ranked.filter((n) => !ips.has(n.ip));
+  const pick = (from: readonly N[]) => from.find((n) => !nets.has(networkOf(n.ip))) ?? from[0];
+  return pick(elsewhere) ?? pick(ranked) ?? null;
+}
+
+/**
  * The balance members beside the controller's active tunnel (`groups.balance.tunnels - 1` of
  * them, in auto mode). Keeps that many up on distinct nodes (distinct networks preferred), chosen by
  * the selector's ranking; probes each one; replaces one that fails make-before-break (it is marked
@@ -134,7 +148,7 @@ export class BalanceMembers {
     this.#retryMs = FIRST_RETRY_MS;
   }
 
-  /** The best-ranked node not in use, on a network no member uses if there is one. */
+  /** The best-ranked node not in use, on an address and then a network no member uses if there is one. */
   #nextCandidate(): VpnGateNode | null {
     const used = new Set([...this.deps.reserved(), ...this.#members.map((m) => m.node.id)]);
     for (const d of this.deps.manager.draining) {
@@ -142,9 +156,9 @@ export class BalanceMembers {
       if (id) used.add(id); // some servers allow one session per client
     }
     const pool = new Map(this.deps.nodes().map((n) => [n.id, n]));
-    const nets = new Set([...used].map((id) => pool.get(id)).filter((n): n is VpnGateNode => !!n).map((n) => networkOf(n.ip)));
+    const inUse = [...used].map((id) => pool.get(id)).filter((n): n is VpnGateNode => !!n);
     const ranked = (this.deps.selector.last?.ranked ?? []).map((r) => r.node).filter((n) => pool.has(n.id) && !used.has(n.id) && this.deps.failFilter.allows(n.id) && !this.deps.selector.backingOff(n.id));
-    return ranked.find((n) => !nets.has(networkOf(n.ip))) ?? ranked[0] ?? null;
+    return pickMemberCandidate(ranked, inUse);
   }
 
   async #open(node: VpnGateNode): Promise<NodeTunnel | null> {

@@ -14,3 +14,4 @@ export { ProtocolChoice, type NodeProtocolRecord, type ProtocolChoiceOptions, ty
 export type { NodeOpener, OpenOptions, Held } from './types.js';
 export { PoolRecovery, recoveryOptionsSchema, type PoolRecoveryDeps, type RecoveryOptions, type RecoveryStatus, type StarvedReason } from './pool-recovery.js';
 export { DelaySweep, type DelaySweepDeps, type SweepProgress } from './delay-sweep.js';
+export { pickMemberCandidate } from './balance-members.js';
