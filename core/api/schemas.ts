@@ -13,6 +13,15 @@ const nodeRef = {
   nodeId: z.string().nullable(),
 };
 
+/**
+ * Where a tunnel goes, with one meaning in every view: `host` is the node's host name (as
+ * /nodes[].host), `ip` its server address (as /nodes[].ip); null when the node is not in the pool.
+ */
+const nodePlace = {
+  host: z.string().nullable(),
+  ip: z.string().nullable(),
+};
+
 export const switchStateSchema = z.enum(['idle', 'selecting', 'connecting', 'promoting', 'draining']);
 
 /** What carries a tunnel: OpenVPN (UDP or TCP) or MS-SSTP (PPP in HTTPS). */
@@ -97,7 +106,7 @@ export const statusSchema = z.object({
   active: z
     .object({
       ...nodeRef,
-      host: z.string().nullable(),
+      ...nodePlace,
       country: z.string().nullable(),
       proto: z.enum(['tcp', 'udp']).nullable(),
       ...protocolField,
@@ -107,7 +116,7 @@ export const statusSchema = z.object({
       sessions: z.number().int(),
     })
     .nullable(),
-  draining: z.array(z.object({ ...nodeRef, ...protocolField, sessions: z.number().int(), since: z.number(), graceEndsAt: z.number() })),
+  draining: z.array(z.object({ ...nodeRef, ...nodePlace, ...protocolField, sessions: z.number().int(), since: z.number(), graceEndsAt: z.number() })),
   /**
    * The tunnels taking new sessions: the active one first (primary), then the balance members
    * (groups.balance.tunnels > 1 in auto mode). Empty with no tunnel (and with the direct egress).
@@ -117,7 +126,7 @@ export const statusSchema = z.object({
       ...nodeRef,
       ...protocolField,
       primary: z.boolean(),
-      host: z.string().nullable(),
+      ...nodePlace,
       country: z.string().nullable(),
       since: z.number(),
       /** Failing probes or liveness: new sessions avoid it while it is replaced. */
@@ -130,7 +139,7 @@ export const statusSchema = z.object({
     }),
   ),
   balance: z.object({ strategy: z.enum(['failover', 'round-robin', 'least-sessions', 'lowest-latency']), tunnels: z.number().int() }),
-  standby: z.array(z.object({ ...nodeRef, ...protocolField, since: z.number() })),
+  standby: z.array(z.object({ ...nodeRef, ...nodePlace, ...protocolField, since: z.number() })),
   /**
    * The order nodes' protocols are tried in (tunnel.protocols), and the one this network was found
    * to need first (OpenVPN failing on several nodes while SSTP worked), with why; null with the direct egress.

@@ -32,12 +32,12 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     pinFailed: c?.pinFailed ?? null,
     active:
       core.egressKind === 'direct'
-        ? { egressId: 'direct', nodeId: null, host: null, country: null, proto: null, protocol: null, since: core.startedAt, state: 'ready', rttMs: null, sessions: proxy.stats.sessionsActive }
+        ? { egressId: 'direct', nodeId: null, host: null, ip: null, country: null, proto: null, protocol: null, since: core.startedAt, state: 'ready', rttMs: null, sessions: proxy.stats.sessionsActive }
         : activeEgress
           ? {
               egressId: activeEgress.id,
               nodeId: activeNode?.id ?? nodeIdOf(activeEgress),
-              host: activeNode?.ip ?? null,
+              ...placeOf(activeNode ?? undefined),
               country: activeNode?.countryLong ?? null,
               proto: activeNode?.proto ?? null,
               protocol: protocolOf(activeEgress),
@@ -47,10 +47,10 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
               sessions: m!.members.find((x) => x.primary)?.sessions ?? 0,
             }
           : null,
-    draining: (m?.draining ?? []).map((d) => ({ egressId: d.egress.id, nodeId: nodeIdOf(d.egress), protocol: protocolOf(d.egress), sessions: d.sessions, since: d.since, graceEndsAt: d.graceEndsAt })),
+    draining: (m?.draining ?? []).map((d) => ({ egressId: d.egress.id, nodeId: nodeIdOf(d.egress), ...placeOf(poolNode(core, nodeIdOf(d.egress))), protocol: protocolOf(d.egress), sessions: d.sessions, since: d.since, graceEndsAt: d.graceEndsAt })),
     members: membersView(core),
     balance: c?.balance ?? { strategy: 'failover', tunnels: 1 },
-    standby: c?.standby ? [{ egressId: c.standby.egress.id, nodeId: c.standby.node.id, protocol: protocolOf(c.standby.egress), since: c.standby.since }] : [],
+    standby: c?.standby ? [{ egressId: c.standby.egress.id, nodeId: c.standby.node.id, ...placeOf(c.standby.node), protocol: protocolOf(c.standby.egress), since: c.standby.since }] : [],
     protocols: c ? { order: [...c.protocols.order], preferred: c.protocols.preferred, reason: c.protocols.reason || null, learn: c.protocols.learning } : null,
     sessions: { active: proxy.stats.sessionsActive, total: proxy.stats.sessionsTotal, rejected: proxy.stats.rejected },
     traffic: { bytesUp: proxy.stats.bytesUp, bytesDown: proxy.stats.bytesDown, at: Date.now() },
@@ -79,6 +79,15 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
   };
 }
 
+/** `host` the node's host name (its id, as /nodes[].host), `ip` its server address. */
+function placeOf(node: { id: string; ip: string } | undefined): { host: string | null; ip: string | null } {
+  return { host: node?.id ?? null, ip: node?.ip ?? null };
+}
+
+function poolNode(core: AdminCore, nodeId: string | null): { id: string; ip: string } | undefined {
+  return nodeId ? core.nodes?.nodes.find((n) => n.id === nodeId) : undefined;
+}
+
 /** The tunnels taking new sessions, with their per-member stats. */
 export function membersView(core: AdminCore): Status['members'] {
   const { controller: c, manager: m } = core;
@@ -93,7 +102,7 @@ export function membersView(core: AdminCore): Status['members'] {
       nodeId,
       protocol: protocolOf(e.egress),
       primary: e.primary,
-      host: node?.ip ?? null,
+      ...placeOf(node),
       country: node?.countryLong ?? null,
       since: e.primary ? (c?.active?.since ?? e.since) : e.since,
       down: e.down,

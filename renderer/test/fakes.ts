@@ -3,9 +3,9 @@ import type { NodeDto, Status } from '../src/store/types.js';
 export function status(over: Partial<Status> = {}): Status {
   return {
     version: '0.1.0', uptimeS: 1, egress: 'vpngate', mode: 'auto', pinned: null, pinFailed: null,
-    active: { egressId: 'tunnel-1', nodeId: 'n1', host: '203.0.113.1', country: 'Japan', proto: 'udp', protocol: 'openvpn', since: 1000, state: 'ready', rttMs: 12, sessions: 1 },
+    active: { egressId: 'tunnel-1', nodeId: 'n1', host: 'n1', ip: '203.0.113.1', country: 'Japan', proto: 'udp', protocol: 'openvpn', since: 1000, state: 'ready', rttMs: 12, sessions: 1 },
     draining: [], standby: [], protocols: { order: ['openvpn', 'sstp'], preferred: null, reason: null, learn: true },
-    members: [{ egressId: 'tunnel-1', nodeId: 'n1', protocol: 'openvpn', primary: true, host: '203.0.113.1', country: 'Japan', since: 1000, down: false, sessions: 1, bytesUp: 0, bytesDown: 0, rttMs: 12, failures: 0 }],
+    members: [{ egressId: 'tunnel-1', nodeId: 'n1', protocol: 'openvpn', primary: true, host: 'n1', ip: '203.0.113.1', country: 'Japan', since: 1000, down: false, sessions: 1, bytesUp: 0, bytesDown: 0, rttMs: 12, failures: 0 }],
     balance: { strategy: 'round-robin', tunnels: 1 }, sessions: { active: 1, total: 3, rejected: 0 },
     traffic: { bytesUp: 0, bytesDown: 0, at: 1000 },
     switches: { total: 1, failed: 0, state: 'idle', inProgress: null, last: null }, health: null,

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,12 +49,21 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     expect(nodes.nodes.find((n) => n.id === active)!.state).toBe('active');
     for (const n of nodes.nodes) expect(n.score).toEqual(expect.any(Number));
     expect(nodes.source).toBe(rig.state.apiUrl);
+    // One meaning everywhere (issue #24): host is the host name, ip the server address, as in /nodes.
+    const listed = nodes.nodes.find((n) => n.id === active)!;
+    expect(status.active).toMatchObject({ host: listed.host, ip: listed.ip });
+    expect(status.members[0]).toMatchObject({ nodeId: active, host: listed.host, ip: listed.ip });
+    expect(listed.ip).toBe(rig.node(active).vpnAddress);
   });
 
   it('POST /switch answers 202, the event stream shows the switch within a second, and a second switch meanwhile gets 409', async () => {
     const sse = await SseReader.open(port, token);
     await until(() => (sse.events.length >= 2 ? true : undefined), 3_000, 'initial events');
-    const target = rig.state.nodes.map((n) => n.name).find((n) => n !== app.controller!.active!.node.id)!;
+    const from = app.controller!.active!.node.id;
+    const target = rig.state.nodes.map((n) => n.name).find((n) => n !== from)!;
+    // A slow download keeps a session on the old tunnel, so it drains and /status lists it.
+    const dl = spawn('curl', ['-s', '-o', '/dev/null', '--limit-rate', '8k', '--socks5-hostname', `127.0.0.1:${app.listening.proxy.port}`, rig.url('/big')]);
+    await eventually(() => app.proxy.stats.sessionsActive >= 1, 20_000, 'the download to be on the tunnel');
     const sentAt = Date.now();
     const res = await apiRequest(port, 'POST', '/switch', { token, body: { nodeId: target } });
     expect(res.status).toBe(202);
@@ -65,7 +75,10 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     expect(first.at - sentAt).toBeLessThan(1_000);
     const done = await until(() => sse.events.find((e) => e.event === 'switch' && (e.data as { type: string; id?: number }).type === 'done' && (e.data as { id: number }).id === switchId), 30_000, 'the switch done');
     expect(done.data).toMatchObject({ outcome: 'switched', to: target });
-    expect(statusSchema.parse(await get('/status'))).toMatchObject({ mode: 'manual', pinned: target, active: { nodeId: target } });
+    const after = statusSchema.parse(await get('/status'));
+    expect(after).toMatchObject({ mode: 'manual', pinned: target, active: { nodeId: target } });
+    expect(after.draining).toMatchObject([{ nodeId: from, host: from, ip: rig.node(from).vpnAddress }]);
+    dl.kill('SIGKILL');
     sse.close();
   });
 

@@ -5,7 +5,7 @@ import { node, status } from '../../renderer/test/fakes.js';
 
 const actions = (): TrayActions => ({ pickNode: vi.fn(), setAuto: vi.fn(), setSystemProxy: vi.fn(), copy: vi.fn(), refreshNodes: vi.fn(), openWindow: vi.fn(), setStartAtLogin: vi.fn(), setNotification: vi.fn(), quit: vi.fn() });
 const state = (over: Partial<TrayState> = {}): TrayState => ({
-  status: status({ active: { egressId: 't1', nodeId: 'node-3', host: '203.0.113.3', country: 'Japan', proto: 'udp', protocol: 'openvpn', since: 0, state: 'ready', rttMs: 41.6, sessions: 2 } }),
+  status: status({ active: { egressId: 't1', nodeId: 'node-3', host: 'node-3', ip: '203.0.113.3', country: 'Japan', proto: 'udp', protocol: 'openvpn', since: 0, state: 'ready', rttMs: 41.6, sessions: 2 } }),
   nodes: Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i, state: i === 3 ? 'active' : 'candidate' })),
   sysproxy: { supported: true, backend: 'GNOME', current: 'none', enabled: false, error: null },
   startAtLogin: false,
@@ -55,7 +55,7 @@ describe('the tray menu', () => {
     expect(iconStateOf(none)).toBe('no-node');
     expect(tooltipOf(none)).toBe('Gatehop: waiting for the network');
     // Balancing over three tunnels (issue #15): the menu and tooltip say how many more carry sessions.
-    const m = (i: number) => ({ egressId: `t${i}`, nodeId: `node-${i}`, protocol: 'openvpn' as const, primary: i === 3, host: null, country: null, since: 0, down: false, sessions: 0, bytesUp: 0, bytesDown: 0, rttMs: null, failures: 0 });
+    const m = (i: number) => ({ egressId: `t${i}`, nodeId: `node-${i}`, protocol: 'openvpn' as const, primary: i === 3, host: null, ip: null, country: null, since: 0, down: false, sessions: 0, bytesUp: 0, bytesDown: 0, rttMs: null, failures: 0 });
     const balanced = state({ status: { ...state().status!, members: [m(3), m(4), m(5)], balance: { strategy: 'round-robin', tunnels: 3 } } });
     expect(tooltipOf(balanced)).toBe('Gatehop: KR public-vpn-3 · 42 ms (+2 tunnels) · 1 session');
     expect(buildTrayMenu(balanced, a)[0]!.label).toMatch(/· 42 ms \(\+2 tunnels\)$/);

@@ -50,7 +50,7 @@ export function WhereAmI() {
             </dd>
             <dt>{t('overview.exitListed')}</dt>
             <dd>
-              {active?.host ?? '–'}
+              {active?.ip ?? '–'}
               {node ? ` · ${countryName(node.countryCode, node.country)}` : ''}
             </dd>
           </dl>

@@ -49,7 +49,7 @@ export function Overview() {
               </p>
               <dl className="facts">
                 <dt>{t('overview.exit')}</dt>
-                <dd>{a.host ?? '–'}</dd>
+                <dd>{a.ip ?? '–'}</dd>
                 <dt>{t('overview.protocol')}</dt>
                 <dd data-testid="active-protocol">{protocolLabel(a.protocol, a.proto)}</dd>
                 <dt>{t('overview.rtt')}</dt>
