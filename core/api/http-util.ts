@@ -33,7 +33,12 @@ export async function readText(req: IncomingMessage, maxBytes = MAX_BODY_BYTES):
 
 /** The JSON body, capped and parsed against `schema`; an empty body is `{}`. */
 export async function readJson<T extends z.ZodType>(req: IncomingMessage, schema: T, maxBytes = MAX_BODY_BYTES): Promise<z.infer<T>> {
-  const text = (await readText(req, maxBytes)).trim();
+  return parseJsonBody(await readText(req, maxBytes), schema);
+}
+
+/** A request body's text parsed against `schema` (empty is `{}`); anything else is a 400 ApiFailure. */
+export function parseJsonBody<T extends z.ZodType>(body: string, schema: T): z.infer<T> {
+  const text = body.trim();
   let data: unknown = {};
   if (text) {
     try {

@@ -201,14 +201,19 @@ export function readConfigFile(path: string): ConfigInput {
   } catch (err) {
     throw new GatehopError(ErrorCodes.CONFIG_INVALID, `cannot read config ${path}: ${(err as Error).message}`, { cause: err });
   }
+  return parseConfigText(text, path);
+}
+
+/** A config file's text (YAML) as the mapping it must be; `name` says which file in errors. */
+export function parseConfigText(text: string, name: string): ConfigInput {
   let data: unknown;
   try {
     data = parseYaml(text) ?? {};
   } catch (err) {
-    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${path} is not valid YAML: ${(err as Error).message}`, { cause: err });
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${name} is not valid YAML: ${(err as Error).message}`, { cause: err });
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${path} must be a mapping of settings`);
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${name} must be a mapping of settings`);
   }
   return data as ConfigInput;
 }

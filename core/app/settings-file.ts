@@ -16,6 +16,11 @@ export function settingsPath(dataDir: string): string {
   return join(dataDir, 'settings.json');
 }
 
+/** settings.json's text as saved settings; throws (JSON or schema) on anything else. */
+export function parseSettingsText(text: string): Partial<Settings> {
+  return fileSchema.parse(JSON.parse(text)).settings;
+}
+
 /** The saved settings, or {} when there are none; an unreadable file is reported and set aside. */
 export function loadSavedSettings(dataDir: string, logger?: Logger): Partial<Settings> {
   const path = settingsPath(dataDir);
@@ -26,7 +31,7 @@ export function loadSavedSettings(dataDir: string, logger?: Logger): Partial<Set
     return {};
   }
   try {
-    return fileSchema.parse(JSON.parse(text)).settings;
+    return parseSettingsText(text);
   } catch (err) {
     const aside = `${path}.invalid-${Date.now()}`;
     try {

@@ -42,6 +42,8 @@ export const ErrorCodes = {
   SSTP_REFUSED: 'GH_ERR_SSTP_REFUSED',
   /** PPP authentication (MS-CHAPv2 or PAP) was refused, or the server's MS-CHAPv2 answer does not prove it knows the password. */
   SSTP_AUTH_FAILED: 'GH_ERR_SSTP_AUTH_FAILED',
+  /** The OpenVPN server broke the wire protocol (an impossible TCP record length, say). */
+  OVPN_PROTOCOL: 'GH_ERR_OVPN_PROTOCOL',
   /** A malformed SSTP or PPP frame, or a negotiation that cannot finish (LCP, IPCP). */
   SSTP_PROTOCOL: 'GH_ERR_SSTP_PROTOCOL',
   /** The user's upstream proxy (config `upstream.url`) could not be reached, or failed its handshake. */

@@ -130,6 +130,12 @@ export class DataChannel {
   decrypt(packet: Buffer): Buffer | null {
     const op = packet[0]! >> 3;
     const headLen = op === Op.DATA_V2 ? 4 : 1;
+    // The opcode byte is outside the HMAC (CBC, DATA_V1): only a data packet of this key may
+    // reach the cipher (found by fuzzing: a key id flipped on the wire still decrypted).
+    if ((op !== Op.DATA_V1 && op !== Op.DATA_V2) || (packet[0]! & 7) !== this.keyId) {
+      this.stats.decryptFailures++;
+      return null;
+    }
     try {
       let pid: number;
       let payload: Buffer;

@@ -1,4 +1,5 @@
 /** OpenVPN wire packets (openvpn-protocol-notes §2): opcodes, control and ack layouts. */
+import { ErrorCodes, GatehopError } from '../common/index.js';
 
 export const Op = {
   CONTROL_SOFT_RESET_V1: 3,
@@ -91,7 +92,7 @@ export class TcpRecordReader {
     const out: Buffer[] = [];
     while (this.#buf.length >= 2) {
       const n = this.#buf.readUInt16BE(0);
-      if (n === 0 || n > this.max) throw new Error(`TCP record of ${n} bytes (allowed 1..${this.max})`);
+      if (n === 0 || n > this.max) throw new GatehopError(ErrorCodes.OVPN_PROTOCOL, `TCP record of ${n} bytes (allowed 1..${this.max})`);
       if (this.#buf.length < 2 + n) break;
       out.push(Buffer.from(this.#buf.subarray(2, 2 + n)));
       this.#buf = this.#buf.subarray(2 + n);

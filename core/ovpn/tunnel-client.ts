@@ -307,7 +307,7 @@ export class TunnelClient extends EventEmitter<{
       try {
         records = reader.push(chunk);
       } catch (err) {
-        this.#fatal(new GatehopError(ErrorCodes.NETSTACK_FAILED, `server sent a bad TCP record: ${(err as Error).message}`));
+        this.#fatal(new GatehopError(ErrorCodes.OVPN_PROTOCOL, `server sent a bad TCP record: ${(err as Error).message}`, { cause: err }));
         return;
       }
       for (const r of records) this.#onPacket(r);

@@ -136,8 +136,12 @@ export class ProxyServer {
     }, Math.min(SNIFF_TIMEOUT_MS, this.#ctx.options.handshakeTimeoutMs));
     sniffTimer.unref();
     socket.once('close', () => clearTimeout(sniffTimer));
+    // Connected and closed without a byte (a port check, a scanner): nothing to wait for.
+    const onEmptyEnd = (): void => void socket.destroy();
+    socket.once('end', onEmptyEnd);
     socket.once('data', (chunk: Buffer) => {
       clearTimeout(sniffTimer);
+      socket.off('end', onEmptyEnd);
       socket.pause();
       this.#dispatch(socket, chunk, rejected);
     });

@@ -35,6 +35,15 @@ export class Socks5Session extends ProxySession {
     super(id, socket, ctx, rejected, onClosed);
     this.countDownFromRelay();
     socket.on('data', this.#onData);
+    // EOF before the request is complete: the client can send no more, so the handshake can never
+    // finish. Close now rather than hold a session slot until the handshake timer (10 s). 'end'
+    // comes only after every byte was read, and the handshake steps run synchronously on them.
+    socket.once('end', () => {
+      if (this.#phase === 'greeting' || this.#phase === 'auth' || this.#phase === 'request') {
+        this.countMalformed('eof-in-handshake');
+        this.forceClose('client-closed');
+      }
+    });
   }
 
   /** Called by the server with the bytes it read while sniffing the protocol. */

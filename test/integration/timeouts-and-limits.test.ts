@@ -30,6 +30,20 @@ describe('session timers', () => {
     expect(p.server.stats.sessionsActive).toBe(0);
   });
 
+  it('closes at once a client that half-closes mid-handshake or without a byte, instead of holding it until the handshake timer', async () => {
+    // Found by fuzzing (issue #24): each such connection held a session slot for 10 s.
+    const p = servers.track(await startProxy({ handshakeTimeoutMs: 60_000 }));
+    for (const head of [[5, 1], [5, 1, 0, 5, 1, 0, 3, 11, 0x65, 0x78], []]) {
+      const c = await RawClient.open(p.port);
+      if (head.length) c.write(head);
+      c.socket.end();
+      await c.waitEnd(3_000);
+    }
+    await eventually(() => p.server.stats.sessionsActive === 0, 3_000, 'no session left');
+    expect(p.server.stats.timeouts.handshake).toBe(0);
+    expect(p.server.stats.malformed['eof-in-handshake']).toBe(2);
+  });
+
   it('closes an HTTP client that never sends a full request head with 408', async () => {
     const p = servers.track(await startProxy({ handshakeTimeoutMs: 200 }));
     const c = await RawClient.open(p.port);

@@ -142,6 +142,17 @@ describe('data channel', () => {
     expect(s.stats).toMatchObject({ decryptFailures: 1, replays: 2 });
   });
 
+  it("drops a packet of another key id or opcode though its HMAC is good (CBC leaves the opcode byte outside it; found by fuzzing)", () => {
+    const [c, s] = pair('AES-128-CBC', 'SHA1', null);
+    for (const first of [(Op.DATA_V1 << 3) | 2, (Op.CONTROL_V1 << 3) | 0]) {
+      const p = c.encrypt(Buffer.from('x'));
+      p[0] = first;
+      expect(s.decrypt(p)).toBeNull();
+    }
+    expect(s.decrypt(c.encrypt(Buffer.from('x')))!.toString()).toBe('x');
+    expect(s.stats.decryptFailures).toBe(2);
+  });
+
   it('random bytes never throw from decrypt (property)', () => {
     const [, s] = pair('AES-256-GCM', null, null);
     const [, t] = pair('AES-128-CBC', 'SHA1', null);
