@@ -8,3 +8,4 @@ export { Listeners } from './listeners.js';
 export { NetworkWatch, isOnline, networkKeyOf, readNetworkSnapshot, type NetworkChange, type NetworkChangeReason, type NetworkSnapshot, type NetworkWatchOptions } from './network-watch.js';
 export { writeFileAtomic } from './atomic-write.js';
 export { dialThroughUpstream, parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader, type UpstreamDialOptions, type UpstreamProxy } from './upstream-proxy.js';
+export { SleepDetector } from './sleep-detector.js';

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, SleepDetector, type Logger } from '../common/index.js';
 import { DnsResolver, Stack, type StackUdpSocket } from '../netstack/index.js';
 import { getHeapStatistics } from 'node:v8';
 import type { TunnelDiagnostics } from './worker/messages.js';
@@ -29,6 +29,8 @@ export interface TunnelEgressOptions {
 
 export type LinkState = 'up' | 'reconnecting' | 'down';
 
+
+const LIVENESS_TICK_MS = 500;
 /**
  * A tunnel (an OpenVPN or SSTP link, links/) carrying a user-space TCP/IP stack (core/netstack)
  * behind the Egress interface. Names are resolved through the tunnel's DNS only.
@@ -103,16 +105,21 @@ export class TunnelEgress implements Egress {
     // Without an answering gateway only the server's own pings break the silence.
     const limitMs = this.#gatewayAnswers ? unresponsiveMs : Math.max(unresponsiveMs, 2 * this.config.keepaliveS * 1000 + 1000);
     const askAfterMs = Math.max(1000, Math.floor(unresponsiveMs / 3));
+    const sleeps = new SleepDetector(LIVENESS_TICK_MS);
+    let resumedAt = 0;
     this.#liveness = setInterval(() => {
+      const now = Date.now();
+      // After a sleep, silence counts from the resume (found by the soak: every tunnel was called silent).
+      if (sleeps.tick(now)) resumedAt = now;
       const phase = this.link.phase;
       if (phase === 'down') return;
-      const quietMs = Date.now() - this.link.lastReceivedAt;
+      const quietMs = now - Math.max(this.link.lastReceivedAt, resumedAt);
       if (quietMs >= askAfterMs && this.#gatewayAnswers && gateway && phase === 'up') {
         this.stack.ping(gateway, { timeoutMs: askAfterMs }).catch(() => {});
       }
       // A lost transport (L1 reconnecting) is silence for sure: no need to wait for the limit.
       this.#setResponsive(!(phase === 'reconnecting' || quietMs >= limitMs), quietMs);
-    }, 500);
+    }, LIVENESS_TICK_MS);
     this.#liveness.unref();
     this.link.onPhase((phase) => {
       if (phase === 'reconnecting') this.#setResponsive(false, Date.now() - this.link.lastReceivedAt);

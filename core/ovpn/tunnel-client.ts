@@ -680,6 +680,8 @@ export class TunnelClient extends EventEmitter<{
   #startKeepalive(): void {
     const pingMs = Math.min(this.config!.pingS ?? 10, 3) * 1000;
     const restartMs = (this.config!.pingRestartS ?? 60) * 1000;
+    // Wall time, across a sleep too: the server's own ping-restart ran meanwhile and has dropped a
+    // client silent that long, so reconnecting at once on resume is right (the soak measured it).
     this.#keepalive = setInterval(() => {
       const now = Date.now();
       if (now - this.#lastRecv > restartMs) {

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { abortReason, errorFromJson, ErrorCodes, GatehopError, type Logger } from '../../common/index.js';
+import { abortReason, errorFromJson, ErrorCodes, GatehopError, SleepDetector, type Logger } from '../../common/index.js';
 import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
 import type { TunnelProtocol } from '../tunnel-link.js';
 import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket } from '../types.js';
@@ -72,7 +72,13 @@ export class WorkerTunnelEgress implements Egress {
     this.#logger = opts.logger;
     this.#diagnostics = diagnostics;
     const hangMs = opts.hangMs ?? 10_000;
-    this.#watchdog = setInterval(() => this.#checkAlive(hangMs), Math.min(1_000, hangMs / 2));
+    const everyMs = Math.min(1_000, hangMs / 2);
+    const sleeps = new SleepDetector(everyMs);
+    this.#watchdog = setInterval(() => {
+      // After a sleep (the worker slept too, its heartbeats still queued): hangMs from the resume.
+      if (sleeps.tick()) this.#lastHeard = Math.max(this.#lastHeard, Date.now());
+      this.#checkAlive(hangMs);
+    }, everyMs);
     this.#watchdog.unref();
   }
 
