@@ -4,6 +4,7 @@ import { inBackoff } from '../selector/index.js';
 import type { ProxySession } from '../socks5/index.js';
 import type { AdminCore } from './admin-core.js';
 import type { NodeDto, Nodes, Status } from './schemas.js';
+import type { VpnGateNode } from '../vpngate/index.js';
 
 const nodeIdOf = (e: Egress): string | null => (e as Partial<NodeTunnel>).nodeId ?? null;
 /** The protocol an egress tunnel speaks (null: not a tunnel). */
@@ -84,15 +85,25 @@ function placeOf(node: { id: string; ip: string } | undefined): { host: string |
   return { host: node?.id ?? null, ip: node?.ip ?? null };
 }
 
-function poolNode(core: AdminCore, nodeId: string | null): { id: string; ip: string } | undefined {
-  return nodeId ? core.nodes?.nodes.find((n) => n.id === nodeId) : undefined;
+const poolIndexes = new WeakMap<readonly VpnGateNode[], ReadonlyMap<string, VpnGateNode>>();
+
+/** The pool by node id, built once per list (the array changes only when the list does): status runs every second. */
+function poolIndex(core: AdminCore): ReadonlyMap<string, VpnGateNode> {
+  const nodes = core.nodes?.nodes ?? [];
+  let index = poolIndexes.get(nodes);
+  if (!index) poolIndexes.set(nodes, (index = new Map(nodes.map((n) => [n.id, n]))));
+  return index;
+}
+
+function poolNode(core: AdminCore, nodeId: string | null): VpnGateNode | undefined {
+  return nodeId ? poolIndex(core).get(nodeId) : undefined;
 }
 
 /** The tunnels taking new sessions, with their per-member stats. */
 export function membersView(core: AdminCore): Status['members'] {
   const { controller: c, manager: m } = core;
   if (!m) return [];
-  const pool = new Map((core.nodes?.nodes ?? []).map((n) => [n.id, n]));
+  const pool = poolIndex(core);
   const memberInfo = new Map((c?.members ?? []).map((x) => [x.egress, x]));
   return m.members.map((e) => {
     const nodeId = nodeIdOf(e.egress);
