@@ -1,4 +1,4 @@
-import type { LogTap } from '../common/index.js';
+import type { HeapTrimmer, LogTap } from '../common/index.js';
 import type { LoopDelay } from './loop-delay.js';
 import type { ReloadResult, Settings, SysproxyState } from './contract.js';
 import type { ExitInfoDto } from './schemas.js';
@@ -32,6 +32,8 @@ export interface AdminCore {
   readonly uiDir?: string | null;
   /** The main event loop's delay, for /status and metrics; absent: metrics keep their own. */
   readonly loopDelay?: LoopDelay | null;
+  /** Gives glibc's free native memory back (absent or inactive: the native module did not load). */
+  readonly heapTrimmer?: HeapTrimmer | null;
   /** How nodes are reached (connectBy, the upstream proxy and whether its UDP relay works). */
   readonly reach?: (() => { connectBy: 'ip' | 'hostname'; upstream: string | null; upstreamUdp: 'unknown' | 'works' | 'fails' | null }) | null;
   /** The core's log level (pino's names), changeable live (the Clash API's log-level). */

@@ -1,4 +1,5 @@
 import { isTunnel, tunnelWorkerCounters, WorkerTunnelEgress, type Egress, type Tunnel, type TunnelProtocol } from '../egress/index.js';
+import { nativeStatus } from '../common/index.js';
 import type { NodeTunnel } from '../groups/index.js';
 import { inBackoff } from '../selector/index.js';
 import type { ProxySession } from '../socks5/index.js';
@@ -71,6 +72,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
       return { egressId: t.id, nodeId: t.nodeId, thread: worker ? 'worker' : 'main', heapBytes: worker ? d.heapUsedBytes : null, wasmMemoryBytes: d.wasmMemoryBytes };
     }),
     tunnelWorkers: { ...tunnelWorkerCounters },
+    native: nativeView(core),
     network: core.recovery?.status ?? { state: 'ok', reason: null, since: null, attempts: 0, nextAttemptAt: null },
     nodeTest: core.delaySweep?.progress ?? null,
     exit: core.exit?.last ?? null,
@@ -78,6 +80,12 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     list: core.nodes ? core.nodes.status() : null,
     reach: core.reach?.() ?? null,
   };
+}
+
+function nativeView(core: AdminCore): Status['native'] {
+  const s = nativeStatus();
+  const trims = core.heapTrimmer?.stats ?? { trims: 0, maxMs: 0 };
+  return { loaded: s.loaded, reason: s.loaded ? null : s.reason, heapTrims: trims.trims, heapTrimMaxMs: Math.round(trims.maxMs * 100) / 100 };
 }
 
 /** `host` the node's host name (its id, as /nodes[].host), `ip` its server address. */

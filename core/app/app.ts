@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { AdminServer, loadOrCreateAdminToken, LoopDelay, type DesktopAccess, type SettingsAccess } from '../api/index.js';
-import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, NetworkWatch, networkKeyOf, parseEndpoint, readNetworkSnapshot, type Endpoint, type Logger, type LogTap } from '../common/index.js';
+import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, HeapTrimmer, nativeStatus, NetworkWatch, networkKeyOf, parseEndpoint, readNetworkSnapshot, type Endpoint, type Logger, type LogTap } from '../common/index.js';
 import { DirectEgress, EgressManager, findWorkerScript, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource, type LinkSpec, type TunnelProtocol } from '../egress/index.js';
 import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel, type ProtocolChoiceOptions, type ProtocolMemory } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
@@ -239,9 +239,12 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       })
     : null;
   const source: EgressSource = manager ?? new SingleEgressSource(egress);
+  // Native memory that glibc keeps free goes back to the OS after a tunnel worker ends and every minute (#24's soak).
+  const heapTrimmer = new HeapTrimmer({ intervalMs: HEAP_TRIM_INTERVAL_MS, logger });
+  logNativeStatus(logger);
   // A started spare worker for the next tunnel (tunnels in threads): a switch does not wait for one to boot.
   // Run from TypeScript source without a bundled worker, tunnels fall back to this thread (openTunnel warns): no pool then.
-  const workers = pipeline && manager && config.tunnel.threads && findWorkerScript() ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb }) : null;
+  const workers = pipeline && manager && config.tunnel.threads && findWorkerScript() ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb, onWorkerExit: () => heapTrimmer.soon() }) : null;
   const controller: SwitchController | null = pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
   const network = pipeline ? new NetworkWatch({ logger }) : null;
   // "Test all" (the window, Clash dashboards' health checks): a few nodes at a time.
@@ -342,6 +345,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           store: pipeline?.store ?? null,
           logTap: extras.logTap ?? null,
           loopDelay,
+          heapTrimmer,
           recovery,
           settings,
           reload: layers ? reload : null,
@@ -381,6 +385,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     await controller?.stop();
     await (manager ?? egress).close();
     await workers?.close();
+    heapTrimmer.close();
     await pipeline?.nodes.close();
     store?.close();
     throw err;
@@ -419,12 +424,23 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         await proxy.close();
         await (manager ?? egress).close();
         await workers?.close();
+        heapTrimmer.close();
         await pipeline?.nodes.close();
         await pipeline?.firstRanking.catch(() => {});
         store?.close();
         logger.info({ event: 'stopped' }, 'gatehop stopped');
       })()),
   };
+}
+
+/** How often the native heap is trimmed besides after a worker ends. */
+const HEAP_TRIM_INTERVAL_MS = 60_000;
+
+/** Once at start: whether the native module runs (and why not), for a bug report's log. */
+function logNativeStatus(logger: Logger): void {
+  const s = nativeStatus();
+  if (s.loaded) logger.debug({ event: 'native', loaded: true, path: s.path }, 'native module loaded');
+  else logger.info({ event: 'native', loaded: false, reason: s.reason }, `native module not loaded: ${s.reason}; using the JavaScript path`);
 }
 
 export function describeListening(app: RunningApp, config: GatehopConfig): string {

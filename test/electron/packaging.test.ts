@@ -151,6 +151,17 @@ describe('the package', () => {
     expect(picomatch(builder.asarUnpack)('dist/core/netstack/lwip/lwip.wasm')).toBe(true);
     expect(picomatch(builder.asarUnpack)('node_modules/better-sqlite3/build/Release/better_sqlite3.node')).toBe(true);
   });
+
+  it('has gatehop-native (built at install) packaged and unpacked from the asar, where the core looks for it', () => {
+    const rel = 'native/build/Release/gatehop_native.node';
+    // CI builds it from source (a failed build fails npm ci there); elsewhere a machine may lack a compiler.
+    if (process.env.CI === 'true') expect(existsSync(join(ROOT, rel)), rel).toBe(true);
+    expect(packaged(join(ROOT, rel))).toBe(true);
+    expect(picomatch(builder.asarUnpack)(rel)).toBe(true);
+    // core/common/native.ts looks in the folders above dist/core/common: app.asar is one of them.
+    const { files } = importGraph(join(ROOT, pkg.main));
+    expect([...files].map((f) => relative(ROOT, f))).toContain('dist/core/common/native.js');
+  });
 });
 
 function readdirAll(dir: string): string[] {

@@ -4,6 +4,8 @@ import { workerScript } from './worker-entry.js';
 export interface TunnelWorkerPoolOptions {
   /** The V8 heap cap (old generation) of each tunnel worker, MiB. */
   heapLimitMb: number;
+  /** Called when a worker handed out has ended (its native memory can be given back: HeapTrimmer). */
+  onWorkerExit?: () => void;
 }
 
 /** Starts one tunnel worker thread; it loads its modules and then waits for an 'open'. */
@@ -36,6 +38,8 @@ export class TunnelWorkerPool {
     const w = this.#spare ?? this.#spawn();
     this.#spare = null;
     w.removeAllListeners('error').removeAllListeners('exit');
+    const onExit = this.#opts.onWorkerExit;
+    if (onExit) w.once('exit', () => onExit());
     w.ref();
     if (!this.#closed) setImmediate(() => this.#refill());
     return w;
@@ -43,8 +47,9 @@ export class TunnelWorkerPool {
 
   /** Later workers get these limits; a spare started with others is replaced. */
   updateOptions(opts: TunnelWorkerPoolOptions): void {
-    if (opts.heapLimitMb === this.#opts.heapLimitMb) return;
-    this.#opts = { ...opts };
+    const heapChanged = opts.heapLimitMb !== this.#opts.heapLimitMb;
+    this.#opts = { ...this.#opts, ...opts };
+    if (!heapChanged) return;
     const old = this.#spare;
     this.#spare = null;
     void old?.terminate();

@@ -1,0 +1,17 @@
+/* The module's exports. Each function lives in a file of its own; this file only registers them. */
+#include <node_api.h>
+#include "heap.h"
+
+/* Bumped when an export changes meaning, so a stale build is refused instead of misused. */
+#define GATEHOP_NATIVE_ABI 1
+
+NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
+  napi_property_descriptor props[] = {
+      {"heapTrim", NULL, gh_heap_trim, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
+  napi_value abi;
+  if (napi_create_uint32(env, GATEHOP_NATIVE_ABI, &abi) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "abi", abi) != napi_ok) return NULL;
+  return exports;
+}
