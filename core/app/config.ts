@@ -29,8 +29,11 @@ const switchingSchema = z
     maxDraining: z.number().int().min(0).default(2),
     /** Close sessions on a replaced tunnel at once (the exit address changes now). */
     interruptExistingConnections: z.boolean().default(false),
-    /** A tunnel whose server is silent this long (though asked) is left for another; 0 = off. */
-    unresponsiveMs: z.number().int().min(0).default(6_000),
+    /**
+     * A tunnel whose server is silent this long (though asked) is left for another; 0 = off. A
+     * floor: a node whose echoes take long gets longer (core/egress/silence-limits.ts).
+     */
+    unresponsiveMs: z.number().int().min(0).default(2_000),
     /** The name the in-tunnel DNS health sample asks for. */
     healthDnsName: z.string().min(1).default('connectivitycheck.gstatic.com'),
   })

@@ -5,6 +5,7 @@ import { getHeapStatistics } from 'node:v8';
 import type { TunnelDiagnostics } from './worker/messages.js';
 import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket, UdpDatagram } from './types.js';
 import { stackOptionsOf } from './tunnel-stack-options.js';
+import { ECHO_TIMEOUT_MS, SilenceLimits } from './silence-limits.js';
 import { openLink } from './links/open-link.js';
 import type { LinkConfig, LinkSpec, TunnelLink, TunnelProtocol } from './tunnel-link.js';
 
@@ -20,7 +21,8 @@ export interface TunnelEgressOptions {
   signal?: AbortSignal;
   /**
    * Quiet this long (nothing from the server, though we asked) makes the tunnel 'unresponsive', well
-   * before the protocol's own keepalive declares it dead. 0 turns the watch off. Default 6 s.
+   * before the protocol's own keepalive declares it dead; longer for a slow node (SilenceLimits).
+   * 0 turns the watch off. Default 2 s.
    */
   unresponsiveMs?: number;
   /** The name the health monitor's DNS samples ask for (uncached). */
@@ -30,7 +32,12 @@ export interface TunnelEgressOptions {
 export type LinkState = 'up' | 'reconnecting' | 'down';
 
 
-const LIVENESS_TICK_MS = 500;
+/** switching.unresponsiveMs' default: a node on a near network is left 2 s after it went silent. */
+export const DEFAULT_UNRESPONSIVE_MS = 2_000;
+/** How often a tunnel checks its silence; while quiet, each tick sends its gateway an echo. */
+const LIVENESS_TICK_MS = 250;
+/** A liveness tick this much later than due means the thread did not run meanwhile. */
+const STALL_GAP_MS = 750;
 /**
  * A tunnel (an OpenVPN or SSTP link, links/) carrying a user-space TCP/IP stack (core/netstack)
  * behind the Egress interface. Names are resolved through the tunnel's DNS only.
@@ -46,7 +53,10 @@ export class TunnelEgress implements Egress {
   #liveness: NodeJS.Timeout | null = null;
   #unresponsive = false;
   #gatewayAnswers = false;
+  /** How long this tunnel may be quiet; the first gateway echo seeds its round-trip estimate. */
+  #silence: SilenceLimits | null = null;
   readonly #healthDnsName: string;
+  readonly #unresponsiveMs: number;
 
   private constructor(
     opts: TunnelEgressOptions,
@@ -58,6 +68,7 @@ export class TunnelEgress implements Egress {
     this.id = opts.id;
     this.nodeId = opts.nodeId;
     this.#healthDnsName = opts.healthDnsName ?? 'connectivitycheck.gstatic.com';
+    this.#unresponsiveMs = opts.unresponsiveMs ?? DEFAULT_UNRESPONSIVE_MS;
     link.onDown((reason) => {
       if (this.#state !== 'closed') this.#fail(reason);
     });
@@ -88,24 +99,29 @@ export class TunnelEgress implements Egress {
       await egress.close();
       throw err;
     }
-    egress.#watchLiveness(opts.unresponsiveMs ?? 6_000);
+    egress.#watchLiveness(egress.#unresponsiveMs);
     return egress;
   }
 
   /**
    * A protocol's own keepalive (OpenVPN's ping-restart, SSTP's echo) takes tens of seconds to call
-   * a server dead. Between the server's keepalives, whenever
-   * the server has been quiet for a while, ask it something that needs an answer (an ICMP echo to
-   * the tunnel's gateway); quiet past `unresponsiveMs` means the path is gone for now, and whoever
-   * switches egresses may move new sessions elsewhere. Traffic coming back clears it.
+   * a server dead. Whenever the server has been quiet for a while, ask it something that needs an
+   * answer (an ICMP echo to the tunnel's gateway, again every tick while quiet); quiet past the
+   * limit (SilenceLimits: `unresponsiveMs`, longer for a node whose echoes take long) means the
+   * path is gone for now, and whoever switches egresses may move new sessions elsewhere. Traffic
+   * coming back clears it.
    */
   #watchLiveness(unresponsiveMs: number): void {
     if (unresponsiveMs <= 0) return;
     const gateway = this.config.gateway;
+    const limits = this.#silence ?? this.#newSilenceLimits();
+    this.#silence = limits;
     // Without an answering gateway only the server's own pings break the silence.
-    const limitMs = this.#gatewayAnswers ? unresponsiveMs : Math.max(unresponsiveMs, 2 * this.config.keepaliveS * 1000 + 1000);
-    const askAfterMs = Math.max(1000, Math.floor(unresponsiveMs / 3));
-    const sleeps = new SleepDetector(LIVENESS_TICK_MS);
+    const keepaliveLimitMs = Math.max(unresponsiveMs, 2 * this.config.keepaliveS * 1000 + 1000);
+    // A tick a second late means this thread did not run (a sleep, or a stall on a starved machine):
+    // what the server sent meanwhile is still unread, so silence counts again from now. The limit
+    // is ~2 s, so the default gap (2 s) would let one stall pass for silence.
+    const sleeps = new SleepDetector(LIVENESS_TICK_MS, STALL_GAP_MS);
     let resumedAt = 0;
     this.#liveness = setInterval(() => {
       const now = Date.now();
@@ -114,9 +130,14 @@ export class TunnelEgress implements Egress {
       const phase = this.link.phase;
       if (phase === 'down') return;
       const quietMs = now - Math.max(this.link.lastReceivedAt, resumedAt);
-      if (quietMs >= askAfterMs && this.#gatewayAnswers && gateway && phase === 'up') {
-        this.stack.ping(gateway, { timeoutMs: askAfterMs }).catch(() => {});
+      if (quietMs >= limits.askAfterMs && this.#gatewayAnswers && gateway && phase === 'up') {
+        // Any packet from the server ends the quiet (lastReceivedAt); an echo's own time tunes the limit.
+        this.stack.ping(gateway, { timeoutMs: ECHO_TIMEOUT_MS }).then(
+          (rttMs) => limits.observe(rttMs),
+          () => {},
+        );
       }
+      const limitMs = this.#gatewayAnswers ? limits.limitMs : keepaliveLimitMs;
       // A lost transport (L1 reconnecting) is silence for sure: no need to wait for the limit.
       this.#setResponsive(!(phase === 'reconnecting' || quietMs >= limitMs), quietMs);
     }, LIVENESS_TICK_MS);
@@ -124,6 +145,10 @@ export class TunnelEgress implements Egress {
     this.link.onPhase((phase) => {
       if (phase === 'reconnecting') this.#setResponsive(false, Date.now() - this.link.lastReceivedAt);
     });
+  }
+
+  #newSilenceLimits(): SilenceLimits {
+    return new SilenceLimits(this.#unresponsiveMs, LIVENESS_TICK_MS, this.config.transport === 'udp' ? 'datagram' : 'stream');
   }
 
   #setResponsive(responsive: boolean, quietMs: number): void {
@@ -188,8 +213,10 @@ export class TunnelEgress implements Egress {
     while (Date.now() < deadline) {
       signal?.throwIfAborted();
       try {
-        await this.stack.ping(gateway, { timeoutMs: 1000 });
+        const rttMs = await this.stack.ping(gateway, { timeoutMs: 1000 });
         this.#gatewayAnswers = true;
+        this.#silence = this.#newSilenceLimits();
+        this.#silence.observe(rttMs);
         return;
       } catch {
         if (this.link.phase !== 'up') throw new GatehopError(ErrorCodes.EGRESS_FAILED, `tunnel to ${this.nodeId} went down while checking its path`);
