@@ -38,10 +38,15 @@ try {
     { label: 'RTT 200–300 ms, 10 % loss each way (OpenVPN TCP)', node: ovTcp!.name, proto: 'tcp', imp: { delayMs: 100, jitterMs: 50, loss: 0.1 } },
   ];
   const runs = [];
-  for (const c of cases) {
+  let opened = 0;
+  const open = async (c: Case): Promise<Tunnel> => {
     const n = rig.node(c.node);
-    const t = await openTunnel({ id: `live-${n.id}`, nodeId: n.name, link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[c.proto]!, 'utf8') }, logger: silentLogger(), unresponsiveMs: UNRESPONSIVE_MS, connectTimeoutMs: 30_000 });
+    const t = await openTunnel({ id: `live-${n.id}-${++opened}`, nodeId: n.name, link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[c.proto]!, 'utf8') }, logger: silentLogger(), unresponsiveMs: UNRESPONSIVE_MS, connectTimeoutMs: 60_000 });
     tunnels.push(t);
+    return t;
+  };
+  for (const c of cases) {
+    const t = await open(c);
     const r = { c, t, silent: [] as number[], requests: 0, failed: 0, silentFor: [] as number[] };
     t.onLiveness((ok, quietMs) => {
       if (!ok) {
@@ -77,9 +82,13 @@ try {
       // A little traffic first, so the death is met mid-use, as a user meets it.
       await get(r.t, '/bytes/1000', 15_000).catch(() => 0);
       await waitResponsive(r.t, 20_000);
-      if (!r.t.responsive) {
-        console.log(`  ${how.padEnd(9)} ${r.c.label.padEnd(52)} skipped: the tunnel was not responsive before (link ${r.t.linkState()})`);
-        continue;
+      if (!r.t.responsive || r.t.state === 'closed') {
+        // The server may have dropped the session while it was blackholed: a fresh tunnel, as the controller would open.
+        const was = r.t.linkState();
+        await r.t.close().catch(() => undefined);
+        r.t = await open(r.c);
+        r.t.onLiveness((ok) => void (ok || r.silent.push(Date.now())));
+        console.log(`  (${r.c.label}: the tunnel was ${was} after the last death; reopened)`);
       }
       const before = r.silent.length;
       const at = Date.now();

@@ -54,6 +54,7 @@ export function judge(r: SoakReport): string[] {
   const detect = r.deaths.filter((d) => d.detectedAt).map((d) => (d.detectedAt! - d.at) / 1000);
   row('a dead member found dead (kill, pause, blackhole), worst', detect.length ? `${Math.max(...detect).toFixed(1)} s (${r.deaths.map((d) => `${d.how} ${d.detectedAt ? ((d.detectedAt - d.at) / 1000).toFixed(1) : '–'} s`).join(', ')})` : '–', '≤ 3 s (failover)', detect.length > 0 && Math.max(...detect) <= 3);
   row('main loop p99, worst minute', `${r.loopP99MaxMs} ms`, '≤ 20 ms', r.loopP99MaxMs <= 20);
+  lines.push('', `native module: ${r.native.loaded ? `loaded; ${r.native.heapTrims} heap trims, the longest ${r.native.heapTrimMaxMs} ms` : `not loaded (${r.native.reason})`}`);
   lines.push('', `requests: ${r.requests.short} short, ${r.requests.downloads} downloads, ${r.requests.udp} UDP; switches ${r.switches.total} (${r.switches.failed} failed); deaths: ${r.deaths.map((d) => `${d.node} ${d.how} (${d.victimSessions} sessions, ${d.excused} excused)`).join('; ')}`);
   if (r.requests.failures.length) lines.push('', 'failures:', ...r.requests.failures.map((f) => `  ${f}`));
   return lines;

@@ -40,7 +40,11 @@ function noteFailure(who: string, code: number | null): void {
   failures.set(who, m);
 }
 const DOWNLOADS = 50;
-const SWITCHES = 10;
+/** `--switches N`: more switches give the pause's p99 more than ten samples to stand on. */
+const argSwitches = process.argv.indexOf('--switches');
+const SWITCHES = argSwitches > 0 ? Number(process.argv[argSwitches + 1]) : 10;
+/** Per switch: where to, how long the switch took (start → the new tunnel active), the pause new requests saw. */
+const switchLog: Array<{ to: string; switchMs: number }> = [];
 
 interface Req {
   startedAt: number;
@@ -153,7 +157,9 @@ try {
     async () => (await curlAsync(['--max-time', '10', '--socks5-hostname', proxy, 'http://files.test/ip'])).ok,
     async (k) => {
       const target = nodes[(nodes.indexOf(c.active!.node.id) + 1) % nodes.length]!;
+      const started = Date.now();
       await c.switchNow({ nodeId: target, reason: `bench switch ${k + 1}` }).done;
+      switchLog.push({ to: `${target} (${rig.node(target).kind})`, switchMs: Date.now() - started });
     },
   );
   pollerProc.stdin.end();
@@ -171,6 +177,8 @@ try {
   await app.stop();
   app = null;
 
+  console.log('per switch: target, switch start → new tunnel active, pause (start → first new request done):');
+  switchLog.forEach((x, i) => console.log(`  ${String(i + 1).padStart(2)} ${x.to.padEnd(28)} ${String(x.switchMs).padStart(6)} ms ${String(gh.pauses[i]).padStart(6)} ms`));
   console.log(`gatehop (tunnel.threads: ${THREADS}${WARM_STANDBY ? ', warmStandby' : ''}${UNRESPONSIVE_MS !== undefined ? `, unresponsiveMs ${UNRESPONSIVE_MS}` : ''}): GET /status during the load p50 ${pct(statusMs, 50).toFixed(0)} ms, p99 ${pct(statusMs, 99).toFixed(0)} ms (${statusMs.length} requests)`);
   if (ONLY_GATEHOP) {
     console.log(`gatehop: ${gh.failedDownloads}/${DOWNLOADS} downloads failed (curl exit codes ${JSON.stringify([...(failures.get('gatehop') ?? [])])}), ${gh.failedShort}/${gh.shortTotal} requests, pause at a switch p50 ${pct(gh.pauses, 50).toFixed(0)} ms / p99 ${pct(gh.pauses, 99).toFixed(0)} ms, request p50 ${pct(gh.latency, 50).toFixed(0)} ms, node death → first new request ${(ghRecovery / 1000).toFixed(1)} s`);

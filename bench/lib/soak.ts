@@ -85,6 +85,8 @@ export interface SoakReport {
   switches: { total: number; failed: number };
   fds: { baseline: number; end: number; afterEvents: Array<{ kind: string; fds: number; workers: number; expectedWorkers: number }> };
   loopP99MaxMs: number;
+  /** The native module at the end: loaded or why not, heap trims done and the longest (ms). */
+  native: Status['native'];
 }
 
 /** A request that was in flight when a node died, on the killed node's count: those the death may cost. */
@@ -412,6 +414,7 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     switches: { total: s.switches.total, failed: s.switches.failed },
     fds: { baseline: baselineFds, end: endFds, afterEvents },
     loopP99MaxMs,
+    native: s.native,
   };
   note('note', `ws messages received: ${wsMessages}; final sample rss ${final.rssMb} MB`);
 

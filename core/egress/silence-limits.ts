@@ -29,7 +29,7 @@ export const ECHO_TIMEOUT_MS = MAX_RTT_ALLOWANCE_MS;
  *
  * Over a TCP carrier (OpenVPN over TCP, SSTP) echoes are not independent chances: they queue behind
  * a lost segment until the carrier's retransmission gets through. There the limit is one echo's
- * round trip plus the time for `TCP_RETRANSMITS` retransmissions of it (found by bench:liveness: with
+ * round-trip high mark plus the time for `TCP_RETRANSMITS` retransmissions (RTO from srtt) (found by bench:liveness: with
  * 10 % loss each way an OpenVPN-over-TCP node was called silent at 2.05 s while it worked).
  */
 export class SilenceLimits {
@@ -72,9 +72,11 @@ export class SilenceLimits {
   get limitMs(): number {
     const rtt = this.rttAllowanceMs;
     if (this.carrier === 'datagram') return Math.max(this.unresponsiveMs, this.askAfterMs + PINGS_BEFORE_SILENT * this.tickMs + rtt);
-    // RTO, then 2·RTO: 2^n - 1 timeouts for n retransmissions.
-    const retransmitMs = (2 ** TCP_RETRANSMITS - 1) * (rtt + TCP_MIN_RTO_MS);
-    return Math.max(this.unresponsiveMs, this.askAfterMs + this.tickMs + rtt + retransmitMs);
+    // RTO, then 2·RTO: 2^n - 1 timeouts for n retransmissions. From srtt, not the high mark: echoes
+    // over TCP that met a loss already widened rttvar, and three times that left a blackholed
+    // node 300 ms away unnoticed for 9.7 s (bench:liveness).
+    const retransmitMs = (2 ** TCP_RETRANSMITS - 1) * ((this.#srttMs ?? rtt) + TCP_MIN_RTO_MS);
+    return Math.max(this.unresponsiveMs, Math.ceil(this.askAfterMs + this.tickMs + rtt + retransmitMs));
   }
 
   get srttMs(): number | null {

@@ -47,11 +47,20 @@ describe('SilenceLimits', () => {
 describe('SilenceLimits over a TCP carrier', () => {
   it('gives a lost segment two retransmissions before calling the node silent', () => {
     const l = new SilenceLimits(2_000, 250, 'stream');
-    for (let i = 0; i < 50; i++) l.observe(250 + (i % 2 ? 25 : -25));
+    const udp = new SilenceLimits(2_000, 250, 'datagram');
+    for (let i = 0; i < 50; i++) for (const x of [l, udp]) x.observe(250 + (i % 2 ? 25 : -25));
     const rtt = l.rttAllowanceMs;
-    // askAfter + a tick + one round trip + RTO + 2·RTO (RTO = round trip + 200 ms)
-    expect(l.limitMs).toBe(666 + 250 + rtt + 3 * (rtt + 200));
-    expect(l.limitMs).toBeGreaterThan(new SilenceLimits(2_000, 250, 'datagram').limitMs);
+    // askAfter + a tick + one round trip's high mark + RTO + 2·RTO (RTO = srtt + 200 ms)
+    expect(l.limitMs).toBe(Math.ceil(666 + 250 + rtt + 3 * (l.srttMs! + 200)));
+    expect(l.limitMs).toBeGreaterThan(udp.limitMs);
+  });
+
+  it('does not multiply a round trip widened by earlier losses (a blackholed slow node is left within ~5 s, not 9)', () => {
+    const l = new SilenceLimits(2_000, 250, 'stream');
+    // 300–500 ms away; every tenth echo met a retransmission on the carrier.
+    for (let i = 0; i < 100; i++) l.observe(i % 10 === 9 ? 1_400 : 400 + (i % 3) * 50);
+    // Three times the high mark would be ~9 s.
+    expect(l.limitMs).toBeLessThan(6_000);
   });
 
   it('keeps the 2 s floor for a near node', () => {
