@@ -18,8 +18,9 @@ export interface HeapTrimmerOptions {
  * Why: the raised trim threshold (malloc-tuning.ts) lets every malloc arena keep up to 16 MiB free,
  * and each tunnel worker thread allocates through an arena of its own; over a 60-minute soak that
  * was +89 MB of RSS while the JS heap stayed flat (#24). A worker-churn model: 377 MB at the end
- * without a trim, 69 MB with one after each worker. A trim costs a few ms and some page faults for
- * whatever allocates next, so it runs rarely and never per packet.
+ * without a trim, 69 MB with one after each worker. A trim runs on a thread-pool thread (it walks
+ * every arena under its lock: up to 208 ms in the soak), one at a time, and costs some page faults
+ * for whatever allocates next, so it runs rarely and never per packet.
  */
 export class HeapTrimmer {
   readonly #native: Pick<NativeModule, 'heapTrim'> | null;
@@ -28,7 +29,8 @@ export class HeapTrimmer {
   #interval: NodeJS.Timeout | null = null;
   #pending: NodeJS.Timeout | null = null;
   #closed = false;
-  /** Trims done, and the longest one. */
+  #running = false;
+  /** Trims done, and the longest one (wall time on the pool thread; the main thread does not wait). */
   readonly stats = { trims: 0, maxMs: 0 };
 
   constructor(opts: HeapTrimmerOptions) {
@@ -36,7 +38,7 @@ export class HeapTrimmer {
     this.#logger = opts.logger;
     this.#debounceMs = opts.debounceMs ?? 1_000;
     if (this.#native && opts.intervalMs > 0) {
-      this.#interval = setInterval(() => this.trim('interval'), opts.intervalMs);
+      this.#interval = setInterval(() => void this.trim('interval'), opts.intervalMs);
       this.#interval.unref();
     }
   }
@@ -51,20 +53,27 @@ export class HeapTrimmer {
     if (this.#closed || !this.#native || this.#pending) return;
     this.#pending = setTimeout(() => {
       this.#pending = null;
-      this.trim('worker-exit');
+      void this.trim('worker-exit');
     }, this.#debounceMs);
     this.#pending.unref();
   }
 
-  /** Trim now. */
-  trim(reason: string): void {
-    if (this.#closed || !this.#native) return;
+  /** Trim now (unless one runs); resolves when it is done. Never rejects: a failed trim is logged. */
+  async trim(reason: string): Promise<void> {
+    if (this.#closed || !this.#native || this.#running) return;
+    this.#running = true;
     const started = performance.now();
-    const released = this.#native.heapTrim();
-    const durationMs = performance.now() - started;
-    this.stats.trims++;
-    this.stats.maxMs = Math.max(this.stats.maxMs, durationMs);
-    this.#logger.debug({ event: 'heap-trim', reason, released, durationMs: Math.round(durationMs * 100) / 100 }, 'native heap trimmed');
+    try {
+      const released = await this.#native.heapTrim();
+      const durationMs = performance.now() - started;
+      this.stats.trims++;
+      this.stats.maxMs = Math.max(this.stats.maxMs, durationMs);
+      this.#logger.debug({ event: 'heap-trim', reason, released, durationMs: Math.round(durationMs * 100) / 100 }, 'native heap trimmed');
+    } catch (err) {
+      this.#logger.warn({ event: 'heap-trim-failed', reason, err: (err as Error).message }, `native heap trim failed: ${(err as Error).message}`);
+    } finally {
+      this.#running = false;
+    }
   }
 
   close(): void {

@@ -6,12 +6,15 @@ import { fileURLToPath } from 'node:url';
 /** What gatehop-native (native/, Node-API) exports at the ABI this core was written for. */
 export interface NativeModule {
   readonly abi: number;
-  /** malloc_trim(0): true when memory was released, false when none was, undefined without glibc. */
-  heapTrim(): boolean | undefined;
+  /**
+   * malloc_trim(0) on a thread-pool thread (one took 208 ms in the soak: not on the main thread):
+   * true when memory was released, false when none was, undefined without glibc.
+   */
+  heapTrim(): Promise<boolean | undefined>;
 }
 
 /** The exports' meaning this core expects (native/src/addon.c GATEHOP_NATIVE_ABI). */
-const EXPECTED_ABI = 1;
+const EXPECTED_ABI = 2;
 const BINARY = join('native', 'build', 'Release', 'gatehop_native.node');
 
 export type NativeStatus = { loaded: true; path: string } | { loaded: false; reason: string };

@@ -3,7 +3,7 @@
 #include "heap.h"
 
 /* Bumped when an export changes meaning, so a stale build is refused instead of misused. */
-#define GATEHOP_NATIVE_ABI 1
+#define GATEHOP_NATIVE_ABI 2
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {

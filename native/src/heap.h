@@ -2,7 +2,7 @@
 #define GATEHOP_HEAP_H
 #include <node_api.h>
 
-/* heapTrim(): returns freed memory of every malloc arena to the OS. */
+/* heapTrim(): a Promise; gives the free memory of every malloc arena back to the OS, off the main thread. */
 napi_value gh_heap_trim(napi_env env, napi_callback_info info);
 
 #endif
