@@ -29,7 +29,7 @@ const THREADS = argThreads > 0 ? process.argv[argThreads + 1] !== 'false' : true
 const ADMIN_TOKEN = 'bench-switch-admin-token-0123456789';
 /** `--warm-standby`: keep the next node's tunnel up (groups.warmStandby), for node death. */
 const WARM_STANDBY = process.argv.includes('--warm-standby');
-/** `--unresponsive-ms N`: switching.unresponsiveMs (how long a silent server is waited for; default 6000). */
+/** `--unresponsive-ms N`: switching.unresponsiveMs (how long a silent server is waited for; default 2000). */
 const argQuiet = process.argv.indexOf('--unresponsive-ms');
 const UNRESPONSIVE_MS = argQuiet > 0 ? Number(process.argv[argQuiet + 1]) : undefined;
 /** Why downloads failed: curl exit code → count. */

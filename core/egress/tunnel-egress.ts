@@ -36,6 +36,8 @@ export type LinkState = 'up' | 'reconnecting' | 'down';
 export const DEFAULT_UNRESPONSIVE_MS = 2_000;
 /** How often a tunnel checks its silence; while quiet, each tick sends its gateway an echo. */
 const LIVENESS_TICK_MS = 250;
+/** A tunnel already called silent is asked every this many ticks (1 s), not every tick. */
+const SILENT_ECHO_EVERY_TICKS = 4;
 /** A liveness tick this much later than due means the thread did not run meanwhile. */
 const STALL_GAP_MS = 750;
 /**
@@ -123,14 +125,18 @@ export class TunnelEgress implements Egress {
     // is ~2 s, so the default gap (2 s) would let one stall pass for silence.
     const sleeps = new SleepDetector(LIVENESS_TICK_MS, STALL_GAP_MS);
     let resumedAt = 0;
+    let ticks = 0;
     this.#liveness = setInterval(() => {
       const now = Date.now();
+      ticks++;
       // After a sleep, silence counts from the resume (found by the soak: every tunnel was called silent).
       if (sleeps.tick(now)) resumedAt = now;
       const phase = this.link.phase;
       if (phase === 'down') return;
       const quietMs = now - Math.max(this.link.lastReceivedAt, resumedAt);
-      if (quietMs >= limits.askAfterMs && this.#gatewayAnswers && gateway && phase === 'up') {
+      // Once called silent (it may drain for minutes), once a second is enough to hear it come back.
+      const asking = !this.#unresponsive || ticks % SILENT_ECHO_EVERY_TICKS === 0;
+      if (asking && quietMs >= limits.askAfterMs && this.#gatewayAnswers && gateway && phase === 'up') {
         // Any packet from the server ends the quiet (lastReceivedAt); an echo's own time tunes the limit.
         this.stack.ping(gateway, { timeoutMs: ECHO_TIMEOUT_MS }).then(
           (rttMs) => limits.observe(rttMs),
