@@ -10,6 +10,7 @@ import '../test/setup/tunnel-worker.js';
 import { readFileSync } from 'node:fs';
 import { silentLogger } from '../core/common/index.js';
 import { openTunnel, type Tunnel } from '../core/egress/index.js';
+import { eventually } from '../test/helpers/fds.js';
 import { Rig, type Impairment } from '../test/rig/rig.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -124,13 +125,12 @@ async function get(t: Tunnel, path: string, timeoutMs: number): Promise<number> 
   });
 }
 
-async function waitFor(fn: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (fn()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return fn();
+/** Whether `check` came true within `ms` (the time itself is the liveness callback's, not this poll's). */
+function waitFor(check: () => boolean, ms: number): Promise<boolean> {
+  return eventually(check, ms).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function waitResponsive(t: Tunnel, ms: number): Promise<void> {

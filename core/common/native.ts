@@ -28,13 +28,11 @@ let cached: { module: NativeModule | null; status: NativeStatus } | undefined;
  * which runs and why.
  */
 export function loadNative(): NativeModule | null {
-  if (!cached) cached = load();
-  return cached.module;
+  return (cached ??= load()).module;
 }
 
 export function nativeStatus(): NativeStatus {
-  if (!cached) cached = load();
-  return cached.status;
+  return (cached ??= load()).status;
 }
 
 function load(): { module: NativeModule | null; status: NativeStatus } {

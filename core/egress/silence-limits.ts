@@ -29,8 +29,9 @@ export const ECHO_TIMEOUT_MS = MAX_RTT_ALLOWANCE_MS;
  *
  * Over a TCP carrier (OpenVPN over TCP, SSTP) echoes are not independent chances: they queue behind
  * a lost segment until the carrier's retransmission gets through. There the limit is one echo's
- * round-trip high mark plus the time for `TCP_RETRANSMITS` retransmissions (RTO from srtt) (found by bench:liveness: with
- * 10 % loss each way an OpenVPN-over-TCP node was called silent at 2.05 s while it worked).
+ * round-trip high mark plus `TCP_RETRANSMITS` retransmission timeouts, each from srtt. Found by
+ * bench:liveness: with 10 % loss each way, an OpenVPN-over-TCP node was called silent at 2.05 s
+ * while it worked.
  */
 export class SilenceLimits {
   #srttMs: number | null = null;

@@ -101,7 +101,7 @@ export class TunnelEgress implements Egress {
       await egress.close();
       throw err;
     }
-    egress.#watchLiveness(egress.#unresponsiveMs);
+    egress.#watchLiveness();
     return egress;
   }
 
@@ -113,7 +113,8 @@ export class TunnelEgress implements Egress {
    * path is gone for now, and whoever switches egresses may move new sessions elsewhere. Traffic
    * coming back clears it.
    */
-  #watchLiveness(unresponsiveMs: number): void {
+  #watchLiveness(): void {
+    const unresponsiveMs = this.#unresponsiveMs;
     if (unresponsiveMs <= 0) return;
     const gateway = this.config.gateway;
     const limits = this.#silence ?? this.#newSilenceLimits();
