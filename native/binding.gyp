@@ -5,10 +5,11 @@
   "targets": [
     {
       "target_name": "gatehop_native",
-      "sources": ["src/addon.c", "src/heap.c"],
+      "sources": ["src/addon.c", "src/heap.c", "src/libcrypto.c", "src/data_key.c", "src/udp_batch.c"],
+      "conditions": [["OS!='win'", { "libraries": ["-ldl", "-lpthread"] }]],
       "defines": ["NAPI_VERSION=8"],
-      "cflags": ["-std=c11", "-Wall", "-Wextra", "-O2"],
-      "xcode_settings": { "OTHER_CFLAGS": ["-std=c11", "-Wall", "-Wextra", "-O2"] }
+      "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-O2"],
+      "xcode_settings": { "OTHER_CFLAGS": ["-std=gnu11", "-Wall", "-Wextra", "-O2"] }
     }
   ]
 }

@@ -11,10 +11,42 @@ export interface NativeModule {
    * true when memory was released, false when none was, undefined without glibc.
    */
   heapTrim(): Promise<boolean | undefined>;
+  /** Which libcrypto the data channel functions use ("the process": Node's own), or why none. */
+  cryptoStatus(): { library: string; version: string } | { reason: string };
+  /** One OpenVPN key's data channel, keyed once (native/src/data_key.c); throws GATEHOP_NATIVE_*. */
+  dataKeyOpen(spec: NativeDataKeySpec): NativeDataKey;
+  /** Seals each payload into out, end to end ([u16 length] before each when tcpFraming); bytes written. */
+  dataSeal(key: NativeDataKey, payloads: readonly Uint8Array[], out: Buffer, lengths: Uint32Array, tcpFraming: boolean): number;
+  /** Opens each packet in place: results[2i] its payload's offset, results[2i+1] its length, or -1 (failed) / -2 (replayed). */
+  dataOpen(key: NativeDataKey, packets: readonly Uint8Array[], results: Int32Array): void;
+  /** sendmmsg(2) of count datagrams laid end to end in data on a connected UDP socket; how many the kernel took. */
+  udpSendBatch(fd: number, data: Buffer, lengths: Uint32Array, count: number): number;
+  /** A new UDP/IPv4 socket's fd, for dgram's bind({ fd }) so that udpSendBatch knows it; -1 where there is none. */
+  udpSocket4(): number;
 }
 
+export interface NativeDataKeySpec {
+  /** OpenSSL's name: aes-128-cbc, aes-256-gcm, chacha20-poly1305, … */
+  cipher: string;
+  /** OpenSSL's name (sha1, sha256, sha512); null for AEAD ciphers. */
+  digest: string | null;
+  keyId: number;
+  /** The pushed peer-id for P_DATA_V2; -1 for P_DATA_V1. */
+  peerId: number;
+  encKey: Buffer;
+  decKey: Buffer;
+  encHmac: Buffer;
+  decHmac: Buffer;
+  /** AEAD implicit IVs (8 bytes each). */
+  encIv: Buffer;
+  decIv: Buffer;
+}
+
+/** An opaque native handle; its contexts are freed when it is garbage. */
+export type NativeDataKey = { readonly __nativeDataKey: unique symbol };
+
 /** The exports' meaning this core expects (native/src/addon.c GATEHOP_NATIVE_ABI). */
-const EXPECTED_ABI = 2;
+const EXPECTED_ABI = 3;
 const BINARY = join('native', 'build', 'Release', 'gatehop_native.node');
 
 export type NativeStatus = { loaded: true; path: string } | { loaded: false; reason: string };

@@ -3,13 +3,14 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { abortReason, dialThroughUpstream, ErrorCodes, GatehopError, isGatehopError, parseSocks5Udp, socks5UdpAssociate, socks5UdpHeader, type Logger, type UpstreamProxy } from '../common/index.js';
+import { abortReason, dialThroughUpstream, ErrorCodes, GatehopError, isGatehopError, loadNative, parseSocks5Udp, socks5UdpAssociate, socks5UdpHeader, type Logger, type UpstreamProxy } from '../common/index.js';
 import { clientKeyMethod2, optionsString, optionValue, parsePushOptions, parseServerKeyMethod2, type PushedConfig } from './control-messages.js';
 import { ControlDuplex, KeyState } from './key-state.js';
 import type { ControlMessage } from './reliable.js';
-import { DataChannel, isSupportedCipher, PING_PAYLOAD, SUPPORTED_CIPHERS } from './data-channel.js';
+import { DataChannel, dataEngineStatus, isSupportedCipher, PING_PAYLOAD, SUPPORTED_CIPHERS, type SealedBatch } from './data-channel.js';
 import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader } from './packet.js';
+import type { NativeModule } from '../common/index.js';
 import { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
 import type { OvpnProfile, OvpnRemote } from './profile.js';
 import { framingFor, frame, unframe, type Framing } from './compression-framing.js';
@@ -106,6 +107,15 @@ export class TunnelClient extends EventEmitter<{
   // per attempt
   #tcp: Socket | null = null;
   #udp: UdpSocket | null = null;
+  /** The UDP socket's descriptor when gatehop-native made it: batches go out by sendmmsg. */
+  #udpFd = -1;
+  #native: NativeModule | null = null;
+  /** Datagrams read in this turn of the event loop, opened as one batch at its end. */
+  #inbox: Buffer[] = [];
+  #inboxFlush: NodeJS.Immediate | null = null;
+  /** IP packets written in this turn, sealed and sent as one batch when it ends. */
+  #outbox: Buffer[] = [];
+  #outboxScheduled = false;
   /** Over a SOCKS5 UDP relay: the association's TCP connection and the header every datagram carries. */
   #udpRelay: { control: Socket; header: Buffer } | null = null;
   /** Bumped by every teardown: a transport that finishes opening after it is dropped. */
@@ -279,8 +289,15 @@ export class TunnelClient extends EventEmitter<{
     u.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${host}:${port}: ${err.message}`, { cause: err })));
     if (!upstream) {
       // A connected socket hears only its peer: the kernel drops datagrams from anyone else.
-      u.on('message', (msg) => this.#onPacket(msg));
-      u.connect(port, host, () => this.#start());
+      u.on('message', (msg) => this.#receive(msg));
+      const connect = (): void => void u.connect(port, host, () => this.#start());
+      // With gatehop-native the socket is made there and wrapped by dgram (a public bind option),
+      // so its descriptor is known and a batch goes to the kernel in one sendmmsg.
+      this.#native = dataEngineStatus().engine === 'native' ? loadNative() : null;
+      const fd = this.#native?.udpSocket4() ?? -1;
+      if (fd < 0) return connect();
+      this.#udpFd = fd;
+      u.bind({ fd }, connect);
       return;
     }
     socks5UdpAssociate(upstream).then(({ control, relay }) => {
@@ -291,7 +308,7 @@ export class TunnelClient extends EventEmitter<{
       });
       u.on('message', (msg) => {
         const d = parseSocks5Udp(msg);
-        if (d && d.port === port) this.#onPacket(d.data);
+        if (d && d.port === port) this.#receive(d.data);
         else this.stats.malformed++;
       });
       u.connect(relay.port, relay.host, () => this.#start());
@@ -310,7 +327,7 @@ export class TunnelClient extends EventEmitter<{
         this.#fatal(new GatehopError(ErrorCodes.OVPN_PROTOCOL, `server sent a bad TCP record: ${(err as Error).message}`, { cause: err }));
         return;
       }
-      for (const r of records) this.#onPacket(r);
+      this.#onPackets(records);
     });
     s.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_CONNECT_REFUSED, `TCP ${host}:${port}: ${err.message}`, { cause: err })));
     s.on('close', () => this.#fatal(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `TCP ${host}:${port} closed by the server`)));
@@ -327,6 +344,36 @@ export class TunnelClient extends EventEmitter<{
     } else if (this.#udp) {
       if (this.#udpRelay) this.#udp.send([this.#udpRelay.header, packet]);
       else this.#udp.send(packet);
+    }
+  }
+
+  /** A sealed batch onto the transport: one write over TCP, sendmmsg (then dgram for any rest) over UDP. */
+  #sendSealed(sealed: SealedBatch): void {
+    const { data, lengths, count } = sealed;
+    if (this.#tcp) {
+      if (this.#tcp.writableLength > MAX_TCP_BUFFER) {
+        this.stats.droppedOut += count;
+        return;
+      }
+      this.stats.bytesOut += sealed.bytes - 2 * count;
+      this.#tcp.write(data.subarray(0, sealed.bytes));
+      return;
+    }
+    const u = this.#udp;
+    if (!u) return;
+    let sent = 0;
+    // dgram's own queue must be empty, or our datagrams would overtake its.
+    if (this.#udpFd >= 0 && this.#native && u.getSendQueueCount() === 0) sent = this.#native.udpSendBatch(this.#udpFd, data, lengths, count);
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      const len = lengths[i]!;
+      this.stats.bytesOut += len;
+      if (i >= sent) {
+        const packet = data.subarray(at, at + len);
+        if (this.#udpRelay) u.send([this.#udpRelay.header, packet]);
+        else u.send(packet);
+      }
+      at += len;
     }
   }
 
@@ -370,11 +417,44 @@ export class TunnelClient extends EventEmitter<{
     });
   }
 
-  #onPacket(packet: Buffer): void {
-    this.stats.bytesIn += packet.length;
-    if (packet.length === 0) return;
-    const op = packet[0]! >> 3;
-    if (op === Op.DATA_V1 || op === Op.DATA_V2) return this.#onData(packet);
+  /** A datagram: kept until the end of this turn of the event loop, when all of them are opened together. */
+  #receive(datagram: Buffer): void {
+    this.#inbox.push(datagram);
+    this.#inboxFlush ??= setImmediate(() => {
+      this.#inboxFlush = null;
+      const batch = this.#inbox;
+      this.#inbox = [];
+      this.#onPackets(batch);
+    });
+  }
+
+  /** Packets in arrival order: each run of one key's data packets opened as one batch, control packets one by one. */
+  #onPackets(packets: Buffer[]): void {
+    const gen = this.#transportGen;
+    let run: Buffer[] = [];
+    for (const packet of packets) {
+      if (this.#transportGen !== gen) return; // torn down by the packet before
+      this.stats.bytesIn += packet.length;
+      if (packet.length === 0) continue;
+      const op = packet[0]! >> 3;
+      if (op === Op.DATA_V1 || op === Op.DATA_V2) {
+        if (run.length > 0 && (run[0]![0]! & 7) !== (packet[0]! & 7)) {
+          this.#onData(run);
+          run = [];
+        }
+        run.push(packet);
+        continue;
+      }
+      if (run.length > 0) {
+        this.#onData(run);
+        run = [];
+      }
+      this.#onControl(packet);
+    }
+    if (run.length > 0 && this.#transportGen === gen) this.#onData(run);
+  }
+
+  #onControl(packet: Buffer): void {
     const plain = this.#wrapper ? this.#wrapper.unwrap(packet) : packet;
     const p = plain ? decodeControl(plain) : null;
     if (!p || (this.#remoteSid && !p.sessionId.equals(this.#remoteSid))) {
@@ -635,46 +715,67 @@ export class TunnelClient extends EventEmitter<{
 
   // ---- data ----
 
-  #onData(packet: Buffer): void {
-    const key = this.#keys.get(packet[0]! & 7);
+  /** One key's data packets, opened as one batch. */
+  #onData(packets: Buffer[]): void {
+    const key = this.#keys.get(packets[0]![0]! & 7);
     if (!key?.data) {
-      this.stats.malformed++;
+      this.stats.malformed += packets.length;
       return;
     }
-    const failures = key.data.stats.decryptFailures;
-    const payload = key.data.decrypt(packet);
-    if (!payload) {
-      // Only a dropped packet changes these counters: keep the per-packet path free of bookkeeping.
-      if (key.data.stats.decryptFailures > failures) this.stats.decryptFailures++;
-      else this.stats.replays++;
-      return;
-    }
-    this.#lastRecv = Date.now();
-    const inner = this.#framing === 'none' ? payload : unframe(this.#framing, payload);
-    if (!inner) {
-      this.stats.compressedDropped++;
-      if (!this.#warnedCompressed) {
-        this.#warnedCompressed = true;
-        this.#log.warn({ event: 'compressed-payload', framing: this.#framing }, 'the server sent a compressed payload; Gatehop does not decompress (dropped)');
+    const { decryptFailures, replays } = key.data.stats;
+    const payloads = key.data.openBatch(packets);
+    // Only dropped packets change these counters: no bookkeeping per packet.
+    this.stats.decryptFailures += key.data.stats.decryptFailures - decryptFailures;
+    this.stats.replays += key.data.stats.replays - replays;
+    let heard = false;
+    for (const payload of payloads) {
+      if (!payload) continue;
+      heard = true;
+      const inner = this.#framing === 'none' ? payload : unframe(this.#framing, payload);
+      if (!inner) {
+        this.stats.compressedDropped++;
+        if (!this.#warnedCompressed) {
+          this.#warnedCompressed = true;
+          this.#log.warn({ event: 'compressed-payload', framing: this.#framing }, 'the server sent a compressed payload; Gatehop does not decompress (dropped)');
+        }
+        continue;
       }
-      return;
+      if (inner.length === PING_PAYLOAD.length && inner.equals(PING_PAYLOAD)) continue;
+      this.stats.packetsIn++;
+      this.emit('packet', inner);
     }
-    if (inner.equals(PING_PAYLOAD)) return;
-    this.stats.packetsIn++;
-    this.emit('packet', inner);
+    if (heard) this.#lastRecv = Date.now();
   }
 
-  /** Sends one IP packet into the tunnel; false when not connected (the packet is dropped). */
+  /**
+   * Sends one IP packet into the tunnel; false when not connected (the packet is dropped). Packets
+   * written in one turn of the event loop are sealed and sent together when it ends (a microtask).
+   */
   write(ip: Buffer): boolean {
-    const data = this.#primary.data;
-    if (!data || this.#state !== 'CONNECTED') {
+    if (!this.#primary.data || this.#state !== 'CONNECTED') {
       this.stats.droppedOut++;
       return false;
     }
     this.stats.packetsOut++;
     this.#lastSent = Date.now();
-    this.#sendRaw(data.encrypt(this.#framing === 'none' ? ip : frame(this.#framing, ip)));
+    this.#outbox.push(this.#framing === 'none' ? ip : frame(this.#framing, ip));
+    if (!this.#outboxScheduled) {
+      this.#outboxScheduled = true;
+      queueMicrotask(() => this.#flushOutbox());
+    }
     return true;
+  }
+
+  #flushOutbox(): void {
+    this.#outboxScheduled = false;
+    const batch = this.#outbox;
+    this.#outbox = [];
+    const data = this.#primary.data;
+    if (!data || this.#state !== 'CONNECTED') {
+      this.stats.droppedOut += batch.length;
+      return;
+    }
+    this.#sendSealed(data.sealBatch(batch, this.#tcp !== null));
   }
 
   #startKeepalive(): void {
@@ -791,6 +892,10 @@ export class TunnelClient extends EventEmitter<{
       /* already closed */
     }
     this.#udp = null;
+    this.#udpFd = -1;
+    this.#inbox = [];
+    if (this.#inboxFlush) clearImmediate(this.#inboxFlush);
+    this.#inboxFlush = null;
     this.#udpRelay?.control.destroy();
     this.#udpRelay = null;
   }

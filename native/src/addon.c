@@ -1,13 +1,21 @@
 /* The module's exports. Each function lives in a file of its own; this file only registers them. */
 #include <node_api.h>
+#include "data_key.h"
 #include "heap.h"
+#include "udp_batch.h"
 
 /* Bumped when an export changes meaning, so a stale build is refused instead of misused. */
-#define GATEHOP_NATIVE_ABI 2
+#define GATEHOP_NATIVE_ABI 3
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
       {"heapTrim", NULL, gh_heap_trim, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"cryptoStatus", NULL, gh_crypto_status, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"dataKeyOpen", NULL, gh_data_key_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"dataSeal", NULL, gh_data_seal, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"dataOpen", NULL, gh_data_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"udpSendBatch", NULL, gh_udp_send_batch, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"udpSocket4", NULL, gh_udp_socket4, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   napi_value abi;
