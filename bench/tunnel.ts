@@ -6,48 +6,44 @@
  * Root only. Usage: npm run bench:tunnel [-- --mib N]
  */
 import { readFileSync } from 'node:fs';
-import { silentLogger } from '../core/common/index.js';
-import { openLink, stackOptionsOf, type LinkSpec } from '../core/egress/index.js';
-import { Stack } from '../core/netstack/index.js';
+import { Worker } from 'node:worker_threads';
+import type { LinkSpec } from '../core/egress/index.js';
+import type { DownloadResult } from './lib/tunnel-download.js';
 import { Rig } from '../test/rig/rig.js';
 
 const argMib = process.argv.indexOf('--mib');
 const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 64;
 
-async function gatehopDownload(rig: Rig, node: string, proto: 'tcp' | 'udp' | 'sstp'): Promise<{ mibs: number; cpuPerGiB: number }> {
+type Engine = 'native' | 'javascript';
+
+/** One download through Gatehop in a worker thread whose data channels use the given engine. */
+async function gatehopDownload(rig: Rig, node: string, proto: 'tcp' | 'udp' | 'sstp', engine: Engine = 'native'): Promise<DownloadResult & { cpuPerGiB: number }> {
   const n = rig.node(node);
   const spec: LinkSpec =
     proto === 'sstp'
       ? { protocol: 'sstp', host: n.vpnAddress, port: 443, serverName: n.ddns!, ca: [readFileSync(rig.state.caFile, 'utf8')] }
       : { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') };
-  const { link, config } = await openLink(spec, { logger: silentLogger(), timeoutMs: 30_000 });
-  const stack = new Stack({ ...stackOptionsOf(config), output: (p) => link.write(p) });
-  link.onPacket((p) => stack.input(p));
-  const client = link;
-  try {
-    const s = await stack.connectTcp(rig.state.inetAddress, 80);
-    s.on('error', () => {});
-    let n = 0;
-    const t0 = performance.now();
-    const c0 = process.cpuUsage();
-    s.on('data', (c: Buffer) => (n += c.length));
-    s.write('GET /big HTTP/1.1\r\nHost: files.test\r\nConnection: close\r\n\r\n');
-    await new Promise((r) => s.once('end', r));
-    const secs = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(c0);
-    if (n < rig.state.bigBytes) throw new Error(`short download through ${node}`);
-    return { mibs: n / secs / (1 << 20), cpuPerGiB: ((cpu.user + cpu.system) / 1e6) * ((1 << 30) / n) };
-  } finally {
-    stack.close();
-    client.close();
-  }
+  const env = { ...process.env, GATEHOP_NATIVE: engine === 'javascript' ? 'off' : (process.env.GATEHOP_NATIVE ?? '') };
+  const worker = new Worker(new URL('./lib/tunnel-download-worker.mjs', import.meta.url), { workerData: { spec, inetAddress: rig.state.inetAddress, bigBytes: rig.state.bigBytes }, env });
+  const r = await new Promise<DownloadResult>((resolvePromise, reject) => {
+    worker.once('message', resolvePromise);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`download worker exited ${code}`)));
+  });
+  await worker.terminate();
+  if (proto !== 'sstp' && r.engine !== engine) throw new Error(`asked for the ${engine} engine, the worker ran ${r.engine} (is gatehop-native built?)`);
+  return { ...r, cpuPerGiB: r.user + r.system };
 }
 
-async function nativeDownload(rig: Rig, node: string, proto: 'tcp' | 'udp'): Promise<number> {
+/** Debian's openvpn: MiB/s, and the openvpn process's own CPU per GiB (its kernel TUN and TCP work is not in it). */
+async function nativeDownload(rig: Rig, node: string, proto: 'tcp' | 'udp'): Promise<{ mibs: number; cpuPerGiB: number }> {
   const c = await rig.nativeClient(node, proto);
   try {
-    const out = c.curl(['-o', '/dev/null', '-w', '%{speed_download}', rig.url('/big')]);
-    return Number(out) / (1 << 20);
+    const before = c.cpuSeconds();
+    const out = c.curl(['-o', '/dev/null', '-w', '%{speed_download} %{size_download}', rig.url('/big')]);
+    const after = c.cpuSeconds();
+    const [speed, size] = out.split(' ').map(Number) as [number, number];
+    return { mibs: speed / (1 << 20), cpuPerGiB: (after.user + after.system - before.user - before.system) * ((1 << 30) / size) };
   } finally {
     await c.close();
   }
@@ -55,8 +51,9 @@ async function nativeDownload(rig: Rig, node: string, proto: 'tcp' | 'udp'): Pro
 
 const rig = await Rig.up({ nodes: 1, openvpn: ['gcm-udp', 'cbc-udp', 'gcm-tcp'], client: true, bigMib: MIB });
 try {
-  console.log(`tunnel benchmark: ${MIB} MiB HTTP download through each server (MiB/s)`);
-  console.log('  server                                   gatehop   native   ratio   gatehop CPU s/GiB');
+  console.log(`tunnel benchmark: ${MIB} MiB HTTP download through each server; MiB/s, CPU s/GiB (user+system)`);
+  console.log('  openvpn = Debian\'s client with a kernel TUN (its process only); gatehop = native data engine; js = the JavaScript fallback');
+  console.log('  server                                   openvpn  CPU |  gatehop  ratio  user  sys  CPU |     js  ratio   CPU');
   const cases: Array<[string, 'tcp' | 'udp', string]> = [
     ['n1', 'udp', 'SoftEther 5.01 UDP AES-128-CBC/SHA1'],
     ['n1', 'tcp', 'SoftEther 5.01 TCP AES-128-CBC/SHA1'],
@@ -64,10 +61,12 @@ try {
     ['o2', 'udp', 'OpenVPN 2.6 UDP AES-128-CBC/SHA1'],
     ['o3', 'tcp', 'OpenVPN 2.6 TCP AES-256-GCM'],
   ];
+  const f = (x: number, w: number, d = 1): string => x.toFixed(d).padStart(w);
   for (const [node, proto, label] of cases) {
-    const g = await gatehopDownload(rig, node, proto);
     const n = await nativeDownload(rig, node, proto);
-    console.log(`  ${label.padEnd(40)} ${g.mibs.toFixed(1).padStart(7)} ${n.toFixed(1).padStart(8)} ${(g.mibs / n).toFixed(2).padStart(7)}   ${g.cpuPerGiB.toFixed(1).padStart(6)}`);
+    const g = await gatehopDownload(rig, node, proto, 'native');
+    const j = await gatehopDownload(rig, node, proto, 'javascript');
+    console.log(`  ${label.padEnd(40)} ${f(n.mibs, 7)} ${f(n.cpuPerGiB, 4)} | ${f(g.mibs, 7)} ${f(g.mibs / n.mibs, 6, 2)} ${f(g.user, 5)} ${f(g.system, 4)} ${f(g.cpuPerGiB, 4)} | ${f(j.mibs, 6)} ${f(j.mibs / n.mibs, 6, 2)} ${f(j.cpuPerGiB, 5)}`);
   }
   // SSTP beside OpenVPN over TCP on the same SoftEther server, alternating, best of two each.
   console.log(`\nSSTP against OpenVPN over TCP, same SoftEther server, same run (MiB/s, best of 2; target ratio >= 0.8)`);

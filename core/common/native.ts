@@ -19,11 +19,20 @@ export interface NativeModule {
   dataSeal(key: NativeDataKey, payloads: readonly Uint8Array[], out: Buffer, lengths: Uint32Array, tcpFraming: boolean): number;
   /** Opens each packet in place: results[2i] its payload's offset, results[2i+1] its length, or -1 (failed) / -2 (replayed). */
   dataOpen(key: NativeDataKey, packets: readonly Uint8Array[], results: Int32Array): void;
-  /** sendmmsg(2) of count datagrams laid end to end in data on a connected UDP socket; how many the kernel took. */
-  udpSendBatch(fd: number, data: Buffer, lengths: Uint32Array, count: number): number;
-  /** A new UDP/IPv4 socket's fd, for dgram's bind({ fd }) so that udpSendBatch knows it; -1 where there is none. */
-  udpSocket4(): number;
+  /**
+   * A connected UDP socket read by recvmmsg on this thread's event loop (native/src/udp_socket.c):
+   * onRead(data, count) with the datagrams end to end and lengths[i] each one's size (0: truncated),
+   * or onRead(null, -errno) on a socket error. Throws GATEHOP_NATIVE_SOCKET / _UNSUPPORTED (not Linux).
+   */
+  udpOpen(ip: string, port: number, rcvbuf: number, lengths: Uint32Array, onRead: (data: Buffer | null, count: number) => void): NativeUdpSocket;
+  /** sendmmsg(2) of count datagrams laid end to end in data; how many the kernel took (0 once closed). */
+  udpSend(socket: NativeUdpSocket, data: Buffer, lengths: Uint32Array, count: number): number;
+  /** Stops reading and closes the socket; idempotent. */
+  udpClose(socket: NativeUdpSocket): void;
 }
+
+/** An opaque native UDP socket; closed when garbage if nobody closed it. */
+export type NativeUdpSocket = { readonly __nativeUdpSocket: unique symbol };
 
 export interface NativeDataKeySpec {
   /** OpenSSL's name: aes-128-cbc, aes-256-gcm, chacha20-poly1305, … */

@@ -92,7 +92,7 @@ export class TunnelEgress implements Egress {
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     const stack = new Stack({ ...stackOptionsOf(config), output: (p) => link.write(p) });
-    link.onPacket((p) => stack.input(p));
+    link.onPackets((batch) => stack.inputBatch(batch));
     const dns = new DnsResolver(stack, { servers: config.dns, fallback: opts.dnsFallback ?? ['1.1.1.1', '8.8.8.8'] });
     const egress = new TunnelEgress(opts, link, stack, dns, config);
     try {

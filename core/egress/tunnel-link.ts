@@ -31,7 +31,8 @@ export interface TunnelLink {
   readonly counters: { reconnects: number; decryptFailures: number };
   write(packet: Buffer): void;
   close(): void;
-  onPacket(fn: (packet: Buffer) => void): void;
+  /** IP packets that arrived together (one read of the carrier), in order: a stack takes them as one batch. */
+  onPackets(fn: (packets: Buffer[]) => void): void;
   /** Called once when the link is gone for good (not an L1 reconnect). */
   onDown(fn: (reason: string) => void): void;
   /** Phase changes (reconnecting while an L1 reconnect runs). */

@@ -152,6 +152,38 @@ export class Stack {
     });
   }
 
+  /**
+   * IP packets that arrived together, as one batch: lwIP takes them all before anything it says
+   * is handled, so one stream's data from the whole batch reaches its reader as one chunk, and
+   * with per-batch ACKs the ACKs for the batch leave with it (one sealed batch, one sendmmsg).
+   */
+  inputBatch(packets: readonly Buffer[]): void {
+    if (this.#closed) return;
+    if (this.#depth > 0) {
+      for (const p of packets) this.input(p);
+      return;
+    }
+    this.#call(() => {
+      const mem = (): Uint8Array => new Uint8Array(this.#ex.memory.buffer);
+      for (const packet of packets) {
+        if (packet.length === 0 || packet.length > 65_535) {
+          this.#counters.inputDropped++;
+          continue;
+        }
+        this.#counters.packetsIn++;
+        this.#counters.bytesIn += packet.length;
+        const ptr = this.#ex.gh_input_alloc(packet.length);
+        if (ptr === 0) {
+          this.#counters.inputDropped++;
+          continue;
+        }
+        mem().set(packet, ptr); // memory may have grown: a fresh view each time
+        this.#ex.gh_input_commit();
+      }
+      if (this.#acks === 'per-batch') this.#ex.gh_flush_acks();
+    });
+  }
+
   /** Opens a TCP connection to an IPv4 address through this stack. */
   connectTcp(ip: string, port: number, opts: ConnectOptions = {}): Promise<TcpStream> {
     const target = `${ip}:${port}`;
@@ -368,15 +400,31 @@ export class Stack {
             this.#output(packet);
           }
         }
-        if (this.#events.length > 0) {
-          for (const ev of this.#events.splice(0)) this.#dispatch(ev);
-        }
+        if (this.#events.length > 0) this.#dispatchAll(this.#events.splice(0));
         if (this.#deferredInput.length > 0) {
           for (const packet of this.#deferredInput.splice(0)) this.input(packet);
         }
       }
     } finally {
       this.#draining = false;
+    }
+  }
+
+  /** Events in order; a run of data for one stream goes to it as one chunk (one push, one tcp_recved). */
+  #dispatchAll(events: StackEvent[]): void {
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      if (ev.t === 'data') {
+        let end = i + 1;
+        while (end < events.length && events[end]!.t === 'data' && (events[end] as { id: number }).id === ev.id) end++;
+        if (end > i + 1) {
+          const data = Buffer.concat(events.slice(i, end).map((e) => (e as { data: Buffer }).data));
+          this.#dispatch({ t: 'data', id: ev.id, data });
+          i = end - 1;
+          continue;
+        }
+      }
+      this.#dispatch(ev);
     }
   }
 

@@ -10,7 +10,8 @@ import type { ControlMessage } from './reliable.js';
 import { DataChannel, dataEngineStatus, isSupportedCipher, PING_PAYLOAD, SUPPORTED_CIPHERS, type SealedBatch } from './data-channel.js';
 import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader } from './packet.js';
-import type { NativeModule } from '../common/index.js';
+import { lookup } from 'node:dns/promises';
+import { NativeUdpCarrier } from './udp-native.js';
 import { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
 import type { OvpnProfile, OvpnRemote } from './profile.js';
 import { framingFor, frame, unframe, type Framing } from './compression-framing.js';
@@ -84,11 +85,12 @@ const UDP_RCVBUF = 1 << 20;
 /**
  * An OpenVPN client session over TCP or UDP (key_id 0; openvpn-protocol-notes.md §10). It speaks
  * to SoftEther (VPN Gate) and to stock OpenVPN 2.6 servers and hands IP packets to its owner
- * through write() and the 'packet' event.
+ * through write() and the 'packets' event.
  */
 export class TunnelClient extends EventEmitter<{
   state: [TunnelState, string];
-  packet: [Buffer];
+  /** IP packets opened together (one read of the carrier), in order. */
+  packets: [Buffer[]];
   error: [Error];
   /** After an L1 reconnect; addressChanged means connections on the old address are lost. */
   reconnected: [{ config: PushedConfig; addressChanged: boolean }];
@@ -107,9 +109,9 @@ export class TunnelClient extends EventEmitter<{
   // per attempt
   #tcp: Socket | null = null;
   #udp: UdpSocket | null = null;
-  /** The UDP socket's descriptor when gatehop-native made it: batches go out by sendmmsg. */
-  #udpFd = -1;
-  #native: NativeModule | null = null;
+  /** The UDP carrier in gatehop-native (recvmmsg/sendmmsg), instead of #udp where it runs. */
+  #nudp: NativeUdpCarrier | null = null;
+  #warnedNativeUdp = false;
   /** Datagrams read in this turn of the event loop, opened as one batch at its end. */
   #inbox: Buffer[] = [];
   #inboxFlush: NodeJS.Immediate | null = null;
@@ -284,22 +286,28 @@ export class TunnelClient extends EventEmitter<{
     }
     // 1 MiB: with Linux's 208 KiB default a download dropped hundreds to thousands of datagrams
     // whenever the event loop was busy for a moment (RcvbufErrors), each one a TCP loss inside.
-    const u = createSocket({ type: 'udp4', recvBufferSize: UDP_RCVBUF });
-    this.#udp = u;
-    u.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${host}:${port}: ${err.message}`, { cause: err })));
-    if (!upstream) {
-      // A connected socket hears only its peer: the kernel drops datagrams from anyone else.
-      u.on('message', (msg) => this.#receive(msg));
-      const connect = (): void => void u.connect(port, host, () => this.#start());
-      // With gatehop-native the socket is made there and wrapped by dgram (a public bind option),
-      // so its descriptor is known and a batch goes to the kernel in one sendmmsg.
-      this.#native = dataEngineStatus().engine === 'native' ? loadNative() : null;
-      const fd = this.#native?.udpSocket4() ?? -1;
-      if (fd < 0) return connect();
-      this.#udpFd = fd;
-      u.bind({ fd }, connect);
+    const udpFailed = (err: Error): void => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${host}:${port}: ${err.message}`, { cause: err }));
+    const native = !upstream && dataEngineStatus().engine === 'native' ? loadNative() : null;
+    if (native) {
+      lookup(host, { family: 4 }).then(({ address }) => {
+        if (!current()) return;
+        try {
+          // A connected socket hears only its peer: the kernel drops datagrams from anyone else.
+          this.#nudp = new NativeUdpCarrier(native, address, port, UDP_RCVBUF, (datagrams) => this.#onPackets(datagrams), udpFailed);
+        } catch (err) {
+          if (!this.#warnedNativeUdp) this.#log.warn({ event: 'native-udp', err: (err as Error).message }, `batched UDP unavailable (${(err as Error).message}); using Node's dgram`);
+          this.#warnedNativeUdp = true;
+          this.#openDgram(address, port);
+          return;
+        }
+        this.#start();
+      }, udpFailed);
       return;
     }
+    if (!upstream) return this.#openDgram(host, port);
+    const u = createSocket({ type: 'udp4', recvBufferSize: UDP_RCVBUF });
+    this.#udp = u;
+    u.on('error', udpFailed);
     socks5UdpAssociate(upstream).then(({ control, relay }) => {
       if (!current()) return void control.destroy();
       this.#udpRelay = { control, header: socks5UdpHeader(host, port) };
@@ -313,6 +321,16 @@ export class TunnelClient extends EventEmitter<{
       });
       u.connect(relay.port, relay.host, () => this.#start());
     }, failed);
+  }
+
+  /** Node's dgram socket to the server: the carrier without gatehop-native. */
+  #openDgram(host: string, port: number): void {
+    const u = createSocket({ type: 'udp4', recvBufferSize: UDP_RCVBUF });
+    this.#udp = u;
+    u.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${this.#remote.host}:${port}: ${err.message}`, { cause: err })));
+    // A connected socket hears only its peer: the kernel drops datagrams from anyone else.
+    u.on('message', (msg) => this.#receive(msg));
+    u.connect(port, host, () => this.#start());
   }
 
   #wireTcp(s: Socket): void {
@@ -341,13 +359,15 @@ export class TunnelClient extends EventEmitter<{
         return;
       }
       this.#tcp.write(frameTcp(packet));
+    } else if (this.#nudp) {
+      if (!this.#nudp.sendOne(packet)) this.stats.droppedOut++;
     } else if (this.#udp) {
       if (this.#udpRelay) this.#udp.send([this.#udpRelay.header, packet]);
       else this.#udp.send(packet);
     }
   }
 
-  /** A sealed batch onto the transport: one write over TCP, sendmmsg (then dgram for any rest) over UDP. */
+  /** A sealed batch onto the transport: one write over TCP, one sendmmsg natively over UDP, else dgram per datagram. */
   #sendSealed(sealed: SealedBatch): void {
     const { data, lengths, count } = sealed;
     if (this.#tcp) {
@@ -359,20 +379,22 @@ export class TunnelClient extends EventEmitter<{
       this.#tcp.write(data.subarray(0, sealed.bytes));
       return;
     }
+    if (this.#nudp) {
+      const sent = this.#nudp.send(data, lengths, count);
+      // What the kernel did not take (its send buffer full) is lost, as UDP loses it anyway.
+      this.stats.droppedOut += count - sent;
+      for (let i = 0; i < sent; i++) this.stats.bytesOut += lengths[i]!;
+      return;
+    }
     const u = this.#udp;
     if (!u) return;
-    let sent = 0;
-    // dgram's own queue must be empty, or our datagrams would overtake its.
-    if (this.#udpFd >= 0 && this.#native && u.getSendQueueCount() === 0) sent = this.#native.udpSendBatch(this.#udpFd, data, lengths, count);
     let at = 0;
     for (let i = 0; i < count; i++) {
       const len = lengths[i]!;
       this.stats.bytesOut += len;
-      if (i >= sent) {
-        const packet = data.subarray(at, at + len);
-        if (this.#udpRelay) u.send([this.#udpRelay.header, packet]);
-        else u.send(packet);
-      }
+      const packet = data.subarray(at, at + len);
+      if (this.#udpRelay) u.send([this.#udpRelay.header, packet]);
+      else u.send(packet);
       at += len;
     }
   }
@@ -728,6 +750,7 @@ export class TunnelClient extends EventEmitter<{
     this.stats.decryptFailures += key.data.stats.decryptFailures - decryptFailures;
     this.stats.replays += key.data.stats.replays - replays;
     let heard = false;
+    const inners: Buffer[] = [];
     for (const payload of payloads) {
       if (!payload) continue;
       heard = true;
@@ -741,10 +764,12 @@ export class TunnelClient extends EventEmitter<{
         continue;
       }
       if (inner.length === PING_PAYLOAD.length && inner.equals(PING_PAYLOAD)) continue;
-      this.stats.packetsIn++;
-      this.emit('packet', inner);
+      inners.push(inner);
     }
     if (heard) this.#lastRecv = Date.now();
+    if (inners.length === 0) return;
+    this.stats.packetsIn += inners.length;
+    this.emit('packets', inners);
   }
 
   /**
@@ -849,7 +874,7 @@ export class TunnelClient extends EventEmitter<{
     if (this.listenerCount('error') > 0) this.emit('error', err);
   }
 
-  /** L1: the same server again, with new session ids; the 'packet' interface never changes. */
+  /** L1: the same server again, with new session ids; the 'packets' interface never changes. */
   async #reconnect(cause: Error, forMs: number): Promise<void> {
     const previous = this.config;
     this.#setState('RECONNECTING', cause.message);
@@ -892,7 +917,8 @@ export class TunnelClient extends EventEmitter<{
       /* already closed */
     }
     this.#udp = null;
-    this.#udpFd = -1;
+    this.#nudp?.close();
+    this.#nudp = null;
     this.#inbox = [];
     if (this.#inboxFlush) clearImmediate(this.#inboxFlush);
     this.#inboxFlush = null;
@@ -903,7 +929,7 @@ export class TunnelClient extends EventEmitter<{
   close(): void {
     this.#closedByUs = true;
     this.#settle?.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'tunnel closed'));
-    if (this.#state === 'DISCONNECTED' && !this.#tcp && !this.#udp) return;
+    if (this.#state === 'DISCONNECTED' && !this.#tcp && !this.#udp && !this.#nudp) return;
     const linger = this.#state === 'CONNECTED' && this.#notifyExit();
     this.#setState('DISCONNECTED', 'closed by us');
     if (!linger) {

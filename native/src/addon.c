@@ -2,7 +2,7 @@
 #include <node_api.h>
 #include "data_key.h"
 #include "heap.h"
-#include "udp_batch.h"
+#include "udp_socket.h"
 
 /* Bumped when an export changes meaning, so a stale build is refused instead of misused. */
 #define GATEHOP_NATIVE_ABI 3
@@ -14,8 +14,9 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"dataKeyOpen", NULL, gh_data_key_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dataSeal", NULL, gh_data_seal, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dataOpen", NULL, gh_data_open, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"udpSendBatch", NULL, gh_udp_send_batch, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"udpSocket4", NULL, gh_udp_socket4, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"udpOpen", NULL, gh_udp_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"udpSend", NULL, gh_udp_send, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"udpClose", NULL, gh_udp_close, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   napi_value abi;

@@ -24,7 +24,7 @@ async function open(profileText: string, reconnectForMs?: number): Promise<Tunne
   const client = new TunnelClient({ profile, logger: log, ...(reconnectForMs !== undefined ? { reconnectForMs } : {}) });
   const cfg = await client.connect({ timeoutMs: 30_000 });
   const stack = new Stack({ ...tunnelStackOptions(cfg, profile.remotes[0]!.proto), output: (p) => void client.write(p) });
-  client.on('packet', (p) => stack.input(p));
+  client.on('packets', (batch) => stack.inputBatch(batch));
   // Readiness: the path works once the tunnel's gateway answers (a fresh SoftEther session can drop
   // its first packets while SecureNAT comes up).
   for (let i = 0; i < 20; i++) {

@@ -49,7 +49,7 @@ describe('a SoftEther Stable 4.x node (constructed from the notes)', () => {
     expect(server.clientOptions).toMatch(/^V4,dev-type tun,/);
 
     // Data both ways, V1 only (Stable would parse opcode 9 as a control packet).
-    const got = new Promise<Buffer>((r) => client.once('packet', r));
+    const got = new Promise<Buffer>((r) => client.once('packets', (batch) => r(batch[0]!)));
     server.sendData(ipPacket);
     expect(await got).toEqual(ipPacket);
     client.write(ipPacket);
@@ -68,7 +68,7 @@ describe('a SoftEther Stable 4.x node (constructed from the notes)', () => {
     const client = await connect(server, 'AES-256-GCM');
     expect(server.chosenCipher).toBe('AES-128-CBC');
     expect(client.cipher).toBe('AES-128-CBC');
-    const got = new Promise<Buffer>((r) => client.once('packet', r));
+    const got = new Promise<Buffer>((r) => client.once('packets', (batch) => r(batch[0]!)));
     server.sendData(ipPacket);
     expect(await got).toEqual(ipPacket);
   });

@@ -153,8 +153,9 @@ describe('data channel engines', () => {
       expect(() => native.dataOpen(key, [Buffer.alloc(1)], new Int32Array(1))).toThrow(/results/);
       expect(() => native.dataOpen({} as never, [], new Int32Array(2))).toThrow(/data key/);
       expect(() => native.dataKeyOpen({ cipher: 'des-cbc-nope', digest: 'sha1', keyId: 0, peerId: -1, encKey: Buffer.alloc(16), decKey: Buffer.alloc(16), encHmac: Buffer.alloc(20), decHmac: Buffer.alloc(20), encIv: Buffer.alloc(8), decIv: Buffer.alloc(8) })).toThrow(expect.objectContaining({ code: 'GATEHOP_NATIVE_CRYPTO' }));
-      expect(() => native.udpSendBatch(-1, Buffer.alloc(4), new Uint32Array([8]), 1)).not.toThrow(); // no socket: nothing sent
-      expect(native.udpSendBatch(-1, Buffer.alloc(4), new Uint32Array([8]), 1)).toBe(0);
+      expect(() => native.udpSend({} as never, Buffer.alloc(4), new Uint32Array([4]), 1)).toThrow(/UDP socket/);
+      expect(() => native.udpOpen('not-an-ip', 1194, 0, new Uint32Array(64), () => {})).toThrow(expect.objectContaining({ code: 'GATEHOP_NATIVE_ARGUMENT' }));
+      expect(() => native.udpOpen('127.0.0.1', 1194, 0, new Uint32Array(8), () => {})).toThrow(/Uint32Array\(64\)/);
     });
   });
 });

@@ -47,8 +47,8 @@ export class OpenVpnLink implements TunnelLink {
     this.client.close();
   }
 
-  onPacket(fn: (packet: Buffer) => void): void {
-    this.client.on('packet', fn);
+  onPackets(fn: (packets: Buffer[]) => void): void {
+    this.client.on('packets', fn);
   }
 
   onDown(fn: (reason: string) => void): void {

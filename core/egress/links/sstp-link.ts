@@ -30,8 +30,8 @@ export class SstpLink implements TunnelLink {
     this.client.close();
   }
 
-  onPacket(fn: (packet: Buffer) => void): void {
-    this.client.on('packet', fn);
+  onPackets(fn: (packets: Buffer[]) => void): void {
+    this.client.on('packet', (p) => fn([p]));
   }
 
   onDown(fn: (reason: string) => void): void {
