@@ -175,7 +175,17 @@ export const statusSchema = z.object({
    * The native module (native/, gatehop-native): loaded, or why not (not built, turned off,
    * another ABI); everything it does has a JavaScript path. Heap trims done and the longest, ms.
    */
-  native: z.object({ loaded: z.boolean(), reason: z.string().nullable(), heapTrims: z.number().int(), heapTrimMaxMs: z.number() }),
+  native: z.object({
+    loaded: z.boolean(),
+    reason: z.string().nullable(),
+    heapTrims: z.number().int(),
+    heapTrimMaxMs: z.number(),
+    /** Which data path tunnels run: 'native' (keyed crypto, batched UDP) or the 'javascript' fallback, and why. */
+    dataPath: z.enum(['native', 'javascript']),
+    dataPathReason: z.string().nullable(),
+    /** The libcrypto the native data path uses (its version, and "the process" or the library's file). */
+    crypto: z.string().nullable(),
+  }),
   /** Tunnel worker threads started and failed (crashed, out of heap, hung) since start. */
   tunnelWorkers: z.object({ started: z.number().int(), failures: z.number().int() }),
   /** Where the node list came from and every source Gatehop knows, with how each last went; null with the direct egress. */

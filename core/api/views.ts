@@ -1,5 +1,5 @@
 import { isTunnel, tunnelWorkerCounters, WorkerTunnelEgress, type Egress, type Tunnel, type TunnelProtocol } from '../egress/index.js';
-import { nativeStatus } from '../common/index.js';
+import { dataEngineStatus, nativeStatus } from '../common/index.js';
 import type { NodeTunnel } from '../groups/index.js';
 import { inBackoff } from '../selector/index.js';
 import type { ProxySession } from '../socks5/index.js';
@@ -85,7 +85,16 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
 function nativeView(core: AdminCore): Status['native'] {
   const s = nativeStatus();
   const trims = core.heapTrimmer?.stats ?? { trims: 0, maxMs: 0 };
-  return { loaded: s.loaded, reason: s.loaded ? null : s.reason, heapTrims: trims.trims, heapTrimMaxMs: Math.round(trims.maxMs * 100) / 100 };
+  const data = dataEngineStatus();
+  return {
+    loaded: s.loaded,
+    reason: s.loaded ? null : s.reason,
+    heapTrims: trims.trims,
+    heapTrimMaxMs: Math.round(trims.maxMs * 100) / 100,
+    dataPath: data.engine,
+    dataPathReason: data.reason,
+    crypto: data.library,
+  };
 }
 
 /** `host` the node's host name (its id, as /nodes[].host), `ip` its server address. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { AdminServer, loadOrCreateAdminToken, LoopDelay, type DesktopAccess, type SettingsAccess } from '../api/index.js';
-import { ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, HeapTrimmer, nativeStatus, NetworkWatch, networkKeyOf, parseEndpoint, readNetworkSnapshot, type Endpoint, type Logger, type LogTap } from '../common/index.js';
+import { dataEngineStatus, ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, HeapTrimmer, nativeStatus, NetworkWatch, networkKeyOf, parseEndpoint, readNetworkSnapshot, type Endpoint, type Logger, type LogTap } from '../common/index.js';
 import { DirectEgress, EgressManager, findWorkerScript, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource, type LinkSpec, type TunnelProtocol } from '../egress/index.js';
 import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel, type ProtocolChoiceOptions, type ProtocolMemory } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
@@ -436,11 +436,13 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
 /** How often the native heap is trimmed besides after a worker ends. */
 const HEAP_TRIM_INTERVAL_MS = 60_000;
 
-/** Once at start: whether the native module runs (and why not), for a bug report's log. */
+/** Once at start: whether the native module and its data path run (and why not), for a bug report's log. */
 function logNativeStatus(logger: Logger): void {
   const s = nativeStatus();
-  if (s.loaded) logger.debug({ event: 'native', loaded: true, path: s.path }, 'native module loaded');
+  const data = dataEngineStatus();
+  if (s.loaded) logger.debug({ event: 'native', loaded: true, path: s.path, dataPath: data.engine, crypto: data.library }, 'native module loaded');
   else logger.info({ event: 'native', loaded: false, reason: s.reason }, `native module not loaded: ${s.reason}; using the JavaScript path`);
+  if (s.loaded && data.engine !== 'native') logger.info({ event: 'native', dataPath: data.engine, reason: data.reason }, `tunnels use the JavaScript data path: ${data.reason}`);
 }
 
 export function describeListening(app: RunningApp, config: GatehopConfig): string {

@@ -9,5 +9,5 @@ export { NetworkWatch, isOnline, networkKeyOf, readNetworkSnapshot, type Network
 export { writeFileAtomic } from './atomic-write.js';
 export { dialThroughUpstream, parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader, type UpstreamDialOptions, type UpstreamProxy } from './upstream-proxy.js';
 export { SleepDetector } from './sleep-detector.js';
-export { loadNative, nativeStatus, type NativeDataKey, type NativeDataKeySpec, type NativeModule, type NativeStatus, type NativeUdpSocket } from './native.js';
+export { dataEngineStatus, loadNative, nativeStatus, type DataEngine, type NativeDataKey, type NativeDataKeySpec, type NativeModule, type NativeStatus, type NativeUdpSocket } from './native.js';
 export { HeapTrimmer, type HeapTrimmerOptions } from './heap-trimmer.js';

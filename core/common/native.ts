@@ -62,6 +62,21 @@ export type NativeStatus = { loaded: true; path: string } | { loaded: false; rea
 
 let cached: { module: NativeModule | null; status: NativeStatus } | undefined;
 
+export type DataEngine = 'native' | 'javascript';
+
+/**
+ * Which engine tunnels' data paths use, and why: native (core/ovpn's DataChannel keyed once,
+ * batched UDP) where gatehop-native loaded and found a libcrypto (Node's own, or the system's
+ * under Electron), else the JavaScript one. For /status and the log.
+ */
+export function dataEngineStatus(): { engine: DataEngine; reason: string | null; library: string | null } {
+  const native = loadNative();
+  if (!native) return { engine: 'javascript', reason: `the native module is not loaded: ${(nativeStatus() as { reason: string }).reason}`, library: null };
+  const c = native.cryptoStatus();
+  if ('reason' in c) return { engine: 'javascript', reason: `the native module found no libcrypto: ${c.reason}`, library: null };
+  return { engine: 'native', reason: null, library: `${c.version} (${c.library})` };
+}
+
 /**
  * The native module, loaded once, or null where it is absent (not built: no C toolchain at
  * install), refused (a build for another ABI) or turned off with GATEHOP_NATIVE=off (how the tests

@@ -163,25 +163,33 @@ export class Stack {
       for (const p of packets) this.input(p);
       return;
     }
+    const batching = this.#acks === 'per-batch';
     this.#call(() => {
-      const mem = (): Uint8Array => new Uint8Array(this.#ex.memory.buffer);
-      for (const packet of packets) {
-        if (packet.length === 0 || packet.length > 65_535) {
-          this.#counters.inputDropped++;
-          continue;
-        }
-        this.#counters.packetsIn++;
-        this.#counters.bytesIn += packet.length;
-        const ptr = this.#ex.gh_input_alloc(packet.length);
-        if (ptr === 0) {
-          this.#counters.inputDropped++;
-          continue;
-        }
-        mem().set(packet, ptr); // memory may have grown: a fresh view each time
-        this.#ex.gh_input_commit();
+      // In-order data of the whole batch is acked once, at its end (glue.c g_batching).
+      if (batching) this.#ex.gh_set_batching(1);
+      try {
+        for (const packet of packets) this.#inputOne(packet);
+      } finally {
+        if (batching) this.#ex.gh_set_batching(0);
       }
-      if (this.#acks === 'per-batch') this.#ex.gh_flush_acks();
+      if (batching) this.#ex.gh_flush_acks();
     });
+  }
+
+  #inputOne(packet: Buffer): void {
+    if (packet.length === 0 || packet.length > 65_535) {
+      this.#counters.inputDropped++;
+      return;
+    }
+    this.#counters.packetsIn++;
+    this.#counters.bytesIn += packet.length;
+    const ptr = this.#ex.gh_input_alloc(packet.length);
+    if (ptr === 0) {
+      this.#counters.inputDropped++;
+      return;
+    }
+    new Uint8Array(this.#ex.memory.buffer, ptr, packet.length).set(packet); // memory may have grown: a fresh view each time
+    this.#ex.gh_input_commit();
   }
 
   /** Opens a TCP connection to an IPv4 address through this stack. */

@@ -53,6 +53,7 @@ export interface LwipExports {
   gh_heap_bytes(): number;
   gh_set_quickack(on: number): void;
   gh_flush_acks(): void;
+  gh_set_batching(on: number): void;
 }
 
 /** Callbacks lwIP makes into the host, all during a call into the module. */

@@ -1,10 +1,10 @@
-import { loadNative, type NativeModule } from '../common/index.js';
+import { dataEngineStatus, loadNative, type DataEngine, type NativeModule } from '../common/index.js';
 import { CIPHERS, keyMaterial, SUPPORTED_CIPHERS, type DataCipher, type OpenDrop, type SealedBatch } from './data-cipher.js';
 import { JsDataCipher } from './data-cipher-js.js';
 import { NativeDataCipher } from './data-cipher-native.js';
 import type { DirectionalKeys } from './keys.js';
 
-export { SUPPORTED_CIPHERS, type SealedBatch, type OpenDrop };
+export { dataEngineStatus, SUPPORTED_CIPHERS, type DataEngine, type SealedBatch, type OpenDrop };
 
 /** The 16-byte keepalive payload (notes §6.5): sent as data, dropped on receipt. */
 export const PING_PAYLOAD = Buffer.from('2a187bf3641eb4cb07ed2d0a981fc748', 'hex');
@@ -13,25 +13,12 @@ export function isSupportedCipher(name: string): boolean {
   return name.toUpperCase() in CIPHERS;
 }
 
-export type DataEngine = 'native' | 'javascript';
 
 export interface DataChannelStats {
   sent: number;
   received: number;
   decryptFailures: number;
   replays: number;
-}
-
-/**
- * Which engine new data channels use, and why: native where gatehop-native loaded and found a
- * libcrypto (Node's own, or the system's under Electron), else JavaScript. For /status and the log.
- */
-export function dataEngineStatus(): { engine: DataEngine; reason: string | null; library: string | null } {
-  const native = loadNative();
-  if (!native) return { engine: 'javascript', reason: 'the native module is not loaded', library: null };
-  const c = native.cryptoStatus();
-  if ('reason' in c) return { engine: 'javascript', reason: `the native module found no libcrypto: ${c.reason}`, library: null };
-  return { engine: 'native', reason: null, library: `${c.version} (${c.library})` };
 }
 
 function nativeForData(): NativeModule | null {

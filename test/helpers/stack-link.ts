@@ -10,9 +10,10 @@ export interface LinkedStacks {
 
 /**
  * Two stacks wired back to back (10.9.0.1 ↔ 10.9.0.2). Packets are delivered asynchronously, in
- * batches on setImmediate, as a real link would: never from inside the sender's call.
+ * batches on setImmediate, as a real link would: never from inside the sender's call. With
+ * batchesToA, A takes each turn's packets as one batch (inputBatch), as a tunnel hands them over.
  */
-export function linkStacks(opts: { checksums?: boolean; mtu?: number; maxConnections?: number; impair?: (p: Buffer) => boolean; acksA?: StackOptions['acks'] } = {}): LinkedStacks {
+export function linkStacks(opts: { checksums?: boolean; mtu?: number; maxConnections?: number; impair?: (p: Buffer) => boolean; acksA?: StackOptions['acks']; batchesToA?: boolean } = {}): LinkedStacks {
   const queues: { toA: Buffer[]; toB: Buffer[] } = { toA: [], toB: [] };
   let scheduled = false;
   const state = { cut: false };
@@ -24,7 +25,9 @@ export function linkStacks(opts: { checksums?: boolean; mtu?: number; maxConnect
       const toA = queues.toA.splice(0);
       const toB = queues.toB.splice(0);
       for (const p of toB) if (!b.closed) b.input(p);
-      for (const p of toA) if (!a.closed) a.input(p);
+      if (opts.batchesToA) {
+        if (!a.closed && toA.length > 0) a.inputBatch(toA);
+      } else for (const p of toA) if (!a.closed) a.input(p);
     });
   };
   const send = (q: Buffer[]) => (p: Buffer): void => {

@@ -41,7 +41,7 @@ describe('gatehop-native', () => {
   it('is built and loaded (CI builds it from source at npm ci)', () => {
     if (process.env.CI !== 'true' && !existsSync(BINARY)) return;
     expect(nativeStatus()).toMatchObject({ loaded: true });
-    expect(loadNative()?.abi).toBe(2);
+    expect(loadNative()?.abi).toBe(3);
   });
 
   it.runIf(glibc && existsSync(BINARY))('heapTrim gives the memory of ended worker threads back to the OS', () => {

@@ -115,6 +115,52 @@ describe('two stacks back to back', () => {
     expect(fromA.acks / toA.segments).toBeLessThan(0.7);
   });
 
+  it("'per-batch' acks with batched input: in-order data acked once per batch; a gap still gets its duplicate ACKs at once", async () => {
+    const acks: number[] = []; // ack numbers of A's pure ACKs
+    let segments = 0;
+    let dropped = false;
+    let sentBytes = 0;
+    const watch = (p: Buffer): boolean => {
+      if (p[9] !== 6) return true;
+      const ihl = (p[0]! & 0x0f) * 4;
+      const payload = p.readUInt16BE(2) - ihl - (p[ihl + 12]! >> 4) * 4;
+      if (p[15] === 1 && payload === 0 && p[ihl + 13] === 0x10) acks.push(p.readUInt32BE(ihl + 8));
+      if (p[15] === 2 && payload > 0) {
+        segments++;
+        sentBytes += payload;
+        // Lose one segment a megabyte in, once: what follows is out of order at A.
+        if (!dropped && sentBytes > 1 << 20) return !(dropped = true);
+      }
+      return true;
+    };
+    link = linkStacks({ impair: watch, acksA: 'per-batch', batchesToA: true });
+    let server: TcpStream | null = null;
+    link.b.listenTcp(9, (s) => {
+      s.on('error', () => {});
+      server = s;
+    });
+    const client = await link.a.connectTcp('10.9.0.2', 9);
+    client.on('error', () => {});
+    await eventually(() => server !== null, 2_000, 'accepted');
+    const got = collect(client);
+    acks.length = 0;
+    segments = 0;
+    const data = randomBytes(2 * 1024 * 1024);
+    server!.end(data);
+    expect(sha(await got)).toBe(sha(data));
+    expect(dropped).toBe(true);
+    // Per batch, not per two segments (~0.5): the link hands over several segments per turn.
+    expect(acks.length / segments).toBeLessThan(0.4);
+    // The gap: three or more ACKs in a row with one ack number (what triggers a fast retransmit).
+    let run = 1;
+    let longest = 1;
+    for (let i = 1; i < acks.length; i++) {
+      run = acks[i] === acks[i - 1] ? run + 1 : 1;
+      longest = Math.max(longest, run);
+    }
+    expect(longest).toBeGreaterThanOrEqual(3);
+  });
+
   it('honours an AbortSignal during connect', async () => {
     link = linkStacks();
     link.cut = true;

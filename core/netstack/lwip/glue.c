@@ -200,10 +200,20 @@ EXPORT(gh_flush_acks) void gh_flush_acks(void) {
   }
 }
 
+/* Set while the host feeds lwIP a batch of input (gh_set_batching): in-order data is acked once,
+ * at the batch's end (gh_flush_acks), not every second segment, as a kernel acks what GRO merged.
+ * Out-of-order segments still get their duplicate ACK at once (lwIP sends it before on_recv). */
+static int g_batching;
+EXPORT(gh_set_batching) void gh_set_batching(int on) { g_batching = on; }
+
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err) {
   struct gh_conn *c = (struct gh_conn *)arg;
   (void)err;
   if (g_quickack && p != NULL) tcp_ack_now(pcb);
+  else if (g_batching && p != NULL && (pcb->flags & TF_ACK_NOW)) {
+    tcp_clear_flags(pcb, TF_ACK_NOW);
+    tcp_set_flags(pcb, TF_ACK_DELAY);
+  }
   if (p == NULL) {
     js_tcp_fin(c->id);
     return ERR_OK;
