@@ -14,7 +14,7 @@ export function status(over: Partial<Status> = {}): Status {
     eventLoop: { p50Ms: 0.1, p99Ms: 2, maxMs: 5, windowMs: 10_000 },
     tunnels: [{ egressId: 'tunnel-1', nodeId: 'n1', thread: 'worker', heapBytes: 12_000_000, wasmMemoryBytes: 33_554_432 }],
     tunnelWorkers: { started: 1, failures: 0 },
-    native: { loaded: true, reason: null, heapTrims: 0, heapTrimMaxMs: 0 },
+    native: { loaded: true, reason: null, heapTrims: 0, heapTrimMaxMs: 0, dataPath: 'native', dataPathReason: null, crypto: 'OpenSSL 3.0.19 (the process)' },
     list: { source: 'https://www.vpngate.net/api/iphone/', via: 'direct', fetchedAt: 1000, nodes: 2, refreshing: false, sources: [{ url: 'https://www.vpngate.net/api/iphone/', kind: 'official', via: 'direct', ok: true, error: null, at: 1000 }] },
     reach: { connectBy: 'ip', upstream: null, upstreamUdp: null },
     nodeTest: null, exit: null, desktop: false,
