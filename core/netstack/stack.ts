@@ -63,6 +63,8 @@ type StackEvent =
   | { t: 'accepted'; listenerId: number; id: number; pcb: number; address: string; port: number };
 
 const TIMER_INTERVAL_MS = 100; // = TCP_TMR_INTERVAL in lwipopts.h
+/** The receive arena's size: a batch's worth of segments (64 KiB is ~45 full segments). */
+const ARENA_BYTES = 64 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 const INFO_WORDS = 8;
 const STATS_WORDS = 16;
@@ -90,6 +92,15 @@ export class Stack {
   readonly #scratch: number;
   #events: StackEvent[] = [];
   #outQueue: Buffer[] = [];
+  /** A Buffer over lwIP's whole memory, made again only when the memory grows (not per packet). */
+  #memView: Buffer | null = null;
+  /**
+   * Received TCP data is copied out of lwIP into this arena, segment after segment, instead of a
+   * new buffer per segment: a stream's run of segments in one batch is then one contiguous slice
+   * (no concat), and the garbage per segment is a view, not a backing store.
+   */
+  #arena: Buffer | null = null;
+  #arenaAt = 0;
   #deferredInput: Buffer[] = [];
   #depth = 0;
   #draining = false;
@@ -147,7 +158,7 @@ export class Stack {
         this.#counters.inputDropped++;
         return;
       }
-      new Uint8Array(this.#ex.memory.buffer, ptr, packet.length).set(packet);
+      packet.copy(this.#mem(), ptr);
       this.#ex.gh_input_commit();
     });
   }
@@ -188,7 +199,7 @@ export class Stack {
       this.#counters.inputDropped++;
       return;
     }
-    new Uint8Array(this.#ex.memory.buffer, ptr, packet.length).set(packet); // memory may have grown: a fresh view each time
+    packet.copy(this.#mem(), ptr);
     this.#ex.gh_input_commit();
   }
 
@@ -426,8 +437,7 @@ export class Stack {
         let end = i + 1;
         while (end < events.length && events[end]!.t === 'data' && (events[end] as { id: number }).id === ev.id) end++;
         if (end > i + 1) {
-          const data = Buffer.concat(events.slice(i, end).map((e) => (e as { data: Buffer }).data));
-          this.#dispatch({ t: 'data', id: ev.id, data });
+          this.#dispatch({ t: 'data', id: ev.id, data: joined(events.slice(i, end).map((e) => (e as { data: Buffer }).data)) });
           i = end - 1;
           continue;
         }
@@ -481,6 +491,25 @@ export class Stack {
     }
   }
 
+  /** lwIP's memory as a Buffer; a new view only after the memory grew (the old one is detached then). */
+  #mem(): Buffer {
+    const buffer = this.#ex.memory.buffer;
+    if (this.#memView?.buffer !== buffer) this.#memView = Buffer.from(buffer);
+    return this.#memView;
+  }
+
+  /** TCP data out of lwIP into the arena (see #arena); a new arena when this one is full. */
+  #copyData(ptr: number, len: number): Buffer {
+    if (!this.#arena || this.#arenaAt + len > this.#arena.length) {
+      this.#arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, len));
+      this.#arenaAt = 0;
+    }
+    const at = this.#arenaAt;
+    this.#mem().copy(this.#arena, at, ptr, ptr + len);
+    this.#arenaAt += len;
+    return this.#arena.subarray(at, at + len);
+  }
+
   #copyOut(ptr: number, len: number): Buffer {
     const b = Buffer.allocUnsafe(len);
     b.set(new Uint8Array(this.#ex.memory.buffer, ptr, len));
@@ -501,7 +530,7 @@ export class Stack {
       },
       js_output: (ptr, len) => void this.#outQueue.push(this.#copyOut(ptr, len)),
       js_tcp_connected: (id) => void this.#events.push({ t: 'connected', id }),
-      js_tcp_recv: (id, ptr, len) => void this.#events.push({ t: 'data', id, data: this.#copyOut(ptr, len) }),
+      js_tcp_recv: (id, ptr, len) => void this.#events.push({ t: 'data', id, data: this.#copyData(ptr, len) }),
       js_tcp_fin: (id) => void this.#events.push({ t: 'fin', id }),
       js_tcp_sent: (id) => void this.#events.push({ t: 'sent', id }),
       js_tcp_err: (id, err) => void this.#events.push({ t: 'err', id, err }),
@@ -513,4 +542,16 @@ export class Stack {
         void this.#events.push({ t: 'accepted', listenerId, id, pcb, address: ipv4FromWasm(ip), port }),
     };
   }
+}
+
+/** Chunks as one Buffer: a single slice when they lie end to end in one arena (the usual case), else a copy. */
+function joined(chunks: Buffer[]): Buffer {
+  const first = chunks[0]!;
+  let end = first.byteOffset + first.length;
+  for (let i = 1; i < chunks.length; i++) {
+    const c = chunks[i]!;
+    if (c.buffer !== first.buffer || c.byteOffset !== end) return Buffer.concat(chunks);
+    end += c.length;
+  }
+  return Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
 }
