@@ -111,6 +111,8 @@ describe('the package', () => {
     for (const d of ['libgtk-3-0', 'libnotify4', 'libnss3', 'libxss1', 'libxtst6', 'xdg-utils', 'libatspi2.0-0', 'libuuid1', 'libsecret-1-0']) expect(deb.depends, d).toContain(d);
     // What the Electron binary links beyond those (libasound.so.2, libgbm.so.1, libdrm.so.2); Ubuntu 24.04 renamed ALSA's.
     for (const d of ['libasound2 | libasound2t64', 'libgbm1', 'libdrm2']) expect(deb.depends, d).toContain(d);
+    // gatehop-native's data path under Electron opens the system's libcrypto.so.3 (native/README.md).
+    expect(deb.depends).toContain('libssl3 | libssl3t64');
     // Debian 12 has no libappindicator3-1, and Electron's tray does not need it (StatusNotifierItem over D-Bus).
     expect([...deb.depends, ...(deb.recommends ?? [])].join(' ')).not.toMatch(/appindicator/);
     if (!existsSync('/usr/bin/apt-cache') || !/bookworm|^12/.test(readFileSync('/etc/debian_version', 'utf8').trim() + readFileSync('/etc/os-release', 'utf8'))) return;
