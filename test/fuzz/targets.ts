@@ -16,7 +16,7 @@ import { buildConfig } from '../../core/app/index.js';
 import { parseConfigText } from '../../core/app/config.js';
 import { parseSettingsText } from '../../core/app/settings-file.js';
 import { SingleEgressSource, type Egress } from '../../core/egress/index.js';
-import { DataChannel, decodeControl, encodeControl, Op, parseProfile, parsePushOptions, parseServerKeyMethod2, sliceKey2, TcpRecordReader, tlsAuthWrapper, tlsCryptWrapper } from '../../core/ovpn/index.js';
+import { DataChannel, dataEngineStatus, decodeControl, encodeControl, Op, parseProfile, parsePushOptions, parseServerKeyMethod2, sliceKey2, TcpRecordReader, tlsAuthWrapper, tlsCryptWrapper, type DataEngine } from '../../core/ovpn/index.js';
 import { ReliableChannel } from '../../core/ovpn/reliable.js';
 import { parseAuthority, parseBasicAuth, ProxyServer, proxyOptionsSchema, socks5Codec, stripHopByHop } from '../../core/socks5/index.js';
 import { decodeCp, decodeFrame, decodeOptions, decodePacket, encodeControl as encodeSstpControl, encodeCp, encodeData, encodeFrame, encodeOptions, SstpReader } from '../../core/sstp/index.js';
@@ -225,23 +225,25 @@ const ovpnMessages: FuzzTarget<[Buffer, string]> = {
   },
 };
 
-function dataPair(cipher: string, auth: string | null): [DataChannel, DataChannel] {
+/** The server's channel, and the client's on each data engine this process has (native where built, and JavaScript). */
+function dataPair(cipher: string, auth: string | null): [DataChannel, DataChannel[]] {
   const client = sliceKey2(randomBytes(256));
   const server = { encryptCipher: client.decryptCipher, encryptHmac: client.decryptHmac, decryptCipher: client.encryptCipher, decryptHmac: client.encryptHmac };
-  return [new DataChannel(cipher, auth, server, 0, null), new DataChannel(cipher, auth, client, 0, null)];
+  const engines: DataEngine[] = dataEngineStatus().engine === 'native' ? ['native', 'javascript'] : ['javascript'];
+  return [new DataChannel(cipher, auth, server, 0, null), engines.map((e) => new DataChannel(cipher, auth, client, 0, null, e))];
 }
 
-const [cbcServer, cbcClient] = dataPair('AES-128-CBC', 'SHA1');
-const [gcmServer, gcmClient] = dataPair('AES-256-GCM', null);
+const [cbcServer, cbcClients] = dataPair('AES-128-CBC', 'SHA1');
+const [gcmServer, gcmClients] = dataPair('AES-256-GCM', null);
 const dataSeeds = [...Array.from({ length: 4 }, (_, i) => cbcServer.encrypt(randomBytes(20 + i * 200))), ...Array.from({ length: 4 }, (_, i) => gcmServer.encrypt(randomBytes(20 + i * 200)))];
 const dataSeedHex = new Set(dataSeeds.map((d) => d.toString('hex')));
 
 const ovpnData: FuzzTarget<Buffer> = {
   name: 'ovpn-data',
-  what: 'OpenVPN data packets from the server (AES-CBC+HMAC and AES-GCM, core/ovpn data-channel)',
+  what: 'OpenVPN data packets from the server (AES-CBC+HMAC and AES-GCM, core/ovpn data-channel, native and JavaScript engines)',
   input: bytesLike(dataSeeds, 1600),
   run(b) {
-    for (const ch of [cbcClient, gcmClient]) {
+    for (const ch of [...cbcClients, ...gcmClients]) {
       const plain = ch.decrypt(b);
       // Only the very packets the server sent authenticate; a changed byte anywhere is dropped.
       must(plain === null || dataSeedHex.has(b.toString('hex')), `a forged data packet decrypted: ${b.subarray(0, 40).toString('hex')}`);
