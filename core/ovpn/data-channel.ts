@@ -59,15 +59,19 @@ export class DataChannel {
    * (counted). The native engine decrypts in place: the packets' bytes are the payloads' afterwards.
    */
   openBatch(packets: readonly Buffer[]): Array<Buffer | null> {
-    return this.#cipher.open(packets).map((r) => {
+    // The engine's array, drops turned into null where they stand (no second array per batch).
+    const results = this.#cipher.open(packets) as Array<Buffer | OpenDrop | null>;
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i];
       if (r === 'failed') this.stats.decryptFailures++;
       else if (r === 'replay') this.stats.replays++;
       else {
         this.stats.received++;
-        return r;
+        continue;
       }
-      return null;
-    });
+      results[i] = null;
+    }
+    return results as Array<Buffer | null>;
   }
 
   encrypt(payload: Buffer): Buffer {

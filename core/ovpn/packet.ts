@@ -81,22 +81,29 @@ export function decodeControl(b: Buffer): ControlPacket | null {
 }
 
 /** TCP framing: [u16 length][packet]. Records above `max` end the connection (SoftEther: 2000). */
+const EMPTY = Buffer.alloc(0);
+
 export class TcpRecordReader {
-  #buf: Buffer = Buffer.alloc(0);
+  #buf: Buffer = EMPTY;
 
   constructor(private readonly max = 2048) {}
 
-  /** Returns complete records, or throws on an impossible length. */
+  /**
+   * Returns complete records, or throws on an impossible length. Records are views of the chunks
+   * (no copy per record): the caller owns them, and the data path decrypts them in place.
+   */
   push(chunk: Buffer): Buffer[] {
-    this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
+    const buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
     const out: Buffer[] = [];
-    while (this.#buf.length >= 2) {
-      const n = this.#buf.readUInt16BE(0);
+    let at = 0;
+    while (buf.length - at >= 2) {
+      const n = buf.readUInt16BE(at);
       if (n === 0 || n > this.max) throw new GatehopError(ErrorCodes.OVPN_PROTOCOL, `TCP record of ${n} bytes (allowed 1..${this.max})`);
-      if (this.#buf.length < 2 + n) break;
-      out.push(Buffer.from(this.#buf.subarray(2, 2 + n)));
-      this.#buf = this.#buf.subarray(2 + n);
+      if (buf.length - at < 2 + n) break;
+      out.push(buf.subarray(at + 2, at + 2 + n));
+      at += 2 + n;
     }
+    this.#buf = at === buf.length ? EMPTY : buf.subarray(at);
     return out;
   }
 }

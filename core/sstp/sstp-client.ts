@@ -2,7 +2,7 @@
  * An MS-SSTP client ([MS-SSTP]) in user space: the HTTPS connection from sstp-dial.ts, SSTP's
  * call set-up (Call Connect Request → Ack with the server's nonce → PPP → Call Connected with the
  * crypto binding), echo keepalives both ways, and PPP (ppp-link.ts) carrying IPv4 packets, which
- * its owner takes from 'packet' events and hands in with write(). One timer drives PPP's
+ * its owner takes from 'packets' events (those one read brought) and hands in with write(). One timer drives PPP's
  * retransmissions and the keepalives; close() sends Call Disconnect and ends the connection.
  */
 import { EventEmitter } from 'node:events';
@@ -59,7 +59,9 @@ const DISCONNECT_LINGER_MS = 1_000;
 /** Beyond this much unsent data, IP packets are dropped (TCP inside retransmits) rather than queued without end. */
 const MAX_QUEUED = 4 * 1024 * 1024;
 
-export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packet: [Buffer]; error: [Error] }> {
+export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packets: [Buffer[]]; error: [Error] }> {
+  /** IP packets from the read being handled, handed on together when it is done (a stack takes them as one batch). */
+  #rx: Buffer[] | null = null;
   #state: SstpState = 'DISCONNECTED';
   #tls: TLSSocket | null = null;
   #ppp: PppLink | null = null;
@@ -157,11 +159,17 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
     const onBytes = (chunk: Buffer): void => {
       this.stats.bytesIn += chunk.length;
       this.#lastRecv = Date.now();
+      this.#rx = [];
       try {
         for (const raw of reader.push(chunk)) this.#onPacket(decodePacket(raw));
       } catch (err) {
+        this.#rx = null;
         this.#fatal(err as Error);
+        return;
       }
+      const batch = this.#rx;
+      this.#rx = null;
+      if (batch.length > 0) this.emit('packets', batch);
     };
     tls.on('data', onBytes);
     tls.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `SSTP connection to ${this.#where}: ${err.message}`, { cause: err })));
@@ -215,7 +223,10 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
     this.#ppp = ppp;
     ppp.on('authenticated', (a) => this.#sendCallConnected(a));
     ppp.on('up', (up) => this.#onUp(up));
-    ppp.on('packet', (pkt) => this.emit('packet', pkt));
+    ppp.on('packet', (pkt) => {
+      if (this.#rx) this.#rx.push(pkt);
+      else this.emit('packets', [pkt]);
+    });
     ppp.on('down', (err) => this.#fatal(err));
     ppp.start(Date.now());
   }
@@ -253,6 +264,12 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
     if (!tls || tls.destroyed || !tls.writable) return;
     this.stats.bytesOut += bytes.length;
     this.#lastSent = Date.now();
+    // What one turn of the event loop sends goes out together: corked until its end, then one
+    // TLS write (one record, one syscall) instead of one per packet.
+    if (!tls.writableCorked) {
+      tls.cork();
+      queueMicrotask(() => tls.uncork());
+    }
     tls.write(bytes);
   }
 

@@ -42,15 +42,26 @@ async function serve(onRequest: (s: TLSSocket, request: string) => void, onSstp?
     s.on('error', () => {});
     let buf = Buffer.alloc(0);
     let answered = false;
+    // After the HTTP head, the stream as SSTP packets, one onSstp call each (a client may send
+    // several in one TLS record, as it does when a turn's writes go together).
+    let sstp = Buffer.alloc(0);
+    const packets = (bytes: Buffer): void => {
+      sstp = Buffer.concat([sstp, bytes]);
+      while (sstp.length >= 4 && sstp.length >= (sstp.readUInt16BE(2) & 0x0fff)) {
+        const len = Math.max(4, sstp.readUInt16BE(2) & 0x0fff);
+        onSstp?.(s, sstp.subarray(0, len));
+        sstp = sstp.subarray(len);
+      }
+    };
     s.on('data', (chunk: Buffer) => {
-      if (answered) return onSstp?.(s, chunk);
+      if (answered) return packets(chunk);
       buf = Buffer.concat([buf, chunk]);
       const end = buf.indexOf('\r\n\r\n');
       if (end < 0) return;
       answered = true;
       onRequest(s, buf.subarray(0, end).toString());
       const rest = buf.subarray(end + 4);
-      if (rest.length) onSstp?.(s, rest);
+      if (rest.length) packets(rest);
     });
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));

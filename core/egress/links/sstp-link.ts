@@ -31,7 +31,7 @@ export class SstpLink implements TunnelLink {
   }
 
   onPackets(fn: (packets: Buffer[]) => void): void {
-    this.client.on('packet', (p) => fn([p]));
+    this.client.on('packets', fn);
   }
 
   onDown(fn: (reason: string) => void): void {
