@@ -53,8 +53,7 @@ export interface ConnectOptions {
 
 type StackEvent =
   | { t: 'connected'; id: number }
-  /** bytes [start, start + len) of arena: a run of segments for one stream, grown while they keep coming. */
-  | { t: 'data'; id: number; arena: Buffer; start: number; len: number }
+  | { t: 'data'; id: number; data: Buffer }
   | { t: 'fin'; id: number }
   | { t: 'sent'; id: number }
   | { t: 'err'; id: number; err: number }
@@ -430,8 +429,21 @@ export class Stack {
     }
   }
 
+  /** Events in order; a run of data for one stream goes to it as one chunk (one push, one tcp_recved). */
   #dispatchAll(events: StackEvent[]): void {
-    for (const ev of events) this.#dispatch(ev);
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      if (ev.t === 'data') {
+        let end = i + 1;
+        while (end < events.length && events[end]!.t === 'data' && (events[end] as { id: number }).id === ev.id) end++;
+        if (end > i + 1) {
+          this.#dispatch({ t: 'data', id: ev.id, data: joined(events.slice(i, end).map((e) => (e as { data: Buffer }).data)) });
+          i = end - 1;
+          continue;
+        }
+      }
+      this.#dispatch(ev);
+    }
   }
 
   #dispatch(ev: StackEvent): void {
@@ -462,7 +474,7 @@ export class Stack {
         stream.onConnected();
         break;
       case 'data':
-        stream.onData(ev.arena.subarray(ev.start, ev.start + ev.len));
+        stream.onData(ev.data);
         break;
       case 'fin':
         stream.onFin();
@@ -486,23 +498,16 @@ export class Stack {
     return this.#memView;
   }
 
-  /**
-   * TCP data out of lwIP into the arena (see #arena; a new one when this one is full). A segment
-   * that follows the last event's bytes for the same stream in the same arena grows that event:
-   * one event, and later one chunk, per run of segments.
-   */
-  #onTcpData(id: number, ptr: number, len: number): void {
+  /** TCP data out of lwIP into the arena (see #arena); a new arena when this one is full. */
+  #copyData(ptr: number, len: number): Buffer {
     if (!this.#arena || this.#arenaAt + len > this.#arena.length) {
       this.#arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, len));
       this.#arenaAt = 0;
     }
-    const arena = this.#arena;
-    const start = this.#arenaAt;
-    this.#mem().copy(arena, start, ptr, ptr + len);
+    const at = this.#arenaAt;
+    this.#mem().copy(this.#arena, at, ptr, ptr + len);
     this.#arenaAt += len;
-    const last = this.#events[this.#events.length - 1];
-    if (last?.t === 'data' && last.id === id && last.arena === arena && last.start + last.len === start) last.len += len;
-    else this.#events.push({ t: 'data', id, arena, start, len });
+    return this.#arena.subarray(at, at + len);
   }
 
   #copyOut(ptr: number, len: number): Buffer {
@@ -525,7 +530,7 @@ export class Stack {
       },
       js_output: (ptr, len) => void this.#outQueue.push(this.#copyOut(ptr, len)),
       js_tcp_connected: (id) => void this.#events.push({ t: 'connected', id }),
-      js_tcp_recv: (id, ptr, len) => this.#onTcpData(id, ptr, len),
+      js_tcp_recv: (id, ptr, len) => void this.#events.push({ t: 'data', id, data: this.#copyData(ptr, len) }),
       js_tcp_fin: (id) => void this.#events.push({ t: 'fin', id }),
       js_tcp_sent: (id) => void this.#events.push({ t: 'sent', id }),
       js_tcp_err: (id, err) => void this.#events.push({ t: 'err', id, err }),
@@ -539,3 +544,14 @@ export class Stack {
   }
 }
 
+/** Chunks as one Buffer: a single slice when they lie end to end in one arena (the usual case), else a copy. */
+function joined(chunks: Buffer[]): Buffer {
+  const first = chunks[0]!;
+  let end = first.byteOffset + first.length;
+  for (let i = 1; i < chunks.length; i++) {
+    const c = chunks[i]!;
+    if (c.buffer !== first.buffer || c.byteOffset !== end) return Buffer.concat(chunks);
+    end += c.length;
+  }
+  return Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
+}
