@@ -149,18 +149,8 @@ export class Stack {
       this.#deferredInput.push(Buffer.from(packet));
       return;
     }
-    this.#counters.packetsIn++;
-    this.#counters.bytesIn += packet.length;
     if (this.#acks === 'per-batch') this.#ackFlush ??= setImmediate(() => this.#flushAcks());
-    this.#call(() => {
-      const ptr = this.#ex.gh_input_alloc(packet.length);
-      if (ptr === 0) {
-        this.#counters.inputDropped++;
-        return;
-      }
-      packet.copy(this.#mem(), ptr);
-      this.#ex.gh_input_commit();
-    });
+    this.#call(() => this.#inputOne(packet));
   }
 
   /**
