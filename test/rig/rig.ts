@@ -80,6 +80,20 @@ export interface RigSite {
   stop(): void;
 }
 
+/** Rigs not yet taken down, for a process ended by a signal (no 'exit' event then). */
+const liveRigs = new Set<Rig>();
+
+/**
+ * SIGTERM or SIGINT (a timeout(1), a killed bench, vitest ending a worker) ends a process without
+ * its 'exit' event: take every live rig down, then let the signal end the process as it would have.
+ */
+function onSignal(signal: NodeJS.Signals): void {
+  for (const rig of [...liveRigs]) rig.down();
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  process.kill(process.pid, signal);
+}
+
 export class Rig {
   readonly #onExit = (): void => this.down();
   #hosts = 0;
@@ -87,6 +101,11 @@ export class Rig {
   private constructor(readonly state: RigState) {
     // A test process that dies without its afterAll still takes its rig down.
     process.once('exit', this.#onExit);
+    if (liveRigs.size === 0) {
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
+    }
+    liveRigs.add(this);
   }
 
   static async up(opts: RigOptions = {}): Promise<Rig> {
@@ -119,6 +138,11 @@ export class Rig {
   /** Removes everything this rig made. Idempotent. */
   down(): void {
     process.off('exit', this.#onExit);
+    liveRigs.delete(this);
+    if (liveRigs.size === 0) {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
     execFileSync('bash', [resolve(RIG_DIR, 'down'), this.state.prefix], { stdio: 'ignore' });
   }
 
