@@ -64,17 +64,17 @@ describe.skipIf(!native)('native UDP carrier (recvmmsg/sendmmsg)', () => {
     expect(got).toEqual([0, 100]);
   });
 
-  it('close is idempotent; a closed carrier sends nothing and reads nothing', async () => {
+  it('close is idempotent; a closed carrier sends nothing', async () => {
     const server = await echoServer();
     cleanup.push(() => server.close());
-    let reads = 0;
-    const c = new NativeUdpCarrier(native!, '127.0.0.1', server.port, 0, () => reads++, () => {});
+    let heard = 0;
+    server.on('message', () => heard++);
+    const c = new NativeUdpCarrier(native!, '127.0.0.1', server.port, 0, () => {}, () => {});
+    expect(c.sendOne(Buffer.from('open'))).toBe(true);
+    await eventually(() => heard === 1, 5_000, 'the open carrier heard');
     c.close();
     c.close();
     expect(c.sendOne(Buffer.from('x'))).toBe(false);
-    server.send('unsolicited', 1, '127.0.0.1'); // nothing should arrive at the closed carrier either way
-    await new Promise((r) => setImmediate(r));
-    expect(reads).toBe(0);
   });
 
   it('a worker thread that ends with its socket open closes it (no crash, the thread exits)', async () => {

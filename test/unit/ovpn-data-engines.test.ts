@@ -45,6 +45,9 @@ describe('data channel engines', () => {
   it('CI builds and runs the native engine (the JavaScript path only when turned off)', () => {
     if (process.env.CI === 'true' && process.env.GATEHOP_NATIVE !== 'off') expect(status).toMatchObject({ engine: 'native', reason: null });
     if (process.env.GATEHOP_NATIVE === 'off') expect(status.engine).toBe('javascript');
+    // Wherever the module loaded and found a libcrypto, the native engine is the one that runs.
+    const native = loadNative();
+    expect(status.engine).toBe(native && !('reason' in native.cryptoStatus()) ? 'native' : 'javascript');
   });
 
   describe.skipIf(!haveNative)('native against JavaScript', () => {
