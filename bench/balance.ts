@@ -39,7 +39,9 @@ const until = async <T>(fn: () => T | undefined, ms: number, what: string): Prom
 /** curl through the proxy; resolves with the body's SHA-256 (null when curl failed). */
 function download(port: number, url: string): Promise<{ ok: boolean; sha: string | null; code: number | null }> {
   return new Promise((resolve) => {
-    const child = spawn('curl', ['-s', '--max-time', '600', '--socks5-hostname', `127.0.0.1:${port}`, url], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn('curl', ['-s', '--max-time', '600', '--socks5-hostname', `127.0.0.1:${port}`, url], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const hash = createHash('sha256');
     child.stdout.on('data', (c: Buffer) => hash.update(c));
     child.once('close', (code) => resolve({ ok: code === 0, sha: code === 0 ? hash.digest('hex') : null, code }));
@@ -52,11 +54,23 @@ async function main(): Promise<void> {
   const start = async (tunnels: number, groups: ConfigInput['groups'] = {}): Promise<RunningApp> => {
     // A data dir per run: node history from one part (a killed node backing off) must not steer the next.
     const dataDir = mkdtempSync(join(tmpdir(), 'gh-bench-balance-'));
-    const config = buildConfig({}, {
-      egress: 'vpngate', api: [rig.state.apiUrl], listen: '127.0.0.1:0', admin: 'off', dataDir, logFile: 'off',
-      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, balance: { tunnels, strategy: 'round-robin' }, ...groups },
-      switching: { healthDnsName: 'files.test' },
-    });
+    const config = buildConfig(
+      {},
+      {
+        egress: 'vpngate',
+        api: [rig.state.apiUrl],
+        listen: '127.0.0.1:0',
+        admin: 'off',
+        dataDir,
+        logFile: 'off',
+        groups: {
+          urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 },
+          balance: { tunnels, strategy: 'round-robin' },
+          ...groups,
+        },
+        switching: { healthDnsName: 'files.test' },
+      },
+    );
     const a = await startApp(config, silentLogger());
     app = a;
     await until(() => (a.manager!.members.length === tunnels ? true : undefined), 90_000, `${tunnels} tunnels up`);
@@ -67,17 +81,23 @@ async function main(): Promise<void> {
     // Every node (the OpenVPN one too, the spare of part 2) at 2 MB/s, so whichever the selector picks is alike.
     for (const n of rig.state.nodes) rig.rateLimit(n.name, NODE_KBIT);
 
-    console.log(`== 1. aggregate: ${DOWNLOADS} parallel downloads of ${MIB} MiB, SoftEther nodes limited to 2 MB/s each`);
+    console.log(
+      `== 1. aggregate: ${DOWNLOADS} parallel downloads of ${MIB} MiB, SoftEther nodes limited to 2 MB/s each`,
+    );
     const results: Record<string, number> = {};
     for (const tunnels of [1, 3]) {
       const a = await start(tunnels);
       const started = Date.now();
-      const d = await Promise.all(Array.from({ length: DOWNLOADS }, () => download(a.listening.proxy.port, rig.url('/big'))));
+      const d = await Promise.all(
+        Array.from({ length: DOWNLOADS }, () => download(a.listening.proxy.port, rig.url('/big'))),
+      );
       const s = (Date.now() - started) / 1000;
       const intact = d.filter((x) => x.sha === rig.state.bigSha256).length;
       const mbps = (DOWNLOADS * MIB * 1.048576) / s;
       results[tunnels] = mbps;
-      console.log(`tunnels: ${tunnels} (${nodesOf(a).join(', ')}): ${mbps.toFixed(2)} MB/s aggregate, ${s.toFixed(1)} s, ${intact}/${DOWNLOADS} intact (SHA-256)`);
+      console.log(
+        `tunnels: ${tunnels} (${nodesOf(a).join(', ')}): ${mbps.toFixed(2)} MB/s aggregate, ${s.toFixed(1)} s, ${intact}/${DOWNLOADS} intact (SHA-256)`,
+      );
       await a.stop();
       app = null;
     }
@@ -88,7 +108,11 @@ async function main(): Promise<void> {
       const a = await start(3);
       const victim = a.controller!.members[0]!.node.id;
       const loads = Array.from({ length: DOWNLOADS }, () => download(a.listening.proxy.port, rig.url('/big')));
-      await until(() => (a.manager!.members.every((m) => m.sessions >= 2) ? true : undefined), 30_000, 'downloads on every member');
+      await until(
+        () => (a.manager!.members.every((m) => m.sessions >= 2) ? true : undefined),
+        30_000,
+        'downloads on every member',
+      );
       await new Promise((r) => setTimeout(r, 2_000));
       const onVictim = a.manager!.members.find((m) => (m.egress as NodeTunnel).nodeId === victim)!.sessions;
       const killedAt = Date.now();
@@ -96,14 +120,23 @@ async function main(): Promise<void> {
       let firstOk: number | null = null;
       let failedNew = 0;
       while (Date.now() - killedAt < 5_000) {
-        const ok = await socksGet(a.listening.proxy.port, rig.state.inetAddress, '/ip', 10_000).then((r) => r.status === 200 && r.body.toString() !== rig.node(victim).exitAddress, () => false);
+        const ok = await socksGet(a.listening.proxy.port, rig.state.inetAddress, '/ip', 10_000).then(
+          (r) => r.status === 200 && r.body.toString() !== rig.node(victim).exitAddress,
+          () => false,
+        );
         if (ok) firstOk ??= Date.now() - killedAt;
         else failedNew++;
       }
-      const replaced = await until(() => (nodesOf(a).length === 3 && !nodesOf(a).includes(victim) ? Date.now() - killedAt : undefined), 60_000, 'replacement');
+      const replaced = await until(
+        () => (nodesOf(a).length === 3 && !nodesOf(a).includes(victim) ? Date.now() - killedAt : undefined),
+        60_000,
+        'replacement',
+      );
       const d = await Promise.all(loads);
       const failed = d.filter((x) => x.sha !== rig.state.bigSha256).length;
-      console.log(`killed ${victim} carrying ${onVictim} of ${DOWNLOADS} downloads: ${failed} downloads failed (target: only its own), first new session ok after ${firstOk} ms (target 1 s), ${failedNew} new sessions failed, replaced after ${replaced} ms (target 10 s)`);
+      console.log(
+        `killed ${victim} carrying ${onVictim} of ${DOWNLOADS} downloads: ${failed} downloads failed (target: only its own), first new session ok after ${firstOk} ms (target 1 s), ${failedNew} new sessions failed, replaced after ${replaced} ms (target 10 s)`,
+      );
       await a.stop();
       app = null;
       await rig.restart(victim);
@@ -113,15 +146,28 @@ async function main(): Promise<void> {
     {
       const intervalMs = 1_000;
       const maxFails = 2;
-      const a = await start(4, { probes: [{ type: 'http', url: rig.url('/health'), intervalMs, timeoutMs: 3_000 }], failFilter: { maxFails, failTimeoutMs: 30_000 } });
+      const a = await start(4, {
+        probes: [{ type: 'http', url: rig.url('/health'), intervalMs, timeoutMs: 3_000 }],
+        failFilter: { maxFails, failTimeoutMs: 30_000 },
+      });
       const sick = a.controller!.members[0]!.node.id;
       const at = Date.now();
       rig.failHealth(sick, 500);
-      const outMs = await until(() => (a.manager!.members.some((m) => m.down) ? Date.now() - at : undefined), 30_000, 'marked down');
+      const outMs = await until(
+        () => (a.manager!.members.some((m) => m.down) ? Date.now() - at : undefined),
+        30_000,
+        'marked down',
+      );
       const back = Date.now();
       rig.failHealth(sick, null);
-      const backMs = await until(() => (a.manager!.members.every((m) => !m.down) ? Date.now() - back : undefined), 30_000, 'up again');
-      console.log(`${sick}: out of selection after ${outMs} ms (interval ${intervalMs} ms × maxFails ${maxFails} = ${intervalMs * maxFails} ms), back after ${backMs} ms (one probe interval)`);
+      const backMs = await until(
+        () => (a.manager!.members.every((m) => !m.down) ? Date.now() - back : undefined),
+        30_000,
+        'up again',
+      );
+      console.log(
+        `${sick}: out of selection after ${outMs} ms (interval ${intervalMs} ms × maxFails ${maxFails} = ${intervalMs * maxFails} ms), back after ${backMs} ms (one probe interval)`,
+      );
       await a.stop();
       app = null;
     }

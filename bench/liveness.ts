@@ -34,15 +34,37 @@ try {
   const [ovUdp, ovTcp] = rig.openvpn;
   const cases: Case[] = [
     { label: 'clean (SoftEther UDP)', node: se1!.name, proto: 'udp', imp: null },
-    { label: 'RTT 300–500 ms, 3 % loss each way (SoftEther TCP)', node: se2!.name, proto: 'tcp', imp: { delayMs: 150, jitterMs: 100, loss: 0.03 } },
-    { label: 'RTT 700–1000 ms, 5 % loss each way (OpenVPN UDP)', node: ovUdp!.name, proto: 'udp', imp: { delayMs: 350, jitterMs: 150, loss: 0.05 } },
-    { label: 'RTT 200–300 ms, 10 % loss each way (OpenVPN TCP)', node: ovTcp!.name, proto: 'tcp', imp: { delayMs: 100, jitterMs: 50, loss: 0.1 } },
+    {
+      label: 'RTT 300–500 ms, 3 % loss each way (SoftEther TCP)',
+      node: se2!.name,
+      proto: 'tcp',
+      imp: { delayMs: 150, jitterMs: 100, loss: 0.03 },
+    },
+    {
+      label: 'RTT 700–1000 ms, 5 % loss each way (OpenVPN UDP)',
+      node: ovUdp!.name,
+      proto: 'udp',
+      imp: { delayMs: 350, jitterMs: 150, loss: 0.05 },
+    },
+    {
+      label: 'RTT 200–300 ms, 10 % loss each way (OpenVPN TCP)',
+      node: ovTcp!.name,
+      proto: 'tcp',
+      imp: { delayMs: 100, jitterMs: 50, loss: 0.1 },
+    },
   ];
   const runs = [];
   let opened = 0;
   const open = async (c: Case): Promise<Tunnel> => {
     const n = rig.node(c.node);
-    const t = await openTunnel({ id: `live-${n.id}-${++opened}`, nodeId: n.name, link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[c.proto]!, 'utf8') }, logger: silentLogger(), unresponsiveMs: UNRESPONSIVE_MS, connectTimeoutMs: 60_000 });
+    const t = await openTunnel({
+      id: `live-${n.id}-${++opened}`,
+      nodeId: n.name,
+      link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[c.proto]!, 'utf8') },
+      logger: silentLogger(),
+      unresponsiveMs: UNRESPONSIVE_MS,
+      connectTimeoutMs: 60_000,
+    });
     tunnels.push(t);
     return t;
   };
@@ -60,7 +82,9 @@ try {
   // Impair after the tunnels are up: a slow handshake is not what is measured.
   for (const r of runs) if (r.c.imp) rig.impair(r.c.node, r.c.imp);
   const endAt = Date.now() + MINUTES * 60_000;
-  console.log(`liveness: ${runs.length} tunnels, unresponsiveMs ${UNRESPONSIVE_MS}, ${MINUTES} min under light traffic`);
+  console.log(
+    `liveness: ${runs.length} tunnels, unresponsiveMs ${UNRESPONSIVE_MS}, ${MINUTES} min under light traffic`,
+  );
   await Promise.all(
     runs.map(async (r) => {
       while (Date.now() < endAt) {
@@ -75,7 +99,10 @@ try {
     }),
   );
   console.log('\nfalse failovers (called silent while the node worked):');
-  for (const r of runs) console.log(`  ${r.c.label.padEnd(52)} ${String(r.silent.length).padStart(3)} in ${MINUTES} min   requests failed ${r.failed}/${r.requests}${r.silentFor.length ? `   quiet when called: ${r.silentFor.map((q) => q).join(', ')} ms` : ''}`);
+  for (const r of runs)
+    console.log(
+      `  ${r.c.label.padEnd(52)} ${String(r.silent.length).padStart(3)} in ${MINUTES} min   requests failed ${r.failed}/${r.requests}${r.silentFor.length ? `   quiet when called: ${r.silentFor.map((q) => q).join(', ')} ms` : ''}`,
+    );
 
   console.log('\ndead node → called silent (impairment kept: a slow node dies too):');
   for (const how of ['blackhole', 'pause'] as const) {
@@ -99,7 +126,9 @@ try {
       const ms = seen ? r.silent.at(-1)! - at : Number.NaN;
       if (how === 'blackhole') rig.unblackhole(r.c.node);
       else rig.resume(r.c.node);
-      console.log(`  ${how.padEnd(9)} ${r.c.label.padEnd(52)} ${seen ? `${(ms / 1000).toFixed(2)} s` : `not within 30 s (link ${r.t.linkState()})`}`);
+      console.log(
+        `  ${how.padEnd(9)} ${r.c.label.padEnd(52)} ${seen ? `${(ms / 1000).toFixed(2)} s` : `not within 30 s (link ${r.t.linkState()})`}`,
+      );
       await waitResponsive(r.t, 60_000);
     }
   }

@@ -22,7 +22,8 @@ const MIB = arg('mib', 512);
 const root = resolve(import.meta.dirname, '..');
 const TOKEN = 'loop-delay-bench-token-0123456789';
 
-const pct = (a: number[], p: number): number => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor((a.length * p) / 100))] ?? NaN;
+const pct = (a: number[], p: number): number =>
+  [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor((a.length * p) / 100))] ?? NaN;
 
 async function main(): Promise<void> {
   const rig = await Rig.up({ nodes: 1, openvpn: ['gcm-udp'], bigMib: MIB });
@@ -37,10 +38,37 @@ async function main(): Promise<void> {
           const configFile = join(dataDir, 'config.yaml');
           writeFileSync(configFile, `tunnel:\n  threads: ${threads}\n`);
           const [proxyPort, adminPort] = [await freePort(), await freePort()];
-          const core = spawn(process.execPath, [join(root, 'bin/gatehop.js'), '--config', configFile, '--egress', 'vpngate', '--ovpn', ovpn, '--listen', `127.0.0.1:${proxyPort}`, '--admin', `127.0.0.1:${adminPort}`, '--admin-token', TOKEN, '--data-dir', dataDir, '--log-file', 'off', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
-          const api = (path: string) => fetch(`http://127.0.0.1:${adminPort}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+          const core = spawn(
+            process.execPath,
+            [
+              join(root, 'bin/gatehop.js'),
+              '--config',
+              configFile,
+              '--egress',
+              'vpngate',
+              '--ovpn',
+              ovpn,
+              '--listen',
+              `127.0.0.1:${proxyPort}`,
+              '--admin',
+              `127.0.0.1:${adminPort}`,
+              '--admin-token',
+              TOKEN,
+              '--data-dir',
+              dataDir,
+              '--log-file',
+              'off',
+              '--log-level',
+              'warn',
+            ],
+            { stdio: ['ignore', 'pipe', 'inherit'] },
+          );
+          const api = (path: string) =>
+            fetch(`http://127.0.0.1:${adminPort}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
           for (let i = 0; ; i++) {
-            const st = await api('/status').then((r) => r.json() as Promise<{ active: unknown }>).catch(() => null);
+            const st = await api('/status')
+              .then((r) => r.json() as Promise<{ active: unknown }>)
+              .catch(() => null);
             if (st?.active) break;
             if (i > 300) throw new Error('no tunnel');
             await new Promise((r) => setTimeout(r, 200));
@@ -65,18 +93,33 @@ async function main(): Promise<void> {
           };
           const idle = await sample(12_000);
           const started = Date.now();
-          const curl = spawn('curl', ['-s', '-o', '/dev/null', '-w', '%{speed_download}', '--socks5-hostname', `127.0.0.1:${proxyPort}`, rig.url('/big')]);
+          const curl = spawn('curl', [
+            '-s',
+            '-o',
+            '/dev/null',
+            '-w',
+            '%{speed_download}',
+            '--socks5-hostname',
+            `127.0.0.1:${proxyPort}`,
+            rig.url('/big'),
+          ]);
           let speed = '';
           curl.stdout.on('data', (c: Buffer) => (speed += c.toString()));
           const busy = await sample(20_000);
           await new Promise((r) => curl.on('exit', r));
           const mibs = Number(speed) / 1048576;
           // The switching bench's load, without the switches: 50 downloads at once.
-          const many = Array.from({ length: 50 }, () => spawn('curl', ['-s', '-o', '/dev/null', '--socks5-hostname', `127.0.0.1:${proxyPort}`, rig.url('/big')], { stdio: 'ignore' }));
+          const many = Array.from({ length: 50 }, () =>
+            spawn('curl', ['-s', '-o', '/dev/null', '--socks5-hostname', `127.0.0.1:${proxyPort}`, rig.url('/big')], {
+              stdio: 'ignore',
+            }),
+          );
           const load = await sample(20_000);
           for (const c of many) c.kill('SIGTERM');
           await Promise.all(many.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.on('exit', r)))));
-          rows.push(`| ${n.kind === 'softether' ? 'SoftEther' : 'OpenVPN'} ${proto.toUpperCase()}, ${threads ? 'worker' : 'in-thread'} | ${idle.p99.toFixed(1)} | **${busy.p99.toFixed(1)}** (worst window ${busy.worstWindowP99.toFixed(1)}) | ${load.p99.toFixed(1)} | ${idle.statusP99.toFixed(1)} / ${busy.statusP99.toFixed(1)} / **${load.statusP99.toFixed(1)}** | ${mibs.toFixed(1)} (${((Date.now() - started) / 1000).toFixed(0)} s) |`);
+          rows.push(
+            `| ${n.kind === 'softether' ? 'SoftEther' : 'OpenVPN'} ${proto.toUpperCase()}, ${threads ? 'worker' : 'in-thread'} | ${idle.p99.toFixed(1)} | **${busy.p99.toFixed(1)}** (worst window ${busy.worstWindowP99.toFixed(1)}) | ${load.p99.toFixed(1)} | ${idle.statusP99.toFixed(1)} / ${busy.statusP99.toFixed(1)} / **${load.statusP99.toFixed(1)}** | ${mibs.toFixed(1)} (${((Date.now() - started) / 1000).toFixed(0)} s) |`,
+          );
           core.kill('SIGTERM');
           await new Promise((r) => core.on('exit', r));
         }
@@ -85,7 +128,9 @@ async function main(): Promise<void> {
   } finally {
     rig.down();
   }
-  console.log('\n| path (one tunnel) | loop delay p99 idle, ms | loop delay p99 during a full-speed download, ms (median of 10 s windows, read every 2 s) | loop delay p99, 50 downloads at once | /status p99 idle / one download / 50 downloads, ms | download MiB/s |');
+  console.log(
+    '\n| path (one tunnel) | loop delay p99 idle, ms | loop delay p99 during a full-speed download, ms (median of 10 s windows, read every 2 s) | loop delay p99, 50 downloads at once | /status p99 idle / one download / 50 downloads, ms | download MiB/s |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
 }

@@ -68,7 +68,7 @@ async function stackToKernel(): Promise<{ mibs: number; cpuPerGiB: number }> {
     await done;
     const secs = (performance.now() - t0) / 1000;
     if (got !== bytes) throw new Error(`short: ${got}`);
-    return { mibs: bytes / (1 << 20) / secs, cpuPerGiB: ((cpuSeconds() - cpu0) / (bytes / (1 << 30))) };
+    return { mibs: bytes / (1 << 20) / secs, cpuPerGiB: (cpuSeconds() - cpu0) / (bytes / (1 << 30)) };
   } finally {
     peer.close();
   }
@@ -87,7 +87,11 @@ async function kernelToKernel(): Promise<number> {
     b.exec(['ip', 'addr', 'add', '10.78.0.2/24', 'dev', vb]);
     a.exec(['ip', 'link', 'set', va, 'up']);
     b.exec(['ip', 'link', 'set', vb, 'up']);
-    const server = a.spawn([process.execPath, resolve(import.meta.dirname, '../test/netstack/kernel/ns-servers.mjs'), '10.78.0.1']);
+    const server = a.spawn([
+      process.execPath,
+      resolve(import.meta.dirname, '../test/netstack/kernel/ns-servers.mjs'),
+      '10.78.0.1',
+    ]);
     await waitForLine(server, /^ready$/);
     // The same source server, read by curl-free raw TCP from the other namespace.
     const bytes = Math.min(BYTES, 1 << 30);
@@ -112,7 +116,9 @@ async function memoryPerConnection(): Promise<{ idleBytes: number; busyBytes: nu
   global.gc?.();
   const rss0 = process.memoryUsage().rss;
   const N = 1000;
-  const conns = await Promise.all(Array.from({ length: N }, () => link.a.connectTcp('10.9.0.2', 7, { timeoutMs: 30_000 })));
+  const conns = await Promise.all(
+    Array.from({ length: N }, () => link.a.connectTcp('10.9.0.2', 7, { timeoutMs: 30_000 })),
+  );
   for (const c of conns) c.on('error', () => {});
   const wasm1 = heap();
   const rss1 = process.memoryUsage().rss;
@@ -123,7 +129,11 @@ async function memoryPerConnection(): Promise<{ idleBytes: number; busyBytes: nu
   await new Promise((r) => setTimeout(r, 2000));
   const wasm2 = heap();
   link.close();
-  return { idleBytes: Math.max(0, wasm1 - wasm0) / N, busyBytes: Math.max(0, wasm2 - wasm1) / 100, idleRss: (rss1 - rss0) / N };
+  return {
+    idleBytes: Math.max(0, wasm1 - wasm0) / N,
+    busyBytes: Math.max(0, wasm2 - wasm1) / 100,
+    idleRss: (rss1 - rss0) / N,
+  };
 }
 
 const fmt = (n: number): string => n.toFixed(0).padStart(6);
@@ -135,11 +145,15 @@ console.log(`  two stacks, checksums on    ${fmt(s1.mibs)} MiB/s   CPU ${s1.cpuP
 if (isRoot) {
   const k = await stackToKernel();
   const veth = await kernelToKernel();
-  console.log(`  stack ← kernel over TUN     ${fmt(k.mibs)} MiB/s   CPU ${k.cpuPerGiB.toFixed(2)} s/GiB (this process)   ${(k.mibs / veth).toFixed(2)}x veth`);
+  console.log(
+    `  stack ← kernel over TUN     ${fmt(k.mibs)} MiB/s   CPU ${k.cpuPerGiB.toFixed(2)} s/GiB (this process)   ${(k.mibs / veth).toFixed(2)}x veth`,
+  );
   console.log(`  kernel ← kernel over veth   ${fmt(veth)} MiB/s   (ceiling)`);
   console.log(`  two stacks vs veth          ${(s1.mibs / veth).toFixed(2)}x (checksums on)`);
 } else {
   console.log('  (stack↔kernel and veth need root)');
 }
 const m = await memoryPerConnection();
-console.log(`memory: idle connection ${(m.idleBytes / 1024).toFixed(1)} KiB lwIP heap + ${(m.idleRss / 1024).toFixed(1)} KiB RSS (both ends); busy connection (full window in flight) ${(m.busyBytes / 1024).toFixed(0)} KiB lwIP heap`);
+console.log(
+  `memory: idle connection ${(m.idleBytes / 1024).toFixed(1)} KiB lwIP heap + ${(m.idleRss / 1024).toFixed(1)} KiB RSS (both ends); busy connection (full window in flight) ${(m.busyBytes / 1024).toFixed(0)} KiB lwIP heap`,
+);

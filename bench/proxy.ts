@@ -77,12 +77,30 @@ async function main(): Promise<void> {
   const msPort = await freePort();
   const gatehop = await startProcess(
     process.execPath,
-    [resolve(root, 'bin/gatehop.js'), '--egress', 'direct', '--listen', `127.0.0.1:${ghPort}`, '--admin', 'off', '--log-level', 'warn', '--log-file', 'off', '--data-dir', '/tmp/gatehop-bench'],
+    [
+      resolve(root, 'bin/gatehop.js'),
+      '--egress',
+      'direct',
+      '--listen',
+      `127.0.0.1:${ghPort}`,
+      '--admin',
+      'off',
+      '--log-level',
+      'warn',
+      '--log-file',
+      'off',
+      '--data-dir',
+      '/tmp/gatehop-bench',
+    ],
     ghPort,
   );
   const microsocks = await startProcess('microsocks', ['-i', '127.0.0.1', '-p', String(msPort)], msPort);
   const barePort = await freePort();
-  const bare = await startProcess(process.execPath, [resolve(root, 'bench/lib/bare-relay.mjs'), String(barePort)], barePort);
+  const bare = await startProcess(
+    process.execPath,
+    [resolve(root, 'bench/lib/bare-relay.mjs'), String(barePort)],
+    barePort,
+  );
   const url = `http://127.0.0.1:${ports.http}/bytes/${BYTES}`;
   try {
     console.log(`bulk: ${(BYTES / (1 << 20)).toFixed(0)} MiB with curl, best of ${RUNS} (MiB/s)`);
@@ -108,7 +126,10 @@ async function main(): Promise<void> {
     }
     console.log(`latency: ${CONNECTIONS} sequential SOCKS5 CONNECTs, connect start → first byte (ms)`);
     const lat: Record<string, { p50: number; p99: number }> = {};
-    for (const [name, port] of [['gatehop', ghPort], ['microsocks', msPort]] as const) {
+    for (const [name, port] of [
+      ['gatehop', ghPort],
+      ['microsocks', msPort],
+    ] as const) {
       for (let i = 0; i < 100; i++) await ttfb(port, ports.ttfb); // warm-up
       const samples: number[] = [];
       for (let i = 0; i < CONNECTIONS; i++) samples.push(await ttfb(port, ports.ttfb));

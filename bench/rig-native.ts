@@ -7,7 +7,12 @@ import { Rig } from '../test/rig/rig.js';
 
 const argMib = process.argv.indexOf('--mib');
 const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 100;
-const rig = await Rig.up({ nodes: 1, openvpn: ['gcm-udp', 'cbc-udp', 'gcm-tcp', 'cbc-tcp'], client: true, bigMib: MIB });
+const rig = await Rig.up({
+  nodes: 1,
+  openvpn: ['gcm-udp', 'cbc-udp', 'gcm-tcp', 'cbc-tcp'],
+  client: true,
+  bigMib: MIB,
+});
 try {
   console.log(`native openvpn client, ${MIB} MiB download through each server (MiB/s, best of 2)`);
   const cases: Array<[string, 'tcp' | 'udp', string]> = [
@@ -22,7 +27,9 @@ try {
     const client = await rig.nativeClient(node, proto);
     let best = 0;
     for (let i = 0; i < 2; i++) {
-      const out = client.curl(['-o', '/dev/null', '-w', '%{speed_download} %{size_download}', rig.url('/big')]).split(' ');
+      const out = client
+        .curl(['-o', '/dev/null', '-w', '%{speed_download} %{size_download}', rig.url('/big')])
+        .split(' ');
       if (Number(out[1]) !== rig.state.bigBytes) throw new Error(`short transfer through ${node}`);
       best = Math.max(best, Number(out[0]) / (1 << 20));
     }

@@ -37,25 +37,64 @@ export function judge(r: SoakReport): string[] {
   const first = warm[0];
   const last = r.samples.at(-1);
   const lines: string[] = [];
-  const row = (what: string, value: string, target: string, ok: boolean) => lines.push(`| ${what} | ${value} | ${target} | ${ok ? 'met' : '**missed**'} |`);
+  const row = (what: string, value: string, target: string, ok: boolean) =>
+    lines.push(`| ${what} | ${value} | ${target} | ${ok ? 'met' : '**missed**'} |`);
   lines.push('| soak | value | target | |', '|---|---|---|---|');
   for (const key of ['rssMb', 'heapUsedMb'] as const) {
     const growth = first && last ? (last[key] - first[key]) / first[key] : 0;
     const per10 = slope(warm.map((s) => [s.t, s[key]])) * 10;
-    row(`${key === 'rssMb' ? 'RSS' : 'JS heap used'}: after warm-up → end`, `${first?.[key]} → ${last?.[key]} MB (${(growth * 100).toFixed(1)} %)`, '≤ +10 %', growth <= 0.1);
-    row(`${key === 'rssMb' ? 'RSS' : 'JS heap used'}: linear fit after warm-up`, `${per10.toFixed(2)} MB per 10 min`, '< 1 MB per 10 min', per10 < 1);
+    row(
+      `${key === 'rssMb' ? 'RSS' : 'JS heap used'}: after warm-up → end`,
+      `${first?.[key]} → ${last?.[key]} MB (${(growth * 100).toFixed(1)} %)`,
+      '≤ +10 %',
+      growth <= 0.1,
+    );
+    row(
+      `${key === 'rssMb' ? 'RSS' : 'JS heap used'}: linear fit after warm-up`,
+      `${per10.toFixed(2)} MB per 10 min`,
+      '< 1 MB per 10 min',
+      per10 < 1,
+    );
   }
   const fdsBack = r.fds.end <= r.fds.baseline + 2;
-  row('open fds: start (steady, before traffic) → end (traffic stopped)', `${r.fds.baseline} → ${r.fds.end}`, 'back to baseline', fdsBack);
+  row(
+    'open fds: start (steady, before traffic) → end (traffic stopped)',
+    `${r.fds.baseline} → ${r.fds.end}`,
+    'back to baseline',
+    fdsBack,
+  );
   const workersOk = r.fds.afterEvents.every((e) => e.workers === e.expectedWorkers);
-  row('workers after each death, reload and sleep', r.fds.afterEvents.map((e) => `${e.workers}/${e.expectedWorkers}`).join(', ') || '–', 'one per live tunnel', workersOk);
+  row(
+    'workers after each death, reload and sleep',
+    r.fds.afterEvents.map((e) => `${e.workers}/${e.expectedWorkers}`).join(', ') || '–',
+    'one per live tunnel',
+    workersOk,
+  );
   row('corrupt downloads and responses', String(r.mismatches), '0', r.mismatches === 0);
-  row('failed requests outside the killed nodes’ in-flight ones', `${r.requests.failed} (in flight on a dying node: ${r.requests.excused}; started before it was found dead: ${r.requests.beforeDetection}; across a sleep: ${r.requests.duringSleep})`, '0', r.requests.failed === 0);
+  row(
+    'failed requests outside the killed nodes’ in-flight ones',
+    `${r.requests.failed} (in flight on a dying node: ${r.requests.excused}; started before it was found dead: ${r.requests.beforeDetection}; across a sleep: ${r.requests.duringSleep})`,
+    '0',
+    r.requests.failed === 0,
+  );
   const detect = r.deaths.filter((d) => d.detectedAt).map((d) => (d.detectedAt! - d.at) / 1000);
-  row('a dead member found dead (kill, pause, blackhole), worst', detect.length ? `${Math.max(...detect).toFixed(1)} s (${r.deaths.map((d) => `${d.how} ${d.detectedAt ? ((d.detectedAt - d.at) / 1000).toFixed(1) : '–'} s`).join(', ')})` : '–', '≤ 3 s (failover)', detect.length > 0 && Math.max(...detect) <= 3);
+  row(
+    'a dead member found dead (kill, pause, blackhole), worst',
+    detect.length
+      ? `${Math.max(...detect).toFixed(1)} s (${r.deaths.map((d) => `${d.how} ${d.detectedAt ? ((d.detectedAt - d.at) / 1000).toFixed(1) : '–'} s`).join(', ')})`
+      : '–',
+    '≤ 3 s (failover)',
+    detect.length > 0 && Math.max(...detect) <= 3,
+  );
   row('main loop p99, worst minute', `${r.loopP99MaxMs} ms`, '≤ 20 ms', r.loopP99MaxMs <= 20);
-  lines.push('', `native module: ${r.native.loaded ? `loaded; ${r.native.heapTrims} heap trims, the longest ${r.native.heapTrimMaxMs} ms` : `not loaded (${r.native.reason})`}`);
-  lines.push('', `requests: ${r.requests.short} short, ${r.requests.downloads} downloads, ${r.requests.udp} UDP; switches ${r.switches.total} (${r.switches.failed} failed); deaths: ${r.deaths.map((d) => `${d.node} ${d.how} (${d.victimSessions} sessions, ${d.excused} excused)`).join('; ')}`);
+  lines.push(
+    '',
+    `native module: ${r.native.loaded ? `loaded; ${r.native.heapTrims} heap trims, the longest ${r.native.heapTrimMaxMs} ms` : `not loaded (${r.native.reason})`}`,
+  );
+  lines.push(
+    '',
+    `requests: ${r.requests.short} short, ${r.requests.downloads} downloads, ${r.requests.udp} UDP; switches ${r.switches.total} (${r.switches.failed} failed); deaths: ${r.deaths.map((d) => `${d.node} ${d.how} (${d.victimSessions} sessions, ${d.excused} excused)`).join('; ')}`,
+  );
   if (r.requests.failures.length) lines.push('', 'failures:', ...r.requests.failures.map((f) => `  ${f}`));
   return lines;
 }
@@ -68,13 +107,48 @@ async function main(): Promise<void> {
     const r = await runSoak(rig, {
       minutes,
       scale,
-      onSample: (s: SoakSample) => console.log([s.t, s.rssMb, s.heapUsedMb, s.externalMb, s.wasmMb, s.fds, s.workers, s.sessions, s.egresses, s.timers, s.loopP99Ms].join(' ')),
+      onSample: (s: SoakSample) =>
+        console.log(
+          [
+            s.t,
+            s.rssMb,
+            s.heapUsedMb,
+            s.externalMb,
+            s.wasmMb,
+            s.fds,
+            s.workers,
+            s.sessions,
+            s.egresses,
+            s.timers,
+            s.loopP99Ms,
+          ].join(' '),
+        ),
       onEvent: (e) => console.log(`  [${e.t} min] ${e.kind}: ${e.detail}`),
     });
     const lines = judge(r);
     console.log(lines.join('\n'));
     writeFileSync(`${outBase}.json`, JSON.stringify(r, null, 1));
-    writeFileSync(`${outBase}.csv`, ['t_min,rss_mb,heap_used_mb,external_mb,wasm_mb,fds,workers,sessions,egresses,timers,loop_p99_ms', ...r.samples.map((s) => [s.t, s.rssMb, s.heapUsedMb, s.externalMb, s.wasmMb, s.fds, s.workers, s.sessions, s.egresses, s.timers, s.loopP99Ms].join(','))].join('\n') + '\n');
+    writeFileSync(
+      `${outBase}.csv`,
+      [
+        't_min,rss_mb,heap_used_mb,external_mb,wasm_mb,fds,workers,sessions,egresses,timers,loop_p99_ms',
+        ...r.samples.map((s) =>
+          [
+            s.t,
+            s.rssMb,
+            s.heapUsedMb,
+            s.externalMb,
+            s.wasmMb,
+            s.fds,
+            s.workers,
+            s.sessions,
+            s.egresses,
+            s.timers,
+            s.loopP99Ms,
+          ].join(','),
+        ),
+      ].join('\n') + '\n',
+    );
     const svg = lineChartSvg(`Gatehop core memory, ${minutes}-minute soak`, 'minutes', 'MB', [
       { label: 'RSS', color: '#2f7de1', points: r.samples.map((s) => [s.t, s.rssMb]) },
       { label: 'JS heap used', color: '#e0702f', points: r.samples.map((s) => [s.t, s.heapUsedMb]) },

@@ -56,7 +56,11 @@ interface Req {
 function curlAsync(args: string[], ns?: string): Promise<{ ok: boolean; bytes: number; code: number | null }> {
   const cmd = ns ? ['ip', 'netns', 'exec', ns, 'curl'] : ['curl'];
   return new Promise((resolve) => {
-    const child = spawn(cmd[0]!, [...cmd.slice(1), '-s', '-o', '/dev/null', '-w', '%{size_download}', '--max-time', '120', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(
+      cmd[0]!,
+      [...cmd.slice(1), '-s', '-o', '/dev/null', '-w', '%{size_download}', '--max-time', '120', ...args],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     // 'close', not 'exit': the -w output may still be in the pipe when the process exits.
@@ -74,8 +78,15 @@ function pct(xs: number[], p: number): number {
  * Drives the load: downloads and short requests via `fetchOne`, switches via `doSwitch`. The pause
  * a switch causes is the time from its start until a request started at or after it completes.
  */
-async function underLoad(name: string, download: () => Promise<boolean>, shortOne: () => Promise<boolean>, doSwitch: (k: number) => Promise<void>) {
-  const downloads = Array.from({ length: DOWNLOADS }, (_, i) => new Promise((r) => setTimeout(r, i * 40)).then(download));
+async function underLoad(
+  name: string,
+  download: () => Promise<boolean>,
+  shortOne: () => Promise<boolean>,
+  doSwitch: (k: number) => Promise<void>,
+) {
+  const downloads = Array.from({ length: DOWNLOADS }, (_, i) =>
+    new Promise((r) => setTimeout(r, i * 40)).then(download),
+  );
   const reqs: Req[] = [];
   let running = true;
   const loop = (async () => {
@@ -103,7 +114,14 @@ async function underLoad(name: string, download: () => Promise<boolean>, shortOn
     return first ? first.endedAt - t : Number.POSITIVE_INFINITY;
   });
   const latency = reqs.filter((r) => r.ok).map((r) => r.endedAt - r.startedAt);
-  return { name, failedDownloads: dl.filter((ok) => !ok).length, failedShort: reqs.filter((r) => !r.ok).length, shortTotal: reqs.length, pauses, latency };
+  return {
+    name,
+    failedDownloads: dl.filter((ok) => !ok).length,
+    failedShort: reqs.filter((r) => !r.ok).length,
+    shortTotal: reqs.length,
+    pauses,
+    latency,
+  };
 }
 
 async function firstSuccessAfter(t0: number, shortOne: () => Promise<boolean>, limitMs = 90_000): Promise<number> {
@@ -126,12 +144,25 @@ try {
 
   // ---- Gatehop ----
   app = await startApp(
-    buildConfig({}, {
-      egress: 'vpngate', api: [rig.state.apiUrl], listen: '127.0.0.1:0', admin: '127.0.0.1:0', adminToken: ADMIN_TOKEN, dataDir, logFile: 'off',
-      tunnel: { threads: THREADS },
-      switching: { maxDraining: 12, healthDnsName: 'files.test', ...(UNRESPONSIVE_MS !== undefined ? { unresponsiveMs: UNRESPONSIVE_MS } : {}) },
-      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, warmStandby: WARM_STANDBY },
-    }),
+    buildConfig(
+      {},
+      {
+        egress: 'vpngate',
+        api: [rig.state.apiUrl],
+        listen: '127.0.0.1:0',
+        admin: '127.0.0.1:0',
+        adminToken: ADMIN_TOKEN,
+        dataDir,
+        logFile: 'off',
+        tunnel: { threads: THREADS },
+        switching: {
+          maxDraining: 12,
+          healthDnsName: 'files.test',
+          ...(UNRESPONSIVE_MS !== undefined ? { unresponsiveMs: UNRESPONSIVE_MS } : {}),
+        },
+        groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, warmStandby: WARM_STANDBY },
+      },
+    ),
     LOG ? pino({ level: 'info', base: undefined }, pino.destination({ dest: LOG, sync: false })) : silentLogger(),
   );
   while (!app.controller!.active) await new Promise((r) => setTimeout(r, 100));
@@ -178,10 +209,18 @@ try {
   app = null;
 
   console.log('per switch: target, switch start → new tunnel active, pause (start → first new request done):');
-  switchLog.forEach((x, i) => console.log(`  ${String(i + 1).padStart(2)} ${x.to.padEnd(28)} ${String(x.switchMs).padStart(6)} ms ${String(gh.pauses[i]).padStart(6)} ms`));
-  console.log(`gatehop (tunnel.threads: ${THREADS}${WARM_STANDBY ? ', warmStandby' : ''}${UNRESPONSIVE_MS !== undefined ? `, unresponsiveMs ${UNRESPONSIVE_MS}` : ''}): GET /status during the load p50 ${pct(statusMs, 50).toFixed(0)} ms, p99 ${pct(statusMs, 99).toFixed(0)} ms (${statusMs.length} requests)`);
+  switchLog.forEach((x, i) =>
+    console.log(
+      `  ${String(i + 1).padStart(2)} ${x.to.padEnd(28)} ${String(x.switchMs).padStart(6)} ms ${String(gh.pauses[i]).padStart(6)} ms`,
+    ),
+  );
+  console.log(
+    `gatehop (tunnel.threads: ${THREADS}${WARM_STANDBY ? ', warmStandby' : ''}${UNRESPONSIVE_MS !== undefined ? `, unresponsiveMs ${UNRESPONSIVE_MS}` : ''}): GET /status during the load p50 ${pct(statusMs, 50).toFixed(0)} ms, p99 ${pct(statusMs, 99).toFixed(0)} ms (${statusMs.length} requests)`,
+  );
   if (ONLY_GATEHOP) {
-    console.log(`gatehop: ${gh.failedDownloads}/${DOWNLOADS} downloads failed (curl exit codes ${JSON.stringify([...(failures.get('gatehop') ?? [])])}), ${gh.failedShort}/${gh.shortTotal} requests, pause at a switch p50 ${pct(gh.pauses, 50).toFixed(0)} ms / p99 ${pct(gh.pauses, 99).toFixed(0)} ms, request p50 ${pct(gh.latency, 50).toFixed(0)} ms, node death → first new request ${(ghRecovery / 1000).toFixed(1)} s`);
+    console.log(
+      `gatehop: ${gh.failedDownloads}/${DOWNLOADS} downloads failed (curl exit codes ${JSON.stringify([...(failures.get('gatehop') ?? [])])}), ${gh.failedShort}/${gh.shortTotal} requests, pause at a switch p50 ${pct(gh.pauses, 50).toFixed(0)} ms / p99 ${pct(gh.pauses, 99).toFixed(0)} ms, request p50 ${pct(gh.latency, 50).toFixed(0)} ms, node death → first new request ${(ghRecovery / 1000).toFixed(1)} s`,
+    );
   } else {
     // ---- Debian's openvpn: stop, then connect to the next server ----
     const ovpn = rig.state.nodes.filter((n) => n.kind === 'openvpn').map((n) => n.name);
@@ -206,12 +245,18 @@ try {
     native = await rig.nativeClient(ovpn[0]!, 'udp', ['--remote', rig.node(ovpn[1]!).vpnAddress, '1194', 'udp']);
     const n0 = Date.now();
     rig.pause(rig.node(ovpn[0]!).id);
-    const nvRecovery = await firstSuccessAfter(n0, async () => (await curlAsync(['--max-time', '5', rig.url('/ip')], ns)).ok, 120_000);
+    const nvRecovery = await firstSuccessAfter(
+      n0,
+      async () => (await curlAsync(['--max-time', '5', rig.url('/ip')], ns)).ok,
+      120_000,
+    );
     rig.resume(rig.node(ovpn[0]!).id);
 
     const line = (r: typeof gh, rec: number): string =>
       `  ${r.name.padEnd(22)} ${`${r.failedDownloads}/${DOWNLOADS}`.padStart(9)}   ${`${r.failedShort}/${r.shortTotal}`.padStart(9)}   ${pct(r.latency, 50).toFixed(0).padStart(7)}   ${pct(r.pauses, 50).toFixed(0).padStart(7)}   ${pct(r.pauses, 99).toFixed(0).padStart(7)}   ${(rec / 1000).toFixed(1).padStart(8)}`;
-    console.log(`switch benchmark: ${DOWNLOADS} downloads of ${MIB} MiB + a request every 50 ms, ${SWITCHES} switches; then the active node is paused`);
+    console.log(
+      `switch benchmark: ${DOWNLOADS} downloads of ${MIB} MiB + a request every 50 ms, ${SWITCHES} switches; then the active node is paused`,
+    );
     console.log('  client                 downloads    requests   request   pause at a switch   node death → first');
     console.log('                          failed       failed    p50 ms    p50 ms    p99 ms    new request (s)');
     console.log(line(gh, ghRecovery));

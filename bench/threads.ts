@@ -22,12 +22,21 @@ const MIB = arg('mib', 64);
 const SESSIONS = arg('sessions', 1000);
 const ROUNDS = arg('rounds', 3);
 /** --parts 1,2,3: which of the three parts to run. */
-const PARTS = (process.argv.includes('--parts') ? process.argv[process.argv.indexOf('--parts') + 1]! : '1,2,3').split(',');
+const PARTS = (process.argv.includes('--parts') ? process.argv[process.argv.indexOf('--parts') + 1]! : '1,2,3').split(
+  ',',
+);
 const logger = silentLogger();
 
 async function open(rig: Rig, node: string, proto: 'tcp' | 'udp', threads: boolean, tag: string): Promise<Tunnel> {
   const n = rig.node(node);
-  return openTunnel({ id: `bench-${tag}-${node}-${proto}`, nodeId: n.name, link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') }, logger, threads, unresponsiveMs: 0 });
+  return openTunnel({
+    id: `bench-${tag}-${node}-${proto}`,
+    nodeId: n.name,
+    link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') },
+    logger,
+    threads,
+    unresponsiveMs: 0,
+  });
 }
 
 /** One GET of /big; MiB/s. */
@@ -57,7 +66,9 @@ function machineTicks(): { busy: number; total: number } {
  * Runs fn with the main loop's delay recorded (p50/p99 beyond the 10 ms resolution, ms), and the
  * CPU it cost: this process (all its threads) and the whole machine (rig servers included), in cores.
  */
-async function withLoopDelay<T>(fn: () => Promise<T>): Promise<{ value: T; p50: number; p99: number; ourCores: number; machineCores: number }> {
+async function withLoopDelay<T>(
+  fn: () => Promise<T>,
+): Promise<{ value: T; p50: number; p99: number; ourCores: number; machineCores: number }> {
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
   const t0 = performance.now();
@@ -100,16 +111,28 @@ async function twoAtOnce(rig: Rig, threads: boolean) {
     await Promise.all([download(a, rig.state.bigBytes), download(b, rig.state.bigBytes)]); // warm-up
     const one = await withLoopDelay(() => download(a, rig.state.bigBytes));
     const t0 = performance.now();
-    const r = await withLoopDelay(() => Promise.all([download(a, rig.state.bigBytes), download(b, rig.state.bigBytes)]));
+    const r = await withLoopDelay(() =>
+      Promise.all([download(a, rig.state.bigBytes), download(b, rig.state.bigBytes)]),
+    );
     const together = (2 * rig.state.bigBytes) / ((performance.now() - t0) / 1000) / (1 << 20);
-    return { alone: one.value, together, p99: r.p99, aloneCpu: `${one.ourCores.toFixed(2)} / ${one.machineCores.toFixed(2)}`, togetherCpu: `${r.ourCores.toFixed(2)} / ${r.machineCores.toFixed(2)}` };
+    return {
+      alone: one.value,
+      together,
+      p99: r.p99,
+      aloneCpu: `${one.ourCores.toFixed(2)} / ${one.machineCores.toFixed(2)}`,
+      togetherCpu: `${r.ourCores.toFixed(2)} / ${r.machineCores.toFixed(2)}`,
+    };
   } finally {
     await Promise.all([a.close(), b.close()]);
   }
 }
 
 /** RSS with `count` sessions open through one tunnel, each having fetched a small response. */
-async function manySessions(rig: Rig, threads: boolean, count: number): Promise<{ rssMb: number; baseMb: number; opened: number }> {
+async function manySessions(
+  rig: Rig,
+  threads: boolean,
+  count: number,
+): Promise<{ rssMb: number; baseMb: number; opened: number }> {
   global.gc?.();
   const baseMb = process.memoryUsage().rss / (1 << 20);
   const t = await open(rig, 'n1', 'udp', threads, 'many');
@@ -152,40 +175,51 @@ try {
     ['o1', 'udp', 'OpenVPN 2.6 GCM UDP'],
   ];
   if (PARTS.includes('1')) {
-  console.log(`threads benchmark: ${MIB} MiB downloads; workers and in-thread alternated, ${ROUNDS} rounds (median)`);
-  console.log(`CPU in cores (this machine has ${availableParallelism()}): ours = this process, all threads; machine = everything, the rig's servers included`);
-  console.log('| server | workers MiB/s | in-thread MiB/s | ratio (median) | main loop p99 workers / in-thread, ms | CPU ours / machine, workers | in-thread |');
-  console.log('|---|---|---|---|---|---|---|');
-  const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]! : null; // e.g. n1-tcp
-  for (const [node, proto, label] of cases.filter(([n, p]) => !only || only === `${n}-${p}`)) {
-    const w: Awaited<ReturnType<typeof oneTunnel>>[] = [];
-    const m: Awaited<ReturnType<typeof oneTunnel>>[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      w.push(await oneTunnel(rig, node, proto, true));
-      m.push(await oneTunnel(rig, node, proto, false));
-    }
-    const cpu = (xs: typeof w): string => `${med(xs.map((x) => x.ourCores)).toFixed(2)} / ${med(xs.map((x) => x.machineCores)).toFixed(2)}`;
+    console.log(`threads benchmark: ${MIB} MiB downloads; workers and in-thread alternated, ${ROUNDS} rounds (median)`);
     console.log(
-      `| ${label} | ${w.map((x) => x.mibs.toFixed(1)).join(', ')} | ${m.map((x) => x.mibs.toFixed(1)).join(', ')} | **${(med(w.map((x) => x.mibs)) / med(m.map((x) => x.mibs))).toFixed(2)}×** | ${med(w.map((x) => x.p99)).toFixed(1)} / ${med(m.map((x) => x.p99)).toFixed(1)} | ${cpu(w)} | ${cpu(m)} |`,
+      `CPU in cores (this machine has ${availableParallelism()}): ours = this process, all threads; machine = everything, the rig's servers included`,
     );
-  }
+    console.log(
+      '| server | workers MiB/s | in-thread MiB/s | ratio (median) | main loop p99 workers / in-thread, ms | CPU ours / machine, workers | in-thread |',
+    );
+    console.log('|---|---|---|---|---|---|---|');
+    const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]! : null; // e.g. n1-tcp
+    for (const [node, proto, label] of cases.filter(([n, p]) => !only || only === `${n}-${p}`)) {
+      const w: Awaited<ReturnType<typeof oneTunnel>>[] = [];
+      const m: Awaited<ReturnType<typeof oneTunnel>>[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        w.push(await oneTunnel(rig, node, proto, true));
+        m.push(await oneTunnel(rig, node, proto, false));
+      }
+      const cpu = (xs: typeof w): string =>
+        `${med(xs.map((x) => x.ourCores)).toFixed(2)} / ${med(xs.map((x) => x.machineCores)).toFixed(2)}`;
+      console.log(
+        `| ${label} | ${w.map((x) => x.mibs.toFixed(1)).join(', ')} | ${m.map((x) => x.mibs.toFixed(1)).join(', ')} | **${(med(w.map((x) => x.mibs)) / med(m.map((x) => x.mibs))).toFixed(2)}×** | ${med(w.map((x) => x.p99)).toFixed(1)} / ${med(m.map((x) => x.p99)).toFixed(1)} | ${cpu(w)} | ${cpu(m)} |`,
+      );
+    }
   }
   if (PARTS.includes('2')) {
-  console.log('\n| two tunnels (SoftEther UDP, two servers) | one alone MiB/s | both at once MiB/s | aggregate ratio | main loop p99, ms | CPU ours / machine: alone | both |');
-  console.log('|---|---|---|---|---|---|---|');
-  for (const threads of [true, false]) {
-    const r = await twoAtOnce(rig, threads);
-    console.log(`| ${threads ? 'workers' : 'in-thread'} | ${r.alone.toFixed(1)} | ${r.together.toFixed(1)} | **${(r.together / r.alone).toFixed(2)}×** | ${r.p99.toFixed(1)} | ${r.aloneCpu} | ${r.togetherCpu} |`);
-  }
+    console.log(
+      '\n| two tunnels (SoftEther UDP, two servers) | one alone MiB/s | both at once MiB/s | aggregate ratio | main loop p99, ms | CPU ours / machine: alone | both |',
+    );
+    console.log('|---|---|---|---|---|---|---|');
+    for (const threads of [true, false]) {
+      const r = await twoAtOnce(rig, threads);
+      console.log(
+        `| ${threads ? 'workers' : 'in-thread'} | ${r.alone.toFixed(1)} | ${r.together.toFixed(1)} | **${(r.together / r.alone).toFixed(2)}×** | ${r.p99.toFixed(1)} | ${r.aloneCpu} | ${r.togetherCpu} |`,
+      );
+    }
   }
   if (PARTS.includes('3')) {
-  console.log(`\n| ${SESSIONS} sessions through one tunnel | sessions open | RSS before, MB | RSS with them, MB |`);
-  console.log('|---|---|---|---|');
-  for (const threads of [true, false]) {
-    const r = await manySessions(rig, threads, SESSIONS);
-    console.log(`| ${threads ? 'workers' : 'in-thread'} | ${r.opened} | ${r.baseMb.toFixed(0)} | **${r.rssMb.toFixed(0)}** |`);
-  }
+    console.log(`\n| ${SESSIONS} sessions through one tunnel | sessions open | RSS before, MB | RSS with them, MB |`);
+    console.log('|---|---|---|---|');
+    for (const threads of [true, false]) {
+      const r = await manySessions(rig, threads, SESSIONS);
+      console.log(
+        `| ${threads ? 'workers' : 'in-thread'} | ${r.opened} | ${r.baseMb.toFixed(0)} | **${r.rssMb.toFixed(0)}** |`,
+      );
+    }
   }
 } finally {
   await rig.down();

@@ -28,7 +28,11 @@ function threadTimes(): ThreadTimes {
   for (const tid of readdirSync('/proc/self/task')) {
     const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    m.set(tid, { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), user: Number(f[11]) / 100, system: Number(f[12]) / 100 });
+    m.set(tid, {
+      name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      user: Number(f[11]) / 100,
+      system: Number(f[12]) / 100,
+    });
   }
   return m;
 }
@@ -47,7 +51,7 @@ const STAGES: Array<[string, RegExp]> = [
   ['lwIP in WebAssembly', /^wasm-function/],
   ['netstack glue (events, copies, streams)', /stack\.ts|tcp-stream\.ts/],
   ['tunnel client (batching, framing, records)', /tunnel-client\.ts|packet\.ts|data-channel\.ts|data-cipher/],
-  ['the reader (the download\'s consumer, Node streams)', /readable|stream|events/],
+  ["the reader (the download's consumer, Node streams)", /readable|stream|events/],
   ['garbage collector', /^\(garbage collector\)$/],
 ];
 
@@ -88,7 +92,9 @@ try {
   writeFileSync(file, JSON.stringify(profile));
 
   const perGiB = (1 << 30) / got;
-  console.log(`${NODE}/${PROTO}, ${dataEngineStatus().engine} data path: ${(got / secs / (1 << 20)).toFixed(1)} MiB/s; CPU s/GiB by thread (the profiler's own thread left out):`);
+  console.log(
+    `${NODE}/${PROTO}, ${dataEngineStatus().engine} data path: ${(got / secs / (1 << 20)).toFixed(1)} MiB/s; CPU s/GiB by thread (the profiler's own thread left out):`,
+  );
   let user = 0;
   let system = 0;
   for (const [tid, a] of after) {
@@ -98,9 +104,13 @@ try {
     if (du + ds === 0 || a.name.startsWith('v8:Prof')) continue;
     user += du;
     system += ds;
-    console.log(`  ${(tid === String(process.pid) ? 'main thread' : a.name).padEnd(16)} user ${(du * perGiB).toFixed(1).padStart(5)}  system ${(ds * perGiB).toFixed(1).padStart(5)}`);
+    console.log(
+      `  ${(tid === String(process.pid) ? 'main thread' : a.name).padEnd(16)} user ${(du * perGiB).toFixed(1).padStart(5)}  system ${(ds * perGiB).toFixed(1).padStart(5)}`,
+    );
   }
-  console.log(`  ${'all'.padEnd(16)} user ${(user * perGiB).toFixed(1).padStart(5)}  system ${(system * perGiB).toFixed(1).padStart(5)}  = ${((user + system) * perGiB).toFixed(1)}`);
+  console.log(
+    `  ${'all'.padEnd(16)} user ${(user * perGiB).toFixed(1).padStart(5)}  system ${(system * perGiB).toFixed(1).padStart(5)}  = ${((user + system) * perGiB).toFixed(1)}`,
+  );
 
   const nodes = new Map<number, ProfileNode>((profile.nodes as ProfileNode[]).map((x) => [x.id, x]));
   const parent = new Map<number, number>();
@@ -116,9 +126,12 @@ try {
     stages.set(stage, (stages.get(stage) ?? 0) + 1);
   }
   const interval = (profile.endTime - profile.startTime) / 1e6 / (profile.samples?.length ?? 1);
-  console.log(`main thread in JavaScript or a call it made: ${((busy * interval) * perGiB).toFixed(1)} s/GiB; by stage:`);
-  for (const [stage, count] of [...stages].sort((a, b) => b[1] - a[1])) console.log(`  ${((100 * count) / busy).toFixed(1).padStart(5)} %  ${stage}`);
-  console.log(`(the rest of the main thread's time is libuv polling and reading, outside JavaScript; profile: ${file})`);
+  console.log(`main thread in JavaScript or a call it made: ${(busy * interval * perGiB).toFixed(1)} s/GiB; by stage:`);
+  for (const [stage, count] of [...stages].sort((a, b) => b[1] - a[1]))
+    console.log(`  ${((100 * count) / busy).toFixed(1).padStart(5)} %  ${stage}`);
+  console.log(
+    `(the rest of the main thread's time is libuv polling and reading, outside JavaScript; profile: ${file})`,
+  );
 } finally {
   rig.down();
 }

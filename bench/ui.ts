@@ -37,7 +37,14 @@ const SECONDS = Number(arg('seconds', '60'));
 const RANK_EVERY_MS = 30_000;
 const root = resolve(import.meta.dirname, '..');
 const TOKEN = 'bench-ui-token-0123456789abcdef';
-const COUNTRIES: Array<[string, string]> = [['Japan', 'JP'], ['Korea Republic of', 'KR'], ['United States', 'US'], ['Viet Nam', 'VN'], ['Thailand', 'TH'], ['Russian Federation', 'RU']];
+const COUNTRIES: Array<[string, string]> = [
+  ['Japan', 'JP'],
+  ['Korea Republic of', 'KR'],
+  ['United States', 'US'],
+  ['Viet Nam', 'VN'],
+  ['Thailand', 'TH'],
+  ['Russian Federation', 'RU'],
+];
 
 function assetSizes(): { raw: number; gzip: number } {
   const dir = join(root, 'dist/renderer/assets');
@@ -72,14 +79,44 @@ async function startCore(n: number): Promise<Core> {
   const port = (silent.address() as AddressInfo).port;
   const rows = Array.from({ length: n }, (_, i) => {
     const ip = `127.${1 + Math.floor(i / 62500)}.${Math.floor(i / 250) % 250}.${(i % 250) + 2}`;
-    return { host: `public-vpn-${i}`, ip, score: 100_000 + ((i * 7919) % 900_000), ping: 5 + (i % 200), speed: 1e6 * (1 + (i % 90)), country: COUNTRIES[i % COUNTRIES.length]!, profile: vpnGateProfile(ip, port, 'tcp') };
+    return {
+      host: `public-vpn-${i}`,
+      ip,
+      score: 100_000 + ((i * 7919) % 900_000),
+      ping: 5 + (i % 200),
+      speed: 1e6 * (1 + (i % 90)),
+      country: COUNTRIES[i % COUNTRIES.length]!,
+      profile: vpnGateProfile(ip, port, 'tcp'),
+    };
   });
   const csv = vpnGateCsv(rows);
   const list = createHttpServer((_req, res) => res.end(csv));
   await new Promise<void>((r) => list.listen(0, '127.0.0.1', () => r()));
   const api = `http://127.0.0.1:${(list.address() as AddressInfo).port}/api/iphone/`;
   const dataDir = mkdtempSync(join(tmpdir(), 'gh-bench-ui-'));
-  const core: ChildProcess = spawn(process.execPath, [join(root, 'bin/gatehop.js'), '--egress', 'vpngate', '--api', api, '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--admin-token', TOKEN, '--data-dir', dataDir, '--log-file', 'off', '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const core: ChildProcess = spawn(
+    process.execPath,
+    [
+      join(root, 'bin/gatehop.js'),
+      '--egress',
+      'vpngate',
+      '--api',
+      api,
+      '--listen',
+      '127.0.0.1:0',
+      '--admin',
+      '127.0.0.1:0',
+      '--admin-token',
+      TOKEN,
+      '--data-dir',
+      dataDir,
+      '--log-file',
+      'off',
+      '--log-level',
+      'info',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   const url = await new Promise<string>((res, rej) => {
     core.once('exit', (code) => rej(new Error(`core exited ${code}: ${out.slice(-2000)}`)));
@@ -92,7 +129,9 @@ async function startCore(n: number): Promise<Core> {
   const admin = new URL(url).origin;
   // Ready when the core lists all n nodes.
   for (;;) {
-    const r = await fetch(`${admin}/nodes`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((x) => x.json() as Promise<{ nodes: unknown[] }>).catch(() => null);
+    const r = await fetch(`${admin}/nodes`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      .then((x) => x.json() as Promise<{ nodes: unknown[] }>)
+      .catch(() => null);
     if (r && r.nodes.length >= n) break;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -141,7 +180,11 @@ const OPEN_NODES = `async (rows) => {
   return { cold, clicked, warm };
 }`;
 
-async function navigation(browser: Browser, core: Core, n: number): Promise<{ cold: number; tabAt: number; warm: number[]; page: Page; close: () => Promise<void> }> {
+async function navigation(
+  browser: Browser,
+  core: Core,
+  n: number,
+): Promise<{ cold: number; tabAt: number; warm: number[]; page: Page; close: () => Promise<void> }> {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await ctx.newPage();
   await page.goto(core.url, { waitUntil: 'commit' }); // a fresh context: nothing cached
@@ -174,7 +217,11 @@ async function sortAndFilter(page: Page, reps: number): Promise<{ sort: number[]
 }
 
 /** Main-thread CPU per minute on `view` while the feed runs; the events sent meanwhile, by type. */
-async function liveCpu(browser: Browser, core: Core, view: string): Promise<{ msPerMin: number; events: Record<string, number> }> {
+async function liveCpu(
+  browser: Browser,
+  core: Core,
+  view: string,
+): Promise<{ msPerMin: number; events: Record<string, number> }> {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await ctx.newPage();
   await page.goto(core.url);
@@ -182,14 +229,22 @@ async function liveCpu(browser: Browser, core: Core, view: string): Promise<{ ms
   await page.waitForTimeout(2000); // past the first load
   const events: Record<string, number> = {};
   const tap = new AbortController();
-  void fetch(`${core.admin}/events?token=${TOKEN}`, { signal: tap.signal }).then(async (res) => {
-    const dec = new TextDecoder();
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) for (const m of dec.decode(chunk, { stream: true }).matchAll(/^event: (\w+)/gm)) events[m[1]!] = (events[m[1]!] ?? 0) + 1;
-  }).catch((err: Error) => void (tap.signal.aborted || console.error(`(the event tap failed: ${err.message})`)));
-  const refresh = () => void fetch(`${core.admin}/nodes/refresh`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } }).catch(() => undefined);
+  void fetch(`${core.admin}/events?token=${TOKEN}`, { signal: tap.signal })
+    .then(async (res) => {
+      const dec = new TextDecoder();
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+        for (const m of dec.decode(chunk, { stream: true }).matchAll(/^event: (\w+)/gm))
+          events[m[1]!] = (events[m[1]!] ?? 0) + 1;
+    })
+    .catch((err: Error) => void (tap.signal.aborted || console.error(`(the event tap failed: ${err.message})`)));
+  const refresh = () =>
+    void fetch(`${core.admin}/nodes/refresh`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } }).catch(
+      () => undefined,
+    );
   const cdp = await ctx.newCDPSession(page);
   await cdp.send('Performance.enable');
-  const task = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration')?.value ?? 0;
+  const task = async () =>
+    (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration')?.value ?? 0;
   const a = await task();
   refresh();
   const ranker = setInterval(refresh, RANK_EVERY_MS);
@@ -228,7 +283,11 @@ async function main(): Promise<void> {
         const nodes = await liveCpu(browser, core, 'Nodes');
         const x = (v: number, target: number) => `${(v / target).toFixed(2)}× of target`;
         const scale = n > 1000 ? 2 : 1;
-        const feed = (e: Record<string, number>) => Object.entries(e).sort().map(([k, v]) => `${k} ${v}`).join(', ');
+        const feed = (e: Record<string, number>) =>
+          Object.entries(e)
+            .sort()
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ');
         lines.push(
           `| **${n.toLocaleString('en')} nodes** | | |`,
           `| open the window → Nodes view with ${n} rows painted (median of ${RUNS}, a fresh context; the tabs were there at ${pct(tabs, 50).toFixed(0)} ms) | **${pct(navs, 50).toFixed(0)} ms** (max ${Math.max(...navs).toFixed(0)}) | ${x(pct(navs, 50), 1000 * scale)} |`,
@@ -242,9 +301,13 @@ async function main(): Promise<void> {
         await core.stop();
       }
     }
-    console.log(`\n| bench:ui (Chromium ${browser.version()}, ${SECONDS} s per live figure) | value | against the target |`);
+    console.log(
+      `\n| bench:ui (Chromium ${browser.version()}, ${SECONDS} s per live figure) | value | against the target |`,
+    );
     console.log('|---|---|---|');
-    console.log(`| JS + CSS transferred | ${(sizes.raw / 1024).toFixed(0)} KiB raw, **${(sizes.gzip / 1024).toFixed(0)} KiB gzip** | ${(sizes.gzip / 250_000).toFixed(2)}× of 250 KB |`);
+    console.log(
+      `| JS + CSS transferred | ${(sizes.raw / 1024).toFixed(0)} KiB raw, **${(sizes.gzip / 1024).toFixed(0)} KiB gzip** | ${(sizes.gzip / 250_000).toFixed(2)}× of 250 KB |`,
+    );
     for (const l of lines) console.log(l);
   } finally {
     await browser.close();

@@ -37,13 +37,15 @@ export class Autostart {
 
   get enabled(): boolean {
     if (this.platform === 'linux') return existsSync(this.desktopFile);
-    if (this.platform === 'win32') return this.app.getLoginItemSettings({ path: this.exec, args: [HIDDEN_ARG] }).openAtLogin;
+    if (this.platform === 'win32')
+      return this.app.getLoginItemSettings({ path: this.exec, args: [HIDDEN_ARG] }).openAtLogin;
     return this.app.getLoginItemSettings().openAtLogin;
   }
 
   /** Whether this run was a login start (and so begins in the tray, with no window). */
   startedAtLogin(argv: readonly string[]): boolean {
-    if (this.platform === 'darwin') return this.app.getLoginItemSettings().wasOpenedAtLogin === true || argv.includes(HIDDEN_ARG);
+    if (this.platform === 'darwin')
+      return this.app.getLoginItemSettings().wasOpenedAtLogin === true || argv.includes(HIDDEN_ARG);
     return argv.includes(HIDDEN_ARG);
   }
 
@@ -76,6 +78,16 @@ export class Autostart {
     // Exec quoting per the Desktop Entry spec: a path with spaces goes in double quotes.
     const target = this.launcher;
     const exec = /[\s"]/.test(target) ? `"${target.replace(/(["`$\\])/g, '\\$1')}"` : target;
-    return ['[Desktop Entry]', 'Type=Application', 'Name=Gatehop', 'Comment=VPN Gate as one local proxy', `Exec=${exec} ${HIDDEN_ARG}`, 'Icon=gatehop', 'Terminal=false', 'X-GNOME-Autostart-enabled=true', ''].join('\n');
+    return [
+      '[Desktop Entry]',
+      'Type=Application',
+      'Name=Gatehop',
+      'Comment=VPN Gate as one local proxy',
+      `Exec=${exec} ${HIDDEN_ARG}`,
+      'Icon=gatehop',
+      'Terminal=false',
+      'X-GNOME-Autostart-enabled=true',
+      '',
+    ].join('\n');
   }
 }

@@ -24,8 +24,25 @@ export type AppApi = Pick<
   | 'getPreferredSystemLanguages'
 > & { dock?: Pick<E.Dock, 'hide' | 'show'> };
 
-export type WebContentsApi = Pick<E.WebContents, 'send' | 'isDestroyed' | 'on' | 'setWindowOpenHandler' | 'getURL' | 'session' | 'reload'>;
-export type WindowApi = Pick<E.BrowserWindow, 'loadURL' | 'show' | 'hide' | 'focus' | 'on' | 'once' | 'getBounds' | 'isDestroyed' | 'isMinimized' | 'restore' | 'destroy' | 'isVisible'> & {
+export type WebContentsApi = Pick<
+  E.WebContents,
+  'send' | 'isDestroyed' | 'on' | 'setWindowOpenHandler' | 'getURL' | 'session' | 'reload'
+>;
+export type WindowApi = Pick<
+  E.BrowserWindow,
+  | 'loadURL'
+  | 'show'
+  | 'hide'
+  | 'focus'
+  | 'on'
+  | 'once'
+  | 'getBounds'
+  | 'isDestroyed'
+  | 'isMinimized'
+  | 'restore'
+  | 'destroy'
+  | 'isVisible'
+> & {
   webContents: WebContentsApi;
 };
 export type WindowCtor = new (opts: E.BrowserWindowConstructorOptions) => WindowApi;
@@ -33,19 +50,30 @@ export type WindowCtor = new (opts: E.BrowserWindowConstructorOptions) => Window
 export type TrayApi = Pick<E.Tray, 'setImage' | 'setToolTip' | 'setContextMenu' | 'on' | 'destroy' | 'isDestroyed'>;
 export type TrayCtor = new (image: E.NativeImage | string) => TrayApi;
 
-export type MenuApi = { buildFromTemplate(template: E.MenuItemConstructorOptions[]): E.Menu; setApplicationMenu(menu: E.Menu | null): void };
+export type MenuApi = {
+  buildFromTemplate(template: E.MenuItemConstructorOptions[]): E.Menu;
+  setApplicationMenu(menu: E.Menu | null): void;
+};
 export type IpcMainApi = Pick<E.IpcMain, 'handle' | 'removeHandler'>;
 export type NativeImageApi = Pick<typeof E.nativeImage, 'createFromPath'>;
-export type NotificationApi = { isSupported(): boolean; new (opts: E.NotificationConstructorOptions): Pick<E.Notification, 'show' | 'on'> };
+export type NotificationApi = {
+  isSupported(): boolean;
+  new (opts: E.NotificationConstructorOptions): Pick<E.Notification, 'show' | 'on'>;
+};
 export type PowerMonitorApi = Pick<E.PowerMonitor, 'on'>;
 export type ShellApi = Pick<E.Shell, 'openExternal' | 'openPath'>;
 export type ClipboardApi = Pick<E.Clipboard, 'writeText'>;
-export type NativeThemeApi = Pick<E.NativeTheme, 'shouldUseDarkColors' | 'shouldUseDarkColorsForSystemIntegratedUI' | 'on'>;
+export type NativeThemeApi = Pick<
+  E.NativeTheme,
+  'shouldUseDarkColors' | 'shouldUseDarkColorsForSystemIntegratedUI' | 'on'
+>;
 export type ScreenApi = Pick<E.Screen, 'getAllDisplays'>;
 export type ProtocolApi = Pick<E.Protocol, 'handle' | 'registerSchemesAsPrivileged'>;
 export type NetApi = Pick<E.Net, 'fetch'>;
 export type DialogApi = Pick<typeof E.dialog, 'showMessageBox'>;
-export type SessionApi = { defaultSession: Pick<E.Session, 'setPermissionRequestHandler' | 'setPermissionCheckHandler'> };
+export type SessionApi = {
+  defaultSession: Pick<E.Session, 'setPermissionRequestHandler' | 'setPermissionCheckHandler'>;
+};
 
 export interface ElectronApi {
   app: AppApi;

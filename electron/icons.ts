@@ -7,7 +7,12 @@ import type { TrayIconState } from './tray-menu.js';
  * 32 px colour PNG (@2x files sit beside each for HiDPI). Generated from assets/*.svg by
  * scripts/make-icons.mjs and committed.
  */
-export function trayIconPath(assetsDir: string, state: TrayIconState, platform: NodeJS.Platform, dark: boolean): string {
+export function trayIconPath(
+  assetsDir: string,
+  state: TrayIconState,
+  platform: NodeJS.Platform,
+  dark: boolean,
+): string {
   if (platform === 'darwin') return join(assetsDir, 'tray', `tray-${state}Template.png`);
   if (platform === 'win32') return join(assetsDir, 'tray', `tray-${state}-${dark ? 'dark' : 'light'}.ico`);
   return join(assetsDir, 'tray', `tray-${state}-32.png`);

@@ -12,14 +12,28 @@ export { channelOf, EVENT_CHANNEL };
  * {ok, value} | {ok: false, error: {code, message}} (a thrown error would lose its code across
  * invoke). A call whose sender frame is not the app's own page is refused.
  */
-export function registerIpc(ipcMain: IpcMainApi, impls: OperationImpls, isOwnFrame: (e: IpcMainInvokeEvent) => boolean): () => void {
+export function registerIpc(
+  ipcMain: IpcMainApi,
+  impls: OperationImpls,
+  isOwnFrame: (e: IpcMainInvokeEvent) => boolean,
+): () => void {
   for (const name of opNames) {
     ipcMain.handle(channelOf(name), async (event, payload: unknown): Promise<Result<unknown>> => {
-      if (!isOwnFrame(event)) return { ok: false, error: { code: 'GH_ERR_IPC_FORBIDDEN', message: 'calls are accepted only from the Gatehop window' } };
+      if (!isOwnFrame(event))
+        return {
+          ok: false,
+          error: { code: 'GH_ERR_IPC_FORBIDDEN', message: 'calls are accepted only from the Gatehop window' },
+        };
       const parsed = operations[name].input.safeParse(payload ?? {});
       if (!parsed.success) {
         const i = parsed.error.issues[0]!;
-        return { ok: false, error: { code: 'GH_ERR_IPC_BAD_REQUEST', message: `${name}${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}` } };
+        return {
+          ok: false,
+          error: {
+            code: 'GH_ERR_IPC_BAD_REQUEST',
+            message: `${name}${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`,
+          },
+        };
       }
       try {
         const impl = impls[name] as (input: unknown) => unknown;
@@ -36,7 +50,10 @@ export function registerIpc(ipcMain: IpcMainApi, impls: OperationImpls, isOwnFra
 }
 
 /** Forwards the core's event feed to the window, checking that it still exists (sending to a destroyed one throws). */
-export function forwardEvents(subscribe: (fn: (event: string, data: unknown) => void) => () => void, target: () => WebContentsApi | null): () => void {
+export function forwardEvents(
+  subscribe: (fn: (event: string, data: unknown) => void) => () => void,
+  target: () => WebContentsApi | null,
+): () => void {
   return subscribe((event, data) => {
     const wc = target();
     if (wc && !wc.isDestroyed()) wc.send(EVENT_CHANNEL, event, data);

@@ -81,7 +81,13 @@ export class Lifecycle {
       const deadline = new Promise<'deadline'>((r) => {
         timer = setTimeout(() => r('deadline'), this.opts.deadlineMs ?? SHUTDOWN_DEADLINE_MS);
       });
-      const outcome = await Promise.race([this.stop().then(() => 'stopped' as const, () => 'failed' as const), deadline]);
+      const outcome = await Promise.race([
+        this.stop().then(
+          () => 'stopped' as const,
+          () => 'failed' as const,
+        ),
+        deadline,
+      ]);
       if (timer) clearTimeout(timer);
       this.exitCode = outcome === 'stopped' ? exitCode : 1;
       this.app.exit(this.exitCode);
@@ -107,7 +113,10 @@ export class Lifecycle {
       }
     }
     if (!this.#stopping && this.opts.restoreFirst) {
-      await Promise.race([this.opts.restoreFirst().catch(() => undefined), new Promise((r) => setTimeout(r, 3_000).unref())]);
+      await Promise.race([
+        this.opts.restoreFirst().catch(() => undefined),
+        new Promise((r) => setTimeout(r, 3_000).unref()),
+      ]);
     }
     await this.shutdown(`fatal: ${kind}`, 1);
   }

@@ -8,7 +8,9 @@ import { contextBridge, ipcRenderer } from 'electron';
 import { opNames } from '../core/api/contract.js';
 import { channelOf, EVENT_CHANNEL } from './ipc-channels.js';
 
-const bridge: Record<string, unknown> = Object.fromEntries(opNames.map((name) => [name, (input: unknown) => ipcRenderer.invoke(channelOf(name), input ?? {})]));
+const bridge: Record<string, unknown> = Object.fromEntries(
+  opNames.map((name) => [name, (input: unknown) => ipcRenderer.invoke(channelOf(name), input ?? {})]),
+);
 bridge.subscribe = (fn: (event: string, data: unknown) => void): (() => void) => {
   const listener = (_e: unknown, event: string, data: unknown): void => fn(event, data);
   ipcRenderer.on(EVENT_CHANNEL, listener);

@@ -79,8 +79,12 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   // The language of the tray, notifications and dialogs: the saved choice, else the system's.
   let savedLanguage: Settings['language'] | undefined = loadSavedSettings(dataDir).language;
   const language = (): Language => resolveLanguage(savedLanguage, e.app.getPreferredSystemLanguages());
-  const t = (key: string, vars?: Record<string, string | number>): string => translate(language(), `shell.${key}`, vars);
-  e.protocol.handle(APP_SCHEME, appProtocolHandler(o.uiDir, () => crashedHtml(language(), t('crashed.title'), t('crashed.body'))));
+  const t = (key: string, vars?: Record<string, string | number>): string =>
+    translate(language(), `shell.${key}`, vars);
+  e.protocol.handle(
+    APP_SCHEME,
+    appProtocolHandler(o.uiDir, () => crashedHtml(language(), t('crashed.title'), t('crashed.body'))),
+  );
 
   const logTap = new LogTap();
   const autostart = new Autostart(e.app, o.exec, platform, o.env);
@@ -116,7 +120,8 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     }
   };
   // Which kinds are on lives in the core's settings (the window's Settings and the tray both change it).
-  const notifyPrefs = (): Settings['notifications'] => settings()?.notifications ?? { switched: true, lost: true, sysproxyChanged: true };
+  const notifyPrefs = (): Settings['notifications'] =>
+    settings()?.notifications ?? { switched: true, lost: true, sysproxyChanged: true };
   const KIND_KEY = { switched: 'switched', lost: 'lost', 'sysproxy-changed': 'sysproxyChanged' } as const;
   const notifications = new NotificationController(e, (kind) => kind === 'tray-hint' || notifyPrefs()[KIND_KEY[kind]]);
   const windows = new WindowController(e, {
@@ -133,11 +138,26 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     e,
     o.assetsDir,
     {
-      pickNode: (nodeId) => void Promise.resolve().then(() => ops.switchNode({ nodeId })).catch((err) => notifyError(err)),
-      setAuto: (auto) => void Promise.resolve().then(() => ops.setMode({ auto })).then(refreshTray, (err) => notifyError(err)),
-      setSystemProxy: (on) => void Promise.resolve().then(() => ops.setSystemProxy({ enabled: on })).then((sp) => tray.update({ sysproxy: sp }), (err) => notifyError(err)),
+      pickNode: (nodeId) =>
+        void Promise.resolve()
+          .then(() => ops.switchNode({ nodeId }))
+          .catch((err) => notifyError(err)),
+      setAuto: (auto) =>
+        void Promise.resolve()
+          .then(() => ops.setMode({ auto }))
+          .then(refreshTray, (err) => notifyError(err)),
+      setSystemProxy: (on) =>
+        void Promise.resolve()
+          .then(() => ops.setSystemProxy({ enabled: on }))
+          .then(
+            (sp) => tray.update({ sysproxy: sp }),
+            (err) => notifyError(err),
+          ),
       copy: (text) => e.clipboard.writeText(text),
-      refreshNodes: () => void Promise.resolve().then(() => ops.refreshNodes({})).catch((err) => notifyError(err)),
+      refreshNodes: () =>
+        void Promise.resolve()
+          .then(() => ops.refreshNodes({}))
+          .catch((err) => notifyError(err)),
       openWindow: (view) => void windows.open(view),
       setStartAtLogin: (on) => desktop.startAtLogin.set(on),
       setNotification: (kind, on) => {
@@ -151,12 +171,31 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       },
       quit: () => void lifecycleRef?.shutdown('tray-quit'),
     },
-    { status: null, nodes: [], sysproxy: null, startAtLogin: autostart.enabled, notifications: trayNotifications(notifyPrefs()), proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port, language: language() },
+    {
+      status: null,
+      nodes: [],
+      sysproxy: null,
+      startAtLogin: autostart.enabled,
+      notifications: trayNotifications(notifyPrefs()),
+      proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port,
+      language: language(),
+    },
     platform,
   );
   // Windows tells of logoff only to windows: with Gatehop started at login there may be none, and
   // the system proxy would keep pointing at a dead port. A hidden window that never shows hears it.
-  const sessionWindow = platform === 'win32' ? new e.BrowserWindow({ show: false, width: 1, height: 1, skipTaskbar: true, focusable: false, title: 'Gatehop', webPreferences: { ...WEB_PREFERENCES } }) : null;
+  const sessionWindow =
+    platform === 'win32'
+      ? new e.BrowserWindow({
+          show: false,
+          width: 1,
+          height: 1,
+          skipTaskbar: true,
+          focusable: false,
+          title: 'Gatehop',
+          webPreferences: { ...WEB_PREFERENCES },
+        })
+      : null;
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
   loopDelay.enable();
   trayRef = tray;
@@ -187,7 +226,15 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   }
 
   async function offerRestart(reason: string): Promise<void> {
-    const { response } = await e.dialog.showMessageBox({ type: 'error', title: t('dialog.crashTitle'), message: t('dialog.crashTitle'), detail: t('dialog.crashBody', { reason }), buttons: [t('dialog.restart'), t('dialog.close')], defaultId: 0, cancelId: 1 });
+    const { response } = await e.dialog.showMessageBox({
+      type: 'error',
+      title: t('dialog.crashTitle'),
+      message: t('dialog.crashTitle'),
+      detail: t('dialog.crashBody', { reason }),
+      buttons: [t('dialog.restart'), t('dialog.close')],
+      defaultId: 0,
+      cancelId: 1,
+    });
     if (response === 0) {
       e.app.relaunch();
       await lifecycle.shutdown('restart after renderer crashes');
@@ -200,32 +247,60 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     return !!w && ev.sender === (w.webContents as unknown) && (ev.senderFrame?.url ?? '').startsWith(`${APP_ORIGIN}/`);
   };
   registerIpc(e.ipcMain, ops, isOwnFrame);
-  forwardEvents((fn) => admin.onEvent(fn), () => windows.window?.webContents ?? null);
+  forwardEvents(
+    (fn) => admin.onEvent(fn),
+    () => windows.window?.webContents ?? null,
+  );
 
   async function refreshTray(): Promise<void> {
-    const [status, nodes, sysproxy] = await Promise.all([ops.getStatus({}), ops.getNodes({}), Promise.resolve(ops.getSystemProxy({})).catch(() => null)]);
-    tray.update({ status: status as Status, nodes: (nodes as { nodes: NodeDto[] }).nodes, sysproxy: sysproxy as SysproxyState | null });
+    const [status, nodes, sysproxy] = await Promise.all([
+      ops.getStatus({}),
+      ops.getNodes({}),
+      Promise.resolve(ops.getSystemProxy({})).catch(() => null),
+    ]);
+    tray.update({
+      status: status as Status,
+      nodes: (nodes as { nodes: NodeDto[] }).nodes,
+      sysproxy: sysproxy as SysproxyState | null,
+    });
   }
   let lastActive: string | null = null;
   admin.onEvent((event, data) => {
     if (event === 'status') {
       const st = data as Status;
       const active = st.active?.nodeId ?? null;
-      if (lastActive && !active && st.switches.inProgress === null) notifications.notify('lost', t('notify.lostTitle'), t('notify.lostBody'));
+      if (lastActive && !active && st.switches.inProgress === null)
+        notifications.notify('lost', t('notify.lostTitle'), t('notify.lostBody'));
       lastActive = active;
       // The window may have changed the notification kinds or the language: the tray follows.
       savedLanguage = settings()?.language ?? savedLanguage;
       tray.update({ status: st, notifications: trayNotifications(notifyPrefs()), language: language() });
     } else if (event === 'nodes') tray.update({ nodes: (data as { nodes: NodeDto[] }).nodes });
     else if (event === 'switch') {
-      const ev = data as { type: string; outcome?: string; to?: string; reason?: string; kind?: string; preferred?: string | null };
-      if (ev.type === 'done' && ev.outcome === 'switched') notifications.notify('switched', t('notify.switchedTitle', { node: ev.to ?? '' }), t(ev.kind === 'user' ? 'notify.switchedUser' : 'notify.switchedAuto', { reason: ev.reason ?? '' }));
+      const ev = data as {
+        type: string;
+        outcome?: string;
+        to?: string;
+        reason?: string;
+        kind?: string;
+        preferred?: string | null;
+      };
+      if (ev.type === 'done' && ev.outcome === 'switched')
+        notifications.notify(
+          'switched',
+          t('notify.switchedTitle', { node: ev.to ?? '' }),
+          t(ev.kind === 'user' ? 'notify.switchedUser' : 'notify.switchedAuto', { reason: ev.reason ?? '' }),
+        );
       // The network blocks OpenVPN: from now on Gatehop goes over SSTP here (the user sees why their node lines say SSTP).
-      if (ev.type === 'protocol' && ev.preferred === 'sstp') notifications.notify('lost', t('notify.protocolTitle'), t('notify.protocolBody'));
+      if (ev.type === 'protocol' && ev.preferred === 'sstp')
+        notifications.notify('lost', t('notify.protocolTitle'), t('notify.protocolBody'));
     } else if (event === 'sysproxy') {
       const ev = data as { type: string; message: string };
       if (ev.type === 'overridden') notifications.notify('sysproxy-changed', t('notify.sysproxyTitle'), ev.message);
-      void Promise.resolve(ops.getSystemProxy({})).then((sp) => tray.update({ sysproxy: sp }), () => undefined);
+      void Promise.resolve(ops.getSystemProxy({})).then(
+        (sp) => tray.update({ sysproxy: sp }),
+        () => undefined,
+      );
     }
   });
   // Resume from sleep: the network may be new; the core retries at once where it was waiting.
@@ -238,6 +313,10 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   return { core, tray, windows, notifications, lifecycle, autostart, sessionWindow, loopDelay };
 }
 
-function trayNotifications(n: Settings['notifications']): { switched: boolean; lost: boolean; 'sysproxy-changed': boolean } {
+function trayNotifications(n: Settings['notifications']): {
+  switched: boolean;
+  lost: boolean;
+  'sysproxy-changed': boolean;
+} {
   return { switched: n.switched, lost: n.lost, 'sysproxy-changed': n.sysproxyChanged };
 }

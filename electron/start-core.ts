@@ -1,6 +1,13 @@
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildConfig, loadSavedSettings, resolveConfig, startApp, type ConfigInput, type RunningApp } from '../core/app/index.js';
+import {
+  buildConfig,
+  loadSavedSettings,
+  resolveConfig,
+  startApp,
+  type ConfigInput,
+  type RunningApp,
+} from '../core/app/index.js';
 import type { DesktopAccess, Settings } from '../core/api/index.js';
 import { translate, type Language } from '../core/api/catalog/index.js';
 import { createLogger, ErrorCodes, errorToJson, type LogTap } from '../core/common/index.js';
@@ -28,7 +35,14 @@ export function classifyStartError(err: unknown, saved: Partial<Settings>): Star
  * it: another port when the port is taken, a reset only when the saved settings are to blame, and
  * otherwise the data folder (where the log is). Returns null when the user quits.
  */
-export async function startCore(e: Pick<ElectronApi, 'dialog' | 'shell'>, dataDir: string, logTap: LogTap, extra: ConfigInput, language: () => Language, desktop: DesktopAccess | null = null): Promise<RunningApp | null> {
+export async function startCore(
+  e: Pick<ElectronApi, 'dialog' | 'shell'>,
+  dataDir: string,
+  logTap: LogTap,
+  extra: ConfigInput,
+  language: () => Language,
+  desktop: DesktopAccess | null = null,
+): Promise<RunningApp | null> {
   const fromFile: ConfigInput = {};
   let fromFlags: ConfigInput = { dataDir, egress: 'vpngate', ...extra };
   const settingsFile = join(dataDir, 'settings.json');
@@ -38,10 +52,19 @@ export async function startCore(e: Pick<ElectronApi, 'dialog' | 'shell'>, dataDi
       const config = resolveConfig(fromFile, fromFlags);
       const logger = createLogger({ level: config.logLevel, file: config.logFile, tap: logTap, pretty: false });
       // Crash recovery of the system proxy runs first thing inside startApp, before the tray exists.
-      return await startApp(config.admin ? config : buildConfig(fromFile, { ...fromFlags, admin: '127.0.0.1:0' }), logger, { logTap, layers: { fromFile, fromFlags }, desktop });
+      return await startApp(
+        config.admin ? config : buildConfig(fromFile, { ...fromFlags, admin: '127.0.0.1:0' }),
+        logger,
+        { logTap, layers: { fromFile, fromFlags }, desktop },
+      );
     } catch (err) {
       const why = classifyStartError(err, loadSavedSettings(dataDir));
-      const buttons = why === 'port-in-use' ? [t('otherPort'), t('quit')] : why === 'settings' ? [t('resetSettings'), t('quit')] : [t('openDataFolder'), t('quit')];
+      const buttons =
+        why === 'port-in-use'
+          ? [t('otherPort'), t('quit')]
+          : why === 'settings'
+            ? [t('resetSettings'), t('quit')]
+            : [t('openDataFolder'), t('quit')];
       const lead = why === 'port-in-use' ? t('portInUse') : why === 'settings' ? t('settingsInvalid') : t('otherError');
       const { response } = await e.dialog.showMessageBox({
         type: 'error',

@@ -60,10 +60,13 @@ export class TrayController {
     if (!this.#tray) return;
     const wait = this.#lastBuildAt + TRAY_MIN_INTERVAL_MS - this.now();
     if (wait <= 0 && !this.#pending) return this.#build();
-    this.#pending ??= setTimeout(() => {
-      this.#pending = null;
-      this.#build();
-    }, Math.max(0, wait));
+    this.#pending ??= setTimeout(
+      () => {
+        this.#pending = null;
+        this.#build();
+      },
+      Math.max(0, wait),
+    );
   }
 
   destroy(): void {

@@ -53,9 +53,11 @@ export function wayOf(n: Pick<NodeDto, 'proto' | 'protocols'>): string {
   return n.protocols[0]?.protocol === 'sstp' ? 'SSTP' : n.proto.toUpperCase();
 }
 
-const t = (s: TrayState, key: string, vars?: Record<string, string | number>): string => translate(s.language, `shell.${key}`, vars);
+const t = (s: TrayState, key: string, vars?: Record<string, string | number>): string =>
+  translate(s.language, `shell.${key}`, vars);
 const sessions = (s: TrayState, n: number): string => t(s, 'sessions', { count: n });
-const ms = (s: TrayState, v: number | null | undefined): string => (v === null || v === undefined ? '–' : t(s, 'ms', { value: Math.round(v) }));
+const ms = (s: TrayState, v: number | null | undefined): string =>
+  v === null || v === undefined ? '–' : t(s, 'ms', { value: Math.round(v) });
 
 /** "JP public-vpn-123 · 42 ms · 3 sessions" (tooltips are plain text on every platform). */
 export function tooltipOf(s: TrayState): string {
@@ -64,7 +66,12 @@ export function tooltipOf(s: TrayState): string {
   if (st.egress === 'direct') return t(s, 'tooltip.direct', { sessions: sessions(s, st.sessions.active) });
   if (!st.active) return t(s, st.network.state === 'waiting' ? 'tooltip.waiting' : 'tooltip.finding');
   const n = s.nodes.find((x) => x.id === st.active!.nodeId);
-  return t(s, 'tooltip.connected', { node: `${n?.countryCode ?? ''} ${n?.host ?? st.active.nodeId}`, rtt: ms(s, st.active.rttMs), more: moreTunnels(s), sessions: sessions(s, st.sessions.active) });
+  return t(s, 'tooltip.connected', {
+    node: `${n?.countryCode ?? ''} ${n?.host ?? st.active.nodeId}`,
+    rtt: ms(s, st.active.rttMs),
+    more: moreTunnels(s),
+    sessions: sessions(s, st.sessions.active),
+  });
 }
 
 /** " (+2 tunnels)" while balancing over several tunnels (groups.balance), else "". */
@@ -81,12 +88,18 @@ function statusLine(s: TrayState, platform: NodeJS.Platform): string {
   if (!st.active) return t(s, st.network.state === 'waiting' ? 'status.waiting' : 'status.finding');
   const n = s.nodes.find((x) => x.id === st.active!.nodeId);
   const way = st.active.protocol === 'sstp' ? 'SSTP' : st.active.proto ? st.active.proto.toUpperCase() : null;
-  return t(s, 'status.connected', { node: `${n ? `${countryMark(n.countryCode, platform)} ${countryNameIn(s.language, n.countryCode, n.country)} · ${n.host}` : (st.active.nodeId ?? '')}${way ? ` · ${way}` : ''}`, rtt: ms(s, st.active.rttMs), more: moreTunnels(s) });
+  return t(s, 'status.connected', {
+    node: `${n ? `${countryMark(n.countryCode, platform)} ${countryNameIn(s.language, n.countryCode, n.country)} · ${n.host}` : (st.active.nodeId ?? '')}${way ? ` · ${way}` : ''}`,
+    rtt: ms(s, st.active.rttMs),
+    more: moreTunnels(s),
+  });
 }
 
 /** The best nodes by score, the active one included (and checked). */
 export function topNodes(nodes: readonly NodeDto[], activeId: string | null, count = 15): NodeDto[] {
-  const scored = [...nodes].filter((n) => n.score !== null).sort((a, b) => b.score! - a.score! || a.id.localeCompare(b.id));
+  const scored = [...nodes]
+    .filter((n) => n.score !== null)
+    .sort((a, b) => b.score! - a.score! || a.id.localeCompare(b.id));
   const top = scored.slice(0, count);
   const active = nodes.find((n) => n.id === activeId);
   if (active && !top.includes(active)) {
@@ -101,12 +114,19 @@ export function topNodes(nodes: readonly NodeDto[], activeId: string | null, cou
  * rendered for the README without Electron). Every action is a menu item: on Linux, AppIndicator
  * drops clicks on the icon itself.
  */
-export function buildTrayMenu(s: TrayState, a: TrayActions, platform: NodeJS.Platform = process.platform): MenuItemOptions[] {
+export function buildTrayMenu(
+  s: TrayState,
+  a: TrayActions,
+  platform: NodeJS.Platform = process.platform,
+): MenuItemOptions[] {
   const st = s.status;
   const activeId = st?.active?.nodeId ?? null;
   const vpn = st?.egress === 'vpngate';
   const nodes = topNodes(s.nodes, activeId);
-  const [host, port] = [s.proxyAddress.slice(0, s.proxyAddress.lastIndexOf(':')), s.proxyAddress.slice(s.proxyAddress.lastIndexOf(':') + 1)];
+  const [host, port] = [
+    s.proxyAddress.slice(0, s.proxyAddress.lastIndexOf(':')),
+    s.proxyAddress.slice(s.proxyAddress.lastIndexOf(':') + 1),
+  ];
   const hp = `${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
   const nodeItems: MenuItemOptions[] = nodes.length
     ? nodes.map((n) => ({
@@ -120,8 +140,24 @@ export function buildTrayMenu(s: TrayState, a: TrayActions, platform: NodeJS.Pla
   return [
     { id: 'status', label: statusLine(s, platform), enabled: false },
     { type: 'separator' },
-    { id: 'nodes', label: t(s, 'menu.nodes'), enabled: vpn, submenu: [...nodeItems, { type: 'separator' }, { id: 'more', label: t(s, 'menu.more'), click: () => a.openWindow('nodes') }] },
-    { id: 'auto', label: t(s, 'menu.auto'), type: 'checkbox', checked: st?.mode === 'auto', enabled: vpn, click: (item) => a.setAuto(item.checked) },
+    {
+      id: 'nodes',
+      label: t(s, 'menu.nodes'),
+      enabled: vpn,
+      submenu: [
+        ...nodeItems,
+        { type: 'separator' },
+        { id: 'more', label: t(s, 'menu.more'), click: () => a.openWindow('nodes') },
+      ],
+    },
+    {
+      id: 'auto',
+      label: t(s, 'menu.auto'),
+      type: 'checkbox',
+      checked: st?.mode === 'auto',
+      enabled: vpn,
+      click: (item) => a.setAuto(item.checked),
+    },
     {
       id: 'sysproxy',
       label: t(s, s.sysproxy?.supported === false ? 'menu.sysproxyUnsupported' : 'menu.sysproxy'),
@@ -132,15 +168,31 @@ export function buildTrayMenu(s: TrayState, a: TrayActions, platform: NodeJS.Pla
     },
     { type: 'separator' },
     { id: 'copy', label: t(s, 'menu.copy'), click: () => a.copy(hp) },
-    { id: 'copy-env', label: t(s, 'menu.copyEnv'), click: () => a.copy(`export https_proxy=http://${hp} http_proxy=http://${hp} all_proxy=socks5h://${hp}`) },
+    {
+      id: 'copy-env',
+      label: t(s, 'menu.copyEnv'),
+      click: () => a.copy(`export https_proxy=http://${hp} http_proxy=http://${hp} all_proxy=socks5h://${hp}`),
+    },
     { id: 'refresh', label: t(s, 'menu.refresh'), enabled: vpn, click: () => a.refreshNodes() },
     { type: 'separator' },
     { id: 'open', label: t(s, 'menu.open'), click: () => a.openWindow() },
-    { id: 'login', label: t(s, 'menu.login'), type: 'checkbox', checked: s.startAtLogin, click: (item) => a.setStartAtLogin(item.checked) },
+    {
+      id: 'login',
+      label: t(s, 'menu.login'),
+      type: 'checkbox',
+      checked: s.startAtLogin,
+      click: (item) => a.setStartAtLogin(item.checked),
+    },
     {
       id: 'notifications',
       label: t(s, 'menu.notifications'),
-      submenu: ([['switched', 'switched'], ['lost', 'lost'], ['sysproxy-changed', 'sysproxyChanged']] as const).map(([kind, key]) => ({
+      submenu: (
+        [
+          ['switched', 'switched'],
+          ['lost', 'lost'],
+          ['sysproxy-changed', 'sysproxyChanged'],
+        ] as const
+      ).map(([kind, key]) => ({
         id: `notify:${kind}`,
         label: t(s, `menu.notify.${key}`),
         type: 'checkbox' as const,

@@ -156,7 +156,12 @@ export class WindowController {
     if (!Number.isFinite(b.width) || !Number.isFinite(b.height) || b.width < 640 || b.height < 480) return fallback;
     if (b.x === undefined || b.y === undefined) return { width: b.width, height: b.height };
     // A window saved on a display that is gone (a laptop off its dock) opens centred on one that is there.
-    const visible = this.e.screen.getAllDisplays().some(({ workArea: w }) => b.x! + 100 <= w.x + w.width && b.x! + b.width - 100 >= w.x && b.y! >= w.y - 10 && b.y! + 40 <= w.y + w.height);
+    const visible = this.e.screen
+      .getAllDisplays()
+      .some(
+        ({ workArea: w }) =>
+          b.x! + 100 <= w.x + w.width && b.x! + b.width - 100 >= w.x && b.y! >= w.y - 10 && b.y! + 40 <= w.y + w.height,
+      );
     return visible ? { x: b.x, y: b.y, width: b.width, height: b.height } : { width: b.width, height: b.height };
   }
 

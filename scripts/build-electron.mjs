@@ -46,7 +46,9 @@ await build({
   format: 'esm',
   target: 'node20',
   // CommonJS packages inside an ESM bundle still call require() for Node's built-ins.
-  banner: { js: "import { createRequire as __ghCreateRequire } from 'node:module'; const require = __ghCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __ghCreateRequire } from 'node:module'; const require = __ghCreateRequire(import.meta.url);",
+  },
   plugins: [metaUrlOfSource],
   logLevel: 'warning',
   legalComments: 'none',

@@ -23,7 +23,17 @@ function newestSource() {
 function nodeGyp() {
   const candidates = [
     process.env.npm_config_node_gyp,
-    join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+    join(
+      dirname(process.execPath),
+      '..',
+      'lib',
+      'node_modules',
+      'npm',
+      'node_modules',
+      'node-gyp',
+      'bin',
+      'node-gyp.js',
+    ),
     join(dirname(process.execPath), 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
   ];
   const js = candidates.find((p) => p && existsSync(p));
@@ -43,7 +53,12 @@ function nodedirArgs() {
 if (!force && existsSync(built) && statSync(built).mtimeMs >= newestSource()) process.exit(0);
 
 const [cmd, pre] = nodeGyp();
-const run = spawnSync(cmd, [...pre, 'rebuild', '--release', ...nodedirArgs()], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', shell: process.platform === 'win32' && cmd === 'node-gyp' });
+const run = spawnSync(cmd, [...pre, 'rebuild', '--release', ...nodedirArgs()], {
+  cwd: dir,
+  stdio: ['ignore', 'pipe', 'pipe'],
+  encoding: 'utf8',
+  shell: process.platform === 'win32' && cmd === 'node-gyp',
+});
 if (run.status === 0 && existsSync(built)) {
   console.log(`gatehop-native: built ${built}`);
   process.exit(0);

@@ -18,7 +18,10 @@ export const ELECTRON_HEADERS = 'https://electronjs.org/headers';
 
 /** node-gyp: the one npm runs scripts with, else npm's own copy next to this Node. */
 export function findNodeGyp(env = process.env) {
-  const candidates = [env.npm_config_node_gyp, join(dirname(process.execPath), '../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js')];
+  const candidates = [
+    env.npm_config_node_gyp,
+    join(dirname(process.execPath), '../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js'),
+  ];
   return candidates.find((p) => p && existsSync(p)) ?? null;
 }
 
@@ -27,16 +30,45 @@ export function findNodeGyp(env = process.env) {
  * addon (each tried in turn until the addon exists). `runtime` is 'electron' for `npm start`;
  * a test passes 'node' to run the same steps offline.
  */
-export function nativeBindingPlan({ root, runtime = 'electron', target, platform = process.platform, arch = process.arch, nodeGyp = findNodeGyp(), cacheDir = join(root, 'node_modules', '.cache', 'gatehop-native'), headersUrl = ELECTRON_HEADERS }) {
+export function nativeBindingPlan({
+  root,
+  runtime = 'electron',
+  target,
+  platform = process.platform,
+  arch = process.arch,
+  nodeGyp = findNodeGyp(),
+  cacheDir = join(root, 'node_modules', '.cache', 'gatehop-native'),
+  headersUrl = ELECTRON_HEADERS,
+}) {
   const source = dirname(require.resolve(`${MODULE}/package.json`, { paths: [root] }));
   const { version } = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8'));
   const dir = join(cacheDir, `${MODULE}-${version}-${runtime}-${target}-${platform}-${arch}`);
   const copy = join(dir, MODULE);
   const prebuildInstall = require.resolve('prebuild-install/bin.js', { paths: [source] });
-  const steps = [{ what: 'prebuilt binary', cmd: process.execPath, args: [prebuildInstall, '--runtime', runtime, '--target', target, '--arch', arch, '--platform', platform], cwd: copy }];
+  const steps = [
+    {
+      what: 'prebuilt binary',
+      cmd: process.execPath,
+      args: [prebuildInstall, '--runtime', runtime, '--target', target, '--arch', arch, '--platform', platform],
+      cwd: copy,
+    },
+  ];
   if (nodeGyp) {
     const headers = runtime === 'electron' ? [`--dist-url=${headersUrl}`] : [];
-    steps.push({ what: 'compile', cmd: process.execPath, args: [nodeGyp, 'rebuild', '--release', `--target=${target}`, `--runtime=${runtime}`, `--arch=${arch}`, ...headers], cwd: copy });
+    steps.push({
+      what: 'compile',
+      cmd: process.execPath,
+      args: [
+        nodeGyp,
+        'rebuild',
+        '--release',
+        `--target=${target}`,
+        `--runtime=${runtime}`,
+        `--arch=${arch}`,
+        ...headers,
+      ],
+      cwd: copy,
+    });
   }
   return { source, dir, copy, binding: join(copy, 'build', 'Release', 'better_sqlite3.node'), steps };
 }
@@ -56,7 +88,8 @@ export async function ensureNativeBinding(opts, log = (line) => process.stderr.w
   // An npm `nodedir` (set on machines that build offline against Node's headers) would make
   // node-gyp compile against Node's headers whatever --target says: an addon Electron refuses.
   const stepEnv = { ...env };
-  if ((opts.runtime ?? 'electron') === 'electron') for (const k of Object.keys(stepEnv)) if (/^npm_config_nodedir$/i.test(k)) delete stepEnv[k];
+  if ((opts.runtime ?? 'electron') === 'electron')
+    for (const k of Object.keys(stepEnv)) if (/^npm_config_nodedir$/i.test(k)) delete stepEnv[k];
   const said = [];
   for (const step of plan.steps) {
     log(`gatehop: building ${MODULE} for ${opts.runtime ?? 'electron'} ${opts.target} (${step.what})…`);
@@ -65,7 +98,9 @@ export async function ensureNativeBinding(opts, log = (line) => process.stderr.w
     said.push(`${step.what}: exit ${r.code}: ${r.tail.trim().split('\n').slice(-3).join(' | ')}`);
   }
   rmSync(plan.dir, { recursive: true, force: true });
-  throw new Error(`could not build ${MODULE} for ${opts.runtime ?? 'electron'} ${opts.target}: ${said.join('; ') || 'no way to build it (node-gyp not found)'}`);
+  throw new Error(
+    `could not build ${MODULE} for ${opts.runtime ?? 'electron'} ${opts.target}: ${said.join('; ') || 'no way to build it (node-gyp not found)'}`,
+  );
 }
 
 /** Runs one step; what it printed last (the reason, when it fails) is kept, not the whole compile log. */

@@ -15,7 +15,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 
 function electronBinary() {
-  if (process.env.GATEHOP_ELECTRON) return existsSync(process.env.GATEHOP_ELECTRON) ? process.env.GATEHOP_ELECTRON : null;
+  if (process.env.GATEHOP_ELECTRON)
+    return existsSync(process.env.GATEHOP_ELECTRON) ? process.env.GATEHOP_ELECTRON : null;
   try {
     const dir = dirname(require.resolve('electron/package.json'));
     const rel = existsSync(join(dir, 'path.txt')) ? readFileSync(join(dir, 'path.txt'), 'utf8').trim() : null;
@@ -27,24 +28,36 @@ function electronBinary() {
 }
 
 function headless(why) {
-  process.stderr.write(`gatehop: starting the headless core with the dashboard, since ${why}; for the tray app run \`npm start\` on a desktop, or install a package from \`npm run dist\`.\n`);
+  process.stderr.write(
+    `gatehop: starting the headless core with the dashboard, since ${why}; for the tray app run \`npm start\` on a desktop, or install a package from \`npm run dist\`.\n`,
+  );
   return spawn(process.execPath, [join(root, 'bin/gatehop.js'), ...args], { stdio: 'inherit' });
 }
 
 const hasDisplay = process.platform !== 'linux' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
 const bin = electronBinary();
 let child;
-if (!bin) child = headless("Electron's binary is not installed (it downloads on `npm install` where the network allows: `npx electron --version` fetches it)");
+if (!bin)
+  child = headless(
+    "Electron's binary is not installed (it downloads on `npm install` where the network allows: `npx electron --version` fetches it)",
+  );
 else if (!hasDisplay) child = headless('there is no display (DISPLAY / WAYLAND_DISPLAY is not set)');
 else {
   // The store's SQLite addon, built for this Electron (once; kept in node_modules/.cache).
   let binding = null;
   try {
-    binding = await ensureNativeBinding({ root, runtime: 'electron', target: electronVersion(root), cacheDir: process.env.GATEHOP_NATIVE_CACHE || undefined, headersUrl: process.env.GATEHOP_ELECTRON_HEADERS || undefined });
+    binding = await ensureNativeBinding({
+      root,
+      runtime: 'electron',
+      target: electronVersion(root),
+      cacheDir: process.env.GATEHOP_NATIVE_CACHE || undefined,
+      headersUrl: process.env.GATEHOP_ELECTRON_HEADERS || undefined,
+    });
   } catch (err) {
     child = headless(`better-sqlite3 could not be built for Electron (${err.message})`);
   }
-  if (binding) child = spawn(bin, [root, ...args], { stdio: 'inherit', env: { ...process.env, GATEHOP_SQLITE_BINDING: binding } });
+  if (binding)
+    child = spawn(bin, [root, ...args], { stdio: 'inherit', env: { ...process.env, GATEHOP_SQLITE_BINDING: binding } });
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -11,7 +11,14 @@ export interface Series {
   points: Array<[number, number]>;
 }
 
-export function lineChartSvg(title: string, xLabel: string, yLabel: string, series: Series[], width = 900, height = 420): string {
+export function lineChartSvg(
+  title: string,
+  xLabel: string,
+  yLabel: string,
+  series: Series[],
+  width = 900,
+  height = 420,
+): string {
   const pad = { l: 60, r: 160, t: 40, b: 44 };
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = series.flatMap((s) => s.points.map((p) => p[1]));
@@ -21,7 +28,10 @@ export function lineChartSvg(title: string, xLabel: string, yLabel: string, seri
   const Y = (y: number) => height - pad.b - (y / yMax) * (height - pad.t - pad.b);
   const ticks = (max: number, n: number) => Array.from({ length: n + 1 }, (_, i) => (max * i) / n);
   const grid = ticks(yMax, 5)
-    .map((y) => `<line x1="${pad.l}" x2="${width - pad.r}" y1="${Y(y)}" y2="${Y(y)}" stroke="#ddd"/><text x="${pad.l - 6}" y="${Y(y) + 4}" text-anchor="end">${y.toFixed(0)}</text>`)
+    .map(
+      (y) =>
+        `<line x1="${pad.l}" x2="${width - pad.r}" y1="${Y(y)}" y2="${Y(y)}" stroke="#ddd"/><text x="${pad.l - 6}" y="${Y(y) + 4}" text-anchor="end">${y.toFixed(0)}</text>`,
+    )
     .join('');
   const xt = ticks(xMax, 6)
     .map((x) => `<text x="${X(x)}" y="${height - pad.b + 16}" text-anchor="middle">${x.toFixed(0)}</text>`)

@@ -11,7 +11,11 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts a process and resolves once `isReady(stdout)` holds or the port accepts connections. */
-export async function startProcess(cmd: string, args: string[], readyPort?: number): Promise<{ child: ChildProcess; stdout: () => string }> {
+export async function startProcess(
+  cmd: string,
+  args: string[],
+  readyPort?: number,
+): Promise<{ child: ChildProcess; stdout: () => string }> {
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -38,4 +42,3 @@ function accepts(port: number): Promise<boolean> {
     s.once('error', () => resolve(false));
   });
 }
-

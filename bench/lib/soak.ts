@@ -78,12 +78,33 @@ export interface SoakReport {
   samples: SoakSample[];
   events: SoakEvent[];
   /** failed: outside any excuse; excused: in flight on a node as it died; beforeDetection: started between a death and its detection; duringSleep: overlapping a sleep. */
-  requests: { short: number; downloads: number; udp: number; failed: number; excused: number; beforeDetection: number; duringSleep: number; failures: string[] };
+  requests: {
+    short: number;
+    downloads: number;
+    udp: number;
+    failed: number;
+    excused: number;
+    beforeDetection: number;
+    duringSleep: number;
+    failures: string[];
+  };
   mismatches: number;
   /** detectedAt: when the member was marked down or replaced (the failover time is detectedAt - at). */
-  deaths: Array<{ at: number; detectedAt: number | null; node: string; how: string; victimSessions: number; excused: number; beforeDetection: number }>;
+  deaths: Array<{
+    at: number;
+    detectedAt: number | null;
+    node: string;
+    how: string;
+    victimSessions: number;
+    excused: number;
+    beforeDetection: number;
+  }>;
   switches: { total: number; failed: number };
-  fds: { baseline: number; end: number; afterEvents: Array<{ kind: string; fds: number; workers: number; expectedWorkers: number }> };
+  fds: {
+    baseline: number;
+    end: number;
+    afterEvents: Array<{ kind: string; fds: number; workers: number; expectedWorkers: number }>;
+  };
   loopP99MaxMs: number;
   /** The native module at the end: loaded or why not, heap trims done and the longest (ms). */
   native: Status['native'];
@@ -125,9 +146,33 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
   };
 
   // ------------------------------------------------------------------ the core
-  const core: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/gatehop.js'), '--egress', 'vpngate', '--api', rig.state.apiUrl, '--listen', `127.0.0.1:${proxyPort}`, '--admin', `127.0.0.1:${adminPort}`, '--admin-token', TOKEN, '--data-dir', dataDir, '--config', configPath, '--log-file', logFile, '--log-level', 'info'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const core: ChildProcess = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bin/gatehop.js'),
+      '--egress',
+      'vpngate',
+      '--api',
+      rig.state.apiUrl,
+      '--listen',
+      `127.0.0.1:${proxyPort}`,
+      '--admin',
+      `127.0.0.1:${adminPort}`,
+      '--admin-token',
+      TOKEN,
+      '--data-dir',
+      dataDir,
+      '--config',
+      configPath,
+      '--log-file',
+      logFile,
+      '--log-level',
+      'info',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   core.stdout!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-10_000)));
   core.stderr!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-10_000)));
@@ -137,7 +182,8 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     core.stdout!.on('data', check);
     void exited.then((code) => rej(new Error(`the core exited ${code}: ${out}`)));
   });
-  const api = async (method: string, path: string, body?: object) => apiRequest(adminPort, method, path, { token: TOKEN, ...(body ? { body } : {}) });
+  const api = async (method: string, path: string, body?: object) =>
+    apiRequest(adminPort, method, path, { token: TOKEN, ...(body ? { body } : {}) });
   const status = async (): Promise<Status> => statusSchema.parse((await api('GET', '/status')).json());
   const until = async (what: string, fn: () => Promise<boolean>, ms: number): Promise<void> => {
     const deadline = Date.now() + ms;
@@ -154,7 +200,9 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
   // ------------------------------------------------------------------ sampling
   const samples: SoakSample[] = [];
   const metric = (text: string, name: string, label?: string): number => {
-    const line = text.split('\n').find((l) => l.startsWith(name) && (label ? l.includes(label) : l.startsWith(`${name} `)));
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(name) && (label ? l.includes(label) : l.startsWith(`${name} `)));
     return line ? Number(line.trim().split(/\s+/).at(-1)) : 0;
   };
   let loopP99MaxMs = 0;
@@ -185,7 +233,8 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
   let stopping = false;
   const records: RequestRecord[] = [];
   let mismatches = 0;
-  const record = (kind: RequestRecord['kind'], startedAt: number, error: string | null) => records.push({ kind, startedAt, endedAt: Date.now(), ok: error === null, error });
+  const record = (kind: RequestRecord['kind'], startedAt: number, error: string | null) =>
+    records.push({ kind, startedAt, endedAt: Date.now(), ok: error === null, error });
   const inet = rig.state.inetAddress;
 
   const shortLoop = async (): Promise<void> => {
@@ -210,7 +259,18 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     while (!stopping) {
       const file = join(dataDir, `dl-${k}`);
       const t0 = Date.now();
-      const code = await run('curl', ['-s', '-o', file, '--max-time', '300', '--limit-rate', '400k', '--socks5-hostname', `127.0.0.1:${proxyPort}`, `http://${inet}/big`]);
+      const code = await run('curl', [
+        '-s',
+        '-o',
+        file,
+        '--max-time',
+        '300',
+        '--limit-rate',
+        '400k',
+        '--socks5-hostname',
+        `127.0.0.1:${proxyPort}`,
+        `http://${inet}/big`,
+      ]);
       if (code !== 0) {
         record('download', t0, `curl exit ${code}`);
         await sleep(1_000); // a user retries, not a loop: one failure counts once
@@ -236,7 +296,9 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
   };
 
   // Clash streams held open the whole run, as a dashboard left open in a browser tab.
-  const held = ['/connections?interval=1000', '/logs?level=info', '/traffic'].map((p) => new WebSocket(`ws://127.0.0.1:${adminPort}${p}${p.includes('?') ? '&' : '?'}token=${TOKEN}`));
+  const held = ['/connections?interval=1000', '/logs?level=info', '/traffic'].map(
+    (p) => new WebSocket(`ws://127.0.0.1:${adminPort}${p}${p.includes('?') ? '&' : '?'}token=${TOKEN}`),
+  );
   for (const w of held) w.on('error', () => undefined);
   let wsMessages = 0;
   for (const w of held) w.on('message', () => wsMessages++);
@@ -252,13 +314,26 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
   let deathNo = 0;
   const settled = async (kind: string): Promise<void> => {
     // Back to steady: two members, nothing switching; then the worker count must match the egresses.
-    await until(`${kind}: back to steady`, async () => {
-      const s = await status();
-      // Two members in auto mode; one, the pinned node, while a user's pick holds.
-      return s.members.length >= (s.mode === 'auto' ? 2 : 1) && s.members.every((m) => !m.down) && s.switches.inProgress === null;
-    }, 180_000).catch((err: Error) => note('note', err.message));
+    await until(
+      `${kind}: back to steady`,
+      async () => {
+        const s = await status();
+        // Two members in auto mode; one, the pinned node, while a user's pick holds.
+        return (
+          s.members.length >= (s.mode === 'auto' ? 2 : 1) &&
+          s.members.every((m) => !m.down) &&
+          s.switches.inProgress === null
+        );
+      },
+      180_000,
+    ).catch((err: Error) => note('note', err.message));
     const s = await status();
-    afterEvents.push({ kind, fds: fdsOf(), workers: s.tunnels.filter((t) => t.thread === 'worker').length, expectedWorkers: expectedWorkers(s) });
+    afterEvents.push({
+      kind,
+      fds: fdsOf(),
+      workers: s.tunnels.filter((t) => t.thread === 'worker').length,
+      expectedWorkers: expectedWorkers(s),
+    });
   };
 
   const schedule: Array<{ every: number; kind: SoakEvent['kind']; run: () => Promise<void> }> = [
@@ -285,14 +360,26 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
         if (!victim) return;
         const how = hows[deathNo++ % hows.length]!;
         const at = Date.now();
-        deaths.push({ at, detectedAt: null, node: victim, how, victimSessions: s.members.find((m) => m.nodeId === victim)?.sessions ?? 0, excused: 0, beforeDetection: 0 });
+        deaths.push({
+          at,
+          detectedAt: null,
+          node: victim,
+          how,
+          victimSessions: s.members.find((m) => m.nodeId === victim)?.sessions ?? 0,
+          excused: 0,
+          beforeDetection: 0,
+        });
         if (how === 'kill') rig.kill(victim);
         else if (how === 'pause') rig.pause(victim);
         else rig.blackhole(victim);
         const d = deaths.at(-1)!;
         note('death', `${victim} (${how}, ${d.victimSessions} sessions on it)`);
         // Failover: until the dead member is marked down or replaced, new sessions may still go to it.
-        await until(`${victim} found dead`, async () => !(await status()).members.some((m) => m.nodeId === victim && !m.down), 60_000).catch(() => undefined);
+        await until(
+          `${victim} found dead`,
+          async () => !(await status()).members.some((m) => m.nodeId === victim && !m.down),
+          60_000,
+        ).catch(() => undefined);
         d.detectedAt = Date.now();
         note('note', `${victim} found dead after ${((d.detectedAt - at) / 1000).toFixed(1)} s`);
         await settled(`death ${victim}`);
@@ -304,7 +391,11 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
         note('healed', victim);
       },
     },
-    { every: 3, kind: 'refresh', run: async () => note('refresh', String((await api('POST', '/nodes/refresh')).status)) },
+    {
+      every: 3,
+      kind: 'refresh',
+      run: async () => note('refresh', String((await api('POST', '/nodes/refresh')).status)),
+    },
     {
       every: 10,
       kind: 'reload',
@@ -338,7 +429,12 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
       run: async () => {
         // A dashboard opened and closed: an event stream and a few reads.
         const sse = await SseReader.open(adminPort, TOKEN);
-        await Promise.all([api('GET', '/nodes'), api('GET', '/connections'), api('GET', '/proxies'), api('GET', '/latency?sinceMs=0')]);
+        await Promise.all([
+          api('GET', '/nodes'),
+          api('GET', '/connections'),
+          api('GET', '/proxies'),
+          api('GET', '/latency?sinceMs=0'),
+        ]);
         await sleep(5_000);
         sse.close();
       },
@@ -361,7 +457,10 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
       if (disruptive.includes(e.kind) && disruptive.some((d) => busy.has(d))) continue;
       next.set(e.kind, Date.now() + e.every * scale * 60_000);
       busy.add(e.kind);
-      void e.run().catch((err: Error) => note('note', `${e.kind} failed: ${err.message}`)).finally(() => busy.delete(e.kind));
+      void e
+        .run()
+        .catch((err: Error) => note('note', `${e.kind} failed: ${err.message}`))
+        .finally(() => busy.delete(e.kind));
     }
     await sleep(500);
   }
@@ -407,7 +506,9 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
       excused: deaths.reduce((a, x) => a + x.excused, 0),
       beforeDetection: deaths.reduce((a, x) => a + x.beforeDetection, 0),
       duringSleep: slept,
-      failures: unexcused.slice(0, 20).map((r) => `${r.kind} at ${((r.startedAt - start) / 60_000).toFixed(2)} min: ${r.error}`),
+      failures: unexcused
+        .slice(0, 20)
+        .map((r) => `${r.kind} at ${((r.startedAt - start) / 60_000).toFixed(2)} min: ${r.error}`),
     },
     mismatches,
     deaths,
@@ -443,7 +544,8 @@ async function udpEcho(proxyPort: number, host: string, port: number, payload: B
     await once(control, 'connect');
     control.write(Buffer.of(5, 1, 0));
     const reply = await readBytes(control, 2 + 10);
-    if (reply[1] !== 0 || reply[3] !== 0) throw new Error(`UDP ASSOCIATE refused: ${reply.subarray(0, 4).toString('hex')}`);
+    if (reply[1] !== 0 || reply[3] !== 0)
+      throw new Error(`UDP ASSOCIATE refused: ${reply.subarray(0, 4).toString('hex')}`);
     // The relay's address: the reply's BND.ADDR (IPv4) and BND.PORT.
     const relayPort = reply.readUInt16BE(10);
     udp.bind(0, '127.0.0.1');

@@ -40,7 +40,12 @@ try {
   const cpu = process.cpuUsage(c0);
   if (n < job.bigBytes) throw new Error(`short download: ${n} of ${job.bigBytes} bytes`);
   const perGiB = (1 << 30) / n / 1e6;
-  const result: DownloadResult = { mibs: n / secs / (1 << 20), user: cpu.user * perGiB, system: cpu.system * perGiB, engine: job.spec.protocol === 'sstp' ? 'tls' : dataEngineStatus().engine };
+  const result: DownloadResult = {
+    mibs: n / secs / (1 << 20),
+    user: cpu.user * perGiB,
+    system: cpu.system * perGiB,
+    engine: job.spec.protocol === 'sstp' ? 'tls' : dataEngineStatus().engine,
+  };
   parentPort!.postMessage(result);
 } finally {
   stack.close();

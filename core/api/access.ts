@@ -9,7 +9,8 @@ export interface AccessPolicy {
   allowedOrigins: ReadonlySet<string>;
 }
 
-export type AccessVerdict = { ok: true; origin: string | null } | { ok: false; status: 401 | 403; error: string; message: string };
+export type AccessVerdict =
+  { ok: true; origin: string | null } | { ok: false; status: 401 | 403; error: string; message: string };
 
 export function allowedHostsFor(host: string, port: number): Set<string> {
   const names = new Set([host, 'localhost', '127.0.0.1', '[::1]']);
@@ -34,18 +35,32 @@ function sameToken(a: string, b: string): boolean {
  * DNS-rebinding and cross-site defence, then the token. Host must name the API itself; an Origin
  * (sent by browsers on cross-origin and on non-GET requests) must be the API's own or allow-listed.
  */
-export function checkAccess(headers: IncomingHttpHeaders, url: URL, policy: AccessPolicy, opts: { tokenless?: boolean } = {}): AccessVerdict {
+export function checkAccess(
+  headers: IncomingHttpHeaders,
+  url: URL,
+  policy: AccessPolicy,
+  opts: { tokenless?: boolean } = {},
+): AccessVerdict {
   const host = (headers.host ?? '').toLowerCase();
-  if (!policy.allowedHosts.has(host)) return { ok: false, status: 403, error: 'GH_ERR_API_HOST', message: `Host "${host}" is not this API (DNS rebinding defence)` };
+  if (!policy.allowedHosts.has(host))
+    return {
+      ok: false,
+      status: 403,
+      error: 'GH_ERR_API_HOST',
+      message: `Host "${host}" is not this API (DNS rebinding defence)`,
+    };
   const origin = headers.origin ?? null;
   if (origin !== null) {
     const own = [...policy.allowedHosts].some((h) => origin.toLowerCase() === `http://${h}`);
-    if (!own && !policy.allowedOrigins.has(origin)) return { ok: false, status: 403, error: 'GH_ERR_API_ORIGIN', message: `origin ${origin} is not allowed` };
+    if (!own && !policy.allowedOrigins.has(origin))
+      return { ok: false, status: 403, error: 'GH_ERR_API_ORIGIN', message: `origin ${origin} is not allowed` };
   }
   // A CORS preflight carries no token: it is judged on Host and Origin alone.
   if (opts.tokenless) return { ok: true, origin };
   const token = tokenOf(headers, url);
-  if (token === null) return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'a bearer token is required' };
-  if (!sameToken(token, policy.token)) return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'wrong token' };
+  if (token === null)
+    return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'a bearer token is required' };
+  if (!sameToken(token, policy.token))
+    return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'wrong token' };
   return { ok: true, origin };
 }

@@ -35,7 +35,13 @@ export interface AdminCore {
   /** Gives glibc's free native memory back (absent or inactive: the native module did not load). */
   readonly heapTrimmer?: HeapTrimmer | null;
   /** How nodes are reached (connectBy, the upstream proxy and whether its UDP relay works). */
-  readonly reach?: (() => { connectBy: 'ip' | 'hostname'; upstream: string | null; upstreamUdp: 'unknown' | 'works' | 'fails' | null }) | null;
+  readonly reach?:
+    | (() => {
+        connectBy: 'ip' | 'hostname';
+        upstream: string | null;
+        upstreamUdp: 'unknown' | 'works' | 'fails' | null;
+      })
+    | null;
   /** The core's log level (pino's names), changeable live (the Clash API's log-level). */
   readonly logLevel?: { get(): string; set(level: string): void } | null;
   /** "Test all": URL tests through every node, a few at a time. */
@@ -53,7 +59,9 @@ export interface AdminCore {
 export interface SettingsAccess {
   get(): Settings;
   /** Validates and saves (and applies what can change live); throws GH_ERR_CONFIG_INVALID naming the field it refuses. */
-  update(patch: Partial<Settings>): { settings: Settings; restartRequired: string[] } | Promise<{ settings: Settings; restartRequired: string[] }>;
+  update(
+    patch: Partial<Settings>,
+  ): { settings: Settings; restartRequired: string[] } | Promise<{ settings: Settings; restartRequired: string[] }>;
 }
 
 export interface ExitCheckAccess {

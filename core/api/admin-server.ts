@@ -59,14 +59,36 @@ export class AdminServer {
     this.metrics = createMetrics(core);
     this.#ui = staticUi(core.uiDir);
     this.#externalUi = externalUi(core.externalUiDir);
-    this.operations = implementOperations(core, () => this.#address, () => startRefresh(core, (event, data) => this.#publish(event, data), this.#refreshes));
-    this.#events = new EventStream({ ...(opts.sseMaxBufferedBytes ? { maxBufferedBytes: opts.sseMaxBufferedBytes } : {}), ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}) });
-    mirrorCounter(this.metrics.registry, 'gatehop_api_sse_dropped_total', 'Event-stream clients dropped for not reading', [], () => [[{}, this.#events.dropped]]);
+    this.operations = implementOperations(
+      core,
+      () => this.#address,
+      () => startRefresh(core, (event, data) => this.#publish(event, data), this.#refreshes),
+    );
+    this.#events = new EventStream({
+      ...(opts.sseMaxBufferedBytes ? { maxBufferedBytes: opts.sseMaxBufferedBytes } : {}),
+      ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}),
+    });
+    mirrorCounter(
+      this.metrics.registry,
+      'gatehop_api_sse_dropped_total',
+      'Event-stream clients dropped for not reading',
+      [],
+      () => [[{}, this.#events.dropped]],
+    );
     this.#routes();
-    this.#server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 }, (req, res) => void this.#handle(req, res));
+    this.#server = createServer(
+      { requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 },
+      (req, res) => void this.#handle(req, res),
+    );
     this.#websockets = new ClashWebSockets(core, () => this.#policy);
     this.#server.on('upgrade', (req, socket, head) => this.#websockets.handleUpgrade(req, socket, head));
-    mirrorCounter(this.metrics.registry, 'gatehop_api_ws_dropped_total', 'Dashboard WebSocket clients dropped for not reading', [], () => [[{}, this.#websockets.dropped]]);
+    mirrorCounter(
+      this.metrics.registry,
+      'gatehop_api_ws_dropped_total',
+      'Dashboard WebSocket clients dropped for not reading',
+      [],
+      () => [[{}, this.#websockets.dropped]],
+    );
     this.#wireEvents();
     // Live counters every second (rates and the traffic graph at 1 s, as proxy apps show them), for
     // SSE clients and in-process listeners alike (idle without either).
@@ -93,7 +115,11 @@ export class AdminServer {
     const a = this.#server.address();
     const at = { host: this.opts.host, port: typeof a === 'object' && a ? a.port : this.opts.port };
     this.#address = formatEndpoint(at);
-    this.#policy = { token: this.opts.token, allowedHosts: allowedHostsFor(at.host, at.port), allowedOrigins: new Set(this.opts.corsOrigins ?? []) };
+    this.#policy = {
+      token: this.opts.token,
+      allowedHosts: allowedHostsFor(at.host, at.port),
+      allowedOrigins: new Set(this.opts.corsOrigins ?? []),
+    };
     return at;
   }
 
@@ -139,7 +165,10 @@ export class AdminServer {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'cache-control': 'no-store' });
       res.end(text);
     });
-    registerClashRoutes(r, core, { streams: this.#streams, refreshNodes: () => startRefresh(core, (event, data) => this.#publish(event, data), this.#refreshes) });
+    registerClashRoutes(r, core, {
+      streams: this.#streams,
+      refreshNodes: () => startRefresh(core, (event, data) => this.#publish(event, data), this.#refreshes),
+    });
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -154,12 +183,25 @@ export class AdminServer {
     if (url.pathname === '/ui' || url.pathname.startsWith('/ui/')) {
       const pre = checkAccess(req.headers, url, this.#policy!, { tokenless: true });
       if (!pre.ok) return sendJson(res, pre.status, { error: pre.error, message: pre.message });
-      if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'GH_ERR_API_METHOD', message: `${req.method} is not allowed on ${url.pathname}` });
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return sendJson(res, 405, {
+          error: 'GH_ERR_API_METHOD',
+          message: `${req.method} is not allowed on ${url.pathname}`,
+        });
       if (url.pathname === '/ui/external' || url.pathname.startsWith('/ui/external/')) {
-        if (!this.#externalUi) return sendJson(res, 404, { error: 'GH_ERR_API_NOT_FOUND', message: 'no external dashboard: set externalUi to the folder of a Clash dashboard build (with its index.html)' });
+        if (!this.#externalUi)
+          return sendJson(res, 404, {
+            error: 'GH_ERR_API_NOT_FOUND',
+            message:
+              'no external dashboard: set externalUi to the folder of a Clash dashboard build (with its index.html)',
+          });
         return this.#externalUi(req, res);
       }
-      if (!this.#ui) return sendJson(res, 404, { error: 'GH_ERR_API_NOT_FOUND', message: 'the dashboard is not built (npm run build:ui)' });
+      if (!this.#ui)
+        return sendJson(res, 404, {
+          error: 'GH_ERR_API_NOT_FOUND',
+          message: 'the dashboard is not built (npm run build:ui)',
+        });
       return this.#ui(req, res);
     }
     const verdict = checkAccess(req.headers, url, this.#policy!);
@@ -193,7 +235,8 @@ export class AdminServer {
       await handler({ req, res, url, params });
     } catch (err) {
       const { status, code: error, message } = failureOf(err);
-      if (status >= 500) this.#log.warn({ event: 'api-error', path: url.pathname, err: message }, `admin API ${url.pathname} failed`);
+      if (status >= 500)
+        this.#log.warn({ event: 'api-error', path: url.pathname, err: message }, `admin API ${url.pathname} failed`);
       if (res.headersSent) res.destroy();
       else sendJson(res, status, { error, message });
     }
@@ -207,11 +250,21 @@ export class AdminServer {
     if (controller) {
       this.#unsubscribe.push(
         controller.onEvent((e) => {
-          if (e.type === 'switch' || e.type === 'state') ev.publish('switch', e.type === 'switch' ? { type: 'done', ...e.record } : { type: 'state', state: e.state, switchId: e.switchId, reason: e.reason });
+          if (e.type === 'switch' || e.type === 'state')
+            ev.publish(
+              'switch',
+              e.type === 'switch'
+                ? { type: 'done', ...e.record }
+                : { type: 'state', state: e.state, switchId: e.switchId, reason: e.reason },
+            );
           if (e.type === 'switch' && e.record.outcome === 'switched') this.metrics.observeSwitch(e.record.durationMs);
-          if (e.type === 'url-test') ev.publish('latency', { samples: [{ nodeId: e.nodeId, at: Date.now(), kind: 'url', ms: e.ms, success: e.ms !== null }] });
+          if (e.type === 'url-test')
+            ev.publish('latency', {
+              samples: [{ nodeId: e.nodeId, at: Date.now(), kind: 'url', ms: e.ms, success: e.ms !== null }],
+            });
           if (e.type === 'mode' || e.type === 'pin-failed') ev.publish('switch', e);
-          if (e.type === 'protocol-learned') ev.publish('switch', { type: 'protocol', preferred: e.preferred, reason: e.reason });
+          if (e.type === 'protocol-learned')
+            ev.publish('switch', { type: 'protocol', preferred: e.preferred, reason: e.reason });
           this.#publishStatus(false);
         }),
       );
@@ -219,7 +272,14 @@ export class AdminServer {
     if (manager) {
       this.#unsubscribe.push(
         manager.onEvent((e) => {
-          if (e.type === 'draining' || e.type === 'closed') ev.publish('drain', { type: e.type, egressId: e.egress.id, nodeId: (e.egress as { nodeId?: string }).nodeId ?? null, sessions: e.sessions, ...(e.type === 'draining' ? { graceEndsAt: e.graceEndsAt } : { reason: e.reason }) });
+          if (e.type === 'draining' || e.type === 'closed')
+            ev.publish('drain', {
+              type: e.type,
+              egressId: e.egress.id,
+              nodeId: (e.egress as { nodeId?: string }).nodeId ?? null,
+              sessions: e.sessions,
+              ...(e.type === 'draining' ? { graceEndsAt: e.graceEndsAt } : { reason: e.reason }),
+            });
           this.#publishStatus(false);
         }),
       );
@@ -227,7 +287,15 @@ export class AdminServer {
     if (selector) {
       this.#unsubscribe.push(
         selector.onRanked((ranking) => {
-          ev.publish('latency', { samples: ranking.ranked.map((r) => ({ nodeId: r.node.id, at: ranking.at, kind: 'tcp' as const, ms: r.terms.rttMs, success: true })) });
+          ev.publish('latency', {
+            samples: ranking.ranked.map((r) => ({
+              nodeId: r.node.id,
+              at: ranking.at,
+              kind: 'tcp' as const,
+              ms: r.terms.rttMs,
+              success: true,
+            })),
+          });
           this.#publishNodes();
         }),
       );

@@ -7,7 +7,10 @@ import { ErrorCodes, GatehopError } from '../common/index.js';
  * The admin API's bearer token: the configured one, else the one in `file`, else a new random one
  * written there with mode 0600 (created exclusively, so two starts never race to different tokens).
  */
-export function loadOrCreateAdminToken(configured: string | undefined, file: string): { token: string; source: 'config' | 'file' | 'generated' } {
+export function loadOrCreateAdminToken(
+  configured: string | undefined,
+  file: string,
+): { token: string; source: 'config' | 'file' | 'generated' } {
   if (configured) return { token: configured, source: 'config' };
   try {
     const token = readFileSync(file, 'utf8').trim();
@@ -17,7 +20,10 @@ export function loadOrCreateAdminToken(configured: string | undefined, file: str
       return { token, source: 'file' };
     }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new GatehopError(ErrorCodes.CONFIG_INVALID, `cannot read admin token ${file}: ${(err as Error).message}`, { cause: err });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new GatehopError(ErrorCodes.CONFIG_INVALID, `cannot read admin token ${file}: ${(err as Error).message}`, {
+        cause: err,
+      });
   }
   const token = randomBytes(32).toString('base64url');
   try {
@@ -25,7 +31,9 @@ export function loadOrCreateAdminToken(configured: string | undefined, file: str
     writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'w' });
     chmodSync(file, 0o600);
   } catch (err) {
-    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `cannot write admin token ${file}: ${(err as Error).message}`, { cause: err });
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `cannot write admin token ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return { token, source: 'generated' };
 }

@@ -4,13 +4,24 @@ import { ErrorCodes, GATEHOP_VERSION, isGatehopError } from '../common/index.js'
 import { GROUP_NAME } from '../groups/index.js';
 import type { AdminCore } from './admin-core.js';
 import { subscribeClashLogs, trafficMeter } from './clash-streams.js';
-import { configsOf, FROM_CLASH, groupOf, nodeNames, PROVIDER_NAME, providerOf, proxiesOf, proxyOf, rulesOf } from './clash-views.js';
+import {
+  configsOf,
+  FROM_CLASH,
+  groupOf,
+  nodeNames,
+  PROVIDER_NAME,
+  providerOf,
+  proxiesOf,
+  proxyOf,
+  rulesOf,
+} from './clash-views.js';
 import { ApiFailure, parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
 import type { Router } from './router.js';
 import { clashDelayQuerySchema, clashSelectSchema } from './schemas.js';
 
 /** Clash answers its errors as `{message}`; Gatehop's `{error, message}` carries both. */
-const clashError = (status: number, message: string): ApiFailure => new ApiFailure(status, status === 404 ? 'GH_ERR_API_NOT_FOUND' : 'GH_ERR_API_BAD_REQUEST', message);
+const clashError = (status: number, message: string): ApiFailure =>
+  new ApiFailure(status, status === 404 ? 'GH_ERR_API_NOT_FOUND' : 'GH_ERR_API_BAD_REQUEST', message);
 
 const patchSchema = z.record(z.string(), z.unknown());
 
@@ -28,7 +39,12 @@ export interface ClashRouteDeps {
  */
 export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRouteDeps): void {
   const controller = () => {
-    if (!core.controller) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'this needs the vpngate egress (the core runs --egress direct)');
+    if (!core.controller)
+      throw new ApiFailure(
+        409,
+        'GH_ERR_API_UNSUPPORTED',
+        'this needs the vpngate egress (the core runs --egress direct)',
+      );
     return core.controller;
   };
   const knownNode = (name: string): string => {
@@ -43,9 +59,14 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
       sendJson(res, 200, { delay: Math.round(await c.delayTest(name, q.url, q.timeout)) });
     } catch (err) {
       if (isGatehopError(err, ErrorCodes.NODE_UNKNOWN)) throw err;
-      const timedOut = (err as Error).name === 'TimeoutError' || isGatehopError(err, ErrorCodes.EGRESS_CONNECT_TIMEOUT) || /timed? ?out/i.test((err as Error).message);
+      const timedOut =
+        (err as Error).name === 'TimeoutError' ||
+        isGatehopError(err, ErrorCodes.EGRESS_CONNECT_TIMEOUT) ||
+        /timed? ?out/i.test((err as Error).message);
       // Clash: 504 for a timeout, 503 for any other failure.
-      sendJson(res, timedOut ? 504 : 503, { message: timedOut ? 'Timeout' : `An error occurred in the delay test: ${(err as Error).message}` });
+      sendJson(res, timedOut ? 504 : 503, {
+        message: timedOut ? 'Timeout' : `An error occurred in the delay test: ${(err as Error).message}`,
+      });
     }
   };
   const sweep = () => {
@@ -56,14 +77,20 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
   r.on('GET', '/', ({ res }) => sendJson(res, 200, { hello: 'clash' }));
   // meta: the mihomo extensions metacubexd and zashboard use exist here (group delay, `fixed`
   // with DELETE to clear it, /memory, provider health checks); premium: no rule providers.
-  r.on('GET', '/version', ({ res }) => sendJson(res, 200, { version: `gatehop-${GATEHOP_VERSION}`, meta: true, premium: false }));
+  r.on('GET', '/version', ({ res }) =>
+    sendJson(res, 200, { version: `gatehop-${GATEHOP_VERSION}`, meta: true, premium: false }),
+  );
 
   // ---- configs, rules ----
   r.on('GET', '/configs', ({ res }) => sendJson(res, 200, configsOf(core)));
   r.on('PATCH', '/configs', async ({ req, res }) => {
     const body = await readJson(req, patchSchema);
     const refused = Object.keys(body).filter((k) => k !== 'mode' && k !== 'log-level');
-    if (refused.length > 0) throw clashError(400, `${refused.join(', ')}: not changeable through the Clash API in Gatehop (the proxy's address and ports are in Gatehop's Settings; it has no TUN, DNS or LAN switch of its own)`);
+    if (refused.length > 0)
+      throw clashError(
+        400,
+        `${refused.join(', ')}: not changeable through the Clash API in Gatehop (the proxy's address and ports are in Gatehop's Settings; it has no TUN, DNS or LAN switch of its own)`,
+      );
     // Validate everything before changing anything.
     let auto: boolean | null = null;
     if (body.mode !== undefined) {
@@ -71,22 +98,37 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
       // Clash's own names too: rule = Gatehop picks the node (auto), global = the one you picked (manual).
       if (m === 'auto' || m === 'rule') auto = true;
       else if (m === 'manual' || m === 'global') auto = false;
-      else throw clashError(400, m === 'direct' ? 'mode direct: Gatehop never sends traffic outside a tunnel' : `mode ${m}: Gatehop's modes are auto and manual`);
+      else
+        throw clashError(
+          400,
+          m === 'direct'
+            ? 'mode direct: Gatehop never sends traffic outside a tunnel'
+            : `mode ${m}: Gatehop's modes are auto and manual`,
+        );
       controller();
     }
     let level: string | null = null;
     if (body['log-level'] !== undefined) {
       level = FROM_CLASH[String(body['log-level']).toLowerCase()] ?? null;
-      if (!level) throw clashError(400, `log-level ${String(body['log-level'])}: one of debug, info, warning, error, silent`);
-      if (!core.logLevel) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the log level is not changeable in this embedding');
+      if (!level)
+        throw clashError(400, `log-level ${String(body['log-level'])}: one of debug, info, warning, error, silent`);
+      if (!core.logLevel)
+        throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the log level is not changeable in this embedding');
     }
     if (auto !== null) controller().setMode(auto);
     if (level) core.logLevel!.set(level);
     sendEmpty(res);
   });
   r.on('PUT', '/configs', async ({ req, res }) => {
-    const body = await readJson(req, z.object({ path: z.string().optional(), payload: z.string().optional() }).passthrough());
-    if (body.payload || body.path) throw clashError(400, 'Gatehop does not load Clash configs; PUT /configs with no path or payload reloads its own config');
+    const body = await readJson(
+      req,
+      z.object({ path: z.string().optional(), payload: z.string().optional() }).passthrough(),
+    );
+    if (body.payload || body.path)
+      throw clashError(
+        400,
+        'Gatehop does not load Clash configs; PUT /configs with no path or payload reloads its own config',
+      );
     if (!core.reload) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'reload is not available in this embedding');
     await core.reload();
     sendEmpty(res);
@@ -98,7 +140,9 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
   const provider = (name: string): void => {
     if (name !== PROVIDER_NAME || !core.nodes) throw clashError(404, `Resource not found: no provider ${name}`);
   };
-  r.on('GET', '/providers/proxies', ({ res }) => sendJson(res, 200, { providers: core.nodes ? { [PROVIDER_NAME]: providerOf(core) } : {} }));
+  r.on('GET', '/providers/proxies', ({ res }) =>
+    sendJson(res, 200, { providers: core.nodes ? { [PROVIDER_NAME]: providerOf(core) } : {} }),
+  );
   r.on('GET', '/providers/proxies/:name', ({ params, res }) => {
     provider(params.name!);
     sendJson(res, 200, providerOf(core));
@@ -121,9 +165,12 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
 
   // ---- the group and its nodes ----
   r.on('GET', '/proxies', ({ res }) => sendJson(res, 200, { proxies: proxiesOf(core) }));
-  r.on('GET', '/proxies/:name', ({ params, res }) => sendJson(res, 200, params.name === GROUP_NAME ? groupOf(core) : proxyOf(core, knownNode(params.name!))));
+  r.on('GET', '/proxies/:name', ({ params, res }) =>
+    sendJson(res, 200, params.name === GROUP_NAME ? groupOf(core) : proxyOf(core, knownNode(params.name!))),
+  );
   r.on('PUT', '/proxies/:name', async ({ req, params, res }) => {
-    if (params.name !== GROUP_NAME) throw clashError(400, `Selector update error: only the ${GROUP_NAME} group can be selected`);
+    if (params.name !== GROUP_NAME)
+      throw clashError(400, `Selector update error: only the ${GROUP_NAME} group can be selected`);
     const { name } = await readJson(req, clashSelectSchema);
     knownNode(name);
     controller().pick(name, `dashboard selected ${name}`);

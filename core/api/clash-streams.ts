@@ -25,7 +25,12 @@ export function trafficMeter(core: AdminCore): () => { up: number; down: number;
     const s = core.proxy.stats;
     const nowUp = s.bytesUp;
     const nowDown = s.bytesDown;
-    const sample = { up: Math.max(0, nowUp - up), down: Math.max(0, nowDown - down), upTotal: nowUp, downTotal: nowDown };
+    const sample = {
+      up: Math.max(0, nowUp - up),
+      down: Math.max(0, nowDown - down),
+      upTotal: nowUp,
+      downTotal: nowDown,
+    };
     up = nowUp;
     down = nowDown;
     return sample;
@@ -36,7 +41,11 @@ export function trafficMeter(core: AdminCore): () => { up: number; down: number;
  * Log lines at or above `levelParam` (a `?level=` value; Clash's default, info, when absent or
  * unknown) as Clash's `{type, payload}`. Returns the unsubscribe function.
  */
-export function subscribeClashLogs(core: AdminCore, levelParam: string | null, onLine: (line: { type: ClashLevel; payload: string }) => void): () => void {
+export function subscribeClashLogs(
+  core: AdminCore,
+  levelParam: string | null,
+  onLine: (line: { type: ClashLevel; payload: string }) => void,
+): () => void {
   const wanted = CLASH_LEVELS.indexOf((levelParam ?? 'info') as ClashLevel);
   const min = wanted < 0 ? 1 : wanted;
   const off = core.logTap?.subscribe((l) => {

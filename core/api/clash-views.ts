@@ -13,8 +13,22 @@ import type { AdminCore } from './admin-core.js';
 export const PROVIDER_NAME = 'VPNGate';
 
 /** Clash names for pino's levels, and back. */
-const TO_CLASH: Record<string, string> = { trace: 'debug', debug: 'debug', info: 'info', warn: 'warning', error: 'error', fatal: 'error', silent: 'silent' };
-export const FROM_CLASH: Record<string, string> = { debug: 'debug', info: 'info', warning: 'warn', error: 'error', silent: 'silent' };
+const TO_CLASH: Record<string, string> = {
+  trace: 'debug',
+  debug: 'debug',
+  info: 'info',
+  warn: 'warning',
+  error: 'error',
+  fatal: 'error',
+  silent: 'silent',
+};
+export const FROM_CLASH: Record<string, string> = {
+  debug: 'debug',
+  info: 'info',
+  warning: 'warn',
+  error: 'error',
+  silent: 'silent',
+};
 
 export function nodeNames(core: AdminCore): string[] {
   return core.nodes?.nodes.map((n) => n.id) ?? [];
@@ -42,7 +56,8 @@ export function proxyOf(core: AdminCore, nodeId: string) {
   };
 }
 
-const balancing = (core: AdminCore): boolean => core.controller?.mode === 'auto' && (core.controller?.balance.tunnels ?? 1) > 1;
+const balancing = (core: AdminCore): boolean =>
+  core.controller?.mode === 'auto' && (core.controller?.balance.tunnels ?? 1) > 1;
 
 /**
  * The GATEHOP group. In manual mode `now` is the user's pick at once (the switch to it runs

@@ -19,7 +19,10 @@ export class ClashWebSockets {
   readonly #routes: Record<string, (ws: WebSocket, url: URL) => () => void> = {
     '/traffic': (ws) => this.#every(ws, 1_000, trafficMeter(this.core)),
     '/memory': (ws) => this.#every(ws, 1_000, () => ({ inuse: process.memoryUsage().rss, oslimit: 0 })),
-    '/connections': (ws, url) => this.#every(ws, Math.max(200, Number(url.searchParams.get('interval')) || 1_000), () => connectionsView(this.core)),
+    '/connections': (ws, url) =>
+      this.#every(ws, Math.max(200, Number(url.searchParams.get('interval')) || 1_000), () =>
+        connectionsView(this.core),
+      ),
     '/logs': (ws, url) => subscribeClashLogs(this.core, url.searchParams.get('level'), (line) => this.#send(ws, line)),
   };
   dropped = 0;

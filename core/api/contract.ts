@@ -42,7 +42,8 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
 
 const op = <I extends z.ZodType, O extends z.ZodType>(o: Operation<I, O>): Operation<I, O> => o;
 const none = z.object({}).strict();
-const idParam = <K extends string>(name: K) => z.object({ [name]: z.string().min(1).max(255) } as Record<K, z.ZodString>).strict();
+const idParam = <K extends string>(name: K) =>
+  z.object({ [name]: z.string().min(1).max(255) } as Record<K, z.ZodString>).strict();
 
 // ---- settings: what a user changes in the window ----
 
@@ -60,12 +61,20 @@ export const settingsSchema = z
     preferProto: z.enum(['tcp', 'udp', 'any']),
     autoSelect: z
       .object({
-        intervalMs: z.number().int().min(1_000).max(24 * 3_600_000),
+        intervalMs: z
+          .number()
+          .int()
+          .min(1_000)
+          .max(24 * 3_600_000),
         toleranceMs: z.number().int().min(0).max(5_000),
         url: z.string().url(),
       })
       .strict(),
-    drainGraceMs: z.number().int().min(0).max(24 * 3_600_000),
+    drainGraceMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(24 * 3_600_000),
     /** The order nodes' protocols are tried in (config tunnel.protocols): both, either first, or one alone. */
     protocols: z
       .array(z.enum(['openvpn', 'sstp']))
@@ -73,7 +82,14 @@ export const settingsSchema = z
       .max(2)
       .refine((a) => new Set(a).size === a.length, 'each protocol at most once'),
     /** More places that serve the VPN Gate list (config vpngate.sources); tried when the official ones fail. */
-    listSources: z.array(z.string().url('must be a URL').regex(/^https?:\/\//i, 'must be an http or https URL')).max(50),
+    listSources: z
+      .array(
+        z
+          .string()
+          .url('must be a URL')
+          .regex(/^https?:\/\//i, 'must be an http or https URL'),
+      )
+      .max(50),
     language: z.enum(['auto', 'en', 'zh-CN', 'zh-TW', 'fa']),
     /** Start Gatehop when the user logs in: the desktop app's own setting (null in the dashboard of a core without one). */
     startAtLogin: z.boolean().nullable(),
@@ -159,29 +175,81 @@ export const eventKeys = Object.keys(events) as EventKey[];
 export const operations = {
   getStatus: op({ method: 'GET', path: '/status', input: none, output: statusSchema }),
   getNodes: op({ method: 'GET', path: '/nodes', input: none, output: nodesSchema }),
-  refreshNodes: op({ method: 'POST', path: '/nodes/refresh', input: none, output: z.object({ refreshId: z.number().int() }), okStatus: 202 }),
+  refreshNodes: op({
+    method: 'POST',
+    path: '/nodes/refresh',
+    input: none,
+    output: z.object({ refreshId: z.number().int() }),
+    okStatus: 202,
+  }),
   /** A list file the user has (CSV as the body, or JSON {csv}): its nodes join the pool. */
-  importNodes: op({ method: 'POST', path: '/nodes/import', input: importRequestSchema, output: importResultSchema, maxBodyBytes: 16 * 1024 * 1024 + 1024, textField: 'csv' }),
+  importNodes: op({
+    method: 'POST',
+    path: '/nodes/import',
+    input: importRequestSchema,
+    output: importResultSchema,
+    maxBodyBytes: 16 * 1024 * 1024 + 1024,
+    textField: 'csv',
+  }),
   getLatency: op({ method: 'GET', path: '/latency', input: latencyQuerySchema.strict(), output: latencySchema }),
   getConnections: op({ method: 'GET', path: '/connections', input: none, output: connectionsSchema }),
-  closeConnection: op({ method: 'DELETE', path: '/connections/:id', input: idParam('id'), output: z.null(), okStatus: 204 }),
-  switchNode: op({ method: 'POST', path: '/switch', input: switchRequestSchema, output: switchAcceptedSchema, okStatus: 202 }),
+  closeConnection: op({
+    method: 'DELETE',
+    path: '/connections/:id',
+    input: idParam('id'),
+    output: z.null(),
+    okStatus: 204,
+  }),
+  switchNode: op({
+    method: 'POST',
+    path: '/switch',
+    input: switchRequestSchema,
+    output: switchAcceptedSchema,
+    okStatus: 202,
+  }),
   setMode: op({ method: 'POST', path: '/mode', input: modeRequestSchema, output: modeResponseSchema }),
-  closeDraining: op({ method: 'DELETE', path: '/draining/:egressId', input: idParam('egressId'), output: z.null(), okStatus: 204 }),
+  closeDraining: op({
+    method: 'DELETE',
+    path: '/draining/:egressId',
+    input: idParam('egressId'),
+    output: z.null(),
+    okStatus: 204,
+  }),
   reload: op({ method: 'POST', path: '/reload', input: none, output: reloadResultSchema }),
   getSettings: op({ method: 'GET', path: '/settings', input: none, output: settingsResultSchema }),
   putSettings: op({ method: 'PUT', path: '/settings', input: settingsUpdateSchema, output: settingsResultSchema }),
   /** "Test all": a URL test through every node (or those named), a few at a time; progress comes as `test` events. */
-  testNodes: op({ method: 'POST', path: '/nodes/test', input: z.object({ nodeIds: z.array(z.string().min(1).max(255)).max(20_000).optional() }).strict(), output: nodeTestSchema, okStatus: 202 }),
-  cancelNodeTest: op({ method: 'DELETE', path: '/nodes/test', input: none, output: z.object({ cancelled: z.boolean() }) }),
+  testNodes: op({
+    method: 'POST',
+    path: '/nodes/test',
+    input: z.object({ nodeIds: z.array(z.string().min(1).max(255)).max(20_000).optional() }).strict(),
+    output: nodeTestSchema,
+    okStatus: 202,
+  }),
+  cancelNodeTest: op({
+    method: 'DELETE',
+    path: '/nodes/test',
+    input: none,
+    output: z.object({ cancelled: z.boolean() }),
+  }),
   /** One node's URL test now (through its tunnel if one is up, else a tunnel opened for it). */
-  testNode: op({ method: 'POST', path: '/nodes/:nodeId/test', input: idParam('nodeId'), output: z.object({ nodeId: z.string(), ms: z.number().nullable(), error: z.string().nullable() }) }),
+  testNode: op({
+    method: 'POST',
+    path: '/nodes/:nodeId/test',
+    input: idParam('nodeId'),
+    output: z.object({ nodeId: z.string(), ms: z.number().nullable(), error: z.string().nullable() }),
+  }),
   /** Where am I, measured now through the active tunnel. */
   checkExit: op({ method: 'POST', path: '/exit/check', input: none, output: exitInfoSchema }),
   /** Restart Gatehop (the desktop app: to apply settings that need it). */
   restart: op({ method: 'POST', path: '/restart', input: none, output: z.null(), okStatus: 202 }),
   getSystemProxy: op({ method: 'GET', path: '/sysproxy', input: none, output: sysproxyStateSchema }),
-  setSystemProxy: op({ method: 'PUT', path: '/sysproxy', input: z.object({ enabled: z.boolean() }).strict(), output: sysproxyStateSchema }),
+  setSystemProxy: op({
+    method: 'PUT',
+    path: '/sysproxy',
+    input: z.object({ enabled: z.boolean() }).strict(),
+    output: sysproxyStateSchema,
+  }),
 } as const;
 
 export type Operations = typeof operations;
@@ -192,10 +260,16 @@ export const opNames = Object.keys(operations) as OpName[];
 
 /** Every call's result, over HTTP and IPC alike: errors keep their stable GH_ERR_* code. */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
-export const resultErrorSchema = z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) });
+export const resultErrorSchema = z.object({
+  ok: z.literal(false),
+  error: z.object({ code: z.string(), message: z.string() }),
+});
 
 /** Splits an input into the path (params filled, URL-encoded) and what goes in the query or body. */
-export function routeFor(name: OpName, input: Record<string, unknown>): { method: Operation['method']; path: string; rest: Record<string, unknown> } {
+export function routeFor(
+  name: OpName,
+  input: Record<string, unknown>,
+): { method: Operation['method']; path: string; rest: Record<string, unknown> } {
   const o = operations[name];
   const rest = { ...input };
   const path = o.path.replace(/:([a-zA-Z]+)/g, (_, key: string) => {

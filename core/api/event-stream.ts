@@ -44,7 +44,12 @@ export class EventStream {
 
   /** Takes over `res` as an event stream; `initial` events go first (the current state). */
   attach(res: ServerResponse, initial: Array<{ event: string; data: unknown }> = []): void {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     res.write('retry: 2000\n\n');
     this.#clients.add(res);
     res.once('close', () => this.#clients.delete(res));

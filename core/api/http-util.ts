@@ -32,7 +32,11 @@ export async function readText(req: IncomingMessage, maxBytes = MAX_BODY_BYTES):
 }
 
 /** The JSON body, capped and parsed against `schema`; an empty body is `{}`. */
-export async function readJson<T extends z.ZodType>(req: IncomingMessage, schema: T, maxBytes = MAX_BODY_BYTES): Promise<z.infer<T>> {
+export async function readJson<T extends z.ZodType>(
+  req: IncomingMessage,
+  schema: T,
+  maxBytes = MAX_BODY_BYTES,
+): Promise<z.infer<T>> {
   return parseJsonBody(await readText(req, maxBytes), schema);
 }
 
@@ -54,14 +58,22 @@ export function parseOr400<T extends z.ZodType>(schema: T, data: unknown, what: 
   const r = schema.safeParse(data);
   if (!r.success) {
     const i = r.error.issues[0]!;
-    throw new ApiFailure(400, 'GH_ERR_API_BAD_REQUEST', `${what}${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`);
+    throw new ApiFailure(
+      400,
+      'GH_ERR_API_BAD_REQUEST',
+      `${what}${i.path.length ? `.${i.path.join('.')}` : ''}: ${i.message}`,
+    );
   }
   return r.data;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
   res.end(text);
 }
 

@@ -47,6 +47,11 @@ export class LoopDelay {
     const h = this.#histogram;
     if (h.count === 0) return { p50Ms: 0, p99Ms: 0, maxMs: 0, windowMs: this.#windowMs };
     const beyond = (ns: number): number => Math.round(Math.max(0, ns / 1e6 - RESOLUTION_MS) * 10) / 10;
-    return { p50Ms: beyond(h.percentile(50)), p99Ms: beyond(h.percentile(99)), maxMs: beyond(h.max), windowMs: this.#windowMs };
+    return {
+      p50Ms: beyond(h.percentile(50)),
+      p99Ms: beyond(h.percentile(99)),
+      maxMs: beyond(h.max),
+      windowMs: this.#windowMs,
+    };
   }
 }

@@ -10,7 +10,13 @@ type Labels = Record<string, string>;
  * Keeps a Prometheus counter equal to a cumulative figure the core already counts: each scrape
  * adds what grew since the last one, per label set (figures of closed egresses stay counted).
  */
-export function mirrorCounter(registry: Registry, name: string, help: string, labelNames: string[], read: () => Array<[Labels, number]>): void {
+export function mirrorCounter(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: string[],
+  read: () => Array<[Labels, number]>,
+): void {
   const last = new Map<string, number>();
   new Counter({
     name,
@@ -27,7 +33,6 @@ export function mirrorCounter(registry: Registry, name: string, help: string, la
     },
   });
 }
-
 
 /**
  * Per-tunnel counters summed over every tunnel ever seen: a closed tunnel's last figures are kept
@@ -95,78 +100,217 @@ export function createMetrics(core: AdminCore): Metrics {
       this.set({ quantile: '1' }, d.maxMs / 1000);
     },
   });
-  mirrorCounter(registry, 'gatehop_tunnel_worker_failures_total', 'Tunnel worker threads that crashed, ran out of heap or hung (each cost only its tunnel)', [], () => [[{}, tunnelWorkerCounters.failures]]);
-  new Gauge({ name: 'gatehop_tunnel_heap_bytes', help: 'JS heap used by each tunnel worker thread (threads: true)', labelNames: ['egress'], registers: [registry], collect() {
-    this.reset();
-    for (const t of tunnelsOf(core)) if (t instanceof WorkerTunnelEgress) this.set({ egress: t.nodeId }, t.diagnostics().heapUsedBytes);
-  } });
-  new Gauge({ name: 'gatehop_tunnel_wasm_memory_bytes', help: 'lwIP WebAssembly memory of each tunnel', labelNames: ['egress'], registers: [registry], collect() {
-    this.reset();
-    for (const t of tunnelsOf(core)) this.set({ egress: t.nodeId }, t.diagnostics().wasmMemoryBytes);
-  } });
+  mirrorCounter(
+    registry,
+    'gatehop_tunnel_worker_failures_total',
+    'Tunnel worker threads that crashed, ran out of heap or hung (each cost only its tunnel)',
+    [],
+    () => [[{}, tunnelWorkerCounters.failures]],
+  );
+  new Gauge({
+    name: 'gatehop_tunnel_heap_bytes',
+    help: 'JS heap used by each tunnel worker thread (threads: true)',
+    labelNames: ['egress'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const t of tunnelsOf(core))
+        if (t instanceof WorkerTunnelEgress) this.set({ egress: t.nodeId }, t.diagnostics().heapUsedBytes);
+    },
+  });
+  new Gauge({
+    name: 'gatehop_tunnel_wasm_memory_bytes',
+    help: 'lwIP WebAssembly memory of each tunnel',
+    labelNames: ['egress'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const t of tunnelsOf(core)) this.set({ egress: t.nodeId }, t.diagnostics().wasmMemoryBytes);
+    },
+  });
   const totals = new TunnelTotals();
   const p = core.proxy.stats;
 
-  new Gauge({ name: 'gatehop_sessions_active', help: 'Proxy sessions open now', registers: [registry], collect() {
-    totals.update(core); // once per scrape, before the counters below read it
-    this.set(p.sessionsActive);
-  } });
+  new Gauge({
+    name: 'gatehop_sessions_active',
+    help: 'Proxy sessions open now',
+    registers: [registry],
+    collect() {
+      totals.update(core); // once per scrape, before the counters below read it
+      this.set(p.sessionsActive);
+    },
+  });
   mirrorCounter(registry, 'gatehop_sessions_total', 'Proxy sessions accepted', [], () => [[{}, p.sessionsTotal]]);
-  mirrorCounter(registry, 'gatehop_sessions_rejected_total', 'Connections refused by admission control', [], () => [[{}, p.rejected]]);
-  mirrorCounter(registry, 'gatehop_proxy_bytes_total', 'Payload bytes relayed by the proxy', ['direction'], () => [[{ direction: 'up' }, p.bytesUp], [{ direction: 'down' }, p.bytesDown]]);
-  mirrorCounter(registry, 'gatehop_egress_bytes_total', 'Bytes carried by tunnel egresses, by node', ['egress', 'direction'], () => [
-    ...totals.byNode('bytesUp').map(([l, v]): [Labels, number] => [{ ...l, direction: 'up' }, v]),
-    ...totals.byNode('bytesDown').map(([l, v]): [Labels, number] => [{ ...l, direction: 'down' }, v]),
+  mirrorCounter(registry, 'gatehop_sessions_rejected_total', 'Connections refused by admission control', [], () => [
+    [{}, p.rejected],
   ]);
-  mirrorCounter(registry, 'gatehop_proxy_errors_total', 'SOCKS and HTTP error replies sent, by reply code', ['code'], () => Object.entries(p.errorReplies).map(([code, n]) => [{ code }, n]));
-  mirrorCounter(registry, 'gatehop_proxy_malformed_total', 'Malformed client input, by reason', ['reason'], () => Object.entries(p.malformed).map(([reason, n]) => [{ reason }, n]));
-  mirrorCounter(registry, 'gatehop_zero_progress_retries_total', 'Idle sessions moved to a new egress at a switch', [], () => [[{}, p.zeroProgressRetries]]);
+  mirrorCounter(registry, 'gatehop_proxy_bytes_total', 'Payload bytes relayed by the proxy', ['direction'], () => [
+    [{ direction: 'up' }, p.bytesUp],
+    [{ direction: 'down' }, p.bytesDown],
+  ]);
+  mirrorCounter(
+    registry,
+    'gatehop_egress_bytes_total',
+    'Bytes carried by tunnel egresses, by node',
+    ['egress', 'direction'],
+    () => [
+      ...totals.byNode('bytesUp').map(([l, v]): [Labels, number] => [{ ...l, direction: 'up' }, v]),
+      ...totals.byNode('bytesDown').map(([l, v]): [Labels, number] => [{ ...l, direction: 'down' }, v]),
+    ],
+  );
+  mirrorCounter(
+    registry,
+    'gatehop_proxy_errors_total',
+    'SOCKS and HTTP error replies sent, by reply code',
+    ['code'],
+    () => Object.entries(p.errorReplies).map(([code, n]) => [{ code }, n]),
+  );
+  mirrorCounter(registry, 'gatehop_proxy_malformed_total', 'Malformed client input, by reason', ['reason'], () =>
+    Object.entries(p.malformed).map(([reason, n]) => [{ reason }, n]),
+  );
+  mirrorCounter(
+    registry,
+    'gatehop_zero_progress_retries_total',
+    'Idle sessions moved to a new egress at a switch',
+    [],
+    () => [[{}, p.zeroProgressRetries]],
+  );
 
   const c = core.controller;
   const m = core.manager;
-  mirrorCounter(registry, 'gatehop_switches_total', 'Node switches that completed, by kind (user, auto, urgent)', ['reason'], () => Object.entries(c?.counts.byReason ?? {}).map(([reason, n]) => [{ reason }, n]));
-  mirrorCounter(registry, 'gatehop_switch_failures_total', 'Switches that found no working node', [], () => [[{}, c?.counts.failed ?? 0]]);
-  const switchDuration = new Histogram({ name: 'gatehop_switch_duration_seconds', help: 'Time from a switch decision to the new egress taking sessions', buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30], registers: [registry] });
-  new Gauge({ name: 'gatehop_drain_egresses', help: 'Replaced egresses still draining', registers: [registry], collect() {
-    this.set(m?.draining.length ?? 0);
-  } });
-  new Gauge({ name: 'gatehop_drain_sessions', help: 'Sessions on draining egresses', registers: [registry], collect() {
-    this.set((m?.draining ?? []).reduce((n, d) => n + d.sessions, 0));
-  } });
-  mirrorCounter(registry, 'gatehop_drain_force_closed_sessions_total', 'Sessions force-closed at the end of the drain grace (or by a switch limit)', [], () => [[{}, m?.stats.forceClosedSessions ?? 0]]);
-  new Gauge({ name: 'gatehop_egress_up', help: '1 when an egress takes new sessions (direct, or an active tunnel)', registers: [registry], collect() {
-    this.set(core.egressKind === 'direct' || m?.active ? 1 : 0);
-  } });
-  new Gauge({ name: 'gatehop_switch_state', help: 'The switch controller state (1 for the current one)', labelNames: ['state'], registers: [registry], collect() {
-    for (const s of ['idle', 'selecting', 'connecting', 'promoting', 'draining']) this.set({ state: s }, (c?.state ?? 'idle') === s ? 1 : 0);
-  } });
+  mirrorCounter(
+    registry,
+    'gatehop_switches_total',
+    'Node switches that completed, by kind (user, auto, urgent)',
+    ['reason'],
+    () => Object.entries(c?.counts.byReason ?? {}).map(([reason, n]) => [{ reason }, n]),
+  );
+  mirrorCounter(registry, 'gatehop_switch_failures_total', 'Switches that found no working node', [], () => [
+    [{}, c?.counts.failed ?? 0],
+  ]);
+  const switchDuration = new Histogram({
+    name: 'gatehop_switch_duration_seconds',
+    help: 'Time from a switch decision to the new egress taking sessions',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'gatehop_drain_egresses',
+    help: 'Replaced egresses still draining',
+    registers: [registry],
+    collect() {
+      this.set(m?.draining.length ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'gatehop_drain_sessions',
+    help: 'Sessions on draining egresses',
+    registers: [registry],
+    collect() {
+      this.set((m?.draining ?? []).reduce((n, d) => n + d.sessions, 0));
+    },
+  });
+  mirrorCounter(
+    registry,
+    'gatehop_drain_force_closed_sessions_total',
+    'Sessions force-closed at the end of the drain grace (or by a switch limit)',
+    [],
+    () => [[{}, m?.stats.forceClosedSessions ?? 0]],
+  );
+  new Gauge({
+    name: 'gatehop_egress_up',
+    help: '1 when an egress takes new sessions (direct, or an active tunnel)',
+    registers: [registry],
+    collect() {
+      this.set(core.egressKind === 'direct' || m?.active ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'gatehop_switch_state',
+    help: 'The switch controller state (1 for the current one)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      for (const s of ['idle', 'selecting', 'connecting', 'promoting', 'draining'])
+        this.set({ state: s }, (c?.state ?? 'idle') === s ? 1 : 0);
+    },
+  });
   // Per member (the active tunnel and the balance members), labelled by node: the rows /status shows.
   const memberRows = () => membersView(core).map((r) => ({ ...r, node: r.nodeId ?? r.egressId }));
-  new Gauge({ name: 'gatehop_member_sessions', help: 'Sessions open on each tunnel taking new sessions (active and balance members)', labelNames: ['node', 'primary'], registers: [registry], collect() {
-    this.reset();
-    for (const r of memberRows()) this.set({ node: r.node, primary: String(r.primary) }, r.sessions);
-  } });
-  new Gauge({ name: 'gatehop_member_up', help: '1 for a member taking sessions, 0 for one marked down (failing probes or liveness)', labelNames: ['node'], registers: [registry], collect() {
-    this.reset();
-    for (const r of memberRows()) this.set({ node: r.node }, r.down ? 0 : 1);
-  } });
-  new Gauge({ name: 'gatehop_member_rtt_seconds', help: 'Latest probe or URL-test round trip per member', labelNames: ['node'], registers: [registry], collect() {
-    this.reset();
-    for (const r of memberRows()) if (r.rttMs !== null) this.set({ node: r.node }, r.rttMs / 1000);
-  } });
-  new Gauge({ name: 'gatehop_member_failures', help: 'Failures per member since it joined (probe failures, liveness losses, failed connects)', labelNames: ['node'], registers: [registry], collect() {
-    this.reset();
-    for (const r of memberRows()) this.set({ node: r.node }, r.failures);
-  } });
-  new Gauge({ name: 'gatehop_node_rtt_seconds', help: 'Probe round trip per ranked node', labelNames: ['node'], registers: [registry], collect() {
-    this.reset();
-    for (const r of core.selector?.last?.ranked ?? []) if (r.terms.rttMs !== null) this.set({ node: r.node.id }, r.terms.rttMs / 1000);
-  } });
-  mirrorCounter(registry, 'gatehop_dns_cache_hits_total', 'In-tunnel DNS answers served from cache', [], () => [[{}, totals.sum('dnsHits')]]);
-  mirrorCounter(registry, 'gatehop_dns_cache_misses_total', 'In-tunnel DNS lookups that went to a server', [], () => [[{}, totals.sum('dnsMisses')]]);
-  mirrorCounter(registry, 'gatehop_tunnel_reconnects_total', 'OpenVPN L1 reconnects', [], () => [[{}, totals.sum('reconnects')]]);
-  mirrorCounter(registry, 'gatehop_tunnel_decrypt_failures_total', 'Data packets that failed authentication', [], () => [[{}, totals.sum('decryptFailures')]]);
-  mirrorCounter(registry, 'gatehop_netstack_retransmissions_total', 'TCP segments the user-space stack retransmitted', [], () => [[{}, totals.sum('retransmissions')]]);
+  new Gauge({
+    name: 'gatehop_member_sessions',
+    help: 'Sessions open on each tunnel taking new sessions (active and balance members)',
+    labelNames: ['node', 'primary'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of memberRows()) this.set({ node: r.node, primary: String(r.primary) }, r.sessions);
+    },
+  });
+  new Gauge({
+    name: 'gatehop_member_up',
+    help: '1 for a member taking sessions, 0 for one marked down (failing probes or liveness)',
+    labelNames: ['node'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of memberRows()) this.set({ node: r.node }, r.down ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'gatehop_member_rtt_seconds',
+    help: 'Latest probe or URL-test round trip per member',
+    labelNames: ['node'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of memberRows()) if (r.rttMs !== null) this.set({ node: r.node }, r.rttMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'gatehop_member_failures',
+    help: 'Failures per member since it joined (probe failures, liveness losses, failed connects)',
+    labelNames: ['node'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of memberRows()) this.set({ node: r.node }, r.failures);
+    },
+  });
+  new Gauge({
+    name: 'gatehop_node_rtt_seconds',
+    help: 'Probe round trip per ranked node',
+    labelNames: ['node'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of core.selector?.last?.ranked ?? [])
+        if (r.terms.rttMs !== null) this.set({ node: r.node.id }, r.terms.rttMs / 1000);
+    },
+  });
+  mirrorCounter(registry, 'gatehop_dns_cache_hits_total', 'In-tunnel DNS answers served from cache', [], () => [
+    [{}, totals.sum('dnsHits')],
+  ]);
+  mirrorCounter(registry, 'gatehop_dns_cache_misses_total', 'In-tunnel DNS lookups that went to a server', [], () => [
+    [{}, totals.sum('dnsMisses')],
+  ]);
+  mirrorCounter(registry, 'gatehop_tunnel_reconnects_total', 'OpenVPN L1 reconnects', [], () => [
+    [{}, totals.sum('reconnects')],
+  ]);
+  mirrorCounter(
+    registry,
+    'gatehop_tunnel_decrypt_failures_total',
+    'Data packets that failed authentication',
+    [],
+    () => [[{}, totals.sum('decryptFailures')]],
+  );
+  mirrorCounter(
+    registry,
+    'gatehop_netstack_retransmissions_total',
+    'TCP segments the user-space stack retransmitted',
+    [],
+    () => [[{}, totals.sum('retransmissions')]],
+  );
   return {
     registry,
     observeSwitch: (ms) => switchDuration.observe(ms / 1000),

@@ -6,10 +6,24 @@ import { ApiFailure } from './http-util.js';
  * Re-fetches the list and re-ranks it, publishing progress as `refresh` events: fetching, probing,
  * then done or failed. One at a time: a second request gets its own id and runs after the first.
  */
-export function startRefresh(core: AdminCore, publish: <K extends keyof EventMap>(event: K, data: EventMap[K]) => void, refreshes: { seq: number; running: Promise<void> | null }): { refreshId: number } {
+export function startRefresh(
+  core: AdminCore,
+  publish: <K extends keyof EventMap>(event: K, data: EventMap[K]) => void,
+  refreshes: { seq: number; running: Promise<void> | null },
+): { refreshId: number } {
   const { nodes, selector } = core;
-  if (!nodes || !selector) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the node list needs the vpngate egress (this core runs --egress direct)');
-  if (!nodes.fetchable) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'there is no list to fetch (only --ovpn profiles are configured)');
+  if (!nodes || !selector)
+    throw new ApiFailure(
+      409,
+      'GH_ERR_API_UNSUPPORTED',
+      'the node list needs the vpngate egress (this core runs --egress direct)',
+    );
+  if (!nodes.fetchable)
+    throw new ApiFailure(
+      409,
+      'GH_ERR_API_UNSUPPORTED',
+      'there is no list to fetch (only --ovpn profiles are configured)',
+    );
   const refreshId = ++refreshes.seq;
   const previous = refreshes.running ?? Promise.resolve();
   refreshes.running = previous.then(async () => {
@@ -17,7 +31,12 @@ export function startRefresh(core: AdminCore, publish: <K extends keyof EventMap
     const before = nodes.fetchedAt;
     await nodes.refresh();
     if (nodes.fetchedAt === before) {
-      publish('refresh', { refreshId, phase: 'failed', nodes: nodes.nodes.length, message: 'every list endpoint failed; keeping the current list' });
+      publish('refresh', {
+        refreshId,
+        phase: 'failed',
+        nodes: nodes.nodes.length,
+        message: 'every list endpoint failed; keeping the current list',
+      });
       return;
     }
     publish('refresh', { refreshId, phase: 'probing', nodes: nodes.nodes.length, message: null });

@@ -9,37 +9,58 @@ import { ApiFailure } from './http-util.js';
 import { connectionsView, nodesView, statusView } from './views.js';
 
 /** One function per operation of the contract, taking its parsed input. */
-export type OperationImpls = { [K in OpName]: (input: z.infer<Operations[K]['input']>) => OpOutput<K> | Promise<OpOutput<K>> };
+export type OperationImpls = {
+  [K in OpName]: (input: z.infer<Operations[K]['input']>) => OpOutput<K> | Promise<OpOutput<K>>;
+};
 
 /**
  * What every operation does, once: the admin API's routes and the desktop shell's IPC handlers
  * both call these, so HTTP and IPC cannot drift apart. Failures are ApiFailure (with an HTTP
  * status) or GatehopError (with its stable code); `failureOf` turns either into {status, code, message}.
  */
-export function implementOperations(core: AdminCore, adminAddress: () => string | null, refreshNodes: () => { refreshId: number }): OperationImpls {
+export function implementOperations(
+  core: AdminCore,
+  adminAddress: () => string | null,
+  refreshNodes: () => { refreshId: number },
+): OperationImpls {
   const controller = () => {
-    if (!core.controller) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'switching needs the vpngate egress (this core runs --egress direct)');
+    if (!core.controller)
+      throw new ApiFailure(
+        409,
+        'GH_ERR_API_UNSUPPORTED',
+        'switching needs the vpngate egress (this core runs --egress direct)',
+      );
     return core.controller;
   };
   const settings = () => {
-    if (!core.settings) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'settings are not available in this embedding');
+    if (!core.settings)
+      throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'settings are not available in this embedding');
     return core.settings;
   };
   const sysproxy = () => {
-    if (!core.systemProxy) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the system proxy is not available in this embedding');
+    if (!core.systemProxy)
+      throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the system proxy is not available in this embedding');
     return core.systemProxy;
   };
   const sweep = () => {
     if (!core.delaySweep) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'node tests need the vpngate egress');
     return core.delaySweep;
   };
-  const withDesktop = (s: Settings): Settings => ({ ...s, startAtLogin: core.desktop ? core.desktop.startAtLogin.get() : null });
+  const withDesktop = (s: Settings): Settings => ({
+    ...s,
+    startAtLogin: core.desktop ? core.desktop.startAtLogin.get() : null,
+  });
   return {
     getStatus: () => statusView(core, adminAddress()),
     getNodes: () => nodesView(core),
     refreshNodes: () => refreshNodes(),
     importNodes: ({ csv }) => {
-      if (!core.nodes) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'importing a list needs the vpngate egress (this core runs --egress direct)');
+      if (!core.nodes)
+        throw new ApiFailure(
+          409,
+          'GH_ERR_API_UNSUPPORTED',
+          'importing a list needs the vpngate egress (this core runs --egress direct)',
+        );
       const r = core.nodes.importCsv(csv, 'import');
       return { imported: r.nodes.length, skipped: r.skipped, nodes: core.nodes.nodes.length };
     },
@@ -58,28 +79,38 @@ export function implementOperations(core: AdminCore, adminAddress: () => string 
       return { mode: c.mode, pinned: c.pinned };
     },
     closeDraining: ({ egressId }) => {
-      if (!core.manager) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'draining tunnels need the vpngate egress');
-      if (!core.manager.closeDraining(egressId)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no draining tunnel ${egressId}`);
+      if (!core.manager)
+        throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'draining tunnels need the vpngate egress');
+      if (!core.manager.closeDraining(egressId))
+        throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no draining tunnel ${egressId}`);
       return null;
     },
     reload: () => {
-      if (!core.reload) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'reload is not available in this embedding');
+      if (!core.reload)
+        throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'reload is not available in this embedding');
       return core.reload();
     },
     getSettings: () => ({ settings: withDesktop(settings().get()), restartRequired: [] }),
     putSettings: async (patch) => {
       if (patch.startAtLogin !== undefined && patch.startAtLogin !== null) {
-        if (!core.desktop) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'start at login is the desktop app\'s setting; this core runs without it');
+        if (!core.desktop)
+          throw new ApiFailure(
+            409,
+            'GH_ERR_API_UNSUPPORTED',
+            "start at login is the desktop app's setting; this core runs without it",
+          );
         core.desktop.startAtLogin.set(patch.startAtLogin);
       }
       const r = await settings().update(patch);
       return { settings: withDesktop(r.settings), restartRequired: r.restartRequired };
     },
-    testNodes: ({ nodeIds }) => sweep().start({ url: controller().urlTestUrl, timeoutMs: TEST_TIMEOUT_MS, ...(nodeIds ? { nodeIds } : {}) }),
+    testNodes: ({ nodeIds }) =>
+      sweep().start({ url: controller().urlTestUrl, timeoutMs: TEST_TIMEOUT_MS, ...(nodeIds ? { nodeIds } : {}) }),
     cancelNodeTest: () => ({ cancelled: core.delaySweep?.cancel() ?? false }),
     testNode: async ({ nodeId }) => {
       const c = controller();
-      if (!core.nodes?.nodes.some((n) => n.id === nodeId)) throw new ApiFailure(404, 'GH_ERR_NODE_UNKNOWN', `no node ${nodeId} in the pool`);
+      if (!core.nodes?.nodes.some((n) => n.id === nodeId))
+        throw new ApiFailure(404, 'GH_ERR_NODE_UNKNOWN', `no node ${nodeId} in the pool`);
       try {
         return { nodeId, ms: Math.round(await c.delayTest(nodeId, c.urlTestUrl, TEST_TIMEOUT_MS)), error: null };
       } catch (err) {
@@ -87,11 +118,21 @@ export function implementOperations(core: AdminCore, adminAddress: () => string 
       }
     },
     checkExit: () => {
-      if (!core.exit) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'set exitCheck.url (an address-echo URL) to see where traffic leaves');
+      if (!core.exit)
+        throw new ApiFailure(
+          409,
+          'GH_ERR_API_UNSUPPORTED',
+          'set exitCheck.url (an address-echo URL) to see where traffic leaves',
+        );
       return core.exit.check();
     },
     restart: () => {
-      if (!core.desktop) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'only the desktop app restarts itself; restart the gatehop process');
+      if (!core.desktop)
+        throw new ApiFailure(
+          409,
+          'GH_ERR_API_UNSUPPORTED',
+          'only the desktop app restarts itself; restart the gatehop process',
+        );
       // After the answer is on its way: the restart stops this core.
       setTimeout(() => core.desktop!.restart(), 50).unref();
       return null;
@@ -117,4 +158,3 @@ export function failureOf(err: unknown): { status: number; code: string; message
   }
   return { status: 500, code: 'GH_ERR_API_INTERNAL', message: (err as Error)?.message ?? String(err) };
 }
-

@@ -26,12 +26,16 @@ export class Router {
   }
 
   match(method: string, pathname: string): { handler: Handler; params: Record<string, string> } {
-    const segs = pathname.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
+    const segs = pathname
+      .split('/')
+      .filter(Boolean)
+      .map((s) => decodeURIComponent(s));
     let pathKnown = false;
     for (const r of this.#routes) {
       if (r.parts.length !== segs.length) continue;
       const params: Record<string, string> = {};
-      if (!r.parts.every((p, i) => (p.startsWith(':') ? ((params[p.slice(1)] = segs[i]!), true) : p === segs[i]))) continue;
+      if (!r.parts.every((p, i) => (p.startsWith(':') ? ((params[p.slice(1)] = segs[i]!), true) : p === segs[i])))
+        continue;
       pathKnown = true;
       if (r.method === method) return { handler: r.handler, params };
     }

@@ -116,7 +116,16 @@ export const statusSchema = z.object({
       sessions: z.number().int(),
     })
     .nullable(),
-  draining: z.array(z.object({ ...nodeRef, ...nodePlace, ...protocolField, sessions: z.number().int(), since: z.number(), graceEndsAt: z.number() })),
+  draining: z.array(
+    z.object({
+      ...nodeRef,
+      ...nodePlace,
+      ...protocolField,
+      sessions: z.number().int(),
+      since: z.number(),
+      graceEndsAt: z.number(),
+    }),
+  ),
   /**
    * The tunnels taking new sessions: the active one first (primary), then the balance members
    * (groups.balance.tunnels > 1 in auto mode). Empty with no tunnel (and with the direct egress).
@@ -138,13 +147,23 @@ export const statusSchema = z.object({
       failures: z.number().int(),
     }),
   ),
-  balance: z.object({ strategy: z.enum(['failover', 'round-robin', 'least-sessions', 'lowest-latency']), tunnels: z.number().int() }),
+  balance: z.object({
+    strategy: z.enum(['failover', 'round-robin', 'least-sessions', 'lowest-latency']),
+    tunnels: z.number().int(),
+  }),
   standby: z.array(z.object({ ...nodeRef, ...nodePlace, ...protocolField, since: z.number() })),
   /**
    * The order nodes' protocols are tried in (tunnel.protocols), and the one this network was found
    * to need first (OpenVPN failing on several nodes while SSTP worked), with why; null with the direct egress.
    */
-  protocols: z.object({ order: z.array(tunnelProtocolSchema), preferred: tunnelProtocolSchema.nullable(), reason: z.string().nullable(), learn: z.boolean() }).nullable(),
+  protocols: z
+    .object({
+      order: z.array(tunnelProtocolSchema),
+      preferred: tunnelProtocolSchema.nullable(),
+      reason: z.string().nullable(),
+      learn: z.boolean(),
+    })
+    .nullable(),
   sessions: z.object({ active: z.number().int(), total: z.number().int(), rejected: z.number().int() }),
   /** Bytes relayed since start, both ways (a UI turns two samples into a rate). */
   traffic: z.object({ bytesUp: z.number(), bytesDown: z.number(), at: z.number() }),
@@ -156,7 +175,13 @@ export const statusSchema = z.object({
     last: switchRecordSchema.nullable(),
   }),
   health: z
-    .object({ windows: z.number().int(), badWindows: z.number().int(), score: z.number().nullable(), reasons: z.array(z.string()), consecutiveBad: z.number().int() })
+    .object({
+      windows: z.number().int(),
+      badWindows: z.number().int(),
+      score: z.number().nullable(),
+      reasons: z.array(z.string()),
+      consecutiveBad: z.number().int(),
+    })
     .nullable(),
   listen: z.object({ proxy: z.string(), admin: z.string().nullable() }),
   /** The main event loop's delay over the last window (what the tray, the window and /status wait behind). */
@@ -230,7 +255,9 @@ export const nodeSchema = z.object({
   prior: z.number().nullable(),
   rttMs: z.number().nullable(),
   score: z.number().nullable(),
-  scoreTerms: z.object({ latency: z.number(), prior: z.number(), history: z.number(), recentFailures: z.number() }).nullable(),
+  scoreTerms: z
+    .object({ latency: z.number(), prior: z.number(), history: z.number(), recentFailures: z.number() })
+    .nullable(),
   successes: z.number().int(),
   failures: z.number().int(),
   lastSuccessAt: z.number().nullable(),
@@ -257,9 +284,21 @@ export const nodeSchema = z.object({
 });
 export type NodeDto = z.infer<typeof nodeSchema>;
 
-export const nodesSchema = z.object({ nodes: z.array(nodeSchema), fetchedAt: z.number().nullable(), source: z.string(), via: listViaSchema });
+export const nodesSchema = z.object({
+  nodes: z.array(nodeSchema),
+  fetchedAt: z.number().nullable(),
+  source: z.string(),
+  via: listViaSchema,
+});
 
-export const importRequestSchema = z.object({ csv: z.string().min(1, 'the file is empty').max(16 * 1024 * 1024) }).strict();
+export const importRequestSchema = z
+  .object({
+    csv: z
+      .string()
+      .min(1, 'the file is empty')
+      .max(16 * 1024 * 1024),
+  })
+  .strict();
 export const importResultSchema = z.object({
   /** Nodes taken from the file. */
   imported: z.number().int(),
@@ -282,7 +321,13 @@ export const latencyQuerySchema = z.object({
   /** Samples at or after this time (ms since the epoch); default: the last hour. */
   sinceMs: z.coerce.number().int().min(0).optional(),
 });
-export const latencySampleSchema = z.object({ nodeId: z.string(), at: z.number(), kind: z.enum(['tcp', 'url', 'dns']), ms: z.number().nullable(), success: z.boolean() });
+export const latencySampleSchema = z.object({
+  nodeId: z.string(),
+  at: z.number(),
+  kind: z.enum(['tcp', 'url', 'dns']),
+  ms: z.number().nullable(),
+  success: z.boolean(),
+});
 export const latencySchema = z.object({ samples: z.array(latencySampleSchema) });
 
 /** A connection in both dialects: Gatehop's fields and the Clash dashboard fields. */
@@ -324,13 +369,22 @@ export const connectionSchema = z.object({
   rule: z.string(),
   rulePayload: z.string(),
 });
-export const connectionsSchema = z.object({ downloadTotal: z.number(), uploadTotal: z.number(), connections: z.array(connectionSchema) });
+export const connectionsSchema = z.object({
+  downloadTotal: z.number(),
+  uploadTotal: z.number(),
+  connections: z.array(connectionSchema),
+});
 
 /** Server-sent event names on GET /events. */
 export const eventNames = ['status', 'nodes', 'latency', 'switch', 'drain', 'log', 'refresh', 'sysproxy'] as const;
 export type EventName = (typeof eventNames)[number];
 
-export const logEventSchema = z.object({ time: z.number(), level: z.string(), msg: z.string(), event: z.string().optional() });
+export const logEventSchema = z.object({
+  time: z.number(),
+  level: z.string(),
+  msg: z.string(),
+  event: z.string().optional(),
+});
 
 // ---- the Clash-compatible subset ----
 
@@ -345,5 +399,8 @@ export const clashProxySchema = z.object({
 export const clashProxiesSchema = z.object({ proxies: z.record(z.string(), clashProxySchema) });
 export const clashSelectSchema = z.object({ name: z.string().min(1).max(255) });
 export const clashDelaySchema = z.object({ delay: z.number() });
-export const clashDelayQuerySchema = z.object({ url: z.string().url(), timeout: z.coerce.number().int().min(1).max(60_000) });
+export const clashDelayQuerySchema = z.object({
+  url: z.string().url(),
+  timeout: z.coerce.number().int().min(1).max(60_000),
+});
 export const clashTrafficSchema = z.object({ up: z.number(), down: z.number() });

@@ -87,7 +87,14 @@ export function staticUi(dir: string | null | undefined): UiHandler | null {
       res.setHeader('content-security-policy', UI_CSP);
       res.setHeader('x-content-type-options', 'nosniff');
       res.setHeader('referrer-policy', 'no-referrer');
-      res.setHeader('cache-control', pathname.endsWith('.html') || pathname === '/' ? 'no-store' : pathname.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+      res.setHeader(
+        'cache-control',
+        pathname.endsWith('.html') || pathname === '/'
+          ? 'no-store'
+          : pathname.startsWith('/assets/')
+            ? 'public, max-age=31536000, immutable'
+            : 'no-cache',
+      );
     },
   });
   return (req, res) => {

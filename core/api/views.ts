@@ -1,4 +1,11 @@
-import { isTunnel, tunnelWorkerCounters, WorkerTunnelEgress, type Egress, type Tunnel, type TunnelProtocol } from '../egress/index.js';
+import {
+  isTunnel,
+  tunnelWorkerCounters,
+  WorkerTunnelEgress,
+  type Egress,
+  type Tunnel,
+  type TunnelProtocol,
+} from '../egress/index.js';
 import { dataEngineStatus, nativeStatus } from '../common/index.js';
 import type { NodeTunnel } from '../groups/index.js';
 import { inBackoff } from '../selector/index.js';
@@ -9,12 +16,18 @@ import type { VpnGateNode } from '../vpngate/index.js';
 
 const nodeIdOf = (e: Egress): string | null => (e as Partial<NodeTunnel>).nodeId ?? null;
 /** The protocol an egress tunnel speaks (null: not a tunnel). */
-const protocolOf = (e: Egress): TunnelProtocol | null => (isTunnel(e) ? (e as Partial<NodeTunnel>).protocol ?? 'openvpn' : null);
+const protocolOf = (e: Egress): TunnelProtocol | null =>
+  isTunnel(e) ? ((e as Partial<NodeTunnel>).protocol ?? 'openvpn') : null;
 
 /** Every tunnel open now: active, balance members, draining, standby. */
 export function tunnelsOf(core: AdminCore): Tunnel[] {
   const m = core.manager;
-  const all: Array<Egress | null | undefined> = [...(m?.members ?? []).map((x) => x.egress), m?.active, ...(m?.draining ?? []).map((d) => d.egress), core.controller?.standby?.egress];
+  const all: Array<Egress | null | undefined> = [
+    ...(m?.members ?? []).map((x) => x.egress),
+    m?.active,
+    ...(m?.draining ?? []).map((d) => d.egress),
+    core.controller?.standby?.egress,
+  ];
   return [...new Set(all.filter(isTunnel))];
 }
 
@@ -23,7 +36,9 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
   const { controller: c, manager: m, proxy } = core;
   const activeEgress = m ? m.active : null;
   const activeNode = c?.active?.node ?? null;
-  const rtt = activeNode ? (core.selector?.last?.ranked.find((r) => r.node.id === activeNode.id)?.terms.rttMs ?? null) : null;
+  const rtt = activeNode
+    ? (core.selector?.last?.ranked.find((r) => r.node.id === activeNode.id)?.terms.rttMs ?? null)
+    : null;
   const health = c?.health;
   return {
     version: core.version,
@@ -34,7 +49,19 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     pinFailed: c?.pinFailed ?? null,
     active:
       core.egressKind === 'direct'
-        ? { egressId: 'direct', nodeId: null, host: null, ip: null, country: null, proto: null, protocol: null, since: core.startedAt, state: 'ready', rttMs: null, sessions: proxy.stats.sessionsActive }
+        ? {
+            egressId: 'direct',
+            nodeId: null,
+            host: null,
+            ip: null,
+            country: null,
+            proto: null,
+            protocol: null,
+            since: core.startedAt,
+            state: 'ready',
+            rttMs: null,
+            sessions: proxy.stats.sessionsActive,
+          }
         : activeEgress
           ? {
               egressId: activeEgress.id,
@@ -49,11 +76,36 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
               sessions: m!.members.find((x) => x.primary)?.sessions ?? 0,
             }
           : null,
-    draining: (m?.draining ?? []).map((d) => ({ egressId: d.egress.id, nodeId: nodeIdOf(d.egress), ...placeOf(poolNode(core, nodeIdOf(d.egress))), protocol: protocolOf(d.egress), sessions: d.sessions, since: d.since, graceEndsAt: d.graceEndsAt })),
+    draining: (m?.draining ?? []).map((d) => ({
+      egressId: d.egress.id,
+      nodeId: nodeIdOf(d.egress),
+      ...placeOf(poolNode(core, nodeIdOf(d.egress))),
+      protocol: protocolOf(d.egress),
+      sessions: d.sessions,
+      since: d.since,
+      graceEndsAt: d.graceEndsAt,
+    })),
     members: membersView(core),
     balance: c?.balance ?? { strategy: 'failover', tunnels: 1 },
-    standby: c?.standby ? [{ egressId: c.standby.egress.id, nodeId: c.standby.node.id, ...placeOf(c.standby.node), protocol: protocolOf(c.standby.egress), since: c.standby.since }] : [],
-    protocols: c ? { order: [...c.protocols.order], preferred: c.protocols.preferred, reason: c.protocols.reason || null, learn: c.protocols.learning } : null,
+    standby: c?.standby
+      ? [
+          {
+            egressId: c.standby.egress.id,
+            nodeId: c.standby.node.id,
+            ...placeOf(c.standby.node),
+            protocol: protocolOf(c.standby.egress),
+            since: c.standby.since,
+          },
+        ]
+      : [],
+    protocols: c
+      ? {
+          order: [...c.protocols.order],
+          preferred: c.protocols.preferred,
+          reason: c.protocols.reason || null,
+          learn: c.protocols.learning,
+        }
+      : null,
     sessions: { active: proxy.stats.sessionsActive, total: proxy.stats.sessionsTotal, rejected: proxy.stats.rejected },
     traffic: { bytesUp: proxy.stats.bytesUp, bytesDown: proxy.stats.bytesDown, at: Date.now() },
     switches: {
@@ -63,13 +115,27 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
       inProgress: c?.switching ?? null,
       last: c?.lastSwitch ?? null,
     },
-    health: health ? { windows: health.windows, badWindows: health.badWindows, score: health.last?.score ?? null, reasons: health.last?.reasons ?? [], consecutiveBad: health.last?.consecutiveBad ?? 0 } : null,
+    health: health
+      ? {
+          windows: health.windows,
+          badWindows: health.badWindows,
+          score: health.last?.score ?? null,
+          reasons: health.last?.reasons ?? [],
+          consecutiveBad: health.last?.consecutiveBad ?? 0,
+        }
+      : null,
     listen: { proxy: core.proxyAddress, admin: adminAddress },
     eventLoop: core.loopDelay?.read() ?? { p50Ms: 0, p99Ms: 0, maxMs: 0, windowMs: 0 },
     tunnels: tunnelsOf(core).map((t) => {
       const d = t.diagnostics();
       const worker = t instanceof WorkerTunnelEgress;
-      return { egressId: t.id, nodeId: t.nodeId, thread: worker ? 'worker' : 'main', heapBytes: worker ? d.heapUsedBytes : null, wasmMemoryBytes: d.wasmMemoryBytes };
+      return {
+        egressId: t.id,
+        nodeId: t.nodeId,
+        thread: worker ? 'worker' : 'main',
+        heapBytes: worker ? d.heapUsedBytes : null,
+        wasmMemoryBytes: d.wasmMemoryBytes,
+      };
     }),
     tunnelWorkers: { ...tunnelWorkerCounters },
     native: nativeView(core),
@@ -137,7 +203,9 @@ export function membersView(core: AdminCore): Status['members'] {
       sessions: e.sessions,
       bytesUp: e.egress.stats.bytesUp,
       bytesDown: e.egress.stats.bytesDown,
-      rttMs: nodeId ? (c?.rttOf(nodeId) ?? core.selector?.last?.ranked.find((r) => r.node.id === nodeId)?.terms.rttMs ?? null) : null,
+      rttMs: nodeId
+        ? (c?.rttOf(nodeId) ?? core.selector?.last?.ranked.find((r) => r.node.id === nodeId)?.terms.rttMs ?? null)
+        : null,
       failures: e.egress.stats.failures + (memberInfo.get(e.egress as NodeTunnel)?.failures ?? 0),
     };
   });
@@ -158,7 +226,15 @@ export function nodesView(core: AdminCore): Nodes {
     const ranked = ranks.get(n.id);
     const h = core.store?.history(n.id);
     const state: NodeDto['state'] =
-      c?.active?.node.id === n.id || memberNodes.has(n.id) ? 'active' : c?.standby?.node.id === n.id ? 'standby' : draining.has(n.id) ? 'draining' : h && inBackoff(h, now) ? 'backoff' : 'candidate';
+      c?.active?.node.id === n.id || memberNodes.has(n.id)
+        ? 'active'
+        : c?.standby?.node.id === n.id
+          ? 'standby'
+          : draining.has(n.id)
+            ? 'draining'
+            : h && inBackoff(h, now)
+              ? 'backoff'
+              : 'candidate';
     return {
       id: n.id,
       host: n.id,
@@ -170,7 +246,14 @@ export function nodesView(core: AdminCore): Nodes {
       prior: ranked?.priorTerms.prior ?? null,
       rttMs: ranked?.terms.rttMs ?? null,
       score: ranked?.terms.total ?? null,
-      scoreTerms: ranked ? { latency: ranked.terms.latency, prior: ranked.terms.prior, history: ranked.terms.history, recentFailures: ranked.terms.recentFailures } : null,
+      scoreTerms: ranked
+        ? {
+            latency: ranked.terms.latency,
+            prior: ranked.terms.prior,
+            history: ranked.terms.history,
+            recentFailures: ranked.terms.recentFailures,
+          }
+        : null,
       successes: h?.successes ?? 0,
       failures: h?.failures ?? 0,
       lastSuccessAt: h?.lastSuccessAt ?? null,
@@ -180,7 +263,16 @@ export function nodesView(core: AdminCore): Nodes {
       state,
       lastListedAt: n.lastListedAt ?? null,
       excluded: excluded.get(n.id) ?? null,
-      protocols: (c?.protocolsFor(n) ?? [{ protocol: 'openvpn' as const, record: null }]).map(({ protocol, record: r }) => ({ protocol, tried: r?.tried ?? 0, worked: r?.worked ?? 0, lastOk: r?.lastOk ?? null, lastError: r?.lastError ?? null, at: r?.at ?? null })),
+      protocols: (c?.protocolsFor(n) ?? [{ protocol: 'openvpn' as const, record: null }]).map(
+        ({ protocol, record: r }) => ({
+          protocol,
+          tried: r?.tried ?? 0,
+          worked: r?.worked ?? 0,
+          lastOk: r?.lastOk ?? null,
+          lastError: r?.lastError ?? null,
+          at: r?.at ?? null,
+        }),
+      ),
     };
   });
   return { nodes, fetchedAt: list.fetchedAt, source: list.source, via: list.via };
@@ -195,7 +287,11 @@ function splitHostPort(s: string | null): { host: string; port: string } {
 /** GET /connections (Gatehop's fields and Clash's in one shape). */
 export function connectionsView(core: AdminCore) {
   const egressNode = new Map<string, string | null>();
-  for (const e of [...(core.manager?.members ?? []).map((x) => x.egress), ...(core.manager?.draining ?? []).map((d) => d.egress)]) if (e) egressNode.set(e.id, nodeIdOf(e));
+  for (const e of [
+    ...(core.manager?.members ?? []).map((x) => x.egress),
+    ...(core.manager?.draining ?? []).map((d) => d.egress),
+  ])
+    if (e) egressNode.set(e.id, nodeIdOf(e));
   const inbound = splitHostPort(core.proxyAddress);
   const connections = [...core.proxy.sessions].map((s: ProxySession) => {
     const src = splitHostPort(s.client);

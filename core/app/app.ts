@@ -1,12 +1,63 @@
 import { join } from 'node:path';
-import { AdminServer, loadOrCreateAdminToken, LoopDelay, type DesktopAccess, type SettingsAccess } from '../api/index.js';
-import { dataEngineStatus, ErrorCodes, formatEndpoint, GATEHOP_VERSION, GatehopError, HeapTrimmer, nativeStatus, NetworkWatch, networkKeyOf, parseEndpoint, readNetworkSnapshot, type Endpoint, type Logger, type LogTap } from '../common/index.js';
-import { DirectEgress, EgressManager, findWorkerScript, openTunnel, SingleEgressSource, TunnelWorkerPool, UnavailableEgress, type Egress, type EgressSource, type LinkSpec, type TunnelProtocol } from '../egress/index.js';
-import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel, type ProtocolChoiceOptions, type ProtocolMemory } from '../groups/index.js';
+import {
+  AdminServer,
+  loadOrCreateAdminToken,
+  LoopDelay,
+  type DesktopAccess,
+  type SettingsAccess,
+} from '../api/index.js';
+import {
+  dataEngineStatus,
+  ErrorCodes,
+  formatEndpoint,
+  GATEHOP_VERSION,
+  GatehopError,
+  HeapTrimmer,
+  nativeStatus,
+  NetworkWatch,
+  networkKeyOf,
+  parseEndpoint,
+  readNetworkSnapshot,
+  type Endpoint,
+  type Logger,
+  type LogTap,
+} from '../common/index.js';
+import {
+  DirectEgress,
+  EgressManager,
+  findWorkerScript,
+  openTunnel,
+  SingleEgressSource,
+  TunnelWorkerPool,
+  UnavailableEgress,
+  type Egress,
+  type EgressSource,
+  type LinkSpec,
+  type TunnelProtocol,
+} from '../egress/index.js';
+import {
+  DelaySweep,
+  PoolRecovery,
+  SelectionState,
+  SwitchController,
+  type NodeTunnel,
+  type ProtocolChoiceOptions,
+  type ProtocolMemory,
+} from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store } from '../store/index.js';
-import { NodeList, OFFICIAL_ENDPOINTS, staticNodeFromFile, type Dialer, type ListStatus, type ListVia, type NodeListStore, type SourceOptions, type VpnGateNode } from '../vpngate/index.js';
+import {
+  NodeList,
+  OFFICIAL_ENDPOINTS,
+  staticNodeFromFile,
+  type Dialer,
+  type ListStatus,
+  type ListVia,
+  type NodeListStore,
+  type SourceOptions,
+  type VpnGateNode,
+} from '../vpngate/index.js';
 import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
 import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';
@@ -89,7 +140,9 @@ function protocolMemoryOf(store: Store): ProtocolMemory {
       try {
         const v = store.setting(key(network));
         const parsed = v ? (JSON.parse(v) as { preferred: TunnelProtocol | null; reason: string }) : null;
-        return parsed && (parsed.preferred === null || parsed.preferred === 'openvpn' || parsed.preferred === 'sstp') ? parsed : null;
+        return parsed && (parsed.preferred === null || parsed.preferred === 'openvpn' || parsed.preferred === 'sstp')
+          ? parsed
+          : null;
       } catch {
         return null;
       }
@@ -107,13 +160,31 @@ function protocolMemoryOf(store: Store): ProtocolMemory {
 /** The node list's source options from the config. */
 export function sourceOptionsOf(c: GatehopConfig): SourceOptions {
   const v = c.vpngate;
-  return { userSources: v.sources, mirrors: v.mirrors, throughTunnel: v.throughTunnel, keepDays: v.keepDays, timeoutMs: v.timeoutMs, headStartMs: v.headStartMs };
+  return {
+    userSources: v.sources,
+    mirrors: v.mirrors,
+    throughTunnel: v.throughTunnel,
+    keepDays: v.keepDays,
+    timeoutMs: v.timeoutMs,
+    headStartMs: v.headStartMs,
+  };
 }
 
 /** The list → scoring → history pipeline of the vpngate egress. */
-async function startNodePipeline(config: GatehopConfig, current: () => GatehopConfig, store: Store, logger: Logger, tunnelDialer: () => Dialer | null): Promise<NodePipeline> {
+async function startNodePipeline(
+  config: GatehopConfig,
+  current: () => GatehopConfig,
+  store: Store,
+  logger: Logger,
+  tunnelDialer: () => Dialer | null,
+): Promise<NodePipeline> {
   const staticNodes = config.ovpn.map((f) => staticNodeFromFile(f));
-  const endpoints = config.api.length > 0 ? config.api : staticNodes.length > 0 && config.vpngate.sources.length === 0 ? [] : OFFICIAL_ENDPOINTS;
+  const endpoints =
+    config.api.length > 0
+      ? config.api
+      : staticNodes.length > 0 && config.vpngate.sources.length === 0
+        ? []
+        : OFFICIAL_ENDPOINTS;
   const routes = new NodeRoutes(current, store, logger);
   const nodes = new NodeList({
     endpoints,
@@ -138,7 +209,14 @@ async function startNodePipeline(config: GatehopConfig, current: () => GatehopCo
 }
 
 /** The switch controller over the node pipeline: first tunnel after the first ranking, then switching. */
-function startController(config: GatehopConfig, current: () => GatehopConfig, pipeline: NodePipeline, manager: EgressManager, workers: TunnelWorkerPool | null, logger: Logger): SwitchController {
+function startController(
+  config: GatehopConfig,
+  current: () => GatehopConfig,
+  pipeline: NodePipeline,
+  manager: EgressManager,
+  workers: TunnelWorkerPool | null,
+  logger: Logger,
+): SwitchController {
   const { store, nodes, selector } = pipeline;
   const controller = new SwitchController({
     manager,
@@ -149,10 +227,26 @@ function startController(config: GatehopConfig, current: () => GatehopConfig, pi
       const { threads, workerHeapMb } = current().tunnel;
       workers?.updateOptions({ heapLimitMb: workerHeapMb });
       const up = current().upstream;
-      const link: LinkSpec = o.protocol === 'sstp' ? { protocol: 'sstp', ...pipeline.routes.sstpRoute(node) } : { protocol: 'openvpn', profileText: node.profile, ...pipeline.routes.tunnelRoute(node) };
-      const where = link.protocol === 'sstp' ? `${link.host}:${link.port}/sstp` : `${link.remoteHost ?? node.ip}:${node.port}/${node.proto}`;
+      const link: LinkSpec =
+        o.protocol === 'sstp'
+          ? { protocol: 'sstp', ...pipeline.routes.sstpRoute(node) }
+          : { protocol: 'openvpn', profileText: node.profile, ...pipeline.routes.tunnelRoute(node) };
+      const where =
+        link.protocol === 'sstp'
+          ? `${link.host}:${link.port}/sstp`
+          : `${link.remoteHost ?? node.ip}:${node.port}/${node.proto}`;
       const via = link.upstreamUrl && up ? up.proxy.display : null;
-      logger.info({ event: 'tunnel-opening', nodeId: node.id, egressId: o.id, protocol: o.protocol, remote: where, upstream: via }, `opening a tunnel to ${node.id} at ${where}${via ? ` through ${via}` : ''}`);
+      logger.info(
+        {
+          event: 'tunnel-opening',
+          nodeId: node.id,
+          egressId: o.id,
+          protocol: o.protocol,
+          remote: where,
+          upstream: via,
+        },
+        `opening a tunnel to ${node.id} at ${where}${via ? ` through ${via}` : ''}`,
+      );
       return openTunnel({
         threads,
         heapLimitMb: workerHeapMb,
@@ -223,8 +317,17 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   let current = config;
   // The manager exists only after the pipeline: the list asks for a tunnel dialer late.
   let manager: EgressManager | null = null;
-  const pipeline = store ? await startNodePipeline(config, () => current, store, logger, () => (manager ? tunnelDialerOf(manager) : null)) : null;
-  const egress: Egress = config.egress === 'direct' ? new DirectEgress('direct') : new UnavailableEgress('vpngate', 'no tunnel is up yet');
+  const pipeline = store
+    ? await startNodePipeline(
+        config,
+        () => current,
+        store,
+        logger,
+        () => (manager ? tunnelDialerOf(manager) : null),
+      )
+    : null;
+  const egress: Egress =
+    config.egress === 'direct' ? new DirectEgress('direct') : new UnavailableEgress('vpngate', 'no tunnel is up yet');
   manager = pipeline
     ? new EgressManager(egress, logger, {
         drainGraceMs: config.switching.drainGraceMs,
@@ -244,14 +347,32 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   logNativeStatus(logger);
   // A started spare worker for the next tunnel (tunnels in threads): a switch does not wait for one to boot.
   // Run from TypeScript source without a bundled worker, tunnels fall back to this thread (openTunnel warns): no pool then.
-  const workers = pipeline && manager && config.tunnel.threads && findWorkerScript() ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb, onWorkerExit: () => heapTrimmer.soon() }) : null;
-  const controller: SwitchController | null = pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
+  const workers =
+    pipeline && manager && config.tunnel.threads && findWorkerScript()
+      ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb, onWorkerExit: () => heapTrimmer.soon() })
+      : null;
+  const controller: SwitchController | null =
+    pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
   const network = pipeline ? new NetworkWatch({ logger }) : null;
   // "Test all" (the window, Clash dashboards' health checks): a few nodes at a time.
-  const delaySweep = controller && pipeline ? new DelaySweep({ delayTest: (id, url, ms) => controller.delayTest(id, url, ms), nodeIds: () => pipeline.nodes.nodes.map((n) => n.id), logger }) : null;
+  const delaySweep =
+    controller && pipeline
+      ? new DelaySweep({
+          delayTest: (id, url, ms) => controller.delayTest(id, url, ms),
+          nodeIds: () => pipeline.nodes.nodes.map((n) => n.id),
+          logger,
+        })
+      : null;
   const recovery =
     pipeline && controller
-      ? new PoolRecovery({ nodes: pipeline.nodes, selector: pipeline.selector, rank: pipeline.rankLatest, controller, options: config.recovery, logger })
+      ? new PoolRecovery({
+          nodes: pipeline.nodes,
+          selector: pipeline.selector,
+          rank: pipeline.rankLatest,
+          controller,
+          options: config.recovery,
+          logger,
+        })
       : null;
   if (network && recovery) {
     network.onChange((c) => {
@@ -267,11 +388,18 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   // Where am I (exitCheck.url): measured through the active tunnel after each switch and every interval.
   const exitCheck =
     controller && manager
-      ? new ExitCheck({ url: () => current.exitCheck.url, dialer: () => tunnelDialerOf(manager!), activeNodeId: () => controller.active?.node.id ?? null, intervalMs: config.exitCheck.intervalMs, logger })
+      ? new ExitCheck({
+          url: () => current.exitCheck.url,
+          dialer: () => tunnelDialerOf(manager!),
+          activeNodeId: () => controller.active?.node.id ?? null,
+          intervalMs: config.exitCheck.intervalMs,
+          logger,
+        })
       : null;
   if (exitCheck && controller) {
     controller.onEvent((e) => {
-      if (e.type === 'switch' && e.record.outcome === 'switched' && current.exitCheck.url) void exitCheck.check().catch(() => undefined);
+      if (e.type === 'switch' && e.record.outcome === 'switched' && current.exitCheck.url)
+        void exitCheck.check().catch(() => undefined);
     });
     exitCheck.start();
   }
@@ -280,7 +408,11 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     recovery?.close();
     exitCheck?.close();
   };
-  const proxy = new ProxyServer({ ...config.proxy, host: config.listen.host, port: config.listen.port, credentials }, source, logger);
+  const proxy = new ProxyServer(
+    { ...config.proxy, host: config.listen.host, port: config.listen.port, credentials },
+    source,
+    logger,
+  );
   let proxyAt: Endpoint;
   let admin: AdminServer | null = null;
   const settingsFile = extras.layers ? new SettingsFile(config, extras.layers, logger) : null;
@@ -288,17 +420,30 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   let reloading: Promise<unknown> = Promise.resolve();
   const reloadNow = async (): Promise<ReloadOutcome> => {
     const nextLayers = extras.readLayers?.() ?? layers;
-    if (!nextLayers) throw new GatehopError(ErrorCodes.CONFIG_INVALID, 'this core was started without config layers; nothing to reload from');
+    if (!nextLayers)
+      throw new GatehopError(
+        ErrorCodes.CONFIG_INVALID,
+        'this core was started without config layers; nothing to reload from',
+      );
     const next = resolveConfig(nextLayers.fromFile, nextLayers.fromFlags, logger);
-    const nodeList = pipeline ? { apply: (c: GatehopConfig) => pipeline.nodes.updateOptions(sourceOptionsOf(c), pipeline.routes.listDialer(c)) } : null;
-    const out = await applyConfig({ proxy, manager, controller, selector: pipeline?.selector ?? null, nodeList }, current, next, logger);
+    const nodeList = pipeline
+      ? { apply: (c: GatehopConfig) => pipeline.nodes.updateOptions(sourceOptionsOf(c), pipeline.routes.listDialer(c)) }
+      : null;
+    const out = await applyConfig(
+      { proxy, manager, controller, selector: pipeline?.selector ?? null, nodeList },
+      current,
+      next,
+      logger,
+    );
     const moved = out.listen !== formatEndpoint(proxyAt);
     current = next;
     layers = nextLayers;
     proxyAt = parseEndpoint(out.listen, 'listen');
     // The OS must follow the proxy to its new address, or the user is left pointing at a closed port.
     if (moved && (await systemProxy.status().catch(() => null))?.enabled) {
-      await systemProxy.apply(proxyTarget(proxyAt, next)).catch((err: Error) => logger.error({ event: 'sysproxy-apply-failed', err: err.message }, err.message));
+      await systemProxy
+        .apply(proxyTarget(proxyAt, next))
+        .catch((err: Error) => logger.error({ event: 'sysproxy-apply-failed', err: err.message }, err.message));
     }
     settingsFile?.rebase(next, nextLayers);
     return out;
@@ -307,7 +452,10 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     const run = reloading.then(reloadNow, reloadNow);
     reloading = run.catch(() => undefined);
     return run.catch((err: unknown) => {
-      logger.warn({ event: 'config-reload-refused', err: (err as Error).message }, `config reload refused, the running config stays: ${(err as Error).message}`);
+      logger.warn(
+        { event: 'config-reload-refused', err: (err as Error).message },
+        `config reload refused, the running config stays: ${(err as Error).message}`,
+      );
       throw err;
     });
   };
@@ -318,7 +466,10 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       const saved = settingsFile.update(patch);
       // Saved either way; a value the running core cannot take now (a port in use) waits for a restart.
       await reload().catch(() => undefined);
-      return { settings: saved.settings, restartRequired: settingsFile.restartRequiredFor(Object.keys(patch) as Array<keyof typeof patch>) };
+      return {
+        settings: saved.settings,
+        restartRequired: settingsFile.restartRequiredFor(Object.keys(patch) as Array<keyof typeof patch>),
+      };
     },
   };
   let adminAt: Endpoint | null = null;
@@ -327,7 +478,10 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   try {
     proxyAt = await proxy.listen();
     if (config.admin) {
-      const { token, source: tokenSource } = loadOrCreateAdminToken(config.adminToken, join(config.dataDir, 'admin-token'));
+      const { token, source: tokenSource } = loadOrCreateAdminToken(
+        config.adminToken,
+        join(config.dataDir, 'admin-token'),
+      );
       admin = new AdminServer(
         {
           version: GATEHOP_VERSION,
@@ -350,7 +504,11 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           settings,
           reload: layers ? reload : null,
           reach: pipeline
-            ? () => ({ connectBy: current.vpngate.connectBy, upstream: current.upstream?.proxy.display ?? null, upstreamUdp: pipeline.routes.upstreamUdp })
+            ? () => ({
+                connectBy: current.vpngate.connectBy,
+                upstream: current.upstream?.proxy.display ?? null,
+                upstreamUdp: pipeline.routes.upstreamUdp,
+              })
             : null,
           systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),
           uiDir: extras.uiDir === undefined ? defaultUiDir() : extras.uiDir,
@@ -364,9 +522,20 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         logger,
       );
       adminAt = await admin.listen().catch((err: NodeJS.ErrnoException) => {
-        throw new GatehopError(ErrorCodes.LISTEN_FAILED, `admin API cannot listen on ${formatEndpoint(config.admin!)}: ${err.code ?? err.message}`, { cause: err });
+        throw new GatehopError(
+          ErrorCodes.LISTEN_FAILED,
+          `admin API cannot listen on ${formatEndpoint(config.admin!)}: ${err.code ?? err.message}`,
+          { cause: err },
+        );
       });
-      logger.info({ event: 'admin-listening', address: formatEndpoint(adminAt), token: tokenSource === 'config' ? 'from config' : join(config.dataDir, 'admin-token') }, 'admin API listening');
+      logger.info(
+        {
+          event: 'admin-listening',
+          address: formatEndpoint(adminAt),
+          token: tokenSource === 'config' ? 'from config' : join(config.dataDir, 'admin-token'),
+        },
+        'admin API listening',
+      );
       dashboardUrl = `http://${formatEndpoint(adminAt)}/ui/#token=${encodeURIComponent(token)}`;
     }
     if (config.systemProxy.enabled) {
@@ -413,7 +582,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     stop: () =>
       (stopping ??= (async () => {
         // First: the user must not be left pointing at a port that is about to close.
-        await systemProxy.restore({ onlyOwn: true }).catch((err: Error) => logger.error({ event: 'sysproxy-restore-failed', err: err.message }, err.message));
+        await systemProxy
+          .restore({ onlyOwn: true })
+          .catch((err: Error) => logger.error({ event: 'sysproxy-restore-failed', err: err.message }, err.message));
         systemProxy.close();
         await admin?.close();
         loopDelay.close();
@@ -440,9 +611,21 @@ const HEAP_TRIM_INTERVAL_MS = 60_000;
 function logNativeStatus(logger: Logger): void {
   const s = nativeStatus();
   const data = dataEngineStatus();
-  if (s.loaded) logger.debug({ event: 'native', loaded: true, path: s.path, dataPath: data.engine, crypto: data.library }, 'native module loaded');
-  else logger.info({ event: 'native', loaded: false, reason: s.reason }, `native module not loaded: ${s.reason}; using the JavaScript path`);
-  if (s.loaded && data.engine !== 'native') logger.info({ event: 'native', dataPath: data.engine, reason: data.reason }, `tunnels use the JavaScript data path: ${data.reason}`);
+  if (s.loaded)
+    logger.debug(
+      { event: 'native', loaded: true, path: s.path, dataPath: data.engine, crypto: data.library },
+      'native module loaded',
+    );
+  else
+    logger.info(
+      { event: 'native', loaded: false, reason: s.reason },
+      `native module not loaded: ${s.reason}; using the JavaScript path`,
+    );
+  if (s.loaded && data.engine !== 'native')
+    logger.info(
+      { event: 'native', dataPath: data.engine, reason: data.reason },
+      `tunnels use the JavaScript data path: ${data.reason}`,
+    );
 }
 
 export function describeListening(app: RunningApp, config: GatehopConfig): string {
@@ -454,7 +637,8 @@ export function describeListening(app: RunningApp, config: GatehopConfig): strin
 /** "97 nodes, list via mirror http://…" or, with none yet, what was tried. */
 export function describeList(l: ListStatus): string {
   const failed = l.sources.filter((s) => s.ok === false);
-  if (l.nodes > 0) return `${l.nodes} nodes, list via ${l.via}${l.source && l.source !== 'import' ? ` ${l.source}` : ''}${failed.length ? `; ${failed.length} of ${l.sources.length} sources failed` : ''}`;
+  if (l.nodes > 0)
+    return `${l.nodes} nodes, list via ${l.via}${l.source && l.source !== 'import' ? ` ${l.source}` : ''}${failed.length ? `; ${failed.length} of ${l.sources.length} sources failed` : ''}`;
   const tried = failed.map((s) => `${s.url} (${s.via ?? 'direct'}): ${s.error ?? 'failed'}`);
   return `0 nodes; no list yet${tried.length ? `: tried ${tried.length} source${tried.length === 1 ? '' : 's'}, ${tried.slice(0, 3).join('; ')}${tried.length > 3 ? '; …' : ''}` : ''}; waiting for the network, retrying`;
 }

@@ -32,11 +32,15 @@ function readYaml(path: string, problems: Problem[]): ParsedFile {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    problems.push({ where: path, message: `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
+    problems.push({
+      where: path,
+      message: `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    });
     return { input: {}, doc: null, lines };
   }
   const doc = parseDocument(text, { lineCounter: lines });
-  for (const e of doc.errors) problems.push({ where: path, line: e.linePos?.[0].line, message: `not valid YAML: ${e.message.split('\n')[0]}` });
+  for (const e of doc.errors)
+    problems.push({ where: path, line: e.linePos?.[0].line, message: `not valid YAML: ${e.message.split('\n')[0]}` });
   if (doc.errors.length > 0) return { input: {}, doc: null, lines };
   const data: unknown = doc.toJS() ?? {};
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
@@ -54,7 +58,9 @@ function lineOf(file: ParsedFile, path: ReadonlyArray<PropertyKey>): number | un
     const parent = n > 1 ? file.doc.getIn(path.slice(0, n - 1).map(String), true) : file.doc.contents;
     // A key that is there: its own position (the pair's key), else the value's.
     if (isMap(parent)) {
-      const pair = parent.items.find((i) => String((i.key as { value?: unknown })?.value ?? i.key) === String(path[n - 1]));
+      const pair = parent.items.find(
+        (i) => String((i.key as { value?: unknown })?.value ?? i.key) === String(path[n - 1]),
+      );
       const range = (pair?.key as { range?: [number, number, number] } | undefined)?.range;
       if (range) return file.lines.linePos(range[0]).line;
     }
@@ -70,7 +76,7 @@ function lineOf(file: ParsedFile, path: ReadonlyArray<PropertyKey>): number | un
 export function describeSources(opts: { configPath?: string; flags: ConfigInput }): string[] {
   let config;
   try {
-    config = buildConfig(opts.configPath ? (readYaml(opts.configPath, []).input) : {}, opts.flags);
+    config = buildConfig(opts.configPath ? readYaml(opts.configPath, []).input : {}, opts.flags);
   } catch {
     return [];
   }
@@ -78,15 +84,24 @@ export function describeSources(opts: { configPath?: string; flags: ConfigInput 
   const remembered = new Map(Store.readListSources(join(config.dataDir, 'gatehop.db')).map((r) => [r.url, r]));
   const kind = config.api.length > 0 ? 'api' : 'official';
   const configured: Array<[string, string]> = [
-    ...(config.ovpn.length > 0 && config.api.length === 0 && config.vpngate.sources.length === 0 ? [] : (config.api.length > 0 ? config.api : OFFICIAL_ENDPOINTS).map((u): [string, string] => [u, kind])),
+    ...(config.ovpn.length > 0 && config.api.length === 0 && config.vpngate.sources.length === 0
+      ? []
+      : (config.api.length > 0 ? config.api : OFFICIAL_ENDPOINTS).map((u): [string, string] => [u, kind])),
     ...config.vpngate.sources.map((u): [string, string] => [u, 'user']),
-    ...(config.vpngate.mirrors ? [...remembered.values()].filter((r) => r.kind === 'mirror').map((r): [string, string] => [r.url, 'mirror']) : []),
+    ...(config.vpngate.mirrors
+      ? [...remembered.values()].filter((r) => r.kind === 'mirror').map((r): [string, string] => [r.url, 'mirror'])
+      : []),
   ];
   const via = config.upstream ? ` via upstream ${config.upstream.proxy.display}` : '';
   const lines = [`list sources${via} (${configured.length}):`];
   for (const [url, k] of configured) {
     const r = remembered.get(url);
-    const state = !r || (r.lastOkAt === null && r.lastFailAt === null) ? 'not tried yet' : (r.lastOkAt ?? 0) >= (r.lastFailAt ?? 0) ? `ok ${new Date(r.lastOkAt!).toISOString()} (${r.lastVia}, ${r.lastNodes ?? '?'} nodes)` : `failed ${new Date(r.lastFailAt!).toISOString()} (${r.lastVia}): ${r.lastError}`;
+    const state =
+      !r || (r.lastOkAt === null && r.lastFailAt === null)
+        ? 'not tried yet'
+        : (r.lastOkAt ?? 0) >= (r.lastFailAt ?? 0)
+          ? `ok ${new Date(r.lastOkAt!).toISOString()} (${r.lastVia}, ${r.lastNodes ?? '?'} nodes)`
+          : `failed ${new Date(r.lastFailAt!).toISOString()} (${r.lastVia}): ${r.lastError}`;
     lines.push(`  ${k.padEnd(8)} ${url}: ${state}`);
   }
   return lines;
@@ -99,7 +114,9 @@ export function describeSources(opts: { configPath?: string; flags: ConfigInput 
  */
 export function checkSetup(opts: { configPath?: string; flags: ConfigInput }): Problem[] {
   const problems: Problem[] = [];
-  const file = opts.configPath ? readYaml(opts.configPath, problems) : { input: {}, doc: null, lines: new LineCounter() };
+  const file = opts.configPath
+    ? readYaml(opts.configPath, problems)
+    : { input: {}, doc: null, lines: new LineCounter() };
   const where = opts.configPath ?? 'config';
   // Each layer alone first, so a problem is named where it is written.
   for (const [layer, input, src] of [[where, file.input, file] as const, ['command line', opts.flags, null] as const]) {
@@ -107,7 +124,19 @@ export function checkSetup(opts: { configPath?: string; flags: ConfigInput }): P
     if (r.success) continue;
     for (const issue of r.error.issues) {
       const key = issue.path.length ? issue.path.join('.') : undefined;
-      problems.push({ where: layer, ...(key ? { key } : {}), ...(src ? { line: lineOf(src, issue.path.length ? issue.path : issue.code === 'unrecognized_keys' ? [issue.keys[0]!] : []) } : {}), message: issue.message });
+      problems.push({
+        where: layer,
+        ...(key ? { key } : {}),
+        ...(src
+          ? {
+              line: lineOf(
+                src,
+                issue.path.length ? issue.path : issue.code === 'unrecognized_keys' ? [issue.keys[0]!] : [],
+              ),
+            }
+          : {}),
+        message: issue.message,
+      });
     }
   }
   // Then the rules across fields and layers, as a start would apply them.
@@ -136,7 +165,11 @@ export function checkSetup(opts: { configPath?: string; flags: ConfigInput }): P
       try {
         parseProfile(n.profile);
       } catch (err) {
-        problems.push({ where: `${db} (cached list)`, key: n.id, message: `its profile is not usable: ${(err as Error).message}` });
+        problems.push({
+          where: `${db} (cached list)`,
+          key: n.id,
+          message: `its profile is not usable: ${(err as Error).message}`,
+        });
       }
     }
   } catch (err) {

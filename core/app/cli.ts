@@ -1,5 +1,12 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { createLogger, errorToJson, isGatehopError, ErrorCodes, LogTap, raiseMallocTrimThreshold } from '../common/index.js';
+import {
+  createLogger,
+  errorToJson,
+  isGatehopError,
+  ErrorCodes,
+  LogTap,
+  raiseMallocTrimThreshold,
+} from '../common/index.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { upsertAuthFile } from '../socks5/index.js';
@@ -64,7 +71,14 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   if (f.listSource?.length) out.vpngate = { sources: f.listSource };
   if (f.protocols !== undefined || f.sstpCa !== undefined) {
     out.tunnel = {
-      ...(f.protocols !== undefined ? { protocols: f.protocols.split(',').map((p) => p.trim()).filter(Boolean) } : {}),
+      ...(f.protocols !== undefined
+        ? {
+            protocols: f.protocols
+              .split(',')
+              .map((p) => p.trim())
+              .filter(Boolean),
+          }
+        : {}),
       ...(f.sstpCa !== undefined ? { sstp: { ca: f.sstpCa } } : {}),
     };
   }
@@ -99,7 +113,10 @@ async function run(flags: RunFlags): Promise<void> {
   try {
     // A reload (SIGHUP, POST /reload) reads the config file again; the flags stay as given.
     const fromFlags = layers.fromFlags;
-    const readLayers = (): { fromFile: ConfigInput; fromFlags: ConfigInput } => ({ fromFile: flags.config ? readConfigFile(flags.config) : {}, fromFlags });
+    const readLayers = (): { fromFile: ConfigInput; fromFlags: ConfigInput } => ({
+      fromFile: flags.config ? readConfigFile(flags.config) : {},
+      fromFlags,
+    });
     app = await startApp(config, logger, { logTap, layers, readLayers });
   } catch (err) {
     const code = isGatehopError(err) && err.code === ErrorCodes.CONFIG_INVALID ? 2 : 1;
@@ -120,8 +137,12 @@ async function run(flags: RunFlags): Promise<void> {
   process.on('SIGHUP', () => {
     logger.info({ event: 'reload-signal' }, 'SIGHUP: reloading the config');
     app.reload().then(
-      (r) => process.stdout.write(`gatehop reloaded: ${r.applied.join(', ') || 'nothing changed'}${r.restartRequired.length ? `; after a restart: ${r.restartRequired.join(', ')}` : ''}; proxy ${r.listen}\n`),
-      (err: unknown) => process.stderr.write(`gatehop: reload refused, the running config stays: ${errorToJson(err).message}\n`),
+      (r) =>
+        process.stdout.write(
+          `gatehop reloaded: ${r.applied.join(', ') || 'nothing changed'}${r.restartRequired.length ? `; after a restart: ${r.restartRequired.join(', ')}` : ''}; proxy ${r.listen}\n`,
+        ),
+      (err: unknown) =>
+        process.stderr.write(`gatehop: reload refused, the running config stays: ${errorToJson(err).message}\n`),
     );
   });
   // A fatal error still puts the user's proxy settings back before the process ends.
@@ -154,10 +175,15 @@ function subcommandConfig(opts: { dataDir?: string; config?: string; listen?: st
   }
 }
 
-async function sysproxyCommand(action: 'status' | 'restore', opts: { dataDir?: string; config?: string; listen?: string }): Promise<void> {
+async function sysproxyCommand(
+  action: 'status' | 'restore',
+  opts: { dataDir?: string; config?: string; listen?: string },
+): Promise<void> {
   const config = subcommandConfig(opts);
   const logger = createLogger({ level: 'warn', file: null });
-  const store = existsSync(join(config.dataDir, 'gatehop.db')) ? new Store({ path: join(config.dataDir, 'gatehop.db'), logger }) : null;
+  const store = existsSync(join(config.dataDir, 'gatehop.db'))
+    ? new Store({ path: join(config.dataDir, 'gatehop.db'), logger })
+    : null;
   const sp = createSystemProxy(config, logger, store);
   try {
     if (action === 'status') {
@@ -217,7 +243,10 @@ function withRunOptions(cmd: Command): Command {
     .option('--api <url>', 'VPN Gate list endpoint, repeatable, tried in order (replaces the official ones)', collect)
     .option('--ovpn <file>', 'your own .ovpn profile as a node, repeatable (only these: no list is fetched)', collect)
     .option('--list-source <url>', 'another place that serves the VPN Gate list (same CSV), repeatable', collect)
-    .option('--upstream <url>', 'your other proxy, socks5://[user:pass@]host:port or http://host:port: the list and TCP nodes go through it')
+    .option(
+      '--upstream <url>',
+      'your other proxy, socks5://[user:pass@]host:port or http://host:port: the list and TCP nodes go through it',
+    )
     .option('--protocols <list>', 'the protocols nodes are tried with, in order: openvpn,sstp (default) or one of them')
     .option('--sstp-ca <file>', 'a CA certificate (PEM) to trust for SSTP beside the system ones')
     .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')
@@ -255,7 +284,13 @@ export function buildCli(): Command {
       }
       process.stdout.write(`gatehop: user ${user} written to ${opts.authFile}\n`);
     });
-  withRunOptions(program.command('check').description('check the config, the --ovpn profiles and the cached node list without starting (exit 0: all is well, 1: problems)')).action((flags: RunFlags) => {
+  withRunOptions(
+    program
+      .command('check')
+      .description(
+        'check the config, the --ovpn profiles and the cached node list without starting (exit 0: all is well, 1: problems)',
+      ),
+  ).action((flags: RunFlags) => {
     const where = { ...(flags.config ? { configPath: flags.config } : {}), flags: flagsToConfig(flags) };
     const problems = checkSetup(where);
     try {
@@ -274,13 +309,19 @@ export function buildCli(): Command {
 
   program
     .command('import-list')
-    .description('add the nodes of a VPN Gate list file (the CSV from /api/iphone/, passed on by e-mail, chat or a mirror) to the pool')
+    .description(
+      'add the nodes of a VPN Gate list file (the CSV from /api/iphone/, passed on by e-mail, chat or a mirror) to the pool',
+    )
     .argument('<file>', 'the list file')
     .option('--data-dir <dir>', 'the data directory the daemon uses')
     .option('--config <file>', 'the config file the daemon uses')
-    .action((file: string, opts: { dataDir?: string; config?: string }) => importListCommand(file, subcommandConfig(opts)));
+    .action((file: string, opts: { dataDir?: string; config?: string }) =>
+      importListCommand(file, subcommandConfig(opts)),
+    );
 
-  const sysproxy = program.command('sysproxy').description("the OS proxy settings: what they are and Gatehop's saved copy");
+  const sysproxy = program
+    .command('sysproxy')
+    .description("the OS proxy settings: what they are and Gatehop's saved copy");
   for (const [name, description] of [
     ['status', 'print what the OS has now and what the snapshot holds'],
     ['restore', 'put back the settings saved before Gatehop changed them (after a crash)'],

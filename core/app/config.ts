@@ -2,7 +2,15 @@ import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, parseUpstreamUrl, type Endpoint, type UpstreamProxy } from '../common/index.js';
+import {
+  ErrorCodes,
+  GatehopError,
+  isLoopbackHost,
+  parseEndpoint,
+  parseUpstreamUrl,
+  type Endpoint,
+  type UpstreamProxy,
+} from '../common/index.js';
 import { proxyOptionsSchema } from '../socks5/index.js';
 import { groupOptionsSchema, recoveryOptionsSchema, type GroupOptions, type RecoveryOptions } from '../groups/index.js';
 import { healthOptionsSchema, type HealthOptions } from '../health/index.js';
@@ -25,7 +33,11 @@ const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'si
 const switchingSchema = z
   .object({
     /** Sessions on a replaced tunnel may finish for this long, then they are force-closed. */
-    drainGraceMs: z.number().int().min(0).default(10 * 60_000),
+    drainGraceMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(10 * 60_000),
     maxDraining: z.number().int().min(0).default(2),
     /** Close sessions on a replaced tunnel at once (the exit address changes now). */
     interruptExistingConnections: z.boolean().default(false),
@@ -77,7 +89,15 @@ const vpngateSchema = z
     /** Read VPN Gate's mirror directories and try the mirrors found when the official endpoints fail. */
     mirrors: z.boolean().default(true),
     /** More list sources: any URL serving the list in VPN Gate's CSV format (community copies). */
-    sources: z.array(z.string().url().refine((u) => /^https?:/i.test(u), 'must be an http or https URL')).max(50).default([]),
+    sources: z
+      .array(
+        z
+          .string()
+          .url()
+          .refine((u) => /^https?:/i.test(u), 'must be an http or https URL'),
+      )
+      .max(50)
+      .default([]),
     /** When no direct source answers but a tunnel is up, fetch the list through it. */
     throughTunnel: z.boolean().default(true),
     /** Keep every node listed within this many days (the list is a different part of all servers each time). */
@@ -144,7 +164,11 @@ export const configSchema = z
     api: z.array(z.string().url()).default([]),
     /** The user's own .ovpn profiles; with only these, no list is fetched. */
     ovpn: z.array(z.string().min(1)).default([]),
-    listRefreshMs: z.number().int().min(60_000).default(20 * 60_000),
+    listRefreshMs: z
+      .number()
+      .int()
+      .min(60_000)
+      .default(20 * 60_000),
     vpngate: vpngateSchema.prefault({}),
     upstream: upstreamSchema.optional(),
     selector: selectorOptionsSchema.prefault({}),
@@ -158,7 +182,12 @@ export const configSchema = z
     /** Where am I: an address-echo URL fetched through the active tunnel (JSON with ip/country, or the address as text); off when unset. */
     exitCheck: z
       .object({
-        url: z.string().url().regex(/^https?:\/\//i, 'must be an http or https URL').nullable().default(null),
+        url: z
+          .string()
+          .url()
+          .regex(/^https?:\/\//i, 'must be an http or https URL')
+          .nullable()
+          .default(null),
         intervalMs: z.number().int().min(30_000).default(600_000),
       })
       .strict()
@@ -202,7 +231,9 @@ export function readConfigFile(path: string): ConfigInput {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `cannot read config ${path}: ${(err as Error).message}`, { cause: err });
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `cannot read config ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return parseConfigText(text, path);
 }
@@ -213,7 +244,9 @@ export function parseConfigText(text: string, name: string): ConfigInput {
   try {
     data = parseYaml(text) ?? {};
   } catch (err) {
-    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${name} is not valid YAML: ${(err as Error).message}`, { cause: err });
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${name} is not valid YAML: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${name} must be a mapping of settings`);
@@ -232,7 +265,9 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     switching: { ...(fromFile.switching ?? {}), ...(fromFlags.switching ?? {}) },
     tunnel: { ...(fromFile.tunnel ?? {}), ...(fromFlags.tunnel ?? {}) },
     vpngate: { ...(fromFile.vpngate ?? {}), ...(fromFlags.vpngate ?? {}) },
-    ...(fromFile.upstream || fromFlags.upstream ? { upstream: { ...(fromFile.upstream ?? {}), ...(fromFlags.upstream ?? {}) } } : {}),
+    ...(fromFile.upstream || fromFlags.upstream
+      ? { upstream: { ...(fromFile.upstream ?? {}), ...(fromFlags.upstream ?? {}) } }
+      : {}),
     recovery: { ...(fromFile.recovery ?? {}), ...(fromFlags.recovery ?? {}) },
     exitCheck: { ...(fromFile.exitCheck ?? {}), ...(fromFlags.exitCheck ?? {}) },
     systemProxy: { ...(fromFile.systemProxy ?? {}), ...(fromFlags.systemProxy ?? {}) },
@@ -280,7 +315,11 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     groups: Object.freeze(c.groups),
     health: Object.freeze(c.health),
     switching: Object.freeze(c.switching),
-    tunnel: Object.freeze({ ...c.tunnel, protocols: [...c.tunnel.protocols], sstp: Object.freeze({ ...c.tunnel.sstp, ca: c.tunnel.sstp.ca ? resolvePath(c.tunnel.sstp.ca) : undefined }) }),
+    tunnel: Object.freeze({
+      ...c.tunnel,
+      protocols: [...c.tunnel.protocols],
+      sstp: Object.freeze({ ...c.tunnel.sstp, ca: c.tunnel.sstp.ca ? resolvePath(c.tunnel.sstp.ca) : undefined }),
+    }),
     recovery: Object.freeze(c.recovery),
     exitCheck: Object.freeze({ ...c.exitCheck }),
     systemProxy: Object.freeze({ ...c.systemProxy, bypass: Object.freeze([...c.systemProxy.bypass]) }),

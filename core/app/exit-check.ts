@@ -19,9 +19,16 @@ export function parseExit(body: string): { address: string | null; country: stri
   try {
     const j = JSON.parse(text) as Record<string, unknown>;
     if (j && typeof j === 'object') {
-      const address = [j.ip, j.query, j.address, j.origin, j.ip_addr].find((v): v is string => typeof v === 'string' && isIP(v.split(',')[0]!.trim()) !== 0);
-      const country = [j.country_code, j.countryCode, j.country_iso, j.country].find((v): v is string => typeof v === 'string' && /^[A-Za-z]{2}$/.test(v));
-      return { address: address ? address.split(',')[0]!.trim() : null, country: country ? country.toUpperCase() : null };
+      const address = [j.ip, j.query, j.address, j.origin, j.ip_addr].find(
+        (v): v is string => typeof v === 'string' && isIP(v.split(',')[0]!.trim()) !== 0,
+      );
+      const country = [j.country_code, j.countryCode, j.country_iso, j.country].find(
+        (v): v is string => typeof v === 'string' && /^[A-Za-z]{2}$/.test(v),
+      );
+      return {
+        address: address ? address.split(',')[0]!.trim() : null,
+        country: country ? country.toUpperCase() : null,
+      };
     }
   } catch {
     /* not JSON: plain text */
@@ -59,7 +66,10 @@ export class ExitCheck implements ExitCheckAccess {
 
   start(): void {
     // Read per tick: a reload that sets or clears exitCheck.url applies at the next one.
-    this.#timer ??= setInterval(() => void (this.deps.url() ? this.check().catch(() => undefined) : undefined), this.deps.intervalMs);
+    this.#timer ??= setInterval(
+      () => void (this.deps.url() ? this.check().catch(() => undefined) : undefined),
+      this.deps.intervalMs,
+    );
     this.#timer.unref();
   }
 
@@ -79,14 +89,31 @@ export class ExitCheck implements ExitCheckAccess {
       try {
         const r = await httpGet(url, { dialer, timeoutMs: 10_000, maxBytes: 16 * 1024 });
         const parsed = r.status >= 200 && r.status < 300 ? parseExit(r.body) : { address: null, country: null };
-        info = { nodeId, ...parsed, at: Date.now(), error: parsed.address ? null : r.status >= 300 || r.status < 200 ? `${url} answered ${r.status}` : `${url} answered no address` };
+        info = {
+          nodeId,
+          ...parsed,
+          at: Date.now(),
+          error: parsed.address
+            ? null
+            : r.status >= 300 || r.status < 200
+              ? `${url} answered ${r.status}`
+              : `${url} answered no address`,
+        };
       } catch (err) {
         info = { nodeId, address: null, country: null, at: Date.now(), error: (err as Error).message };
       }
     }
     this.#last = info;
-    if (info.address) this.#log.info({ event: 'exit-checked', nodeId, address: info.address, country: info.country }, `traffic leaves through ${nodeId ?? '?'} from ${info.address}${info.country ? ` (${info.country})` : ''}`);
-    else this.#log.info({ event: 'exit-check-failed', nodeId, err: info.error }, `could not see where traffic leaves: ${info.error}`);
+    if (info.address)
+      this.#log.info(
+        { event: 'exit-checked', nodeId, address: info.address, country: info.country },
+        `traffic leaves through ${nodeId ?? '?'} from ${info.address}${info.country ? ` (${info.country})` : ''}`,
+      );
+    else
+      this.#log.info(
+        { event: 'exit-check-failed', nodeId, err: info.error },
+        `could not see where traffic leaves: ${info.error}`,
+      );
     this.#listeners.emit(info);
     return info;
   }

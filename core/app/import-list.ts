@@ -33,16 +33,23 @@ export async function importListCommand(file: string, config: GatehopConfig): Pr
   const skipped = Object.keys(parsed.skipped).length ? ` (skipped: ${describeSkipped(parsed.skipped)})` : '';
   const running = await toRunningCore(text, config);
   if (running) {
-    process.stdout.write(`gatehop: imported ${running.imported} nodes from ${file}${skipped} into the running Gatehop; its pool has ${running.nodes} nodes\n`);
+    process.stdout.write(
+      `gatehop: imported ${running.imported} nodes from ${file}${skipped} into the running Gatehop; its pool has ${running.nodes} nodes\n`,
+    );
     return;
   }
-  const store = new Store({ path: join(config.dataDir, 'gatehop.db'), logger: createLogger({ level: 'warn', file: null }) });
+  const store = new Store({
+    path: join(config.dataDir, 'gatehop.db'),
+    logger: createLogger({ level: 'warn', file: null }),
+  });
   try {
     const at = Date.now();
     store.savePoolNodes(parsed.nodes, at);
     store.saveListMeta({ fetchedAt: at, source: 'import', via: 'import', nodes: parsed.nodes.length });
     const total = store.loadPool(at - config.vpngate.keepDays * 24 * 3600_000).length;
-    process.stdout.write(`gatehop: imported ${parsed.nodes.length} nodes from ${file}${skipped} into ${config.dataDir}; the pool has ${total} nodes\n`);
+    process.stdout.write(
+      `gatehop: imported ${parsed.nodes.length} nodes from ${file}${skipped} into ${config.dataDir}; the pool has ${total} nodes\n`,
+    );
   } catch (err) {
     fail(`cannot save the nodes: ${errorToJson(err).message}`);
   } finally {
@@ -74,6 +81,9 @@ async function toRunningCore(csv: string, config: GatehopConfig): Promise<Import
     return null; // nothing listening: write the store instead
   }
   const body: unknown = await res.json().catch(() => null);
-  if (!res.ok) fail(`the running Gatehop refused the list: ${(body as { message?: string } | null)?.message ?? `HTTP ${res.status}`}`);
+  if (!res.ok)
+    fail(
+      `the running Gatehop refused the list: ${(body as { message?: string } | null)?.message ?? `HTTP ${res.status}`}`,
+    );
   return importResultSchema.parse(body);
 }

@@ -1,4 +1,11 @@
-import { ErrorCodes, GatehopError, isGatehopError, socks5UdpAssociate, type Logger, type UpstreamProxy } from '../common/index.js';
+import {
+  ErrorCodes,
+  GatehopError,
+  isGatehopError,
+  socks5UdpAssociate,
+  type Logger,
+  type UpstreamProxy,
+} from '../common/index.js';
 import { readFileSync } from 'node:fs';
 import { isTunnel, type EgressManager, type SstpLinkSpec, type TunnelProtocol } from '../egress/index.js';
 import { probeNode, type Prober, type ProbeResult, type Ranking, type Reachability } from '../selector/index.js';
@@ -42,7 +49,8 @@ export class NodeRoutes {
     const allowed = this.config().tunnel.protocols;
     const up = this.#upstream();
     const out: TunnelProtocol[] = [];
-    if (allowed.includes('openvpn') && node.profile && !(up && node.proto === 'udp' && this.#udp(up) === 'fails')) out.push('openvpn');
+    if (allowed.includes('openvpn') && node.profile && !(up && node.proto === 'udp' && this.#udp(up) === 'fails'))
+      out.push('openvpn');
     if (allowed.includes('sstp') && node.source === 'list') out.push('sstp');
     return out;
   }
@@ -78,7 +86,9 @@ export class NodeRoutes {
       this.#ca = { path, pem };
       return pem;
     } catch (err) {
-      throw new GatehopError(ErrorCodes.CONFIG_INVALID, `tunnel.sstp.ca: ${path}: ${(err as Error).message}`, { cause: err });
+      throw new GatehopError(ErrorCodes.CONFIG_INVALID, `tunnel.sstp.ca: ${path}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
 
@@ -101,7 +111,9 @@ export class NodeRoutes {
 
   /** The host a node is dialled at: its address, or its DDNS name with connectBy: hostname. */
   hostOf(node: VpnGateNode): string {
-    return this.config().vpngate.connectBy === 'hostname' && node.source === 'list' ? `${node.id}.${DDNS_SUFFIX}` : node.ip;
+    return this.config().vpngate.connectBy === 'hostname' && node.source === 'list'
+      ? `${node.id}.${DDNS_SUFFIX}`
+      : node.ip;
   }
 
   /** What a tunnel to `node` needs beyond its profile. */
@@ -120,11 +132,15 @@ export class NodeRoutes {
   readonly prober: Prober = async (node, opts) => {
     const offered = this.offered(node);
     const preferred = this.#preferred();
-    const order = preferred && offered.includes(preferred) ? [preferred, ...offered.filter((p) => p !== preferred)] : offered;
+    const order =
+      preferred && offered.includes(preferred) ? [preferred, ...offered.filter((p) => p !== preferred)] : offered;
     const upstream = this.#upstream();
     let last: ProbeResult = { rttMs: null, samples: [] };
     for (const p of order) {
-      last = p === 'sstp' ? await probeNode('tcp', this.hostOf(node), this.sstpPort(node), { ...opts, upstream }) : await probeNode(node.proto, this.hostOf(node), node.port, { ...opts, upstream });
+      last =
+        p === 'sstp'
+          ? await probeNode('tcp', this.hostOf(node), this.sstpPort(node), { ...opts, upstream })
+          : await probeNode(node.proto, this.hostOf(node), node.port, { ...opts, upstream });
       if (last.rttMs !== null) {
         this.#probedBy.set(node.id, p);
         return last;
@@ -158,8 +174,16 @@ export class NodeRoutes {
       const { control } = await socks5UdpAssociate(up, { timeoutMs: 5_000 });
       control.destroy();
     } catch (err) {
-      if (isGatehopError(err, ErrorCodes.UPSTREAM_FAILED) && /command not supported|general failure|not allowed/.test((err as Error).message)) this.#learn(up, 'fails');
-      else this.logger.info({ event: 'upstream-udp-unknown', proxy: up.display, err: (err as Error).message }, `could not ask ${up.display} for a UDP relay yet: ${(err as Error).message}`);
+      if (
+        isGatehopError(err, ErrorCodes.UPSTREAM_FAILED) &&
+        /command not supported|general failure|not allowed/.test((err as Error).message)
+      )
+        this.#learn(up, 'fails');
+      else
+        this.logger.info(
+          { event: 'upstream-udp-unknown', proxy: up.display, err: (err as Error).message },
+          `could not ask ${up.display} for a UDP relay yet: ${(err as Error).message}`,
+        );
     }
   }
 
@@ -169,7 +193,8 @@ export class NodeRoutes {
     if (!up || this.#udp(up) !== 'unknown') return;
     const udp = new Set(pool.filter((n) => n.proto === 'udp').map((n) => n.id));
     // Only probes that went the OpenVPN way say anything about the relay (an SSTP answer is TCP).
-    if (r.ranked.some((x) => udp.has(x.node.id) && this.#probedBy.get(x.node.id) === 'openvpn')) return this.#learn(up, 'works');
+    if (r.ranked.some((x) => udp.has(x.node.id) && this.#probedBy.get(x.node.id) === 'openvpn'))
+      return this.#learn(up, 'works');
     const udpFailed = r.excluded.some((x) => x.reason === 'unreachable' && udp.has(x.nodeId));
     // Only when TCP nodes answered through the same proxy: otherwise the proxy itself is down.
     if (udpFailed && r.ranked.some((x) => !udp.has(x.node.id))) this.#learn(up, 'fails');
@@ -189,7 +214,9 @@ export class NodeRoutes {
     }
     this.logger.info(
       { event: 'upstream-udp', proxy: up.display, works: verdict === 'works' },
-      verdict === 'works' ? `the upstream proxy ${up.display} relays UDP: UDP nodes go through it` : `the upstream proxy ${up.display} does not relay UDP for OpenVPN: UDP nodes are skipped`,
+      verdict === 'works'
+        ? `the upstream proxy ${up.display} relays UDP: UDP nodes go through it`
+        : `the upstream proxy ${up.display} does not relay UDP for OpenVPN: UDP nodes are skipped`,
     );
   }
 
@@ -206,7 +233,10 @@ export class NodeRoutes {
 }
 
 function urlOf(up: UpstreamProxy): string {
-  const who = up.username !== null ? `${encodeURIComponent(up.username)}${up.password !== null ? `:${encodeURIComponent(up.password)}` : ''}@` : '';
+  const who =
+    up.username !== null
+      ? `${encodeURIComponent(up.username)}${up.password !== null ? `:${encodeURIComponent(up.password)}` : ''}@`
+      : '';
   const host = up.host.includes(':') ? `[${up.host}]` : up.host;
   return `${up.kind}://${who}${host}:${up.port}`;
 }

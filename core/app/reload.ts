@@ -16,11 +16,24 @@ export interface ReloadOutcome {
 /** Config keys a running core takes over live (ReloadTargets.apply); every other key needs a restart. */
 // `tunnel` is read per tunnel opened: a change applies to the next one, no restart needed.
 // `vpngate` and `upstream` apply to the next list fetch, probe and tunnel.
-const LIVE_KEYS = new Set<keyof GatehopConfig>(['listen', 'proxy', 'selector', 'groups', 'health', 'switching', 'tunnel', 'vpngate', 'upstream', 'exitCheck']);
+const LIVE_KEYS = new Set<keyof GatehopConfig>([
+  'listen',
+  'proxy',
+  'selector',
+  'groups',
+  'health',
+  'switching',
+  'tunnel',
+  'vpngate',
+  'upstream',
+  'exitCheck',
+]);
 
 /** Top-level config keys whose value differs (by content). */
 export function changedKeys(prev: GatehopConfig, next: GatehopConfig): Array<keyof GatehopConfig> {
-  return (Object.keys(next) as Array<keyof GatehopConfig>).filter((k) => JSON.stringify(prev[k]) !== JSON.stringify(next[k]));
+  return (Object.keys(next) as Array<keyof GatehopConfig>).filter(
+    (k) => JSON.stringify(prev[k]) !== JSON.stringify(next[k]),
+  );
 }
 
 export interface ReloadTargets {
@@ -38,7 +51,12 @@ export interface ReloadTargets {
  * old config in force), then proxy limits, selector, switching, groups and health. The caller
  * keeps `next` as the running config only when this resolves.
  */
-export async function applyConfig(t: ReloadTargets, prev: GatehopConfig, next: GatehopConfig, logger: Logger): Promise<ReloadOutcome> {
+export async function applyConfig(
+  t: ReloadTargets,
+  prev: GatehopConfig,
+  next: GatehopConfig,
+  logger: Logger,
+): Promise<ReloadOutcome> {
   const changed = changedKeys(prev, next);
   const applied = changed.filter((k) => LIVE_KEYS.has(k));
   const restartRequired = changed.filter((k) => !LIVE_KEYS.has(k));
@@ -46,19 +64,30 @@ export async function applyConfig(t: ReloadTargets, prev: GatehopConfig, next: G
   const bound = t.proxy.address;
   let listen = formatEndpoint(bound ?? prev.listen);
   if (changed.includes('listen') || changed.includes('proxy')) {
-    listen = formatEndpoint(await t.proxy.reconfigure({ ...next.proxy, host: next.listen.host, port: next.listen.port }));
+    listen = formatEndpoint(
+      await t.proxy.reconfigure({ ...next.proxy, host: next.listen.host, port: next.listen.port }),
+    );
   }
   if (changed.includes('selector')) t.selector?.updateOptions(next.selector);
   if (changed.includes('switching')) {
-    t.manager?.updateOptions({ drainGraceMs: next.switching.drainGraceMs, maxDraining: next.switching.maxDraining, interruptExistingConnections: next.switching.interruptExistingConnections });
+    t.manager?.updateOptions({
+      drainGraceMs: next.switching.drainGraceMs,
+      maxDraining: next.switching.maxDraining,
+      interruptExistingConnections: next.switching.interruptExistingConnections,
+    });
   }
   if (changed.includes('groups') || changed.includes('health') || changed.includes('tunnel')) {
-    t.controller?.reconfigure(next.groups, next.health, { order: next.tunnel.protocols, learn: next.tunnel.learnProtocol });
+    t.controller?.reconfigure(next.groups, next.health, {
+      order: next.tunnel.protocols,
+      learn: next.tunnel.learnProtocol,
+    });
   }
   if (changed.includes('vpngate') || changed.includes('upstream')) t.nodeList?.apply(next);
   logger.info(
     { event: 'config-reloaded', applied, restartRequired, listen },
-    changed.length === 0 ? 'config reloaded: nothing changed' : `config reloaded: ${applied.join(', ') || 'nothing'} applied${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`,
+    changed.length === 0
+      ? 'config reloaded: nothing changed'
+      : `config reloaded: ${applied.join(', ') || 'nothing'} applied${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`,
   );
   return { applied, restartRequired, listen };
 }

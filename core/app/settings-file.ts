@@ -39,7 +39,10 @@ export function loadSavedSettings(dataDir: string, logger?: Logger): Partial<Set
     } catch {
       /* leave it */
     }
-    logger?.warn({ event: 'settings-invalid', path, aside, err: (err as Error).message }, `saved settings in ${path} are not valid; moved to ${aside}, using the defaults`);
+    logger?.warn(
+      { event: 'settings-invalid', path, aside, err: (err as Error).message },
+      `saved settings in ${path} are not valid; moved to ${aside}, using the defaults`,
+    );
     return {};
   }
 }
@@ -54,7 +57,10 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
   if (s.countryDeny) selector.countryDeny = s.countryDeny;
   if (s.preferProto) selector.preferProto = s.preferProto;
   if (Object.keys(selector).length) out.selector = selector;
-  if (s.autoSelect) out.groups = { urlTest: { intervalMs: s.autoSelect.intervalMs, toleranceMs: s.autoSelect.toleranceMs, url: s.autoSelect.url } };
+  if (s.autoSelect)
+    out.groups = {
+      urlTest: { intervalMs: s.autoSelect.intervalMs, toleranceMs: s.autoSelect.toleranceMs, url: s.autoSelect.url },
+    };
   if (s.drainGraceMs !== undefined) out.switching = { drainGraceMs: s.drainGraceMs };
   if (s.listSources !== undefined) out.vpngate = { sources: s.listSources };
   if (s.protocols !== undefined) out.tunnel = { protocols: s.protocols };
@@ -70,23 +76,38 @@ export function layerInputs(fromFile: ConfigInput, saved: Partial<Settings>): Co
     const b = (s as Record<string, unknown>)[k];
     if (a || b) merged[k] = { ...(a as object), ...(b as object) };
   }
-  const urlTest = { ...((fromFile.groups as { urlTest?: object } | undefined)?.urlTest ?? {}), ...((s.groups as { urlTest?: object } | undefined)?.urlTest ?? {}) };
+  const urlTest = {
+    ...((fromFile.groups as { urlTest?: object } | undefined)?.urlTest ?? {}),
+    ...((s.groups as { urlTest?: object } | undefined)?.urlTest ?? {}),
+  };
   if (Object.keys(urlTest).length) merged.groups = { ...(merged.groups as object), urlTest };
   if (saved.authFile === null) delete merged.authFile;
   return merged as ConfigInput;
 }
 
-export const DEFAULT_NOTIFICATIONS: Settings['notifications'] = Object.freeze({ switched: true, lost: true, sysproxyChanged: true });
+export const DEFAULT_NOTIFICATIONS: Settings['notifications'] = Object.freeze({
+  switched: true,
+  lost: true,
+  sysproxyChanged: true,
+});
 
 /** The settings a config stands for (what the window shows); language and notifications live only in saved settings. */
-export function settingsOfConfig(c: GatehopConfig, language: Settings['language'], notifications: Settings['notifications'] = DEFAULT_NOTIFICATIONS): Settings {
+export function settingsOfConfig(
+  c: GatehopConfig,
+  language: Settings['language'],
+  notifications: Settings['notifications'] = DEFAULT_NOTIFICATIONS,
+): Settings {
   return {
     listen: formatEndpoint(c.listen),
     authFile: c.authFile ?? null,
     countryAllow: [...c.selector.countryAllow],
     countryDeny: [...c.selector.countryDeny],
     preferProto: c.selector.preferProto,
-    autoSelect: { intervalMs: c.groups.urlTest.intervalMs, toleranceMs: c.groups.urlTest.toleranceMs, url: c.groups.urlTest.url },
+    autoSelect: {
+      intervalMs: c.groups.urlTest.intervalMs,
+      toleranceMs: c.groups.urlTest.toleranceMs,
+      url: c.groups.urlTest.url,
+    },
     drainGraceMs: c.switching.drainGraceMs,
     listSources: [...c.vpngate.sources],
     protocols: [...c.tunnel.protocols],
@@ -141,7 +162,11 @@ export class SettingsFile implements SettingsAccess {
     }
     // A value given on the command line wins over saved settings: saving it would silently do nothing.
     const fixed = flagKeysOf(this.layers.fromFlags).filter((k) => k in parsed.data);
-    if (fixed.length > 0) throw new GatehopError(ErrorCodes.CONFIG_INVALID, `${fixed[0]}: set on the command line (${FLAG_OF[fixed[0]!]}), which wins over saved settings; remove the flag to change it here`);
+    if (fixed.length > 0)
+      throw new GatehopError(
+        ErrorCodes.CONFIG_INVALID,
+        `${fixed[0]}: set on the command line (${FLAG_OF[fixed[0]!]}), which wins over saved settings; remove the flag to change it here`,
+      );
     // Start at login is the OS's to keep (the desktop app sets it), never saved here.
     const { startAtLogin: _osOwned, ...own } = parsed.data;
     const next = { ...this.#saved, ...own };
@@ -152,7 +177,10 @@ export class SettingsFile implements SettingsAccess {
     this.#saved = next;
     this.#effectiveNow = settings;
     const restartRequired = this.restartRequiredFor(Object.keys(parsed.data) as Array<keyof Settings>);
-    this.logger.info({ event: 'settings-saved', keys: Object.keys(parsed.data), restartRequired }, `settings saved${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`);
+    this.logger.info(
+      { event: 'settings-saved', keys: Object.keys(parsed.data), restartRequired },
+      `settings saved${restartRequired.length ? `; ${restartRequired.join(', ')} after a restart` : ''}`,
+    );
     return { settings, restartRequired };
   }
 
@@ -172,7 +200,11 @@ export class SettingsFile implements SettingsAccess {
 
   #effective(saved: Partial<Settings>): Settings {
     try {
-      return settingsOfConfig(buildConfig(layerInputs(this.layers.fromFile, saved), this.layers.fromFlags), saved.language ?? 'auto', saved.notifications);
+      return settingsOfConfig(
+        buildConfig(layerInputs(this.layers.fromFile, saved), this.layers.fromFlags),
+        saved.language ?? 'auto',
+        saved.notifications,
+      );
     } catch {
       return settingsOfConfig(this.running, saved.language ?? 'auto', saved.notifications);
     }
@@ -183,7 +215,11 @@ export class SettingsFile implements SettingsAccess {
     try {
       writeFileAtomic(path, JSON.stringify({ version: 1, settings: s }, null, 1));
     } catch (err) {
-      throw new GatehopError(ErrorCodes.STORE_FAILED, `cannot save settings to ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+      throw new GatehopError(
+        ErrorCodes.STORE_FAILED,
+        `cannot save settings to ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        { cause: err },
+      );
     }
   }
 }
@@ -196,7 +232,10 @@ export function resolveConfig(fromFile: ConfigInput, fromFlags: ConfigInput, log
   try {
     return buildConfig(layerInputs(fromFile, saved), fromFlags);
   } catch (err) {
-    logger?.warn({ event: 'settings-skipped', err: (err as Error).message }, `saved settings do not validate (${(err as Error).message}); starting without them`);
+    logger?.warn(
+      { event: 'settings-skipped', err: (err as Error).message },
+      `saved settings do not validate (${(err as Error).message}); starting without them`,
+    );
     return base;
   }
 }

@@ -2,7 +2,15 @@ import { join } from 'node:path';
 import type { SystemProxyControl } from '../api/index.js';
 import { isGatehopError, type Endpoint, type Logger } from '../common/index.js';
 import type { Store } from '../store/index.js';
-import { detectBackend, execRunner, SnapshotKeeper, SystemProxy, type ProxyTarget, type SnapshotMirror, type SysProxySnapshot } from '../sysproxy/index.js';
+import {
+  detectBackend,
+  execRunner,
+  SnapshotKeeper,
+  SystemProxy,
+  type ProxyTarget,
+  type SnapshotMirror,
+  type SysProxySnapshot,
+} from '../sysproxy/index.js';
 import type { GatehopConfig } from './config.js';
 
 /** The snapshot's second copy lives in the store's system_proxy_snapshot table. */
@@ -22,10 +30,19 @@ export function proxyTarget(listen: Endpoint, config: GatehopConfig): ProxyTarge
 
 /** One SystemProxy for this platform (backend null where none exists: its calls say why). */
 export function createSystemProxy(config: GatehopConfig, logger: Logger, store: Store | null): SystemProxy {
-  const keeper = new SnapshotKeeper(join(config.dataDir, 'sysproxy-snapshot.json'), logger, store ? storeMirror(store) : null);
+  const keeper = new SnapshotKeeper(
+    join(config.dataDir, 'sysproxy-snapshot.json'),
+    logger,
+    store ? storeMirror(store) : null,
+  );
   const guard = { intervalMs: config.systemProxy.guardIntervalMs, reapply: config.systemProxy.guard };
   try {
-    return new SystemProxy({ backend: detectBackend(execRunner, proxyTarget(config.listen, config)), keeper, logger, guard });
+    return new SystemProxy({
+      backend: detectBackend(execRunner, proxyTarget(config.listen, config)),
+      keeper,
+      logger,
+      guard,
+    });
   } catch (err) {
     if (!isGatehopError(err)) throw err;
     return new SystemProxy({ backend: null, unsupported: err, keeper, logger, guard });
@@ -38,7 +55,10 @@ export async function recoverSystemProxy(sp: SystemProxy, config: GatehopConfig,
   try {
     await sp.recover(proxyTarget(config.listen, config));
   } catch (err) {
-    logger.error({ event: 'sysproxy-recover-failed', err: (err as Error).message }, `could not check the system proxy at start: ${(err as Error).message}`);
+    logger.error(
+      { event: 'sysproxy-recover-failed', err: (err as Error).message },
+      `could not check the system proxy at start: ${(err as Error).message}`,
+    );
   }
 }
 
@@ -58,11 +78,15 @@ export function systemProxyControl(sp: SystemProxy, target: () => ProxyTarget): 
     onEvent: (fn) =>
       sp.onEvent((e) => {
         const message =
-          e.type === 'applied' ? `system proxy set to ${e.target}` :
-          e.type === 'restored' ? `system proxy restored to: ${e.to}` :
-          e.type === 'left-alone' ? `the system proxy was changed by someone else; left as it is (${e.current})` :
-          e.type === 'recovered' ? `system proxy recovered after a crash: ${e.to}` :
-          `another program changed the system proxy (${e.current})${e.reapplied ? '; set it back' : ''}`;
+          e.type === 'applied'
+            ? `system proxy set to ${e.target}`
+            : e.type === 'restored'
+              ? `system proxy restored to: ${e.to}`
+              : e.type === 'left-alone'
+                ? `the system proxy was changed by someone else; left as it is (${e.current})`
+                : e.type === 'recovered'
+                  ? `system proxy recovered after a crash: ${e.to}`
+                  : `another program changed the system proxy (${e.current})${e.reapplied ? '; set it back' : ''}`;
         fn({ type: e.type, message });
       }),
   };

@@ -93,7 +93,9 @@ const KNOWN_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
  * known code comes back as that GatehopError; anything else keeps its code on an EGRESS_FAILED.
  */
 export function errorFromJson(j: { code: string; message: string }): GatehopError {
-  return isErrorCode(j.code) ? new GatehopError(j.code, j.message) : new GatehopError(ErrorCodes.EGRESS_FAILED, `${j.message} (${j.code})`);
+  return isErrorCode(j.code)
+    ? new GatehopError(j.code, j.message)
+    : new GatehopError(ErrorCodes.EGRESS_FAILED, `${j.message} (${j.code})`);
 }
 
 function isErrorCode(code: string): code is ErrorCode {

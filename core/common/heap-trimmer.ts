@@ -68,9 +68,15 @@ export class HeapTrimmer {
       const durationMs = performance.now() - started;
       this.stats.trims++;
       this.stats.maxMs = Math.max(this.stats.maxMs, durationMs);
-      this.#logger.debug({ event: 'heap-trim', reason, released, durationMs: Math.round(durationMs * 100) / 100 }, 'native heap trimmed');
+      this.#logger.debug(
+        { event: 'heap-trim', reason, released, durationMs: Math.round(durationMs * 100) / 100 },
+        'native heap trimmed',
+      );
     } catch (err) {
-      this.#logger.warn({ event: 'heap-trim-failed', reason, err: (err as Error).message }, `native heap trim failed: ${(err as Error).message}`);
+      this.#logger.warn(
+        { event: 'heap-trim-failed', reason, err: (err as Error).message },
+        `native heap trim failed: ${(err as Error).message}`,
+      );
     } finally {
       this.#running = false;
     }

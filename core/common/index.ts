@@ -1,13 +1,48 @@
-export { ErrorCodes, GatehopError, isGatehopError, errorToJson, errorFromJson, abortReason, type ErrorCode } from './errors.js';
+export {
+  ErrorCodes,
+  GatehopError,
+  isGatehopError,
+  errorToJson,
+  errorFromJson,
+  abortReason,
+  type ErrorCode,
+} from './errors.js';
 export { parseEndpoint, formatEndpoint, isLoopbackHost, type Endpoint } from './endpoints.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';
 export { raiseMallocTrimThreshold } from './malloc-tuning.js';
 export { LogTap, type TappedLine } from './log-tap.js';
 export { GATEHOP_VERSION } from './version.js';
 export { Listeners } from './listeners.js';
-export { NetworkWatch, isOnline, networkKeyOf, readNetworkSnapshot, type NetworkChange, type NetworkChangeReason, type NetworkSnapshot, type NetworkWatchOptions } from './network-watch.js';
+export {
+  NetworkWatch,
+  isOnline,
+  networkKeyOf,
+  readNetworkSnapshot,
+  type NetworkChange,
+  type NetworkChangeReason,
+  type NetworkSnapshot,
+  type NetworkWatchOptions,
+} from './network-watch.js';
 export { writeFileAtomic } from './atomic-write.js';
-export { dialThroughUpstream, parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader, type UpstreamDialOptions, type UpstreamProxy } from './upstream-proxy.js';
+export {
+  dialThroughUpstream,
+  parseSocks5Udp,
+  parseUpstreamUrl,
+  socks5UdpAssociate,
+  socks5UdpHeader,
+  type UpstreamDialOptions,
+  type UpstreamProxy,
+} from './upstream-proxy.js';
 export { SleepDetector } from './sleep-detector.js';
-export { dataEngineStatus, loadNative, nativeStatus, type DataEngine, type NativeDataKey, type NativeDataKeySpec, type NativeModule, type NativeStatus, type NativeUdpSocket } from './native.js';
+export {
+  dataEngineStatus,
+  loadNative,
+  nativeStatus,
+  type DataEngine,
+  type NativeDataKey,
+  type NativeDataKeySpec,
+  type NativeModule,
+  type NativeStatus,
+  type NativeUdpSocket,
+} from './native.js';
 export { HeapTrimmer, type HeapTrimmerOptions } from './heap-trimmer.js';

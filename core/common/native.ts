@@ -16,7 +16,13 @@ export interface NativeModule {
   /** One OpenVPN key's data channel, keyed once (native/src/data_key.c); throws GATEHOP_NATIVE_*. */
   dataKeyOpen(spec: NativeDataKeySpec): NativeDataKey;
   /** Seals each payload into out, end to end ([u16 length] before each when tcpFraming); bytes written. */
-  dataSeal(key: NativeDataKey, payloads: readonly Uint8Array[], out: Buffer, lengths: Uint32Array, tcpFraming: boolean): number;
+  dataSeal(
+    key: NativeDataKey,
+    payloads: readonly Uint8Array[],
+    out: Buffer,
+    lengths: Uint32Array,
+    tcpFraming: boolean,
+  ): number;
   /** Opens each packet in place: results[2i] its payload's offset, results[2i+1] its length, or -1 (failed) / -2 (replayed). */
   dataOpen(key: NativeDataKey, packets: readonly Uint8Array[], results: Int32Array): void;
   /**
@@ -24,7 +30,13 @@ export interface NativeModule {
    * onRead(data, count) with the datagrams end to end and lengths[i] each one's size (0: truncated),
    * or onRead(null, -errno) on a socket error. Throws GATEHOP_NATIVE_SOCKET / _UNSUPPORTED (not Linux).
    */
-  udpOpen(ip: string, port: number, rcvbuf: number, lengths: Uint32Array, onRead: (data: Buffer | null, count: number) => void): NativeUdpSocket;
+  udpOpen(
+    ip: string,
+    port: number,
+    rcvbuf: number,
+    lengths: Uint32Array,
+    onRead: (data: Buffer | null, count: number) => void,
+  ): NativeUdpSocket;
   /** sendmmsg(2) of count datagrams laid end to end in data; how many the kernel took (0 once closed). */
   udpSend(socket: NativeUdpSocket, data: Buffer, lengths: Uint32Array, count: number): number;
   /** Stops reading and closes the socket; idempotent. */
@@ -71,9 +83,15 @@ export type DataEngine = 'native' | 'javascript';
  */
 export function dataEngineStatus(): { engine: DataEngine; reason: string | null; library: string | null } {
   const native = loadNative();
-  if (!native) return { engine: 'javascript', reason: `the native module is not loaded: ${(nativeStatus() as { reason: string }).reason}`, library: null };
+  if (!native)
+    return {
+      engine: 'javascript',
+      reason: `the native module is not loaded: ${(nativeStatus() as { reason: string }).reason}`,
+      library: null,
+    };
   const c = native.cryptoStatus();
-  if ('reason' in c) return { engine: 'javascript', reason: `the native module found no libcrypto: ${c.reason}`, library: null };
+  if ('reason' in c)
+    return { engine: 'javascript', reason: `the native module found no libcrypto: ${c.reason}`, library: null };
   return { engine: 'native', reason: null, library: `${c.version} (${c.library})` };
 }
 
@@ -92,12 +110,27 @@ export function nativeStatus(): NativeStatus {
 }
 
 function load(): { module: NativeModule | null; status: NativeStatus } {
-  if (process.env.GATEHOP_NATIVE === 'off') return { module: null, status: { loaded: false, reason: 'turned off (GATEHOP_NATIVE=off)' } };
+  if (process.env.GATEHOP_NATIVE === 'off')
+    return { module: null, status: { loaded: false, reason: 'turned off (GATEHOP_NATIVE=off)' } };
   const path = findBinary();
-  if (!path) return { module: null, status: { loaded: false, reason: `not built (${BINARY} not found; npm ci or node scripts/build-native.mjs builds it)` } };
+  if (!path)
+    return {
+      module: null,
+      status: {
+        loaded: false,
+        reason: `not built (${BINARY} not found; npm ci or node scripts/build-native.mjs builds it)`,
+      },
+    };
   try {
     const mod = createRequire(import.meta.url)(path) as NativeModule;
-    if (mod.abi !== EXPECTED_ABI) return { module: null, status: { loaded: false, reason: `${path} is ABI ${String(mod.abi)}, this core needs ${EXPECTED_ABI}: rebuild it` } };
+    if (mod.abi !== EXPECTED_ABI)
+      return {
+        module: null,
+        status: {
+          loaded: false,
+          reason: `${path} is ABI ${String(mod.abi)}, this core needs ${EXPECTED_ABI}: rebuild it`,
+        },
+      };
     return { module: mod, status: { loaded: true, path } };
   } catch (err) {
     return { module: null, status: { loaded: false, reason: `${path} did not load: ${(err as Error).message}` } };

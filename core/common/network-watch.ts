@@ -45,7 +45,10 @@ function readDefaultRoute(): boolean | null {
   if (process.platform !== 'linux') return null;
   try {
     // /proc/net/route: Iface Destination Gateway ...; a default route has Destination 00000000.
-    const v4 = readFileSync('/proc/net/route', 'utf8').split('\n').slice(1).some((l) => l.split('\t')[1] === '00000000');
+    const v4 = readFileSync('/proc/net/route', 'utf8')
+      .split('\n')
+      .slice(1)
+      .some((l) => l.split('\t')[1] === '00000000');
     if (v4) return true;
     // /proc/net/ipv6_route: destination (32 hex) and prefix length first; ::/0 is the default.
     return readFileSync('/proc/net/ipv6_route', 'utf8')
@@ -66,7 +69,8 @@ export function networkKeyOf(s: NetworkSnapshot): string {
   const parts = new Set<string>();
   for (const a of s.addresses) {
     const [name, addr] = a.split(' ');
-    if (name && addr && /^\d+\.\d+\.\d+\.\d+$/.test(addr)) parts.add(`${name} ${addr.split('.').slice(0, 3).join('.')}`);
+    if (name && addr && /^\d+\.\d+\.\d+\.\d+$/.test(addr))
+      parts.add(`${name} ${addr.split('.').slice(0, 3).join('.')}`);
   }
   const list = [...parts].sort().join(',');
   return list ? createHash('sha256').update(list).digest('hex').slice(0, 16) : 'offline';
@@ -151,7 +155,16 @@ export class NetworkWatch {
 
   #emit(reason: NetworkChangeReason, snapshot: NetworkSnapshot): void {
     const online = isOnline(snapshot);
-    this.#log.info({ event: 'network-change', reason, online, addresses: snapshot.addresses.length, defaultRoute: snapshot.defaultRoute }, `network changed (${reason}); ${online ? 'online' : 'offline'}`);
+    this.#log.info(
+      {
+        event: 'network-change',
+        reason,
+        online,
+        addresses: snapshot.addresses.length,
+        defaultRoute: snapshot.defaultRoute,
+      },
+      `network changed (${reason}); ${online ? 'online' : 'offline'}`,
+    );
     this.#listeners.emit({ reason, online, snapshot });
   }
 
@@ -159,7 +172,10 @@ export class NetworkWatch {
     try {
       return this.#read();
     } catch (err) {
-      this.#log.debug({ event: 'network-read-failed', err: (err as Error).message }, 'could not read the network interfaces');
+      this.#log.debug(
+        { event: 'network-read-failed', err: (err as Error).message },
+        'could not read the network interfaces',
+      );
       return null;
     }
   }

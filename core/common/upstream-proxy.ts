@@ -23,20 +23,35 @@ export function parseUpstreamUrl(text: string): UpstreamProxy {
   try {
     u = new URL(text);
   } catch {
-    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `upstream "${text}" is not a URL (socks5://HOST:PORT or http://HOST:PORT)`);
+    throw new GatehopError(
+      ErrorCodes.CONFIG_INVALID,
+      `upstream "${text}" is not a URL (socks5://HOST:PORT or http://HOST:PORT)`,
+    );
   }
   const scheme = u.protocol.replace(/:$/, '');
   const kind = scheme === 'socks5' || scheme === 'socks5h' ? 'socks5' : scheme === 'http' ? 'http' : null;
-  if (!kind) throw new GatehopError(ErrorCodes.CONFIG_INVALID, `upstream "${redact(u)}": the scheme must be socks5 or http, not ${scheme}`);
+  if (!kind)
+    throw new GatehopError(
+      ErrorCodes.CONFIG_INVALID,
+      `upstream "${redact(u)}": the scheme must be socks5 or http, not ${scheme}`,
+    );
   if (!u.hostname) throw new GatehopError(ErrorCodes.CONFIG_INVALID, `upstream "${redact(u)}" has no host`);
-  if (u.pathname !== '' && u.pathname !== '/') throw new GatehopError(ErrorCodes.CONFIG_INVALID, `upstream "${redact(u)}" must not have a path`);
+  if (u.pathname !== '' && u.pathname !== '/')
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `upstream "${redact(u)}" must not have a path`);
   const port = u.port ? Number(u.port) : kind === 'socks5' ? 1080 : 8080;
   const username = u.username ? decodeURIComponent(u.username) : null;
   const password = u.password ? decodeURIComponent(u.password) : null;
   if (kind === 'socks5' && ((username?.length ?? 0) > 255 || (password?.length ?? 0) > 255)) {
     throw new GatehopError(ErrorCodes.CONFIG_INVALID, 'upstream: a SOCKS5 user name or password is at most 255 bytes');
   }
-  return Object.freeze({ kind, host: u.hostname.replace(/^\[|\]$/g, ''), port, username, password, display: redact(u) });
+  return Object.freeze({
+    kind,
+    host: u.hostname.replace(/^\[|\]$/g, ''),
+    port,
+    username,
+    password,
+    display: redact(u),
+  });
 }
 
 function redact(u: URL): string {
@@ -66,7 +81,12 @@ const SOCKS_REPLY: Record<number, [code: ErrorCode, text: string]> = {
  * A TCP connection to `host:port` through the upstream proxy, handshake done: what is read from
  * it is the target's. Bytes the proxy sent after its reply are pushed back into the socket.
  */
-export async function dialThroughUpstream(up: UpstreamProxy, host: string, port: number, opts: UpstreamDialOptions = {}): Promise<Socket> {
+export async function dialThroughUpstream(
+  up: UpstreamProxy,
+  host: string,
+  port: number,
+  opts: UpstreamDialOptions = {},
+): Promise<Socket> {
   const deadline = AbortSignal.timeout(opts.timeoutMs ?? 15_000);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
   const target = `${host}:${port}`;
@@ -80,14 +100,19 @@ export async function dialThroughUpstream(up: UpstreamProxy, host: string, port:
   } catch (err) {
     reader.finish();
     socket.destroy();
-    if (err instanceof GatehopError) throw new GatehopError(err.code, `${target} through ${up.display}: ${err.message}`, { cause: err });
+    if (err instanceof GatehopError)
+      throw new GatehopError(err.code, `${target} through ${up.display}: ${err.message}`, { cause: err });
     throw err;
   }
 }
 
 /** The SOCKS5 proxy's UDP relay (UDP ASSOCIATE, RFC 1928 §7): the association lives as long as `control` is open. */
-export async function socks5UdpAssociate(up: UpstreamProxy, opts: UpstreamDialOptions = {}): Promise<{ control: Socket; relay: { host: string; port: number } }> {
-  if (up.kind !== 'socks5') throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${up.display} is an HTTP proxy: it carries no UDP`);
+export async function socks5UdpAssociate(
+  up: UpstreamProxy,
+  opts: UpstreamDialOptions = {},
+): Promise<{ control: Socket; relay: { host: string; port: number } }> {
+  if (up.kind !== 'socks5')
+    throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${up.display} is an HTTP proxy: it carries no UDP`);
   const deadline = AbortSignal.timeout(opts.timeoutMs ?? 15_000);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
   const control = await connectToProxy(up, signal);
@@ -157,7 +182,13 @@ function connectToProxy(up: UpstreamProxy, signal: AbortSignal): Promise<Socket>
     const onError = (err: NodeJS.ErrnoException): void => {
       done();
       socket.destroy();
-      reject(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `cannot reach the upstream proxy ${up.display}: ${err.code ?? err.message}`, { cause: err }));
+      reject(
+        new GatehopError(
+          ErrorCodes.UPSTREAM_FAILED,
+          `cannot reach the upstream proxy ${up.display}: ${err.code ?? err.message}`,
+          { cause: err },
+        ),
+      );
     };
     signal.addEventListener('abort', onAbort, { once: true });
     socket.once('error', onError);
@@ -173,16 +204,30 @@ async function socks5Greet(up: UpstreamProxy, r: HandshakeReader): Promise<void>
   r.socket.write(Buffer.from(withAuth ? [5, 2, 0, 2] : [5, 1, 0]));
   const [ver, method] = await r.read(2);
   if (ver !== 5) throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, 'not a SOCKS5 proxy (bad version in its greeting)');
-  if (method === 0xff) throw new GatehopError(ErrorCodes.UPSTREAM_AUTH_FAILED, withAuth ? 'the proxy accepts neither no authentication nor a user name and password' : 'the proxy wants credentials (add user:pass@ to upstream.url)');
+  if (method === 0xff)
+    throw new GatehopError(
+      ErrorCodes.UPSTREAM_AUTH_FAILED,
+      withAuth
+        ? 'the proxy accepts neither no authentication nor a user name and password'
+        : 'the proxy wants credentials (add user:pass@ to upstream.url)',
+    );
   if (method === 2) {
-    if (!withAuth) throw new GatehopError(ErrorCodes.UPSTREAM_AUTH_FAILED, 'the proxy wants credentials (add user:pass@ to upstream.url)');
+    if (!withAuth)
+      throw new GatehopError(
+        ErrorCodes.UPSTREAM_AUTH_FAILED,
+        'the proxy wants credentials (add user:pass@ to upstream.url)',
+      );
     const user = Buffer.from(up.username!, 'utf8');
     const pass = Buffer.from(up.password ?? '', 'utf8');
     r.socket.write(Buffer.concat([Buffer.from([1, user.length]), user, Buffer.from([pass.length]), pass]));
     const [, status] = await r.read(2);
-    if (status !== 0) throw new GatehopError(ErrorCodes.UPSTREAM_AUTH_FAILED, 'the proxy refused the user name and password');
+    if (status !== 0)
+      throw new GatehopError(ErrorCodes.UPSTREAM_AUTH_FAILED, 'the proxy refused the user name and password');
   } else if (method !== 0) {
-    throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `the proxy chose an authentication method Gatehop does not speak (${method})`);
+    throw new GatehopError(
+      ErrorCodes.UPSTREAM_FAILED,
+      `the proxy chose an authentication method Gatehop does not speak (${method})`,
+    );
   }
 }
 
@@ -222,7 +267,10 @@ async function socks5Connect(up: UpstreamProxy, r: HandshakeReader, host: string
 
 async function httpConnect(up: UpstreamProxy, r: HandshakeReader, host: string, port: number): Promise<void> {
   const authority = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
-  const auth = up.username !== null ? `Proxy-Authorization: Basic ${Buffer.from(`${up.username}:${up.password ?? ''}`).toString('base64')}\r\n` : '';
+  const auth =
+    up.username !== null
+      ? `Proxy-Authorization: Basic ${Buffer.from(`${up.username}:${up.password ?? ''}`).toString('base64')}\r\n`
+      : '';
   r.socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`);
   const head = (await r.readUntil('\r\n\r\n', 16 * 1024)).toString('latin1');
   const m = /^HTTP\/1\.[01] (\d{3})(?: ([^\r\n]*))?/.exec(head);
@@ -231,10 +279,14 @@ async function httpConnect(up: UpstreamProxy, r: HandshakeReader, host: string, 
   if (status >= 200 && status < 300) return;
   const said = `${status}${m[2] ? ` ${m[2].slice(0, 80)}` : ''}`;
   // 407 is the standard answer; tinyproxy answers a CONNECT without good credentials with 401.
-  if (status === 407 || status === 401) throw new GatehopError(ErrorCodes.UPSTREAM_AUTH_FAILED, `the proxy wants credentials or refused them (${said})`);
-  if (status === 403 || status === 405) throw new GatehopError(ErrorCodes.EGRESS_NOT_ALLOWED, `the proxy refused CONNECT (${said})`);
-  if (status === 504) throw new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `the proxy timed out reaching the target (${said})`);
-  if (status === 500 || status === 502 || status === 503) throw new GatehopError(ErrorCodes.EGRESS_CONNECT_REFUSED, `the proxy could not reach the target (${said})`);
+  if (status === 407 || status === 401)
+    throw new GatehopError(ErrorCodes.UPSTREAM_AUTH_FAILED, `the proxy wants credentials or refused them (${said})`);
+  if (status === 403 || status === 405)
+    throw new GatehopError(ErrorCodes.EGRESS_NOT_ALLOWED, `the proxy refused CONNECT (${said})`);
+  if (status === 504)
+    throw new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `the proxy timed out reaching the target (${said})`);
+  if (status === 500 || status === 502 || status === 503)
+    throw new GatehopError(ErrorCodes.EGRESS_CONNECT_REFUSED, `the proxy could not reach the target (${said})`);
   throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `the proxy answered ${said}`);
 }
 
@@ -264,8 +316,14 @@ class HandshakeReader {
     }
     this.#wake?.();
   };
-  readonly #onEnd = (): void => this.#fail(new GatehopError(ErrorCodes.UPSTREAM_FAILED, 'the proxy closed the connection during its handshake'));
-  readonly #onError = (err: NodeJS.ErrnoException): void => this.#fail(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `the connection to the proxy failed: ${err.code ?? err.message}`, { cause: err }));
+  readonly #onEnd = (): void =>
+    this.#fail(new GatehopError(ErrorCodes.UPSTREAM_FAILED, 'the proxy closed the connection during its handshake'));
+  readonly #onError = (err: NodeJS.ErrnoException): void =>
+    this.#fail(
+      new GatehopError(ErrorCodes.UPSTREAM_FAILED, `the connection to the proxy failed: ${err.code ?? err.message}`, {
+        cause: err,
+      }),
+    );
   readonly #onAbort = (): void => this.#fail(abortReason(this.signal, this.what));
 
   constructor(
@@ -300,7 +358,8 @@ class HandshakeReader {
         this.#buf = this.#buf.subarray(at + delimiter.length);
         return out;
       }
-      if (this.#buf.length > max) throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `the proxy's answer is longer than ${max} bytes`);
+      if (this.#buf.length > max)
+        throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `the proxy's answer is longer than ${max} bytes`);
       await this.#more();
     }
   }

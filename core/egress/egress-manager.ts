@@ -115,7 +115,13 @@ export class EgressManager implements EgressSource {
 
   /** The egresses taking new sessions: the active one first, then the members. */
   get members(): readonly ActiveMember[] {
-    return this.#taking().map((e) => ({ egress: e.egress, primary: e === this.#active, sessions: e.leases.size, down: e.down, since: e.since }));
+    return this.#taking().map((e) => ({
+      egress: e.egress,
+      primary: e === this.#active,
+      sessions: e.leases.size,
+      down: e.down,
+      since: e.since,
+    }));
   }
 
   #taking(): Entry[] {
@@ -123,7 +129,12 @@ export class EgressManager implements EgressSource {
   }
 
   get draining(): readonly DrainingEgress[] {
-    return this.#draining.map((e) => ({ egress: e.egress, sessions: e.leases.size, since: e.drainingSince ?? 0, graceEndsAt: e.graceEndsAt }));
+    return this.#draining.map((e) => ({
+      egress: e.egress,
+      sessions: e.leases.size,
+      since: e.drainingSince ?? 0,
+      graceEndsAt: e.graceEndsAt,
+    }));
   }
 
   /** Every egress change, for status views and metrics. Returns an unsubscribe function. */
@@ -176,7 +187,10 @@ export class EgressManager implements EgressSource {
     const back = this.#takeBack(egress) ?? this.#takeMember(egress);
     this.#active = back ?? this.#entry(egress);
     this.stats.switches++;
-    this.#log.info({ event: 'egress-active', egressId: egress.id, previous: old?.egress.id ?? null, reason, reused: back !== null }, back ? 'a draining egress is active again' : 'new sessions use a new egress');
+    this.#log.info(
+      { event: 'egress-active', egressId: egress.id, previous: old?.egress.id ?? null, reason, reused: back !== null },
+      back ? 'a draining egress is active again' : 'new sessions use a new egress',
+    );
     this.#emit({ type: 'active', egress, previous: old?.egress ?? null, reason });
     if (old) this.#retire(old);
   }
@@ -185,7 +199,10 @@ export class EgressManager implements EgressSource {
   addMember(egress: Egress, reason: string): void {
     if (this.#taking().some((e) => e.egress === egress)) return;
     this.#members.push(this.#takeBack(egress) ?? this.#entry(egress));
-    this.#log.info({ event: 'egress-member', change: 'added', egressId: egress.id, reason }, 'a balance member takes sessions');
+    this.#log.info(
+      { event: 'egress-member', change: 'added', egressId: egress.id, reason },
+      'a balance member takes sessions',
+    );
     this.#emit({ type: 'member', egress, change: 'added', reason });
   }
 
@@ -196,7 +213,10 @@ export class EgressManager implements EgressSource {
   removeMember(egress: Egress, reason: string, lost = false): void {
     const entry = this.#takeMember(egress);
     if (!entry) return;
-    this.#log.info({ event: 'egress-member', change: 'removed', egressId: egress.id, reason, sessions: entry.leases.size }, 'a balance member leaves');
+    this.#log.info(
+      { event: 'egress-member', change: 'removed', egressId: egress.id, reason, sessions: entry.leases.size },
+      'a balance member leaves',
+    );
     this.#emit({ type: 'member', egress, change: 'removed', reason });
     if (!lost) this.#retire(entry);
     else {
@@ -211,14 +231,25 @@ export class EgressManager implements EgressSource {
     const entry = this.#taking().find((e) => e.egress === egress);
     if (!entry || entry.down === down) return;
     entry.down = down;
-    this.#log.info({ event: 'egress-member', change: down ? 'down' : 'up', egressId: egress.id, reason }, down ? 'new sessions avoid an egress' : 'an egress takes sessions again');
+    this.#log.info(
+      { event: 'egress-member', change: down ? 'down' : 'up', egressId: egress.id, reason },
+      down ? 'new sessions avoid an egress' : 'an egress takes sessions again',
+    );
     this.#emit({ type: 'member', egress, change: down ? 'down' : 'up', reason });
     // Sessions that have moved nothing yet may move to a member that works (they release this lease).
     if (down && this.#taking().some((e) => !e.down)) this.#tellRetired(entry, 'down');
   }
 
   #entry(egress: Egress): Entry {
-    return { egress, leases: new Set(), down: false, since: Date.now(), drainTimer: null, drainingSince: null, graceEndsAt: 0 };
+    return {
+      egress,
+      leases: new Set(),
+      down: false,
+      since: Date.now(),
+      drainTimer: null,
+      drainingSince: null,
+      graceEndsAt: 0,
+    };
   }
 
   #takeMember(egress: Egress): Entry | null {
@@ -274,9 +305,13 @@ export class EgressManager implements EgressSource {
     old.drainTimer = setTimeout(() => this.#close(old, 'drain grace expired'), graceMs);
     old.drainTimer.unref();
     this.#draining.push(old);
-    this.#log.info({ event: 'egress-draining', egressId: old.egress.id, sessions: old.leases.size, graceMs }, 'old egress drains its sessions');
+    this.#log.info(
+      { event: 'egress-draining', egressId: old.egress.id, sessions: old.leases.size, graceMs },
+      'old egress drains its sessions',
+    );
     this.#emit({ type: 'draining', egress: old.egress, sessions: old.leases.size, graceEndsAt: old.graceEndsAt });
-    while (this.#draining.length > (this.opts.maxDraining ?? 2)) this.#close(this.#draining[0]!, 'too many draining egresses');
+    while (this.#draining.length > (this.opts.maxDraining ?? 2))
+      this.#close(this.#draining[0]!, 'too many draining egresses');
     // Sessions that have moved nothing yet may move to the new egress (they release this lease).
     this.#tellRetired(old, 'replaced');
   }
@@ -293,7 +328,8 @@ export class EgressManager implements EgressSource {
     const sessions = entry.leases.size;
     if (reason !== 'drained' && reason !== 'shutdown') this.stats.forceClosedSessions += sessions;
     const fields = { event: 'egress-closed', egressId: entry.egress.id, sessions, reason };
-    if (sessions > 0 && reason !== 'shutdown') this.#log.warn(fields, `egress closed with ${sessions} sessions still on it`);
+    if (sessions > 0 && reason !== 'shutdown')
+      this.#log.warn(fields, `egress closed with ${sessions} sessions still on it`);
     else this.#log.info(fields, 'egress closed');
     this.#emit({ type: 'closed', egress: entry.egress, sessions, reason });
     void entry.egress.close();

@@ -22,9 +22,27 @@ export { TunnelWorkerPool, type TunnelWorkerPoolOptions } from './worker/worker-
 export { findWorkerScript } from './worker/worker-entry.js';
 export { openTunnel, isTunnel, type OpenTunnelOptions, type Tunnel } from './open-tunnel.js';
 export { tunnelStackOptions, stackOptionsOf } from './tunnel-stack-options.js';
-export { TUNNEL_PROTOCOLS, describeLink, type TunnelProtocol, type LinkSpec, type OpenVpnLinkSpec, type SstpLinkSpec, type LinkConfig, type LinkPhase, type TunnelLink, type OpenedLink } from './tunnel-link.js';
+export {
+  TUNNEL_PROTOCOLS,
+  describeLink,
+  type TunnelProtocol,
+  type LinkSpec,
+  type OpenVpnLinkSpec,
+  type SstpLinkSpec,
+  type LinkConfig,
+  type LinkPhase,
+  type TunnelLink,
+  type OpenedLink,
+} from './tunnel-link.js';
 export { openLink } from './links/open-link.js';
 export { OpenVpnLink, openVpnLinkConfig } from './links/openvpn-link.js';
 export { SstpLink } from './links/sstp-link.js';
 export { BALANCE_STRATEGIES, Balancer, type BalanceCandidate, type BalanceStrategy } from './balance.js';
-export { EgressManager, type ActiveMember, type DrainingEgress, type EgressManagerEvent, type EgressManagerOptions, type EgressManagerStats } from './egress-manager.js';
+export {
+  EgressManager,
+  type ActiveMember,
+  type DrainingEgress,
+  type EgressManagerEvent,
+  type EgressManagerOptions,
+  type EgressManagerStats,
+} from './egress-manager.js';

@@ -19,7 +19,10 @@ export function openTunnel(opts: OpenTunnelOptions): Promise<Tunnel> {
   const inThread = !threads || findWorkerScript() === null;
   if (threads && inThread && !warnedNoWorker) {
     warnedNoWorker = true;
-    opts.logger.warn({ event: 'tunnel-worker-missing' }, 'no tunnel worker script (run from source without a build): tunnels run on the main thread');
+    opts.logger.warn(
+      { event: 'tunnel-worker-missing' },
+      'no tunnel worker script (run from source without a build): tunnels run on the main thread',
+    );
   }
   return inThread ? TunnelEgress.open(rest) : WorkerTunnelEgress.open(rest);
 }

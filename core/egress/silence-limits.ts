@@ -72,7 +72,8 @@ export class SilenceLimits {
   /** Quiet this long, though asked, is silence. */
   get limitMs(): number {
     const rtt = this.rttAllowanceMs;
-    if (this.carrier === 'datagram') return Math.max(this.unresponsiveMs, this.askAfterMs + PINGS_BEFORE_SILENT * this.tickMs + rtt);
+    if (this.carrier === 'datagram')
+      return Math.max(this.unresponsiveMs, this.askAfterMs + PINGS_BEFORE_SILENT * this.tickMs + rtt);
     // RTO, then 2·RTO: 2^n - 1 timeouts for n retransmissions. From srtt, not the high mark: echoes
     // over TCP that met a loss already widened rttvar, and three times that left a blackholed
     // node 300 ms away unnoticed for 9.7 s (bench:liveness).

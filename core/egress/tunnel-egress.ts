@@ -3,7 +3,15 @@ import { abortReason, ErrorCodes, GatehopError, SleepDetector, type Logger } fro
 import { DnsResolver, Stack, type StackUdpSocket } from '../netstack/index.js';
 import { getHeapStatistics } from 'node:v8';
 import type { TunnelDiagnostics } from './worker/messages.js';
-import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket, UdpDatagram } from './types.js';
+import type {
+  ConnectTcpOptions,
+  Egress,
+  EgressState,
+  EgressStats,
+  EgressTcpConnection,
+  EgressUdpSocket,
+  UdpDatagram,
+} from './types.js';
 import { stackOptionsOf } from './tunnel-stack-options.js';
 import { ECHO_TIMEOUT_MS, SilenceLimits } from './silence-limits.js';
 import { openLink } from './links/open-link.js';
@@ -30,7 +38,6 @@ export interface TunnelEgressOptions {
 }
 
 export type LinkState = 'up' | 'reconnecting' | 'down';
-
 
 /** switching.unresponsiveMs' default: a node on a near network is left 2 s after it went silent. */
 export const DEFAULT_UNRESPONSIVE_MS = 2_000;
@@ -76,7 +83,8 @@ export class TunnelEgress implements Egress {
     });
     // L1 reconnect with a new address: connections on the old one cannot continue.
     link.onReconnected(({ addressChanged, address }) => {
-      if (addressChanged && this.#state !== 'closed') this.#fail(`the server gave a new address (${address}) after reconnecting`);
+      if (addressChanged && this.#state !== 'closed')
+        this.#fail(`the server gave a new address (${address}) after reconnecting`);
     });
   }
 
@@ -155,7 +163,11 @@ export class TunnelEgress implements Egress {
   }
 
   #newSilenceLimits(): SilenceLimits {
-    return new SilenceLimits(this.#unresponsiveMs, LIVENESS_TICK_MS, this.config.transport === 'udp' ? 'datagram' : 'stream');
+    return new SilenceLimits(
+      this.#unresponsiveMs,
+      LIVENESS_TICK_MS,
+      this.config.transport === 'udp' ? 'datagram' : 'stream',
+    );
   }
 
   #setResponsive(responsive: boolean, quietMs: number): void {
@@ -226,10 +238,17 @@ export class TunnelEgress implements Egress {
         this.#silence.observe(rttMs);
         return;
       } catch {
-        if (this.link.phase !== 'up') throw new GatehopError(ErrorCodes.EGRESS_FAILED, `tunnel to ${this.nodeId} went down while checking its path`);
+        if (this.link.phase !== 'up')
+          throw new GatehopError(
+            ErrorCodes.EGRESS_FAILED,
+            `tunnel to ${this.nodeId} went down while checking its path`,
+          );
       }
     }
-    logger.warn({ event: 'tunnel-path-unchecked', nodeId: this.nodeId, gateway }, 'the tunnel gateway does not answer ping; using the tunnel anyway');
+    logger.warn(
+      { event: 'tunnel-path-unchecked', nodeId: this.nodeId, gateway },
+      'the tunnel gateway does not answer ping; using the tunnel anyway',
+    );
   }
 
   get state(): EgressState {
@@ -253,7 +272,8 @@ export class TunnelEgress implements Egress {
     const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
     try {
       const addresses = (await this.resolve(host, { signal })).filter((a) => isIP(a) === 4);
-      if (addresses.length === 0) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${host}: no IPv4 address (the tunnel is IPv4 only)`);
+      if (addresses.length === 0)
+        throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${host}: no IPv4 address (the tunnel is IPv4 only)`);
       const stream = await this.stack.connectTcp(addresses[0]!, port, { timeoutMs: opts.timeoutMs ?? 15_000, signal });
       this.stats.sessionsActive++;
       this.stats.sessionsTotal++;
@@ -262,7 +282,13 @@ export class TunnelEgress implements Egress {
         this.stats.bytesUp += stream.stats.bytesOut;
         this.stats.bytesDown += stream.stats.bytesIn;
       });
-      return { stream, localAddress: this.stack.address, localPort: stream.localPort, remoteAddress: addresses[0]!, remotePort: port };
+      return {
+        stream,
+        localAddress: this.stack.address,
+        localPort: stream.localPort,
+        remoteAddress: addresses[0]!,
+        remotePort: port,
+      };
     } catch (err) {
       this.stats.failures++;
       if (signal.aborted && !(err instanceof GatehopError)) throw abortReason(signal, `connect to ${host}:${port}`);

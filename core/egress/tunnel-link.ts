@@ -74,5 +74,7 @@ export type LinkSpec = OpenVpnLinkSpec | SstpLinkSpec;
 
 /** The same spec with its secrets and certificates left out, for logs and errors. */
 export function describeLink(spec: LinkSpec): string {
-  return spec.protocol === 'sstp' ? `sstp ${spec.serverName} (${spec.host}:${spec.port})` : `openvpn${spec.remoteHost ? ` via ${spec.remoteHost}` : ''}`;
+  return spec.protocol === 'sstp'
+    ? `sstp ${spec.serverName} (${spec.host}:${spec.port})`
+    : `openvpn${spec.remoteHost ? ` via ${spec.remoteHost}` : ''}`;
 }

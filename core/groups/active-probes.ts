@@ -27,12 +27,28 @@ export class ActiveProbes {
     const specs = this.deps.probes();
     if (specs.length === 0) return;
     const log = this.deps.logger;
-    const loop = new ProbeLoop(held.node.id, specs, async (host, port, o) => (await held.egress.connectTcp(host, port, o)).stream, this.deps.failFilter, (r) => {
-      if (r.ok && r.ms !== null) this.deps.onRtt(r.nodeId, r.ms);
-      if (!r.ok) log.info({ event: 'probe-failed', nodeId: r.nodeId, probe: r.spec.type, err: r.error, dead: r.dead }, `${r.spec.type} probe of ${r.nodeId} failed${r.dead ? ': node marked dead' : ''}`);
-      else if (r.changed) log.info({ event: 'probe-recovered', nodeId: r.nodeId, probe: r.spec.type, ms: r.ms }, `${r.nodeId} answers its probes again`);
-      if (r.dead && r.changed) this.deps.onDead(held, `active node ${r.nodeId} failed ${this.deps.maxFails()} probes`);
-    }, log);
+    const loop = new ProbeLoop(
+      held.node.id,
+      specs,
+      async (host, port, o) => (await held.egress.connectTcp(host, port, o)).stream,
+      this.deps.failFilter,
+      (r) => {
+        if (r.ok && r.ms !== null) this.deps.onRtt(r.nodeId, r.ms);
+        if (!r.ok)
+          log.info(
+            { event: 'probe-failed', nodeId: r.nodeId, probe: r.spec.type, err: r.error, dead: r.dead },
+            `${r.spec.type} probe of ${r.nodeId} failed${r.dead ? ': node marked dead' : ''}`,
+          );
+        else if (r.changed)
+          log.info(
+            { event: 'probe-recovered', nodeId: r.nodeId, probe: r.spec.type, ms: r.ms },
+            `${r.nodeId} answers its probes again`,
+          );
+        if (r.dead && r.changed)
+          this.deps.onDead(held, `active node ${r.nodeId} failed ${this.deps.maxFails()} probes`);
+      },
+      log,
+    );
     this.#loop = loop;
     held.off.push(() => {
       loop.close();

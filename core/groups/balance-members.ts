@@ -50,7 +50,10 @@ const networkOf = (ip: string): string => ip.split('.').slice(0, 2).join('.');
  * entries, UDP and TCP: two members on it are one exit and one point of failure), then a /16 no
  * member is on, then the best score.
  */
-export function pickMemberCandidate<N extends { ip: string }>(ranked: readonly N[], inUse: readonly { ip: string }[]): N | null {
+export function pickMemberCandidate<N extends { ip: string }>(
+  ranked: readonly N[],
+  inUse: readonly { ip: string }[],
+): N | null {
   const ips = new Set(inUse.map((n) => n.ip));
   const nets = new Set(inUse.map((n) => networkOf(n.ip)));
   const elsewhere = ranked.filter((n) => !ips.has(n.ip));
@@ -95,7 +98,11 @@ export class BalanceMembers {
     if (this.#stopped) return;
     const before = this.#target;
     this.#target = Math.max(0, n);
-    if (before !== this.#target) this.#log.info({ event: 'balance-target', members: this.#target, reason }, `${this.#target} balance members (${reason})`);
+    if (before !== this.#target)
+      this.#log.info(
+        { event: 'balance-target', members: this.#target, reason },
+        `${this.#target} balance members (${reason})`,
+      );
     while (this.#members.length > this.#target) this.#drop(this.#members.at(-1)!, reason);
     void this.fill();
   }
@@ -157,20 +164,35 @@ export class BalanceMembers {
     }
     const pool = new Map(this.deps.nodes().map((n) => [n.id, n]));
     const inUse = [...used].map((id) => pool.get(id)).filter((n): n is VpnGateNode => !!n);
-    const ranked = (this.deps.selector.last?.ranked ?? []).map((r) => r.node).filter((n) => pool.has(n.id) && !used.has(n.id) && this.deps.failFilter.allows(n.id) && !this.deps.selector.backingOff(n.id));
+    const ranked = (this.deps.selector.last?.ranked ?? [])
+      .map((r) => r.node)
+      .filter(
+        (n) =>
+          pool.has(n.id) &&
+          !used.has(n.id) &&
+          this.deps.failFilter.allows(n.id) &&
+          !this.deps.selector.backingOff(n.id),
+      );
     return pickMemberCandidate(ranked, inUse);
   }
 
   async #open(node: VpnGateNode): Promise<NodeTunnel | null> {
     const started = Date.now();
     try {
-      const egress = await this.deps.open(node, { signal: this.deps.signal, timeoutMs: this.deps.options().connectTimeoutMs, id: this.deps.tunnelId('member') });
+      const egress = await this.deps.open(node, {
+        signal: this.deps.signal,
+        timeoutMs: this.deps.options().connectTimeoutMs,
+        id: this.deps.tunnelId('member'),
+      });
       this.deps.selector.recordSuccess(node.id, { connectMs: Date.now() - started });
       return egress;
     } catch (err) {
       if (this.#stopped) return null;
       this.deps.selector.recordFailure(node.id);
-      this.#log.info({ event: 'member-failed', nodeId: node.id, err: (err as Error).message }, `balance member ${node.id} did not come up: ${(err as Error).message}`);
+      this.#log.info(
+        { event: 'member-failed', nodeId: node.id, err: (err as Error).message },
+        `balance member ${node.id} did not come up: ${(err as Error).message}`,
+      );
       return null;
     }
   }
@@ -189,22 +211,35 @@ export class BalanceMembers {
     this.#members.push(m);
     this.#startProbes(m);
     this.deps.manager.addMember(egress, `balance member ${node.id}`);
-    this.#log.info({ event: 'member-up', nodeId: node.id, egressId: egress.id, members: this.#members.length }, `balance member ${node.id} takes sessions`);
+    this.#log.info(
+      { event: 'member-up', nodeId: node.id, egressId: egress.id, members: this.#members.length },
+      `balance member ${node.id} takes sessions`,
+    );
   }
 
   #startProbes(m: Held): void {
     const { probes, maxFails } = this.deps.options();
     if (probes.length === 0) return;
-    const loop = new ProbeLoop(m.node.id, probes, async (host, port, o) => (await m.egress.connectTcp(host, port, o)).stream, this.deps.failFilter, (r) => {
-      if (r.ok) {
-        if (r.ms !== null) this.deps.onRtt(r.nodeId, r.ms);
-        if (r.changed) this.#recovered(m, `its ${r.spec.type} probe passes`);
-        return;
-      }
-      m.failures++;
-      this.#log.info({ event: 'probe-failed', nodeId: r.nodeId, probe: r.spec.type, err: r.error, dead: r.dead }, `${r.spec.type} probe of member ${r.nodeId} failed${r.dead ? ': node marked dead' : ''}`);
-      if (r.dead && r.changed) this.#failing(m, `failed ${maxFails} probes`);
-    }, this.#log);
+    const loop = new ProbeLoop(
+      m.node.id,
+      probes,
+      async (host, port, o) => (await m.egress.connectTcp(host, port, o)).stream,
+      this.deps.failFilter,
+      (r) => {
+        if (r.ok) {
+          if (r.ms !== null) this.deps.onRtt(r.nodeId, r.ms);
+          if (r.changed) this.#recovered(m, `its ${r.spec.type} probe passes`);
+          return;
+        }
+        m.failures++;
+        this.#log.info(
+          { event: 'probe-failed', nodeId: r.nodeId, probe: r.spec.type, err: r.error, dead: r.dead },
+          `${r.spec.type} probe of member ${r.nodeId} failed${r.dead ? ': node marked dead' : ''}`,
+        );
+        if (r.dead && r.changed) this.#failing(m, `failed ${maxFails} probes`);
+      },
+      this.#log,
+    );
     m.off.push(() => loop.close());
     loop.start();
   }
@@ -214,7 +249,10 @@ export class BalanceMembers {
     if (m.replacing || !this.#members.includes(m)) return;
     m.replacing = true;
     this.deps.manager.setDown(m.egress, true, why);
-    this.#log.warn({ event: 'member-failing', nodeId: m.node.id, reason: why }, `balance member ${m.node.id} ${why}: replacing it`);
+    this.#log.warn(
+      { event: 'member-failing', nodeId: m.node.id, reason: why },
+      `balance member ${m.node.id} ${why}: replacing it`,
+    );
     void this.fill();
   }
 
@@ -222,7 +260,10 @@ export class BalanceMembers {
     if (!m.replacing || !this.#members.includes(m)) return;
     m.replacing = false;
     this.deps.manager.setDown(m.egress, false, why);
-    this.#log.info({ event: 'member-recovered', nodeId: m.node.id, reason: why }, `balance member ${m.node.id} recovered: ${why}`);
+    this.#log.info(
+      { event: 'member-recovered', nodeId: m.node.id, reason: why },
+      `balance member ${m.node.id} recovered: ${why}`,
+    );
     // Recovered before a replacement came: one too many when the replacement arrives.
     if (this.#members.length > this.#target) this.#drop(this.#members.at(-1)!, 'one member too many after a recovery');
   }
@@ -234,7 +275,10 @@ export class BalanceMembers {
     m.failures++;
     this.deps.manager.removeMember(m.egress, `died: ${why}`, true);
     this.deps.selector.recordFailure(m.node.id);
-    this.#log.warn({ event: 'member-lost', nodeId: m.node.id, reason: why }, `balance member ${m.node.id} died: ${why}`);
+    this.#log.warn(
+      { event: 'member-lost', nodeId: m.node.id, reason: why },
+      `balance member ${m.node.id} died: ${why}`,
+    );
     void this.fill();
   }
 
@@ -242,7 +286,10 @@ export class BalanceMembers {
   #drop(m: Held, why: string): void {
     this.#forget(m);
     this.deps.manager.removeMember(m.egress, why);
-    this.#log.info({ event: 'member-removed', nodeId: m.node.id, reason: why }, `balance member ${m.node.id} leaves (${why})`);
+    this.#log.info(
+      { event: 'member-removed', nodeId: m.node.id, reason: why },
+      `balance member ${m.node.id} leaves (${why})`,
+    );
   }
 
   #forget(m: Held): void {
@@ -255,7 +302,10 @@ export class BalanceMembers {
     if (this.#retry || this.#stopped) return;
     const ms = this.#retryMs;
     this.#retryMs = Math.min(MAX_RETRY_MS, ms * 2);
-    this.#log.info({ event: 'balance-retry', reason: why, retryMs: ms, members: this.#members.length, target: this.#target }, `balance: ${why}; looking again in ${Math.round(ms / 1000)} s`);
+    this.#log.info(
+      { event: 'balance-retry', reason: why, retryMs: ms, members: this.#members.length, target: this.#target },
+      `balance: ${why}; looking again in ${Math.round(ms / 1000)} s`,
+    );
     this.#retry = setTimeout(() => {
       this.#retry = null;
       void this.fill();

@@ -27,7 +27,12 @@ export interface DelaySweepDeps {
  */
 export class DelaySweep {
   #seq = 0;
-  #current: { progress: SweepProgress; results: Map<string, number | null>; cancelled: boolean; done: Promise<void> } | null = null;
+  #current: {
+    progress: SweepProgress;
+    results: Map<string, number | null>;
+    cancelled: boolean;
+    done: Promise<void>;
+  } | null = null;
   #closed = false;
   readonly #listeners: Listeners<SweepProgress>;
   readonly #log: Logger;
@@ -57,10 +62,23 @@ export class DelaySweep {
   start(opts: { url: string; timeoutMs: number; nodeIds?: readonly string[] }): SweepProgress {
     if (this.#current?.progress.state === 'running') return { ...this.#current.progress };
     const ids = [...(opts.nodeIds ?? this.deps.nodeIds())];
-    const progress: SweepProgress = { sweepId: ++this.#seq, state: 'running', url: opts.url, total: ids.length, done: 0, ok: 0, failed: 0, last: null, startedAt: Date.now() };
+    const progress: SweepProgress = {
+      sweepId: ++this.#seq,
+      state: 'running',
+      url: opts.url,
+      total: ids.length,
+      done: 0,
+      ok: 0,
+      failed: 0,
+      last: null,
+      startedAt: Date.now(),
+    };
     const run = { progress, results: new Map<string, number | null>(), cancelled: false, done: Promise.resolve() };
     this.#current = run;
-    this.#log.info({ event: 'sweep-started', sweepId: progress.sweepId, nodes: ids.length, url: opts.url }, `testing ${ids.length} nodes`);
+    this.#log.info(
+      { event: 'sweep-started', sweepId: progress.sweepId, nodes: ids.length, url: opts.url },
+      `testing ${ids.length} nodes`,
+    );
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < ids.length && !run.cancelled && !this.#closed) {
@@ -79,11 +97,22 @@ export class DelaySweep {
         this.#listeners.emit({ ...progress });
       }
     };
-    run.done = Promise.all(Array.from({ length: Math.min(this.concurrency, Math.max(1, ids.length)) }, worker)).then(() => {
-      progress.state = run.cancelled || this.#closed ? 'cancelled' : 'done';
-      this.#log.info({ event: 'sweep-finished', sweepId: progress.sweepId, state: progress.state, ok: progress.ok, failed: progress.failed }, `node test ${progress.state}: ${progress.ok} answered, ${progress.failed} failed`);
-      this.#listeners.emit({ ...progress });
-    });
+    run.done = Promise.all(Array.from({ length: Math.min(this.concurrency, Math.max(1, ids.length)) }, worker)).then(
+      () => {
+        progress.state = run.cancelled || this.#closed ? 'cancelled' : 'done';
+        this.#log.info(
+          {
+            event: 'sweep-finished',
+            sweepId: progress.sweepId,
+            state: progress.state,
+            ok: progress.ok,
+            failed: progress.failed,
+          },
+          `node test ${progress.state}: ${progress.ok} answered, ${progress.failed} failed`,
+        );
+        this.#listeners.emit({ ...progress });
+      },
+    );
     this.#listeners.emit({ ...progress });
     return { ...progress };
   }

@@ -10,8 +10,20 @@ export {
   type SwitchRecord,
   type SwitchState,
 } from './switch-controller.js';
-export { ProtocolChoice, type NodeProtocolRecord, type ProtocolChoiceOptions, type ProtocolMemory } from './protocol-choice.js';
+export {
+  ProtocolChoice,
+  type NodeProtocolRecord,
+  type ProtocolChoiceOptions,
+  type ProtocolMemory,
+} from './protocol-choice.js';
 export type { NodeOpener, OpenOptions, Held } from './types.js';
-export { PoolRecovery, recoveryOptionsSchema, type PoolRecoveryDeps, type RecoveryOptions, type RecoveryStatus, type StarvedReason } from './pool-recovery.js';
+export {
+  PoolRecovery,
+  recoveryOptionsSchema,
+  type PoolRecoveryDeps,
+  type RecoveryOptions,
+  type RecoveryStatus,
+  type StarvedReason,
+} from './pool-recovery.js';
 export { DelaySweep, type DelaySweepDeps, type SweepProgress } from './delay-sweep.js';
 export { pickMemberCandidate } from './balance-members.js';

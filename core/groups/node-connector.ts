@@ -36,18 +36,29 @@ export class NodeConnector {
   async connect(node: VpnGateNode, switchId: number, o: OpenOptions): Promise<NodeTunnel | null> {
     const member = this.deps.members.release(node.id);
     if (member) {
-      this.#log.info({ event: 'member-promoted', switchId, nodeId: node.id, egressId: member.id }, `balance member ${node.id} becomes the active tunnel`);
+      this.#log.info(
+        { event: 'member-promoted', switchId, nodeId: node.id, egressId: member.id },
+        `balance member ${node.id} becomes the active tunnel`,
+      );
       return member;
     }
     const standby = this.deps.standby.take(node.id);
     if (standby) {
-      this.#log.info({ event: 'standby-used', switchId, nodeId: node.id }, `warm standby ${node.id} takes over without a handshake`);
+      this.#log.info(
+        { event: 'standby-used', switchId, nodeId: node.id },
+        `warm standby ${node.id} takes over without a handshake`,
+      );
       return standby;
     }
     // A tunnel to this node that is still draining is taken back instead of opening a second one.
-    const draining = this.deps.manager.draining.map((d) => d.egress as NodeTunnel).find((e) => e.nodeId === node.id && e.state !== 'closed' && e.responsive);
+    const draining = this.deps.manager.draining
+      .map((d) => d.egress as NodeTunnel)
+      .find((e) => e.nodeId === node.id && e.state !== 'closed' && e.responsive);
     if (draining) {
-      this.#log.info({ event: 'draining-reused', switchId, nodeId: node.id, egressId: draining.id }, `${node.id}'s draining tunnel takes new sessions again`);
+      this.#log.info(
+        { event: 'draining-reused', switchId, nodeId: node.id, egressId: draining.id },
+        `${node.id}'s draining tunnel takes new sessions again`,
+      );
       return draining;
     }
     const started = Date.now();
@@ -59,7 +70,14 @@ export class NodeConnector {
       if (o.signal.aborted) return null;
       const h = this.deps.selector.recordFailure(node.id);
       this.#log.info(
-        { event: 'switch-candidate-failed', switchId, nodeId: node.id, err: (err as Error).message, durationMs: Date.now() - started, backoffUntil: h.backoffUntil },
+        {
+          event: 'switch-candidate-failed',
+          switchId,
+          nodeId: node.id,
+          err: (err as Error).message,
+          durationMs: Date.now() - started,
+          backoffUntil: h.backoffUntil,
+        },
         `${node.id} did not come up: ${(err as Error).message}`,
       );
       return null;
@@ -69,7 +87,11 @@ export class NodeConnector {
   /** A new tunnel to `node` with the first of its protocols that comes up. Throws the last failure. */
   readonly openFresh = async (node: VpnGateNode, o: OpenOptions): Promise<NodeTunnel> => {
     const order = this.deps.protocols.orderFor(node.id, this.deps.offered(node));
-    if (order.length === 0) throw new GatehopError(ErrorCodes.EGRESS_FAILED, `${node.id}: none of tunnel.protocols (${this.deps.protocols.order.join(', ')}) can reach it`);
+    if (order.length === 0)
+      throw new GatehopError(
+        ErrorCodes.EGRESS_FAILED,
+        `${node.id}: none of tunnel.protocols (${this.deps.protocols.order.join(', ')}) can reach it`,
+      );
     const failures: string[] = [];
     let last: unknown = null;
     for (const protocol of order) {
@@ -83,7 +105,10 @@ export class NodeConnector {
         if (o.signal.aborted) throw err;
         const msg = (err as Error).message;
         this.deps.protocols.record(node.id, protocol, false, msg);
-        this.#log.info({ event: 'protocol-attempt-failed', nodeId: node.id, protocol, err: msg, durationMs: Date.now() - started }, `${node.id} over ${protocol}: ${msg}`);
+        this.#log.info(
+          { event: 'protocol-attempt-failed', nodeId: node.id, protocol, err: msg, durationMs: Date.now() - started },
+          `${node.id} over ${protocol}: ${msg}`,
+        );
         failures.push(`${protocol}: ${msg}`);
         last = err;
       }

@@ -24,7 +24,11 @@ export const groupOptionsSchema = z
         toleranceMs: z.number().int().min(0).default(50),
         timeoutMs: z.number().int().positive().default(5_000),
         /** No sessions for this long pauses testing; the next session resumes it. */
-        idleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+        idleTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(30 * 60_000),
         /** The status that passes (default: 204 for a generate_204 URL, else any 2xx). */
         expectedStatus: z.number().int().min(100).max(599).optional(),
       })

@@ -104,7 +104,10 @@ export class PoolRecovery {
     const reason = this.#reason();
     if (this.#state.state === 'ok') {
       this.#state = { state: 'waiting', reason, since: Date.now(), attempts: 0, nextAttemptAt: null };
-      this.#log.warn({ event: 'waiting-for-network', reason }, `waiting for the network: ${WHY[reason]}; retrying in ${seconds(this.#delayMs)}`);
+      this.#log.warn(
+        { event: 'waiting-for-network', reason },
+        `waiting for the network: ${WHY[reason]}; retrying in ${seconds(this.#delayMs)}`,
+      );
     } else {
       this.#state.reason = reason;
     }
@@ -151,7 +154,10 @@ export class PoolRecovery {
     this.#state.nextAttemptAt = null;
     this.#delayMs = Math.min(this.#delayMs * 2, this.deps.options.maxMs);
     const reason = this.#reason();
-    this.#log.info({ event: 'recovery-attempt', attempt: this.#state.attempts, reason }, `retry ${this.#state.attempts}: ${WHY[reason]}`);
+    this.#log.info(
+      { event: 'recovery-attempt', attempt: this.#state.attempts, reason },
+      `retry ${this.#state.attempts}: ${WHY[reason]}`,
+    );
     let started = false;
     try {
       if (reason === 'no-node-list' && this.deps.nodes.fetchable) await this.deps.nodes.refresh();
@@ -171,7 +177,10 @@ export class PoolRecovery {
   #recovered(): void {
     if (this.#state.state === 'ok') return;
     const waitedMs = Date.now() - (this.#state.since ?? Date.now());
-    this.#log.info({ event: 'network-recovered', attempts: this.#state.attempts, durationMs: waitedMs }, `a tunnel is up after ${seconds(waitedMs)} without one`);
+    this.#log.info(
+      { event: 'network-recovered', attempts: this.#state.attempts, durationMs: waitedMs },
+      `a tunnel is up after ${seconds(waitedMs)} without one`,
+    );
     this.#clearTimer();
     this.#state = { state: 'ok', reason: null, since: null, attempts: 0, nextAttemptAt: null };
     this.#delayMs = this.deps.options.initialMs;

@@ -92,17 +92,25 @@ export class ProtocolChoice {
     this.#network = key;
     this.#evidence = new Map();
     const remembered = this.#opts.learn ? this.memory?.load(key) : null;
-    this.#set(remembered?.preferred ?? null, remembered ? `remembered for this network: ${remembered.reason}` : 'new network: the configured order', false);
+    this.#set(
+      remembered?.preferred ?? null,
+      remembered ? `remembered for this network: ${remembered.reason}` : 'new network: the configured order',
+      false,
+    );
   }
 
   /** The order to try `node` with, among the protocols it offers. */
   orderFor(nodeId: string, offered: readonly TunnelProtocol[]): TunnelProtocol[] {
     const base = this.#opts.order.filter((p) => offered.includes(p));
-    const first = this.#preferred && base.includes(this.#preferred) ? [this.#preferred, ...base.filter((p) => p !== this.#preferred)] : base;
+    const first =
+      this.#preferred && base.includes(this.#preferred)
+        ? [this.#preferred, ...base.filter((p) => p !== this.#preferred)]
+        : base;
     const rec = this.#nodes.get(nodeId);
     if (!rec) return first;
     // This node's own last word: what worked on it goes before what just failed on it.
-    const failedHere = (p: TunnelProtocol): boolean => rec.get(p)?.lastOk === false && first.some((q) => q !== p && rec.get(q)?.lastOk === true);
+    const failedHere = (p: TunnelProtocol): boolean =>
+      rec.get(p)?.lastOk === false && first.some((q) => q !== p && rec.get(q)?.lastOk === true);
     return [...first.filter((p) => !failedHere(p)), ...first.filter(failedHere)];
   }
 
@@ -110,7 +118,13 @@ export class ProtocolChoice {
     const perNode = this.#nodes.get(nodeId) ?? new Map<TunnelProtocol, NodeProtocolRecord>();
     this.#nodes.set(nodeId, perNode);
     const r = perNode.get(protocol) ?? { tried: 0, worked: 0, lastOk: null, lastError: null, at: 0 };
-    perNode.set(protocol, { tried: r.tried + 1, worked: r.worked + (ok ? 1 : 0), lastOk: ok, lastError: ok ? null : (error ?? 'failed'), at: Date.now() });
+    perNode.set(protocol, {
+      tried: r.tried + 1,
+      worked: r.worked + (ok ? 1 : 0),
+      lastOk: ok,
+      lastError: ok ? null : (error ?? 'failed'),
+      at: Date.now(),
+    });
     const ev = this.#evidenceOf(protocol);
     if (ok) {
       ev.workedOn.add(nodeId);
@@ -156,7 +170,12 @@ export class ProtocolChoice {
     this.#reason = reason;
     if (persist) this.memory?.save(this.#network, { preferred, reason });
     if (!changed) return;
-    this.#log.info({ event: 'protocol-preference', preferred, reason, network: this.#network }, preferred ? `trying ${label(preferred)} first from now on: ${reason}` : `back to the configured protocol order: ${reason}`);
+    this.#log.info(
+      { event: 'protocol-preference', preferred, reason, network: this.#network },
+      preferred
+        ? `trying ${label(preferred)} first from now on: ${reason}`
+        : `back to the configured protocol order: ${reason}`,
+    );
     this.#listeners.emit({ preferred, reason });
   }
 }

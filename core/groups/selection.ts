@@ -25,7 +25,11 @@ export class SelectionState {
     const saved = store.selection(GROUP_NAME);
     this.#mode = saved?.mode ?? defaults.mode;
     this.#pinned = saved?.nodeId ?? defaults.defaultNode ?? null;
-    if (saved) log.info({ event: 'selection-restored', mode: this.#mode, pinned: this.#pinned }, `restored ${this.#mode} mode${this.#pinned ? ` (pinned ${this.#pinned})` : ''}`);
+    if (saved)
+      log.info(
+        { event: 'selection-restored', mode: this.#mode, pinned: this.#pinned },
+        `restored ${this.#mode} mode${this.#pinned ? ` (pinned ${this.#pinned})` : ''}`,
+      );
   }
 
   get mode(): 'auto' | 'manual' {
@@ -50,6 +54,9 @@ export class SelectionState {
 
   #save(): void {
     this.store.setSelection({ group: GROUP_NAME, nodeId: this.#pinned, mode: this.#mode });
-    this.log.info({ event: 'selection-saved', mode: this.#mode, pinned: this.#pinned }, `selection: ${this.#mode}${this.#pinned ? ` (pinned ${this.#pinned})` : ''}`);
+    this.log.info(
+      { event: 'selection-saved', mode: this.#mode, pinned: this.#pinned },
+      `selection: ${this.#mode}${this.#pinned ? ` (pinned ${this.#pinned})` : ''}`,
+    );
   }
 }

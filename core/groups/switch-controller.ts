@@ -8,7 +8,12 @@ import { BalanceMembers, type MemberInfo } from './balance-members.js';
 import { orderCandidates } from './candidates.js';
 import { NodeConnector } from './node-connector.js';
 import type { GroupOptions } from './options.js';
-import { ProtocolChoice, type NodeProtocolRecord, type ProtocolChoiceOptions, type ProtocolMemory } from './protocol-choice.js';
+import {
+  ProtocolChoice,
+  type NodeProtocolRecord,
+  type ProtocolChoiceOptions,
+  type ProtocolMemory,
+} from './protocol-choice.js';
 import type { SelectionState } from './selection.js';
 import type { ControllerEvent, Held, NodeTunnel, OpenTunnel, SwitchKind, SwitchRecord, SwitchState } from './types.js';
 import { UrlTests } from './url-tests.js';
@@ -79,7 +84,14 @@ export class SwitchController {
   readonly health: {
     windows: number;
     badWindows: number;
-    last: { egressId: string; score: number; reasons: string[]; consecutiveBad: number; dnsMs: number | null; at: number } | null;
+    last: {
+      egressId: string;
+      score: number;
+      reasons: string[];
+      consecutiveBad: number;
+      dnsMs: number | null;
+      at: number;
+    } | null;
   } = { windows: 0, badWindows: 0, last: null };
   /** Nodes the probes found dead or too slow are skipped by selection (also the URL-test group's). */
   readonly failFilter: FailFilter;
@@ -96,11 +108,16 @@ export class SwitchController {
     this.#log = deps.logger.child({ component: 'switch' });
     this.#listeners = new Listeners(this.#log, 'switch event');
     this.failFilter = new FailFilter(deps.options.failFilter);
-    this.protocols = new ProtocolChoice(deps.protocols ?? { order: ['openvpn', 'sstp'], learn: true }, deps.protocolMemory ?? null, deps.logger);
+    this.protocols = new ProtocolChoice(
+      deps.protocols ?? { order: ['openvpn', 'sstp'], learn: true },
+      deps.protocolMemory ?? null,
+      deps.logger,
+    );
     this.protocols.onLearned((e) => this.#emit({ type: 'protocol-learned', ...e }));
     const signal = this.#abort.signal;
     // A fresh tunnel to a node, protocol by protocol: the connector's, also for members, standby and delay tests.
-    const openFresh = (node: VpnGateNode, o: { signal: AbortSignal; timeoutMs: number; id: string }) => this.#connector.openFresh(node, o);
+    const openFresh = (node: VpnGateNode, o: { signal: AbortSignal; timeoutMs: number; id: string }) =>
+      this.#connector.openFresh(node, o);
     this.#urlTests = new UrlTests({
       selector: deps.selector,
       manager: deps.manager,
@@ -166,7 +183,14 @@ export class SwitchController {
           const h = this.health;
           h.windows++;
           if (w.bad) h.badWindows++;
-          h.last = { egressId: source.id, score: w.score, reasons: w.reasons, consecutiveBad: w.consecutiveBad, dnsMs: w.dnsMs, at: Date.now() };
+          h.last = {
+            egressId: source.id,
+            score: w.score,
+            reasons: w.reasons,
+            consecutiveBad: w.consecutiveBad,
+            dnsMs: w.dnsMs,
+            at: Date.now(),
+          };
         },
       },
       deps.logger,
@@ -222,7 +246,9 @@ export class SwitchController {
   /** The protocols `node` can be reached with, in the order it would be tried now, and what each did. */
   protocolsFor(node: VpnGateNode): Array<{ protocol: TunnelProtocol; record: NodeProtocolRecord | null }> {
     const records = this.protocols.nodeRecord(node.id);
-    return this.protocols.orderFor(node.id, (this.deps.offered ?? (() => ['openvpn' as const]))(node)).map((protocol) => ({ protocol, record: records[protocol] ?? null }));
+    return this.protocols
+      .orderFor(node.id, (this.deps.offered ?? (() => ['openvpn' as const]))(node))
+      .map((protocol) => ({ protocol, record: records[protocol] ?? null }));
   }
 
   /** The node's latest RTT from its probes or URL tests (ms), null if none yet. */
@@ -260,9 +286,13 @@ export class SwitchController {
       this.#tick = setInterval(() => void this.evaluate(), options.urlTest.intervalMs);
       this.#tick.unref();
     }
-    if (this.#active && JSON.stringify(options.probes) !== JSON.stringify(before.probes)) this.#probes.start(this.#active);
+    if (this.#active && JSON.stringify(options.probes) !== JSON.stringify(before.probes))
+      this.#probes.start(this.#active);
     this.#balance('settings reloaded');
-    this.#log.info({ event: 'controller-reconfigured', tunnels: options.balance.tunnels, strategy: options.balance.strategy }, 'switching settings reloaded');
+    this.#log.info(
+      { event: 'controller-reconfigured', tunnels: options.balance.tunnels, strategy: options.balance.strategy },
+      'switching settings reloaded',
+    );
   }
 
   /** Brings the first tunnel up and starts the periodic URL test. */
@@ -278,9 +308,11 @@ export class SwitchController {
    * not in the pool.
    */
   switchNow(opts: { nodeId?: string; reason?: string } = {}): { switchId: number; done: Promise<SwitchRecord> } {
-    if (this.#running) throw new GatehopError(ErrorCodes.SWITCH_IN_PROGRESS, `switch ${this.#running.id} is in progress`);
+    if (this.#running)
+      throw new GatehopError(ErrorCodes.SWITCH_IN_PROGRESS, `switch ${this.#running.id} is in progress`);
     if (opts.nodeId !== undefined) {
-      if (!this.deps.nodes().some((n) => n.id === opts.nodeId)) throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${opts.nodeId} in the pool`);
+      if (!this.deps.nodes().some((n) => n.id === opts.nodeId))
+        throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${opts.nodeId} in the pool`);
       this.deps.selection.pin(opts.nodeId);
       this.#pinFailed = null;
       this.#emit({ type: 'mode', mode: 'manual', pinned: opts.nodeId });
@@ -295,7 +327,8 @@ export class SwitchController {
    * Throws GH_ERR_NODE_UNKNOWN for a node not in the pool.
    */
   pick(nodeId: string, reason = `user picked ${nodeId}`): void {
-    if (!this.deps.nodes().some((n) => n.id === nodeId)) throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${nodeId} in the pool`);
+    if (!this.deps.nodes().some((n) => n.id === nodeId))
+      throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${nodeId} in the pool`);
     this.deps.selection.pin(nodeId);
     this.#pinFailed = null;
     this.#emit({ type: 'mode', mode: 'manual', pinned: nodeId });
@@ -322,7 +355,8 @@ export class SwitchController {
     this.#log.info({ event: 'mode-changed', mode: this.mode, pinned: this.pinned }, `mode ${this.mode}`);
     this.#balance(auto ? 'auto mode' : 'manual mode: one tunnel, the pin');
     const pinned = this.pinned;
-    if (!auto && pinned && this.#active?.node.id !== pinned && !this.#running) void this.#begin(`manual mode: pinned ${pinned}`, 'user', pinned);
+    if (!auto && pinned && this.#active?.node.id !== pinned && !this.#running)
+      void this.#begin(`manual mode: pinned ${pinned}`, 'user', pinned);
   }
 
   // ---- the state machine ----
@@ -339,8 +373,16 @@ export class SwitchController {
       this.#followUp = null;
       const picked = this.#pickAfter;
       this.#pickAfter = null;
-      if (next && !this.#stopped && (!this.#active || !this.#active.egress.responsive)) void this.#begin(next.reason, 'urgent');
-      else if (picked && !this.#stopped && this.mode === 'manual' && this.pinned && this.#active?.node.id !== this.pinned) void this.#begin(picked, 'user', this.pinned);
+      if (next && !this.#stopped && (!this.#active || !this.#active.egress.responsive))
+        void this.#begin(next.reason, 'urgent');
+      else if (
+        picked &&
+        !this.#stopped &&
+        this.mode === 'manual' &&
+        this.pinned &&
+        this.#active?.node.id !== this.pinned
+      )
+        void this.#begin(picked, 'user', this.pinned);
     });
     this.#running = { id, done };
     return { switchId: id, done };
@@ -348,15 +390,34 @@ export class SwitchController {
 
   #set(state: SwitchState, id: number, reason: string, fields: Record<string, unknown> = {}): void {
     this.#state = state;
-    this.#log.info({ event: 'switch-state', switchId: id, state, reason, ...fields }, `switch ${id}: ${state} (${reason})`);
+    this.#log.info(
+      { event: 'switch-state', switchId: id, state, reason, ...fields },
+      `switch ${id}: ${state} (${reason})`,
+    );
     this.#emit({ type: 'state', state, switchId: id, reason });
   }
 
   async #run(id: number, reason: string, kind: SwitchKind, nodeId?: string): Promise<SwitchRecord> {
     const started = Date.now();
     const from = this.#active?.node.id ?? null;
-    const finish = (outcome: SwitchRecord['outcome'], to: string | null, error?: string, protocol?: TunnelProtocol): SwitchRecord => {
-      const record: SwitchRecord = { id, at: started, kind, reason, from, to, outcome, durationMs: Date.now() - started, ...(protocol ? { protocol } : {}), ...(error ? { error } : {}) };
+    const finish = (
+      outcome: SwitchRecord['outcome'],
+      to: string | null,
+      error?: string,
+      protocol?: TunnelProtocol,
+    ): SwitchRecord => {
+      const record: SwitchRecord = {
+        id,
+        at: started,
+        kind,
+        reason,
+        from,
+        to,
+        outcome,
+        durationMs: Date.now() - started,
+        ...(protocol ? { protocol } : {}),
+        ...(error ? { error } : {}),
+      };
       this.history.push(record);
       if (this.history.length > HISTORY) this.history.shift();
       if (outcome === 'switched') {
@@ -380,7 +441,11 @@ export class SwitchController {
       const attempts = nodeId ? 1 : this.deps.options.maxAttempts;
       for (const node of candidates.slice(0, attempts)) {
         this.#set('connecting', id, `trying ${node.id}`, { nodeId: node.id });
-        const egress = await this.#connector.connect(node, id, { signal: this.#abort.signal, timeoutMs: this.deps.options.connectTimeoutMs, id: `tunnel-${++this.#tunnelSeq}` });
+        const egress = await this.#connector.connect(node, id, {
+          signal: this.#abort.signal,
+          timeoutMs: this.deps.options.connectTimeoutMs,
+          id: `tunnel-${++this.#tunnelSeq}`,
+        });
         if (this.#stopped) {
           await egress?.close();
           return finish('skipped', null, 'stopped');
@@ -394,14 +459,22 @@ export class SwitchController {
         this.#policy.recordSwitch();
         if (node.id === this.pinned) this.#pinFailed = null;
         const draining = this.deps.manager.draining.find((d) => d.egress === old?.egress);
-        this.#set('draining', id, old ? `${old.node.id} keeps ${draining?.sessions ?? 0} sessions until they end` : 'nothing to drain', { previous: old?.node.id ?? null, sessions: draining?.sessions ?? 0 });
+        this.#set(
+          'draining',
+          id,
+          old ? `${old.node.id} keeps ${draining?.sessions ?? 0} sessions until they end` : 'nothing to drain',
+          { previous: old?.node.id ?? null, sessions: draining?.sessions ?? 0 },
+        );
         void this.#standby.refresh();
         return finish('switched', node.id, undefined, egress.protocol ?? 'openvpn');
       }
       this.#afterFailure(kind, id, 'every candidate failed');
       return finish('failed', null, 'every candidate failed');
     } catch (err) {
-      this.#log.error({ event: 'switch-error', switchId: id, err: (err as Error).message }, 'switch failed unexpectedly');
+      this.#log.error(
+        { event: 'switch-error', switchId: id, err: (err as Error).message },
+        'switch failed unexpectedly',
+      );
       this.#afterFailure(kind, id, (err as Error).message);
       return finish('failed', null, (err as Error).message);
     }
@@ -457,7 +530,10 @@ export class SwitchController {
     this.#probes.start(held);
     this.deps.manager.setActive(egress, `${reason} → ${node.id}`);
     const protocol = egress.protocol ?? 'openvpn';
-    this.#log.info({ event: 'tunnel-active', nodeId: node.id, egressId: egress.id, protocol, previous: old?.node.id ?? null }, `new sessions leave through ${node.id} (${protocol})`);
+    this.#log.info(
+      { event: 'tunnel-active', nodeId: node.id, egressId: egress.id, protocol, previous: old?.node.id ?? null },
+      `new sessions leave through ${node.id} (${protocol})`,
+    );
     this.#monitor.watch(egress);
     return old;
   }
@@ -493,7 +569,9 @@ export class SwitchController {
     const fallback = this.deps.options.fallbackWhenPinnedFails;
     this.#log.warn(
       { event: 'pinned-node-failed', nodeId, reason: why, fallback },
-      fallback ? `pinned node ${nodeId} failed (${why}); using the best node until it recovers` : `pinned node ${nodeId} failed (${why})`,
+      fallback
+        ? `pinned node ${nodeId} failed (${why}); using the best node until it recovers`
+        : `pinned node ${nodeId} failed (${why})`,
     );
     this.#emit({ type: 'pin-failed', nodeId, reason: why });
   }
@@ -501,7 +579,10 @@ export class SwitchController {
   /** After a failed switch: automatic switching backs off; with no active tunnel, retry then. */
   #afterFailure(kind: SwitchKind, id: number, why: string): void {
     const ms = this.#policy.recordFailure();
-    this.#log.info({ event: 'switch-backoff', switchId: id, kind, why, backoffMs: ms }, `switch ${id} failed (${why}); automatic switching waits ${Math.round(ms / 1000)} s`);
+    this.#log.info(
+      { event: 'switch-backoff', switchId: id, kind, why, backoffMs: ms },
+      `switch ${id} failed (${why}); automatic switching waits ${Math.round(ms / 1000)} s`,
+    );
     if (this.#active || this.#stopped) return;
     if (this.#retry) clearTimeout(this.#retry);
     this.#retry = setTimeout(() => {
@@ -531,10 +612,17 @@ export class SwitchController {
       if (this.deps.manager.activeSessions > 0 || leases !== this.#leasesSeen) this.#lastBusyAt = now;
       this.#leasesSeen = leases;
       if (now - this.#lastBusyAt > this.deps.options.urlTest.idleTimeoutMs) {
-        this.#log.debug({ event: 'url-test-paused', idleS: Math.round((now - this.#lastBusyAt) / 1000) }, 'no sessions: URL testing paused');
+        this.#log.debug(
+          { event: 'url-test-paused', idleS: Math.round((now - this.#lastBusyAt) / 1000) },
+          'no sessions: URL testing paused',
+        );
         return;
       }
-      const tested: Array<{ node: VpnGateNode; egress: NodeTunnel }> = [this.#active, this.#standby.held, ...this.#members.list].filter((h) => h !== null);
+      const tested: Array<{ node: VpnGateNode; egress: NodeTunnel }> = [
+        this.#active,
+        this.#standby.held,
+        ...this.#members.list,
+      ].filter((h) => h !== null);
       await Promise.all(tested.map((h) => this.#urlTests.test(h)));
       if (this.#running) return;
       if (this.mode === 'manual') await this.#returnToPin();
@@ -574,7 +662,10 @@ export class SwitchController {
     if (!why) return;
     const verdict = this.#policy.mayAutoSwitch();
     if (!verdict.ok) {
-      this.#log.info({ event: 'switch-held', candidate: best.node.id, why: verdict.reason }, `a better node waits: ${verdict.reason}`);
+      this.#log.info(
+        { event: 'switch-held', candidate: best.node.id, why: verdict.reason },
+        `a better node waits: ${verdict.reason}`,
+      );
       return;
     }
     void this.#begin(why, 'auto', best.node.id);

@@ -38,13 +38,20 @@ export class UrlTests {
     const { url, timeoutMs } = this.deps.options().urlTest;
     let ms: number | null = null;
     try {
-      ms = await urlTest(async (host, port, o) => (await h.egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal: this.deps.signal, ...this.#expected(url) });
+      ms = await urlTest(async (host, port, o) => (await h.egress.connectTcp(host, port, o)).stream, url, {
+        timeoutMs,
+        signal: this.deps.signal,
+        ...this.#expected(url),
+      });
       this.deps.selector.recordSuccess(h.node.id, { urlMs: ms });
       this.rtt.set(h.node.id, ms);
     } catch (err) {
       if (this.deps.signal.aborted) return;
       this.deps.selector.recordFailure(h.node.id, 'url');
-      this.deps.logger.info({ event: 'url-test-failed', nodeId: h.node.id, err: (err as Error).message }, `URL test through ${h.node.id} failed`);
+      this.deps.logger.info(
+        { event: 'url-test-failed', nodeId: h.node.id, err: (err as Error).message },
+        `URL test through ${h.node.id} failed`,
+      );
     }
     this.delays.set(h.node.id, { ms, at: Date.now() });
     this.deps.onResult(h.node.id, ms);
@@ -57,11 +64,17 @@ export class UrlTests {
   async delayTest(nodeId: string, url: string, timeoutMs: number): Promise<number> {
     const node = this.deps.nodes().find((n) => n.id === nodeId);
     if (!node) throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${nodeId} in the pool`);
-    const open = [...this.deps.held(), ...this.deps.manager.draining.map((d) => d.egress as NodeTunnel)].find((e) => e && e.nodeId === nodeId && e.state !== 'closed');
+    const open = [...this.deps.held(), ...this.deps.manager.draining.map((d) => d.egress as NodeTunnel)].find(
+      (e) => e && e.nodeId === nodeId && e.state !== 'closed',
+    );
     const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), this.deps.signal]);
     const egress = open ?? (await this.deps.open(node, { signal, timeoutMs, id: this.deps.tunnelId() }));
     try {
-      const ms = await urlTest(async (host, port, o) => (await egress.connectTcp(host, port, o)).stream, url, { timeoutMs, signal, ...this.#expected(url) });
+      const ms = await urlTest(async (host, port, o) => (await egress.connectTcp(host, port, o)).stream, url, {
+        timeoutMs,
+        signal,
+        ...this.#expected(url),
+      });
       this.delays.set(nodeId, { ms, at: Date.now() });
       this.deps.onResult(nodeId, ms);
       return ms;
@@ -79,7 +92,8 @@ export class UrlTests {
     const tol = this.deps.options().urlTest.toleranceMs;
     const urlC = this.delays.get(candidate.node.id)?.ms;
     const urlA = this.delays.get(current.node.id)?.ms;
-    const [c, a, how] = urlC != null && urlA != null ? [urlC, urlA, 'URL test'] : [candidate.terms.rttMs, current.terms.rttMs, 'probe'];
+    const [c, a, how] =
+      urlC != null && urlA != null ? [urlC, urlA, 'URL test'] : [candidate.terms.rttMs, current.terms.rttMs, 'probe'];
     if (c === null || a === null || a - c <= tol) return null;
     return `better node ${candidate.node.id}: score ${candidate.terms.total.toFixed(1)} vs ${current.terms.total.toFixed(1)}, ${how} ${Math.round(c)} vs ${Math.round(a)} ms`;
   }

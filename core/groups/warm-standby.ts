@@ -51,7 +51,11 @@ export class WarmStandby {
       const next = this.deps.selector.last?.ranked.find((r) => r.node.id !== activeId && !busy.has(r.node.id))?.node;
       if (!next) return;
       try {
-        const egress = await this.deps.open(next, { signal: this.deps.signal, timeoutMs: this.deps.connectTimeoutMs(), id: this.deps.tunnelId() });
+        const egress = await this.deps.open(next, {
+          signal: this.deps.signal,
+          timeoutMs: this.deps.connectTimeoutMs(),
+          id: this.deps.tunnelId(),
+        });
         if (this.#stopped || this.deps.activeId() === next.id) {
           await egress.close();
           return;
@@ -69,7 +73,11 @@ export class WarmStandby {
         this.#held = held;
         log.info({ event: 'standby-ready', nodeId: next.id, egressId: egress.id }, `warm standby ${next.id} is up`);
       } catch (err) {
-        if (!this.#stopped) log.info({ event: 'standby-failed', nodeId: next.id, err: (err as Error).message }, `warm standby ${next.id} did not come up`);
+        if (!this.#stopped)
+          log.info(
+            { event: 'standby-failed', nodeId: next.id, err: (err as Error).message },
+            `warm standby ${next.id} did not come up`,
+          );
       }
     })().finally(() => (this.#opening = null));
     await this.#opening;
@@ -80,7 +88,10 @@ export class WarmStandby {
     if (!s) return;
     this.#held = null;
     for (const off of s.off) off();
-    this.deps.logger.info({ event: 'standby-closed', nodeId: s.node.id, reason: why }, `warm standby ${s.node.id} closed`);
+    this.deps.logger.info(
+      { event: 'standby-closed', nodeId: s.node.id, reason: why },
+      `warm standby ${s.node.id} closed`,
+    );
     await s.egress.close();
   }
 

@@ -1,6 +1,13 @@
 import type { Logger } from '../common/index.js';
 import type { HealthOptions } from './options.js';
-import { countersOf, diffCounters, scoreWindow, type HealthCounters, type HealthSource, type WindowScore } from './window-score.js';
+import {
+  countersOf,
+  diffCounters,
+  scoreWindow,
+  type HealthCounters,
+  type HealthSource,
+  type WindowScore,
+} from './window-score.js';
 
 export interface HealthMonitorEvents {
   /** Every window, for status views and metrics. */
@@ -66,10 +73,20 @@ export class HealthMonitor {
       const dnsMs = link === 'up' ? await source.measureDns().catch(() => null) : null;
       if (source !== this.#source) return null; // replaced while we measured
       const now = countersOf(source);
-      const w = scoreWindow({ link, dnsMs, sessionsActive: source.stats.sessionsActive, delta: diffCounters(now, this.#before!) }, this.opts);
+      const w = scoreWindow(
+        { link, dnsMs, sessionsActive: source.stats.sessionsActive, delta: diffCounters(now, this.#before!) },
+        this.opts,
+      );
       this.#before = now;
       this.#consecutiveBad = w.bad ? this.#consecutiveBad + 1 : 0;
-      const fields = { event: 'health-window', egressId: source.id, score: Math.round(w.score * 100) / 100, reasons: w.reasons, consecutiveBad: this.#consecutiveBad, dnsMs: dnsMs === null ? null : Math.round(dnsMs) };
+      const fields = {
+        event: 'health-window',
+        egressId: source.id,
+        score: Math.round(w.score * 100) / 100,
+        reasons: w.reasons,
+        consecutiveBad: this.#consecutiveBad,
+        dnsMs: dnsMs === null ? null : Math.round(dnsMs),
+      };
       if (w.bad) this.#log.info(fields, `egress ${source.id} window bad (${w.reasons.join(', ')})`);
       else this.#log.debug(fields, 'health window');
       this.events.onWindow?.(source, { ...w, consecutiveBad: this.#consecutiveBad, dnsMs });

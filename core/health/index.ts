@@ -1,4 +1,12 @@
 export { healthOptions, healthOptionsSchema, type HealthOptions } from './options.js';
-export { countersOf, diffCounters, scoreWindow, type HealthCounters, type HealthSource, type WindowSample, type WindowScore } from './window-score.js';
+export {
+  countersOf,
+  diffCounters,
+  scoreWindow,
+  type HealthCounters,
+  type HealthSource,
+  type WindowSample,
+  type WindowScore,
+} from './window-score.js';
 export { HealthMonitor, type HealthMonitorEvents } from './health-monitor.js';
 export { SwitchPolicy, type Verdict } from './switch-policy.js';

@@ -12,18 +12,30 @@ export class SwitchPolicy {
   #failures = 0;
   #backoffUntil = 0;
 
-  constructor(private opts: Pick<HealthOptions, 'minSwitchIntervalMs' | 'betterBy' | 'failureBackoffMs' | 'failureBackoffMaxMs'>) {}
+  constructor(
+    private opts: Pick<HealthOptions, 'minSwitchIntervalMs' | 'betterBy' | 'failureBackoffMs' | 'failureBackoffMaxMs'>,
+  ) {}
 
   /** A reload: the next decision uses these (the switch history is kept). */
-  updateOptions(opts: Pick<HealthOptions, 'minSwitchIntervalMs' | 'betterBy' | 'failureBackoffMs' | 'failureBackoffMaxMs'>): void {
+  updateOptions(
+    opts: Pick<HealthOptions, 'minSwitchIntervalMs' | 'betterBy' | 'failureBackoffMs' | 'failureBackoffMaxMs'>,
+  ): void {
     this.opts = opts;
   }
 
   /** May an automatic switch start now? */
   mayAutoSwitch(now = Date.now()): Verdict {
-    if (now < this.#backoffUntil) return { ok: false, reason: `backing off after ${this.#failures} failed switches until ${new Date(this.#backoffUntil).toISOString()}` };
+    if (now < this.#backoffUntil)
+      return {
+        ok: false,
+        reason: `backing off after ${this.#failures} failed switches until ${new Date(this.#backoffUntil).toISOString()}`,
+      };
     const sinceMs = now - this.#lastSwitchAt;
-    if (sinceMs < this.opts.minSwitchIntervalMs) return { ok: false, reason: `last switch ${Math.round(sinceMs / 1000)} s ago (minimum ${Math.round(this.opts.minSwitchIntervalMs / 1000)} s)` };
+    if (sinceMs < this.opts.minSwitchIntervalMs)
+      return {
+        ok: false,
+        reason: `last switch ${Math.round(sinceMs / 1000)} s ago (minimum ${Math.round(this.opts.minSwitchIntervalMs / 1000)} s)`,
+      };
     return { ok: true };
   }
 

@@ -3,7 +3,13 @@ import type { HealthOptions } from './options.js';
 /** What a health sample reads from the active egress (a TunnelEgress satisfies it). */
 export interface HealthSource {
   readonly id: string;
-  readonly stats: Readonly<{ bytesUp: number; bytesDown: number; sessionsActive: number; sessionsTotal: number; failures: number }>;
+  readonly stats: Readonly<{
+    bytesUp: number;
+    bytesDown: number;
+    sessionsActive: number;
+    sessionsTotal: number;
+    failures: number;
+  }>;
   linkState(): 'up' | 'reconnecting' | 'down';
   measureDns(): Promise<number>;
   tcpCounters(): { segmentsOut: number; retransmissions: number };
@@ -37,7 +43,13 @@ export interface WindowScore {
 export function countersOf(source: HealthSource): HealthCounters {
   const s = source.stats;
   const t = source.tcpCounters();
-  return { bytes: s.bytesUp + s.bytesDown, connects: s.sessionsTotal + s.failures, failures: s.failures, segmentsOut: t.segmentsOut, retransmissions: t.retransmissions };
+  return {
+    bytes: s.bytesUp + s.bytesDown,
+    connects: s.sessionsTotal + s.failures,
+    failures: s.failures,
+    segmentsOut: t.segmentsOut,
+    retransmissions: t.retransmissions,
+  };
 }
 
 export function diffCounters(now: HealthCounters, before: HealthCounters): HealthCounters {

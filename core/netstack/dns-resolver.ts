@@ -74,7 +74,8 @@ export class DnsResolver {
     const cached = this.#cache.get(key);
     if (cached && cached.expiresAt > Date.now()) {
       this.stats.cacheHits++;
-      if (cached.addresses.length === 0) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${name}: no such host (cached)`);
+      if (cached.addresses.length === 0)
+        throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${name}: no such host (cached)`);
       return cached.addresses;
     }
     this.stats.cacheMisses++;
@@ -105,11 +106,13 @@ export class DnsResolver {
   }
 
   async #lookup(name: string): Promise<string[]> {
-    if (this.#servers.length === 0) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `resolve ${name}: no DNS server known for this tunnel`);
+    if (this.#servers.length === 0)
+      throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `resolve ${name}: no DNS server known for this tunnel`);
     try {
       const { addresses, ttlS, server } = await this.#exchange(name, this.#servers, this.#lookupMs, true);
       this.#remember(name, addresses, addresses.length > 0 ? ttlS : NEGATIVE_TTL_S);
-      if (addresses.length === 0) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${name}: no such host (server ${server})`);
+      if (addresses.length === 0)
+        throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${name}: no such host (server ${server})`);
       return addresses;
     } catch (err) {
       if (!(err instanceof GatehopError && err.code === ErrorCodes.EGRESS_DNS_NOT_FOUND)) this.stats.failures++;
@@ -123,7 +126,12 @@ export class DnsResolver {
    * answerable until `deadlineMs`; the first server to answer both questions wins. Without
    * `retransmit`, one round only.
    */
-  #exchange(name: string, servers: string[], deadlineMs: number, retransmit: boolean): Promise<{ addresses: string[]; ttlS: number; server: string }> {
+  #exchange(
+    name: string,
+    servers: string[],
+    deadlineMs: number,
+    retransmit: boolean,
+  ): Promise<{ addresses: string[]; ttlS: number; server: string }> {
     const socket = this.#stack.openUdp();
     /** Query id → which server and which question. */
     const sent = new Map<number, { server: string; type: 'A' | 'AAAA' }>();
@@ -146,9 +154,16 @@ export class DnsResolver {
           sent.set(id, { server, type });
           asked.add(server);
           this.stats.queries++;
-          const q = dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name }] });
+          const q = dnsPacket.encode({
+            type: 'query',
+            id,
+            flags: dnsPacket.RECURSION_DESIRED,
+            questions: [{ type, name }],
+          });
           if (!socket.send(q, server, 53) && finish()) {
-            reject(new GatehopError(ErrorCodes.EGRESS_NETWORK_UNREACHABLE, `resolve ${name}: cannot send to ${server}`));
+            reject(
+              new GatehopError(ErrorCodes.EGRESS_NETWORK_UNREACHABLE, `resolve ${name}: cannot send to ${server}`),
+            );
             return;
           }
         }
@@ -168,10 +183,16 @@ export class DnsResolver {
           if (!finish()) return;
           this.stats.timeouts++;
           // A server that answered A but not AAAA in time is good enough.
-          for (const [server, a] of answers) if (a.A && a.A.addresses.length > 0) return resolve({ addresses: a.A.addresses, ttlS: a.A.ttl, server });
+          for (const [server, a] of answers)
+            if (a.A && a.A.addresses.length > 0) return resolve({ addresses: a.A.addresses, ttlS: a.A.ttl, server });
           const silent = [...asked].filter((s) => !servfail.has(s)).join(', ');
           const failed = servfail.size > 0 ? `; ${[...servfail].join(', ')} answered SERVFAIL` : '';
-          reject(new GatehopError(ErrorCodes.DNS_TIMEOUT, `resolve ${name}: no answer from ${silent} within ${deadlineMs} ms${failed}`));
+          reject(
+            new GatehopError(
+              ErrorCodes.DNS_TIMEOUT,
+              `resolve ${name}: no answer from ${silent} within ${deadlineMs} ms${failed}`,
+            ),
+          );
         }, deadlineMs),
       );
       for (const t of timers) t.unref();
@@ -198,10 +219,18 @@ export class DnsResolver {
         if (entry.A.rcode === 2 && entry.AAAA.rcode === 2) {
           // This server cannot help; the others (asked in later rounds) still may.
           servfail.add(q.server);
-          if (servers.every((s) => servfail.has(s)) && finish()) reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `resolve ${name}: ${servers.join(', ')} answered SERVFAIL`));
+          if (servers.every((s) => servfail.has(s)) && finish())
+            reject(
+              new GatehopError(ErrorCodes.EGRESS_FAILED, `resolve ${name}: ${servers.join(', ')} answered SERVFAIL`),
+            );
           return;
         }
-        if (finish()) resolve({ addresses: [...entry.A.addresses, ...entry.AAAA.addresses], ttlS: Math.min(entry.A.ttl, entry.AAAA.ttl), server: q.server });
+        if (finish())
+          resolve({
+            addresses: [...entry.A.addresses, ...entry.AAAA.addresses],
+            ttlS: Math.min(entry.A.ttl, entry.AAAA.ttl),
+            server: q.server,
+          });
       });
     });
   }

@@ -114,15 +114,23 @@ export class Stack {
 
   constructor(opts: StackOptions) {
     if (isIP(opts.address) !== 4) throw new TypeError(`stack address must be IPv4, got ${opts.address}`);
-    if (!Number.isInteger(opts.mtu) || opts.mtu < 576 || opts.mtu > 65_535) throw new RangeError(`MTU ${opts.mtu} out of range 576..65535`);
+    if (!Number.isInteger(opts.mtu) || opts.mtu < 576 || opts.mtu > 65_535)
+      throw new RangeError(`MTU ${opts.mtu} out of range 576..65535`);
     this.address = opts.address;
     this.mtu = opts.mtu;
     this.#output = opts.output;
     this.#maxConnections = opts.maxConnections ?? 4096;
-    const instance = new WebAssembly.Instance(lwipModule(), { env: this.#imports() as unknown as WebAssembly.ModuleImports });
+    const instance = new WebAssembly.Instance(lwipModule(), {
+      env: this.#imports() as unknown as WebAssembly.ModuleImports,
+    });
     this.#ex = instance.exports as unknown as LwipExports;
     this.#ex._initialize();
-    const rc = this.#ex.gh_init(ipv4ToWasm(opts.address), ipv4ToWasm(netmaskFrom(opts.netmask)), ipv4ToWasm(opts.gateway), opts.mtu);
+    const rc = this.#ex.gh_init(
+      ipv4ToWasm(opts.address),
+      ipv4ToWasm(netmaskFrom(opts.netmask)),
+      ipv4ToWasm(opts.gateway),
+      opts.mtu,
+    );
     if (rc !== 0) throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `lwIP init failed (${rc})`);
     this.#ex.gh_set_checksums(opts.checksums === false ? 0 : 1);
     this.#acks = opts.acks ?? 'each-segment';
@@ -196,22 +204,37 @@ export class Stack {
   /** Opens a TCP connection to an IPv4 address through this stack. */
   connectTcp(ip: string, port: number, opts: ConnectOptions = {}): Promise<TcpStream> {
     const target = `${ip}:${port}`;
-    if (this.#closed) return Promise.reject(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `stack closed: cannot connect to ${target}`));
-    if (isIP(ip) !== 4) return Promise.reject(new GatehopError(ErrorCodes.EGRESS_NETWORK_UNREACHABLE, `${target}: the tunnel stack is IPv4 only`));
-    if (!Number.isInteger(port) || port < 1 || port > 65_535) return Promise.reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `${target}: bad port`));
+    if (this.#closed)
+      return Promise.reject(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `stack closed: cannot connect to ${target}`));
+    if (isIP(ip) !== 4)
+      return Promise.reject(
+        new GatehopError(ErrorCodes.EGRESS_NETWORK_UNREACHABLE, `${target}: the tunnel stack is IPv4 only`),
+      );
+    if (!Number.isInteger(port) || port < 1 || port > 65_535)
+      return Promise.reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `${target}: bad port`));
     if (opts.signal?.aborted) return Promise.reject(abortReason(opts.signal, `connect to ${target}`));
     if (this.#tcp.size >= this.#maxConnections) {
-      return Promise.reject(new GatehopError(ErrorCodes.NETSTACK_LIMIT, `connect to ${target}: ${this.#maxConnections} connections already open on this stack`));
+      return Promise.reject(
+        new GatehopError(
+          ErrorCodes.NETSTACK_LIMIT,
+          `connect to ${target}: ${this.#maxConnections} connections already open on this stack`,
+        ),
+      );
     }
     const id = this.#nextId++;
     const pcb = this.#call(() => this.#ex.gh_tcp_connect(id, ipv4ToWasm(ip), port));
-    if (pcb === 0) return Promise.reject(new GatehopError(ErrorCodes.NETSTACK_FAILED, `connect to ${target}: lwIP could not create the connection`));
+    if (pcb === 0)
+      return Promise.reject(
+        new GatehopError(ErrorCodes.NETSTACK_FAILED, `connect to ${target}: lwIP could not create the connection`),
+      );
     const stream = new TcpStream(id, this.#tcpOps(id, pcb), { address: ip, port }, this.address);
     this.#tcp.set(id, stream);
     return new Promise<TcpStream>((resolve, reject) => {
       const timeoutMs = opts.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
       const timer = setTimeout(() => {
-        stream.destroy(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `connect to ${target} timed out after ${timeoutMs} ms`));
+        stream.destroy(
+          new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `connect to ${target} timed out after ${timeoutMs} ms`),
+        );
       }, timeoutMs);
       const onAbort = (): void => {
         stream.destroy(abortReason(opts.signal!, `connect to ${target}`));
@@ -298,7 +321,12 @@ export class Stack {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pings.delete(key);
-        reject(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `ping ${ip}: no reply within ${opts.timeoutMs ?? 3000} ms`));
+        reject(
+          new GatehopError(
+            ErrorCodes.EGRESS_CONNECT_TIMEOUT,
+            `ping ${ip}: no reply within ${opts.timeoutMs ?? 3000} ms`,
+          ),
+        );
       }, opts.timeoutMs ?? 3000);
       this.#pings.set(key, () => {
         clearTimeout(timer);
@@ -377,7 +405,15 @@ export class Stack {
           ex.gh_tcp_info(pcb, this.#infoPtr);
           return new Uint32Array(ex.memory.buffer, this.#infoPtr, INFO_WORDS).slice();
         });
-        return { state: w[0]!, srttMs: w[1]!, retransmissions: w[2]!, sndBuf: w[3]!, rcvWnd: w[4]!, mss: w[5]!, localPort: w[6]! };
+        return {
+          state: w[0]!,
+          srttMs: w[1]!,
+          retransmissions: w[2]!,
+          sndBuf: w[3]!,
+          rcvWnd: w[4]!,
+          mss: w[5]!,
+          localPort: w[6]!,
+        };
       },
       release: () => {
         this.#tcp.delete(id);
@@ -401,7 +437,10 @@ export class Stack {
     if (this.#draining) return;
     this.#draining = true;
     try {
-      while (!this.#closed && (this.#outQueue.length > 0 || this.#events.length > 0 || this.#deferredInput.length > 0)) {
+      while (
+        !this.#closed &&
+        (this.#outQueue.length > 0 || this.#events.length > 0 || this.#deferredInput.length > 0)
+      ) {
         if (this.#outQueue.length > 0) {
           for (const packet of this.#outQueue.splice(0)) {
             this.#counters.packetsOut++;
@@ -427,7 +466,11 @@ export class Stack {
         let end = i + 1;
         while (end < events.length && events[end]!.t === 'data' && (events[end] as { id: number }).id === ev.id) end++;
         if (end > i + 1) {
-          this.#dispatch({ t: 'data', id: ev.id, data: joined(events.slice(i, end).map((e) => (e as { data: Buffer }).data)) });
+          this.#dispatch({
+            t: 'data',
+            id: ev.id,
+            data: joined(events.slice(i, end).map((e) => (e as { data: Buffer }).data)),
+          });
           i = end - 1;
           continue;
         }
@@ -447,7 +490,12 @@ export class Stack {
     }
     if (ev.t === 'accepted') {
       const listener = this.#listeners.get(ev.listenerId);
-      const stream = new TcpStream(ev.id, this.#tcpOps(ev.id, ev.pcb), { address: ev.address, port: ev.port }, this.address);
+      const stream = new TcpStream(
+        ev.id,
+        this.#tcpOps(ev.id, ev.pcb),
+        { address: ev.address, port: ev.port },
+        this.address,
+      );
       this.#tcp.set(ev.id, stream);
       if (!listener || this.#tcp.size > this.#maxConnections) {
         stream.destroy(); // resets the peer

@@ -158,7 +158,12 @@ export class TcpStream extends Duplex {
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     if (!this.#ops) {
-      cb(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `TCP ${this.remoteAddress}:${this.remotePort}: connection is gone`));
+      cb(
+        new GatehopError(
+          ErrorCodes.NETSTACK_CLOSED,
+          `TCP ${this.remoteAddress}:${this.remotePort}: connection is gone`,
+        ),
+      );
       return;
     }
     this.#tx.push({ buf: chunk, off: 0, cb });
@@ -204,7 +209,11 @@ export class TcpStream extends Duplex {
       const cb = this.#finalCb;
       this.#finalCb = null;
       ops.output();
-      cb(err === LwipErr.OK ? null : new GatehopError(ErrorCodes.NETSTACK_FAILED, `TCP shutdown failed: lwIP ${lwipErrName(err)}`));
+      cb(
+        err === LwipErr.OK
+          ? null
+          : new GatehopError(ErrorCodes.NETSTACK_FAILED, `TCP shutdown failed: lwIP ${lwipErrName(err)}`),
+      );
       return;
     }
     if (wrote) ops.output();

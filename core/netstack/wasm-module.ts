@@ -6,7 +6,9 @@ let compiled: WebAssembly.Module | null = null;
 /** The lwIP module, compiled once per process and instantiated once per stack. */
 export function lwipModule(): WebAssembly.Module {
   if (!compiled) {
-    compiled = new WebAssembly.Module(readFileSync(wasmPath(fileURLToPath(new URL('./lwip/lwip.wasm', import.meta.url)))));
+    compiled = new WebAssembly.Module(
+      readFileSync(wasmPath(fileURLToPath(new URL('./lwip/lwip.wasm', import.meta.url)))),
+    );
   }
   return compiled;
 }

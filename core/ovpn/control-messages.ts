@@ -17,14 +17,25 @@ function str(s: string): Buffer {
 }
 
 /** The options ("OCC") string (notes §5.1). */
-export function optionsString(p: { proto: 'tcp' | 'udp'; cipher: string; auth: string | null; aead: boolean; keyBits: number }): string {
-  const linkMtu = p.aead ? 1500 + 1 + 4 + 16 + (p.proto === 'tcp' ? 2 : 0) : 1500 + 4 + 1 + 16 + 16 + 20 + (p.proto === 'tcp' ? 2 : 0);
+export function optionsString(p: {
+  proto: 'tcp' | 'udp';
+  cipher: string;
+  auth: string | null;
+  aead: boolean;
+  keyBits: number;
+}): string {
+  const linkMtu = p.aead
+    ? 1500 + 1 + 4 + 16 + (p.proto === 'tcp' ? 2 : 0)
+    : 1500 + 4 + 1 + 16 + 16 + 20 + (p.proto === 'tcp' ? 2 : 0);
   const auth = p.aead ? '[null-digest]' : (p.auth ?? 'SHA1');
   return `V4,dev-type tun,link-mtu ${linkMtu},tun-mtu 1500,proto ${p.proto === 'tcp' ? 'TCPv4_CLIENT' : 'UDPv4'},cipher ${p.cipher},auth ${auth},keysize ${p.keyBits},key-method 2,tls-client`;
 }
 
 /** key-method 2 client message (notes §4.1): one TLS record. */
-export function clientKeyMethod2(p: { options: string; username: string; password: string; peerInfo: string }): { message: Buffer; keys: ClientKeySource } {
+export function clientKeyMethod2(p: { options: string; username: string; password: string; peerInfo: string }): {
+  message: Buffer;
+  keys: ClientKeySource;
+} {
   const keys = { preMaster: randomBytes(48), random1: randomBytes(32), random2: randomBytes(32) };
   const message = Buffer.concat([
     Buffer.from([0, 0, 0, 0, 2]),
@@ -91,7 +102,10 @@ export interface PushedConfig {
 const MAX_OPTIONS = 256;
 
 /** Parses the option list of a PUSH_REPLY (without the "PUSH_REPLY," prefix); ignores unknown options. */
-export function parsePushOptions(text: string, into: Partial<PushedConfig> & { dns?: string[] } = {}): Partial<PushedConfig> & { dns: string[]; continuation: number | null } {
+export function parsePushOptions(
+  text: string,
+  into: Partial<PushedConfig> & { dns?: string[] } = {},
+): Partial<PushedConfig> & { dns: string[]; continuation: number | null } {
   const out = { ...into, dns: [...(into.dns ?? [])], continuation: null as number | null };
   let peer: string | null = null;
   for (const opt of text.split(',').slice(0, MAX_OPTIONS)) {

@@ -12,7 +12,8 @@ export interface ControlWrapper {
 export function parseStaticKey(text: string): Buffer {
   const m = /-----BEGIN OpenVPN Static key V1-----([\s\S]*?)-----END OpenVPN Static key V1-----/.exec(text);
   const hex = (m?.[1] ?? '').replace(/\s+/g, '');
-  if (!/^[0-9a-fA-F]{512}$/.test(hex)) throw new GatehopError(ErrorCodes.PROFILE_INVALID, 'static key is not a 2048-bit OpenVPN Static key V1');
+  if (!/^[0-9a-fA-F]{512}$/.test(hex))
+    throw new GatehopError(ErrorCodes.PROFILE_INVALID, 'static key is not a 2048-bit OpenVPN Static key V1');
   return Buffer.from(hex, 'hex');
 }
 
@@ -60,7 +61,10 @@ export function tlsAuthWrapper(staticKey: Buffer, keyDirection: 0 | 1 | null, au
  * HMAC-SHA256(Ka, byte0‖sid‖replay-id‖time‖rest), IV = tag[0..15]. Clients send with keys[1].
  */
 export function tlsCryptWrapper(staticKey: Buffer): ControlWrapper {
-  const keys = (i: number): { ke: Buffer; ka: Buffer } => ({ ke: staticKey.subarray(i * 128, i * 128 + 32), ka: staticKey.subarray(i * 128 + 64, i * 128 + 96) });
+  const keys = (i: number): { ke: Buffer; ka: Buffer } => ({
+    ke: staticKey.subarray(i * 128, i * 128 + 32),
+    ka: staticKey.subarray(i * 128 + 64, i * 128 + 96),
+  });
   const send = keys(1);
   const recv = keys(0);
   let replayId = 0;

@@ -1,5 +1,12 @@
 import { dataEngineStatus, loadNative, type DataEngine, type NativeModule } from '../common/index.js';
-import { CIPHERS, keyMaterial, SUPPORTED_CIPHERS, type DataCipher, type OpenDrop, type SealedBatch } from './data-cipher.js';
+import {
+  CIPHERS,
+  keyMaterial,
+  SUPPORTED_CIPHERS,
+  type DataCipher,
+  type OpenDrop,
+  type SealedBatch,
+} from './data-cipher.js';
 import { JsDataCipher } from './data-cipher-js.js';
 import { NativeDataCipher } from './data-cipher-native.js';
 import type { DirectionalKeys } from './keys.js';
@@ -12,7 +19,6 @@ export const PING_PAYLOAD = Buffer.from('2a187bf3641eb4cb07ed2d0a981fc748', 'hex
 export function isSupportedCipher(name: string): boolean {
   return name.toUpperCase() in CIPHERS;
 }
-
 
 export interface DataChannelStats {
   sent: number;
@@ -36,7 +42,14 @@ export class DataChannel {
   readonly #cipher: DataCipher;
 
   /** engine: which one to use (tests run both); by default native where it runs, else JavaScript. */
-  constructor(cipher: string, auth: string | null, keys: DirectionalKeys, keyId: number, peerId: number | null, engine?: DataEngine) {
+  constructor(
+    cipher: string,
+    auth: string | null,
+    keys: DirectionalKeys,
+    keyId: number,
+    peerId: number | null,
+    engine?: DataEngine,
+  ) {
     const material = keyMaterial(cipher, auth, keys, keyId, peerId);
     const native = engine === 'javascript' ? null : engine === 'native' ? loadNative() : nativeForData();
     if (engine === 'native' && !native) throw new Error('the native data engine is not available');

@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHmac, randomFillSync, timingSafeEqual, type CipherGCMTypes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  randomFillSync,
+  timingSafeEqual,
+  type CipherGCMTypes,
+} from 'node:crypto';
 import { type DataCipher, type DataKeyMaterial, type OpenDrop, type SealedBatch } from './data-cipher.js';
 import { dataHeader, ReplayWindow } from './data-wire.js';
 import { Op } from './packet.js';
@@ -67,7 +74,9 @@ export class JsDataCipher implements DataCipher {
     pid.writeUInt32BE(++this.#sendId >>> 0);
     const k = this.#k;
     if (k.cipher.aead) {
-      const c = createCipheriv(k.cipher.openssl as CipherGCMTypes, k.encKey, Buffer.concat([pid, k.encIv]), { authTagLength: 16 });
+      const c = createCipheriv(k.cipher.openssl as CipherGCMTypes, k.encKey, Buffer.concat([pid, k.encIv]), {
+        authTagLength: 16,
+      });
       c.setAAD(k.peerId === null ? pid : Buffer.concat([this.#header, pid]));
       const ct = Buffer.concat([c.update(payload), c.final()]);
       return Buffer.concat([this.#header, pid, c.getAuthTag(), ct]);
@@ -89,14 +98,17 @@ export class JsDataCipher implements DataCipher {
     const headLen = op === Op.DATA_V2 ? 4 : 1;
     // The opcode byte is outside the HMAC (CBC, DATA_V1): only a data packet of this key may
     // reach the cipher (found by fuzzing: a key id flipped on the wire still decrypted).
-    if (packet.length === 0 || (op !== Op.DATA_V1 && op !== Op.DATA_V2) || (packet[0]! & 7) !== k.keyId) return 'failed';
+    if (packet.length === 0 || (op !== Op.DATA_V1 && op !== Op.DATA_V2) || (packet[0]! & 7) !== k.keyId)
+      return 'failed';
     let pid: number;
     let payload: Buffer;
     try {
       if (k.cipher.aead) {
         if (packet.length < headLen + 4 + 16) return 'failed';
         const pidBuf = packet.subarray(headLen, headLen + 4);
-        const d = createDecipheriv(k.cipher.openssl as CipherGCMTypes, k.decKey, Buffer.concat([pidBuf, k.decIv]), { authTagLength: 16 });
+        const d = createDecipheriv(k.cipher.openssl as CipherGCMTypes, k.decKey, Buffer.concat([pidBuf, k.decIv]), {
+          authTagLength: 16,
+        });
         d.setAAD(op === Op.DATA_V2 ? packet.subarray(0, headLen + 4) : pidBuf);
         d.setAuthTag(packet.subarray(headLen + 4, headLen + 20));
         payload = Buffer.concat([d.update(packet.subarray(headLen + 20)), d.final()]);

@@ -1,5 +1,11 @@
 import type { NativeDataKey, NativeModule } from '../common/index.js';
-import { SEAL_OVERHEAD, type DataCipher, type DataKeyMaterial, type OpenDrop, type SealedBatch } from './data-cipher.js';
+import {
+  SEAL_OVERHEAD,
+  type DataCipher,
+  type DataKeyMaterial,
+  type OpenDrop,
+  type SealedBatch,
+} from './data-cipher.js';
 
 /**
  * The data channel's crypto in gatehop-native (native/src/data_key.c): cipher and HMAC contexts

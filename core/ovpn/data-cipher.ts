@@ -42,9 +42,19 @@ export interface DataKeyMaterial {
   decIv: Buffer;
 }
 
-export function keyMaterial(cipher: string, auth: string | null, keys: DirectionalKeys, keyId: number, peerId: number | null): DataKeyMaterial {
+export function keyMaterial(
+  cipher: string,
+  auth: string | null,
+  keys: DirectionalKeys,
+  keyId: number,
+  peerId: number | null,
+): DataKeyMaterial {
   const spec = CIPHERS[cipher.toUpperCase()];
-  if (!spec) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `cipher ${cipher} is not supported (have ${SUPPORTED_CIPHERS.join(', ')})`);
+  if (!spec)
+    throw new GatehopError(
+      ErrorCodes.PROFILE_INVALID,
+      `cipher ${cipher} is not supported (have ${SUPPORTED_CIPHERS.join(', ')})`,
+    );
   const digest = spec.aead ? null : DIGESTS[(auth ?? 'SHA1').toUpperCase()];
   if (!spec.aead && !digest) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `auth ${auth} is not supported`);
   return {

@@ -35,10 +35,20 @@ export function openvpnPrfKeys(p: {
   clientSessionId: Buffer;
   serverSessionId: Buffer;
 }): Buffer {
-  const master = tls1Prf(p.preMaster, Buffer.concat([Buffer.from('OpenVPN master secret'), p.clientRandom1, p.serverRandom1]), 48);
+  const master = tls1Prf(
+    p.preMaster,
+    Buffer.concat([Buffer.from('OpenVPN master secret'), p.clientRandom1, p.serverRandom1]),
+    48,
+  );
   return tls1Prf(
     master,
-    Buffer.concat([Buffer.from('OpenVPN key expansion'), p.clientRandom2, p.serverRandom2, p.clientSessionId, p.serverSessionId]),
+    Buffer.concat([
+      Buffer.from('OpenVPN key expansion'),
+      p.clientRandom2,
+      p.serverRandom2,
+      p.clientSessionId,
+      p.serverSessionId,
+    ]),
     256,
   );
 }

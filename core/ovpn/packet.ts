@@ -32,7 +32,8 @@ export function opcodeOf(byte0: number): number {
 
 export function encodeControl(p: ControlPacket): Buffer {
   const acks = p.acks.slice(0, MAX_ACKS);
-  const size = 1 + 8 + 1 + acks.length * 4 + (acks.length > 0 ? 8 : 0) + (p.messageId === null ? 0 : 4) + p.payload.length;
+  const size =
+    1 + 8 + 1 + acks.length * 4 + (acks.length > 0 ? 8 : 0) + (p.messageId === null ? 0 : 4) + p.payload.length;
   const b = Buffer.allocUnsafe(size);
   let o = 0;
   b[o++] = (p.opcode << 3) | (p.keyId & 7);
@@ -77,7 +78,15 @@ export function decodeControl(b: Buffer): ControlPacket | null {
     messageId = b.readUInt32BE(o);
     o += 4;
   }
-  return { opcode, keyId: b[0]! & 7, sessionId: Buffer.from(b.subarray(1, 9)), acks, peerSessionId, messageId, payload: Buffer.from(b.subarray(o)) };
+  return {
+    opcode,
+    keyId: b[0]! & 7,
+    sessionId: Buffer.from(b.subarray(1, 9)),
+    acks,
+    peerSessionId,
+    messageId,
+    payload: Buffer.from(b.subarray(o)),
+  };
 }
 
 /** TCP framing: [u16 length][packet]. Records above `max` end the connection (SoftEther: 2000). */
@@ -98,7 +107,8 @@ export class TcpRecordReader {
     let at = 0;
     while (buf.length - at >= 2) {
       const n = buf.readUInt16BE(at);
-      if (n === 0 || n > this.max) throw new GatehopError(ErrorCodes.OVPN_PROTOCOL, `TCP record of ${n} bytes (allowed 1..${this.max})`);
+      if (n === 0 || n > this.max)
+        throw new GatehopError(ErrorCodes.OVPN_PROTOCOL, `TCP record of ${n} bytes (allowed 1..${this.max})`);
       if (buf.length - at < 2 + n) break;
       out.push(buf.subarray(at + 2, at + 2 + n));
       at += 2 + n;

@@ -41,33 +41,130 @@ const INLINE = new Set(['ca', 'cert', 'key', 'tls-auth', 'tls-crypt', 'extra-cer
 
 /** Directives that would run programs or touch the host: never acted on. */
 const DANGEROUS = new Set([
-  'up', 'down', 'script-security', 'plugin', 'route-up', 'route-pre-down', 'ipchange', 'client-connect',
-  'client-disconnect', 'learn-address', 'auth-user-pass-verify', 'tls-verify', 'dev-node', 'management',
-  'management-client', 'management-hold', 'management-query-passwords', 'daemon', 'log', 'log-append',
-  'writepid', 'cd', 'chroot', 'user', 'group', 'iproute', 'config', 'status', 'tmp-dir', 'setenv-safe',
-  'up-restart', 'down-pre', 'route-noexec', 'ifconfig-noexec', 'lladdr', 'machine-readable-output',
-  'auth-user-pass-optional', 'askpass', 'pkcs11-providers', 'cryptoapicert', 'engine',
+  'up',
+  'down',
+  'script-security',
+  'plugin',
+  'route-up',
+  'route-pre-down',
+  'ipchange',
+  'client-connect',
+  'client-disconnect',
+  'learn-address',
+  'auth-user-pass-verify',
+  'tls-verify',
+  'dev-node',
+  'management',
+  'management-client',
+  'management-hold',
+  'management-query-passwords',
+  'daemon',
+  'log',
+  'log-append',
+  'writepid',
+  'cd',
+  'chroot',
+  'user',
+  'group',
+  'iproute',
+  'config',
+  'status',
+  'tmp-dir',
+  'setenv-safe',
+  'up-restart',
+  'down-pre',
+  'route-noexec',
+  'ifconfig-noexec',
+  'lladdr',
+  'machine-readable-output',
+  'auth-user-pass-optional',
+  'askpass',
+  'pkcs11-providers',
+  'cryptoapicert',
+  'engine',
 ]);
 
 /** Understood and harmless for a user-space client, or handled elsewhere: ignored quietly. */
 const IGNORED = new Set([
-  'client', 'nobind', 'persist-key', 'persist-tun', 'resolv-retry', 'verb', 'mute', 'float', 'pull', 'tls-client',
-  'remote-random', 'redirect-gateway', 'http-proxy-retry', 'connect-retry', 'connect-retry-max', 'connect-timeout',
-  'auth-nocache', 'mute-replay-warnings', 'setenv', 'ignore-unknown-option', 'block-outside-dns', 'sndbuf', 'rcvbuf',
-  'route-method', 'route-delay', 'explicit-exit-notify', 'tls-version-min', 'tls-version-max', 'tls-cipher',
-  'tls-ciphersuites', 'route', 'route-ipv6', 'dhcp-option', 'topology', 'mssfix', 'link-mtu', 'allow-compression',
-  'auth-retry', 'push-peer-info', 'ns-cert-type', 'key-direction', 'ncp-ciphers', 'keysize', 'tun-ipv6', 'fast-io',
-  'hand-window', 'tran-window', 'server-poll-timeout', 'inactive', 'pull-filter', 'route-nopull', 'dev-type',
-  'single-session', 'remote-cert-ku', 'remote-cert-eku', 'replay-window', 'windows-driver', 'register-dns',
+  'client',
+  'nobind',
+  'persist-key',
+  'persist-tun',
+  'resolv-retry',
+  'verb',
+  'mute',
+  'float',
+  'pull',
+  'tls-client',
+  'remote-random',
+  'redirect-gateway',
+  'http-proxy-retry',
+  'connect-retry',
+  'connect-retry-max',
+  'connect-timeout',
+  'auth-nocache',
+  'mute-replay-warnings',
+  'setenv',
+  'ignore-unknown-option',
+  'block-outside-dns',
+  'sndbuf',
+  'rcvbuf',
+  'route-method',
+  'route-delay',
+  'explicit-exit-notify',
+  'tls-version-min',
+  'tls-version-max',
+  'tls-cipher',
+  'tls-ciphersuites',
+  'route',
+  'route-ipv6',
+  'dhcp-option',
+  'topology',
+  'mssfix',
+  'link-mtu',
+  'allow-compression',
+  'auth-retry',
+  'push-peer-info',
+  'ns-cert-type',
+  'key-direction',
+  'ncp-ciphers',
+  'keysize',
+  'tun-ipv6',
+  'fast-io',
+  'hand-window',
+  'tran-window',
+  'server-poll-timeout',
+  'inactive',
+  'pull-filter',
+  'route-nopull',
+  'dev-type',
+  'single-session',
+  'remote-cert-ku',
+  'remote-cert-eku',
+  'replay-window',
+  'windows-driver',
+  'register-dns',
 ]);
 
 /** Not understood, and they change what goes on the wire: the profile cannot be used. */
-const FATAL = new Set(['tls-crypt-v2', 'secret', 'fragment', 'http-proxy', 'socks-proxy', 'tls-server', 'mode', 'server', 'peer-fingerprint', 'pkcs12']);
+const FATAL = new Set([
+  'tls-crypt-v2',
+  'secret',
+  'fragment',
+  'http-proxy',
+  'socks-proxy',
+  'tls-server',
+  'mode',
+  'server',
+  'peer-fingerprint',
+  'pkcs12',
+]);
 
 function tokenize(line: string): string[] {
   const out: string[] = [];
   const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
-  for (let m = re.exec(line); m; m = re.exec(line)) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : (m[2] ?? m[3]!));
+  for (let m = re.exec(line); m; m = re.exec(line))
+    out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : (m[2] ?? m[3]!));
   return out;
 }
 
@@ -80,13 +177,15 @@ function protoOf(text: string, where: string): OvpnProto {
 
 function portOf(text: string, where: string): number {
   const n = Number(text);
-  if (!/^\d{1,5}$/.test(text) || n < 1 || n > 65535) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: bad port "${text}"`);
+  if (!/^\d{1,5}$/.test(text) || n < 1 || n > 65535)
+    throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: bad port "${text}"`);
   return n;
 }
 
 function intOf(text: string | undefined, where: string): number {
   const n = Number(text);
-  if (text === undefined || !/^\d{1,9}$/.test(text)) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: expected a number`);
+  if (text === undefined || !/^\d{1,9}$/.test(text))
+    throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: expected a number`);
   return n;
 }
 
@@ -95,7 +194,8 @@ function intOf(text: string | undefined, where: string): number {
  * makes the profile unusable; collects warnings for what it drops. Never acts on anything.
  */
 export function parseProfile(text: string): OvpnProfile {
-  if (text.length > MAX_PROFILE_BYTES) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `profile larger than ${MAX_PROFILE_BYTES} bytes`);
+  if (text.length > MAX_PROFILE_BYTES)
+    throw new GatehopError(ErrorCodes.PROFILE_INVALID, `profile larger than ${MAX_PROFILE_BYTES} bytes`);
   const warnings: string[] = [];
   const inline: Record<string, string> = {};
   const remotesRaw: Array<{ host: string; port?: number; proto?: OvpnProto }> = [];
@@ -126,10 +226,12 @@ export function parseProfile(text: string): OvpnProfile {
       const tag = block[1]!.toLowerCase();
       const body: string[] = [];
       let j = i + 1;
-      while (j < lines.length && lines[j]!.trim().toLowerCase() !== `</${tag}>`) body.push(lines[j++]!.replace(/\r$/, ''));
+      while (j < lines.length && lines[j]!.trim().toLowerCase() !== `</${tag}>`)
+        body.push(lines[j++]!.replace(/\r$/, ''));
       if (j >= lines.length) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: <${tag}> is never closed`);
       if (INLINE.has(tag)) inline[tag] = `${body.join('\n').trim()}\n`;
-      else if (FATAL.has(tag)) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: <${tag}> is not supported`);
+      else if (FATAL.has(tag))
+        throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: <${tag}> is not supported`);
       else warnings.push(`${where}: inline <${tag}> ignored`);
       i = j;
       continue;
@@ -140,7 +242,11 @@ export function parseProfile(text: string): OvpnProfile {
       warnings.push(`${where}: "${name}" dropped (would run code or touch the host)`);
       continue;
     }
-    if (FATAL.has(name)) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: "${name}" changes the wire protocol and is not supported`);
+    if (FATAL.has(name))
+      throw new GatehopError(
+        ErrorCodes.PROFILE_INVALID,
+        `${where}: "${name}" changes the wire protocol and is not supported`,
+      );
     switch (name) {
       case 'remote': {
         if (!args[0]) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: remote needs a host`);
@@ -159,7 +265,11 @@ export function parseProfile(text: string): OvpnProfile {
         port = portOf(args[0] ?? '', where);
         break;
       case 'dev':
-        if (!/^tun\d*$/i.test(args[0] ?? '')) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: only "dev tun" is supported (got "${args[0] ?? ''}")`);
+        if (!/^tun\d*$/i.test(args[0] ?? ''))
+          throw new GatehopError(
+            ErrorCodes.PROFILE_INVALID,
+            `${where}: only "dev tun" is supported (got "${args[0] ?? ''}")`,
+          );
         sawDev = true;
         break;
       case 'cipher':
@@ -167,7 +277,10 @@ export function parseProfile(text: string): OvpnProfile {
         break;
       case 'data-ciphers':
       case 'ncp-ciphers':
-        dataCiphers = (args[0] ?? '').split(':').map((c) => c.toUpperCase()).filter(Boolean);
+        dataCiphers = (args[0] ?? '')
+          .split(':')
+          .map((c) => c.toUpperCase())
+          .filter(Boolean);
         break;
       case 'data-ciphers-fallback':
         dataCiphersFallback = (args[0] ?? '').toUpperCase() || null;
@@ -180,12 +293,14 @@ export function parseProfile(text: string): OvpnProfile {
         authUserPass = true;
         break;
       case 'key-direction':
-        if (args[0] !== '0' && args[0] !== '1') throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: key-direction must be 0 or 1`);
+        if (args[0] !== '0' && args[0] !== '1')
+          throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: key-direction must be 0 or 1`);
         keyDirection = args[0] === '0' ? 0 : 1;
         break;
       case 'tun-mtu':
         tunMtu = intOf(args[0], where);
-        if (tunMtu < 576 || tunMtu > 65535) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: tun-mtu out of range`);
+        if (tunMtu < 576 || tunMtu > 65535)
+          throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: tun-mtu out of range`);
         break;
       case 'ping':
         pingS = intOf(args[0], where);
@@ -203,7 +318,10 @@ export function parseProfile(text: string): OvpnProfile {
       case 'verify-x509-name': {
         const type = (args[1] ?? 'subject').toLowerCase();
         if (!args[0] || (type !== 'subject' && type !== 'name' && type !== 'name-prefix')) {
-          throw new GatehopError(ErrorCodes.PROFILE_INVALID, `${where}: verify-x509-name needs a name and a type of subject, name or name-prefix`);
+          throw new GatehopError(
+            ErrorCodes.PROFILE_INVALID,
+            `${where}: verify-x509-name needs a name and a type of subject, name or name-prefix`,
+          );
         }
         verifyX509Name = { name: args[0], type };
         break;
@@ -233,7 +351,8 @@ export function parseProfile(text: string): OvpnProfile {
   if (remotesRaw.length === 0) throw new GatehopError(ErrorCodes.PROFILE_INVALID, 'profile has no "remote"');
   const remotes = remotesRaw.map((r) => ({ host: r.host, port: r.port ?? port, proto: r.proto ?? proto }));
   for (const r of remotes) {
-    if (!isIP(r.host) && !/^[a-z0-9.-]{1,253}$/i.test(r.host)) throw new GatehopError(ErrorCodes.PROFILE_INVALID, `remote "${r.host}" is not a host`);
+    if (!isIP(r.host) && !/^[a-z0-9.-]{1,253}$/i.test(r.host))
+      throw new GatehopError(ErrorCodes.PROFILE_INVALID, `remote "${r.host}" is not a host`);
   }
   return Object.freeze({
     remotes,

@@ -83,7 +83,10 @@ export class ReliableChannel {
   send(opcode: number, payload: Buffer): void {
     if (this.#closed) return;
     if (this.#backlog.length >= this.#o.maxBacklog) {
-      throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `control channel stuck: ${this.#backlog.length} messages wait for the peer to acknowledge`);
+      throw new GatehopError(
+        ErrorCodes.NETSTACK_FAILED,
+        `control channel stuck: ${this.#backlog.length} messages wait for the peer to acknowledge`,
+      );
     }
     this.#backlog.push({ opcode, msgId: this.#nextSendId++, payload, rtoMs: this.#o.initialRtoMs, timer: null });
     this.#pump();

@@ -14,15 +14,24 @@ function subjectString(cert: PeerCertificate): string {
  * The checks OpenVPN makes beyond the chain: `remote-cert-tls server` (extended key usage
  * serverAuth) and `verify-x509-name`. Returns why the certificate is refused, or null.
  */
-export function checkServerCertificate(cert: PeerCertificate, profile: Pick<OvpnProfile, 'remoteCertTls' | 'verifyX509Name'>): string | null {
+export function checkServerCertificate(
+  cert: PeerCertificate,
+  profile: Pick<OvpnProfile, 'remoteCertTls' | 'verifyX509Name'>,
+): string | null {
   if (profile.remoteCertTls === 'server' && !(cert.ext_key_usage ?? []).includes(SERVER_AUTH)) {
     return 'remote-cert-tls server: the certificate has no TLS Web Server Authentication key usage';
   }
   const v = profile.verifyX509Name;
   if (v) {
     const cn = typeof cert.subject?.CN === 'string' ? cert.subject.CN : '';
-    const ok = v.type === 'name' ? cn === v.name : v.type === 'name-prefix' ? cn.startsWith(v.name) : subjectString(cert) === v.name;
-    if (!ok) return `verify-x509-name ${v.name} ${v.type}: the certificate is for "${v.type === 'subject' ? subjectString(cert) : cn}"`;
+    const ok =
+      v.type === 'name'
+        ? cn === v.name
+        : v.type === 'name-prefix'
+          ? cn.startsWith(v.name)
+          : subjectString(cert) === v.name;
+    if (!ok)
+      return `verify-x509-name ${v.name} ${v.type}: the certificate is for "${v.type === 'subject' ? subjectString(cert) : cn}"`;
   }
   return null;
 }

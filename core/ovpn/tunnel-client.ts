@@ -3,11 +3,37 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { abortReason, dialThroughUpstream, ErrorCodes, GatehopError, isGatehopError, loadNative, parseSocks5Udp, socks5UdpAssociate, socks5UdpHeader, type Logger, type UpstreamProxy } from '../common/index.js';
-import { clientKeyMethod2, optionsString, optionValue, parsePushOptions, parseServerKeyMethod2, type PushedConfig } from './control-messages.js';
+import {
+  abortReason,
+  dialThroughUpstream,
+  ErrorCodes,
+  GatehopError,
+  isGatehopError,
+  loadNative,
+  parseSocks5Udp,
+  socks5UdpAssociate,
+  socks5UdpHeader,
+  type Logger,
+  type UpstreamProxy,
+} from '../common/index.js';
+import {
+  clientKeyMethod2,
+  optionsString,
+  optionValue,
+  parsePushOptions,
+  parseServerKeyMethod2,
+  type PushedConfig,
+} from './control-messages.js';
 import { ControlDuplex, KeyState } from './key-state.js';
 import type { ControlMessage } from './reliable.js';
-import { DataChannel, dataEngineStatus, isSupportedCipher, PING_PAYLOAD, SUPPORTED_CIPHERS, type SealedBatch } from './data-channel.js';
+import {
+  DataChannel,
+  dataEngineStatus,
+  isSupportedCipher,
+  PING_PAYLOAD,
+  SUPPORTED_CIPHERS,
+  type SealedBatch,
+} from './data-channel.js';
 import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader } from './packet.js';
 import { lookup } from 'node:dns/promises';
@@ -20,7 +46,8 @@ import { checkServerCertificate } from './server-cert.js';
 export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'RECONNECTING' | 'DISCONNECTED';
 
 /** OpenSSL's answers when the two sides share no TLS version or cipher suite, or a key is too weak. */
-const TLS_REFUSALS = /TLS_HANDSHAKE_TIMEOUT|UNSUPPORTED_PROTOCOL|WRONG_VERSION_NUMBER|NO_PROTOCOLS_AVAILABLE|PROTOCOL_VERSION|HANDSHAKE_FAILURE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|KEY_TOO_SMALL|MD_TOO_WEAK|INSUFFICIENT_SECURITY/;
+const TLS_REFUSALS =
+  /TLS_HANDSHAKE_TIMEOUT|UNSUPPORTED_PROTOCOL|WRONG_VERSION_NUMBER|NO_PROTOCOLS_AVAILABLE|PROTOCOL_VERSION|HANDSHAKE_FAILURE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|KEY_TOO_SMALL|MD_TOO_WEAK|INSUFFICIENT_SECURITY/;
 
 function isTlsVersionOrCipherRefusal(err: unknown): boolean {
   const cause = (err as { cause?: { code?: unknown } }).cause;
@@ -95,8 +122,22 @@ export class TunnelClient extends EventEmitter<{
   /** After an L1 reconnect; addressChanged means connections on the old address are lost. */
   reconnected: [{ config: PushedConfig; addressChanged: boolean }];
 }> {
-  readonly stats: TunnelStats & { reconnects: number; exitNotified: 'control' | 'occ' | null; compressedDropped: number } = {
-    bytesIn: 0, bytesOut: 0, packetsIn: 0, packetsOut: 0, decryptFailures: 0, replays: 0, droppedOut: 0, malformed: 0, reconnects: 0, exitNotified: null, compressedDropped: 0,
+  readonly stats: TunnelStats & {
+    reconnects: number;
+    exitNotified: 'control' | 'occ' | null;
+    compressedDropped: number;
+  } = {
+    bytesIn: 0,
+    bytesOut: 0,
+    packetsIn: 0,
+    packetsOut: 0,
+    decryptFailures: 0,
+    replays: 0,
+    droppedOut: 0,
+    malformed: 0,
+    reconnects: 0,
+    exitNotified: null,
+    compressedDropped: 0,
   };
   #closedByUs = false;
   config: PushedConfig | null = null;
@@ -196,7 +237,10 @@ export class TunnelClient extends EventEmitter<{
     for (let attempt = 0; Date.now() < deadline; attempt++) {
       opts.signal?.throwIfAborted();
       try {
-        return await this.#attempt(Math.min(deadline - Date.now(), this.proto === 'udp' ? RESET_WAIT_MS * 6 : deadline - Date.now()), opts.signal);
+        return await this.#attempt(
+          Math.min(deadline - Date.now(), this.proto === 'udp' ? RESET_WAIT_MS * 6 : deadline - Date.now()),
+          opts.signal,
+        );
       } catch (err) {
         lastErr = err as Error;
         this.#teardown();
@@ -205,10 +249,19 @@ export class TunnelClient extends EventEmitter<{
           // Old VPN Gate nodes only speak TLS 1.0 or weak suites (notes §3): try once more with
           // what they offer, and say loudly that this tunnel's control channel is weak.
           this.#legacyTls = true;
-          this.#log.warn({ event: 'legacy-tls', err: (err as Error).message }, `${this.#remote.host} refused modern TLS; retrying with TLS 1.0+ and weak ciphers allowed (insecure)`);
+          this.#log.warn(
+            { event: 'legacy-tls', err: (err as Error).message },
+            `${this.#remote.host} refused modern TLS; retrying with TLS 1.0+ and weak ciphers allowed (insecure)`,
+          );
           continue;
         }
-        if (!(err instanceof GatehopError && err.code === ErrorCodes.EGRESS_CONNECT_TIMEOUT && this.proto === 'udp' && !this.#remoteSid)) break;
+        if (!(
+          err instanceof GatehopError &&
+          err.code === ErrorCodes.EGRESS_CONNECT_TIMEOUT &&
+          this.proto === 'udp' &&
+          !this.#remoteSid
+        ))
+          break;
       }
     }
     this.#setState('DISCONNECTED', lastErr?.message ?? 'connect timed out');
@@ -219,10 +272,23 @@ export class TunnelClient extends EventEmitter<{
     this.#reset();
     this.#setState('CONNECTING', 'opening transport');
     return new Promise<PushedConfig>((resolve, reject) => {
-      const timer = setTimeout(() => fail(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `tunnel to ${this.#remote.host}:${this.#remote.port} not up within ${timeoutMs} ms (state ${this.#state})`)), timeoutMs);
-      const resetTimer = this.proto === 'udp' ? setTimeout(() => {
-        if (!this.#remoteSid) fail(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, 'no server reset within 5 s'));
-      }, RESET_WAIT_MS) : null;
+      const timer = setTimeout(
+        () =>
+          fail(
+            new GatehopError(
+              ErrorCodes.EGRESS_CONNECT_TIMEOUT,
+              `tunnel to ${this.#remote.host}:${this.#remote.port} not up within ${timeoutMs} ms (state ${this.#state})`,
+            ),
+          ),
+        timeoutMs,
+      );
+      const resetTimer =
+        this.proto === 'udp'
+          ? setTimeout(() => {
+              if (!this.#remoteSid)
+                fail(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, 'no server reset within 5 s'));
+            }, RESET_WAIT_MS)
+          : null;
       const onAbort = (): void => fail(abortReason(signal!, 'tunnel connect'));
       signal?.addEventListener('abort', onAbort, { once: true });
       const done = (): void => {
@@ -266,7 +332,13 @@ export class TunnelClient extends EventEmitter<{
     const failed = (err: unknown): void => {
       if (!current()) return;
       const e = err as Error;
-      this.#fatal(isGatehopError(e) ? e : new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${host}:${port} through ${upstream?.display}: ${e.message}`, { cause: e }));
+      this.#fatal(
+        isGatehopError(e)
+          ? e
+          : new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${host}:${port} through ${upstream?.display}: ${e.message}`, {
+              cause: e,
+            }),
+      );
     };
     if (this.proto === 'tcp') {
       if (!upstream) {
@@ -286,16 +358,28 @@ export class TunnelClient extends EventEmitter<{
     }
     // 1 MiB: with Linux's 208 KiB default a download dropped hundreds to thousands of datagrams
     // whenever the event loop was busy for a moment (RcvbufErrors), each one a TCP loss inside.
-    const udpFailed = (err: Error): void => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${host}:${port}: ${err.message}`, { cause: err }));
+    const udpFailed = (err: Error): void =>
+      this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${host}:${port}: ${err.message}`, { cause: err }));
     const native = !upstream && dataEngineStatus().engine === 'native' ? loadNative() : null;
     if (native) {
       lookup(host, { family: 4 }).then(({ address }) => {
         if (!current()) return;
         try {
           // A connected socket hears only its peer: the kernel drops datagrams from anyone else.
-          this.#nudp = new NativeUdpCarrier(native, address, port, UDP_RCVBUF, (datagrams) => this.#onPackets(datagrams), udpFailed);
+          this.#nudp = new NativeUdpCarrier(
+            native,
+            address,
+            port,
+            UDP_RCVBUF,
+            (datagrams) => this.#onPackets(datagrams),
+            udpFailed,
+          );
         } catch (err) {
-          if (!this.#warnedNativeUdp) this.#log.warn({ event: 'native-udp', err: (err as Error).message }, `batched UDP unavailable (${(err as Error).message}); using Node's dgram`);
+          if (!this.#warnedNativeUdp)
+            this.#log.warn(
+              { event: 'native-udp', err: (err as Error).message },
+              `batched UDP unavailable (${(err as Error).message}); using Node's dgram`,
+            );
           this.#warnedNativeUdp = true;
           this.#openDgram(address, port);
           return;
@@ -312,7 +396,13 @@ export class TunnelClient extends EventEmitter<{
       if (!current()) return void control.destroy();
       this.#udpRelay = { control, header: socks5UdpHeader(host, port) };
       control.once('close', () => {
-        if (current()) this.#fatal(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `the upstream proxy ${upstream.display} ended the UDP association`));
+        if (current())
+          this.#fatal(
+            new GatehopError(
+              ErrorCodes.UPSTREAM_FAILED,
+              `the upstream proxy ${upstream.display} ended the UDP association`,
+            ),
+          );
       });
       u.on('message', (msg) => {
         const d = parseSocks5Udp(msg);
@@ -327,7 +417,11 @@ export class TunnelClient extends EventEmitter<{
   #openDgram(host: string, port: number): void {
     const u = createSocket({ type: 'udp4', recvBufferSize: UDP_RCVBUF });
     this.#udp = u;
-    u.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${this.#remote.host}:${port}: ${err.message}`, { cause: err })));
+    u.on('error', (err) =>
+      this.#fatal(
+        new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${this.#remote.host}:${port}: ${err.message}`, { cause: err }),
+      ),
+    );
     // A connected socket hears only its peer: the kernel drops datagrams from anyone else.
     u.on('message', (msg) => this.#receive(msg));
     u.connect(port, host, () => this.#start());
@@ -342,13 +436,23 @@ export class TunnelClient extends EventEmitter<{
       try {
         records = reader.push(chunk);
       } catch (err) {
-        this.#fatal(new GatehopError(ErrorCodes.OVPN_PROTOCOL, `server sent a bad TCP record: ${(err as Error).message}`, { cause: err }));
+        this.#fatal(
+          new GatehopError(ErrorCodes.OVPN_PROTOCOL, `server sent a bad TCP record: ${(err as Error).message}`, {
+            cause: err,
+          }),
+        );
         return;
       }
       this.#onPackets(records);
     });
-    s.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_CONNECT_REFUSED, `TCP ${host}:${port}: ${err.message}`, { cause: err })));
-    s.on('close', () => this.#fatal(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `TCP ${host}:${port} closed by the server`)));
+    s.on('error', (err) =>
+      this.#fatal(
+        new GatehopError(ErrorCodes.EGRESS_CONNECT_REFUSED, `TCP ${host}:${port}: ${err.message}`, { cause: err }),
+      ),
+    );
+    s.on('close', () =>
+      this.#fatal(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `TCP ${host}:${port} closed by the server`)),
+    );
   }
 
   #sendRaw(packet: Buffer): void {
@@ -423,7 +527,17 @@ export class TunnelClient extends EventEmitter<{
 
   #transmit(k: KeyState, m: ControlMessage): void {
     const acks = this.#remoteSid ? k.rel.takeAcks(MAX_ACKS) : [];
-    this.#sendControlRaw(encodeControl({ opcode: m.opcode, keyId: k.keyId, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: m.msgId, payload: m.payload }));
+    this.#sendControlRaw(
+      encodeControl({
+        opcode: m.opcode,
+        keyId: k.keyId,
+        sessionId: this.#localSid,
+        acks,
+        peerSessionId: this.#remoteSid,
+        messageId: m.msgId,
+        payload: m.payload,
+      }),
+    );
   }
 
   /** Acks go out together once per event-loop turn (piggybacked on a message when one is sent). */
@@ -433,7 +547,17 @@ export class TunnelClient extends EventEmitter<{
       if (!this.#remoteSid) return;
       for (const key of this.#keys.values()) {
         for (let acks = key.rel.takeAcks(MAX_ACKS); acks.length > 0; acks = key.rel.takeAcks(MAX_ACKS)) {
-          this.#sendControlRaw(encodeControl({ opcode: Op.ACK_V1, keyId: key.keyId, sessionId: this.#localSid, acks, peerSessionId: this.#remoteSid, messageId: null, payload: Buffer.alloc(0) }));
+          this.#sendControlRaw(
+            encodeControl({
+              opcode: Op.ACK_V1,
+              keyId: key.keyId,
+              sessionId: this.#localSid,
+              acks,
+              peerSessionId: this.#remoteSid,
+              messageId: null,
+              payload: Buffer.alloc(0),
+            }),
+          );
         }
       }
     });
@@ -539,7 +663,8 @@ export class TunnelClient extends EventEmitter<{
     if (k.keyId === 0) this.#setState('AUTH', 'TLS handshake');
     const profile = this.opts.profile;
     const duplex = new ControlDuplex((chunk) => {
-      for (let o = 0; o < chunk.length; o += CONTROL_PAYLOAD_MAX) k.rel.send(Op.CONTROL_V1, chunk.subarray(o, o + CONTROL_PAYLOAD_MAX));
+      for (let o = 0; o < chunk.length; o += CONTROL_PAYLOAD_MAX)
+        k.rel.send(Op.CONTROL_V1, chunk.subarray(o, o + CONTROL_PAYLOAD_MAX));
     });
     k.tlsIn = duplex;
     const tls = tlsConnect({
@@ -559,15 +684,28 @@ export class TunnelClient extends EventEmitter<{
       k.keyId === 0
         ? setTimeout(() => {
             if (k.tls !== tls) return; // this key state is gone
-            const err = Object.assign(new Error(`no TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s`), { code: 'TLS_HANDSHAKE_TIMEOUT' });
-            this.#fatal(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `TLS with ${this.#remote.host}: ${err.message}`, { cause: err }));
+            const err = Object.assign(new Error(`no TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s`), {
+              code: 'TLS_HANDSHAKE_TIMEOUT',
+            });
+            this.#fatal(
+              new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `TLS with ${this.#remote.host}: ${err.message}`, {
+                cause: err,
+              }),
+            );
           }, TLS_HANDSHAKE_MS)
         : null;
     handshakeTimer?.unref();
     tls.once('close', () => handshakeTimer && clearTimeout(handshakeTimer));
     tls.on('error', (err) => {
-      if (k.keyId === 0) this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${this.#remote.host}: ${err.message}`, { cause: err }));
-      else this.#log.warn({ event: 'renegotiation-failed', keyId: k.keyId, err: err.message }, 'renegotiation TLS failed; keeping the current key');
+      if (k.keyId === 0)
+        this.#fatal(
+          new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${this.#remote.host}: ${err.message}`, { cause: err }),
+        );
+      else
+        this.#log.warn(
+          { event: 'renegotiation-failed', keyId: k.keyId, err: err.message },
+          'renegotiation TLS failed; keeping the current key',
+        );
     });
     tls.on('secureConnect', () => {
       if (handshakeTimer) clearTimeout(handshakeTimer);
@@ -575,12 +713,18 @@ export class TunnelClient extends EventEmitter<{
       if (this.#legacyTls && k.keyId === 0) {
         const weak = version === 'TLSv1' || version === 'TLSv1.1';
         const fields = { event: 'legacy-tls-negotiated', protocol: version, cipher: tls.getCipher()?.name };
-        if (weak) this.#log.warn(fields, `control channel with ${this.#remote.host} is ${version} (insecure: old node)`);
+        if (weak)
+          this.#log.warn(fields, `control channel with ${this.#remote.host} is ${version} (insecure: old node)`);
         else this.#log.info(fields, `control channel with ${this.#remote.host} is ${version} after all`);
       }
       const problem = checkServerCertificate(tls.getPeerCertificate(), profile);
       if (problem) {
-        this.#fatal(new GatehopError(ErrorCodes.EGRESS_NOT_ALLOWED, `server certificate of ${this.#remote.host} refused: ${problem}`));
+        this.#fatal(
+          new GatehopError(
+            ErrorCodes.EGRESS_NOT_ALLOWED,
+            `server certificate of ${this.#remote.host} refused: ${problem}`,
+          ),
+        );
         return;
       }
       this.#sendKeyMethod(k);
@@ -593,9 +737,23 @@ export class TunnelClient extends EventEmitter<{
     const cipher = (p.cipher ?? p.dataCiphers[0] ?? 'AES-128-CBC').toUpperCase();
     const aead = /GCM|POLY1305/.test(cipher);
     const ciphers = [...new Set([...p.dataCiphers, ...(p.cipher ? [p.cipher] : [])].filter(isSupportedCipher))];
-    const peerInfo = ['IV_VER=2.6.14', 'IV_PLAT=linux', 'IV_TCPNL=1', 'IV_NCP=2', `IV_CIPHERS=${(ciphers.length ? ciphers : SUPPORTED_CIPHERS).join(':')}`, 'IV_PROTO=142', 'IV_GUI_VER=gatehop_0.1.0', ''].join('\n');
+    const peerInfo = [
+      'IV_VER=2.6.14',
+      'IV_PLAT=linux',
+      'IV_TCPNL=1',
+      'IV_NCP=2',
+      `IV_CIPHERS=${(ciphers.length ? ciphers : SUPPORTED_CIPHERS).join(':')}`,
+      'IV_PROTO=142',
+      'IV_GUI_VER=gatehop_0.1.0',
+      '',
+    ].join('\n');
     if (p.authUserPass && !this.opts.credentials) {
-      this.#fatal(new GatehopError(ErrorCodes.PROFILE_INVALID, 'the profile asks for a user name and password and none were given'));
+      this.#fatal(
+        new GatehopError(
+          ErrorCodes.PROFILE_INVALID,
+          'the profile asks for a user name and password and none were given',
+        ),
+      );
       return;
     }
     const keyBits = Number(/(\d{3})/.exec(cipher)?.[1] ?? 256);
@@ -657,7 +815,8 @@ export class TunnelClient extends EventEmitter<{
 
   #deriveKey2(k: KeyState, tlsEkm: boolean): Buffer {
     // No context argument at all: OpenVPN exports without a context (an empty one differs, notes §4.6).
-    if (tlsEkm) return (k.tls!.exportKeyingMaterial as (n: number, label: string) => Buffer)(256, 'EXPORTER-OpenVPN-datakeys');
+    if (tlsEkm)
+      return (k.tls!.exportKeyingMaterial as (n: number, label: string) => Buffer)(256, 'EXPORTER-OpenVPN-datakeys');
     return openvpnPrfKeys({
       preMaster: k.clientKeys!.preMaster,
       clientRandom1: k.clientKeys!.random1,
@@ -677,16 +836,29 @@ export class TunnelClient extends EventEmitter<{
       return;
     }
     if (pushed.cipher && !isSupportedCipher(pushed.cipher)) {
-      this.#fatal(new GatehopError(ErrorCodes.PROFILE_INVALID, `the server pushed cipher ${pushed.cipher}, which this client does not support`));
+      this.#fatal(
+        new GatehopError(
+          ErrorCodes.PROFILE_INVALID,
+          `the server pushed cipher ${pushed.cipher}, which this client does not support`,
+        ),
+      );
       return;
     }
     const k = this.#primary;
     const serverCipher = optionValue(k.serverKm!.options, 'cipher');
     const p = this.opts.profile;
-    const cipher = [pushed.cipher, serverCipher, p.cipher, 'AES-128-CBC'].find((c): c is string => !!c && isSupportedCipher(c))!.toUpperCase();
+    const cipher = [pushed.cipher, serverCipher, p.cipher, 'AES-128-CBC']
+      .find((c): c is string => !!c && isSupportedCipher(c))!
+      .toUpperCase();
     this.#negotiated = { cipher, tlsEkm: pushed.tlsEkm ?? false, peerId: pushed.peerId ?? null };
     this.cipher = cipher;
-    k.data = new DataChannel(cipher, p.auth, sliceKey2(this.#deriveKey2(k, this.#negotiated.tlsEkm)), 0, this.#negotiated.peerId);
+    k.data = new DataChannel(
+      cipher,
+      p.auth,
+      sliceKey2(this.#deriveKey2(k, this.#negotiated.tlsEkm)),
+      0,
+      this.#negotiated.peerId,
+    );
     this.config = {
       address: pushed.address,
       netmask: pushed.netmask ?? '255.255.255.0',
@@ -705,20 +877,33 @@ export class TunnelClient extends EventEmitter<{
     // Pushed framing wins; the profile's own directive counts only for a stock server (SoftEther
     // pushes no peer-id and never frames, whatever an old profile says).
     this.#framing = framingFor(this.config.compression ?? (this.config.peerId !== null ? p.compression : null));
-    if (this.#framing !== 'none') this.#log.info({ event: 'compression-framing', framing: this.#framing }, `data payloads framed (${this.#framing}); compressed ones are dropped`);
+    if (this.#framing !== 'none')
+      this.#log.info(
+        { event: 'compression-framing', framing: this.#framing },
+        `data payloads framed (${this.#framing}); compressed ones are dropped`,
+      );
     this.#lastRecv = this.#lastSent = Date.now();
     this.#rekeying = null;
     this.#scheduleRekey();
     this.#startKeepalive();
     this.#setState('CONNECTED', `cipher ${cipher}${this.config.tlsEkm ? ', keys by TLS-EKM' : ''}`);
-    this.#log.info({ event: 'tunnel-up', address: this.config.address, cipher, peerId: this.config.peerId }, 'tunnel up');
+    this.#log.info(
+      { event: 'tunnel-up', address: this.config.address, cipher, peerId: this.config.peerId },
+      'tunnel up',
+    );
     this.#settle?.resolve(this.config);
   }
 
   /** A renegotiated key carries traffic from now on; the previous one still decrypts until replaced. */
   #activateKey(k: KeyState): void {
     const n = this.#negotiated!;
-    k.data = new DataChannel(n.cipher, this.opts.profile.auth, sliceKey2(this.#deriveKey2(k, n.tlsEkm)), k.keyId, n.peerId);
+    k.data = new DataChannel(
+      n.cipher,
+      this.opts.profile.auth,
+      sliceKey2(this.#deriveKey2(k, n.tlsEkm)),
+      k.keyId,
+      n.peerId,
+    );
     const previous = this.#primary;
     this.#primary = k;
     this.renegotiations++;
@@ -732,7 +917,10 @@ export class TunnelClient extends EventEmitter<{
       }
     }
     previous.tls?.removeAllListeners('data');
-    this.#log.info({ event: 'renegotiated', keyId: k.keyId, renegotiations: this.renegotiations }, 'new data channel keys in use');
+    this.#log.info(
+      { event: 'renegotiated', keyId: k.keyId, renegotiations: this.renegotiations },
+      'new data channel keys in use',
+    );
   }
 
   // ---- data ----
@@ -759,7 +947,10 @@ export class TunnelClient extends EventEmitter<{
         this.stats.compressedDropped++;
         if (!this.#warnedCompressed) {
           this.#warnedCompressed = true;
-          this.#log.warn({ event: 'compressed-payload', framing: this.#framing }, 'the server sent a compressed payload; Gatehop does not decompress (dropped)');
+          this.#log.warn(
+            { event: 'compressed-payload', framing: this.#framing },
+            'the server sent a compressed payload; Gatehop does not decompress (dropped)',
+          );
         }
         continue;
       }
@@ -811,7 +1002,12 @@ export class TunnelClient extends EventEmitter<{
     this.#keepalive = setInterval(() => {
       const now = Date.now();
       if (now - this.#lastRecv > restartMs) {
-        this.#fatal(new GatehopError(ErrorCodes.EGRESS_HOST_UNREACHABLE, `nothing from the server for ${restartMs / 1000} s (ping-restart)`));
+        this.#fatal(
+          new GatehopError(
+            ErrorCodes.EGRESS_HOST_UNREACHABLE,
+            `nothing from the server for ${restartMs / 1000} s (ping-restart)`,
+          ),
+        );
         return;
       }
       this.#checkRekey(now);
@@ -835,7 +1031,10 @@ export class TunnelClient extends EventEmitter<{
     const pending = this.#rekeying;
     if (pending) {
       if (now - pending.since < HAND_WINDOW_MS) return;
-      this.#log.warn({ event: 'renegotiation-abandoned', keyId: pending.key.keyId }, `renegotiation not finished in ${HAND_WINDOW_MS / 1000} s; keeping the current key`);
+      this.#log.warn(
+        { event: 'renegotiation-abandoned', keyId: pending.key.keyId },
+        `renegotiation not finished in ${HAND_WINDOW_MS / 1000} s; keeping the current key`,
+      );
       pending.key.close();
       if (this.#keys.get(pending.key.keyId) === pending.key) this.#keys.delete(pending.key.keyId);
       this.#rekeying = null;
@@ -843,7 +1042,8 @@ export class TunnelClient extends EventEmitter<{
       return;
     }
     const sent = this.#primary.data?.stats.sent ?? 0;
-    const why = sent >= PACKET_ID_REKEY ? 'packet ids near their end' : now >= this.#rekeyAt ? 'reneg-sec elapsed' : null;
+    const why =
+      sent >= PACKET_ID_REKEY ? 'packet ids near their end' : now >= this.#rekeyAt ? 'reneg-sec elapsed' : null;
     if (!why || this.#state !== 'CONNECTED') return;
     // A key the server is negotiating right now (a newer key_id than the primary's) goes first.
     if ([...this.#keys.values()].some((k) => !k.data)) return;
@@ -878,7 +1078,10 @@ export class TunnelClient extends EventEmitter<{
   async #reconnect(cause: Error, forMs: number): Promise<void> {
     const previous = this.config;
     this.#setState('RECONNECTING', cause.message);
-    this.#log.info({ event: 'tunnel-reconnecting', err: cause.message }, 'tunnel lost; reconnecting to the same server');
+    this.#log.info(
+      { event: 'tunnel-reconnecting', err: cause.message },
+      'tunnel lost; reconnecting to the same server',
+    );
     const deadline = Date.now() + forMs;
     let last: Error = cause;
     while (Date.now() < deadline && !this.#closedByUs) {
@@ -896,7 +1099,13 @@ export class TunnelClient extends EventEmitter<{
         await new Promise((r) => setTimeout(r, 500).unref());
       }
     }
-    if (!this.#closedByUs) this.#down(new GatehopError(ErrorCodes.EGRESS_HOST_UNREACHABLE, `reconnect failed for ${Math.round(forMs / 1000)} s: ${last.message}`));
+    if (!this.#closedByUs)
+      this.#down(
+        new GatehopError(
+          ErrorCodes.EGRESS_HOST_UNREACHABLE,
+          `reconnect failed for ${Math.round(forMs / 1000)} s: ${last.message}`,
+        ),
+      );
   }
 
   #teardown(): void {

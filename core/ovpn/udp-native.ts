@@ -15,7 +15,14 @@ export class NativeUdpCarrier {
   readonly #one = new Uint32Array(1);
 
   /** Throws (GATEHOP_NATIVE_*) when the socket cannot be made; the caller falls back to dgram. */
-  constructor(native: NativeModule, ip: string, port: number, rcvbuf: number, onDatagrams: (datagrams: Buffer[]) => void, onError: (err: Error) => void) {
+  constructor(
+    native: NativeModule,
+    ip: string,
+    port: number,
+    rcvbuf: number,
+    onDatagrams: (datagrams: Buffer[]) => void,
+    onError: (err: Error) => void,
+  ) {
     this.#native = native;
     this.#socket = native.udpOpen(ip, port, rcvbuf, this.#lengths, (data, count) => {
       if (!data) {

@@ -8,14 +8,24 @@ export function backoffMs(consecutiveFailures: number, initialMs: number, maxMs:
 
 export function withFailure(h: NodeHistory, now: number, initialMs: number, maxMs: number): NodeHistory {
   const consecutiveFailures = h.consecutiveFailures + 1;
-  return { ...h, failures: h.failures + 1, consecutiveFailures, lastFailureAt: now, backoffUntil: now + backoffMs(consecutiveFailures, initialMs, maxMs) };
+  return {
+    ...h,
+    failures: h.failures + 1,
+    consecutiveFailures,
+    lastFailureAt: now,
+    backoffUntil: now + backoffMs(consecutiveFailures, initialMs, maxMs),
+  };
 }
 
 const EWMA = 0.3;
 const ewma = (old: number | null, sample: number | undefined): number | null =>
   sample === undefined ? old : old === null ? sample : old * (1 - EWMA) + sample * EWMA;
 
-export function withSuccess(h: NodeHistory, now: number, sample: { connectMs?: number; throughputBps?: number } = {}): NodeHistory {
+export function withSuccess(
+  h: NodeHistory,
+  now: number,
+  sample: { connectMs?: number; throughputBps?: number } = {},
+): NodeHistory {
   return {
     ...h,
     successes: h.successes + 1,

@@ -1,8 +1,25 @@
-export { Selector, type ExcludeReason, type HistoryStore, type RankedNode, type Ranking, type Prober, type Reachability } from './selector.js';
+export {
+  Selector,
+  type ExcludeReason,
+  type HistoryStore,
+  type RankedNode,
+  type Ranking,
+  type Prober,
+  type Reachability,
+} from './selector.js';
 export { selectorOptions, selectorOptionsSchema, type SelectorOptions } from './options.js';
 export { computePriors, topK, type PriorTerms } from './priors.js';
 export { scoreNode, type ScoreTerms } from './score.js';
 export { probeNode, tcpHandshakeMs, openvpnUdpResetMs, mapBounded, type ProbeResult } from './probes.js';
 export { backoffMs, withFailure, withSuccess, inBackoff } from './history.js';
 export { urlTest, type Dialer, type UrlTestOptions } from './url-test.js';
-export { defaultExpectedStatus, FailFilter, failFilterSchema, probeSpecSchema, ProbeLoop, runProbe, type FailFilterOptions, type ProbeSpec } from './node-probes.js';
+export {
+  defaultExpectedStatus,
+  FailFilter,
+  failFilterSchema,
+  probeSpecSchema,
+  ProbeLoop,
+  runProbe,
+  type FailFilterOptions,
+  type ProbeSpec,
+} from './node-probes.js';

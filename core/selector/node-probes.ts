@@ -3,15 +3,34 @@ import { z } from 'zod';
 import { abortReason, ErrorCodes, GatehopError, parseEndpoint, type Logger } from '../common/index.js';
 import { urlTest, type Dialer } from './url-test.js';
 
-const timing = { intervalMs: z.number().int().min(1_000).default(30_000), timeoutMs: z.number().int().min(100).max(120_000).default(5_000) };
+const timing = {
+  intervalMs: z.number().int().min(1_000).default(30_000),
+  timeoutMs: z.number().int().min(100).max(120_000).default(5_000),
+};
 
 /** In-tunnel probes per node, GOST style (config `groups.probes`). */
 export const probeSpecSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('tcp'), addr: z.string().refine((s) => { try { parseEndpoint(s); return true; } catch { return false; } }, 'must be HOST:PORT'), ...timing }).strict(),
+  z
+    .object({
+      type: z.literal('tcp'),
+      addr: z.string().refine((s) => {
+        try {
+          parseEndpoint(s);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'must be HOST:PORT'),
+      ...timing,
+    })
+    .strict(),
   z
     .object({
       type: z.literal('http'),
-      url: z.string().url().refine((u) => u.startsWith('http://'), 'must be an http:// URL (it is fetched through the tunnel)'),
+      url: z
+        .string()
+        .url()
+        .refine((u) => u.startsWith('http://'), 'must be an http:// URL (it is fetched through the tunnel)'),
       host: z.string().min(1).optional(),
       headers: z.record(z.string(), z.string()).optional(),
       /** Default 204 for a URL ending in generate_204, else 200. */
@@ -45,7 +64,11 @@ const MAX_CMD_OUTPUT = 4096;
  * rejects (GH_ERR_EGRESS_FAILED / GH_ERR_ABORTED) when it fails, times out or is aborted. A cmd
  * probe that hangs is killed at its timeout.
  */
-export async function runProbe(spec: ProbeSpec, dial: Dialer, opts: { signal?: AbortSignal; logger?: Logger } = {}): Promise<number> {
+export async function runProbe(
+  spec: ProbeSpec,
+  dial: Dialer,
+  opts: { signal?: AbortSignal; logger?: Logger } = {},
+): Promise<number> {
   const started = performance.now();
   const deadline = AbortSignal.timeout(spec.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
@@ -56,18 +79,49 @@ export async function runProbe(spec: ProbeSpec, dial: Dialer, opts: { signal?: A
     return performance.now() - started;
   }
   if (spec.type === 'http') {
-    return urlTest(dial, spec.url, { timeoutMs: spec.timeoutMs, signal, expectedStatus: spec.expectedStatus ?? defaultExpectedStatus(spec.url), ...(spec.host ? { host: spec.host } : {}), ...(spec.headers ? { headers: spec.headers } : {}) });
+    return urlTest(dial, spec.url, {
+      timeoutMs: spec.timeoutMs,
+      signal,
+      expectedStatus: spec.expectedStatus ?? defaultExpectedStatus(spec.url),
+      ...(spec.host ? { host: spec.host } : {}),
+      ...(spec.headers ? { headers: spec.headers } : {}),
+    });
   }
   return new Promise<number>((resolve, reject) => {
     if (signal.aborted) return reject(abortReason(signal, 'cmd probe'));
     const [file, ...args] = spec.argv as [string, ...string[]];
-    const child = execFile(file, args, { timeout: spec.timeoutMs, killSignal: 'SIGKILL', maxBuffer: MAX_CMD_OUTPUT, windowsHide: true, signal: opts.signal }, (err, stdout, stderr) => {
-      opts.logger?.debug({ event: 'probe-cmd', argv: spec.argv, stdout: String(stdout).slice(0, MAX_CMD_OUTPUT), stderr: String(stderr).slice(0, MAX_CMD_OUTPUT) }, 'cmd probe output');
-      if (!err) return resolve(performance.now() - started);
-      const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
-      const why = e.killed ? `killed after ${spec.timeoutMs} ms` : e.code === 'ENOENT' ? `${file} not found` : typeof e.code === 'number' ? `exit ${e.code}` : e.message;
-      reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `cmd probe ${spec.argv.join(' ')}: ${why}`, { cause: err }));
-    });
+    const child = execFile(
+      file,
+      args,
+      {
+        timeout: spec.timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: MAX_CMD_OUTPUT,
+        windowsHide: true,
+        signal: opts.signal,
+      },
+      (err, stdout, stderr) => {
+        opts.logger?.debug(
+          {
+            event: 'probe-cmd',
+            argv: spec.argv,
+            stdout: String(stdout).slice(0, MAX_CMD_OUTPUT),
+            stderr: String(stderr).slice(0, MAX_CMD_OUTPUT),
+          },
+          'cmd probe output',
+        );
+        if (!err) return resolve(performance.now() - started);
+        const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
+        const why = e.killed
+          ? `killed after ${spec.timeoutMs} ms`
+          : e.code === 'ENOENT'
+            ? `${file} not found`
+            : typeof e.code === 'number'
+              ? `exit ${e.code}`
+              : e.message;
+        reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `cmd probe ${spec.argv.join(' ')}: ${why}`, { cause: err }));
+      },
+    );
     child.stdin?.end();
   });
 }
@@ -149,7 +203,15 @@ export class ProbeLoop {
     private readonly specs: readonly ProbeSpec[],
     private readonly dial: Dialer,
     private readonly filter: FailFilter,
-    private readonly onResult: (r: { nodeId: string; spec: ProbeSpec; ok: boolean; ms: number | null; dead: boolean; changed: boolean; error?: string }) => void,
+    private readonly onResult: (r: {
+      nodeId: string;
+      spec: ProbeSpec;
+      ok: boolean;
+      ms: number | null;
+      dead: boolean;
+      changed: boolean;
+      error?: string;
+    }) => void,
     private readonly logger?: Logger,
   ) {}
 
@@ -167,12 +229,22 @@ export class ProbeLoop {
     this.#running.add(i);
     const spec = this.specs[i]!;
     try {
-      const ms = await runProbe(spec, this.dial, { signal: this.#abort.signal, ...(this.logger ? { logger: this.logger } : {}) });
+      const ms = await runProbe(spec, this.dial, {
+        signal: this.#abort.signal,
+        ...(this.logger ? { logger: this.logger } : {}),
+      });
       if (this.#closed) return;
       this.onResult({ nodeId: this.nodeId, spec, ok: true, ms, ...this.filter.record(this.nodeId, true, ms) });
     } catch (err) {
       if (this.#closed) return;
-      this.onResult({ nodeId: this.nodeId, spec, ok: false, ms: null, ...this.filter.record(this.nodeId, false), error: (err as Error).message });
+      this.onResult({
+        nodeId: this.nodeId,
+        spec,
+        ok: false,
+        ms: null,
+        ...this.filter.record(this.nodeId, false),
+        error: (err as Error).message,
+      });
     } finally {
       this.#running.delete(i);
     }

@@ -15,7 +15,11 @@ export const selectorOptionsSchema = z
       })
       .strict()
       .default({ score: 0.4, speed: 0.3, sessions: 0.15, uptime: 0.15, freshness: 0.3, worked: 0.2 }),
-    freshnessHalfLifeMs: z.number().int().positive().default(12 * 3600_000),
+    freshnessHalfLifeMs: z
+      .number()
+      .int()
+      .positive()
+      .default(12 * 3600_000),
     /** Only these countries (ISO codes) unpenalised when non-empty. */
     countryAllow: z.array(z.string().length(2)).default([]),
     /** Never used. */
@@ -25,7 +29,11 @@ export const selectorOptionsSchema = z
     protocolPenalty: z.number().min(0).default(0.1),
     topK: z.number().int().positive().default(12),
     probe: z
-      .object({ samples: z.number().int().min(1).max(10).default(3), timeoutMs: z.number().int().positive().default(3000), concurrency: z.number().int().positive().default(8) })
+      .object({
+        samples: z.number().int().min(1).max(10).default(3),
+        timeoutMs: z.number().int().positive().default(3000),
+        concurrency: z.number().int().positive().default(8),
+      })
       .strict()
       .default({ samples: 3, timeoutMs: 3000, concurrency: 8 }),
     /** score = alpha/rttMs + beta·prior + gamma·successRate − delta·recentFailures */
@@ -34,7 +42,14 @@ export const selectorOptionsSchema = z
     gamma: z.number().min(0).default(5),
     delta: z.number().min(0).default(2),
     backoff: z
-      .object({ initialMs: z.number().int().positive().default(60_000), maxMs: z.number().int().positive().default(8 * 3600_000) })
+      .object({
+        initialMs: z.number().int().positive().default(60_000),
+        maxMs: z
+          .number()
+          .int()
+          .positive()
+          .default(8 * 3600_000),
+      })
       .strict()
       .default({ initialMs: 60_000, maxMs: 8 * 3600_000 }),
   })

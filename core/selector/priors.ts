@@ -34,7 +34,11 @@ function normalizer(values: Array<number | null>): (v: number | null) => number 
  * A node the latest list names has its full freshness; one the pool remembers from days ago still
  * competes, on what it offered and whether it worked. Denied countries are left out entirely.
  */
-export function computePriors(nodes: readonly VpnGateNode[], opts: SelectorOptions, ctx: { now?: number; history?: (nodeId: string) => NodeHistory } = {}): Map<string, PriorTerms> {
+export function computePriors(
+  nodes: readonly VpnGateNode[],
+  opts: SelectorOptions,
+  ctx: { now?: number; history?: (nodeId: string) => NodeHistory } = {},
+): Map<string, PriorTerms> {
   const now = ctx.now ?? Date.now();
   const eligible = nodes.filter((n) => !opts.countryDeny.includes(n.countryShort));
   const nScore = normalizer(eligible.map((n) => n.score));
@@ -51,9 +55,20 @@ export function computePriors(nodes: readonly VpnGateNode[], opts: SelectorOptio
     const freshness = w.freshness * 0.5 ** (listedAgo / opts.freshnessHalfLifeMs);
     const lastOk = ctx.history?.(n.id).lastSuccessAt ?? null;
     const worked = lastOk !== null && now - lastOk < WORKED_WITHIN_MS ? w.worked : 0;
-    const countryPenalty = opts.countryAllow.length > 0 && !opts.countryAllow.includes(n.countryShort) ? opts.countryPenalty : 0;
+    const countryPenalty =
+      opts.countryAllow.length > 0 && !opts.countryAllow.includes(n.countryShort) ? opts.countryPenalty : 0;
     const protocolPenalty = opts.preferProto !== 'any' && n.proto !== opts.preferProto ? opts.protocolPenalty : 0;
-    out.set(n.id, { score, speed, sessions, uptime, freshness, worked, countryPenalty, protocolPenalty, prior: score + speed + sessions + uptime + freshness + worked - countryPenalty - protocolPenalty });
+    out.set(n.id, {
+      score,
+      speed,
+      sessions,
+      uptime,
+      freshness,
+      worked,
+      countryPenalty,
+      protocolPenalty,
+      prior: score + speed + sessions + uptime + freshness + worked - countryPenalty - protocolPenalty,
+    });
   }
   return out;
 }

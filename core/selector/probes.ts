@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
-import { abortReason, dialThroughUpstream, ErrorCodes, GatehopError, parseSocks5Udp, socks5UdpAssociate, socks5UdpHeader, type UpstreamProxy } from '../common/index.js';
+import {
+  abortReason,
+  dialThroughUpstream,
+  ErrorCodes,
+  GatehopError,
+  parseSocks5Udp,
+  socks5UdpAssociate,
+  socks5UdpHeader,
+  type UpstreamProxy,
+} from '../common/index.js';
 
 export interface ProbeOptions {
   samples: number;
@@ -22,7 +31,13 @@ function median(xs: number[]): number {
 }
 
 /** One TCP handshake: connect, note the time, close at once. Through an upstream proxy: until it says the target is connected. */
-export function tcpHandshakeMs(host: string, port: number, timeoutMs: number, signal?: AbortSignal, upstream?: UpstreamProxy | null): Promise<number> {
+export function tcpHandshakeMs(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  upstream?: UpstreamProxy | null,
+): Promise<number> {
   if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
   if (upstream) {
     const started = performance.now();
@@ -42,7 +57,16 @@ export function tcpHandshakeMs(host: string, port: number, timeoutMs: number, si
       else resolve(ms!);
     };
     const onAbort = (): void => done(abortReason(signal!, `probe ${host}:${port}`));
-    const timer = setTimeout(() => done(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `probe ${host}:${port}: no handshake within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        done(
+          new GatehopError(
+            ErrorCodes.EGRESS_CONNECT_TIMEOUT,
+            `probe ${host}:${port}: no handshake within ${timeoutMs} ms`,
+          ),
+        ),
+      timeoutMs,
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
     s.once('connect', () => done(null, performance.now() - started));
     s.once('error', (err) => done(err));
@@ -54,7 +78,13 @@ export function tcpHandshakeMs(host: string, port: number, timeoutMs: number, si
  * with a fresh session id from a fresh socket (SoftEther keys sessions by address and port), timed
  * until the server's P_CONTROL_HARD_RESET_SERVER_V2 arrives.
  */
-export function openvpnUdpResetMs(host: string, port: number, timeoutMs: number, signal?: AbortSignal, upstream?: UpstreamProxy | null): Promise<number> {
+export function openvpnUdpResetMs(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  upstream?: UpstreamProxy | null,
+): Promise<number> {
   if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
   if (upstream) return udpResetThroughRelay(host, port, timeoutMs, upstream, signal);
   return new Promise((resolve, reject) => {
@@ -69,7 +99,16 @@ export function openvpnUdpResetMs(host: string, port: number, timeoutMs: number,
       else resolve(ms!);
     };
     const onAbort = (): void => done(abortReason(signal!, `probe ${host}:${port}`));
-    const timer = setTimeout(() => done(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `probe ${host}:${port}/udp: no OpenVPN reset reply within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        done(
+          new GatehopError(
+            ErrorCodes.EGRESS_CONNECT_TIMEOUT,
+            `probe ${host}:${port}/udp: no OpenVPN reset reply within ${timeoutMs} ms`,
+          ),
+        ),
+      timeoutMs,
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
     sock.on('error', (err) => done(err));
     // A connected socket hears only the address it asked (host may be a name).
@@ -94,7 +133,13 @@ function isServerReset(msg: Buffer): boolean {
 }
 
 /** The same exchange through a SOCKS5 proxy's UDP relay; the time includes setting up the association. */
-async function udpResetThroughRelay(host: string, port: number, timeoutMs: number, upstream: UpstreamProxy, signal?: AbortSignal): Promise<number> {
+async function udpResetThroughRelay(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  upstream: UpstreamProxy,
+  signal?: AbortSignal,
+): Promise<number> {
   const started = performance.now();
   const { control, relay } = await socks5UdpAssociate(upstream, { timeoutMs, ...(signal ? { signal } : {}) });
   const sock = createSocket('udp4');
@@ -108,9 +153,20 @@ async function udpResetThroughRelay(host: string, port: number, timeoutMs: numbe
         else resolve(ms!);
       };
       const onAbort = (): void => done(abortReason(signal!, `probe ${host}:${port}`));
-      const timer = setTimeout(() => done(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `probe ${host}:${port}/udp through ${upstream.display}: no OpenVPN reset reply within ${timeoutMs} ms`)), left);
+      const timer = setTimeout(
+        () =>
+          done(
+            new GatehopError(
+              ErrorCodes.EGRESS_CONNECT_TIMEOUT,
+              `probe ${host}:${port}/udp through ${upstream.display}: no OpenVPN reset reply within ${timeoutMs} ms`,
+            ),
+          ),
+        left,
+      );
       signal?.addEventListener('abort', onAbort, { once: true });
-      control.once('close', () => done(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${upstream.display} ended the UDP association`)));
+      control.once('close', () =>
+        done(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${upstream.display} ended the UDP association`)),
+      );
       sock.on('error', (err) => done(err));
       sock.on('message', (msg) => {
         const d = parseSocks5Udp(msg);
@@ -125,12 +181,25 @@ async function udpResetThroughRelay(host: string, port: number, timeoutMs: numbe
 }
 
 /** Several samples, sequential per node; median of the successes. */
-export async function probeNode(kind: 'tcp' | 'udp', host: string, port: number, opts: ProbeOptions & { upstream?: UpstreamProxy | null }): Promise<ProbeResult> {
+export async function probeNode(
+  kind: 'tcp' | 'udp',
+  host: string,
+  port: number,
+  opts: ProbeOptions & { upstream?: UpstreamProxy | null },
+): Promise<ProbeResult> {
   const samples: Array<number | null> = [];
   for (let i = 0; i < opts.samples; i++) {
     opts.signal?.throwIfAborted();
     try {
-      samples.push(await (kind === 'tcp' ? tcpHandshakeMs : openvpnUdpResetMs)(host, port, opts.timeoutMs, opts.signal, opts.upstream));
+      samples.push(
+        await (kind === 'tcp' ? tcpHandshakeMs : openvpnUdpResetMs)(
+          host,
+          port,
+          opts.timeoutMs,
+          opts.signal,
+          opts.upstream,
+        ),
+      );
     } catch (err) {
       if (opts.signal?.aborted) throw err;
       samples.push(null);
@@ -141,7 +210,11 @@ export async function probeNode(kind: 'tcp' | 'udp', host: string, port: number,
 }
 
 /** Runs `fn` over items with at most `concurrency` at once. */
-export async function mapBounded<T, R>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {

@@ -22,5 +22,12 @@ export function scoreNode(prior: PriorTerms, rttMs: number | null, h: NodeHistor
   const successRate = tries === 0 ? 0.5 : h.successes / tries;
   const history = opts.gamma * successRate;
   const recentFailures = opts.delta * Math.min(h.consecutiveFailures, 5);
-  return { rttMs, latency, prior: priorTerm, history, recentFailures, total: latency + priorTerm + history - recentFailures };
+  return {
+    rttMs,
+    latency,
+    prior: priorTerm,
+    history,
+    recentFailures,
+    total: latency + priorTerm + history - recentFailures,
+  };
 }

@@ -34,7 +34,10 @@ export type ExcludeReason = 'backoff' | 'unreachable' | 'country-denied' | 'not-
 /** A node the way Gatehop reaches nodes cannot reach (null: fine). */
 export type Reachability = (node: VpnGateNode) => 'needs-udp' | null;
 
-export type Prober = (node: VpnGateNode, opts: { samples: number; timeoutMs: number; signal?: AbortSignal }) => Promise<ProbeResult>;
+export type Prober = (
+  node: VpnGateNode,
+  opts: { samples: number; timeoutMs: number; signal?: AbortSignal },
+) => Promise<ProbeResult>;
 
 const defaultProber: Prober = (node, opts) => probeNode(node.proto, node.ip, node.port, opts);
 
@@ -79,7 +82,10 @@ export class Selector {
         this.#queued.nodes = nodes;
         return this.#queued.promise;
       }
-      const queued: { nodes: readonly VpnGateNode[]; promise: Promise<Ranking> } = { nodes, promise: Promise.resolve(null as unknown as Ranking) };
+      const queued: { nodes: readonly VpnGateNode[]; promise: Promise<Ranking> } = {
+        nodes,
+        promise: Promise.resolve(null as unknown as Ranking),
+      };
       queued.promise = this.#running
         .catch(() => undefined)
         .then(() => {
@@ -120,11 +126,15 @@ export class Selector {
     const candidates = topK(usable, priors, this.opts.topK);
     for (const n of usable) if (!candidates.includes(n)) excluded.push({ nodeId: n.id, reason: 'not-in-top-k' });
     const probeOpts = { timeoutMs: this.opts.probe.timeoutMs, ...(signal ? { signal } : {}) };
-    const probed = await mapBounded(candidates, this.opts.probe.concurrency, (n) => this.prober(n, { ...probeOpts, samples: this.opts.probe.samples }));
+    const probed = await mapBounded(candidates, this.opts.probe.concurrency, (n) =>
+      this.prober(n, { ...probeOpts, samples: this.opts.probe.samples }),
+    );
     // A second chance, one sample each, for the ones that failed: a lost datagram or a busy moment
     // should not cost a node a backoff period.
     const retry = candidates.filter((_, i) => probed[i]!.rttMs === null);
-    const retried = await mapBounded(retry, this.opts.probe.concurrency, (n) => this.prober(n, { ...probeOpts, samples: 1 }));
+    const retried = await mapBounded(retry, this.opts.probe.concurrency, (n) =>
+      this.prober(n, { ...probeOpts, samples: 1 }),
+    );
     retry.forEach((n, j) => {
       if (retried[j]!.rttMs !== null) probed[candidates.indexOf(n)] = retried[j]!;
     });
@@ -133,7 +143,11 @@ export class Selector {
     // captive portal), not a dozen volunteers at the same moment: nobody is backed off for it, so
     // the retry after the network returns finds them all again.
     const allFailed = candidates.length > 1 && probed.every((p) => p.rttMs === null);
-    if (allFailed) this.#log.warn({ event: 'probes-all-failed', candidates: candidates.length }, `none of ${candidates.length} nodes answered its probe; the network looks down, so no node is backed off`);
+    if (allFailed)
+      this.#log.warn(
+        { event: 'probes-all-failed', candidates: candidates.length },
+        `none of ${candidates.length} nodes answered its probe; the network looks down, so no node is backed off`,
+      );
     candidates.forEach((node, i) => {
       const probe = probed[i]!;
       this.store.addLatency({ nodeId: node.id, at: now, kind: 'tcp', ms: probe.rttMs, success: probe.rttMs !== null });
@@ -142,25 +156,52 @@ export class Selector {
         if (allFailed) return;
         const h = withFailure(this.store.history(node.id), now, this.opts.backoff.initialMs, this.opts.backoff.maxMs);
         this.store.saveHistory(h);
-        this.#log.info({ event: 'probe-failed', nodeId: node.id, backoffUntil: h.backoffUntil, consecutiveFailures: h.consecutiveFailures }, 'node did not answer its probe');
+        this.#log.info(
+          {
+            event: 'probe-failed',
+            nodeId: node.id,
+            backoffUntil: h.backoffUntil,
+            consecutiveFailures: h.consecutiveFailures,
+          },
+          'node did not answer its probe',
+        );
         return;
       }
       const history = this.store.history(node.id);
-      ranked.push({ node, priorTerms: priors.get(node.id)!, terms: scoreNode(priors.get(node.id)!, probe.rttMs, history, this.opts), history });
+      ranked.push({
+        node,
+        priorTerms: priors.get(node.id)!,
+        terms: scoreNode(priors.get(node.id)!, probe.rttMs, history, this.opts),
+        history,
+      });
     });
     ranked.sort((a, b) => b.terms.total - a.terms.total || a.node.id.localeCompare(b.node.id));
     ranked.forEach((r, i) => {
       const t = r.terms;
       this.#log.info(
         {
-          event: 'node-scored', rank: i + 1, nodeId: r.node.id, ip: r.node.ip, port: r.node.port, proto: r.node.proto,
-          score: round(t.total), rttMs: round(t.rttMs), latencyTerm: round(t.latency), priorTerm: round(t.prior),
-          historyTerm: round(t.history), failurePenalty: round(t.recentFailures), prior: round(r.priorTerms.prior),
+          event: 'node-scored',
+          rank: i + 1,
+          nodeId: r.node.id,
+          ip: r.node.ip,
+          port: r.node.port,
+          proto: r.node.proto,
+          score: round(t.total),
+          rttMs: round(t.rttMs),
+          latencyTerm: round(t.latency),
+          priorTerm: round(t.prior),
+          historyTerm: round(t.history),
+          failurePenalty: round(t.recentFailures),
+          prior: round(r.priorTerms.prior),
         },
         `#${i + 1} ${r.node.id} score ${round(t.total)} = latency ${round(t.latency)} + prior ${round(t.prior)} + history ${round(t.history)} − failures ${round(t.recentFailures)}`,
       );
     });
-    if (unreachable.size > 0) this.#log.info({ event: 'nodes-skipped', reason: 'needs-udp', nodes: unreachable.size }, `${unreachable.size} UDP nodes skipped: the upstream proxy carries no UDP`);
+    if (unreachable.size > 0)
+      this.#log.info(
+        { event: 'nodes-skipped', reason: 'needs-udp', nodes: unreachable.size },
+        `${unreachable.size} UDP nodes skipped: the upstream proxy carries no UDP`,
+      );
     const result = { ranked, excluded, at: now };
     this.#last = result;
     this.#rankedListeners.emit(result);
@@ -171,7 +212,8 @@ export class Selector {
   recordSuccess(nodeId: string, sample: { connectMs?: number; throughputBps?: number; urlMs?: number } = {}): void {
     const now = Date.now();
     this.store.saveHistory(withSuccess(this.store.history(nodeId), now, sample));
-    if (sample.urlMs !== undefined) this.store.addLatency({ nodeId, at: now, kind: 'url', ms: sample.urlMs, success: true });
+    if (sample.urlMs !== undefined)
+      this.store.addLatency({ nodeId, at: now, kind: 'url', ms: sample.urlMs, success: true });
   }
 
   /** A reload: the next ranking uses these. */

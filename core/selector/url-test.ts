@@ -18,7 +18,8 @@ export interface UrlTestOptions {
 function safeHeaders(h: Readonly<Record<string, string>> = {}): string {
   return Object.entries(h)
     .map(([k, v]) => {
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || /[\r\n]/.test(v)) throw new GatehopError(ErrorCodes.CONFIG_INVALID, `URL test header ${JSON.stringify(k)} is not a valid header`);
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || /[\r\n]/.test(v))
+        throw new GatehopError(ErrorCodes.CONFIG_INVALID, `URL test header ${JSON.stringify(k)} is not a valid header`);
       return `${k}: ${v}\r\n`;
     })
     .join('');
@@ -31,9 +32,11 @@ function safeHeaders(h: Readonly<Record<string, string>> = {}): string {
  */
 export async function urlTest(dial: Dialer, url: string, opts: UrlTestOptions = {}): Promise<number> {
   const u = new URL(url);
-  if (u.protocol !== 'http:') throw new GatehopError(ErrorCodes.CONFIG_INVALID, `URL test needs an http:// URL, got ${url}`);
+  if (u.protocol !== 'http:')
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `URL test needs an http:// URL, got ${url}`);
   const extra = safeHeaders(opts.headers);
-  if (opts.host !== undefined && /[\r\n\s]/.test(opts.host)) throw new GatehopError(ErrorCodes.CONFIG_INVALID, `URL test Host ${JSON.stringify(opts.host)} is not a valid host`);
+  if (opts.host !== undefined && /[\r\n\s]/.test(opts.host))
+    throw new GatehopError(ErrorCodes.CONFIG_INVALID, `URL test Host ${JSON.stringify(opts.host)} is not a valid host`);
   const timeoutMs = opts.timeoutMs ?? 5000;
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
@@ -54,13 +57,24 @@ export async function urlTest(dial: Dialer, url: string, opts: UrlTestOptions = 
         signal.removeEventListener('abort', onAbort);
         const m = /^HTTP\/1\.[01] (\d{3})/.exec(head);
         const status = m ? Number(m[1]) : 0;
-        const healthy = opts.expectedStatus !== undefined ? status === opts.expectedStatus : status >= 200 && status < 300;
+        const healthy =
+          opts.expectedStatus !== undefined ? status === opts.expectedStatus : status >= 200 && status < 300;
         if (healthy) resolve(performance.now() - started);
-        else reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `URL test ${url}: status ${status || 'unreadable'}${opts.expectedStatus !== undefined ? `, expected ${opts.expectedStatus}` : ''}`));
+        else
+          reject(
+            new GatehopError(
+              ErrorCodes.EGRESS_FAILED,
+              `URL test ${url}: status ${status || 'unreadable'}${opts.expectedStatus !== undefined ? `, expected ${opts.expectedStatus}` : ''}`,
+            ),
+          );
       });
       stream.once('error', reject);
-      stream.once('end', () => reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `URL test ${url}: closed before a response`)));
-      stream.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${opts.host ?? u.host}\r\nUser-Agent: gatehop\r\n${extra}Connection: close\r\n\r\n`);
+      stream.once('end', () =>
+        reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `URL test ${url}: closed before a response`)),
+      );
+      stream.write(
+        `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${opts.host ?? u.host}\r\nUser-Agent: gatehop\r\n${extra}Connection: close\r\n\r\n`,
+      );
     });
   } finally {
     stream.destroy();

@@ -29,7 +29,10 @@ export class Credentials {
       if (line === '' || line.startsWith('#')) return;
       const m = LINE.exec(line);
       if (!m || m[2]!.length % 2 !== 0) {
-        throw new GatehopError(ErrorCodes.AUTH_FILE_INVALID, `${source} line ${i + 1}: expected user:salthex:sha256hex`);
+        throw new GatehopError(
+          ErrorCodes.AUTH_FILE_INVALID,
+          `${source} line ${i + 1}: expected user:salthex:sha256hex`,
+        );
       }
       users.set(m[1]!, { salt: Buffer.from(m[2]!, 'hex'), hash: Buffer.from(m[3]!, 'hex') });
     });

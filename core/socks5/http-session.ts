@@ -73,7 +73,12 @@ export class HttpSession extends ProxySession {
       upstream = (await this.dial(host, port)).stream;
     } catch (err) {
       if (this.closed) return;
-      return this.#respondError(res, httpStatusFor(isGatehopError(err) ? err.code : undefined), req, (err as Error).message);
+      return this.#respondError(
+        res,
+        httpStatusFor(isGatehopError(err) ? err.code : undefined),
+        req,
+        (err as Error).message,
+      );
     }
     this.#countUp(req);
     const headers = withHost(stripHopByHop(req.rawHeaders), url.host);
@@ -158,7 +163,6 @@ export class HttpSession extends ProxySession {
       this.bytesUp += c.length;
       this.ctx.stats.bytesUp += c.length;
     });
-
   }
 
   #respondError(res: ServerResponse, status: number, req: IncomingMessage, detail?: string): void {

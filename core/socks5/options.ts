@@ -10,7 +10,12 @@ export const proxyOptionsSchema = z
     connectTimeoutMs: z.number().int().positive().default(15_000),
     idleTimeoutMs: z.number().int().positive().default(300_000),
     /** Request line plus headers of one HTTP proxy request. */
-    maxHeaderBytes: z.number().int().min(1024).max(1 << 20).default(16 * 1024),
+    maxHeaderBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(1 << 20)
+      .default(16 * 1024),
   })
   .strict();
 

@@ -74,7 +74,8 @@ export class ProxyServer {
     });
     server.on('error', (err) => this.#log.error({ err: err.message }, 'proxy listener error'));
     const addr = server.address();
-    if (addr === null || typeof addr === 'string') throw new GatehopError(ErrorCodes.LISTEN_FAILED, 'listener has no address');
+    if (addr === null || typeof addr === 'string')
+      throw new GatehopError(ErrorCodes.LISTEN_FAILED, 'listener has no address');
     return { host: addr.address, port: addr.port };
   }
 
@@ -92,13 +93,22 @@ export class ProxyServer {
       const at = await this.#bind(next, options.host, options.port);
       const previous = this.#server;
       this.#server = next;
-      previous.close(() => this.#log.info({ event: 'listener-closed', host: old.host, port: old.port }, 'the old proxy listener is closed'));
-      this.#log.info({ event: 'listener-moved', from: `${old.host}:${old.port}`, to: `${at.host}:${at.port}` }, 'proxy listening on a new address');
+      previous.close(() =>
+        this.#log.info(
+          { event: 'listener-closed', host: old.host, port: old.port },
+          'the old proxy listener is closed',
+        ),
+      );
+      this.#log.info(
+        { event: 'listener-moved', from: `${old.host}:${old.port}`, to: `${at.host}:${at.port}` },
+        'proxy listening on a new address',
+      );
     }
     this.#ctx.options = options;
     this.#http.keepAliveTimeout = options.idleTimeoutMs;
     const addr = this.#server.address();
-    if (addr === null || typeof addr === 'string') throw new GatehopError(ErrorCodes.LISTEN_FAILED, 'listener has no address');
+    if (addr === null || typeof addr === 'string')
+      throw new GatehopError(ErrorCodes.LISTEN_FAILED, 'listener has no address');
     return { host: addr.address, port: addr.port };
   }
 
@@ -130,10 +140,13 @@ export class ProxyServer {
       }
     }
     socket.on('error', () => {}); // until a session owns it
-    const sniffTimer = setTimeout(() => {
-      this.stats.timeouts.handshake++;
-      socket.destroy();
-    }, Math.min(SNIFF_TIMEOUT_MS, this.#ctx.options.handshakeTimeoutMs));
+    const sniffTimer = setTimeout(
+      () => {
+        this.stats.timeouts.handshake++;
+        socket.destroy();
+      },
+      Math.min(SNIFF_TIMEOUT_MS, this.#ctx.options.handshakeTimeoutMs),
+    );
     sniffTimer.unref();
     socket.once('close', () => clearTimeout(sniffTimer));
     // Connected and closed without a byte (a port check, a scanner): nothing to wait for.

@@ -19,7 +19,14 @@ export interface ProxyStats {
   errorReplies: Record<string, number>;
   authFailures: number;
   timeouts: { handshake: number; connect: number; idle: number };
-  udp: { datagramsUp: number; datagramsDown: number; fragDropped: number; foreignDropped: number; otherDropped: number; rehomed: number };
+  udp: {
+    datagramsUp: number;
+    datagramsDown: number;
+    fragDropped: number;
+    foreignDropped: number;
+    otherDropped: number;
+    rehomed: number;
+  };
   /** Idle sessions moved to a new egress at a switch before any byte moved. */
   zeroProgressRetries: number;
 }

@@ -111,16 +111,25 @@ export abstract class ProxySession {
     // or fails its probes): this connect is given up at once and made on an egress that works.
     // Replaced (a switch): it goes on, and only if it fails is it made again on the new egress.
     let retired: RetireReason | null = null;
-    const offRetire = this.#lease?.onRetire((why) => {
-      retired = why;
-      if (why === 'down') controller.abort(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${egress.id} went down while connecting`));
-    }) ?? ((): void => {});
+    const offRetire =
+      this.#lease?.onRetire((why) => {
+        retired = why;
+        if (why === 'down')
+          controller.abort(
+            new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${egress.id} went down while connecting`),
+          );
+      }) ?? ((): void => {});
     this.target = `${host}:${port}`;
     const controller = new AbortController();
     const timeoutMs = this.ctx.options.connectTimeoutMs;
     const timer = setTimeout(() => {
       this.ctx.stats.timeouts.connect++;
-      controller.abort(new GatehopError(ErrorCodes.SESSION_CONNECT_TIMEOUT, `connect to ${host}:${port} timed out after ${timeoutMs} ms`));
+      controller.abort(
+        new GatehopError(
+          ErrorCodes.SESSION_CONNECT_TIMEOUT,
+          `connect to ${host}:${port} timed out after ${timeoutMs} ms`,
+        ),
+      );
     }, timeoutMs);
     timer.unref();
     const entry = { controller, timer };
@@ -134,7 +143,12 @@ export abstract class ProxySession {
       }
       this.addUpstream(conn.stream);
       this.log.debug(
-        { event: 'connected', target: `${host}:${port}`, egressId: egress.id, durationMs: Math.round(performance.now() - started) },
+        {
+          event: 'connected',
+          target: `${host}:${port}`,
+          egressId: egress.id,
+          durationMs: Math.round(performance.now() - started),
+        },
         'upstream connected',
       );
       return conn;
@@ -147,7 +161,10 @@ export abstract class ProxySession {
         this.#lease?.release();
         this.#lease = null;
         this.ctx.stats.zeroProgressRetries++;
-        this.log.info({ event: 'dial-moved', target: `${host}:${port}`, from: egress.id }, 'connect moved to another egress');
+        this.log.info(
+          { event: 'dial-moved', target: `${host}:${port}`, from: egress.id },
+          'connect moved to another egress',
+        );
         return this.dial(host, port);
       }
       if (controller.signal.aborted && controller.signal.reason instanceof GatehopError) throw controller.signal.reason;
@@ -190,7 +207,13 @@ export abstract class ProxySession {
     const s = this.socket;
     const dispatched = (s.bytesWritten ?? 0) - s.writableLength - this.#downBase;
     if (dispatched <= this.#downSeen) return this.#downSeen;
-    const queued = s.remoteAddress && s.localAddress ? this.ctx.queues.queued({ address: s.localAddress, port: s.localPort ?? 0 }, { address: s.remoteAddress, port: s.remotePort ?? 0 }) : 0;
+    const queued =
+      s.remoteAddress && s.localAddress
+        ? this.ctx.queues.queued(
+            { address: s.localAddress, port: s.localPort ?? 0 },
+            { address: s.remoteAddress, port: s.remotePort ?? 0 },
+          )
+        : 0;
     this.#downSeen = Math.max(this.#downSeen, dispatched - queued);
     return this.#downSeen;
   }
@@ -251,7 +274,10 @@ export abstract class ProxySession {
         const conn = await this.dial(target.host, target.port);
         if (this.#closed || !gate.open) return;
         const lease = this.#currentLease();
-        this.log.info({ event: 'zero-progress-retry', target: `${target.host}:${target.port}`, from, to: lease?.egress.id }, 'idle session moved to the new egress');
+        this.log.info(
+          { event: 'zero-progress-retry', target: `${target.host}:${target.port}`, from, to: lease?.egress.id },
+          'idle session moved to the new egress',
+        );
         if (lease) watch(lease);
         gate.attach(conn.stream);
       } catch (err) {
@@ -300,7 +326,10 @@ export abstract class ProxySession {
     this.#gate = null;
     // Before the socket goes (destroying it drops what Node still buffers): what the kernel has
     // is the client's (a closing connection delivers its queue).
-    this.#downFinal = this.#downFromRelay && !this.#relaying ? 0 : Math.max(this.#downSeen, (this.socket.bytesWritten ?? 0) - this.socket.writableLength - this.#downBase);
+    this.#downFinal =
+      this.#downFromRelay && !this.#relaying
+        ? 0
+        : Math.max(this.#downSeen, (this.socket.bytesWritten ?? 0) - this.socket.writableLength - this.#downBase);
     this.ctx.stats.closedBytesDown += this.#downFinal;
     for (const u of this.upstreams) u.destroy();
     this.upstreams.clear();

@@ -224,7 +224,7 @@ function ipv6ToBytes(host: string): Buffer {
 function compressIpv6(groups: string[]): string {
   let bestStart = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== '0') {
       i++;
       continue;

@@ -85,7 +85,8 @@ export class Socks5Session extends ProxySession {
     if (parsed.kind === 'incomplete') return;
     if (parsed.kind === 'malformed') {
       this.countMalformed(parsed.reason);
-      if (parsed.reason === 'no-methods') this.#writeAndClose(encodeMethodSelection(Method.NONE_ACCEPTABLE), 'no-methods');
+      if (parsed.reason === 'no-methods')
+        this.#writeAndClose(encodeMethodSelection(Method.NONE_ACCEPTABLE), 'no-methods');
       else this.forceClose('malformed');
       return;
     }
@@ -174,7 +175,10 @@ export class Socks5Session extends ProxySession {
     } catch (err) {
       if (this.closed) return;
       const reply = socksReplyFor(isGatehopError(err) ? err.code : undefined);
-      this.log.debug({ event: 'connect-failed', target: `${host}:${port}`, err: (err as Error).message }, 'connect failed');
+      this.log.debug(
+        { event: 'connect-failed', target: `${host}:${port}`, err: (err as Error).message },
+        'connect failed',
+      );
       this.#refuse(reply, 'connect-failed', err as Error);
     }
   }

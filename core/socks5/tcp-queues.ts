@@ -33,7 +33,8 @@ export class TcpQueues {
     const r = `${plain(remote.address)}:${remote.port}`;
     // The most any sample says: a lower bound of what the client took (see #read).
     let most = 0;
-    for (const map of this.#read()) most = Math.max(most, (map.get(`${l}>${r}`)?.tx ?? 0) + (map.get(`${r}>${l}`)?.rx ?? 0));
+    for (const map of this.#read())
+      most = Math.max(most, (map.get(`${l}>${r}`)?.tx ?? 0) + (map.get(`${r}>${l}`)?.rx ?? 0));
     return most;
   }
 
@@ -67,7 +68,10 @@ export class TcpQueues {
 }
 
 /** Lines of /proc/net/tcp or tcp6 into `local>remote` → queues; only connections with something queued. */
-export function parseProcNetTcp(text: string, into = new Map<string, { tx: number; rx: number }>()): Map<string, { tx: number; rx: number }> {
+export function parseProcNetTcp(
+  text: string,
+  into = new Map<string, { tx: number; rx: number }>(),
+): Map<string, { tx: number; rx: number }> {
   const lines = text.split('\n');
   for (let i = 1; i < lines.length; i++) {
     const f = lines[i]!.trim().split(/\s+/);
@@ -88,12 +92,15 @@ function endpoint(hex: string): string | null {
   const [addr, portHex] = hex.split(':');
   if (!addr || !portHex) return null;
   const port = parseInt(portHex, 16);
-  if (addr.length === 8) return `${[3, 2, 1, 0].map((i) => parseInt(addr.slice(i * 2, i * 2 + 2), 16)).join('.')}:${port}`;
+  if (addr.length === 8)
+    return `${[3, 2, 1, 0].map((i) => parseInt(addr.slice(i * 2, i * 2 + 2), 16)).join('.')}:${port}`;
   if (addr.length !== 32) return null;
   const bytes: number[] = [];
-  for (let w = 0; w < 4; w++) for (const i of [3, 2, 1, 0]) bytes.push(parseInt(addr.slice(w * 8 + i * 2, w * 8 + i * 2 + 2), 16));
+  for (let w = 0; w < 4; w++)
+    for (const i of [3, 2, 1, 0]) bytes.push(parseInt(addr.slice(w * 8 + i * 2, w * 8 + i * 2 + 2), 16));
   // IPv4-mapped (::ffff:a.b.c.d): the same connection a dual-stack listener sees.
-  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) return `${bytes.slice(12).join('.')}:${port}`;
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff)
+    return `${bytes.slice(12).join('.')}:${port}`;
   const groups = Array.from({ length: 8 }, (_, g) => ((bytes[g * 2]! << 8) | bytes[g * 2 + 1]!).toString(16));
   return `${groups.join(':')}:${port}`;
 }

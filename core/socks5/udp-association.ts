@@ -108,9 +108,16 @@ export class UdpAssociation {
     try {
       await this.#bindEgress();
       this.opts.stats.udp.rehomed++;
-      this.opts.log.info({ event: 'udp-rehomed', from, to: this.#lease?.egress.id }, 'UDP association moved to the new egress');
+      this.opts.log.info(
+        { event: 'udp-rehomed', from, to: this.#lease?.egress.id },
+        'UDP association moved to the new egress',
+      );
     } catch (err) {
-      if (!this.#closed) this.opts.log.warn({ event: 'udp-rehome-failed', from, err: (err as Error).message }, 'UDP association stays on the draining egress');
+      if (!this.#closed)
+        this.opts.log.warn(
+          { event: 'udp-rehome-failed', from, err: (err as Error).message },
+          'UDP association stays on the draining egress',
+        );
     }
   }
 

@@ -37,7 +37,10 @@ export function certHashField(certDer: Uint8Array, hash: BindingHash): Buffer {
 /** CMK = T1 = HMAC(HLAK, seed | LEN (16-bit little-endian) | 0x01); one round gives the whole key. */
 export function compoundMacKey(hlak: Uint8Array, hash: BindingHash): Buffer {
   const len = hash === 'sha256' ? 32 : 20;
-  return createHmac(hash, hlak).update(CMK_SEED).update(Buffer.from([len & 0xff, len >> 8, 0x01])).digest();
+  return createHmac(hash, hlak)
+    .update(CMK_SEED)
+    .update(Buffer.from([len & 0xff, len >> 8, 0x01]))
+    .digest();
 }
 
 /** The Compound MAC over the Call Connected message whose MAC field is still zeros (padded to 32 bytes). */

@@ -48,10 +48,19 @@ function desEncryptBlock(block: Uint8Array, key7: Uint8Array): Buffer {
 export function challengeResponse(challenge: Uint8Array, passwordHash: Uint8Array): Buffer {
   const z = Buffer.alloc(21);
   z.set(passwordHash);
-  return Buffer.concat([desEncryptBlock(challenge, z.subarray(0, 7)), desEncryptBlock(challenge, z.subarray(7, 14)), desEncryptBlock(challenge, z.subarray(14, 21))]);
+  return Buffer.concat([
+    desEncryptBlock(challenge, z.subarray(0, 7)),
+    desEncryptBlock(challenge, z.subarray(7, 14)),
+    desEncryptBlock(challenge, z.subarray(14, 21)),
+  ]);
 }
 
-export function generateNtResponse(authChallenge: Uint8Array, peerChallenge: Uint8Array, username: string, password: string): Buffer {
+export function generateNtResponse(
+  authChallenge: Uint8Array,
+  peerChallenge: Uint8Array,
+  username: string,
+  password: string,
+): Buffer {
   return challengeResponse(challengeHash(peerChallenge, authChallenge, username), ntPasswordHash(password));
 }
 
@@ -59,7 +68,13 @@ const AUTH_MAGIC1 = Buffer.from('Magic server to client signing constant', 'asci
 const AUTH_MAGIC2 = Buffer.from('Pad to make it do more than one iteration', 'ascii');
 
 /** The 20 bytes the server's Success message carries as "S=<40 hex digits>". */
-export function authenticatorResponse(password: string, ntResponse: Uint8Array, peerChallenge: Uint8Array, authChallenge: Uint8Array, username: string): Buffer {
+export function authenticatorResponse(
+  password: string,
+  ntResponse: Uint8Array,
+  peerChallenge: Uint8Array,
+  authChallenge: Uint8Array,
+  username: string,
+): Buffer {
   const hashHash = md4(ntPasswordHash(password));
   const digest = sha1(hashHash, ntResponse, AUTH_MAGIC1);
   return sha1(digest, challengeHash(peerChallenge, authChallenge, username), AUTH_MAGIC2);
@@ -73,8 +88,14 @@ export function verifyAuthenticatorResponse(message: string, expected: Uint8Arra
 }
 
 const MPPE_MAGIC1 = Buffer.from('This is the MPPE Master Key', 'ascii');
-const MPPE_MAGIC2 = Buffer.from('On the client side, this is the send key; on the server side, it is the receive key.', 'ascii');
-const MPPE_MAGIC3 = Buffer.from('On the client side, this is the receive key; on the server side, it is the send key.', 'ascii');
+const MPPE_MAGIC2 = Buffer.from(
+  'On the client side, this is the send key; on the server side, it is the receive key.',
+  'ascii',
+);
+const MPPE_MAGIC3 = Buffer.from(
+  'On the client side, this is the receive key; on the server side, it is the send key.',
+  'ascii',
+);
 const SHS_PAD1 = Buffer.alloc(40, 0x00);
 const SHS_PAD2 = Buffer.alloc(40, 0xf2);
 

@@ -13,7 +13,19 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
 import { authenticatorResponse, clientMppeKeys, generateNtResponse, verifyAuthenticatorResponse } from './mschapv2.js';
-import { bufferToIpv4, Code, decodeCp, decodeFrame, decodeOptions, encodeCp, encodeFrame, encodeOptions, ipv4ToBuffer, Proto, type CpOption } from './ppp-codec.js';
+import {
+  bufferToIpv4,
+  Code,
+  decodeCp,
+  decodeFrame,
+  decodeOptions,
+  encodeCp,
+  encodeFrame,
+  encodeOptions,
+  ipv4ToBuffer,
+  Proto,
+  type CpOption,
+} from './ppp-codec.js';
 
 export type PppAuth = 'mschapv2' | 'pap';
 
@@ -83,7 +95,12 @@ const MSCHAP_ERRORS: Record<string, string> = {
   '709': 'the password could not be changed',
 };
 
-export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; up: [PppUp]; packet: [Buffer]; down: [GatehopError] }> {
+export class PppLink extends EventEmitter<{
+  authenticated: [PppAuthenticated];
+  up: [PppUp];
+  packet: [Buffer];
+  down: [GatehopError];
+}> {
   #phase: PppPhase = 'dead';
   #nextId = 1;
   #lcp: Pending | null = null;
@@ -142,7 +159,11 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
       // IPv6CP, CCP, EAP and anything else: refused with a Protocol-Reject once LCP is up.
       if (this.#phase !== 'establish' && this.#phase !== 'dead') this.#protocolReject(protocol, payload);
     } catch (err) {
-      this.#fail(err instanceof GatehopError ? err : new GatehopError(ErrorCodes.SSTP_PROTOCOL, (err as Error).message, { cause: err }));
+      this.#fail(
+        err instanceof GatehopError
+          ? err
+          : new GatehopError(ErrorCodes.SSTP_PROTOCOL, (err as Error).message, { cause: err }),
+      );
     }
   }
 
@@ -153,14 +174,23 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
       if (!p || p.acked || now - p.sentAt < this.#o.restartMs) continue;
       if (p.tries >= this.#o.maxTries) {
         const what = p.protocol === Proto.LCP ? 'LCP' : p.protocol === Proto.IPCP ? 'IPCP' : 'PAP';
-        return this.#fail(new GatehopError(p.protocol === Proto.PAP ? ErrorCodes.SSTP_AUTH_FAILED : ErrorCodes.SSTP_PROTOCOL, `${what}: no answer after ${p.tries} tries`));
+        return this.#fail(
+          new GatehopError(
+            p.protocol === Proto.PAP ? ErrorCodes.SSTP_AUTH_FAILED : ErrorCodes.SSTP_PROTOCOL,
+            `${what}: no answer after ${p.tries} tries`,
+          ),
+        );
       }
       // The same Identifier and bytes: SoftEther treats a new Identifier as a new request.
       p.tries++;
       p.sentAt = now;
       this.#send(p.protocol, p.bytes);
     }
-    if (this.#phase === 'open' && now - this.#lastHeard >= this.#o.echoAfterMs && now - this.#lastEcho >= this.#o.echoAfterMs) {
+    if (
+      this.#phase === 'open' &&
+      now - this.#lastHeard >= this.#o.echoAfterMs &&
+      now - this.#lastEcho >= this.#o.echoAfterMs
+    ) {
       this.#lastEcho = now;
       this.stats.echoesSent++;
       this.#send(Proto.LCP, encodeCp(Code.ECHO_REQ, this.#id(), this.#ourMagic()));
@@ -186,7 +216,10 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
   #sendLcpRequest(now: number, options?: CpOption[]): void {
     const mru = Buffer.alloc(2);
     mru.writeUInt16BE(this.#o.mru, 0);
-    const opts = options ?? [{ type: LCP_MRU, value: mru }, ...(this.#magicRejected ? [] : [{ type: LCP_MAGIC, value: this.#magic }])];
+    const opts = options ?? [
+      { type: LCP_MRU, value: mru },
+      ...(this.#magicRejected ? [] : [{ type: LCP_MAGIC, value: this.#magic }]),
+    ];
     this.#lcp = this.#request(Proto.LCP, opts, now);
   }
 
@@ -217,34 +250,50 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
               const v = n.value.readUInt16BE(0);
               opts = opts.filter((o) => o.type !== LCP_MRU);
               if (v >= 576 && v <= 1500) opts.push({ type: LCP_MRU, value: n.value });
-            } else if (n.type === LCP_MAGIC) opts = opts.map((o) => (o.type === LCP_MAGIC ? { type: LCP_MAGIC, value: (this.#magic = this.#o.random(4)) } : o));
+            } else if (n.type === LCP_MAGIC)
+              opts = opts.map((o) =>
+                o.type === LCP_MAGIC ? { type: LCP_MAGIC, value: (this.#magic = this.#o.random(4)) } : o,
+              );
           }
         }
         return this.#sendLcpRequest(now, opts);
       }
       case Code.TERM_REQ:
         this.#send(Proto.LCP, encodeCp(Code.TERM_ACK, p.id));
-        return this.#fail(new GatehopError(ErrorCodes.SSTP_REFUSED, 'the server ended the PPP link (LCP Terminate-Request)'));
+        return this.#fail(
+          new GatehopError(ErrorCodes.SSTP_REFUSED, 'the server ended the PPP link (LCP Terminate-Request)'),
+        );
       case Code.TERM_ACK:
         return;
       case Code.ECHO_REQ:
         if (this.#phase === 'establish') return; // RFC 1661: only in the Opened state
-        return this.#send(Proto.LCP, encodeCp(Code.ECHO_REPLY, p.id, Buffer.concat([this.#ourMagic(), p.data.subarray(4)])));
+        return this.#send(
+          Proto.LCP,
+          encodeCp(Code.ECHO_REPLY, p.id, Buffer.concat([this.#ourMagic(), p.data.subarray(4)])),
+        );
       case Code.ECHO_REPLY:
       case Code.DISCARD_REQ:
       case Code.IDENTIFICATION:
       case Code.TIME_REMAINING:
         return;
       case Code.CODE_REJ:
-        return this.#fail(new GatehopError(ErrorCodes.SSTP_PROTOCOL, `the server rejected LCP code ${p.data[0] ?? '?'}`));
+        return this.#fail(
+          new GatehopError(ErrorCodes.SSTP_PROTOCOL, `the server rejected LCP code ${p.data[0] ?? '?'}`),
+        );
       case Code.PROTO_REJ: {
         const rejected = p.data.length >= 2 ? p.data.readUInt16BE(0) : 0;
-        if (rejected === Proto.IPCP || rejected === Proto.IPV4) return this.#fail(new GatehopError(ErrorCodes.SSTP_PROTOCOL, 'the server does not carry IPv4 (it rejected IPCP)'));
+        if (rejected === Proto.IPCP || rejected === Proto.IPV4)
+          return this.#fail(
+            new GatehopError(ErrorCodes.SSTP_PROTOCOL, 'the server does not carry IPv4 (it rejected IPCP)'),
+          );
         return;
       }
       default:
         // An unknown code is returned whole in a Code-Reject (RFC 1661 5.6).
-        return this.#send(Proto.LCP, encodeCp(Code.CODE_REJ, this.#id(), payload.subarray(0, Math.min(payload.length, this.#peerMru - 4))));
+        return this.#send(
+          Proto.LCP,
+          encodeCp(Code.CODE_REJ, this.#id(), payload.subarray(0, Math.min(payload.length, this.#peerMru - 4))),
+        );
     }
   }
 
@@ -286,7 +335,15 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
       const pw = Buffer.from(this.#o.password, 'utf8');
       const data = Buffer.concat([Buffer.from([u.length]), u, Buffer.from([pw.length]), pw]);
       const id = this.#id();
-      this.#pap = { protocol: Proto.PAP, id, bytes: encodeCp(1, id, data), options: [], sentAt: now, tries: 1, acked: false };
+      this.#pap = {
+        protocol: Proto.PAP,
+        id,
+        bytes: encodeCp(1, id, data),
+        options: [],
+        sentAt: now,
+        tries: 1,
+        acked: false,
+      };
       this.#send(Proto.PAP, this.#pap.bytes);
     }
     // MS-CHAPv2: the server speaks first (its Challenge).
@@ -299,28 +356,47 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
     const p = decodeCp(payload);
     if (p.code === 1) {
       // Challenge: value-size 16, the challenge, the server's name.
-      if (p.data.length < 17 || p.data[0] !== 16) throw new GatehopError(ErrorCodes.SSTP_PROTOCOL, 'MS-CHAPv2 challenge is not 16 bytes');
+      if (p.data.length < 17 || p.data[0] !== 16)
+        throw new GatehopError(ErrorCodes.SSTP_PROTOCOL, 'MS-CHAPv2 challenge is not 16 bytes');
       if (this.#chap?.id === p.id) return this.#send(Proto.CHAP, this.#chap.response);
       const challenge = p.data.subarray(1, 17);
       const peerChallenge = this.#o.random(16);
       const ntResponse = generateNtResponse(challenge, peerChallenge, this.#o.username, this.#o.password);
       const value = Buffer.concat([peerChallenge, Buffer.alloc(8), ntResponse, Buffer.from([0])]);
-      const response = encodeCp(2, p.id, Buffer.concat([Buffer.from([49]), value, Buffer.from(this.#o.username, 'utf8')]));
-      this.#chap = { id: p.id, response, ntResponse, expect: authenticatorResponse(this.#o.password, ntResponse, peerChallenge, challenge, this.#o.username) };
+      const response = encodeCp(
+        2,
+        p.id,
+        Buffer.concat([Buffer.from([49]), value, Buffer.from(this.#o.username, 'utf8')]),
+      );
+      this.#chap = {
+        id: p.id,
+        response,
+        ntResponse,
+        expect: authenticatorResponse(this.#o.password, ntResponse, peerChallenge, challenge, this.#o.username),
+      };
       return this.#send(Proto.CHAP, response);
     }
     if (!this.#chap) return;
     const message = p.data.toString('latin1');
     if (p.code === 3) {
       if (!verifyAuthenticatorResponse(message, this.#chap.expect)) {
-        throw new GatehopError(ErrorCodes.SSTP_AUTH_FAILED, 'the server accepted us but its MS-CHAPv2 answer does not prove it knows the password');
+        throw new GatehopError(
+          ErrorCodes.SSTP_AUTH_FAILED,
+          'the server accepted us but its MS-CHAPv2 answer does not prove it knows the password',
+        );
       }
-      return this.#authenticated({ auth: 'mschapv2', keys: clientMppeKeys(this.#o.password, this.#chap.ntResponse) }, this.#lastHeard);
+      return this.#authenticated(
+        { auth: 'mschapv2', keys: clientMppeKeys(this.#o.password, this.#chap.ntResponse) },
+        this.#lastHeard,
+      );
     }
     if (p.code === 4) {
       const e = /E=(\d+)/.exec(message)?.[1] ?? '?';
       const text = /M=(.*)$/.exec(message)?.[1]?.trim();
-      throw new GatehopError(ErrorCodes.SSTP_AUTH_FAILED, `MS-CHAPv2 refused: ${MSCHAP_ERRORS[e] ?? `error ${e}`}${text ? ` (${text})` : ''}`);
+      throw new GatehopError(
+        ErrorCodes.SSTP_AUTH_FAILED,
+        `MS-CHAPv2 refused: ${MSCHAP_ERRORS[e] ?? `error ${e}`}${text ? ` (${text})` : ''}`,
+      );
     }
   }
 
@@ -334,7 +410,8 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
       this.#pap.acked = true;
       return this.#authenticated({ auth: 'pap', keys: null }, this.#lastHeard);
     }
-    if (p.code === 3) throw new GatehopError(ErrorCodes.SSTP_AUTH_FAILED, `PAP refused${message ? `: ${message}` : ''}`);
+    if (p.code === 3)
+      throw new GatehopError(ErrorCodes.SSTP_AUTH_FAILED, `PAP refused${message ? `: ${message}` : ''}`);
   }
 
   #authenticated(a: PppAuthenticated, now: number): void {
@@ -343,7 +420,15 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
     if (this.#ended) return;
     this.#phase = 'network';
     const zero = Buffer.alloc(4);
-    this.#ipcp = this.#request(Proto.IPCP, [{ type: IPCP_ADDRESS, value: zero }, { type: IPCP_DNS1, value: zero }, { type: IPCP_DNS2, value: zero }], now);
+    this.#ipcp = this.#request(
+      Proto.IPCP,
+      [
+        { type: IPCP_ADDRESS, value: zero },
+        { type: IPCP_DNS1, value: zero },
+        { type: IPCP_DNS2, value: zero },
+      ],
+      now,
+    );
   }
 
   // ---- IPCP ----
@@ -373,7 +458,11 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
       const named = decodeOptions(p.data);
       let opts = this.#ipcp.options;
       if (p.code === Code.CONF_REJ) {
-        if (named.some((o) => o.type === IPCP_ADDRESS)) throw new GatehopError(ErrorCodes.SSTP_PROTOCOL, 'the server will not give us an IPv4 address (it rejected IP-Address)');
+        if (named.some((o) => o.type === IPCP_ADDRESS))
+          throw new GatehopError(
+            ErrorCodes.SSTP_PROTOCOL,
+            'the server will not give us an IPv4 address (it rejected IP-Address)',
+          );
         const gone = new Set(named.map((o) => o.type));
         opts = opts.filter((o) => !gone.has(o.type));
       } else {
@@ -394,9 +483,16 @@ export class PppLink extends EventEmitter<{ authenticated: [PppAuthenticated]; u
       return o && !o.value.equals(Buffer.alloc(4)) ? bufferToIpv4(o.value) : null;
     };
     const address = value(IPCP_ADDRESS);
-    if (!address) return this.#fail(new GatehopError(ErrorCodes.SSTP_PROTOCOL, 'IPCP finished without an IPv4 address for us'));
+    if (!address)
+      return this.#fail(new GatehopError(ErrorCodes.SSTP_PROTOCOL, 'IPCP finished without an IPv4 address for us'));
     this.#phase = 'open';
-    const up: PppUp = { address, peerAddress: this.#peerAddress, dns: [value(IPCP_DNS1), value(IPCP_DNS2)].filter((d): d is string => d !== null), mtu: this.#peerMru, auth: this.#peerAuth };
+    const up: PppUp = {
+      address,
+      peerAddress: this.#peerAddress,
+      dns: [value(IPCP_DNS1), value(IPCP_DNS2)].filter((d): d is string => d !== null),
+      mtu: this.#peerMru,
+      auth: this.#peerAuth,
+    };
     this.#o.logger.debug({ event: 'ppp-up', ...up }, `PPP: IPv4 ${address} is up`);
     this.emit('up', up);
   }

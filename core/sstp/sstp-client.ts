@@ -8,9 +8,29 @@
 import { EventEmitter } from 'node:events';
 import type { TLSSocket } from 'node:tls';
 import { abortReason, ErrorCodes, GatehopError, type Logger, type UpstreamProxy } from '../common/index.js';
-import { certHashField, compoundMac, HASH_SHA1, HASH_SHA256, hlakOf, pickBindingHash, type BindingHash } from './crypto-binding.js';
+import {
+  certHashField,
+  compoundMac,
+  HASH_SHA1,
+  HASH_SHA256,
+  hlakOf,
+  pickBindingHash,
+  type BindingHash,
+} from './crypto-binding.js';
 import { PppLink, type PppAuth, type PppAuthenticated, type PppUp } from './ppp-link.js';
-import { callConnected, callConnectRequest, decodePacket, describeStatus, encodeControl, encodeData, MsgType, parseCryptoBindingRequest, SstpReader, statusInfoOf, type SstpPacket } from './sstp-codec.js';
+import {
+  callConnected,
+  callConnectRequest,
+  decodePacket,
+  describeStatus,
+  encodeControl,
+  encodeData,
+  MsgType,
+  parseCryptoBindingRequest,
+  SstpReader,
+  statusInfoOf,
+  type SstpPacket,
+} from './sstp-codec.js';
 import { dialSstp } from './sstp-dial.js';
 
 export type SstpState = 'CONNECTING' | 'CONNECTED' | 'DISCONNECTED';
@@ -95,13 +115,22 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
   }
 
   async connect(o: { timeoutMs: number; signal?: AbortSignal }): Promise<SstpLinkConfig> {
-    if (this.#state !== 'DISCONNECTED' || this.#closedByUs) throw new GatehopError(ErrorCodes.EGRESS_CLOSED, 'this SSTP client was used already');
+    if (this.#state !== 'DISCONNECTED' || this.#closedByUs)
+      throw new GatehopError(ErrorCodes.EGRESS_CLOSED, 'this SSTP client was used already');
     const deadline = AbortSignal.timeout(o.timeoutMs);
     const signal = o.signal ? AbortSignal.any([o.signal, deadline]) : deadline;
     this.#setState('CONNECTING', 'dialling');
     let conn;
     try {
-      conn = await dialSstp({ host: this.opts.host, port: this.opts.port, serverName: this.opts.serverName, sni: this.opts.sni, ca: this.opts.ca, upstream: this.opts.upstream, signal });
+      conn = await dialSstp({
+        host: this.opts.host,
+        port: this.opts.port,
+        serverName: this.opts.serverName,
+        sni: this.opts.sni,
+        ca: this.opts.ca,
+        upstream: this.opts.upstream,
+        signal,
+      });
     } catch (err) {
       this.#setState('DISCONNECTED', (err as Error).message);
       throw err;
@@ -172,9 +201,14 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
       if (batch.length > 0) this.emit('packets', batch);
     };
     tls.on('data', onBytes);
-    tls.on('error', (err) => this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `SSTP connection to ${this.#where}: ${err.message}`, { cause: err })));
+    tls.on('error', (err) =>
+      this.#fatal(
+        new GatehopError(ErrorCodes.EGRESS_FAILED, `SSTP connection to ${this.#where}: ${err.message}`, { cause: err }),
+      ),
+    );
     tls.on('close', () => {
-      if (!this.#closedByUs) this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `${this.#where} closed the SSTP connection`));
+      if (!this.#closedByUs)
+        this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `${this.#where} closed the SSTP connection`));
     });
     if (rest.length) onBytes(rest);
     tls.resume();
@@ -190,13 +224,23 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
       case MsgType.CALL_CONNECT_ACK:
         return this.#onConnectAck(p);
       case MsgType.CALL_CONNECT_NAK:
-        return this.#fatal(new GatehopError(ErrorCodes.SSTP_REFUSED, `${this.#where} refused the SSTP call: ${describeStatus(statusInfoOf(p))}`));
+        return this.#fatal(
+          new GatehopError(
+            ErrorCodes.SSTP_REFUSED,
+            `${this.#where} refused the SSTP call: ${describeStatus(statusInfoOf(p))}`,
+          ),
+        );
       case MsgType.ECHO_REQUEST:
         return this.#sendRaw(encodeControl(MsgType.ECHO_RESPONSE));
       case MsgType.ECHO_RESPONSE:
         return;
       case MsgType.CALL_ABORT:
-        return this.#fatal(new GatehopError(ErrorCodes.SSTP_REFUSED, `${this.#where} aborted the SSTP call: ${describeStatus(statusInfoOf(p))}`));
+        return this.#fatal(
+          new GatehopError(
+            ErrorCodes.SSTP_REFUSED,
+            `${this.#where} aborted the SSTP call: ${describeStatus(statusInfoOf(p))}`,
+          ),
+        );
       case MsgType.CALL_DISCONNECT:
         this.#sendRaw(encodeControl(MsgType.CALL_DISCONNECT_ACK));
         return this.#fatal(new GatehopError(ErrorCodes.SSTP_REFUSED, `${this.#where} ended the SSTP call`));
@@ -211,7 +255,11 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
     if (this.#ppp) return; // a repeat
     const req = parseCryptoBindingRequest(p);
     const hash = pickBindingHash(req.hashBitmask);
-    if (!hash) throw new GatehopError(ErrorCodes.SSTP_PROTOCOL, `${this.#where} offers no hash we know for the crypto binding (bitmask ${req.hashBitmask})`);
+    if (!hash)
+      throw new GatehopError(
+        ErrorCodes.SSTP_PROTOCOL,
+        `${this.#where} offers no hash we know for the crypto binding (bitmask ${req.hashBitmask})`,
+      );
     this.#binding = { hash, nonce: req.nonce, certDer: this.#binding!.certDer };
     const ppp = new PppLink({
       username: this.opts.username ?? 'vpn',
@@ -242,10 +290,29 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
   }
 
   #onUp(up: PppUp): void {
-    const config: SstpLinkConfig = { address: up.address, gateway: up.peerAddress, dns: up.dns, mtu: up.mtu, auth: up.auth, bindingHash: this.#binding!.hash, tlsProtocol: this.#tlsProtocol };
+    const config: SstpLinkConfig = {
+      address: up.address,
+      gateway: up.peerAddress,
+      dns: up.dns,
+      mtu: up.mtu,
+      auth: up.auth,
+      bindingHash: this.#binding!.hash,
+      tlsProtocol: this.#tlsProtocol,
+    };
     this.config = config;
     this.#setState('CONNECTED', `IPv4 ${up.address} (${up.auth})`);
-    this.#log.info({ event: 'sstp-connected', server: this.#where, address: up.address, gateway: up.peerAddress, dns: up.dns, auth: up.auth, tls: this.#tlsProtocol }, `SSTP tunnel to ${this.#where} is up: ${up.address}`);
+    this.#log.info(
+      {
+        event: 'sstp-connected',
+        server: this.#where,
+        address: up.address,
+        gateway: up.peerAddress,
+        dns: up.dns,
+        auth: up.auth,
+        tls: this.#tlsProtocol,
+      },
+      `SSTP tunnel to ${this.#where} is up: ${up.address}`,
+    );
     this.#settle?.resolve(config);
     this.#settle = null;
   }
@@ -275,7 +342,10 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
 
   #fatal(err: Error): void {
     if (this.#state === 'DISCONNECTED' && !this.#settle) return;
-    this.#log.info({ event: 'sstp-down', server: this.#where, err: err.message }, `SSTP with ${this.#where}: ${err.message}`);
+    this.#log.info(
+      { event: 'sstp-down', server: this.#where, err: err.message },
+      `SSTP with ${this.#where}: ${err.message}`,
+    );
     const settle = this.#settle;
     this.#settle = null;
     this.#tls?.destroy();

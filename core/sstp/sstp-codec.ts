@@ -37,12 +37,18 @@ export interface SstpAttribute {
   value: Buffer;
 }
 
-export type SstpPacket = { control: false; data: Buffer } | { control: true; type: number; attributes: SstpAttribute[] };
+export type SstpPacket =
+  { control: false; data: Buffer } | { control: true; type: number; attributes: SstpAttribute[] };
 
-const bad = (what: string): GatehopError => new GatehopError(ErrorCodes.SSTP_PROTOCOL, `malformed SSTP packet: ${what}`);
+const bad = (what: string): GatehopError =>
+  new GatehopError(ErrorCodes.SSTP_PROTOCOL, `malformed SSTP packet: ${what}`);
 
 function header(control: boolean, length: number): Buffer {
-  if (length > MAX_SSTP_PACKET) throw new GatehopError(ErrorCodes.SSTP_PROTOCOL, `SSTP packet of ${length} bytes is over the ${MAX_SSTP_PACKET}-byte limit`);
+  if (length > MAX_SSTP_PACKET)
+    throw new GatehopError(
+      ErrorCodes.SSTP_PROTOCOL,
+      `SSTP packet of ${length} bytes is over the ${MAX_SSTP_PACKET}-byte limit`,
+    );
   const h = Buffer.alloc(4);
   h[0] = SSTP_VERSION;
   h[1] = control ? 1 : 0;
@@ -103,7 +109,8 @@ export class SstpReader {
     this.#buf = this.#buf.length ? Buffer.concat([this.#buf, chunk]) : chunk;
     const out: Buffer[] = [];
     while (this.#buf.length >= 4) {
-      if (this.#buf[0] !== SSTP_VERSION) throw bad(`version 0x${this.#buf[0]!.toString(16)} in the stream (expected 0x10)`);
+      if (this.#buf[0] !== SSTP_VERSION)
+        throw bad(`version 0x${this.#buf[0]!.toString(16)} in the stream (expected 0x10)`);
       const len = this.#buf.readUInt16BE(2) & 0xfff;
       if (len < 4) throw bad(`length field ${len} in the stream`);
       if (this.#buf.length < len) break;
@@ -137,7 +144,10 @@ export function callConnected(hashProtocol: number, nonce: Buffer, certHash: Buf
 }
 
 /** The Crypto Binding Request of a Call Connect Ack: which hashes the server takes, and its nonce. */
-export function parseCryptoBindingRequest(p: Extract<SstpPacket, { control: true }>): { hashBitmask: number; nonce: Buffer } {
+export function parseCryptoBindingRequest(p: Extract<SstpPacket, { control: true }>): {
+  hashBitmask: number;
+  nonce: Buffer;
+} {
   const a = p.attributes.find((x) => x.id === AttrId.CRYPTO_BINDING_REQ);
   if (!a || a.value.length < 36) throw bad('Call Connect Ack without a 36-byte Crypto Binding Request');
   return { hashBitmask: a.value[3]!, nonce: Buffer.from(a.value.subarray(4, 36)) };

@@ -6,7 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { checkServerIdentity, connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
-import { abortReason, dialThroughUpstream, ErrorCodes, GatehopError, isGatehopError, type UpstreamProxy } from '../common/index.js';
+import {
+  abortReason,
+  dialThroughUpstream,
+  ErrorCodes,
+  GatehopError,
+  isGatehopError,
+  type UpstreamProxy,
+} from '../common/index.js';
 
 export const SSTP_URI = '/sra_{BA195980-CD49-458b-9E23-C84EE0ADCD75}/';
 const MAX_HTTP_HEADER = 8 * 1024;
@@ -71,7 +78,12 @@ async function openTcp(o: SstpDialOptions, where: string): Promise<Socket> {
     });
     s.once('error', (err: NodeJS.ErrnoException) => {
       o.signal.removeEventListener('abort', onAbort);
-      const code = err.code === 'ECONNREFUSED' ? ErrorCodes.EGRESS_CONNECT_REFUSED : err.code === 'EHOSTUNREACH' || err.code === 'ENETUNREACH' ? ErrorCodes.EGRESS_HOST_UNREACHABLE : ErrorCodes.EGRESS_FAILED;
+      const code =
+        err.code === 'ECONNREFUSED'
+          ? ErrorCodes.EGRESS_CONNECT_REFUSED
+          : err.code === 'EHOSTUNREACH' || err.code === 'ENETUNREACH'
+            ? ErrorCodes.EGRESS_HOST_UNREACHABLE
+            : ErrorCodes.EGRESS_FAILED;
       reject(new GatehopError(code, `SSTP to ${where}: ${err.message}`, { cause: err }));
     });
   });
@@ -104,8 +116,16 @@ function startTls(tcp: Socket, o: SstpDialOptions, where: string): Promise<TLSSo
     tls.once('error', (err: NodeJS.ErrnoException) => {
       o.signal.removeEventListener('abort', onAbort);
       tls.destroy();
-      const cert = /CERT|certificate|self[- ]signed|Hostname|altnames|UNABLE_TO/i.test(`${err.code ?? ''} ${err.message}`);
-      reject(new GatehopError(ErrorCodes.SSTP_TLS_FAILED, `TLS with ${where}: ${cert ? 'the certificate is refused: ' : ''}${err.message}`, { cause: err }));
+      const cert = /CERT|certificate|self[- ]signed|Hostname|altnames|UNABLE_TO/i.test(
+        `${err.code ?? ''} ${err.message}`,
+      );
+      reject(
+        new GatehopError(
+          ErrorCodes.SSTP_TLS_FAILED,
+          `TLS with ${where}: ${cert ? 'the certificate is refused: ' : ''}${err.message}`,
+          { cause: err },
+        ),
+      );
     });
   });
 }
@@ -125,26 +145,49 @@ function httpHandshake(tls: TLSSocket, o: SstpDialOptions, where: string): Promi
       buf = Buffer.concat([buf, chunk]);
       const end = buf.indexOf('\r\n\r\n');
       if (end < 0) {
-        if (buf.length > MAX_HTTP_HEADER) done(new GatehopError(ErrorCodes.SSTP_PROTOCOL, `${where} sent more than ${MAX_HTTP_HEADER} bytes of HTTP header`));
+        if (buf.length > MAX_HTTP_HEADER)
+          done(
+            new GatehopError(
+              ErrorCodes.SSTP_PROTOCOL,
+              `${where} sent more than ${MAX_HTTP_HEADER} bytes of HTTP header`,
+            ),
+          );
         return;
       }
       const head = buf.subarray(0, end).toString('latin1');
       const status = head.split('\r\n')[0] ?? '';
       const m = /^HTTP\/1\.[01] (\d{3})/.exec(status);
-      if (!m) return done(new GatehopError(ErrorCodes.SSTP_PROTOCOL, `${where} did not answer in HTTP (${JSON.stringify(status.slice(0, 60))})`));
-      if (m[1] !== '200') return done(new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} refused SSTP: ${status.slice(0, 80)}`));
+      if (!m)
+        return done(
+          new GatehopError(
+            ErrorCodes.SSTP_PROTOCOL,
+            `${where} did not answer in HTTP (${JSON.stringify(status.slice(0, 60))})`,
+          ),
+        );
+      if (m[1] !== '200')
+        return done(new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} refused SSTP: ${status.slice(0, 80)}`));
       // The rest of the stream is SSTP; pause so nothing is read before the client listens.
       tls.pause();
       done(null, buf.subarray(end + 4));
     };
-    const onError = (err: Error): void => done(isGatehopError(err) ? err : new GatehopError(ErrorCodes.EGRESS_FAILED, `SSTP to ${where}: ${err.message}`, { cause: err }));
-    const onClose = (): void => done(new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} closed the connection before answering the SSTP request`));
+    const onError = (err: Error): void =>
+      done(
+        isGatehopError(err)
+          ? err
+          : new GatehopError(ErrorCodes.EGRESS_FAILED, `SSTP to ${where}: ${err.message}`, { cause: err }),
+      );
+    const onClose = (): void =>
+      done(
+        new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} closed the connection before answering the SSTP request`),
+      );
     const onAbort = (): void => done(abortReason(o.signal, `SSTP to ${where}`));
     tls.on('data', onData);
     tls.on('error', onError);
     tls.on('close', onClose);
     o.signal.addEventListener('abort', onAbort, { once: true });
     // Content-Length is the largest 64-bit number: the request body is the rest of the connection.
-    tls.write(`SSTP_DUPLEX_POST ${SSTP_URI} HTTP/1.1\r\nHost: ${o.serverName}\r\nContent-Length: 18446744073709551615\r\nSSTPCORRELATIONID: {${randomUUID().toUpperCase()}}\r\n\r\n`);
+    tls.write(
+      `SSTP_DUPLEX_POST ${SSTP_URI} HTTP/1.1\r\nHost: ${o.serverName}\r\nContent-Length: 18446744073709551615\r\nSSTPCORRELATIONID: {${randomUUID().toUpperCase()}}\r\n\r\n`,
+    );
   });
 }

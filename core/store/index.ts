@@ -1,3 +1,13 @@
 export { Store, SQLITE_BINDING_ENV, type StoreOptions } from './store.js';
 export { MIGRATIONS } from './migrations.js';
-export type { NodeHistory, LatencySample, LatencyKind, StoredNodeList, StoredListMeta, StoredListSource, StoredPoolEntry, Selection, StoreHealth } from './types.js';
+export type {
+  NodeHistory,
+  LatencySample,
+  LatencyKind,
+  StoredNodeList,
+  StoredListMeta,
+  StoredListSource,
+  StoredPoolEntry,
+  Selection,
+  StoreHealth,
+} from './types.js';

@@ -3,7 +3,16 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
 import { MIGRATIONS } from './migrations.js';
-import type { LatencySample, NodeHistory, Selection, StoredListMeta, StoredListSource, StoredNodeList, StoredPoolEntry, StoreHealth } from './types.js';
+import type {
+  LatencySample,
+  NodeHistory,
+  Selection,
+  StoredListMeta,
+  StoredListSource,
+  StoredNodeList,
+  StoredPoolEntry,
+  StoreHealth,
+} from './types.js';
 
 type Db = Database.Database;
 
@@ -29,7 +38,14 @@ export interface StoreOptions {
   flushMs?: number;
 }
 
-const DISK_FULL = new Set(['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_IOERR_WRITE', 'SQLITE_READONLY', 'SQLITE_CANTOPEN', 'ENOSPC']);
+const DISK_FULL = new Set([
+  'SQLITE_FULL',
+  'SQLITE_IOERR',
+  'SQLITE_IOERR_WRITE',
+  'SQLITE_READONLY',
+  'SQLITE_CANTOPEN',
+  'ENOSPC',
+]);
 const CORRUPT = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB']);
 
 interface HistoryRow {
@@ -79,9 +95,19 @@ export class Store {
     try {
       db = openDatabase(path, { readonly: true, fileMustExist: true });
       const version = db.pragma('user_version', { simple: true }) as number;
-      const row = db.prepare('SELECT fetched_at, source, nodes_json FROM node_list WHERE id = 1').get() as { fetched_at: number; source: string; nodes_json: string } | undefined;
+      const row = db.prepare('SELECT fetched_at, source, nodes_json FROM node_list WHERE id = 1').get() as
+        { fetched_at: number; source: string; nodes_json: string } | undefined;
       // Before v3 the latest list held its nodes; from v3 they are in the pool.
-      const nodes = version < 3 ? (row ? (JSON.parse(row.nodes_json) as T[]) : []) : (db.prepare('SELECT node_json FROM nodes WHERE node_json IS NOT NULL').all() as Array<{ node_json: string }>).map((r) => JSON.parse(r.node_json) as T);
+      const nodes =
+        version < 3
+          ? row
+            ? (JSON.parse(row.nodes_json) as T[])
+            : []
+          : (
+              db.prepare('SELECT node_json FROM nodes WHERE node_json IS NOT NULL').all() as Array<{
+                node_json: string;
+              }>
+            ).map((r) => JSON.parse(r.node_json) as T);
       return row || nodes.length > 0 ? { fetchedAt: row?.fetched_at ?? 0, source: row?.source ?? 'pool', nodes } : null;
     } catch (err) {
       throw new GatehopError(ErrorCodes.STORE_FAILED, `${path}: ${(err as Error).message}`, { cause: err });
@@ -124,7 +150,10 @@ export class Store {
       const code = (err as { code?: string }).code ?? '';
       if (CORRUPT.has(code) || /not a database|malformed/i.test((err as Error).message)) {
         const aside = `${this.#path}.corrupt-${Date.now()}`;
-        this.#log.warn({ event: 'store-corrupt', path: this.#path, movedTo: aside, err: (err as Error).message }, 'database is corrupt: moved aside, starting with an empty history');
+        this.#log.warn(
+          { event: 'store-corrupt', path: this.#path, movedTo: aside, err: (err as Error).message },
+          'database is corrupt: moved aside, starting with an empty history',
+        );
         for (const suffix of ['', '-wal', '-shm']) {
           if (existsSync(this.#path + suffix)) renameSync(this.#path + suffix, aside + suffix);
         }
@@ -141,7 +170,10 @@ export class Store {
 
   #memoryOnly(err: unknown): Db {
     this.#health = 'memory-only';
-    this.#log.warn({ event: 'store-memory-only', path: this.#path, err: (err as Error).message }, 'cannot use the database file: history is kept in memory only until restart');
+    this.#log.warn(
+      { event: 'store-memory-only', path: this.#path, err: (err as Error).message },
+      'cannot use the database file: history is kept in memory only until restart',
+    );
     return this.#init(openDatabase(':memory:'));
   }
 
@@ -169,7 +201,10 @@ export class Store {
       return fn(this.#db);
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
-      if (!DISK_FULL.has(code) && !CORRUPT.has(code)) throw new GatehopError(ErrorCodes.STORE_FAILED, `store: ${what} failed: ${(err as Error).message}`, { cause: err });
+      if (!DISK_FULL.has(code) && !CORRUPT.has(code))
+        throw new GatehopError(ErrorCodes.STORE_FAILED, `store: ${what} failed: ${(err as Error).message}`, {
+          cause: err,
+        });
       try {
         this.#db.close();
       } catch {
@@ -186,7 +221,12 @@ export class Store {
   saveNodeList<T extends { id: string }>(list: StoredNodeList<T>): void {
     this.#write('save node list', (db) =>
       db.transaction(() => {
-        this.#saveMeta(db, { fetchedAt: list.fetchedAt, source: list.source, via: list.via ?? 'direct', nodes: list.nodes.length });
+        this.#saveMeta(db, {
+          fetchedAt: list.fetchedAt,
+          source: list.source,
+          via: list.via ?? 'direct',
+          nodes: list.nodes.length,
+        });
         this.#upsertPool(db, list.nodes, list.fetchedAt);
       })(),
     );
@@ -197,7 +237,12 @@ export class Store {
     const meta = this.loadListMeta();
     const pool = this.loadPool<T>(0);
     if (!meta && pool.length === 0) return null;
-    return { fetchedAt: meta?.fetchedAt ?? 0, source: meta?.source ?? 'pool', via: meta?.via ?? 'direct', nodes: pool.map((e) => e.node) };
+    return {
+      fetchedAt: meta?.fetchedAt ?? 0,
+      source: meta?.source ?? 'pool',
+      via: meta?.via ?? 'direct',
+      nodes: pool.map((e) => e.node),
+    };
   }
 
   saveListMeta(meta: StoredListMeta): void {
@@ -205,12 +250,15 @@ export class Store {
   }
 
   loadListMeta(): StoredListMeta | null {
-    const r = this.#db.prepare('SELECT fetched_at, source, via, node_count FROM node_list WHERE id = 1').get() as { fetched_at: number; source: string; via: string; node_count: number } | undefined;
+    const r = this.#db.prepare('SELECT fetched_at, source, via, node_count FROM node_list WHERE id = 1').get() as
+      { fetched_at: number; source: string; via: string; node_count: number } | undefined;
     return r ? { fetchedAt: r.fetched_at, source: r.source, via: r.via, nodes: r.node_count } : null;
   }
 
   #saveMeta(db: Db, m: StoredListMeta): void {
-    db.prepare("INSERT OR REPLACE INTO node_list (id, fetched_at, source, nodes_json, via, node_count) VALUES (1, ?, ?, '[]', ?, ?)").run(m.fetchedAt, m.source, m.via, m.nodes);
+    db.prepare(
+      "INSERT OR REPLACE INTO node_list (id, fetched_at, source, nodes_json, via, node_count) VALUES (1, ?, ?, '[]', ?, ?)",
+    ).run(m.fetchedAt, m.source, m.via, m.nodes);
   }
 
   /** Adds or refreshes pool nodes listed at `at` (first seen kept, last seen moved forward only). */
@@ -228,7 +276,11 @@ export class Store {
 
   /** The pool: nodes with a profile last listed at or after `sinceMs`, most recent first. A row that does not parse is skipped. */
   loadPool<T>(sinceMs: number): Array<StoredPoolEntry<T>> {
-    const rows = this.#db.prepare('SELECT node_json, first_seen, last_seen FROM nodes WHERE node_json IS NOT NULL AND last_seen >= ? ORDER BY last_seen DESC, id').all(sinceMs) as Array<{ node_json: string; first_seen: number; last_seen: number }>;
+    const rows = this.#db
+      .prepare(
+        'SELECT node_json, first_seen, last_seen FROM nodes WHERE node_json IS NOT NULL AND last_seen >= ? ORDER BY last_seen DESC, id',
+      )
+      .all(sinceMs) as Array<{ node_json: string; first_seen: number; last_seen: number }>;
     const out: Array<StoredPoolEntry<T>> = [];
     let bad = 0;
     for (const r of rows) {
@@ -238,7 +290,8 @@ export class Store {
         bad++;
       }
     }
-    if (bad > 0) this.#log.warn({ event: 'store-bad-pool-rows', bad }, `${bad} remembered nodes are unreadable; ignoring them`);
+    if (bad > 0)
+      this.#log.warn({ event: 'store-bad-pool-rows', bad }, `${bad} remembered nodes are unreadable; ignoring them`);
     return out;
   }
 
@@ -256,19 +309,34 @@ export class Store {
   }
 
   firstSeen(nodeId: string): { firstSeen: number; lastSeen: number } | null {
-    const r = this.#db.prepare('SELECT first_seen, last_seen FROM nodes WHERE id = ?').get(nodeId) as { first_seen: number; last_seen: number } | undefined;
+    const r = this.#db.prepare('SELECT first_seen, last_seen FROM nodes WHERE id = ?').get(nodeId) as
+      { first_seen: number; last_seen: number } | undefined;
     return r ? { firstSeen: r.first_seen, lastSeen: r.last_seen } : null;
   }
 
   listSources(): StoredListSource[] {
-    return (this.#db.prepare('SELECT * FROM list_sources ORDER BY found_at, url').all() as SourceRow[]).map(rowToSource);
+    return (this.#db.prepare('SELECT * FROM list_sources ORDER BY found_at, url').all() as SourceRow[]).map(
+      rowToSource,
+    );
   }
 
   saveListSource(r: StoredListSource): void {
     this.#write('save list source', (db) =>
       db
-        .prepare('INSERT OR REPLACE INTO list_sources (url, kind, found_at, found_from, last_ok_at, last_fail_at, last_error, last_via, last_nodes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(r.url, r.kind, r.foundAt, r.foundFrom, r.lastOkAt, r.lastFailAt, r.lastError?.slice(0, 500) ?? null, r.lastVia, r.lastNodes),
+        .prepare(
+          'INSERT OR REPLACE INTO list_sources (url, kind, found_at, found_from, last_ok_at, last_fail_at, last_error, last_via, last_nodes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          r.url,
+          r.kind,
+          r.foundAt,
+          r.foundFrom,
+          r.lastOkAt,
+          r.lastFailAt,
+          r.lastError?.slice(0, 500) ?? null,
+          r.lastVia,
+          r.lastNodes,
+        ),
     );
   }
 
@@ -295,7 +363,17 @@ export class Store {
           `INSERT OR REPLACE INTO node_history (node_id, successes, failures, consecutive_failures, last_success_at,
              last_failure_at, backoff_until, avg_throughput_bps, avg_connect_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(h.nodeId, h.successes, h.failures, h.consecutiveFailures, h.lastSuccessAt, h.lastFailureAt, h.backoffUntil, h.avgThroughputBps, h.avgConnectMs),
+        .run(
+          h.nodeId,
+          h.successes,
+          h.failures,
+          h.consecutiveFailures,
+          h.lastSuccessAt,
+          h.lastFailureAt,
+          h.backoffUntil,
+          h.avgThroughputBps,
+          h.avgConnectMs,
+        ),
     );
   }
 
@@ -315,8 +393,14 @@ export class Store {
     this.flush();
     const rows = (
       nodeId
-        ? this.#db.prepare('SELECT node_id, at, kind, ms, success FROM latency_samples WHERE node_id = ? AND at >= ? ORDER BY at').all(nodeId, sinceMs)
-        : this.#db.prepare('SELECT node_id, at, kind, ms, success FROM latency_samples WHERE at >= ? ORDER BY at').all(sinceMs)
+        ? this.#db
+            .prepare(
+              'SELECT node_id, at, kind, ms, success FROM latency_samples WHERE node_id = ? AND at >= ? ORDER BY at',
+            )
+            .all(nodeId, sinceMs)
+        : this.#db
+            .prepare('SELECT node_id, at, kind, ms, success FROM latency_samples WHERE at >= ? ORDER BY at')
+            .all(sinceMs)
     ) as Array<{ node_id: string; at: number; kind: LatencySample['kind']; ms: number | null; success: number }>;
     return rows.map((r) => ({ nodeId: r.node_id, at: r.at, kind: r.kind, ms: r.ms, success: r.success === 1 }));
   }
@@ -339,12 +423,17 @@ export class Store {
   // ---- selection, settings, system proxy ----
 
   selection(group: string): Selection | null {
-    const r = this.#db.prepare('SELECT grp, node_id, mode FROM selection WHERE grp = ?').get(group) as { grp: string; node_id: string | null; mode: 'auto' | 'manual' } | undefined;
+    const r = this.#db.prepare('SELECT grp, node_id, mode FROM selection WHERE grp = ?').get(group) as
+      { grp: string; node_id: string | null; mode: 'auto' | 'manual' } | undefined;
     return r ? { group: r.grp, nodeId: r.node_id, mode: r.mode } : null;
   }
 
   setSelection(s: Selection): void {
-    this.#write('save selection', (db) => db.prepare('INSERT OR REPLACE INTO selection (grp, node_id, mode) VALUES (?, ?, ?)').run(s.group, s.nodeId, s.mode));
+    this.#write('save selection', (db) =>
+      db
+        .prepare('INSERT OR REPLACE INTO selection (grp, node_id, mode) VALUES (?, ?, ?)')
+        .run(s.group, s.nodeId, s.mode),
+    );
   }
 
   setting(key: string): string | null {
@@ -353,21 +442,28 @@ export class Store {
   }
 
   setSetting(key: string, value: string): void {
-    this.#write('save setting', (db) => db.prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)').run(key, value));
+    this.#write('save setting', (db) =>
+      db.prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)').run(key, value),
+    );
   }
 
   saveProxySnapshot(data: unknown): void {
     this.#write('save system proxy snapshot', (db) =>
-      db.prepare('INSERT OR REPLACE INTO system_proxy_snapshot (id, saved_at, data_json) VALUES (1, ?, ?)').run(Date.now(), JSON.stringify(data)),
+      db
+        .prepare('INSERT OR REPLACE INTO system_proxy_snapshot (id, saved_at, data_json) VALUES (1, ?, ?)')
+        .run(Date.now(), JSON.stringify(data)),
     );
   }
 
   clearProxySnapshot(): void {
-    this.#write('clear system proxy snapshot', (db) => db.prepare('DELETE FROM system_proxy_snapshot WHERE id = 1').run());
+    this.#write('clear system proxy snapshot', (db) =>
+      db.prepare('DELETE FROM system_proxy_snapshot WHERE id = 1').run(),
+    );
   }
 
   loadProxySnapshot<T>(): T | null {
-    const r = this.#db.prepare('SELECT data_json FROM system_proxy_snapshot WHERE id = 1').get() as { data_json: string } | undefined;
+    const r = this.#db.prepare('SELECT data_json FROM system_proxy_snapshot WHERE id = 1').get() as
+      { data_json: string } | undefined;
     return r ? (JSON.parse(r.data_json) as T) : null;
   }
 
@@ -395,11 +491,31 @@ interface SourceRow {
 }
 
 function rowToSource(r: SourceRow): StoredListSource {
-  return { url: r.url, kind: r.kind, foundAt: r.found_at, foundFrom: r.found_from, lastOkAt: r.last_ok_at, lastFailAt: r.last_fail_at, lastError: r.last_error, lastVia: r.last_via, lastNodes: r.last_nodes };
+  return {
+    url: r.url,
+    kind: r.kind,
+    foundAt: r.found_at,
+    foundFrom: r.found_from,
+    lastOkAt: r.last_ok_at,
+    lastFailAt: r.last_fail_at,
+    lastError: r.last_error,
+    lastVia: r.last_via,
+    lastNodes: r.last_nodes,
+  };
 }
 
 function emptyHistory(nodeId: string): NodeHistory {
-  return { nodeId, successes: 0, failures: 0, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null, backoffUntil: null, avgThroughputBps: null, avgConnectMs: null };
+  return {
+    nodeId,
+    successes: 0,
+    failures: 0,
+    consecutiveFailures: 0,
+    lastSuccessAt: null,
+    lastFailureAt: null,
+    backoffUntil: null,
+    avgThroughputBps: null,
+    avgConnectMs: null,
+  };
 }
 
 function rowToHistory(r: HistoryRow): NodeHistory {

@@ -79,7 +79,11 @@ export function gnomeDesired(target: ProxyTarget, current: FlatSettings): FlatSe
 
 export function gnomePointsAt(s: FlatSettings, host: string, port: number): boolean {
   if (gvParseString(s[flatKey(BASE, 'mode')] ?? '') !== 'manual') return false;
-  return ['http', 'https', 'socks'].some((p) => gvParseString(s[flatKey(`${BASE}.${p}`, 'host')] ?? '') === host && Number(s[flatKey(`${BASE}.${p}`, 'port')]) === port);
+  return ['http', 'https', 'socks'].some(
+    (p) =>
+      gvParseString(s[flatKey(`${BASE}.${p}`, 'host')] ?? '') === host &&
+      Number(s[flatKey(`${BASE}.${p}`, 'port')]) === port,
+  );
 }
 
 export function gnomeDescribe(s: FlatSettings): string {

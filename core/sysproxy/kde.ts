@@ -5,14 +5,28 @@ import { changedKeys, hostPort, type FlatSettings, type ProxyBackend, type Proxy
  * kreadconfig5/6; then running KIO clients are told to reparse (a D-Bus signal). A key that was
  * absent is deleted again on restore (a sentinel default tells absent from empty).
  */
-export const KDE_KEYS = ['ProxyType', 'httpProxy', 'httpsProxy', 'socksProxy', 'NoProxyFor', 'Proxy Config Script', 'ReversedException'] as const;
+export const KDE_KEYS = [
+  'ProxyType',
+  'httpProxy',
+  'httpsProxy',
+  'socksProxy',
+  'NoProxyFor',
+  'Proxy Config Script',
+  'ReversedException',
+] as const;
 const GROUP = 'Proxy Settings';
 const FILE = 'kioslaverc';
 /** Printed by kreadconfig for a key that is not in the file. */
 export const KDE_ABSENT = '\u0001gatehop-absent\u0001';
 
 /** ProxyType values (KIO's ProxyType enum). */
-const TYPES: Record<string, string> = { '0': 'none', '1': 'manual', '2': 'auto (PAC)', '3': 'auto (WPAD)', '4': 'from environment' };
+const TYPES: Record<string, string> = {
+  '0': 'none',
+  '1': 'manual',
+  '2': 'auto (PAC)',
+  '3': 'auto (WPAD)',
+  '4': 'from environment',
+};
 
 export interface KdeTools {
   read: string; // kreadconfig5 | kreadconfig6
@@ -22,7 +36,10 @@ export interface KdeTools {
 // ---- the pure command builder ----
 
 export function kdeReadCommands(): Array<{ key: string; argv: string[] }> {
-  return KDE_KEYS.map((key) => ({ key, argv: ['--file', FILE, '--group', GROUP, '--key', key, '--default', KDE_ABSENT] }));
+  return KDE_KEYS.map((key) => ({
+    key,
+    argv: ['--file', FILE, '--group', GROUP, '--key', key, '--default', KDE_ABSENT],
+  }));
 }
 
 /** kwriteconfig for each changed key (--delete for keys that were absent); ProxyType last when turning on. */
@@ -32,7 +49,9 @@ export function kdeWriteCommands(to: FlatSettings, from: FlatSettings): string[]
   keys.sort((a, b) => (Number(a === 'ProxyType') - Number(b === 'ProxyType')) * (typeLast ? 1 : -1));
   return keys.map((key) => {
     const v = to[key];
-    return v === null || v === undefined ? ['--file', FILE, '--group', GROUP, '--key', key, '--delete'] : ['--file', FILE, '--group', GROUP, '--key', key, v];
+    return v === null || v === undefined
+      ? ['--file', FILE, '--group', GROUP, '--key', key, '--delete']
+      : ['--file', FILE, '--group', GROUP, '--key', key, v];
   });
 }
 

@@ -9,7 +9,11 @@ import { hostPort, type FlatSettings, type ProxyBackend, type ProxyTarget, type 
  * needs an administrator; that becomes GH_ERR_SYSPROXY_DENIED.
  */
 const NS = 'networksetup';
-const KINDS = { web: ['-getwebproxy', '-setwebproxy', '-setwebproxystate'], secureweb: ['-getsecurewebproxy', '-setsecurewebproxy', '-setsecurewebproxystate'], socks: ['-getsocksfirewallproxy', '-setsocksfirewallproxy', '-setsocksfirewallproxystate'] } as const;
+const KINDS = {
+  web: ['-getwebproxy', '-setwebproxy', '-setwebproxystate'],
+  secureweb: ['-getsecurewebproxy', '-setsecurewebproxy', '-setsecurewebproxystate'],
+  socks: ['-getsocksfirewallproxy', '-setsocksfirewallproxy', '-setsocksfirewallproxystate'],
+} as const;
 type Kind = keyof typeof KINDS;
 
 const key = (service: string, field: string): string => `${service}\t${field}`;
@@ -41,7 +45,11 @@ export function macParseAutoProxy(stdout: string): string {
 /** One domain per line, or the sentence "There aren't any bypass domains set on …" for none. */
 export function macParseBypass(stdout: string): string {
   if (/aren't any bypass domains/i.test(stdout)) return '';
-  return stdout.split('\n').map((l) => l.trim()).filter(Boolean).join('\n');
+  return stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join('\n');
 }
 
 function fields(stdout: string): Record<string, string> {
@@ -55,7 +63,11 @@ function fields(stdout: string): Record<string, string> {
 
 export function macReadCommands(service: string): Array<{ key: string; argv: string[]; parse: (s: string) => string }> {
   return [
-    ...(Object.keys(KINDS) as Kind[]).map((k) => ({ key: key(service, k), argv: [KINDS[k][0], service], parse: macParseProxy })),
+    ...(Object.keys(KINDS) as Kind[]).map((k) => ({
+      key: key(service, k),
+      argv: [KINDS[k][0], service],
+      parse: macParseProxy,
+    })),
     { key: key(service, 'bypass'), argv: ['-getproxybypassdomains', service], parse: macParseBypass },
     { key: key(service, 'autoproxy'), argv: ['-getautoproxyurl', service], parse: macParseAutoProxy },
   ];
@@ -141,7 +153,14 @@ export function macosBackend(run: Runner): ProxyBackend {
       return (await run(NS, args)).stdout;
     } catch (err) {
       if (err instanceof CommandError && err.exitCode === 14) {
-        throw new CommandError(NS, args, 14, 'networksetup needs an administrator to change proxy settings (exit 14): run Gatehop as a user who is an administrator, or set the proxy in System Settings → Network → Details → Proxies', ErrorCodes.SYSPROXY_DENIED, err);
+        throw new CommandError(
+          NS,
+          args,
+          14,
+          'networksetup needs an administrator to change proxy settings (exit 14): run Gatehop as a user who is an administrator, or set the proxy in System Settings → Network → Details → Proxies',
+          ErrorCodes.SYSPROXY_DENIED,
+          err,
+        );
       }
       throw err;
     }

@@ -13,7 +13,11 @@ export class CommandError extends GatehopError {
     cause?: unknown,
   ) {
     const said = stderr.trim().split('\n').slice(-3).join(' / ');
-    super(code, `${file} ${args.slice(0, 3).join(' ')}… failed (exit ${exitCode ?? 'none'})${said ? `: ${said}` : ''}`, { cause });
+    super(
+      code,
+      `${file} ${args.slice(0, 3).join(' ')}… failed (exit ${exitCode ?? 'none'})${said ? `: ${said}` : ''}`,
+      { cause },
+    );
     this.name = 'CommandError';
   }
 }
@@ -25,13 +29,36 @@ export class CommandError extends GatehopError {
 export function createExecRunner(env?: NodeJS.ProcessEnv): Runner {
   return (file, args, opts = {}) =>
     new Promise((resolve, reject) => {
-      const child = execFile(file, [...args], { timeout: opts.timeoutMs ?? 10_000, maxBuffer: 1 << 20, encoding: 'utf8', windowsHide: true, ...(env ? { env } : {}) }, (err, stdout, stderr) => {
-        if (!err) return resolve({ stdout, stderr });
-        const e = err as NodeJS.ErrnoException & { code?: string | number; killed?: boolean };
-        if (e.code === 'ENOENT') return reject(new CommandError(file, args, null, `${file} is not installed`, ErrorCodes.SYSPROXY_TOOL_MISSING, err));
-        const exitCode = typeof e.code === 'number' ? e.code : null;
-        reject(new CommandError(file, args, exitCode, e.killed ? `timed out after ${opts.timeoutMs ?? 10_000} ms` : stderr, ErrorCodes.SYSPROXY_FAILED, err));
-      });
+      const child = execFile(
+        file,
+        [...args],
+        {
+          timeout: opts.timeoutMs ?? 10_000,
+          maxBuffer: 1 << 20,
+          encoding: 'utf8',
+          windowsHide: true,
+          ...(env ? { env } : {}),
+        },
+        (err, stdout, stderr) => {
+          if (!err) return resolve({ stdout, stderr });
+          const e = err as NodeJS.ErrnoException & { code?: string | number; killed?: boolean };
+          if (e.code === 'ENOENT')
+            return reject(
+              new CommandError(file, args, null, `${file} is not installed`, ErrorCodes.SYSPROXY_TOOL_MISSING, err),
+            );
+          const exitCode = typeof e.code === 'number' ? e.code : null;
+          reject(
+            new CommandError(
+              file,
+              args,
+              exitCode,
+              e.killed ? `timed out after ${opts.timeoutMs ?? 10_000} ms` : stderr,
+              ErrorCodes.SYSPROXY_FAILED,
+              err,
+            ),
+          );
+        },
+      );
       if (opts.input !== undefined) child.stdin?.end(opts.input);
     });
 }

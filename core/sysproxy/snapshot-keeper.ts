@@ -44,12 +44,19 @@ export class SnapshotKeeper {
     try {
       writeFileAtomic(this.file, JSON.stringify(s, null, 1));
     } catch (err) {
-      throw new GatehopError(ErrorCodes.SYSPROXY_FAILED, `cannot save the system proxy snapshot to ${this.file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the system proxy was not changed`, { cause: err });
+      throw new GatehopError(
+        ErrorCodes.SYSPROXY_FAILED,
+        `cannot save the system proxy snapshot to ${this.file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the system proxy was not changed`,
+        { cause: err },
+      );
     }
     try {
       this.mirror?.save(s);
     } catch (err) {
-      this.#log.warn({ event: 'sysproxy-mirror-failed', err: (err as Error).message }, 'could not copy the system proxy snapshot into the store (the file has it)');
+      this.#log.warn(
+        { event: 'sysproxy-mirror-failed', err: (err as Error).message },
+        'could not copy the system proxy snapshot into the store (the file has it)',
+      );
     }
   }
 
@@ -64,7 +71,10 @@ export class SnapshotKeeper {
     try {
       this.mirror?.clear();
     } catch (err) {
-      this.#log.warn({ event: 'sysproxy-mirror-failed', err: (err as Error).message }, 'could not clear the store copy of the system proxy snapshot');
+      this.#log.warn(
+        { event: 'sysproxy-mirror-failed', err: (err as Error).message },
+        'could not clear the store copy of the system proxy snapshot',
+      );
     }
   }
 
@@ -73,13 +83,20 @@ export class SnapshotKeeper {
     try {
       data = read();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.#log.warn({ event: 'sysproxy-snapshot-unreadable', where, err: (err as Error).message }, `the system proxy snapshot in the ${where} is unreadable`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.#log.warn(
+          { event: 'sysproxy-snapshot-unreadable', where, err: (err as Error).message },
+          `the system proxy snapshot in the ${where} is unreadable`,
+        );
       return null;
     }
     if (data === null || data === undefined) return null;
     const parsed = snapshotSchema.safeParse(data);
     if (!parsed.success) {
-      this.#log.warn({ event: 'sysproxy-snapshot-invalid', where }, `the system proxy snapshot in the ${where} is not valid; ignoring it`);
+      this.#log.warn(
+        { event: 'sysproxy-snapshot-invalid', where },
+        `the system proxy snapshot in the ${where} is not valid; ignoring it`,
+      );
       return null;
     }
     return parsed.data;

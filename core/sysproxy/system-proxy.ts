@@ -71,14 +71,38 @@ export class SystemProxy {
     return this.#serial(async () => {
       const b = this.opts.backend;
       const snap = this.opts.keeper.load();
-      const snapshot = snap && b ? { savedAt: snap.savedAt, pid: snap.pid, original: b.describe(snap.original), applied: b.describe(snap.applied), target: hostPort(snap.target.host, snap.target.port) } : null;
-      if (!b) return { supported: false, backend: null, current: null, enabled: false, snapshot, error: this.opts.unsupported?.message ?? 'not supported' };
+      const snapshot =
+        snap && b
+          ? {
+              savedAt: snap.savedAt,
+              pid: snap.pid,
+              original: b.describe(snap.original),
+              applied: b.describe(snap.applied),
+              target: hostPort(snap.target.host, snap.target.port),
+            }
+          : null;
+      if (!b)
+        return {
+          supported: false,
+          backend: null,
+          current: null,
+          enabled: false,
+          snapshot,
+          error: this.opts.unsupported?.message ?? 'not supported',
+        };
       try {
         const current = await b.read();
         const enabled = snap ? matches(current, snap.applied) : false;
         return { supported: true, backend: b.label, current: b.describe(current), enabled, snapshot, error: null };
       } catch (err) {
-        return { supported: true, backend: b.label, current: null, enabled: false, snapshot, error: (err as Error).message };
+        return {
+          supported: true,
+          backend: b.label,
+          current: null,
+          enabled: false,
+          snapshot,
+          error: (err as Error).message,
+        };
       }
     });
   }
@@ -114,7 +138,15 @@ export class SystemProxy {
         throw wrap(err, `could not set the system proxy (${b.label})`);
       }
       this.#target = target;
-      this.#log.info({ event: 'sysproxy-applied', backend: b.id, target: hostPort(target.host, target.port), original: b.describe(original) }, `system proxy set to ${hostPort(target.host, target.port)} (was: ${b.describe(original)})`);
+      this.#log.info(
+        {
+          event: 'sysproxy-applied',
+          backend: b.id,
+          target: hostPort(target.host, target.port),
+          original: b.describe(original),
+        },
+        `system proxy set to ${hostPort(target.host, target.port)} (was: ${b.describe(original)})`,
+      );
       this.#emit({ type: 'applied', target: hostPort(target.host, target.port), backend: b.label });
       this.#startGuard();
     });
@@ -140,12 +172,18 @@ export class SystemProxy {
       const snap = this.opts.keeper.load();
       if (snap) {
         if (snap.pid !== process.pid && processAlive(snap.pid, snap.pidStart)) {
-          this.#log.info({ event: 'sysproxy-owner-running', pid: snap.pid }, `the system proxy belongs to a Gatehop still running (pid ${snap.pid}); not touching it`);
+          this.#log.info(
+            { event: 'sysproxy-owner-running', pid: snap.pid },
+            `the system proxy belongs to a Gatehop still running (pid ${snap.pid}); not touching it`,
+          );
           return 'owner-running';
         }
         const outcome = await this.#restore();
         if (outcome !== 'restored') return 'left-alone';
-        this.#log.warn({ event: 'sysproxy-recovered', pid: snap.pid, to: b.describe(snap.original) }, `Gatehop (pid ${snap.pid}) ended without restoring the system proxy; restored it to: ${b.describe(snap.original)}`);
+        this.#log.warn(
+          { event: 'sysproxy-recovered', pid: snap.pid, to: b.describe(snap.original) },
+          `Gatehop (pid ${snap.pid}) ended without restoring the system proxy; restored it to: ${b.describe(snap.original)}`,
+        );
         this.#emit({ type: 'recovered', how: 'snapshot', to: b.describe(snap.original) });
         return 'recovered';
       }
@@ -154,7 +192,10 @@ export class SystemProxy {
       if (!b.pointsAt(current, ours.host, ours.port)) return 'nothing';
       const off = b.off(current);
       await b.write(off, current);
-      this.#log.warn({ event: 'sysproxy-recovered', how: 'turned-off' }, `the system proxy pointed at Gatehop (${hostPort(ours.host, ours.port)}) with no saved settings to go back to; turned it off`);
+      this.#log.warn(
+        { event: 'sysproxy-recovered', how: 'turned-off' },
+        `the system proxy pointed at Gatehop (${hostPort(ours.host, ours.port)}) with no saved settings to go back to; turned it off`,
+      );
       this.#emit({ type: 'recovered', how: 'turned-off', to: b.describe(off) });
       return 'turned-off';
     });
@@ -178,24 +219,36 @@ export class SystemProxy {
     if (!snap || (onlyOwn && snap.pid !== process.pid)) return 'nothing-to-restore';
     const b = this.#backend();
     if (snap.backend !== b.id) {
-      throw new GatehopError(ErrorCodes.SYSPROXY_FAILED, `the saved proxy settings are for ${snap.backend}, but this session uses ${b.label}: log in to that desktop and run "gatehop sysproxy restore" there`);
+      throw new GatehopError(
+        ErrorCodes.SYSPROXY_FAILED,
+        `the saved proxy settings are for ${snap.backend}, but this session uses ${b.label}: log in to that desktop and run "gatehop sysproxy restore" there`,
+      );
     }
     const current = await b.read();
     if (!matches(current, snap.applied)) {
       this.opts.keeper.clear();
       this.#target = null;
-      this.#log.warn({ event: 'sysproxy-left-alone', current: b.describe(current) }, `the system proxy was changed by someone else while Gatehop had it (now: ${b.describe(current)}); leaving it as it is`);
+      this.#log.warn(
+        { event: 'sysproxy-left-alone', current: b.describe(current) },
+        `the system proxy was changed by someone else while Gatehop had it (now: ${b.describe(current)}); leaving it as it is`,
+      );
       this.#emit({ type: 'left-alone', current: b.describe(current) });
       return 'left-alone';
     }
     try {
       await b.write(snap.original, current);
     } catch (err) {
-      throw wrap(err, `could not restore the system proxy (${b.label}); the saved settings are kept in ${this.opts.keeper.file}: run "gatehop sysproxy restore" to try again`);
+      throw wrap(
+        err,
+        `could not restore the system proxy (${b.label}); the saved settings are kept in ${this.opts.keeper.file}: run "gatehop sysproxy restore" to try again`,
+      );
     }
     this.opts.keeper.clear();
     this.#target = null;
-    this.#log.info({ event: 'sysproxy-restored', to: b.describe(snap.original) }, `system proxy restored to: ${b.describe(snap.original)}`);
+    this.#log.info(
+      { event: 'sysproxy-restored', to: b.describe(snap.original) },
+      `system proxy restored to: ${b.describe(snap.original)}`,
+    );
     this.#emit({ type: 'restored', to: b.describe(snap.original) });
     return 'restored';
   }
@@ -204,14 +257,20 @@ export class SystemProxy {
     try {
       await b.write(before, await b.read());
     } catch (err) {
-      this.#log.error({ event: 'sysproxy-rollback-failed', err: (err as Error).message }, 'could not undo a partly applied system proxy; the snapshot is kept for "gatehop sysproxy restore"');
+      this.#log.error(
+        { event: 'sysproxy-rollback-failed', err: (err as Error).message },
+        'could not undo a partly applied system proxy; the snapshot is kept for "gatehop sysproxy restore"',
+      );
     }
   }
 
   #startGuard(): void {
     const g = this.opts.guard;
     if (!g || this.#guardTimer) return;
-    this.#guardTimer = setInterval(() => void this.#serial(() => this.#guardCheck(g.reapply)).catch(() => undefined), g.intervalMs);
+    this.#guardTimer = setInterval(
+      () => void this.#serial(() => this.#guardCheck(g.reapply)).catch(() => undefined),
+      g.intervalMs,
+    );
     this.#guardTimer.unref();
   }
 
@@ -223,7 +282,10 @@ export class SystemProxy {
     try {
       current = await b.read();
     } catch (err) {
-      this.#log.debug({ event: 'sysproxy-guard-read-failed', err: (err as Error).message }, 'guard could not read the system proxy');
+      this.#log.debug(
+        { event: 'sysproxy-guard-read-failed', err: (err as Error).message },
+        'guard could not read the system proxy',
+      );
       return;
     }
     if (matches(current, snap.applied)) return;
@@ -233,16 +295,25 @@ export class SystemProxy {
         await b.write(snap.applied, current);
         reapplied = true;
       } catch (err) {
-        this.#log.warn({ event: 'sysproxy-reapply-failed', err: (err as Error).message }, 'could not re-apply the system proxy');
+        this.#log.warn(
+          { event: 'sysproxy-reapply-failed', err: (err as Error).message },
+          'could not re-apply the system proxy',
+        );
       }
     }
-    this.#log.warn({ event: 'sysproxy-overridden', current: b.describe(current), reapplied }, `another program changed the system proxy (to: ${b.describe(current)})${reapplied ? '; set it back' : ''}`);
+    this.#log.warn(
+      { event: 'sysproxy-overridden', current: b.describe(current), reapplied },
+      `another program changed the system proxy (to: ${b.describe(current)})${reapplied ? '; set it back' : ''}`,
+    );
     this.#emit({ type: 'overridden', current: b.describe(current), reapplied });
   }
 
   #backend(): ProxyBackend {
     if (this.opts.backend) return this.opts.backend;
-    throw this.opts.unsupported ?? new GatehopError(ErrorCodes.SYSPROXY_UNSUPPORTED, 'setting the system proxy is not supported here');
+    throw (
+      this.opts.unsupported ??
+      new GatehopError(ErrorCodes.SYSPROXY_UNSUPPORTED, 'setting the system proxy is not supported here')
+    );
   }
 
   #emit(ev: SysProxyEvent): void {

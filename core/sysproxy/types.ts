@@ -29,7 +29,11 @@ export type FlatSettings = Record<string, string | null>;
 export type BackendId = 'gnome' | 'kde' | 'windows' | 'macos';
 
 /** Runs one program (never a shell) and gives back what it printed; rejects with CommandError. */
-export type Runner = (file: string, args: readonly string[], opts?: { timeoutMs?: number; input?: string }) => Promise<{ stdout: string; stderr: string }>;
+export type Runner = (
+  file: string,
+  args: readonly string[],
+  opts?: { timeoutMs?: number; input?: string },
+) => Promise<{ stdout: string; stderr: string }>;
 
 /** One OS's proxy settings: a pure command builder under a thin layer that runs its commands. */
 export interface ProxyBackend {

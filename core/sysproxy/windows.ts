@@ -128,7 +128,12 @@ export function winPowerShellArgv(script: string): string[] {
 
 /** WinINet's bypass syntax: ';'-separated, `<local>` for plain names, no CIDR (a prefix wildcard instead). */
 export function winBypass(bypass: readonly string[]): string {
-  const cidr: Record<string, string> = { '127.0.0.0/8': '127.*', '10.0.0.0/8': '10.*', '192.168.0.0/16': '192.168.*', '169.254.0.0/16': '169.254.*' };
+  const cidr: Record<string, string> = {
+    '127.0.0.0/8': '127.*',
+    '10.0.0.0/8': '10.*',
+    '192.168.0.0/16': '192.168.*',
+    '169.254.0.0/16': '169.254.*',
+  };
   const out: string[] = [];
   for (const b of bypass) {
     if (b === '172.16.0.0/12') for (let i = 16; i < 32; i++) out.push(`172.${i}.*`);
@@ -150,11 +155,17 @@ export function winDesired(target: ProxyTarget, current: FlatSettings): FlatSett
     'lan\tProxyOverride': `REG_SZ ${bypass}`,
     // A PAC or auto-detection would win over the proxy: both off while Gatehop has it.
     'lan\tAutoConfigURL': null,
-    'lan\tAutoDetect': current['lan\tAutoDetect'] === undefined || current['lan\tAutoDetect'] === null ? null : 'REG_DWORD 0x0',
+    'lan\tAutoDetect':
+      current['lan\tAutoDetect'] === undefined || current['lan\tAutoDetect'] === null ? null : 'REG_DWORD 0x0',
   };
   for (const k of Object.keys(current)) {
     if (!k.startsWith('conn\t')) continue;
-    out[k] = JSON.stringify({ flags: PROXY_TYPE.DIRECT | PROXY_TYPE.PROXY, server, bypass, autoconfig: '' } satisfies ConnSettings);
+    out[k] = JSON.stringify({
+      flags: PROXY_TYPE.DIRECT | PROXY_TYPE.PROXY,
+      server,
+      bypass,
+      autoconfig: '',
+    } satisfies ConnSettings);
   }
   return out;
 }
@@ -162,15 +173,18 @@ export function winDesired(target: ProxyTarget, current: FlatSettings): FlatSett
 export function winOff(current: FlatSettings): FlatSettings {
   const out: FlatSettings = { ...current, 'lan\tProxyEnable': 'REG_DWORD 0x0' };
   for (const [k, v] of Object.entries(current)) {
-    if (k.startsWith('conn\t') && v) out[k] = JSON.stringify({ ...(JSON.parse(v) as ConnSettings), flags: PROXY_TYPE.DIRECT });
+    if (k.startsWith('conn\t') && v)
+      out[k] = JSON.stringify({ ...(JSON.parse(v) as ConnSettings), flags: PROXY_TYPE.DIRECT });
   }
   return out;
 }
 
 export function winPointsAt(s: FlatSettings, host: string, port: number): boolean {
   const hp = hostPort(host, port);
-  const serverHas = (server: string): boolean => server.split(';').some((part) => part.replace(/^[a-z]+=/i, '').replace(/^[a-z]+:\/\//i, '') === hp);
-  if (s['lan\tProxyEnable'] === 'REG_DWORD 0x1' && serverHas((s['lan\tProxyServer'] ?? '').replace(/^REG_SZ ?/, ''))) return true;
+  const serverHas = (server: string): boolean =>
+    server.split(';').some((part) => part.replace(/^[a-z]+=/i, '').replace(/^[a-z]+:\/\//i, '') === hp);
+  if (s['lan\tProxyEnable'] === 'REG_DWORD 0x1' && serverHas((s['lan\tProxyServer'] ?? '').replace(/^REG_SZ ?/, '')))
+    return true;
   return Object.entries(s).some(([k, v]) => {
     if (!k.startsWith('conn\t') || !v) return false;
     const c = JSON.parse(v) as ConnSettings;
@@ -181,7 +195,8 @@ export function winPointsAt(s: FlatSettings, host: string, port: number): boolea
 export function winDescribe(s: FlatSettings): string {
   const parts: string[] = [];
   const pac = (s['lan\tAutoConfigURL'] ?? '').replace(/^REG_SZ ?/, '');
-  if (s['lan\tProxyEnable'] === 'REG_DWORD 0x1') parts.push(`manual (${(s['lan\tProxyServer'] ?? '').replace(/^REG_SZ ?/, '')})`);
+  if (s['lan\tProxyEnable'] === 'REG_DWORD 0x1')
+    parts.push(`manual (${(s['lan\tProxyServer'] ?? '').replace(/^REG_SZ ?/, '')})`);
   if (pac) parts.push(`PAC ${pac}`);
   if (s['lan\tAutoDetect'] === 'REG_DWORD 0x1') parts.push('auto-detect');
   const entries = Object.keys(s).filter((k) => k.startsWith('conn\t')).length;
@@ -197,13 +212,25 @@ export function windowsBackend(run: Runner): ProxyBackend {
     } catch (err) {
       if (absentOk && err instanceof CommandError && err.exitCode === 1) return null;
       if (err instanceof CommandError && /access is denied/i.test(err.stderr)) {
-        throw new CommandError('reg', args, err.exitCode, 'access to the Internet Settings registry key is denied (a policy may lock proxy settings): ask the administrator, or set the proxy by hand', ErrorCodes.SYSPROXY_DENIED, err);
+        throw new CommandError(
+          'reg',
+          args,
+          err.exitCode,
+          'access to the Internet Settings registry key is denied (a policy may lock proxy settings): ask the administrator, or set the proxy by hand',
+          ErrorCodes.SYSPROXY_DENIED,
+          err,
+        );
       }
       throw err;
     }
   };
-  const ps = async (op: 'query' | 'set' | 'notify', entries: Record<string, ConnSettings | null>): Promise<Record<string, ConnSettings>> => {
-    const { stdout } = await run('powershell.exe', winPowerShellArgv(winConnScript(op, entries)), { timeoutMs: 30_000 });
+  const ps = async (
+    op: 'query' | 'set' | 'notify',
+    entries: Record<string, ConnSettings | null>,
+  ): Promise<Record<string, ConnSettings>> => {
+    const { stdout } = await run('powershell.exe', winPowerShellArgv(winConnScript(op, entries)), {
+      timeoutMs: 30_000,
+    });
     return stdout.trim() ? (JSON.parse(stdout) as Record<string, ConnSettings>) : {};
   };
   return {
@@ -226,7 +253,8 @@ export function windowsBackend(run: Runner): ProxyBackend {
       for (const argv of winLanWriteCommands(to, from)) await reg(argv);
       const conns: Record<string, ConnSettings> = {};
       for (const k of Object.keys(to)) {
-        if (k.startsWith('conn\t') && to[k] && to[k] !== from[k]) conns[k.slice(5)] = JSON.parse(to[k]!) as ConnSettings;
+        if (k.startsWith('conn\t') && to[k] && to[k] !== from[k])
+          conns[k.slice(5)] = JSON.parse(to[k]!) as ConnSettings;
       }
       // Always ends with SETTINGS_CHANGED + REFRESH, also when only the LAN values changed.
       await ps(Object.keys(conns).length > 0 ? 'set' : 'notify', conns);

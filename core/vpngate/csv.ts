@@ -30,19 +30,33 @@ export function parseVpnGateCsv(text: string): ParsedList {
   if (/^\s*</.test(body)) throw new GatehopError(ErrorCodes.LIST_INVALID, 'the list is an HTML page, not CSV');
   const lines = body.split(/\r?\n/);
   while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
-  if (lines[0]?.trim() !== '*vpn_servers') throw new GatehopError(ErrorCodes.LIST_INVALID, 'the list does not start with *vpn_servers');
-  if (lines[lines.length - 1]?.trim() !== '*') throw new GatehopError(ErrorCodes.LIST_INVALID, 'the list is truncated (no final *)');
+  if (lines[0]?.trim() !== '*vpn_servers')
+    throw new GatehopError(ErrorCodes.LIST_INVALID, 'the list does not start with *vpn_servers');
+  if (lines[lines.length - 1]?.trim() !== '*')
+    throw new GatehopError(ErrorCodes.LIST_INVALID, 'the list is truncated (no final *)');
   const header = lines[1];
   if (!header?.startsWith('#')) throw new GatehopError(ErrorCodes.LIST_INVALID, 'the list has no #header line');
   const csvText = [header.slice(1), ...lines.slice(2, -1)].join('\n');
   let records: Array<Record<string, string>>;
   try {
-    records = parse(csvText, { columns: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: true, trim: true });
+    records = parse(csvText, {
+      columns: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      relax_quotes: true,
+      trim: true,
+    });
   } catch (err) {
-    throw new GatehopError(ErrorCodes.LIST_INVALID, `the list is not valid CSV: ${(err as Error).message}`, { cause: err });
+    throw new GatehopError(ErrorCodes.LIST_INVALID, `the list is not valid CSV: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
-  const columns = header.slice(1).split(',').map((c) => c.trim());
-  for (const c of REQUIRED) if (!columns.includes(c)) throw new GatehopError(ErrorCodes.LIST_INVALID, `the list has no ${c} column`);
+  const columns = header
+    .slice(1)
+    .split(',')
+    .map((c) => c.trim());
+  for (const c of REQUIRED)
+    if (!columns.includes(c)) throw new GatehopError(ErrorCodes.LIST_INVALID, `the list has no ${c} column`);
 
   const nodes: VpnGateNode[] = [];
   const skipped: Record<string, number> = {};
@@ -53,11 +67,23 @@ export function parseVpnGateCsv(text: string): ParsedList {
   for (const r of records) {
     const id = r['HostName'] ?? '';
     const ip = r['IP'] ?? '';
-    if (!id || !/^[\w.-]{1,128}$/.test(id)) { skip('bad-hostname'); continue; }
-    if (ids.has(id)) { skip('duplicate'); continue; }
-    if (isIP(ip) !== 4) { skip('bad-ip'); continue; }
+    if (!id || !/^[\w.-]{1,128}$/.test(id)) {
+      skip('bad-hostname');
+      continue;
+    }
+    if (ids.has(id)) {
+      skip('duplicate');
+      continue;
+    }
+    if (isIP(ip) !== 4) {
+      skip('bad-ip');
+      continue;
+    }
     const b64 = (r['OpenVPN_ConfigData_Base64'] ?? '').replace(/\s+/g, '');
-    if (!b64 || b64.length % 4 !== 0 || !BASE64.test(b64)) { skip('bad-base64'); continue; }
+    if (!b64 || b64.length % 4 !== 0 || !BASE64.test(b64)) {
+      skip('bad-base64');
+      continue;
+    }
     const profileText = Buffer.from(b64, 'base64').toString('utf8');
     let profile;
     try {
@@ -67,7 +93,10 @@ export function parseVpnGateCsv(text: string): ParsedList {
       continue;
     }
     const remote = profile.remotes[0]!;
-    if (!profile.ca) { skip('no-ca'); continue; }
+    if (!profile.ca) {
+      skip('no-ca');
+      continue;
+    }
     ids.add(id);
     nodes.push({
       id,

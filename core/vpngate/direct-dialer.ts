@@ -21,7 +21,11 @@ export function directDialer(): Dialer {
         };
         const onError = (err: NodeJS.ErrnoException): void => {
           done();
-          reject(new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `connect to ${host}:${port}: ${err.code ?? err.message}`, { cause: err }));
+          reject(
+            new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `connect to ${host}:${port}: ${err.code ?? err.message}`, {
+              cause: err,
+            }),
+          );
         };
         signal.addEventListener('abort', onAbort, { once: true });
         s.once('error', onError);

@@ -47,7 +47,8 @@ export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpGe
     const location = res.headers.location;
     if (res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && location) {
       res.resume();
-      if (hop >= (opts.maxRedirects ?? 3)) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `too many redirects (last to ${location})`);
+      if (hop >= (opts.maxRedirects ?? 3))
+        throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `too many redirects (last to ${location})`);
       current = new URL(location, current).toString();
       continue;
     }
@@ -58,7 +59,8 @@ export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpGe
 
 function getOnce(url: string, dialer: Dialer, signal: AbortSignal): Promise<IncomingMessage> {
   const u = new URL(url);
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `${url}: only http and https are fetched`));
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return Promise.reject(new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `${url}: only http and https are fetched`));
   const host = u.hostname.replace(/^\[|\]$/g, '');
   const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
   if (signal.aborted) return Promise.reject(abortReason(signal, `fetch ${url}`));
@@ -74,14 +76,24 @@ function getOnce(url: string, dialer: Dialer, signal: AbortSignal): Promise<Inco
       host,
       port,
       path: `${u.pathname}${u.search}`,
-      headers: { Host: u.host, 'User-Agent': 'gatehop', Accept: '*/*', 'Accept-Encoding': 'identity', Connection: 'close' },
+      headers: {
+        Host: u.host,
+        'User-Agent': 'gatehop',
+        Accept: '*/*',
+        'Accept-Encoding': 'identity',
+        Connection: 'close',
+      },
       signal,
       // The dialer decides how bytes leave; TLS (when https) runs over whatever it opened.
       createConnection: (_opts, done: (err: Error | null, socket: Duplex) => void) => {
         dialer.dial(host, port, signal).then(
           (raw) => {
             if (u.protocol === 'http:') return void done(null, raw);
-            const tls = tlsConnect({ socket: raw, servername: isIP(host) ? undefined : host, ALPNProtocols: ['http/1.1'] });
+            const tls = tlsConnect({
+              socket: raw,
+              servername: isIP(host) ? undefined : host,
+              ALPNProtocols: ['http/1.1'],
+            });
             tls.once('close', () => raw.destroy());
             done(null, tls);
           },
@@ -96,22 +108,32 @@ function getOnce(url: string, dialer: Dialer, signal: AbortSignal): Promise<Inco
       resolve(res);
     });
     req.once('error', (err: NodeJS.ErrnoException) => {
-      fail(err instanceof GatehopError ? err : new GatehopError(ErrorCodes.LIST_FETCH_FAILED, describeNetError(err), { cause: err }));
+      fail(
+        err instanceof GatehopError
+          ? err
+          : new GatehopError(ErrorCodes.LIST_FETCH_FAILED, describeNetError(err), { cause: err }),
+      );
     });
     req.end();
   });
 }
 
 function describeNetError(err: NodeJS.ErrnoException): string {
-  if (err.code === 'CERT_HAS_EXPIRED' || /certificate|self.signed|altname/i.test(err.message)) return `TLS certificate refused: ${err.message}`;
-  return err.code ? `${err.code}${err.message && !err.message.includes(err.code) ? ` (${err.message})` : ''}` : err.message;
+  if (err.code === 'CERT_HAS_EXPIRED' || /certificate|self.signed|altname/i.test(err.message))
+    return `TLS certificate refused: ${err.message}`;
+  return err.code
+    ? `${err.code}${err.message && !err.message.includes(err.code) ? ` (${err.message})` : ''}`
+    : err.message;
 }
 
 async function readBody(res: IncomingMessage, maxBytes: number, signal: AbortSignal, url: string): Promise<string> {
   const encoding = (res.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') {
     res.destroy();
-    throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `the server sent a ${encoding}-encoded body though asked for identity`);
+    throw new GatehopError(
+      ErrorCodes.LIST_FETCH_FAILED,
+      `the server sent a ${encoding}-encoded body though asked for identity`,
+    );
   }
   const declared = Number(res.headers['content-length'] ?? NaN);
   if (declared > maxBytes) {
@@ -132,7 +154,11 @@ async function readBody(res: IncomingMessage, maxBytes: number, signal: AbortSig
   } catch (err) {
     if (signal.aborted) throw abortReason(signal, `read ${url}`);
     if (err instanceof GatehopError) throw err;
-    throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `the body broke off after ${size} bytes: ${(err as Error).message}`, { cause: err });
+    throw new GatehopError(
+      ErrorCodes.LIST_FETCH_FAILED,
+      `the body broke off after ${size} bytes: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   if (!res.complete) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `the body broke off after ${size} bytes`);
   return Buffer.concat(chunks).toString('utf8');

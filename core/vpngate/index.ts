@@ -4,8 +4,26 @@ export { httpGet, type Dialer, type DialVia, type HttpGetOptions, type HttpGetRe
 export { directDialer, upstreamDialer } from './direct-dialer.js';
 export { fetchListFrom, raceSources, type RaceOptions, type RaceResult, type SourceAttempt } from './list-race.js';
 export { parseMirrorDirectory, directoryUrlOf } from './mirror-directory.js';
-export { candidateSources, orderSources, DEMOTE_MS, FORGET_MIRROR_MS, type ListSource, type SourceKind, type SourceRecord } from './sources.js';
+export {
+  candidateSources,
+  orderSources,
+  DEMOTE_MS,
+  FORGET_MIRROR_MS,
+  type ListSource,
+  type SourceKind,
+  type SourceRecord,
+} from './sources.js';
 export { NodePool, type PoolEntry } from './pool.js';
 export { OFFICIAL_ENDPOINTS } from './official.js';
 export { staticNodeFromFile } from './static-nodes.js';
-export { NodeList, describeSkipped, type ListMeta, type ListStatus, type ListVia, type NodeListOptions, type NodeListStore, type SourceOptions, type SourceState } from './node-list.js';
+export {
+  NodeList,
+  describeSkipped,
+  type ListMeta,
+  type ListStatus,
+  type ListVia,
+  type NodeListOptions,
+  type NodeListStore,
+  type SourceOptions,
+  type SourceState,
+} from './node-list.js';

@@ -43,7 +43,10 @@ export interface RaceResult {
 }
 
 /** GETs one source and parses it as a VPN Gate list; the error says what the source answered. */
-export async function fetchListFrom(url: string, o: { dialer: Dialer; timeoutMs: number; maxBytes: number; signal: AbortSignal; onResponse?: () => void }): Promise<ParsedList> {
+export async function fetchListFrom(
+  url: string,
+  o: { dialer: Dialer; timeoutMs: number; maxBytes: number; signal: AbortSignal; onResponse?: () => void },
+): Promise<ParsedList> {
   const res = await httpGet(url, { dialer: o.dialer, timeoutMs: o.timeoutMs, maxBytes: o.maxBytes, signal: o.signal });
   o.onResponse?.();
   if (res.status !== 200) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `HTTP ${res.status}`);
@@ -100,12 +103,39 @@ export async function raceSources(o: RaceOptions): Promise<RaceResult> {
   let latestDone = false;
   const start = (s: ListSource): void => {
     const started = Date.now();
-    const p: Promise<void> = fetchListFrom(s.url, { dialer: o.dialer, timeoutMs: o.timeoutMs, maxBytes: o.maxBytes, signal, onResponse: () => discover(s) })
+    const p: Promise<void> = fetchListFrom(s.url, {
+      dialer: o.dialer,
+      timeoutMs: o.timeoutMs,
+      maxBytes: o.maxBytes,
+      signal,
+      onResponse: () => discover(s),
+    })
       .then(
         (parsed) => {
           const durationMs = Date.now() - started;
-          attempts.push({ url: s.url, kind: s.kind, via: o.dialer.via, ok: true, error: null, junk: false, nodes: parsed.nodes.length, at: Date.now(), durationMs });
-          log.info({ event: 'list-fetched', url: s.url, kind: s.kind, via: o.dialer.via, nodes: parsed.nodes.length, skipped: parsed.skipped, durationMs }, `node list fetched from ${s.url} (${o.dialer.via})`);
+          attempts.push({
+            url: s.url,
+            kind: s.kind,
+            via: o.dialer.via,
+            ok: true,
+            error: null,
+            junk: false,
+            nodes: parsed.nodes.length,
+            at: Date.now(),
+            durationMs,
+          });
+          log.info(
+            {
+              event: 'list-fetched',
+              url: s.url,
+              kind: s.kind,
+              via: o.dialer.via,
+              nodes: parsed.nodes.length,
+              skipped: parsed.skipped,
+              durationMs,
+            },
+            `node list fetched from ${s.url} (${o.dialer.via})`,
+          );
           if (!winner) {
             winner = { ...parsed, source: s, fetchedAt: Date.now() };
             cancel.abort(new GatehopError(ErrorCodes.ABORTED, 'another source answered first'));
@@ -115,10 +145,34 @@ export async function raceSources(o: RaceOptions): Promise<RaceResult> {
           // Cancelled because another source won: not this source's failure.
           if (winner || o.signal.aborted) return;
           const e = err as GatehopError;
-          const junk = e.code === ErrorCodes.LIST_INVALID || /^HTTP \d+/.test(e.message ?? '') || /exceeds|encoded body|redirects/.test(e.message ?? '');
+          const junk =
+            e.code === ErrorCodes.LIST_INVALID ||
+            /^HTTP \d+/.test(e.message ?? '') ||
+            /exceeds|encoded body|redirects/.test(e.message ?? '');
           const error = e.message ?? String(err);
-          attempts.push({ url: s.url, kind: s.kind, via: o.dialer.via, ok: false, error, junk, nodes: null, at: Date.now(), durationMs: Date.now() - started });
-          log.info({ event: 'list-source-failed', url: s.url, kind: s.kind, via: o.dialer.via, junk, err: error, durationMs: Date.now() - started }, `node list source ${s.url} failed (${o.dialer.via}): ${error}`);
+          attempts.push({
+            url: s.url,
+            kind: s.kind,
+            via: o.dialer.via,
+            ok: false,
+            error,
+            junk,
+            nodes: null,
+            at: Date.now(),
+            durationMs: Date.now() - started,
+          });
+          log.info(
+            {
+              event: 'list-source-failed',
+              url: s.url,
+              kind: s.kind,
+              via: o.dialer.via,
+              junk,
+              err: error,
+              durationMs: Date.now() - started,
+            },
+            `node list source ${s.url} failed (${o.dialer.via}): ${error}`,
+          );
         },
       )
       .finally(() => {
@@ -148,7 +202,8 @@ export async function raceSources(o: RaceOptions): Promise<RaceResult> {
       changed = false;
       continue;
     }
-    const waitMs = queue.length > 0 && running.size < o.concurrency ? Math.max(0, o.staggerMs - (Date.now() - lastStart)) : null;
+    const waitMs =
+      queue.length > 0 && running.size < o.concurrency ? Math.max(0, o.staggerMs - (Date.now() - lastStart)) : null;
     await new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | null = null;
       const finish = (): void => {

@@ -8,7 +8,8 @@
  */
 
 /** Hosts whose links are the project's own pages, never mirrors. */
-const NOT_MIRRORS = /(^|\.)(vpngate\.net|softether\.(org|jp|net|com)|tsukuba\.ac\.jp|opengw\.net|github\.com|google\.com|twitter\.com|x\.com|facebook\.com)$/i;
+const NOT_MIRRORS =
+  /(^|\.)(vpngate\.net|softether\.(org|jp|net|com)|tsukuba\.ac\.jp|opengw\.net|github\.com|google\.com|twitter\.com|x\.com|facebook\.com)$/i;
 const MAX_MIRRORS = 200;
 
 function decodeEntities(s: string): string {

@@ -66,7 +66,14 @@ export interface NodeListOptions {
   /** A working tunnel's dialer, asked after every direct source failed; null while none is up. */
   tunnelDialer?: () => Dialer | null;
   refreshMs?: number;
-  fetch?: { timeoutMs?: number; maxBytes?: number; attempts?: number; backoffMs?: number; staggerMs?: number; concurrency?: number };
+  fetch?: {
+    timeoutMs?: number;
+    maxBytes?: number;
+    attempts?: number;
+    backoffMs?: number;
+    staggerMs?: number;
+    concurrency?: number;
+  };
   now?: () => number;
 }
 
@@ -134,7 +141,9 @@ export class NodeList {
 
   /** Where the list came from, e.g. `mirror http://…/api/iphone/`; `none` before any. */
   get source(): string {
-    return this.#meta ? `${this.#meta.via === 'cache' ? 'cache (' : ''}${this.#meta.source}${this.#meta.via === 'cache' ? ')' : ''}` : 'none';
+    return this.#meta
+      ? `${this.#meta.via === 'cache' ? 'cache (' : ''}${this.#meta.source}${this.#meta.via === 'cache' ? ')' : ''}`
+      : 'none';
   }
 
   /** How the last refresh ended; null before any. */
@@ -168,7 +177,14 @@ export class NodeList {
         const okAt = r?.lastOkAt ?? null;
         const failAt = r?.lastFailAt ?? null;
         const ok = okAt === null && failAt === null ? null : (okAt ?? -1) >= (failAt ?? -1);
-        return { url: s.url, kind: s.kind, via: r?.lastVia ?? null, ok, error: ok === false ? (r?.lastError ?? null) : null, at: ok === null ? null : Math.max(okAt ?? 0, failAt ?? 0) };
+        return {
+          url: s.url,
+          kind: s.kind,
+          via: r?.lastVia ?? null,
+          ok,
+          error: ok === false ? (r?.lastError ?? null) : null,
+          at: ok === null ? null : Math.max(okAt ?? 0, failAt ?? 0),
+        };
       }),
     };
   }
@@ -180,8 +196,16 @@ export class NodeList {
     this.#pool = new NodePool(kept);
     const meta = this.opts.store.loadListMeta();
     if (kept.length > 0) {
-      this.#meta = { fetchedAt: meta?.fetchedAt ?? Math.max(...kept.map((e) => e.lastListed)), source: meta?.source ?? 'cache', via: 'cache', nodes: kept.length };
-      this.#log.info({ event: 'list-from-cache', nodes: kept.length, ageS: Math.round((now - this.#meta.fetchedAt) / 1000) }, `serving ${kept.length} remembered nodes`);
+      this.#meta = {
+        fetchedAt: meta?.fetchedAt ?? Math.max(...kept.map((e) => e.lastListed)),
+        source: meta?.source ?? 'cache',
+        via: 'cache',
+        nodes: kept.length,
+      };
+      this.#log.info(
+        { event: 'list-from-cache', nodes: kept.length, ageS: Math.round((now - this.#meta.fetchedAt) / 1000) },
+        `serving ${kept.length} remembered nodes`,
+      );
     }
     this.#publish();
     if (!this.fetchable) return;
@@ -206,9 +230,16 @@ export class NodeList {
    */
   importCsv(text: string, from = 'import'): ParsedList {
     const parsed = parseVpnGateCsv(text);
-    if (parsed.nodes.length === 0) throw new GatehopError(ErrorCodes.LIST_INVALID, `no usable node in the file (skipped: ${describeSkipped(parsed.skipped)})`);
+    if (parsed.nodes.length === 0)
+      throw new GatehopError(
+        ErrorCodes.LIST_INVALID,
+        `no usable node in the file (skipped: ${describeSkipped(parsed.skipped)})`,
+      );
     this.#take(parsed.nodes, this.#now(), from, 'import');
-    this.#log.info({ event: 'list-imported', from, nodes: parsed.nodes.length, skipped: parsed.skipped }, `imported ${parsed.nodes.length} nodes from ${from}`);
+    this.#log.info(
+      { event: 'list-imported', from, nodes: parsed.nodes.length, skipped: parsed.skipped },
+      `imported ${parsed.nodes.length} nodes from ${from}`,
+    );
     return parsed;
   }
 
@@ -233,8 +264,13 @@ export class NodeList {
 
   #candidates(records: ReadonlyMap<string, SourceRecord>): ListSource[] {
     const now = this.#now();
-    const mirrors = this.#sourceOpts.mirrors ? [...records.values()].filter((r) => r.kind === 'mirror' && now - (r.lastOkAt ?? r.foundAt) < FORGET_MIRROR_MS) : [];
-    const endpoints = this.opts.endpoints.map((url) => ({ url, kind: this.opts.endpointKind ?? ('official' as const) }));
+    const mirrors = this.#sourceOpts.mirrors
+      ? [...records.values()].filter((r) => r.kind === 'mirror' && now - (r.lastOkAt ?? r.foundAt) < FORGET_MIRROR_MS)
+      : [];
+    const endpoints = this.opts.endpoints.map((url) => ({
+      url,
+      kind: this.opts.endpointKind ?? ('official' as const),
+    }));
     return candidateSources(endpoints, this.#sourceOpts.userSources, mirrors);
   }
 
@@ -274,11 +310,22 @@ export class NodeList {
         }
       }
       this.#lastRefresh = { at: this.#now(), ok: false };
-      this.#log.warn({ event: 'list-refresh-failed', keeping: this.#nodes.length, tried: failures.length, err: failures.slice(-6).join('; ') }, `node list refresh failed; keeping ${this.#nodes.length} nodes (${failures.length ? failures.slice(-3).join('; ') : 'no source to try'})`);
+      this.#log.warn(
+        {
+          event: 'list-refresh-failed',
+          keeping: this.#nodes.length,
+          tried: failures.length,
+          err: failures.slice(-6).join('; '),
+        },
+        `node list refresh failed; keeping ${this.#nodes.length} nodes (${failures.length ? failures.slice(-3).join('; ') : 'no source to try'})`,
+      );
     } catch (err) {
       if (signal.aborted) return;
       this.#lastRefresh = { at: this.#now(), ok: false };
-      this.#log.warn({ event: 'list-refresh-failed', keeping: this.#nodes.length, err: (err as Error).message }, 'node list refresh failed; keeping the current list');
+      this.#log.warn(
+        { event: 'list-refresh-failed', keeping: this.#nodes.length, err: (err as Error).message },
+        'node list refresh failed; keeping the current list',
+      );
     }
   }
 
@@ -299,7 +346,11 @@ export class NodeList {
     } catch (err) {
       this.#log.warn({ event: 'list-cache-failed', err: (err as Error).message }, 'could not save the node pool');
     }
-    if (gone.length > 0) this.#log.info({ event: 'pool-pruned', dropped: gone.length, keepDays: this.#sourceOpts.keepDays }, `forgot ${gone.length} nodes not listed for ${this.#sourceOpts.keepDays} days`);
+    if (gone.length > 0)
+      this.#log.info(
+        { event: 'pool-pruned', dropped: gone.length, keepDays: this.#sourceOpts.keepDays },
+        `forgot ${gone.length} nodes not listed for ${this.#sourceOpts.keepDays} days`,
+      );
     this.#publish();
   }
 
@@ -326,7 +377,10 @@ export class NodeList {
       try {
         this.opts.store.saveSource(rec);
       } catch (err) {
-        this.#log.warn({ event: 'list-source-save-failed', err: (err as Error).message }, 'could not save a list source');
+        this.#log.warn(
+          { event: 'list-source-save-failed', err: (err as Error).message },
+          'could not save a list source',
+        );
       }
     }
   }
@@ -356,7 +410,12 @@ export class NodeList {
     this.#directoryTried.set(key, now);
     const f = this.opts.fetch ?? {};
     const p = (async () => {
-      const res = await httpGet(page, { dialer, signal: this.#abort.signal, timeoutMs: f.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000, maxBytes: 2 * 1024 * 1024 });
+      const res = await httpGet(page, {
+        dialer,
+        signal: this.#abort.signal,
+        timeoutMs: f.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000,
+        maxBytes: 2 * 1024 * 1024,
+      });
       if (res.status !== 200) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `HTTP ${res.status}`);
       const found = parseMirrorDirectory(res.body, res.url);
       const records = new Map(this.opts.store.loadSources().map((r) => [r.url, r]));
@@ -364,12 +423,29 @@ export class NodeList {
       for (const url of found) {
         if (records.has(url)) continue;
         added++;
-        this.opts.store.saveSource({ url, kind: 'mirror', foundAt: this.#now(), foundFrom: page, lastOkAt: null, lastFailAt: null, lastError: null, lastVia: null, lastNodes: null });
+        this.opts.store.saveSource({
+          url,
+          kind: 'mirror',
+          foundAt: this.#now(),
+          foundFrom: page,
+          lastOkAt: null,
+          lastFailAt: null,
+          lastError: null,
+          lastVia: null,
+          lastNodes: null,
+        });
       }
-      this.#log.info({ event: 'mirrors-found', page, via: dialer.via, mirrors: found.length, added }, `mirror directory ${page} lists ${found.length} mirrors (${added} new)`);
+      this.#log.info(
+        { event: 'mirrors-found', page, via: dialer.via, mirrors: found.length, added },
+        `mirror directory ${page} lists ${found.length} mirrors (${added} new)`,
+      );
       return found.map((url) => ({ url, kind: 'mirror' as const }));
     })().catch((err: unknown) => {
-      if (!this.#abort.signal.aborted) this.#log.info({ event: 'mirror-directory-failed', page, via: dialer.via, err: (err as Error).message }, `mirror directory ${page} could not be read: ${(err as Error).message}`);
+      if (!this.#abort.signal.aborted)
+        this.#log.info(
+          { event: 'mirror-directory-failed', page, via: dialer.via, err: (err as Error).message },
+          `mirror directory ${page} could not be read: ${(err as Error).message}`,
+        );
       return [] as ListSource[];
     });
     this.#background.add(p);

@@ -29,7 +29,11 @@ export class NodePool {
     for (const n of nodes) {
       const had = this.#entries.get(n.id);
       const lastListed = Math.max(at, had?.lastListed ?? 0);
-      this.#entries.set(n.id, { node: { ...n, lastListedAt: lastListed }, firstSeen: had ? Math.min(had.firstSeen, at) : at, lastListed });
+      this.#entries.set(n.id, {
+        node: { ...n, lastListedAt: lastListed },
+        firstSeen: had ? Math.min(had.firstSeen, at) : at,
+        lastListed,
+      });
     }
   }
 
@@ -51,6 +55,8 @@ export class NodePool {
 
   /** Every node, most recently listed first (ties by id, so the order is stable). */
   nodes(): VpnGateNode[] {
-    return [...this.#entries.values()].sort((a, b) => b.lastListed - a.lastListed || a.node.id.localeCompare(b.node.id)).map((e) => e.node);
+    return [...this.#entries.values()]
+      .sort((a, b) => b.lastListed - a.lastListed || a.node.id.localeCompare(b.node.id))
+      .map((e) => e.node);
   }
 }

@@ -42,22 +42,45 @@ const KIND_ORDER: Record<SourceKind, number> = { official: 0, api: 0, user: 1, m
  *   4. as configured (mirrors: as found).
  * Pure: `now` and the records are all it reads.
  */
-export function orderSources(candidates: readonly ListSource[], records: ReadonlyMap<string, SourceRecord>, now: number): ListSource[] {
+export function orderSources(
+  candidates: readonly ListSource[],
+  records: ReadonlyMap<string, SourceRecord>,
+  now: number,
+): ListSource[] {
   const demoted = (s: ListSource): boolean => {
     const r = records.get(s.url);
-    return !!r && r.lastFailAt !== null && now - r.lastFailAt < DEMOTE_MS && (r.lastOkAt === null || r.lastOkAt < r.lastFailAt);
+    return (
+      !!r &&
+      r.lastFailAt !== null &&
+      now - r.lastFailAt < DEMOTE_MS &&
+      (r.lastOkAt === null || r.lastOkAt < r.lastFailAt)
+    );
   };
   return candidates
     .map((s, i) => ({ s, i, demoted: demoted(s), ok: records.get(s.url)?.lastOkAt ?? -1 }))
-    .sort((a, b) => Number(a.demoted) - Number(b.demoted) || b.ok - a.ok || KIND_ORDER[a.s.kind] - KIND_ORDER[b.s.kind] || a.i - b.i)
+    .sort(
+      (a, b) =>
+        Number(a.demoted) - Number(b.demoted) ||
+        b.ok - a.ok ||
+        KIND_ORDER[a.s.kind] - KIND_ORDER[b.s.kind] ||
+        a.i - b.i,
+    )
     .map((x) => x.s);
 }
 
 /** The candidates of one refresh: configured endpoints, the user's sources, remembered mirrors; one entry per URL. */
-export function candidateSources(endpoints: readonly ListSource[], userSources: readonly string[], mirrors: readonly SourceRecord[]): ListSource[] {
+export function candidateSources(
+  endpoints: readonly ListSource[],
+  userSources: readonly string[],
+  mirrors: readonly SourceRecord[],
+): ListSource[] {
   const seen = new Set<string>();
   const out: ListSource[] = [];
-  for (const s of [...endpoints, ...userSources.map((url) => ({ url, kind: 'user' as const })), ...mirrors.map((m) => ({ url: m.url, kind: 'mirror' as const }))]) {
+  for (const s of [
+    ...endpoints,
+    ...userSources.map((url) => ({ url, kind: 'user' as const })),
+    ...mirrors.map((m) => ({ url: m.url, kind: 'mirror' as const })),
+  ]) {
     if (seen.has(s.url)) continue;
     seen.add(s.url);
     out.push(s);

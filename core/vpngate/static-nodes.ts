@@ -10,7 +10,9 @@ export function staticNodeFromFile(path: string): VpnGateNode {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new GatehopError(ErrorCodes.PROFILE_INVALID, `cannot read profile ${path}: ${(err as Error).message}`, { cause: err });
+    throw new GatehopError(ErrorCodes.PROFILE_INVALID, `cannot read profile ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   let profile;
   try {

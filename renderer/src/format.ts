@@ -15,7 +15,15 @@ export function setFormatLocale(lng: string): void {
 export function formatNumber(n: number, maxFractionDigits = 0, minFractionDigits = 0): string {
   const key = `${locale}|${maxFractionDigits}|${minFractionDigits}`;
   let f = numberFormats.get(key);
-  if (!f) numberFormats.set(key, (f = new Intl.NumberFormat(locale, { maximumFractionDigits: maxFractionDigits, minimumFractionDigits: minFractionDigits, useGrouping: false })));
+  if (!f)
+    numberFormats.set(
+      key,
+      (f = new Intl.NumberFormat(locale, {
+        maximumFractionDigits: maxFractionDigits,
+        minimumFractionDigits: minFractionDigits,
+        useGrouping: false,
+      })),
+    );
   return f.format(n);
 }
 

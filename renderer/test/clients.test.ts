@@ -45,16 +45,23 @@ describe('HttpCoreClient', () => {
   it("keeps the core's stable error code, and turns a malformed answer or a dead core into coded errors", async () => {
     let mode = 'refused';
     const { c } = client((async () => {
-      if (mode === 'refused') return jsonResponse(409, { error: 'GH_ERR_SWITCH_IN_PROGRESS', message: 'switch 3 is in progress' });
+      if (mode === 'refused')
+        return jsonResponse(409, { error: 'GH_ERR_SWITCH_IN_PROGRESS', message: 'switch 3 is in progress' });
       if (mode === 'bad') return jsonResponse(200, { nope: true });
       throw new TypeError('fetch failed');
     }) as typeof fetch);
-    expect(await c.call('switchNode', { nodeId: 'x' })).toEqual({ ok: false, error: { code: 'GH_ERR_SWITCH_IN_PROGRESS', message: 'switch 3 is in progress' } });
+    expect(await c.call('switchNode', { nodeId: 'x' })).toEqual({
+      ok: false,
+      error: { code: 'GH_ERR_SWITCH_IN_PROGRESS', message: 'switch 3 is in progress' },
+    });
     mode = 'bad';
     expect(await c.call('getStatus', {})).toMatchObject({ ok: false, error: { code: 'GH_ERR_UI_BAD_RESPONSE' } });
     mode = 'down';
     expect(await c.call('getStatus', {})).toMatchObject({ ok: false, error: { code: 'GH_ERR_UI_UNREACHABLE' } });
-    expect(await c.call('putSettings', { listen: 'nope' })).toMatchObject({ ok: false, error: { code: 'GH_ERR_UI_INVALID_INPUT' } });
+    expect(await c.call('putSettings', { listen: 'nope' })).toMatchObject({
+      ok: false,
+      error: { code: 'GH_ERR_UI_INVALID_INPUT' },
+    });
     c.close();
   });
 
@@ -105,8 +112,14 @@ describe('IpcCoreClient', () => {
     } as unknown as GatehopBridge;
     const c = new IpcCoreClient(bridge);
     expect(await c.call('getStatus', {})).toMatchObject({ ok: true });
-    expect(await c.call('setMode', { auto: true })).toMatchObject({ ok: false, error: { code: 'GH_ERR_UI_BAD_RESPONSE' } });
-    expect(await c.call('setMode', { auto: 'yes' } as never)).toMatchObject({ ok: false, error: { code: 'GH_ERR_UI_INVALID_INPUT' } });
+    expect(await c.call('setMode', { auto: true })).toMatchObject({
+      ok: false,
+      error: { code: 'GH_ERR_UI_BAD_RESPONSE' },
+    });
+    expect(await c.call('setMode', { auto: 'yes' } as never)).toMatchObject({
+      ok: false,
+      error: { code: 'GH_ERR_UI_INVALID_INPUT' },
+    });
     const seen: string[] = [];
     c.subscribe((e) => seen.push(e.type));
     emit('latency', { samples: [{ nodeId: 'n1', at: 1, kind: 'url', ms: 20, success: true }] });
@@ -120,7 +133,11 @@ describe('IpcCoreClient', () => {
 describe('the contract', () => {
   it('routes path parameters and rejects settings the core would refuse', () => {
     expect(routeFor('closeConnection', { id: '42' })).toEqual({ method: 'DELETE', path: '/connections/42', rest: {} });
-    expect(routeFor('getLatency', { nodeId: 'a', sinceMs: 5 })).toEqual({ method: 'GET', path: '/latency', rest: { nodeId: 'a', sinceMs: 5 } });
+    expect(routeFor('getLatency', { nodeId: 'a', sinceMs: 5 })).toEqual({
+      method: 'GET',
+      path: '/latency',
+      rest: { nodeId: 'a', sinceMs: 5 },
+    });
     expect(settingsUpdateSchema.safeParse({ listen: '127.0.0.1:1080' }).success).toBe(true);
     expect(settingsUpdateSchema.safeParse({ listen: 'localhost' }).success).toBe(false);
     expect(settingsUpdateSchema.safeParse({ countryAllow: ['jp'] }).success).toBe(false);

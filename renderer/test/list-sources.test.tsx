@@ -24,8 +24,22 @@ const blocked = status({
     nodes: 0,
     refreshing: false,
     sources: [
-      { url: 'https://www.vpngate.net/api/iphone/', kind: 'official', via: 'direct', ok: false, error: 'fetch https://www.vpngate.net/api/iphone/: timed out', at: 90_000 },
-      { url: 'http://198.51.100.7:8080/api/iphone/', kind: 'mirror', via: 'direct', ok: false, error: 'the list is an HTML page, not CSV', at: 95_000 },
+      {
+        url: 'https://www.vpngate.net/api/iphone/',
+        kind: 'official',
+        via: 'direct',
+        ok: false,
+        error: 'fetch https://www.vpngate.net/api/iphone/: timed out',
+        at: 90_000,
+      },
+      {
+        url: 'http://198.51.100.7:8080/api/iphone/',
+        kind: 'mirror',
+        via: 'direct',
+        ok: false,
+        error: 'the list is an HTML page, not CSV',
+        at: 95_000,
+      },
       { url: 'https://cdn.example/vpngate.csv', kind: 'user', via: null, ok: null, error: null, at: null },
     ],
   },
@@ -35,7 +49,9 @@ function mount(ui: React.ReactElement, actions: Partial<Actions>, lng: 'en' | 'z
   const store = createAppStore();
   store.getState().setStatus(blocked);
   store.getState().setNodes({ nodes: [], fetchedAt: null, source: 'none', via: 'none' });
-  const all = new Proxy(actions, { get: (t, k) => (t as Record<string | symbol, unknown>)[k] ?? (async () => ({ ok: true, value: null })) }) as Actions;
+  const all = new Proxy(actions, {
+    get: (t, k) => (t as Record<string | symbol, unknown>)[k] ?? (async () => ({ ok: true, value: null })),
+  }) as Actions;
   render(
     <I18nextProvider i18n={createI18n(lng)}>
       <AppContext.Provider value={{ store, actions: all, now: () => 100_000 }}>{ui}</AppContext.Provider>
@@ -65,7 +81,10 @@ describe('no node list yet (issue #20)', () => {
   });
 
   it('adds a source URL (refusing one that is not http/https) and says it is being fetched', async () => {
-    const addListSource = vi.fn(async () => ({ ok: true as const, value: { settings: {} as never, restartRequired: [] } }));
+    const addListSource = vi.fn(async () => ({
+      ok: true as const,
+      value: { settings: {} as never, restartRequired: [] },
+    }));
     mount(<Nodes />, { addListSource });
     const input = screen.getByLabelText('Add a source URL');
     fireEvent.change(input, { target: { value: 'ftp://nope' } });
@@ -81,7 +100,10 @@ describe('no node list yet (issue #20)', () => {
   it('imports a picked file and says how many nodes it took; a file that is not a list gets the reason', async () => {
     const importList = vi
       .fn<Actions['importList']>()
-      .mockResolvedValueOnce({ ok: false, error: { code: 'GH_ERR_LIST_INVALID', message: 'the list is an HTML page, not CSV' } })
+      .mockResolvedValueOnce({
+        ok: false,
+        error: { code: 'GH_ERR_LIST_INVALID', message: 'the list is an HTML page, not CSV' },
+      })
       .mockResolvedValueOnce({ ok: true, value: { imported: 97, skipped: {}, nodes: 97 } });
     mount(<Nodes />, { importList });
     const picker = screen.getAllByLabelText('Import a list file…').find((e) => e.tagName === 'INPUT')!;
@@ -95,10 +117,32 @@ describe('no node list yet (issue #20)', () => {
   it('with a list: says where it came from and when, and shows when each node was last listed', () => {
     const store = mount(<Nodes />, {});
     act(() => {
-      store.getState().setStatus(status({ list: { source: 'http://198.51.100.7:8080/api/iphone/', via: 'mirror', fetchedAt: 40_000, nodes: 2, refreshing: false, sources: blocked.list!.sources } }));
-      store.getState().setNodes({ nodes: [node(1, { lastListedAt: 100_000 - 3 * 3600_000 }), node(2, { lastListedAt: 95_000 })], fetchedAt: 40_000, source: 'x', via: 'mirror' });
+      store
+        .getState()
+        .setStatus(
+          status({
+            list: {
+              source: 'http://198.51.100.7:8080/api/iphone/',
+              via: 'mirror',
+              fetchedAt: 40_000,
+              nodes: 2,
+              refreshing: false,
+              sources: blocked.list!.sources,
+            },
+          }),
+        );
+      store
+        .getState()
+        .setNodes({
+          nodes: [node(1, { lastListedAt: 100_000 - 3 * 3600_000 }), node(2, { lastListedAt: 95_000 })],
+          fetchedAt: 40_000,
+          source: 'x',
+          via: 'mirror',
+        });
     });
-    expect(screen.getByTestId('list-origin').textContent).toBe('List of 2 nodes from a VPN Gate mirror, 1 min ago · http://198.51.100.7:8080/api/iphone/');
+    expect(screen.getByTestId('list-origin').textContent).toBe(
+      'List of 2 nodes from a VPN Gate mirror, 1 min ago · http://198.51.100.7:8080/api/iphone/',
+    );
     expect(screen.getByText('3 h ago')).toBeTruthy();
     expect(screen.getByText('Where the list comes from: 3 sources, 2 failing')).toBeTruthy();
   });

@@ -19,8 +19,15 @@ import { node, status } from './fakes.js';
 
 afterEach(cleanup);
 
-function mount(ui: React.ReactElement, store = createAppStore(), actions: Partial<Actions> = {}, lng: 'en' | 'zh-CN' = 'en') {
-  const all = new Proxy(actions, { get: (o, k) => (o as Record<string, unknown>)[k as string] ?? (async () => ({ ok: true, value: null })) }) as Actions;
+function mount(
+  ui: React.ReactElement,
+  store = createAppStore(),
+  actions: Partial<Actions> = {},
+  lng: 'en' | 'zh-CN' = 'en',
+) {
+  const all = new Proxy(actions, {
+    get: (o, k) => (o as Record<string, unknown>)[k as string] ?? (async () => ({ ok: true, value: null })),
+  }) as Actions;
   render(
     <I18nextProvider i18n={createI18n(lng)}>
       <AppContext.Provider value={{ store, actions: all, now: () => 100_000 }}>{ui}</AppContext.Provider>
@@ -29,12 +36,26 @@ function mount(ui: React.ReactElement, store = createAppStore(), actions: Partia
   return store;
 }
 
-const tried = (protocol: 'openvpn' | 'sstp', lastOk: boolean | null, lastError: string | null = null): NodeDto['protocols'][number] => ({ protocol, tried: lastOk === null ? 0 : 1, worked: lastOk ? 1 : 0, lastOk, lastError, at: lastOk === null ? null : 1 });
+const tried = (
+  protocol: 'openvpn' | 'sstp',
+  lastOk: boolean | null,
+  lastError: string | null = null,
+): NodeDto['protocols'][number] => ({
+  protocol,
+  tried: lastOk === null ? 0 : 1,
+  worked: lastOk ? 1 : 0,
+  lastOk,
+  lastError,
+  at: lastOk === null ? null : 1,
+});
 
 describe('protocols in the window', () => {
   it('the Nodes view lists each node’s protocols in the order they are tried, with what they did, and filters SSTP nodes', () => {
     const store = createAppStore();
-    const blocked = node(1, { proto: 'udp', protocols: [tried('sstp', true), tried('openvpn', false, 'connect timed out')] });
+    const blocked = node(1, {
+      proto: 'udp',
+      protocols: [tried('sstp', true), tried('openvpn', false, 'connect timed out')],
+    });
     const fresh = node(2, { proto: 'tcp' });
     const ownProfile = node(3, { proto: 'udp', protocols: [tried('openvpn', null)] });
     store.getState().setNodes({ nodes: [blocked, fresh, ownProfile], fetchedAt: 1, source: 'x', via: 'direct' });
@@ -44,24 +65,48 @@ describe('protocols in the window', () => {
     expect(screen.getByLabelText('OpenVPN UDP failed: connect timed out')).toBeTruthy();
     expect(screen.getByLabelText('OpenVPN TCP: not tried yet').closest('td')!.textContent).toBe('OpenVPN TCP · SSTP');
     // The filter: SSTP means nodes that offer it; TCP/UDP mean OpenVPN over that transport.
-    expect(sortAndFilter([blocked, fresh, ownProfile], { sort: 'score', desc: true, country: '', proto: 'sstp', text: '' }).map((n) => n.id).sort()).toEqual([blocked.id, fresh.id].sort());
-    expect(sortAndFilter([blocked, fresh, ownProfile], { sort: 'score', desc: true, country: '', proto: 'udp', text: '' }).map((n) => n.id).sort()).toEqual([blocked.id, ownProfile.id].sort());
+    expect(
+      sortAndFilter([blocked, fresh, ownProfile], { sort: 'score', desc: true, country: '', proto: 'sstp', text: '' })
+        .map((n) => n.id)
+        .sort(),
+    ).toEqual([blocked.id, fresh.id].sort());
+    expect(
+      sortAndFilter([blocked, fresh, ownProfile], { sort: 'score', desc: true, country: '', proto: 'udp', text: '' })
+        .map((n) => n.id)
+        .sort(),
+    ).toEqual([blocked.id, ownProfile.id].sort());
     fireEvent.change(screen.getByRole('combobox', { name: 'Protocol' }), { target: { value: 'sstp' } });
     expect(screen.queryByLabelText('OpenVPN UDP: not tried yet')).toBeNull(); // the profile-only node is gone
   });
 
   it('the overview says what carries the active tunnel, and that this network blocks OpenVPN once learnt (in Chinese too)', () => {
     const store = createAppStore();
-    store.getState().setStatus(status({ active: { ...status().active!, proto: 'tcp', protocol: 'sstp' }, protocols: { order: ['openvpn', 'sstp'], preferred: 'sstp', reason: 'OpenVPN failed on 3 different nodes while SSTP worked', learn: true } }));
+    store
+      .getState()
+      .setStatus(
+        status({
+          active: { ...status().active!, proto: 'tcp', protocol: 'sstp' },
+          protocols: {
+            order: ['openvpn', 'sstp'],
+            preferred: 'sstp',
+            reason: 'OpenVPN failed on 3 different nodes while SSTP worked',
+            learn: true,
+          },
+        }),
+      );
     mount(<Overview />, store);
     expect(screen.getByTestId('active-protocol').textContent).toBe('SSTP');
-    expect(screen.getByTestId('protocol-learned').textContent).toMatch(/block OpenVPN: Gatehop connects over SSTP first/);
+    expect(screen.getByTestId('protocol-learned').textContent).toMatch(
+      /block OpenVPN: Gatehop connects over SSTP first/,
+    );
     cleanup();
     mount(<Overview />, store, {}, 'zh-CN');
     expect(screen.getByTestId('protocol-learned').textContent).toMatch(/SSTP/);
     cleanup();
     // Not learnt, or SSTP first because the user chose that: no note.
-    store.getState().setStatus(status({ protocols: { order: ['sstp', 'openvpn'], preferred: 'sstp', reason: 'x', learn: true } }));
+    store
+      .getState()
+      .setStatus(status({ protocols: { order: ['sstp', 'openvpn'], preferred: 'sstp', reason: 'x', learn: true } }));
     mount(<Overview />, store);
     expect(screen.queryByTestId('protocol-learned')).toBeNull();
     expect(screen.getByTestId('active-protocol').textContent).toBe('OpenVPN UDP');
@@ -69,7 +114,20 @@ describe('protocols in the window', () => {
 
   it('Settings offers the protocol order and saves what is chosen', async () => {
     const store = createAppStore();
-    const settings: SettingsDto = { listen: '127.0.0.1:1080', authFile: null, countryAllow: [], countryDeny: [], preferProto: 'any', autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' }, drainGraceMs: 600_000, protocols: ['openvpn', 'sstp'], listSources: [], language: 'auto', notifications: { switched: true, lost: true, sysproxyChanged: true }, startAtLogin: null };
+    const settings: SettingsDto = {
+      listen: '127.0.0.1:1080',
+      authFile: null,
+      countryAllow: [],
+      countryDeny: [],
+      preferProto: 'any',
+      autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' },
+      drainGraceMs: 600_000,
+      protocols: ['openvpn', 'sstp'],
+      listSources: [],
+      language: 'auto',
+      notifications: { switched: true, lost: true, sysproxyChanged: true },
+      startAtLogin: null,
+    };
     store.getState().setSettings(settings);
     const saved: Array<Partial<SettingsDto>> = [];
     mount(<Settings />, store, {
@@ -79,7 +137,12 @@ describe('protocols in the window', () => {
       },
     } as Partial<Actions>);
     const select = screen.getByRole('combobox', { name: 'Tunnel protocols' }) as HTMLSelectElement;
-    expect([...select.options].map((o) => o.textContent)).toEqual(['OpenVPN, then SSTP', 'SSTP, then OpenVPN', 'OpenVPN only', 'SSTP only']);
+    expect([...select.options].map((o) => o.textContent)).toEqual([
+      'OpenVPN, then SSTP',
+      'SSTP, then OpenVPN',
+      'OpenVPN only',
+      'SSTP only',
+    ]);
     expect(select.value).toBe('openvpn,sstp');
     fireEvent.change(select, { target: { value: 'sstp' } });
     await act(async () => {

@@ -38,9 +38,17 @@ describe('slices', () => {
   it('keeps the latency series to the window and the point cap', () => {
     const store = createAppStore();
     const now = 50 * 60_000;
-    store.getState().addLatency([{ nodeId: 'a', at: now - LATENCY_WINDOW_MS - 1, kind: 'url', ms: 5, success: true }], now);
+    store
+      .getState()
+      .addLatency([{ nodeId: 'a', at: now - LATENCY_WINDOW_MS - 1, kind: 'url', ms: 5, success: true }], now);
     expect(store.getState().latency.a).toBeUndefined();
-    const many = Array.from({ length: LATENCY_MAX_POINTS + 50 }, (_, i) => ({ nodeId: 'a', at: now - 1000 + i / 10, kind: 'tcp' as const, ms: i, success: true }));
+    const many = Array.from({ length: LATENCY_MAX_POINTS + 50 }, (_, i) => ({
+      nodeId: 'a',
+      at: now - 1000 + i / 10,
+      kind: 'tcp' as const,
+      ms: i,
+      success: true,
+    }));
     store.getState().addLatency(many, now);
     expect(store.getState().latency.a).toHaveLength(LATENCY_MAX_POINTS);
     store.getState().addLatency([{ nodeId: 'a', at: now - 5000, kind: 'url', ms: 1, success: true }], now); // late: put in its place
@@ -62,7 +70,13 @@ describe('slices', () => {
     add(2, 'b');
     add(2, 'c');
     // Replayed after a reconnect: every line so far, then one logged while the window was away.
-    for (const [t, m] of [[1, 'a'], [2, 'b'], [2, 'c'], [3, 'd']] as const) add(t, m);
+    for (const [t, m] of [
+      [1, 'a'],
+      [2, 'b'],
+      [2, 'c'],
+      [3, 'd'],
+    ] as const)
+      add(t, m);
     expect(store.getState().logs.map((l) => l.msg)).toEqual(['a', 'b', 'c', 'd']);
   });
 
@@ -77,14 +91,17 @@ describe('slices', () => {
 describe('views', () => {
   it('does not re-render the node table on a latency tick or a status update (narrow selectors)', () => {
     const store = createAppStore();
-    store.getState().setNodes({ nodes: Array.from({ length: 250 }, (_, i) => node(i)), fetchedAt: 1, source: 'x', via: 'direct' });
+    store
+      .getState()
+      .setNodes({ nodes: Array.from({ length: 250 }, (_, i) => node(i)), fetchedAt: 1, source: 'x', via: 'direct' });
     mount(<Nodes />, store);
     // Windowed: the header, the rows in view (and a spacer standing for the rest); the table says it has 251 rows.
     expect(screen.getByRole('table').getAttribute('aria-rowcount')).toBe('251');
     expect(screen.getAllByRole('row').length).toBeLessThan(80);
     const before = renderCounts.nodeTable;
     act(() => {
-      for (let i = 0; i < 20; i++) store.getState().addLatency([{ nodeId: 'node-1', at: Date.now() + i, kind: 'url', ms: i, success: true }]);
+      for (let i = 0; i < 20; i++)
+        store.getState().addLatency([{ nodeId: 'node-1', at: Date.now() + i, kind: 'url', ms: i, success: true }]);
       store.getState().setStatus(status());
       store.getState().setStatus(status({ sessions: { active: 9, total: 9, rejected: 0 } }));
     });
@@ -95,7 +112,9 @@ describe('views', () => {
 
   it('gives each row a "Connect to <host>" button, and says which node is active', () => {
     const store = createAppStore();
-    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2)], fetchedAt: 1, source: 'x', via: 'direct' });
+    store
+      .getState()
+      .setNodes({ nodes: [node(1, { state: 'active' }), node(2)], fetchedAt: 1, source: 'x', via: 'direct' });
     mount(<Nodes />, store);
     expect(screen.getByRole('button', { name: 'Connect to public-vpn-2' })).toBeTruthy();
     expect(screen.queryByRole('button', { name: 'Connect to public-vpn-1' })).toBeNull();
@@ -104,17 +123,55 @@ describe('views', () => {
 
   it('sorts by any column with nulls last and filters by country, protocol and text', () => {
     const nodes = [node(1, { rttMs: null }), node(2, { rttMs: 5 }), node(3, { rttMs: 50, host: 'special-host' })];
-    expect(sortAndFilter(nodes, { sort: 'rttMs', desc: false, country: '', proto: '', text: '' }).map((n) => n.id)).toEqual(['node-2', 'node-3', 'node-1']);
-    expect(sortAndFilter(nodes, { sort: 'rttMs', desc: true, country: '', proto: '', text: '' }).map((n) => n.id)).toEqual(['node-3', 'node-2', 'node-1']);
-    expect(sortAndFilter(nodes, { sort: 'host', desc: false, country: '', proto: '', text: 'SPECIAL' }).map((n) => n.id)).toEqual(['node-3']);
-    expect(sortAndFilter(nodes, { sort: 'host', desc: false, country: 'KR', proto: 'udp', text: '' }).map((n) => n.id)).toEqual([]);
+    expect(
+      sortAndFilter(nodes, { sort: 'rttMs', desc: false, country: '', proto: '', text: '' }).map((n) => n.id),
+    ).toEqual(['node-2', 'node-3', 'node-1']);
+    expect(
+      sortAndFilter(nodes, { sort: 'rttMs', desc: true, country: '', proto: '', text: '' }).map((n) => n.id),
+    ).toEqual(['node-3', 'node-2', 'node-1']);
+    expect(
+      sortAndFilter(nodes, { sort: 'host', desc: false, country: '', proto: '', text: 'SPECIAL' }).map((n) => n.id),
+    ).toEqual(['node-3']);
+    expect(
+      sortAndFilter(nodes, { sort: 'host', desc: false, country: 'KR', proto: 'udp', text: '' }).map((n) => n.id),
+    ).toEqual([]);
   });
 
   it('with several tunnels, lists each member with its sessions and marks one that is avoided (issue #15)', () => {
     const store = createAppStore();
-    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2, { state: 'active' })], fetchedAt: 1, source: 'x', via: 'direct' });
-    const m = (i: number, over: object) => ({ egressId: `t${i}`, nodeId: `node-${i}`, protocol: 'openvpn' as const, primary: i === 1, host: null, ip: null, country: null, since: 0, down: false, sessions: 2, bytesUp: 0, bytesDown: 2048, rttMs: 40, failures: 0, ...over });
-    store.getState().setStatus(status({ members: [m(1, {}), m(2, { down: true, sessions: 1 })], balance: { strategy: 'round-robin', tunnels: 2 } }));
+    store
+      .getState()
+      .setNodes({
+        nodes: [node(1, { state: 'active' }), node(2, { state: 'active' })],
+        fetchedAt: 1,
+        source: 'x',
+        via: 'direct',
+      });
+    const m = (i: number, over: object) => ({
+      egressId: `t${i}`,
+      nodeId: `node-${i}`,
+      protocol: 'openvpn' as const,
+      primary: i === 1,
+      host: null,
+      ip: null,
+      country: null,
+      since: 0,
+      down: false,
+      sessions: 2,
+      bytesUp: 0,
+      bytesDown: 2048,
+      rttMs: 40,
+      failures: 0,
+      ...over,
+    });
+    store
+      .getState()
+      .setStatus(
+        status({
+          members: [m(1, {}), m(2, { down: true, sessions: 1 })],
+          balance: { strategy: 'round-robin', tunnels: 2 },
+        }),
+      );
     const { unmount } = mount(<Overview />, store);
     const region = screen.getByRole('region', { name: 'Tunnels in use' });
     expect(region.textContent).toContain('2 tunnels, round robin');
@@ -128,7 +185,7 @@ describe('views', () => {
     expect(screen.queryByRole('region', { name: 'Tunnels in use' })).toBeNull();
   });
 
-  it('says when another program changed the system proxy, until dismissed; Gatehop\'s own changes say nothing', async () => {
+  it("says when another program changed the system proxy, until dismissed; Gatehop's own changes say nothing", async () => {
     const store = createAppStore();
     let emit: (ev: CoreEvent) => void = () => {};
     const client: CoreClient = {
@@ -144,7 +201,12 @@ describe('views', () => {
     act(() => emit({ type: 'sysproxy', data: { type: 'applied', message: 'system proxy set to 127.0.0.1:1080' } }));
     mount(<Banner />, store);
     expect(screen.queryByText(/Another program changed the system proxy/)).toBeNull();
-    act(() => emit({ type: 'sysproxy', data: { type: 'overridden', message: 'another program changed the system proxy (none)' } }));
+    act(() =>
+      emit({
+        type: 'sysproxy',
+        data: { type: 'overridden', message: 'another program changed the system proxy (none)' },
+      }),
+    );
     expect(screen.getByText(/Another program changed the system proxy/)).toBeTruthy();
     act(() => screen.getByRole('button', { name: 'Dismiss' }).click());
     expect(screen.queryByText(/Another program changed the system proxy/)).toBeNull();
@@ -152,8 +214,32 @@ describe('views', () => {
 
   it('lists draining tunnels in a region named "Draining" with a countdown and Close now, in Chinese too', () => {
     const store = createAppStore();
-    store.getState().setNodes({ nodes: [node(1, { state: 'active' }), node(2, { state: 'draining' })], fetchedAt: 1, source: 'x', via: 'direct' });
-    store.getState().setStatus(status({ draining: [{ egressId: 'tunnel-0', nodeId: 'node-2', host: 'node-2', ip: '203.0.113.2', protocol: 'sstp', sessions: 1, since: 0, graceEndsAt: 100_000 + 65_000 }] }));
+    store
+      .getState()
+      .setNodes({
+        nodes: [node(1, { state: 'active' }), node(2, { state: 'draining' })],
+        fetchedAt: 1,
+        source: 'x',
+        via: 'direct',
+      });
+    store
+      .getState()
+      .setStatus(
+        status({
+          draining: [
+            {
+              egressId: 'tunnel-0',
+              nodeId: 'node-2',
+              host: 'node-2',
+              ip: '203.0.113.2',
+              protocol: 'sstp',
+              sessions: 1,
+              since: 0,
+              graceEndsAt: 100_000 + 65_000,
+            },
+          ],
+        }),
+      );
     const { unmount } = mount(<Overview />, store);
     const region = screen.getByRole('region', { name: 'Draining' });
     expect(region.textContent).toContain('public-vpn-2');
@@ -183,8 +269,10 @@ describe('formatting, language and token', () => {
   });
 
   it('has every English key in each catalogue (简体中文, 繁體中文, فارسی), with the same {{placeholders}}', () => {
-    const keys = (o: object, p = ''): string[] => Object.entries(o).flatMap(([k, v]) => (typeof v === 'object' ? keys(v as object, `${p}${k}.`) : [`${p}${k}`]));
-    const leaf = (o: object, path: string): string => path.split('.').reduce((x: unknown, k) => (x as Record<string, unknown>)[k], o) as string;
+    const keys = (o: object, p = ''): string[] =>
+      Object.entries(o).flatMap(([k, v]) => (typeof v === 'object' ? keys(v as object, `${p}${k}.`) : [`${p}${k}`]));
+    const leaf = (o: object, path: string): string =>
+      path.split('.').reduce((x: unknown, k) => (x as Record<string, unknown>)[k], o) as string;
     const holes = (text: string): string[] => [...text.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!).sort();
     for (const [name, cat] of Object.entries({ zhCN, zhTW, fa })) {
       expect(keys(cat).sort(), name).toEqual(keys(en).sort());

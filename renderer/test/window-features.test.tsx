@@ -30,7 +30,9 @@ afterEach(() => {
 });
 
 function mount(ui: React.ReactElement, store = createAppStore(), actions: Partial<Actions> = {}, lng: Language = 'en') {
-  const all = new Proxy(actions, { get: (o, k) => (o as Record<string, unknown>)[k as string] ?? (async () => ({ ok: true, value: null })) }) as Actions;
+  const all = new Proxy(actions, {
+    get: (o, k) => (o as Record<string, unknown>)[k as string] ?? (async () => ({ ok: true, value: null })),
+  }) as Actions;
   render(
     <I18nextProvider i18n={createI18n(lng)}>
       <AppContext.Provider value={{ store, actions: all, now: () => 100_000 }}>{ui}</AppContext.Provider>
@@ -48,7 +50,9 @@ describe('what people reach for', () => {
     mount(<ProxyAddress />, store);
     expect(screen.getByTestId('proxy-socks').textContent).toBe('socks5h://127.0.0.1:1080');
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: 'Copy the Terminal address' })));
-    expect(writeText).toHaveBeenCalledWith('export https_proxy=http://127.0.0.1:1080 http_proxy=http://127.0.0.1:1080 all_proxy=socks5h://127.0.0.1:1080');
+    expect(writeText).toHaveBeenCalledWith(
+      'export https_proxy=http://127.0.0.1:1080 http_proxy=http://127.0.0.1:1080 all_proxy=socks5h://127.0.0.1:1080',
+    );
     expect(screen.getByRole('status').textContent).toBe('Copied the Terminal address.');
     expect(proxyForms('::1:1080')[1]!.value).toBe('http://[::1]:1080');
   });
@@ -61,15 +65,47 @@ describe('what people reach for', () => {
     mount(<Nodes />, store, {
       testAll: async () => (calls.push('all'), { ok: true, value: null }),
       cancelTest: async () => (calls.push('cancel'), { ok: true, value: { cancelled: true } }),
-      testNode: async (id: string) => (calls.push(`one ${id}`), store.getState().setTestResult(id, { ms: 42, error: null }), { ok: true, value: null }),
+      testNode: async (id: string) => (
+        calls.push(`one ${id}`),
+        store.getState().setTestResult(id, { ms: 42, error: null }),
+        { ok: true, value: null }
+      ),
     } as unknown as Partial<Actions>);
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: 'Test all' })));
-    act(() => store.getState().setNodeTest({ sweepId: 1, state: 'running', url: 'u', total: 2, done: 1, ok: 1, failed: 0, last: { nodeId: 'node-1', ms: 17 }, startedAt: 1 }));
+    act(() =>
+      store
+        .getState()
+        .setNodeTest({
+          sweepId: 1,
+          state: 'running',
+          url: 'u',
+          total: 2,
+          done: 1,
+          ok: 1,
+          failed: 0,
+          last: { nodeId: 'node-1', ms: 17 },
+          startedAt: 1,
+        }),
+    );
     expect(screen.getByRole('status').textContent).toMatch(/Testing 1 of 2 nodes/);
     expect((screen.getByRole('progressbar') as HTMLProgressElement).value).toBe(1);
     expect(screen.getByTestId('delay-node-1').textContent).toBe('17 ms');
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: 'Cancel test' })));
-    act(() => store.getState().setNodeTest({ sweepId: 1, state: 'cancelled', url: 'u', total: 2, done: 1, ok: 1, failed: 0, last: { nodeId: 'node-1', ms: 17 }, startedAt: 1 }));
+    act(() =>
+      store
+        .getState()
+        .setNodeTest({
+          sweepId: 1,
+          state: 'cancelled',
+          url: 'u',
+          total: 2,
+          done: 1,
+          ok: 1,
+          failed: 0,
+          last: { nodeId: 'node-1', ms: 17 },
+          startedAt: 1,
+        }),
+    );
     expect(screen.getByText('Test stopped after 1 of 2 nodes.')).toBeTruthy();
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: 'Test public-vpn-2' })));
     expect(screen.getByTestId('delay-node-2').textContent).toBe('42 ms');
@@ -79,23 +115,38 @@ describe('what people reach for', () => {
   it('where am I: the exit measured through the tunnel beside the listed one, a relay node flagged', () => {
     const store = createAppStore();
     store.getState().setStatus(status({ active: { ...status().active!, nodeId: 'node-1', host: '203.0.113.1' } }));
-    store.getState().setNodes({ nodes: [node(1, { countryCode: 'JP', country: 'Japan' })], fetchedAt: 1, source: 'x', via: 'direct' });
+    store
+      .getState()
+      .setNodes({
+        nodes: [node(1, { countryCode: 'JP', country: 'Japan' })],
+        fetchedAt: 1,
+        source: 'x',
+        via: 'direct',
+      });
     store.getState().setExit({ nodeId: 'node-1', address: '198.51.100.7', country: 'US', at: 99_000, error: null });
     mount(<WhereAmI />, store);
     expect(screen.getByTestId('exit-address').textContent).toMatch(/^198\.51\.100\.7 · 🇺🇸 United States/);
-    expect(screen.getByTestId('exit-mismatch').textContent).toBe('This node relays: your traffic leaves from United States, not from Japan as listed.');
+    expect(screen.getByTestId('exit-mismatch').textContent).toBe(
+      'This node relays: your traffic leaves from United States, not from Japan as listed.',
+    );
     cleanup();
-    store.getState().setExit({ nodeId: 'node-1', address: null, country: null, at: 99_000, error: 'exitCheck.url is not set' });
+    store
+      .getState()
+      .setExit({ nodeId: 'node-1', address: null, country: null, at: 99_000, error: 'exitCheck.url is not set' });
     mount(<WhereAmI />, store);
     expect(screen.getByText(/set exitCheck\.url/)).toBeTruthy();
   });
 
   it('Logs: search, and pause that holds the lines while new ones are counted', () => {
     const store = createAppStore();
-    for (let i = 0; i < 5; i++) store.getState().addLog({ time: i + 1, level: '30', msg: i % 2 ? `tunnel up ${i}` : `list fetched ${i}` });
+    for (let i = 0; i < 5; i++)
+      store.getState().addLog({ time: i + 1, level: '30', msg: i % 2 ? `tunnel up ${i}` : `list fetched ${i}` });
     mount(<Logs />, store);
     fireEvent.change(screen.getByRole('searchbox'), { target: { value: 'TUNNEL' } });
-    expect(screen.getAllByRole('listitem').map((l) => l.textContent)).toEqual([expect.stringMatching(/tunnel up 3$/), expect.stringMatching(/tunnel up 1$/)]);
+    expect(screen.getAllByRole('listitem').map((l) => l.textContent)).toEqual([
+      expect.stringMatching(/tunnel up 3$/),
+      expect.stringMatching(/tunnel up 1$/),
+    ]);
     fireEvent.click(screen.getByRole('button', { name: 'Pause' }));
     act(() => store.getState().addLog({ time: 10, level: '30', msg: 'tunnel up 10' }));
     expect(screen.getAllByRole('listitem')).toHaveLength(2);
@@ -106,8 +157,26 @@ describe('what people reach for', () => {
   it('Connections: search by client, target or node', () => {
     const store = createAppStore();
     store.getState().setConnections([
-      { id: '1', client: '127.0.0.1:5000', target: 'example.org:443', egressId: 't1', nodeId: 'node-1', bytesUp: 1, bytesDown: 2, startedAt: 1 },
-      { id: '2', client: '127.0.0.1:5001', target: 'files.test:80', egressId: 't1', nodeId: 'node-1', bytesUp: 1, bytesDown: 2, startedAt: 1 },
+      {
+        id: '1',
+        client: '127.0.0.1:5000',
+        target: 'example.org:443',
+        egressId: 't1',
+        nodeId: 'node-1',
+        bytesUp: 1,
+        bytesDown: 2,
+        startedAt: 1,
+      },
+      {
+        id: '2',
+        client: '127.0.0.1:5001',
+        target: 'files.test:80',
+        egressId: 't1',
+        nodeId: 'node-1',
+        bytesUp: 1,
+        bytesDown: 2,
+        startedAt: 1,
+      },
     ] as never);
     mount(<Connections />, store, { loadConnections: async () => undefined } as Partial<Actions>);
     fireEvent.change(screen.getByRole('searchbox'), { target: { value: 'files' } });
@@ -117,7 +186,20 @@ describe('what people reach for', () => {
 
   it('Settings: start at login (where the desktop app is), and Restart now when a saved setting needs it', async () => {
     const store = createAppStore();
-    const settings: SettingsDto = { listen: '127.0.0.1:1080', authFile: null, countryAllow: [], countryDeny: [], preferProto: 'any', autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' }, drainGraceMs: 600_000, protocols: ['openvpn', 'sstp'], listSources: [], language: 'auto', notifications: { switched: true, lost: true, sysproxyChanged: true }, startAtLogin: false };
+    const settings: SettingsDto = {
+      listen: '127.0.0.1:1080',
+      authFile: null,
+      countryAllow: [],
+      countryDeny: [],
+      preferProto: 'any',
+      autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' },
+      drainGraceMs: 600_000,
+      protocols: ['openvpn', 'sstp'],
+      listSources: [],
+      language: 'auto',
+      notifications: { switched: true, lost: true, sysproxyChanged: true },
+      startAtLogin: false,
+    };
     store.getState().setSettings(settings);
     store.getState().setStatus(status({ desktop: true }));
     const restarts: number[] = [];
@@ -140,9 +222,31 @@ describe('what people reach for', () => {
 describe('in the user’s language', () => {
   it('Persian: right to left, Persian digits, Persian text, localised country names', async () => {
     const store = createAppStore();
-    store.getState().setSettings({ listen: '127.0.0.1:1080', authFile: null, countryAllow: [], countryDeny: [], preferProto: 'any', autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://x.test/' }, drainGraceMs: 600_000, protocols: ['openvpn', 'sstp'], listSources: [], language: 'fa', notifications: { switched: true, lost: true, sysproxyChanged: true }, startAtLogin: null });
+    store
+      .getState()
+      .setSettings({
+        listen: '127.0.0.1:1080',
+        authFile: null,
+        countryAllow: [],
+        countryDeny: [],
+        preferProto: 'any',
+        autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://x.test/' },
+        drainGraceMs: 600_000,
+        protocols: ['openvpn', 'sstp'],
+        listSources: [],
+        language: 'fa',
+        notifications: { switched: true, lost: true, sysproxyChanged: true },
+        startAtLogin: null,
+      });
     store.getState().setStatus(status());
-    store.getState().setNodes({ nodes: [node(1, { countryCode: 'JP', country: 'Japan', rttMs: 42 })], fetchedAt: 1, source: 'x', via: 'direct' });
+    store
+      .getState()
+      .setNodes({
+        nodes: [node(1, { countryCode: 'JP', country: 'Japan', rttMs: 42 })],
+        fetchedAt: 1,
+        source: 'x',
+        via: 'direct',
+      });
     store.getState().setView('nodes');
     mount(<App languages={['en']} />, store, {}, 'fa');
     await act(async () => undefined);
@@ -157,7 +261,14 @@ describe('in the user’s language', () => {
 
   it('简体中文 and 繁體中文 name countries in their own script, not VPN Gate’s English', () => {
     const store = createAppStore();
-    store.getState().setNodes({ nodes: [node(1, { countryCode: 'KR', country: 'Korea Republic of' })], fetchedAt: 1, source: 'x', via: 'direct' });
+    store
+      .getState()
+      .setNodes({
+        nodes: [node(1, { countryCode: 'KR', country: 'Korea Republic of' })],
+        fetchedAt: 1,
+        source: 'x',
+        via: 'direct',
+      });
     setFormatLocale('zh-CN');
     mount(<Nodes />, store, {}, 'zh-CN');
     expect(screen.getAllByText('韩国').length).toBeGreaterThan(0);

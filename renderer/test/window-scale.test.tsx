@@ -25,7 +25,9 @@ import { node, status } from './fakes.js';
 afterEach(cleanup);
 
 function mount(ui: React.ReactElement, store = createAppStore(), actions: Partial<Actions> = {}, now = () => 100_000) {
-  const all = new Proxy(actions, { get: (o, k) => (o as Record<string, unknown>)[k as string] ?? (async () => ({ ok: true, value: null })) }) as Actions;
+  const all = new Proxy(actions, {
+    get: (o, k) => (o as Record<string, unknown>)[k as string] ?? (async () => ({ ok: true, value: null })),
+  }) as Actions;
   const view = render(
     <I18nextProvider i18n={createI18n('en')}>
       <AppContext.Provider value={{ store, actions: all, now }}>{ui}</AppContext.Provider>
@@ -35,9 +37,18 @@ function mount(ui: React.ReactElement, store = createAppStore(), actions: Partia
 }
 
 const SETTINGS: SettingsDto = {
-  listen: '127.0.0.1:1080', authFile: null, countryAllow: [], countryDeny: [], preferProto: 'any',
-  autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' }, drainGraceMs: 600_000,
-  protocols: ['openvpn', 'sstp'], listSources: [], language: 'auto', notifications: { switched: true, lost: true, sysproxyChanged: true }, startAtLogin: false,
+  listen: '127.0.0.1:1080',
+  authFile: null,
+  countryAllow: [],
+  countryDeny: [],
+  preferProto: 'any',
+  autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' },
+  drainGraceMs: 600_000,
+  protocols: ['openvpn', 'sstp'],
+  listSources: [],
+  language: 'auto',
+  notifications: { switched: true, lost: true, sysproxyChanged: true },
+  startAtLogin: false,
 };
 
 describe('at scale', () => {
@@ -45,12 +56,21 @@ describe('at scale', () => {
     const store = createAppStore();
     store.getState().addLatency([{ nodeId: 'other', at: 99_000, kind: 'url', ms: 5, success: true }], 100_000);
     const other = store.getState().latency.other;
-    const batch = Array.from({ length: 5000 }, (_, i) => ({ nodeId: `n${i}`, at: 100_000, kind: 'tcp' as const, ms: i % 90, success: true }));
+    const batch = Array.from({ length: 5000 }, (_, i) => ({
+      nodeId: `n${i}`,
+      at: 100_000,
+      kind: 'tcp' as const,
+      ms: i % 90,
+      success: true,
+    }));
     // One store update per batch (not one per node, each copying the whole map).
     let updates = 0;
     const off = store.subscribe(() => updates++);
     store.getState().addLatency(batch, 100_000);
-    store.getState().addLatency(batch.map((s) => ({ ...s, at: 101_000 })), 101_000);
+    store.getState().addLatency(
+      batch.map((s) => ({ ...s, at: 101_000 })),
+      101_000,
+    );
     off();
     expect(updates).toBe(2);
     expect(store.getState().latency.n4999).toHaveLength(2);
@@ -69,14 +89,23 @@ describe('at scale', () => {
     expect(rows[1]!.getAttribute('aria-rowindex')).toBe('2');
     // The same list again as fresh objects (what every event brings), one node changed.
     const before = renderCounts.nodeRow;
-    const fresh = nodes.map((n) => ({ ...n, scoreTerms: n.scoreTerms && { ...n.scoreTerms }, protocols: n.protocols.map((p) => ({ ...p })) }));
+    const fresh = nodes.map((n) => ({
+      ...n,
+      scoreTerms: n.scoreTerms && { ...n.scoreTerms },
+      protocols: n.protocols.map((p) => ({ ...p })),
+    }));
     fresh[0] = { ...fresh[0]!, rttMs: 999 };
     act(() => store.getState().setNodes({ nodes: fresh, fetchedAt: 2, source: 'x', via: 'direct' }));
     expect(renderCounts.nodeRow - before).toBe(1);
     expect(store.getState().nodes[1]).toBe(nodes[1]);
     // Nothing changed at all: the very array stays.
     const kept = store.getState().nodes;
-    expect(shareNodes(kept, kept.map((n) => ({ ...n })))).toBe(kept);
+    expect(
+      shareNodes(
+        kept,
+        kept.map((n) => ({ ...n })),
+      ),
+    ).toBe(kept);
   });
 
   it('on Overview, a status tick with 5,000 nodes looks the active node up by id instead of walking the list', () => {
@@ -91,7 +120,8 @@ describe('at scale', () => {
     store.getState().setStatus(status());
     mount(<Overview />, store);
     reads = 0;
-    for (let i = 1; i <= 10; i++) act(() => store.getState().setStatus(status({ sessions: { active: i, total: i, rejected: 0 } })));
+    for (let i = 1; i <= 10; i++)
+      act(() => store.getState().setStatus(status({ sessions: { active: i, total: i, rejected: 0 } })));
     expect(reads).toBe(0);
   });
 
@@ -116,10 +146,17 @@ describe('the Settings form', () => {
     const store = createAppStore();
     store.getState().setSettings(SETTINGS);
     const saved: Array<Partial<SettingsDto>> = [];
-    mount(<Settings />, store, { saveSettings: async (patch: Partial<SettingsDto>) => (saved.push(patch), { ok: true, value: { settings: { ...store.getState().settings!, ...patch }, restartRequired: [] } }) } as Partial<Actions>);
+    mount(<Settings />, store, {
+      saveSettings: async (patch: Partial<SettingsDto>) => (
+        saved.push(patch),
+        { ok: true, value: { settings: { ...store.getState().settings!, ...patch }, restartRequired: [] } }
+      ),
+    } as Partial<Actions>);
     fireEvent.change(screen.getByLabelText('Drain grace (minutes)'), { target: { value: '5' } });
     // Meanwhile the tray turns a notification kind off.
-    act(() => store.getState().setSettings({ ...SETTINGS, notifications: { ...SETTINGS.notifications, switched: false } }));
+    act(() =>
+      store.getState().setSettings({ ...SETTINGS, notifications: { ...SETTINGS.notifications, switched: false } }),
+    );
     expect((screen.getByLabelText('When the node changes') as HTMLInputElement).checked).toBe(false);
     expect((screen.getByLabelText('Drain grace (minutes)') as HTMLInputElement).value).toBe('5');
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: 'Save' })));
@@ -131,7 +168,13 @@ describe('the Settings form', () => {
     store.getState().setSettings(SETTINGS);
     render(
       <I18nextProvider i18n={createI18n('zh-CN')}>
-        <AppContext.Provider value={{ store, actions: new Proxy({}, { get: () => async () => ({ ok: true, value: null }) }) as Actions, now: () => 1 }}>
+        <AppContext.Provider
+          value={{
+            store,
+            actions: new Proxy({}, { get: () => async () => ({ ok: true, value: null }) }) as Actions,
+            now: () => 1,
+          }}
+        >
           <Settings />
         </AppContext.Provider>
       </I18nextProvider>,
@@ -154,7 +197,9 @@ describe('accessibility', () => {
     expect(alert.textContent).toMatch(/not reachable\. Retrying….*Retry in 10 s/);
     expect(alert.querySelector('[aria-hidden="true"]')!.textContent).toMatch(/10 s/);
     now = 105_000;
-    act(() => store.getState().setConnection({ state: 'down', since: 90_000, retryAt: 110_000, reason: 'ECONNREFUSED' }));
+    act(() =>
+      store.getState().setConnection({ state: 'down', since: 90_000, retryAt: 110_000, reason: 'ECONNREFUSED' }),
+    );
     expect(screen.getByRole('alert')).toBe(alert);
   });
 

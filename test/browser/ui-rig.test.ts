@@ -36,9 +36,33 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
   const downloads: ChildProcess[] = [];
 
   async function startCore(): Promise<void> {
-    const child = spawn(process.execPath, [BIN, '--egress', 'vpngate', '--api', rig.state.apiUrl, '--listen', `127.0.0.1:${proxyPort}`, '--admin', `127.0.0.1:${adminPort}`, '--admin-token', TOKEN, '--data-dir', dataDir, '--config', join(dataDir, 'gatehop.yaml'), '--log-file', 'off', '--log-level', 'info'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--egress',
+        'vpngate',
+        '--api',
+        rig.state.apiUrl,
+        '--listen',
+        `127.0.0.1:${proxyPort}`,
+        '--admin',
+        `127.0.0.1:${adminPort}`,
+        '--admin-token',
+        TOKEN,
+        '--data-dir',
+        dataDir,
+        '--config',
+        join(dataDir, 'gatehop.yaml'),
+        '--log-file',
+        'off',
+        '--log-level',
+        'info',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     core = child;
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-20_000)));
@@ -126,9 +150,22 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
   it('"Connect to <host>" makes that node active, in Overview and in /status; the old tunnel drains under "Draining" and "Close now" closes it', async () => {
     const before = (await status()).active!.nodeId!;
     // A slow download keeps a session on the current tunnel, so it drains instead of closing.
-    const dl = spawn('curl', ['-s', '-o', '/dev/null', '--limit-rate', '40k', '--socks5-hostname', `127.0.0.1:${proxyPort}`, rig.url('/big')]);
+    const dl = spawn('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '--limit-rate',
+      '40k',
+      '--socks5-hostname',
+      `127.0.0.1:${proxyPort}`,
+      rig.url('/big'),
+    ]);
     downloads.push(dl);
-    await until('the download to be on the tunnel', async () => ((await status()).active!.sessions >= 1 ? true : undefined), 20_000);
+    await until(
+      'the download to be on the tunnel',
+      async () => ((await status()).active!.sessions >= 1 ? true : undefined),
+      20_000,
+    );
     const target = rig.state.nodes.map((n) => n.name).find((n) => n !== before)!;
     await page.getByRole('button', { name: `Connect to ${target}` }).click();
     await until('the switch', async () => ((await status()).active?.nodeId === target ? true : undefined), 60_000);
@@ -138,7 +175,11 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     await draining.getByText(before).waitFor({ timeout: 15_000 });
     // The traffic graph fills from the 1 Hz status: the README's picture waits for some seconds of it.
     const traffic = page.getByRole('img', { name: /^Traffic/ });
-    await expect.poll(async () => Number(await traffic.getAttribute('data-points', { timeout: 1000 }).catch(() => 0)), { timeout: 20_000 }).toBeGreaterThanOrEqual(8);
+    await expect
+      .poll(async () => Number(await traffic.getAttribute('data-points', { timeout: 1000 }).catch(() => 0)), {
+        timeout: 20_000,
+      })
+      .toBeGreaterThanOrEqual(8);
     await shot(page, 'overview', true);
     await draining.getByRole('button', { name: /Close now/ }).click();
     await draining.getByText('No tunnel is draining.').waitFor({ timeout: 15_000 });
@@ -166,7 +207,9 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
   });
 
   it('Copy puts each form of the proxy address on the clipboard, and the copied address works', async () => {
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${adminPort}` });
+    await page
+      .context()
+      .grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${adminPort}` });
     await page.getByRole('tab', { name: 'Overview' }).click();
     const clipboard = () => page.evaluate('navigator.clipboard.readText()') as Promise<string>;
     await page.getByRole('button', { name: 'Copy the SOCKS5 address' }).click();
@@ -174,18 +217,35 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     const socks = await clipboard();
     expect(socks).toBe(`socks5h://127.0.0.1:${proxyPort}`);
     await page.getByRole('button', { name: 'Copy the Terminal address' }).click();
-    expect(await clipboard()).toBe(`export https_proxy=http://127.0.0.1:${proxyPort} http_proxy=http://127.0.0.1:${proxyPort} all_proxy=socks5h://127.0.0.1:${proxyPort}`);
+    expect(await clipboard()).toBe(
+      `export https_proxy=http://127.0.0.1:${proxyPort} http_proxy=http://127.0.0.1:${proxyPort} all_proxy=socks5h://127.0.0.1:${proxyPort}`,
+    );
     await page.getByRole('button', { name: 'Copy the HTTP address' }).click();
     const http = await clipboard();
     for (const proxy of [socks, http]) {
-      const r = await curl(['-s', '--max-time', '20', '-x', proxy, rig.url('/generate_204'), '-o', '/dev/null', '-w', '%{http_code}']);
+      const r = await curl([
+        '-s',
+        '--max-time',
+        '20',
+        '-x',
+        proxy,
+        rig.url('/generate_204'),
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+      ]);
       expect(r.stdout.toString()).toBe('204');
     }
   });
 
   it('Where am I shows the exit address the rig origin sees through the active tunnel', async () => {
     await page.getByRole('tab', { name: 'Overview' }).click();
-    const seen = (await curl(['-s', '--max-time', '20', '--socks5-hostname', `127.0.0.1:${proxyPort}`, rig.url('/ip')])).stdout.toString().trim();
+    const seen = (
+      await curl(['-s', '--max-time', '20', '--socks5-hostname', `127.0.0.1:${proxyPort}`, rig.url('/ip')])
+    ).stdout
+      .toString()
+      .trim();
     expect(seen).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     const where = page.getByRole('article').filter({ has: page.getByRole('heading', { name: 'Where am I' }) });
     await where.getByRole('button', { name: 'Check now' }).click();
@@ -198,16 +258,23 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
   it('Test all shows its progress, then a latency in every row; Test on a row measures that node', async () => {
     await page.getByRole('tab', { name: 'Nodes' }).click();
     // The progress bar may come and go between two looks: a MutationObserver sees it whenever it is there.
-    await page.evaluate(`window.__sawProgress = false; new MutationObserver(() => { if (document.querySelector('.test-progress progress')) window.__sawProgress = true; }).observe(document.body, { subtree: true, childList: true, attributes: true })`);
+    await page.evaluate(
+      `window.__sawProgress = false; new MutationObserver(() => { if (document.querySelector('.test-progress progress')) window.__sawProgress = true; }).observe(document.body, { subtree: true, childList: true, attributes: true })`,
+    );
     await page.getByRole('button', { name: 'Test all' }).click();
     const n = rig.state.nodes.length;
-    const done = page.getByRole('status').filter({ hasText: new RegExp(`^Tested ${n} nodes: \\d+ answered, \\d+ failed\\.$`) });
+    const done = page
+      .getByRole('status')
+      .filter({ hasText: new RegExp(`^Tested ${n} nodes: \\d+ answered, \\d+ failed\\.$`) });
     await done.waitFor({ timeout: 60_000 });
     expect(await page.evaluate('window.__sawProgress')).toBe(true);
     expect(await done.textContent()).toBe(`Tested ${n} nodes: ${n} answered, 0 failed.`);
-    for (const node of rig.state.nodes) await expect.poll(() => page.getByTestId(`delay-${node.name}`).textContent()).toMatch(/^[\d.]+ ms$/);
+    for (const node of rig.state.nodes)
+      await expect.poll(() => page.getByTestId(`delay-${node.name}`).textContent()).toMatch(/^[\d.]+ ms$/);
     const one = rig.state.nodes[0]!.name;
-    const answered = page.waitForResponse((r) => r.url().endsWith(`/nodes/${encodeURIComponent(one)}/test`) && r.request().method() === 'POST');
+    const answered = page.waitForResponse(
+      (r) => r.url().endsWith(`/nodes/${encodeURIComponent(one)}/test`) && r.request().method() === 'POST',
+    );
     await page.getByRole('button', { name: `Test ${one}` }).click();
     const body = (await (await answered).json()) as { ms: number | null };
     expect(body.ms).toBeGreaterThan(0);
@@ -230,7 +297,10 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     expect(cells.join(' ')).toMatch(/[۰-۹]/);
     expect(cells.filter((c) => /[0-9]/.test(c))).toEqual([]);
     // Mirrored: the first column (country) is at the right edge of the table.
-    const [tableBox, firstCell] = await Promise.all([table.boundingBox(), table.locator('tbody tr').first().locator('td').first().boundingBox()]);
+    const [tableBox, firstCell] = await Promise.all([
+      table.boundingBox(),
+      table.locator('tbody tr').first().locator('td').first().boundingBox(),
+    ]);
     expect(Math.abs(tableBox!.x + tableBox!.width - (firstCell!.x + firstCell!.width))).toBeLessThan(4);
     expect(errs).toEqual([]);
     await fa.close();
@@ -275,7 +345,13 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
   }, 180_000);
 
   it('renders every view in English, 简体中文 and Persian, light and dark, without console errors, and fits 800×600 at 200 % zoom', async () => {
-    const variants = ['en-US', 'zh-CN', 'fa-IR'].flatMap((locale) => [false, true].map((dark) => ({ locale, dark, name: `${locale.slice(0, 2) === 'en' ? 'en' : locale === 'fa-IR' ? 'fa' : locale}-${dark ? 'dark' : 'light'}` })));
+    const variants = ['en-US', 'zh-CN', 'fa-IR'].flatMap((locale) =>
+      [false, true].map((dark) => ({
+        locale,
+        dark,
+        name: `${locale.slice(0, 2) === 'en' ? 'en' : locale === 'fa-IR' ? 'fa' : locale}-${dark ? 'dark' : 'light'}`,
+      })),
+    );
     for (const variant of variants) {
       const ctx = await newContext(browser, { dark: variant.dark, locale: variant.locale });
       const p = await ctx.newPage();
@@ -288,7 +364,11 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
         await tabs.nth(i).click();
         const view = ['overview', 'nodes', 'latency', 'connections', 'logs', 'settings'][i]!;
         // Shot once the view is there and past its loading state.
-        await p.locator(`#${{ overview: 'overview', nodes: 'nodes', latency: 'latency', connections: 'conn', logs: 'logs', settings: 'settings' }[view]}-h`).waitFor();
+        await p
+          .locator(
+            `#${{ overview: 'overview', nodes: 'nodes', latency: 'latency', connections: 'conn', logs: 'logs', settings: 'settings' }[view]}-h`,
+          )
+          .waitFor();
         await p.locator('[aria-busy="true"]').first().waitFor({ state: 'detached' });
         await shot(p, `${variant.name}-${view}`);
       }

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { silentLogger } from '../../core/common/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clashDelaySchema, clashProxiesSchema, modeResponseSchema, nodesSchema, statusSchema, switchAcceptedSchema } from '../../core/api/index.js';
+import {
+  clashDelaySchema,
+  clashProxiesSchema,
+  modeResponseSchema,
+  nodesSchema,
+  statusSchema,
+  switchAcceptedSchema,
+} from '../../core/api/index.js';
 import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
 import { apiRequest, SseReader } from '../helpers/admin-client.js';
 import { eventually, until } from '../helpers/fds.js';
@@ -21,12 +28,20 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
 
   beforeAll(async () => {
     rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'], bigMib: 1 });
-    const config = buildConfig({}, {
-      egress: 'vpngate', api: [rig.state.apiUrl], listen: '127.0.0.1:0', admin: '127.0.0.1:0', adminToken: token,
-      dataDir: mkdtempSync(join(tmpdir(), 'gh-admin-rig-')), logFile: 'off',
-      switching: { healthDnsName: 'files.test' },
-      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 } },
-    });
+    const config = buildConfig(
+      {},
+      {
+        egress: 'vpngate',
+        api: [rig.state.apiUrl],
+        listen: '127.0.0.1:0',
+        admin: '127.0.0.1:0',
+        adminToken: token,
+        dataDir: mkdtempSync(join(tmpdir(), 'gh-admin-rig-')),
+        logFile: 'off',
+        switching: { healthDnsName: 'files.test' },
+        groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 } },
+      },
+    );
     app = await startApp(config, silentLogger());
     port = app.listening.admin!.port;
     await until(() => app.controller!.active ?? undefined, 60_000, 'a first tunnel');
@@ -43,7 +58,11 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
   it('/status names the active node and /nodes lists every rig node with its score and state', async () => {
     const status = statusSchema.parse(await get('/status'));
     const active = app.controller!.active!.node.id;
-    expect(status).toMatchObject({ egress: 'vpngate', active: { nodeId: active, proto: expect.any(String) }, switches: { total: 1, state: 'idle' } });
+    expect(status).toMatchObject({
+      egress: 'vpngate',
+      active: { nodeId: active, proto: expect.any(String) },
+      switches: { total: 1, state: 'idle' },
+    });
     const nodes = nodesSchema.parse(await get('/nodes'));
     expect(nodes.nodes.map((n) => n.id).sort()).toEqual(rig.state.nodes.map((n) => n.name).sort());
     expect(nodes.nodes.find((n) => n.id === active)!.state).toBe('active');
@@ -62,7 +81,16 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     const from = app.controller!.active!.node.id;
     const target = rig.state.nodes.map((n) => n.name).find((n) => n !== from)!;
     // A slow download keeps a session on the old tunnel, so it drains and /status lists it.
-    const dl = spawn('curl', ['-s', '-o', '/dev/null', '--limit-rate', '8k', '--socks5-hostname', `127.0.0.1:${app.listening.proxy.port}`, rig.url('/big')]);
+    const dl = spawn('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '--limit-rate',
+      '8k',
+      '--socks5-hostname',
+      `127.0.0.1:${app.listening.proxy.port}`,
+      rig.url('/big'),
+    ]);
     await eventually(() => app.proxy.stats.sessionsActive >= 1, 20_000, 'the download to be on the tunnel');
     const sentAt = Date.now();
     const res = await apiRequest(port, 'POST', '/switch', { token, body: { nodeId: target } });
@@ -71,9 +99,23 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     const busy = await apiRequest(port, 'POST', '/switch', { token, body: {} });
     expect(busy.status).toBe(409);
     expect(busy.json()).toMatchObject({ error: 'GH_ERR_SWITCH_IN_PROGRESS' });
-    const first = await until(() => sse.events.find((e) => e.event === 'switch' && (e.data as { switchId?: number }).switchId === switchId), 5_000, 'a switch event');
+    const first = await until(
+      () => sse.events.find((e) => e.event === 'switch' && (e.data as { switchId?: number }).switchId === switchId),
+      5_000,
+      'a switch event',
+    );
     expect(first.at - sentAt).toBeLessThan(1_000);
-    const done = await until(() => sse.events.find((e) => e.event === 'switch' && (e.data as { type: string; id?: number }).type === 'done' && (e.data as { id: number }).id === switchId), 30_000, 'the switch done');
+    const done = await until(
+      () =>
+        sse.events.find(
+          (e) =>
+            e.event === 'switch' &&
+            (e.data as { type: string; id?: number }).type === 'done' &&
+            (e.data as { id: number }).id === switchId,
+        ),
+      30_000,
+      'the switch done',
+    );
     expect(done.data).toMatchObject({ outcome: 'switched', to: target });
     const after = statusSchema.parse(await get('/status'));
     expect(after).toMatchObject({ mode: 'manual', pinned: target, active: { nodeId: target } });
@@ -86,7 +128,9 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     const unknown = await apiRequest(port, 'POST', '/switch', { token, body: { nodeId: 'no-such-node' } });
     expect(unknown.status).toBe(404);
     expect(unknown.json()).toMatchObject({ error: 'GH_ERR_NODE_UNKNOWN' });
-    const auto = modeResponseSchema.parse((await apiRequest(port, 'POST', '/mode', { token, body: { auto: true } })).json());
+    const auto = modeResponseSchema.parse(
+      (await apiRequest(port, 'POST', '/mode', { token, body: { auto: true } })).json(),
+    );
     expect(auto.mode).toBe('auto');
     expect(statusSchema.parse(await get('/status')).mode).toBe('auto');
   });
@@ -98,11 +142,20 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     const target = names.find((n) => n !== app.controller!.active!.node.id)!;
     const put = await apiRequest(port, 'PUT', '/proxies/GATEHOP', { token, body: { name: target } });
     expect(put.status).toBe(204);
-    await eventually(() => app.controller!.active?.node.id === target && app.controller!.state === 'idle', 30_000, 'selected node active');
-    expect((clashProxiesSchema.parse(await get('/proxies'))).proxies.GATEHOP!.now).toBe(target);
+    await eventually(
+      () => app.controller!.active?.node.id === target && app.controller!.state === 'idle',
+      30_000,
+      'selected node active',
+    );
+    expect(clashProxiesSchema.parse(await get('/proxies')).proxies.GATEHOP!.now).toBe(target);
     // Through a node that has no tunnel up: one is opened for the test.
     const other = names.find((n) => n !== target)!;
-    const delay = await apiRequest(port, 'GET', `/proxies/${encodeURIComponent(other)}/delay?url=${encodeURIComponent(rig.url('/generate_204'))}&timeout=30000`, { token });
+    const delay = await apiRequest(
+      port,
+      'GET',
+      `/proxies/${encodeURIComponent(other)}/delay?url=${encodeURIComponent(rig.url('/generate_204'))}&timeout=30000`,
+      { token },
+    );
     expect(delay.status).toBe(200);
     expect(clashDelaySchema.parse(delay.json()).delay).toBeGreaterThanOrEqual(0);
     expect(clashProxiesSchema.parse(await get('/proxies')).proxies[other]!.history).toHaveLength(1);
@@ -110,7 +163,12 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
     const paused = rig.state.nodes.find((n) => n.name === other)!;
     rig.pause(paused.id);
     try {
-      const failed = await apiRequest(port, 'GET', `/proxies/${encodeURIComponent(other)}/delay?url=${encodeURIComponent(rig.url('/generate_204'))}&timeout=2000`, { token });
+      const failed = await apiRequest(
+        port,
+        'GET',
+        `/proxies/${encodeURIComponent(other)}/delay?url=${encodeURIComponent(rig.url('/generate_204'))}&timeout=2000`,
+        { token },
+      );
       expect([503, 504]).toContain(failed.status);
     } finally {
       rig.resume(paused.id);

@@ -42,10 +42,17 @@ describe.skipIf(!isRoot)('balancing over several tunnels on the rig (issue #15)'
   async function start(tunnels: number, over: ConfigInput = {}): Promise<RunningApp> {
     // A data dir per test: node history (a node killed by an earlier test) must not steer this one.
     dataDir = mkdtempSync(join(tmpdir(), 'gh-balance-'));
-    const config = rigAppConfig(rig, dataDir, { ...over, groups: { balance: { tunnels, strategy: 'round-robin' }, ...over.groups } });
+    const config = rigAppConfig(rig, dataDir, {
+      ...over,
+      groups: { balance: { tunnels, strategy: 'round-robin' }, ...over.groups },
+    });
     app = await startApp(config, fileLogger(join(dataDir, 'gatehop.log'), process.env.GH_TEST_LOG_LEVEL));
     const a = app;
-    await eventually(() => a.manager!.members.length === tunnels, 90_000, () => `${tunnels} tunnels up (have ${memberNodes(a).join(', ')})`);
+    await eventually(
+      () => a.manager!.members.length === tunnels,
+      90_000,
+      () => `${tunnels} tunnels up (have ${memberNodes(a).join(', ')})`,
+    );
     return a;
   }
 
@@ -72,13 +79,22 @@ describe.skipIf(!isRoot)('balancing over several tunnels on the rig (issue #15)'
     expect(new Set(members).size).toBe(3);
     // Nothing else leases while this runs: six sessions are two per member, in member order.
     expect(await exitsOf(6)).toEqual([...members, ...members]);
-    const downloads = await Promise.all(Array.from({ length: 6 }, () => curl(['--max-time', '120', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')])));
+    const downloads = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        curl(['--max-time', '120', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')]),
+      ),
+    );
     for (const d of downloads) {
       expect(d.stderr).toBe('');
       expect(sha256(d.stdout)).toBe(rig.state.bigSha256);
     }
     // Each member carried downloads (a tunnel counts a stream's bytes when the proxy closes it, just after curl ends).
-    await eventually(() => a.manager!.members.every((m) => m.egress.stats.bytesDown > rig.state.bigBytes), 10_000, () => `every member carried a download (${a.manager!.members.map((m) => m.egress.stats.bytesDown).join(', ')} bytes)`);
+    await eventually(
+      () => a.manager!.members.every((m) => m.egress.stats.bytesDown > rig.state.bigBytes),
+      10_000,
+      () =>
+        `every member carried a download (${a.manager!.members.map((m) => m.egress.stats.bytesDown).join(', ')} bytes)`,
+    );
   }, 240_000);
 
   it('a member whose HTTP probe answers 500 is avoided within interval × maxFails and takes sessions again after one good probe', async () => {
@@ -98,7 +114,11 @@ describe.skipIf(!isRoot)('balancing over several tunnels on the rig (issue #15)'
     const deadAfter = Date.now() - failedAt;
     expect(await exitsOf(6)).not.toContain(exitOf(sick));
     rig.failHealth(sick, null);
-    await eventually(() => a.controller!.failFilter.allows(sick) && a.manager!.members.every((m) => !m.down), 15_000, `${sick} up again after a good probe`);
+    await eventually(
+      () => a.controller!.failFilter.allows(sick) && a.manager!.members.every((m) => !m.down),
+      15_000,
+      `${sick} up again after a good probe`,
+    );
     expect(await exitsOf(8)).toContain(exitOf(sick));
     console.log(`probe failing on ${sick}: dead after ${deadAfter} ms (interval 1 s × maxFails 2)`);
   }, 240_000);
@@ -108,10 +128,16 @@ describe.skipIf(!isRoot)('balancing over several tunnels on the rig (issue #15)'
     const victim = c.members[0]!.node.id;
     const spare = rig.state.nodes.map((n) => n.name).find((n) => !memberNodes(a).includes(n))!;
     // Six paced downloads (2 MiB at 400 KB/s, ~5 s): two per member.
-    const downloads = Array.from({ length: 6 }, () => curl(['--max-time', '120', '--limit-rate', '400k', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')]));
+    const downloads = Array.from({ length: 6 }, () =>
+      curl(['--max-time', '120', '--limit-rate', '400k', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')]),
+    );
     await eventually(() => a.manager!.members.every((m) => m.sessions === 2), 20_000, 'two downloads on each member');
     // Flowing, not just connecting: a session that has moved nothing yet would move to another member.
-    await eventually(() => [...a.proxy.sessions].filter((x) => x.bytesDown > 0).length === 6, 20_000, 'all six downloads flowing');
+    await eventually(
+      () => [...a.proxy.sessions].filter((x) => x.bytesDown > 0).length === 6,
+      20_000,
+      'all six downloads flowing',
+    );
     const killedAt = Date.now();
     rig.kill(victim);
     // New sessions right after the kill: each one must succeed (one that was connecting through the
@@ -123,13 +149,18 @@ describe.skipIf(!isRoot)('balancing over several tunnels on the rig (issue #15)'
     }
     expect(after.length).toBeGreaterThan(0);
     expect(after.map((x) => x.ip)).not.toContain(exitOf(victim));
-    const replacedAfter = await until(() => (memberNodes(a).includes(spare) ? Date.now() - killedAt : undefined), 60_000, `${spare} replacing ${victim}`);
+    const replacedAfter = await until(
+      () => (memberNodes(a).includes(spare) ? Date.now() - killedAt : undefined),
+      60_000,
+      `${spare} replacing ${victim}`,
+    );
     const results = await Promise.all(downloads);
     const intact = results.filter((r) => r.code === 0 && sha256(r.stdout) === rig.state.bigSha256).length;
-    console.log(`member ${victim} killed: first new session ok after ${after[0]!.ms} ms, ${after.length} new sessions ok in 3 s, replaced by ${spare} after ${replacedAfter} ms, ${intact}/6 downloads intact`);
+    console.log(
+      `member ${victim} killed: first new session ok after ${after[0]!.ms} ms, ${after.length} new sessions ok in 3 s, replaced by ${spare} after ${replacedAfter} ms, ${intact}/6 downloads intact`,
+    );
     // The victim's two downloads die with it (they had data in flight); the other four finish.
     expect(intact).toBe(4);
     expect(memberNodes(a)).not.toContain(victim);
   }, 240_000);
-
 });

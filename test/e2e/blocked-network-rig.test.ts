@@ -73,14 +73,44 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
     return f;
   }
 
-  async function gatehop(dir: string, args: string[], opts: { hosts?: Record<string, string> } = {}): Promise<{ proc: GatehopProcess; status: () => Promise<Status>; logFile: string }> {
+  async function gatehop(
+    dir: string,
+    args: string[],
+    opts: { hosts?: Record<string, string> } = {},
+  ): Promise<{ proc: GatehopProcess; status: () => Promise<Status>; logFile: string }> {
     const admin = await freePort();
     const logFile = join(dir, `gatehop-${procs.length}.log`);
-    const proc = new GatehopProcess(dir, ['--egress', 'vpngate', '--listen', `127.0.0.1:${await freePort()}`, '--admin', `127.0.0.1:${admin}`, '--data-dir', dir, '--log-file', logFile, ...args], opts);
+    const proc = new GatehopProcess(
+      dir,
+      [
+        '--egress',
+        'vpngate',
+        '--listen',
+        `127.0.0.1:${await freePort()}`,
+        '--admin',
+        `127.0.0.1:${admin}`,
+        '--data-dir',
+        dir,
+        '--log-file',
+        logFile,
+        ...args,
+      ],
+      opts,
+    );
     procs.push(proc);
-    await until(() => (proc.stdout.includes('gatehop ready:') ? true : proc.child.exitCode !== null ? Promise.reject(new Error(`gatehop exited: ${proc.stderr}`)) : undefined), 60_000, () => `gatehop ready (stderr: ${proc.stderr})`);
+    await until(
+      () =>
+        proc.stdout.includes('gatehop ready:')
+          ? true
+          : proc.child.exitCode !== null
+            ? Promise.reject(new Error(`gatehop exited: ${proc.stderr}`))
+            : undefined,
+      60_000,
+      () => `gatehop ready (stderr: ${proc.stderr})`,
+    );
     const token = readFileSync(join(dir, 'admin-token'), 'utf8').trim();
-    const status = async (): Promise<Status> => statusSchema.parse((await apiRequest(admin, 'GET', '/status', { token })).json());
+    const status = async (): Promise<Status> =>
+      statusSchema.parse((await apiRequest(admin, 'GET', '/status', { token })).json());
     return { proc, status, logFile };
   }
 
@@ -92,19 +122,34 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
     const stall = await serve({ ns: h.ns, host: stallAt, port: 8080, mode: 'stall' });
     const html = await serve({ ns: h.ns, host: htmlAt, port: 8080, mode: 'html' });
     const trunc = await serve({ ns: h.ns, host: truncAt, port: 8080, mode: 'truncated' });
-    const directory = await serve({ ns: h.ns, host: dirAt, port: 8080, noList: true, mirrors: [stall, html, trunc, good].map((s) => s.origin) });
+    const directory = await serve({
+      ns: h.ns,
+      host: dirAt,
+      port: 8080,
+      noList: true,
+      mirrors: [stall, html, trunc, good].map((s) => s.origin),
+    });
     unblock.push(rig.blockFromHost(`${h.address}/32`));
     const dir = mkdtempSync(join(tmpdir(), 'gh-blocked-'));
     const args = ['--config', configFile(dir), '--api', official.listUrl, '--api', directory.listUrl];
 
     const first = await gatehop(dir, args);
-    const list = await until(async () => {
-      const s = await first.status();
-      return s.list?.via === 'mirror' && s.active ? s.list : undefined;
-    }, 90_000, async () => `the list from a mirror and a tunnel up (status: ${JSON.stringify((await first.status()).list)})`);
+    const list = await until(
+      async () => {
+        const s = await first.status();
+        return s.list?.via === 'mirror' && s.active ? s.list : undefined;
+      },
+      90_000,
+      async () => `the list from a mirror and a tunnel up (status: ${JSON.stringify((await first.status()).list)})`,
+    );
     expect(list.source).toBe(good.listUrl);
     const by = Object.fromEntries(list.sources.map((s) => [s.url, s]));
-    expect(by[official.listUrl]).toMatchObject({ kind: 'api', via: 'direct', ok: false, error: expect.stringMatching(/timed out/) });
+    expect(by[official.listUrl]).toMatchObject({
+      kind: 'api',
+      via: 'direct',
+      ok: false,
+      error: expect.stringMatching(/timed out/),
+    });
     expect(by[directory.listUrl]).toMatchObject({ ok: false, error: 'HTTP 404' });
     expect(by[stall.listUrl]).toMatchObject({ kind: 'mirror', ok: false, error: expect.stringMatching(/timed out/) });
     expect(by[html.listUrl]).toMatchObject({ kind: 'mirror', ok: false, error: expect.stringMatching(/HTML page/) });
@@ -115,8 +160,16 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
     // The next start remembers the mirror that worked and asks it first: the blackholed official
     // endpoint (first in --api) is not even tried before the mirror answers.
     const second = await gatehop(dir, args);
-    await until(async () => ((await second.status()).list?.sources.find((s) => s.url === good.listUrl)?.at ?? 0) > (by[good.listUrl]!.at ?? 0) || undefined, 30_000, 'the mirror asked again');
-    const events = second.proc.log(second.logFile).filter((l: LogLine) => l.event === 'list-fetched' || l.event === 'list-source-failed');
+    await until(
+      async () =>
+        ((await second.status()).list?.sources.find((s) => s.url === good.listUrl)?.at ?? 0) >
+          (by[good.listUrl]!.at ?? 0) || undefined,
+      30_000,
+      'the mirror asked again',
+    );
+    const events = second.proc
+      .log(second.logFile)
+      .filter((l: LogLine) => l.event === 'list-fetched' || l.event === 'list-source-failed');
     expect(events[0]).toMatchObject({ event: 'list-fetched', url: good.listUrl, kind: 'mirror' });
   }, 180_000);
 
@@ -128,7 +181,10 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
     writeFileSync(file, await (await fetch(partial.listUrl)).text());
     writeFileSync(join(dir, 'portal.html'), '<html><body>Log in to use this Wi-Fi</body></html>');
     const junk = await runGatehop(['import-list', join(dir, 'portal.html'), '--data-dir', dir]);
-    expect(junk).toMatchObject({ code: 1, stderr: expect.stringMatching(/portal\.html is not a VPN Gate list: the list is an HTML page/) });
+    expect(junk).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/portal\.html is not a VPN Gate list: the list is an HTML page/),
+    });
     const imported = await runGatehop(['import-list', file, '--data-dir', dir]);
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(/imported 2 nodes from .*vpngate\.csv into .*; the pool has 2 nodes/);
@@ -137,10 +193,14 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
     await serve({ ns: rig.state.inetNs, host: rig.state.inetAddress, port: 8080 });
     const api = 'http://www.rig.test:8080/api/iphone/';
     const g = await gatehop(dir, ['--config', configFile(dir), '--api', api]);
-    const list = await until(async () => {
-      const s = await g.status();
-      return s.list?.via === 'tunnel' ? s.list : undefined;
-    }, 90_000, async () => `the list through the tunnel (status: ${JSON.stringify((await g.status()).list)})`);
+    const list = await until(
+      async () => {
+        const s = await g.status();
+        return s.list?.via === 'tunnel' ? s.list : undefined;
+      },
+      90_000,
+      async () => `the list through the tunnel (status: ${JSON.stringify((await g.status()).list)})`,
+    );
     expect(list).toMatchObject({ source: api, nodes: rig.state.nodes.length });
     expect(list.sources).toEqual([expect.objectContaining({ url: api, via: 'tunnel', ok: true })]);
     // Directly the name did not even resolve: tried first, and said.
@@ -148,30 +208,50 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
     expect(failedDirect).toMatchObject({ url: api, err: expect.stringMatching(/EAI_AGAIN|ENOTFOUND/) });
   }, 180_000);
 
-  describe('the nodes only through the user\'s other proxy (upstream)', () => {
+  describe("the nodes only through the user's other proxy (upstream)", () => {
     let px: ReturnType<Rig['addHost']>;
     const api = 'http://api.upstream.test:8081/api/iphone/';
-    const udpNodes = (): string[] => rig.state.nodes.filter((n) => parseProfile(readFileSync(n.listProfile, 'utf8')).remotes[0]!.proto === 'udp').map((n) => n.name);
+    const udpNodes = (): string[] =>
+      rig.state.nodes
+        .filter((n) => parseProfile(readFileSync(n.listProfile, 'utf8')).remotes[0]!.proto === 'udp')
+        .map((n) => n.name);
 
     beforeAll(async () => {
       // The proxy's host is on the lan with the nodes; the list is on its own loopback, by a name only it knows.
       px = rig.addHost('px', { lan: true, hosts: { 'api.upstream.test': '127.0.0.1' } });
       await serve({ ns: px.ns, host: '127.0.0.1', port: 8081 });
       const exec = ['ip', 'netns', 'exec', px.ns];
-      proxies.push(await microsocks({ host: px.address, exec }), await tinyproxy({ host: px.address, exec }), await dante({ host: px.address, external: px.lanAddress!, exec }));
+      proxies.push(
+        await microsocks({ host: px.address, exec }),
+        await tinyproxy({ host: px.address, exec }),
+        await dante({ host: px.address, external: px.lanAddress!, exec }),
+      );
     }, 60_000);
 
     async function through(url: string, over: ConfigInput = {}): Promise<RunningApp> {
       unblock.push(rig.blockFromHost(rig.state.lan));
       const dir = mkdtempSync(join(tmpdir(), 'gh-upstream-'));
-      app = await startApp(rigAppConfig(rig, dir, { api: [api], upstream: { url }, ...over }), fileLogger(join(dir, 'gatehop.log')));
+      app = await startApp(
+        rigAppConfig(rig, dir, { api: [api], upstream: { url }, ...over }),
+        fileLogger(join(dir, 'gatehop.log')),
+      );
       const a = app;
-      await eventually(() => isTunnel(a.manager!.active), 90_000, () => `a tunnel through ${url} (log: ${join(dir, 'gatehop.log')})`);
+      await eventually(
+        () => isTunnel(a.manager!.active),
+        90_000,
+        () => `a tunnel through ${url} (log: ${join(dir, 'gatehop.log')})`,
+      );
       return a;
     }
 
     async function downloadIntact(a: RunningApp): Promise<void> {
-      const d = await curl(['--max-time', '120', '--socks5-hostname', `127.0.0.1:${a.listening.proxy.port}`, rig.url('/big')]);
+      const d = await curl([
+        '--max-time',
+        '120',
+        '--socks5-hostname',
+        `127.0.0.1:${a.listening.proxy.port}`,
+        rig.url('/big'),
+      ]);
       expect(d.stderr).toBe('');
       expect(sha256(d.stdout)).toBe(rig.state.bigSha256);
     }
@@ -179,25 +259,40 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
     it.each([
       ['a SOCKS5 proxy without UDP (microsocks)', 0],
       ['an HTTP CONNECT proxy (tinyproxy)', 1],
-    ])('through %s with OpenVPN only: TCP nodes work, UDP nodes are skipped with the reason, a download is intact', async (_what, i) => {
-      // The host itself reaches no node: only the proxy does.
-      const direct = await curl(['--max-time', '3', `http://${rig.state.nodes[0]!.vpnAddress}:1194/`]);
-      expect(direct.code).not.toBe(0);
-      const a = await through(proxies[i]!.url, { tunnel: { protocols: ['openvpn'] } });
-      const node = (a.manager!.active as NodeTunnel).nodeId;
-      expect(udpNodes()).not.toContain(node);
-      const excluded = await until(() => {
-        const x = a.selector!.last?.excluded.filter((e) => e.reason === 'needs-udp').map((e) => e.nodeId);
-        return x && x.length > 0 ? x : undefined;
-      }, 30_000, 'UDP nodes skipped');
-      expect(excluded.sort()).toEqual(udpNodes().sort());
-      await downloadIntact(a);
-    }, 180_000);
+    ])(
+      'through %s with OpenVPN only: TCP nodes work, UDP nodes are skipped with the reason, a download is intact',
+      async (_what, i) => {
+        // The host itself reaches no node: only the proxy does.
+        const direct = await curl(['--max-time', '3', `http://${rig.state.nodes[0]!.vpnAddress}:1194/`]);
+        expect(direct.code).not.toBe(0);
+        const a = await through(proxies[i]!.url, { tunnel: { protocols: ['openvpn'] } });
+        const node = (a.manager!.active as NodeTunnel).nodeId;
+        expect(udpNodes()).not.toContain(node);
+        const excluded = await until(
+          () => {
+            const x = a.selector!.last?.excluded.filter((e) => e.reason === 'needs-udp').map((e) => e.nodeId);
+            return x && x.length > 0 ? x : undefined;
+          },
+          30_000,
+          'UDP nodes skipped',
+        );
+        expect(excluded.sort()).toEqual(udpNodes().sort());
+        await downloadIntact(a);
+      },
+      180_000,
+    );
 
     it('through an HTTP CONNECT proxy (tinyproxy) with SSTP on: a node listed only for OpenVPN over UDP is reached over SSTP, and the download is intact (issue #22)', async () => {
       const udpSoftEther = rig.softether.find((n) => udpNodes().includes(n.name))!.name;
-      const a = await through(proxies[1]!.url, { groups: { mode: 'manual', defaultNode: udpSoftEther }, tunnel: { sstp: { ca: rig.state.caFile } } });
-      await eventually(() => (a.manager!.active as NodeTunnel).nodeId === udpSoftEther, 60_000, `the pinned UDP node ${udpSoftEther} active`);
+      const a = await through(proxies[1]!.url, {
+        groups: { mode: 'manual', defaultNode: udpSoftEther },
+        tunnel: { sstp: { ca: rig.state.caFile } },
+      });
+      await eventually(
+        () => (a.manager!.active as NodeTunnel).nodeId === udpSoftEther,
+        60_000,
+        `the pinned UDP node ${udpSoftEther} active`,
+      );
       expect((a.manager!.active as NodeTunnel).protocol).toBe('sstp');
       expect(a.selector!.last?.excluded.filter((e) => e.reason === 'needs-udp')).toEqual([]);
       await downloadIntact(a);
@@ -206,7 +301,11 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
     it('through a SOCKS5 proxy whose UDP relay works (Dante): a UDP node carries the download, and the relay is remembered as working', async () => {
       const udpNode = udpNodes()[0]!;
       const a = await through(proxies[2]!.url, { groups: { mode: 'manual', defaultNode: udpNode } });
-      await eventually(() => (a.manager!.active as NodeTunnel).nodeId === udpNode, 60_000, `the pinned UDP node ${udpNode} active`);
+      await eventually(
+        () => (a.manager!.active as NodeTunnel).nodeId === udpNode,
+        60_000,
+        `the pinned UDP node ${udpNode} active`,
+      );
       await downloadIntact(a);
       expect(a.store!.setting(`upstream-udp ${proxies[2]!.url}`)).toBe('works');
     }, 180_000);
@@ -215,9 +314,15 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
   it('vpngate.connectBy: hostname dials the node by its DDNS name (<HostName>.opengw.net), resolved as the system resolves it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-byname-'));
     const hosts = Object.fromEntries(rig.state.nodes.map((n) => [`${n.name}.opengw.net`, n.vpnAddress]));
-    const g = await gatehop(dir, ['--config', configFile(dir, ['  connectBy: hostname']), '--api', rig.state.apiUrl], { hosts });
+    const g = await gatehop(dir, ['--config', configFile(dir, ['  connectBy: hostname']), '--api', rig.state.apiUrl], {
+      hosts,
+    });
     await until(async () => (await g.status()).active?.nodeId ?? undefined, 90_000, 'a tunnel by name');
-    const remotes = g.proc.log(g.logFile).filter((l) => l.event === 'tunnel-opening').map((l) => l.remote).filter((r): r is string => typeof r === 'string');
+    const remotes = g.proc
+      .log(g.logFile)
+      .filter((l) => l.event === 'tunnel-opening')
+      .map((l) => l.remote)
+      .filter((r): r is string => typeof r === 'string');
     expect(remotes.length).toBeGreaterThan(0);
     expect(remotes.every((r) => r.includes('.opengw.net:'))).toBe(true);
     expect((await g.status()).reach).toEqual({ connectBy: 'hostname', upstream: null, upstreamUdp: null });

@@ -16,9 +16,11 @@ const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
 
 function logLines(file: string): Array<Record<string, unknown>> {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
-
 
 describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () => {
   let rig: Rig;
@@ -29,10 +31,32 @@ describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () =>
 
   beforeAll(async () => {
     rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'], bigMib: 16 });
-    child = spawn(process.execPath, [BIN, '--egress', 'vpngate', '--api', rig.state.apiUrl, '--listen', '127.0.0.1:0', '--admin', 'off', '--data-dir', dataDir, '--log-file', logFile, '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--egress',
+        'vpngate',
+        '--api',
+        rig.state.apiUrl,
+        '--listen',
+        '127.0.0.1:0',
+        '--admin',
+        'off',
+        '--data-dir',
+        dataDir,
+        '--log-file',
+        logFile,
+        '--log-level',
+        'info',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    await until(() => /socks5\+http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1], 30_000, 'startup line').then((p) => (port = Number(p)));
+    await until(() => /socks5\+http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1], 30_000, 'startup line').then(
+      (p) => (port = Number(p)),
+    );
   }, 240_000);
 
   afterAll(() => {
@@ -40,7 +64,10 @@ describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () =>
     rig?.down();
   });
 
-  const activeNode = (): string | undefined => logLines(logFile).filter((l) => l.event === 'tunnel-active').at(-1)?.nodeId as string | undefined;
+  const activeNode = (): string | undefined =>
+    logLines(logFile)
+      .filter((l) => l.event === 'tunnel-active')
+      .at(-1)?.nodeId as string | undefined;
 
   it('brings a tunnel up to the best node and serves SOCKS5 with names resolved inside the tunnel', async () => {
     const nodeId = await until(activeNode, 60_000, 'a tunnel');
@@ -59,13 +86,29 @@ describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () =>
   it('relays UDP (SOCKS5 UDP ASSOCIATE) through the tunnel to the rig echo service', async () => {
     const client = createSocket('udp4');
     await new Promise<void>((r) => client.bind(0, '127.0.0.1', () => r()));
-    const socks = new SocksClient({ proxy: { host: '127.0.0.1', port, type: 5 }, command: 'associate', destination: { host: '127.0.0.1', port: client.address().port } });
+    const socks = new SocksClient({
+      proxy: { host: '127.0.0.1', port, type: 5 },
+      command: 'associate',
+      destination: { host: '127.0.0.1', port: client.address().port },
+    });
     const established = once(socks, 'established');
     socks.connect();
-    const [info] = (await established) as [{ socket: import('node:net').Socket; remoteHost: { host: string; port: number } }];
+    const [info] = (await established) as [
+      { socket: import('node:net').Socket; remoteHost: { host: string; port: number } },
+    ];
     const answer = once(client, 'message');
-    client.send(SocksClient.createUDPFrame({ remoteHost: { host: rig.state.inetAddress, port: 7 }, data: Buffer.from('through the tunnel') }), info.remoteHost.port, info.remoteHost.host);
-    const [msg] = (await Promise.race([answer, new Promise((_, rej) => setTimeout(() => rej(new Error('no UDP echo')), 10_000))])) as [Buffer];
+    client.send(
+      SocksClient.createUDPFrame({
+        remoteHost: { host: rig.state.inetAddress, port: 7 },
+        data: Buffer.from('through the tunnel'),
+      }),
+      info.remoteHost.port,
+      info.remoteHost.host,
+    );
+    const [msg] = (await Promise.race([
+      answer,
+      new Promise((_, rej) => setTimeout(() => rej(new Error('no UDP echo')), 10_000)),
+    ])) as [Buffer];
     expect(SocksClient.parseUDPFrame(msg).data.toString()).toBe('through the tunnel');
     info.socket.destroy();
     client.close();
@@ -76,13 +119,39 @@ describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () =>
     const cfg = join(dir, 'gatehop.yaml');
     const log = join(dir, 'gatehop.log');
     writeFileSync(cfg, 'groups:\n  balance:\n    tunnels: 1\n');
-    const c = spawn(process.execPath, [BIN, '--config', cfg, '--egress', 'vpngate', '--api', rig.state.apiUrl, '--listen', '127.0.0.1:0', '--admin', 'off', '--data-dir', dir, '--log-file', log, '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--config',
+        cfg,
+        '--egress',
+        'vpngate',
+        '--api',
+        rig.state.apiUrl,
+        '--listen',
+        '127.0.0.1:0',
+        '--admin',
+        'off',
+        '--data-dir',
+        dir,
+        '--log-file',
+        log,
+        '--log-level',
+        'info',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     try {
       let out = '';
       c.stdout!.on('data', (b: Buffer) => (out += b.toString()));
       const p = Number(await until(() => /socks5\+http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1], 30_000, 'startup line'));
       await until(() => logLines(log).find((l) => l.event === 'tunnel-active'), 60_000, 'a tunnel');
-      const { socket } = await SocksClient.createConnection({ proxy: { host: '127.0.0.1', port: p, type: 5 }, command: 'connect', destination: { host: 'files.test', port: 80 } });
+      const { socket } = await SocksClient.createConnection({
+        proxy: { host: '127.0.0.1', port: p, type: 5 },
+        command: 'connect',
+        destination: { host: 'files.test', port: 80 },
+      });
       const hash = createHash('sha256');
       let head = Buffer.alloc(0);
       let headDone = false;
@@ -110,7 +179,11 @@ describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () =>
       await until(() => (paused ? true : undefined), 30_000, 'a first MiB');
       writeFileSync(cfg, 'groups:\n  balance:\n    tunnels: 2\n');
       c.kill('SIGHUP');
-      await until(() => (/gatehop reloaded: groups/.test(out) ? true : undefined), 20_000, () => `the reload line (stdout: ${out})`);
+      await until(
+        () => (/gatehop reloaded: groups/.test(out) ? true : undefined),
+        20_000,
+        () => `the reload line (stdout: ${out})`,
+      );
       await until(() => logLines(log).find((l) => l.event === 'member-up'), 60_000, 'a second tunnel after the reload');
       socket.resume();
       await ended;
@@ -127,14 +200,20 @@ describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () =>
     const before = activeNode()!;
     const dead = rig.state.nodes.find((n) => n.name === before)!;
     rig.kill(dead.id);
-    const after = await until(() => {
-      const n = activeNode();
-      return n && n !== before ? n : undefined;
-    }, 90_000, 'a tunnel to another node');
+    const after = await until(
+      () => {
+        const n = activeNode();
+        return n && n !== before ? n : undefined;
+      },
+      90_000,
+      'a tunnel to another node',
+    );
     const r = await curl(['--socks5-hostname', `127.0.0.1:${port}`, 'http://files.test/ip']);
     expect(r.stdout.toString()).toBe(rig.state.nodes.find((n) => n.name === after)!.exitAddress);
     // The switch names why it left: the tunnel died, or its server fell silent first.
-    const reasons = logLines(logFile).filter((l) => l.event === 'switch-state' && l.state === 'selecting').map((l) => String(l.reason));
+    const reasons = logLines(logFile)
+      .filter((l) => l.event === 'switch-state' && l.state === 'selecting')
+      .map((l) => String(l.reason));
     expect(reasons.some((r) => r.includes(before) && /died|silent/.test(r))).toBe(true);
   }, 120_000);
 });

@@ -21,9 +21,16 @@ interface Tunnel {
 
 async function open(profileText: string, reconnectForMs?: number): Promise<Tunnel> {
   const profile = parseProfile(profileText);
-  const client = new TunnelClient({ profile, logger: log, ...(reconnectForMs !== undefined ? { reconnectForMs } : {}) });
+  const client = new TunnelClient({
+    profile,
+    logger: log,
+    ...(reconnectForMs !== undefined ? { reconnectForMs } : {}),
+  });
   const cfg = await client.connect({ timeoutMs: 30_000 });
-  const stack = new Stack({ ...tunnelStackOptions(cfg, profile.remotes[0]!.proto), output: (p) => void client.write(p) });
+  const stack = new Stack({
+    ...tunnelStackOptions(cfg, profile.remotes[0]!.proto),
+    output: (p) => void client.write(p),
+  });
   client.on('packets', (batch) => stack.inputBatch(batch));
   // Readiness: the path works once the tunnel's gateway answers (a fresh SoftEther session can drop
   // its first packets while SecureNAT comes up).
@@ -35,9 +42,15 @@ async function open(profileText: string, reconnectForMs?: number): Promise<Tunne
       if (i === 19) throw new Error('tunnel gateway never answered');
     }
   }
-  return { client, stack, close: () => { stack.close(); client.close(); } };
+  return {
+    client,
+    stack,
+    close: () => {
+      stack.close();
+      client.close();
+    },
+  };
 }
-
 
 /** HTTP/1.1 GET through the tunnel's stack; returns the body. */
 async function get(t: Tunnel, ip: string, path: string): Promise<Buffer> {
@@ -57,13 +70,34 @@ async function get(t: Tunnel, ip: string, path: string): Promise<Buffer> {
 describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 servers, carrying core/netstack', () => {
   let rig: Rig;
   beforeAll(async () => {
-    rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp', 'gcm-tcp', 'cbc-udp', 'cbc-tcp', 'tlsauth-udp', 'tlscrypt-tcp', 'reneg-udp', 'lzo-udp', 'stub-tcp', 'stubv2-udp', 'legacy-udp'], bigMib: BIG_MIB });
+    rig = await Rig.up({
+      nodes: 3,
+      openvpn: [
+        'gcm-udp',
+        'gcm-tcp',
+        'cbc-udp',
+        'cbc-tcp',
+        'tlsauth-udp',
+        'tlscrypt-tcp',
+        'reneg-udp',
+        'lzo-udp',
+        'stub-tcp',
+        'stubv2-udp',
+        'legacy-udp',
+      ],
+      bigMib: BIG_MIB,
+    });
   }, 240_000);
   afterAll(() => rig?.down());
 
-  const profileOf = (node: string, proto: 'tcp' | 'udp'): string => readFileSync(rig.node(node).profiles[proto]!, 'utf8');
+  const profileOf = (node: string, proto: 'tcp' | 'udp'): string =>
+    readFileSync(rig.node(node).profiles[proto]!, 'utf8');
 
-  async function proveThrough(node: string, proto: 'tcp' | 'udp', profileText = profileOf(node, proto)): Promise<Tunnel> {
+  async function proveThrough(
+    node: string,
+    proto: 'tcp' | 'udp',
+    profileText = profileOf(node, proto),
+  ): Promise<Tunnel> {
     const t = await open(profileText);
     expect((await get(t, rig.state.inetAddress, '/ip')).toString()).toBe(rig.node(node).exitAddress);
     const big = await get(t, rig.state.inetAddress, '/big');
@@ -81,7 +115,9 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
   }
 
   it('SoftEther with AES-256-GCM requested: it echoes the cipher in its options string and we use it', async () => {
-    const text = profileOf('n2', 'udp').replace(/^cipher AES-128-CBC\r$/m, 'cipher AES-256-GCM\r').replace(/^data-ciphers AES-128-CBC\r$/m, 'data-ciphers AES-256-GCM\r');
+    const text = profileOf('n2', 'udp')
+      .replace(/^cipher AES-128-CBC\r$/m, 'cipher AES-256-GCM\r')
+      .replace(/^data-ciphers AES-128-CBC\r$/m, 'data-ciphers AES-256-GCM\r');
     const t = await proveThrough('n2', 'udp', text);
     expect(t.client.cipher).toBe('AES-256-GCM');
     t.close();
@@ -94,26 +130,34 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     ['o4', 'tcp', 'AES-128-CBC'],
     ['o5', 'udp', 'AES-256-GCM'], // tls-auth, key-direction 1
     ['o6', 'tcp', 'AES-256-GCM'], // tls-crypt
-  ] as const)('OpenVPN 2.6 node %s over %s negotiates %s', async (node, proto, cipher) => {
-    const t = await proveThrough(node, proto);
-    expect(t.client.cipher).toBe(cipher);
-    if (cipher === 'AES-256-GCM') {
-      // 2.6 pushes peer-id (DATA_V2) and TLS-EKM keys to a client that says it can.
-      expect(t.client.config).toMatchObject({ tlsEkm: true, peerId: expect.any(Number) });
-    }
-    t.close();
-  }, 120_000);
+  ] as const)(
+    'OpenVPN 2.6 node %s over %s negotiates %s',
+    async (node, proto, cipher) => {
+      const t = await proveThrough(node, proto);
+      expect(t.client.cipher).toBe(cipher);
+      if (cipher === 'AES-256-GCM') {
+        // 2.6 pushes peer-id (DATA_V2) and TLS-EKM keys to a client that says it can.
+        expect(t.client.config).toMatchObject({ tlsEkm: true, peerId: expect.any(Number) });
+      }
+      t.close();
+    },
+    120_000,
+  );
 
   it.each([
     ['o8', 'udp', 'comp-lzo no'],
     ['o9', 'tcp', 'compress stub'],
     ['o10', 'udp', 'compress stub-v2'],
-  ] as const)('OpenVPN 2.6 node %s over %s pushing "%s": the framed payloads carry the large file intact', async (node, proto, pushed) => {
-    const t = await proveThrough(node, proto);
-    expect(t.client.config!.compression).toBe(pushed);
-    expect(t.client.stats.compressedDropped).toBe(0);
-    t.close();
-  }, 120_000);
+  ] as const)(
+    'OpenVPN 2.6 node %s over %s pushing "%s": the framed payloads carry the large file intact',
+    async (node, proto, pushed) => {
+      const t = await proveThrough(node, proto);
+      expect(t.client.config!.compression).toBe(pushed);
+      expect(t.client.stats.compressedDropped).toBe(0);
+      t.close();
+    },
+    120_000,
+  );
 
   it('falls back to TLS 1.0 for an old node that speaks nothing newer (logged as insecure), and carries the large file', async () => {
     const t = await proveThrough('o11', 'udp');
@@ -129,8 +173,13 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     const base = profileOf('o3', 'udp');
     const ok = await open(`${base}\nverify-x509-name rig-server name\n`);
     ok.close();
-    const wrongName = new TunnelClient({ profile: parseProfile(`${base}\nverify-x509-name someone-else name\n`), logger: log });
-    await expect(wrongName.connect({ timeoutMs: 15_000 })).rejects.toThrow(/verify-x509-name someone-else name: the certificate is for "rig-server"/);
+    const wrongName = new TunnelClient({
+      profile: parseProfile(`${base}\nverify-x509-name someone-else name\n`),
+      logger: log,
+    });
+    await expect(wrongName.connect({ timeoutMs: 15_000 })).rejects.toThrow(
+      /verify-x509-name someone-else name: the certificate is for "rig-server"/,
+    );
     // SoftEther's self-signed certificate carries serverAuth, so remote-cert-tls server accepts it
     // (the refusal of a certificate without it is pinned in the unit tests).
     const softether = await open(`${profileOf('n1', 'tcp')}\r\nremote-cert-tls server\r\n`);
@@ -206,13 +255,21 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
   }, 90_000);
 
   it('keepalive holds idle tunnels for two minutes (SoftEther over UDP and TCP drops a session after 10 s without data; OpenVPN pushes ping-restart 30)', async () => {
-    const tunnels = await Promise.all([open(profileOf('n3', 'udp')), open(profileOf('n2', 'tcp')), open(profileOf('o3', 'udp'))]);
+    const tunnels = await Promise.all([
+      open(profileOf('n3', 'udp')),
+      open(profileOf('n2', 'tcp')),
+      open(profileOf('o3', 'udp')),
+    ]);
     const states: string[] = [];
     for (const t of tunnels) t.client.on('state', (st: string) => states.push(st));
     await new Promise((r) => setTimeout(r, 120_000));
     expect(states).toEqual([]); // never left CONNECTED, no L1 reconnect
     const exits = await Promise.all(tunnels.map((t) => get(t, rig.state.inetAddress, '/ip')));
-    expect(exits.map(String)).toEqual([rig.node('n3').exitAddress, rig.node('n2').exitAddress, rig.node('o3').exitAddress]);
+    expect(exits.map(String)).toEqual([
+      rig.node('n3').exitAddress,
+      rig.node('n2').exitAddress,
+      rig.node('o3').exitAddress,
+    ]);
     for (const t of tunnels) {
       expect(t.client.stats.reconnects).toBe(0);
       t.close();

@@ -42,7 +42,11 @@ describe.skipIf(!isRoot)('rig proof: Debian openvpn client through every node', 
 
   for (const proto of ['tcp', 'udp'] as const) {
     for (const n of ['n1', 'n2']) {
-      it(`SoftEther node ${n} over ${proto}: large file intact, node's own exit address`, () => prove(n, proto), 120_000);
+      it(
+        `SoftEther node ${n} over ${proto}: large file intact, node's own exit address`,
+        () => prove(n, proto),
+        120_000,
+      );
     }
   }
   VARIANTS.forEach((variant, i) => {
@@ -52,7 +56,9 @@ describe.skipIf(!isRoot)('rig proof: Debian openvpn client through every node', 
 
   it('the internet namespace is unreachable without a tunnel, and nothing of the rig leaves by the default route', () => {
     // The root namespace must fail locally (an unreachable route), never send such packets off the machine.
-    expect(() => execFileSync('ip', ['route', 'get', rig.state.inetAddress], { stdio: 'pipe' })).toThrow(/No route to host|unreachable/i);
+    expect(() => execFileSync('ip', ['route', 'get', rig.state.inetAddress], { stdio: 'pipe' })).toThrow(
+      /No route to host|unreachable/i,
+    );
     expect(() => execFileSync('curl', ['-s', '--max-time', '3', rig.url('/ip')], { stdio: 'pipe' })).toThrow();
   });
 
@@ -67,7 +73,9 @@ describe.skipIf(!isRoot)('rig proof: Debian openvpn client through every node', 
     const ok = await (await fetch(rig.state.apiUrl)).text();
     const lines = ok.split('\r\n');
     expect(lines[0]).toBe('*vpn_servers');
-    expect(lines[1]!.startsWith('#HostName,IP,Score,Ping,Speed,CountryLong,CountryShort,NumVpnSessions,Uptime')).toBe(true);
+    expect(lines[1]!.startsWith('#HostName,IP,Score,Ping,Speed,CountryLong,CountryShort,NumVpnSessions,Uptime')).toBe(
+      true,
+    );
     expect(lines.filter((l) => l.startsWith('rig-'))).toHaveLength(rig.state.nodes.length);
     expect(lines.at(-2)).toBe('*');
     const profile = Buffer.from(lines[2]!.split(',').at(-1)!, 'base64').toString();
@@ -85,7 +93,13 @@ describe.skipIf(!isRoot)('rig proof: Debian openvpn client through every node', 
   it('a paused node stops answering and answers again when resumed', async () => {
     rig.pause('n2');
     const node = rig.node('n2');
-    expect(() => execFileSync('bash', ['-c', `timeout 2 bash -c 'exec 3<>/dev/tcp/${node.vpnAddress}/443; echo x >&3; read -t 1 <&3'`], { stdio: 'pipe' })).toThrow();
+    expect(() =>
+      execFileSync(
+        'bash',
+        ['-c', `timeout 2 bash -c 'exec 3<>/dev/tcp/${node.vpnAddress}/443; echo x >&3; read -t 1 <&3'`],
+        { stdio: 'pipe' },
+      ),
+    ).toThrow();
     rig.resume('n2');
     const client = await rig.nativeClient('n2', 'tcp');
     expect(client.curl([rig.url('/ip')])).toBe(node.exitAddress);
@@ -111,9 +125,16 @@ describe.skipIf(!isRoot)('rig fault controls', () => {
   /** Time to complete a TCP handshake from the root namespace, or null when nothing answers. */
   function connectMs(nodeName: string, port = 1194): number | null {
     const n = rig.node(nodeName);
-    const out = execFileSync('bash', ['-c', `s=$(date +%s%N); timeout 2 bash -c 'exec 3<>/dev/tcp/${n.vpnAddress}/${port}' && echo $(( ($(date +%s%N) - s) / 1000000 )) || echo none`], {
-      encoding: 'utf8',
-    }).trim();
+    const out = execFileSync(
+      'bash',
+      [
+        '-c',
+        `s=$(date +%s%N); timeout 2 bash -c 'exec 3<>/dev/tcp/${n.vpnAddress}/${port}' && echo $(( ($(date +%s%N) - s) / 1000000 )) || echo none`,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    ).trim();
     return out === 'none' ? null : Number(out);
   }
 
@@ -150,8 +171,16 @@ describe.skipIf(!isRoot)('rig fault controls', () => {
 
   it('rateLimit installs a token bucket on the node and clearRateLimit removes it', () => {
     rig.rateLimit('n1', 800);
-    expect(execFileSync('ip', ['netns', 'exec', rig.node('n1').ns, 'tc', 'qdisc', 'show', 'dev', 'eth0'], { encoding: 'utf8' })).toMatch(/tbf .*rate 800Kbit/);
+    expect(
+      execFileSync('ip', ['netns', 'exec', rig.node('n1').ns, 'tc', 'qdisc', 'show', 'dev', 'eth0'], {
+        encoding: 'utf8',
+      }),
+    ).toMatch(/tbf .*rate 800Kbit/);
     rig.clearRateLimit('n1');
-    expect(execFileSync('ip', ['netns', 'exec', rig.node('n1').ns, 'tc', 'qdisc', 'show', 'dev', 'eth0'], { encoding: 'utf8' })).not.toMatch(/tbf/);
+    expect(
+      execFileSync('ip', ['netns', 'exec', rig.node('n1').ns, 'tc', 'qdisc', 'show', 'dev', 'eth0'], {
+        encoding: 'utf8',
+      }),
+    ).not.toMatch(/tbf/);
   });
 });

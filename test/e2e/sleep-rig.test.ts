@@ -26,14 +26,48 @@ describe.skipIf(!isRoot)('sleep and resume of the core (issue #24)', () => {
   let adminPort = 0;
   let proxyPort = 0;
   let logFile = '';
-  const status = async (): Promise<Status> => statusSchema.parse((await apiRequest(adminPort, 'GET', '/status', { token: TOKEN })).json());
+  const status = async (): Promise<Status> =>
+    statusSchema.parse((await apiRequest(adminPort, 'GET', '/status', { token: TOKEN })).json());
 
   beforeAll(async () => {
     rig = await Rig.up({ nodes: 3, bigMib: 2 });
     const dir = mkdtempSync(join(tmpdir(), 'gh-sleep-'));
-    writeFileSync(join(dir, 'gatehop.yaml'), ['switching:', '  healthDnsName: files.test', 'groups:', '  balance: { tunnels: 2 }', '  urlTest:', `    url: ${rig.url('/generate_204')}`, '    intervalMs: 600000'].join('\n'));
+    writeFileSync(
+      join(dir, 'gatehop.yaml'),
+      [
+        'switching:',
+        '  healthDnsName: files.test',
+        'groups:',
+        '  balance: { tunnels: 2 }',
+        '  urlTest:',
+        `    url: ${rig.url('/generate_204')}`,
+        '    intervalMs: 600000',
+      ].join('\n'),
+    );
     [adminPort, proxyPort] = [await freePort(), await freePort()];
-    core = spawn(process.execPath, [resolve(import.meta.dirname, '../../bin/gatehop.js'), '--egress', 'vpngate', '--api', rig.state.apiUrl, '--listen', `127.0.0.1:${proxyPort}`, '--admin', `127.0.0.1:${adminPort}`, '--admin-token', TOKEN, '--data-dir', dir, '--config', join(dir, 'gatehop.yaml'), '--log-file', join(dir, 'core.log')], { stdio: 'ignore' });
+    core = spawn(
+      process.execPath,
+      [
+        resolve(import.meta.dirname, '../../bin/gatehop.js'),
+        '--egress',
+        'vpngate',
+        '--api',
+        rig.state.apiUrl,
+        '--listen',
+        `127.0.0.1:${proxyPort}`,
+        '--admin',
+        `127.0.0.1:${adminPort}`,
+        '--admin-token',
+        TOKEN,
+        '--data-dir',
+        dir,
+        '--config',
+        join(dir, 'gatehop.yaml'),
+        '--log-file',
+        join(dir, 'core.log'),
+      ],
+      { stdio: 'ignore' },
+    );
     logFile = join(dir, 'core.log');
     for (let i = 0; i < 240; i++) {
       const s = await status().catch(() => null);
@@ -54,11 +88,24 @@ describe.skipIf(!isRoot)('sleep and resume of the core (issue #24)', () => {
     core.kill('SIGCONT');
     return Date.now();
   };
-  const logSince = (ms: number) => readFileSync(logFile, 'utf8').split('\n').filter((l) => l && Date.parse(JSON.parse(l).time) > ms).map((l) => JSON.parse(l).msg as string);
+  const logSince = (ms: number) =>
+    readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l && Date.parse(JSON.parse(l).time) > ms)
+      .map((l) => JSON.parse(l).msg as string);
 
   it('a 5.5 s sleep, shorter than the servers keep a silent client: nothing called dead, no switch, the download across it intact', async () => {
     const before = await status();
-    const download = curl(['-s', '--max-time', '120', '--limit-rate', '200k', '--socks5-hostname', `127.0.0.1:${proxyPort}`, `http://${rig.state.inetAddress}/big`]);
+    const download = curl([
+      '-s',
+      '--max-time',
+      '120',
+      '--limit-rate',
+      '200k',
+      '--socks5-hostname',
+      `127.0.0.1:${proxyPort}`,
+      `http://${rig.state.inetAddress}/big`,
+    ]);
     await new Promise((r) => setTimeout(r, 2_000));
     const resumed = await stopFor(5_500);
     const r = await socksGet(proxyPort, 'files.test', '/bytes/1000', 10_000);

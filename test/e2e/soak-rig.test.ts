@@ -21,14 +21,22 @@ describe.skipIf(!isRoot)('the soak, compressed (issue #24)', () => {
   }, 240_000);
   afterAll(() => rig?.down());
 
-  it(`${MINUTES} minutes of traffic, picks, node deaths, refreshes, reloads and a sleep: nothing corrupt, nothing lost but what a death costs, fds and workers back`, async () => {
-    const r = await runSoak(rig, { minutes: MINUTES, scale: 0.4, onEvent: (e) => console.log(`[${e.t} min] ${e.kind}: ${e.detail}`) });
-    console.log(judge(r).join('\n'));
-    expect(r.samples.length).toBeGreaterThanOrEqual(MINUTES);
-    expect(r.deaths.length).toBeGreaterThanOrEqual(1);
-    expect(r.mismatches).toBe(0);
-    expect(r.requests.failures).toEqual([]);
-    expect(r.fds.end).toBeLessThanOrEqual(r.fds.baseline + 2);
-    for (const e of r.fds.afterEvents) expect(e, e.kind).toMatchObject({ workers: e.expectedWorkers });
-  }, (MINUTES + 8) * 60_000);
+  it(
+    `${MINUTES} minutes of traffic, picks, node deaths, refreshes, reloads and a sleep: nothing corrupt, nothing lost but what a death costs, fds and workers back`,
+    async () => {
+      const r = await runSoak(rig, {
+        minutes: MINUTES,
+        scale: 0.4,
+        onEvent: (e) => console.log(`[${e.t} min] ${e.kind}: ${e.detail}`),
+      });
+      console.log(judge(r).join('\n'));
+      expect(r.samples.length).toBeGreaterThanOrEqual(MINUTES);
+      expect(r.deaths.length).toBeGreaterThanOrEqual(1);
+      expect(r.mismatches).toBe(0);
+      expect(r.requests.failures).toEqual([]);
+      expect(r.fds.end).toBeLessThanOrEqual(r.fds.baseline + 2);
+      for (const e of r.fds.afterEvents) expect(e, e.kind).toMatchObject({ workers: e.expectedWorkers });
+    },
+    (MINUTES + 8) * 60_000,
+  );
 });

@@ -40,7 +40,14 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
   });
   afterAll(() => rig?.down());
 
-  const sstpSpec = (n: RigNode, over: { serverName?: string; ca?: string[] } = {}) => ({ protocol: 'sstp' as const, host: n.vpnAddress, port: 443, serverName: n.ddns!, ca: [ca], ...over });
+  const sstpSpec = (n: RigNode, over: { serverName?: string; ca?: string[] } = {}) => ({
+    protocol: 'sstp' as const,
+    host: n.vpnAddress,
+    port: 443,
+    serverName: n.ddns!,
+    ca: [ca],
+    ...over,
+  });
 
   /** HTTP/1.0 GET through a tunnel by address; the body hashed as it streams. */
   async function fetchThrough(t: Tunnel, path: string): Promise<{ bytes: number; sha: string; body: string }> {
@@ -71,24 +78,41 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     return { bytes, sha: hash.digest('hex'), body: small };
   }
 
-  it.each([true, false])('carries 64 MiB intact and DNS over UDP, leaving by the node its own exit (threads: %s)', async (threads) => {
-    const n = rig.softether[0]!;
-    expect(n.sstp).toBe(true);
-    const t = await openTunnel({ id: `sstp-${threads}`, nodeId: n.name, link: sstpSpec(n), logger: silentLogger(), threads });
-    tunnels.push(t);
-    expect(t.protocol).toBe('sstp');
-    // Names through the tunnel: SecureNAT's DNS proxy, over UDP inside PPP.
-    expect(await t.resolve('files.test')).toEqual([rig.state.inetAddress]);
-    expect((await fetchThrough(t, '/ip')).body).toBe(n.exitAddress);
-    const big = await fetchThrough(t, '/big');
-    expect(big.bytes).toBe(rig.state.bigBytes);
-    expect(big.sha).toBe(rig.state.bigSha256);
-    expect(t.diagnostics()).toMatchObject({ link: 'up', responsive: true });
-  }, 120_000);
+  it.each([true, false])(
+    'carries 64 MiB intact and DNS over UDP, leaving by the node its own exit (threads: %s)',
+    async (threads) => {
+      const n = rig.softether[0]!;
+      expect(n.sstp).toBe(true);
+      const t = await openTunnel({
+        id: `sstp-${threads}`,
+        nodeId: n.name,
+        link: sstpSpec(n),
+        logger: silentLogger(),
+        threads,
+      });
+      tunnels.push(t);
+      expect(t.protocol).toBe('sstp');
+      // Names through the tunnel: SecureNAT's DNS proxy, over UDP inside PPP.
+      expect(await t.resolve('files.test')).toEqual([rig.state.inetAddress]);
+      expect((await fetchThrough(t, '/ip')).body).toBe(n.exitAddress);
+      const big = await fetchThrough(t, '/big');
+      expect(big.bytes).toBe(rig.state.bigBytes);
+      expect(big.sha).toBe(rig.state.bigSha256);
+      expect(t.diagnostics()).toMatchObject({ link: 'up', responsive: true });
+    },
+    120_000,
+  );
 
   it('a paused server is noticed as silent within unresponsiveMs, and heard again once it resumes', async () => {
     const n = rig.softether[2]!;
-    const t = await openTunnel({ id: 'sstp-silent', nodeId: n.name, link: sstpSpec(n), logger: silentLogger(), threads: false, unresponsiveMs: 4_000 });
+    const t = await openTunnel({
+      id: 'sstp-silent',
+      nodeId: n.name,
+      link: sstpSpec(n),
+      logger: silentLogger(),
+      threads: false,
+      unresponsiveMs: 4_000,
+    });
     tunnels.push(t);
     const seen: Array<{ ok: boolean; at: number }> = [];
     t.onLiveness((ok) => seen.push({ ok, at: Date.now() }));
@@ -107,34 +131,97 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
 
   it('refuses a certificate for another name, and one from a CA it does not trust, naming the node', async () => {
     const n = rig.softether[1]!;
-    const wrongName = openTunnel({ id: 'sstp-wrong-name', nodeId: n.name, link: sstpSpec(n, { serverName: 'rig-node9.opengw.net' }), logger: silentLogger(), threads: false, connectTimeoutMs: 10_000 });
-    await expect(wrongName).rejects.toMatchObject({ code: 'GH_ERR_SSTP_TLS_FAILED', message: expect.stringMatching(/rig-node9\.opengw\.net .*certificate is refused.*rig-node2\.opengw\.net/) });
-    const untrusted = openTunnel({ id: 'sstp-no-ca', nodeId: n.name, link: sstpSpec(n, { ca: [] }), logger: silentLogger(), threads: false, connectTimeoutMs: 10_000 });
-    await expect(untrusted).rejects.toMatchObject({ code: 'GH_ERR_SSTP_TLS_FAILED', message: expect.stringMatching(/rig-node2\.opengw\.net .*certificate is refused/) });
+    const wrongName = openTunnel({
+      id: 'sstp-wrong-name',
+      nodeId: n.name,
+      link: sstpSpec(n, { serverName: 'rig-node9.opengw.net' }),
+      logger: silentLogger(),
+      threads: false,
+      connectTimeoutMs: 10_000,
+    });
+    await expect(wrongName).rejects.toMatchObject({
+      code: 'GH_ERR_SSTP_TLS_FAILED',
+      message: expect.stringMatching(/rig-node9\.opengw\.net .*certificate is refused.*rig-node2\.opengw\.net/),
+    });
+    const untrusted = openTunnel({
+      id: 'sstp-no-ca',
+      nodeId: n.name,
+      link: sstpSpec(n, { ca: [] }),
+      logger: silentLogger(),
+      threads: false,
+      connectTimeoutMs: 10_000,
+    });
+    await expect(untrusted).rejects.toMatchObject({
+      code: 'GH_ERR_SSTP_TLS_FAILED',
+      message: expect.stringMatching(/rig-node2\.opengw\.net .*certificate is refused/),
+    });
   });
 
   it('a refused password is GH_ERR_SSTP_AUTH_FAILED; PAP, which SoftEther offers last, works when MS-CHAPv2 is not taken', async () => {
     const n = rig.softether[1]!;
-    const bad = new SstpClient({ host: n.vpnAddress, port: 443, serverName: n.ddns!, ca: [ca], password: 'not-vpn', logger: silentLogger() });
+    const bad = new SstpClient({
+      host: n.vpnAddress,
+      port: 443,
+      serverName: n.ddns!,
+      ca: [ca],
+      password: 'not-vpn',
+      logger: silentLogger(),
+    });
     bad.on('error', () => {});
-    await expect(bad.connect({ timeoutMs: 20_000 })).rejects.toMatchObject({ code: 'GH_ERR_SSTP_AUTH_FAILED', message: expect.stringMatching(/MS-CHAPv2 refused: the user name or password was refused/) });
-    const pap = new SstpClient({ host: n.vpnAddress, port: 443, serverName: n.ddns!, ca: [ca], auth: ['pap'], logger: silentLogger() });
+    await expect(bad.connect({ timeoutMs: 20_000 })).rejects.toMatchObject({
+      code: 'GH_ERR_SSTP_AUTH_FAILED',
+      message: expect.stringMatching(/MS-CHAPv2 refused: the user name or password was refused/),
+    });
+    const pap = new SstpClient({
+      host: n.vpnAddress,
+      port: 443,
+      serverName: n.ddns!,
+      ca: [ca],
+      auth: ['pap'],
+      logger: silentLogger(),
+    });
     pap.on('error', () => {});
     try {
       const cfg = await pap.connect({ timeoutMs: 30_000 });
-      expect(cfg).toMatchObject({ auth: 'pap', bindingHash: 'sha256', address: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/) });
+      expect(cfg).toMatchObject({
+        auth: 'pap',
+        bindingHash: 'sha256',
+        address: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/),
+      });
     } finally {
       pap.close();
     }
   }, 60_000);
 
   /** A core over the rig; the config layers can be changed and reloaded (Settings does the same). */
-  async function start(tag: string, tunnel: ConfigInput['tunnel'], over: ConfigInput = {}): Promise<{ app: RunningApp; reload: (t: ConfigInput['tunnel']) => Promise<unknown>; log: string; dataDir: string }> {
+  async function start(
+    tag: string,
+    tunnel: ConfigInput['tunnel'],
+    over: ConfigInput = {},
+  ): Promise<{
+    app: RunningApp;
+    reload: (t: ConfigInput['tunnel']) => Promise<unknown>;
+    log: string;
+    dataDir: string;
+  }> {
     const dataDir = over.dataDir ?? mkdtempSync(join(tmpdir(), `gh-sstp-${tag}-`));
     const log = join(dataDir, `${tag}.log`);
     // The same input rigAppConfig builds from, so a reload changes only what the test changes.
-    const base = { egress: 'vpngate', api: [rig.state.apiUrl], listen: '127.0.0.1:0', admin: 'off', dataDir, logFile: 'off', ...over, tunnel } as ConfigInput;
-    const fromFlags: ConfigInput = { ...base, groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups }, switching: { healthDnsName: 'files.test', ...over.switching } };
+    const base = {
+      egress: 'vpngate',
+      api: [rig.state.apiUrl],
+      listen: '127.0.0.1:0',
+      admin: 'off',
+      dataDir,
+      logFile: 'off',
+      ...over,
+      tunnel,
+    } as ConfigInput;
+    const fromFlags: ConfigInput = {
+      ...base,
+      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
+      switching: { healthDnsName: 'files.test', ...over.switching },
+    };
     const layers = { fromFile: {} as ConfigInput, fromFlags };
     const config = rigAppConfig(rig, dataDir, base);
     const a = await startApp(config, fileLogger(log), { layers, readLayers: () => layers });
@@ -159,14 +246,19 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
 
   it('switches OpenVPN → SSTP → OpenVPN make-before-break under load: every download intact, new sessions on the new tunnel', async () => {
     const [n1, n2, n3] = rig.softether.map((n) => n.name) as [string, string, string];
-    const s = await start('switch', { protocols: ['openvpn'], sstp: { ca: rig.state.caFile } }, { groups: { mode: 'manual', defaultNode: n1 } });
+    const s = await start(
+      'switch',
+      { protocols: ['openvpn'], sstp: { ca: rig.state.caFile } },
+      { groups: { mode: 'manual', defaultNode: n1 } },
+    );
     const a = s.app;
     const c = a.controller!;
     const port = a.listening.proxy.port;
     await eventually(() => c.active?.node.id === n1, 60_000, `${n1} active`);
     expect(c.active!.egress.protocol).toBe('openvpn');
     // Downloads that span both switches (rate-limited), started on the OpenVPN tunnel.
-    const pull = (): ReturnType<typeof curl> => curl(['--max-time', '120', '--limit-rate', '6M', '--socks5-hostname', `127.0.0.1:${port}`, rig.url('/big')]);
+    const pull = (): ReturnType<typeof curl> =>
+      curl(['--max-time', '120', '--limit-rate', '6M', '--socks5-hostname', `127.0.0.1:${port}`, rig.url('/big')]);
     const first = [pull(), pull()];
     await until(() => (a.proxy.stats.sessionsActive >= 2 ? true : undefined), 10_000, 'both downloads running');
     await s.reload({ protocols: ['sstp'], sstp: { ca: rig.state.caFile } });
@@ -174,7 +266,11 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     expect(c.active!.egress.protocol).toBe('sstp');
     expect(await socksIp(port)).toBe(exitOf(n2));
     const second = [pull()];
-    await until(() => (a.proxy.stats.sessionsActive >= 3 ? true : undefined), 10_000, 'the download on the SSTP tunnel running');
+    await until(
+      () => (a.proxy.stats.sessionsActive >= 3 ? true : undefined),
+      10_000,
+      'the download on the SSTP tunnel running',
+    );
     await s.reload({ protocols: ['openvpn'], sstp: { ca: rig.state.caFile } });
     expect(await c.switchNow({ nodeId: n3 }).done).toMatchObject({ outcome: 'switched', to: n3, protocol: 'openvpn' });
     expect(await socksIp(port)).toBe(exitOf(n3));
@@ -193,7 +289,11 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     lifts.push(rig.filterOpenVpn());
     const softether = rig.softether.map((n) => n.name);
     // Short OpenVPN deadlines for the test; SSTP's CA is the rig's. The default protocol order.
-    const s = await start('filtered', { sstp: { ca: rig.state.caFile } }, { groups: { connectTimeoutMs: 5_000, maxAttempts: 3 } });
+    const s = await start(
+      'filtered',
+      { sstp: { ca: rig.state.caFile } },
+      { groups: { connectTimeoutMs: 5_000, maxAttempts: 3 } },
+    );
     const a = s.app;
     const c = a.controller!;
     const port = a.listening.proxy.port;
@@ -209,7 +309,9 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     }
     await eventually(() => c.protocols.preferred === 'sstp', 5_000, 'SSTP learnt as this network’s protocol');
     expect(c.protocols.reason).toMatch(/OpenVPN failed on 3 different nodes while SSTP worked/);
-    const learned = readFileSync(s.log, 'utf8').split('\n').filter((l) => l.includes('"protocol-preference"'));
+    const learned = readFileSync(s.log, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"protocol-preference"'));
     expect(learned).toHaveLength(1);
     // From now on a switch tries SSTP first: no new OpenVPN attempt on the next node.
     const next = softether.find((id) => id !== c.active!.node.id)!;
@@ -224,7 +326,11 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     // Remembered for this network: a restart on it starts with SSTP first.
     await a.stop();
     app = null;
-    const again = await start('filtered-again', { sstp: { ca: rig.state.caFile } }, { dataDir: s.dataDir, groups: { connectTimeoutMs: 5_000 } });
+    const again = await start(
+      'filtered-again',
+      { sstp: { ca: rig.state.caFile } },
+      { dataDir: s.dataDir, groups: { connectTimeoutMs: 5_000 } },
+    );
     expect(again.app.controller!.protocols.preferred).toBe('sstp');
     await eventually(() => again.app.controller!.active !== null, 30_000, 'up again');
     expect(again.app.controller!.active!.egress.protocol).toBe('sstp');

@@ -59,7 +59,17 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
     const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
     const downloads = Array.from({ length: 50 }, (_, i) =>
-      new Promise((r) => setTimeout(r, i * 60)).then(() => curl(['--max-time', '120', '--limit-rate', '200k', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')])),
+      new Promise((r) => setTimeout(r, i * 60)).then(() =>
+        curl([
+          '--max-time',
+          '120',
+          '--limit-rate',
+          '200k',
+          '--socks5-hostname',
+          `127.0.0.1:${port()}`,
+          rig.url('/big'),
+        ]),
+      ),
     );
     const shorts: Array<{ startedAt: number; ip?: string; err?: string }> = [];
     let running = true;
@@ -102,7 +112,11 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
         switches.push({ startedAt, record });
         // Let some requests run on this node before the next switch.
         const settled = shorts.length;
-        await until(() => (shorts.slice(settled).filter((s) => s.ip).length >= 5 ? true : undefined), 20_000, () => `requests on the new node after switch ${k + 1} (${describeShorts(shorts.slice(settled))})`);
+        await until(
+          () => (shorts.slice(settled).filter((s) => s.ip).length >= 5 ? true : undefined),
+          20_000,
+          () => `requests on the new node after switch ${k + 1} (${describeShorts(shorts.slice(settled))})`,
+        );
       }
     } finally {
       // Also on failure: the request loop must stop before the app does.
@@ -139,7 +153,11 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
     const a = await start();
     const c = a.controller!;
     const { SocksClient } = await import('socks');
-    const { socket } = await SocksClient.createConnection({ proxy: { host: '127.0.0.1', port: port(), type: 5 }, command: 'connect', destination: { host: 'files.test', port: 80 } });
+    const { socket } = await SocksClient.createConnection({
+      proxy: { host: '127.0.0.1', port: port(), type: 5 },
+      command: 'connect',
+      destination: { host: 'files.test', port: 80 },
+    });
     const from = c.active!.node.id;
     const to = nodeIds().find((n) => n !== from)!;
     await c.switchNow({ nodeId: to }).done;
@@ -154,7 +172,7 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
     expect(text.slice(text.indexOf('\r\n\r\n') + 4)).toBe(exitOf(to));
   }, 120_000);
 
-  it('a Clash dashboard\'s pick (PUT /proxies/GATEHOP) is the group\'s `now` at once, and the switch is still make-before-break (#26)', async () => {
+  it("a Clash dashboard's pick (PUT /proxies/GATEHOP) is the group's `now` at once, and the switch is still make-before-break (#26)", async () => {
     const a = await start({ admin: '127.0.0.1:0' });
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     const admin = a.listening.admin!.port;
@@ -163,14 +181,23 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
     // A download still running on the old node when the pick is made: 8 MiB read at 1 MiB/s by the client.
     const bytes = 8 << 20;
     const download = new Promise<{ code: number | null; out: string }>((resolve) => {
-      const c = spawn('sh', ['-c', `curl -s --max-time 120 --socks5-hostname 127.0.0.1:${port()} ${rig.url(`/bytes/${bytes}`)} | pv -q -L 1m | sha256sum`], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const c = spawn(
+        'sh',
+        [
+          '-c',
+          `curl -s --max-time 120 --socks5-hostname 127.0.0.1:${port()} ${rig.url(`/bytes/${bytes}`)} | pv -q -L 1m | sha256sum`,
+        ],
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      );
       let out = '';
       c.stdout.on('data', (b: Buffer) => (out += b.toString()));
       c.on('exit', (code) => resolve({ code, out }));
     });
     await eventually(() => a.proxy.stats.bytesDown > 1_000_000, 30_000, 'the download under way');
     expect((await apiRequest(admin, 'PUT', '/proxies/GATEHOP', { token, body: { name: to } })).status).toBe(204);
-    const group = (await apiRequest(admin, 'GET', '/proxies', { token })).json<{ proxies: Record<string, { now?: string; fixed?: string }> }>().proxies.GATEHOP!;
+    const group = (await apiRequest(admin, 'GET', '/proxies', { token })).json<{
+      proxies: Record<string, { now?: string; fixed?: string }>;
+    }>().proxies.GATEHOP!;
     expect(group).toMatchObject({ now: to, fixed: to });
     await eventually(() => a.controller!.active?.node.id === to, 60_000, `the switch to ${to}`);
     expect((await socksGet(port(), rig.state.inetAddress, '/ip', 30_000)).body.toString()).toBe(exitOf(to));
@@ -184,7 +211,11 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
     const a = await start({ switching: { drainGraceMs: 2_000 } });
     const c = a.controller!;
     const { SocksClient } = await import('socks');
-    const { socket } = await SocksClient.createConnection({ proxy: { host: '127.0.0.1', port: port(), type: 5 }, command: 'connect', destination: { host: 'files.test', port: 80 } });
+    const { socket } = await SocksClient.createConnection({
+      proxy: { host: '127.0.0.1', port: port(), type: 5 },
+      command: 'connect',
+      destination: { host: 'files.test', port: 80 },
+    });
     socket.write('GET /ip HTTP/1.1\r\nHost: files.test\r\n'); // an unfinished request: bytes moved, no answer yet
     await eventually(() => a.proxy.stats.bytesUp > 0, 5_000, 'bytes sent');
     const old = c.active!.egress as unknown as Tunnel;
@@ -207,7 +238,15 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
       const c = a.controller!;
       // A slow download on one node's tunnel, left draining when the next node takes over; the
       // fault then hits the new active node only.
-      const survivor = curl(['--max-time', '60', '--limit-rate', '300k', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')]);
+      const survivor = curl([
+        '--max-time',
+        '60',
+        '--limit-rate',
+        '300k',
+        '--socks5-hostname',
+        `127.0.0.1:${port()}`,
+        rig.url('/big'),
+      ]);
       await eventually(() => a.manager!.activeSessions >= 1, 10_000, 'the slow download started');
       const next = nodeIds().find((n) => n !== c.active!.node.id)!;
       expect((await c.switchNow({ nodeId: next }).done).outcome).toBe('switched');
@@ -240,7 +279,9 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
         }
         await Promise.all(inflight);
         const recoveryMs = firstOkAt - faultAt;
-        console.log(`node death by ${fault}: first new session through another node after ${(recoveryMs / 1000).toFixed(1)} s (via ${via})`);
+        console.log(
+          `node death by ${fault}: first new session through another node after ${(recoveryMs / 1000).toFixed(1)} s (via ${via})`,
+        );
         expect(firstOkAt).toBeGreaterThan(0);
         expect(recoveryMs).toBeLessThan(15_000);
         const s = await survivor;
@@ -258,12 +299,26 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
     const token = 'switching-rig-admin-token-0123456789';
     const a = await start({ groups: { mode: 'auto' }, admin: '127.0.0.1:0', adminToken: token });
     const c = a.controller!;
-    const status = async (): Promise<{ active: { nodeId: string } | null; tunnelWorkers: { failures: number }; tunnels: Array<{ thread: string }> }> => {
-      const r = await fetch(`http://127.0.0.1:${a.listening.admin!.port}/status`, { headers: { authorization: `Bearer ${token}` } });
+    const status = async (): Promise<{
+      active: { nodeId: string } | null;
+      tunnelWorkers: { failures: number };
+      tunnels: Array<{ thread: string }>;
+    }> => {
+      const r = await fetch(`http://127.0.0.1:${a.listening.admin!.port}/status`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       return (await r.json()) as never;
     };
     // A download left draining on the first node's tunnel, another on the node that will crash.
-    const survivor = curl(['--max-time', '60', '--limit-rate', '300k', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')]);
+    const survivor = curl([
+      '--max-time',
+      '60',
+      '--limit-rate',
+      '300k',
+      '--socks5-hostname',
+      `127.0.0.1:${port()}`,
+      rig.url('/big'),
+    ]);
     await eventually(() => a.manager!.activeSessions >= 1, 10_000, 'the first download started');
     // Onto any other node that comes up (an earlier test may have left one restarting or backing off).
     let moved = false;
@@ -277,7 +332,15 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
     c.setMode(true); // back to auto: a pinned node would be reconnected (it is the user's choice)
     const victim = c.active!.egress;
     expect(victim).toBeInstanceOf(WorkerTunnelEgress);
-    const lost = curl(['--max-time', '60', '--limit-rate', '300k', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/big')]);
+    const lost = curl([
+      '--max-time',
+      '60',
+      '--limit-rate',
+      '300k',
+      '--socks5-hostname',
+      `127.0.0.1:${port()}`,
+      rig.url('/big'),
+    ]);
     await eventually(() => victim.stats.sessionsActive >= 1, 10_000, 'a download on the tunnel about to crash');
     const before = (await status()).tunnelWorkers.failures;
     expect((await status()).tunnels.every((t) => t.thread === 'worker')).toBe(true);
@@ -298,42 +361,64 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
   // By hand, the full length with the default windows: GH_NOFLAP_S=600 GH_NOFLAP_WINDOW_S=15.
   const flapS = Number(process.env.GH_NOFLAP_S ?? 150);
   const windowS = Number(process.env.GH_NOFLAP_WINDOW_S ?? 3);
-  it(`no flapping: a node with 100 ± 50 ms delay and 2 % loss serves steady load for ${flapS} s (${windowS} s health windows) without a switch`, async () => {
-    const a = await start({ health: { intervalMs: windowS * 1000, minSwitchIntervalMs: 0 }, groups: { mode: 'manual' } }, 'flap.log');
-    const c = a.controller!;
-    const pinned = 'rig-node1';
-    if (c.active!.node.id !== pinned) expect((await c.switchNow({ nodeId: pinned }).done).outcome).toBe('switched');
-    rig.impair('n1', { delayMs: 100, jitterMs: 50, loss: 0.02 });
-    try {
-      const switchesBefore = c.history.length;
-      const windowsBefore = c.health.windows;
-      const logLines = (): Array<Record<string, unknown>> => readFileSync(join(dataDir, 'flap.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-      const stopAt = Date.now() + flapS * 1000;
-      let failures = 0;
-      const downloads = (async () => {
-        while (Date.now() < stopAt) {
-          const r = await curl(['--max-time', '60', '--socks5-hostname', `127.0.0.1:${port()}`, rig.url('/bytes/65536')]);
-          if (r.code !== 0 || r.stdout.length !== 65536) failures++;
-        }
-      })();
-      const shortOnes = (async () => {
-        while (Date.now() < stopAt) {
-          await socksGet(port(), 'files.test', '/ip', 20_000).then((r) => void (r.status !== 200 && failures++), () => void failures++);
-          await new Promise((r) => setTimeout(r, 500));
-        }
-      })();
-      await Promise.all([downloads, shortOnes]);
-      const windows = c.health.windows - windowsBefore;
-      expect(windows).toBeGreaterThanOrEqual(Math.floor(flapS / windowS) - 2);
-      expect(c.history.length).toBe(switchesBefore);
-      expect(c.active!.node.id).toBe(pinned);
-      expect(logLines().filter((l) => l.event === 'switch-held')).toEqual([]);
-      expect(failures).toBe(0);
-      console.log(`no flapping: ${windows} health windows (${c.health.badWindows} bad), ${c.history.length - switchesBefore} switches, ${failures} failed requests`);
-    } finally {
-      rig.clearImpairment('n1');
-    }
-  }, (flapS + 90) * 1000);
+  it(
+    `no flapping: a node with 100 ± 50 ms delay and 2 % loss serves steady load for ${flapS} s (${windowS} s health windows) without a switch`,
+    async () => {
+      const a = await start(
+        { health: { intervalMs: windowS * 1000, minSwitchIntervalMs: 0 }, groups: { mode: 'manual' } },
+        'flap.log',
+      );
+      const c = a.controller!;
+      const pinned = 'rig-node1';
+      if (c.active!.node.id !== pinned) expect((await c.switchNow({ nodeId: pinned }).done).outcome).toBe('switched');
+      rig.impair('n1', { delayMs: 100, jitterMs: 50, loss: 0.02 });
+      try {
+        const switchesBefore = c.history.length;
+        const windowsBefore = c.health.windows;
+        const logLines = (): Array<Record<string, unknown>> =>
+          readFileSync(join(dataDir, 'flap.log'), 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Record<string, unknown>);
+        const stopAt = Date.now() + flapS * 1000;
+        let failures = 0;
+        const downloads = (async () => {
+          while (Date.now() < stopAt) {
+            const r = await curl([
+              '--max-time',
+              '60',
+              '--socks5-hostname',
+              `127.0.0.1:${port()}`,
+              rig.url('/bytes/65536'),
+            ]);
+            if (r.code !== 0 || r.stdout.length !== 65536) failures++;
+          }
+        })();
+        const shortOnes = (async () => {
+          while (Date.now() < stopAt) {
+            await socksGet(port(), 'files.test', '/ip', 20_000).then(
+              (r) => void (r.status !== 200 && failures++),
+              () => void failures++,
+            );
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        })();
+        await Promise.all([downloads, shortOnes]);
+        const windows = c.health.windows - windowsBefore;
+        expect(windows).toBeGreaterThanOrEqual(Math.floor(flapS / windowS) - 2);
+        expect(c.history.length).toBe(switchesBefore);
+        expect(c.active!.node.id).toBe(pinned);
+        expect(logLines().filter((l) => l.event === 'switch-held')).toEqual([]);
+        expect(failures).toBe(0);
+        console.log(
+          `no flapping: ${windows} health windows (${c.health.badWindows} bad), ${c.history.length - switchesBefore} switches, ${failures} failed requests`,
+        );
+      } finally {
+        rig.clearImpairment('n1');
+      }
+    },
+    (flapS + 90) * 1000,
+  );
 
   it('the manual selection and node history survive a restart', async () => {
     const a = await start({}, 'restart-1.log');

@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
-import { openTunnel, TunnelWorkerPool, tunnelWorkerCounters, WorkerTunnelEgress, type Tunnel } from '../../core/egress/index.js';
+import {
+  openTunnel,
+  TunnelWorkerPool,
+  tunnelWorkerCounters,
+  WorkerTunnelEgress,
+  type Tunnel,
+} from '../../core/egress/index.js';
 import { eventually } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig } from '../rig/rig.js';
@@ -49,7 +55,13 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
 
   async function tunnel(node: string, proto: 'tcp' | 'udp', threads: boolean): Promise<Tunnel> {
     const n = rig.node(node);
-    const t = await openTunnel({ id: `t-${node}-${proto}-${threads}`, nodeId: n.name, link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') }, logger: silentLogger(), threads });
+    const t = await openTunnel({
+      id: `t-${node}-${proto}-${threads}`,
+      nodeId: n.name,
+      link: { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') },
+      logger: silentLogger(),
+      threads,
+    });
     open.push(t);
     return t;
   }
@@ -75,17 +87,24 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
         expect(t.linkState()).toBe('up');
         await t.close();
         expect(t.state).toBe('closed');
-        if (t instanceof WorkerTunnelEgress) await eventually(() => !t.threadAlive, 5_000, 'the worker exited on close');
+        if (t instanceof WorkerTunnelEgress)
+          await eventually(() => !t.threadAlive, 5_000, 'the worker exited on close');
       }, 120_000);
     }
   }
 
-  it('tunnels open in a pool\'s started spare workers, one after another; closing the pool ends its spare', async () => {
+  it("tunnels open in a pool's started spare workers, one after another; closing the pool ends its spare", async () => {
     const pool = new TunnelWorkerPool({ heapLimitMb: 128 });
     try {
       for (const node of ['n1', 'o1']) {
         const n = rig.node(node);
-        const t = await openTunnel({ id: `pooled-${node}`, nodeId: n.name, link: { protocol: 'openvpn', profileText: readFileSync(n.profiles.udp!, 'utf8') }, logger: silentLogger(), pool });
+        const t = await openTunnel({
+          id: `pooled-${node}`,
+          nodeId: n.name,
+          link: { protocol: 'openvpn', profileText: readFileSync(n.profiles.udp!, 'utf8') },
+          logger: silentLogger(),
+          pool,
+        });
         open.push(t);
         expect(await download(t, '/bytes/100000')).toMatchObject({ bytes: 100000 });
         await t.close();

@@ -25,7 +25,10 @@ interface LogLine {
 
 function readLog(file: string): LogLine[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogLine);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as LogLine);
 }
 
 /** The selector's and tunnels' events so far, for a failure message that says what happened instead. */
@@ -51,9 +54,29 @@ describe.skipIf(!isRoot)('gatehop --api against the rig: list, score, persist', 
   });
 
   function run(logFile: string): { child: ChildProcess; exited: Promise<number | null> } {
-    const child = spawn(process.execPath, [BIN, '--egress', 'vpngate', '--api', rig.state.apiUrl, '--listen', '127.0.0.1:0', '--admin', 'off', '--data-dir', dataDir, '--log-file', logFile, '--log-level', 'info'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--egress',
+        'vpngate',
+        '--api',
+        rig.state.apiUrl,
+        '--listen',
+        '127.0.0.1:0',
+        '--admin',
+        'off',
+        '--data-dir',
+        dataDir,
+        '--log-file',
+        logFile,
+        '--log-level',
+        'info',
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     children.push(child);
     return { child, exited: new Promise((r) => child.on('exit', (code) => r(code))) };
   }
@@ -62,15 +85,26 @@ describe.skipIf(!isRoot)('gatehop --api against the rig: list, score, persist', 
     rig.impair('n1', { delayMs: 100 });
     const logFile = join(dataDir, 'run1.log');
     const { child, exited } = run(logFile);
-    const scored = await until(() => {
-      const lines = readLog(logFile).filter((l) => l.event === 'node-scored');
-      return lines.length >= rig.state.nodes.length ? lines : undefined;
-    }, 60_000, () => `every rig node scored (log so far: ${describeLog(logFile)})`);
+    const scored = await until(
+      () => {
+        const lines = readLog(logFile).filter((l) => l.event === 'node-scored');
+        return lines.length >= rig.state.nodes.length ? lines : undefined;
+      },
+      60_000,
+      () => `every rig node scored (log so far: ${describeLog(logFile)})`,
+    );
     rig.clearImpairment('n1');
     expect(new Set(scored.map((l) => l.nodeId))).toEqual(new Set(rig.state.nodes.map((n) => n.name)));
     for (const l of scored) {
       expect(l.level).toBe('info');
-      expect(l).toMatchObject({ score: expect.any(Number), rttMs: expect.any(Number), latencyTerm: expect.any(Number), priorTerm: expect.any(Number), historyTerm: expect.any(Number), failurePenalty: expect.any(Number) });
+      expect(l).toMatchObject({
+        score: expect.any(Number),
+        rttMs: expect.any(Number),
+        latencyTerm: expect.any(Number),
+        priorTerm: expect.any(Number),
+        historyTerm: expect.any(Number),
+        failurePenalty: expect.any(Number),
+      });
     }
     const n1 = scored.find((l) => l.nodeId === 'rig-node1')!;
     expect(n1.rttMs!).toBeGreaterThanOrEqual(190);
@@ -79,14 +113,20 @@ describe.skipIf(!isRoot)('gatehop --api against the rig: list, score, persist', 
     expect(await exited).toBe(0);
 
     const db = new Database(join(dataDir, 'gatehop.db'), { readonly: true });
-    const list = db.prepare('SELECT source, via, node_count FROM node_list').get() as { source: string; via: string; node_count: number };
+    const list = db.prepare('SELECT source, via, node_count FROM node_list').get() as {
+      source: string;
+      via: string;
+      node_count: number;
+    };
     expect(list).toEqual({ source: rig.state.apiUrl, via: 'direct', node_count: rig.state.nodes.length });
     // The nodes themselves, with their profiles, are in the pool that remembers (#20).
     const pool = db.prepare('SELECT count(*) AS n FROM nodes WHERE node_json IS NOT NULL').get() as { n: number };
     expect(pool.n).toBe(rig.state.nodes.length);
     // Every node's probe is persisted. Distinct nodes, not rows: a list that lands again right after
     // the first ranking (nodes.onChange) ranks once more before the SIGTERM (seen in CI: 6 rows).
-    const samples = db.prepare("SELECT count(DISTINCT node_id) AS n FROM latency_samples WHERE kind = 'tcp' AND success = 1").get() as { n: number };
+    const samples = db
+      .prepare("SELECT count(DISTINCT node_id) AS n FROM latency_samples WHERE kind = 'tcp' AND success = 1")
+      .get() as { n: number };
     expect(samples.n).toBe(rig.state.nodes.length);
     db.close();
   }, 120_000);
@@ -96,8 +136,17 @@ describe.skipIf(!isRoot)('gatehop --api against the rig: list, score, persist', 
     const logFile = join(dataDir, 'run2.log');
     const { child, exited } = run(logFile);
     await until(() => readLog(logFile).find((l) => l.event === 'list-from-cache'), 30_000, 'cached list served');
-    await until(() => (readLog(logFile).filter((l) => l.event === 'node-scored').length >= rig.state.nodes.length ? true : undefined), 60_000, 'cached nodes scored');
-    await until(() => readLog(logFile).find((l) => l.event === 'list-refresh-failed'), 60_000, 'refresh failure logged');
+    await until(
+      () =>
+        readLog(logFile).filter((l) => l.event === 'node-scored').length >= rig.state.nodes.length ? true : undefined,
+      60_000,
+      'cached nodes scored',
+    );
+    await until(
+      () => readLog(logFile).find((l) => l.event === 'list-refresh-failed'),
+      60_000,
+      'refresh failure logged',
+    );
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     await rig.apiMode('ok');

@@ -18,7 +18,16 @@ import { runShell, type Shell, type ShellOptions } from '../../electron/shell.js
 import { classifyStartError } from '../../electron/start-core.js';
 import { TRAY_MIN_INTERVAL_MS } from '../../electron/tray-controller.js';
 import { APP_URL, CRASHED_URL } from '../../electron/window-controller.js';
-import { createFakeElectron, fakeEvent, FakeBrowserWindow, FakeNotification, FakeTray, type FakeElectron, type FakeElectronOptions, type FakeMenu } from './fake-electron.js';
+import {
+  createFakeElectron,
+  fakeEvent,
+  FakeBrowserWindow,
+  FakeNotification,
+  FakeTray,
+  type FakeElectron,
+  type FakeElectronOptions,
+  type FakeMenu,
+} from './fake-electron.js';
 
 const ROOT = resolve(__dirname, '../..');
 const EXEC = 'C:\\Program Files\\Gatehop\\Gatehop.exe';
@@ -44,7 +53,13 @@ interface StartOptions extends Partial<FakeElectronOptions> {
   before?: (fake: FakeElectron) => void;
 }
 
-const QUIET = { egress: 'direct' as const, listen: '127.0.0.1:0', admin: '127.0.0.1:0', logFile: 'off', logLevel: 'silent' as const };
+const QUIET = {
+  egress: 'direct' as const,
+  listen: '127.0.0.1:0',
+  admin: '127.0.0.1:0',
+  logFile: 'off',
+  logLevel: 'silent' as const,
+};
 
 function fakeFor(o: StartOptions): FakeElectron {
   const userData = o.userData ?? mkdtempSync(join(tmpdir(), 'gh-desk-'));
@@ -94,7 +109,8 @@ function click(id: string, checked?: boolean): void {
   i.click!({ checked: checked ?? !i.checked } as Electron.MenuItem, undefined, {} as KeyboardEvent);
 }
 /** The Gatehop windows (not Windows' hidden session window). */
-const appWindows = (): FakeBrowserWindow[] => FakeBrowserWindow.all.filter((w) => w.loaded.some((u) => u.startsWith(APP_URL)));
+const appWindows = (): FakeBrowserWindow[] =>
+  FakeBrowserWindow.all.filter((w) => w.loaded.some((u) => u.startsWith(APP_URL)));
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, TRAY_MIN_INTERVAL_MS + 60));
 
 const PLATFORMS = ['win32', 'darwin', 'linux'] as const;
@@ -112,7 +128,11 @@ describe.each(PLATFORMS)('on %s', (platform) => {
       await settle();
     }
     expect(shell.tray.builds).toBeGreaterThan(before.builds); // the tray did look at each one
-    expect({ menus: tray.menus, tooltips: tray.tooltips, images: tray.images }).toEqual({ menus: before.menus, tooltips: before.tooltips, images: before.images });
+    expect({ menus: tray.menus, tooltips: tray.tooltips, images: tray.images }).toEqual({
+      menus: before.menus,
+      tooltips: before.tooltips,
+      images: before.images,
+    });
     // A change the menu shows replaces it once; the tooltip and image stay.
     shell.tray.update({ startAtLogin: !shell.tray.state.startAtLogin });
     await settle();
@@ -123,22 +143,32 @@ describe.each(PLATFORMS)('on %s', (platform) => {
     expect(tray.emptyImages).toEqual([]);
   });
 
-  it(platform === 'darwin' ? 'keeps the app menu (Cmd-Q); no click handler on the icon' : platform === 'win32' ? 'has no menu bar; a left click on the tray icon opens the window' : 'has no menu bar; no action depends on clicking the icon (AppIndicator drops clicks)', async () => {
-    const { fake } = await start({ platform, argv: [HIDDEN_ARG] });
-    expect(fake.electron.app.applicationMenu).toBe(platform === 'darwin' ? undefined : null);
-    const tray = trayOf();
-    if (platform === 'win32') {
-      expect(appWindows()).toHaveLength(0);
-      tray.emit('click', fakeEvent());
-      expect(appWindows()).toHaveLength(1);
-    } else expect(tray.listenerCount('click')).toBe(0);
-    // Every action is in the context menu.
-    for (const id of ['open', 'quit', 'login', 'nodes', 'auto', 'sysproxy']) expect(item(id), id).toBeDefined();
-  });
+  it(
+    platform === 'darwin'
+      ? 'keeps the app menu (Cmd-Q); no click handler on the icon'
+      : platform === 'win32'
+        ? 'has no menu bar; a left click on the tray icon opens the window'
+        : 'has no menu bar; no action depends on clicking the icon (AppIndicator drops clicks)',
+    async () => {
+      const { fake } = await start({ platform, argv: [HIDDEN_ARG] });
+      expect(fake.electron.app.applicationMenu).toBe(platform === 'darwin' ? undefined : null);
+      const tray = trayOf();
+      if (platform === 'win32') {
+        expect(appWindows()).toHaveLength(0);
+        tray.emit('click', fakeEvent());
+        expect(appWindows()).toHaveLength(1);
+      } else expect(tray.listenerCount('click')).toBe(0);
+      // Every action is in the context menu.
+      for (const id of ['open', 'quit', 'login', 'nodes', 'auto', 'sysproxy']) expect(item(id), id).toBeDefined();
+    },
+  );
 
   it('a login start opens no window; a normal start does', async () => {
     // Windows and Linux: the entry passes --hidden. macOS: the login item does not pass arguments; the OS says so.
-    const login: StartOptions = platform === 'darwin' ? { platform, before: (f) => void (f.electron.app.wasOpenedAtLogin = true) } : { platform, argv: [HIDDEN_ARG] };
+    const login: StartOptions =
+      platform === 'darwin'
+        ? { platform, before: (f) => void (f.electron.app.wasOpenedAtLogin = true) }
+        : { platform, argv: [HIDDEN_ARG] };
     await start(login);
     expect(FakeBrowserWindow.all.filter((w) => w.options.show !== false || w.loaded.length > 0)).toHaveLength(0);
     await shells.pop()!.lifecycle.shutdown('next');
@@ -252,8 +282,16 @@ describe('start at login', () => {
     expect(entry).toMatch(/^Type=Application$/m);
     await shells.pop()!.lifecycle.shutdown('moved');
     // The user moved the AppImage: the next start rewrites the entry to where it is now.
-    const moved = await start({ platform: 'linux', userData, execPath: '/tmp/.mount_GatehoABC/gatehop', argv: [HIDDEN_ARG], env: { APPIMAGE: '/opt/Gatehop.AppImage' } });
-    expect(readFileSync(moved.shell.autostart.desktopFile, 'utf8')).toMatch(/^Exec=\/opt\/Gatehop\.AppImage --hidden$/m);
+    const moved = await start({
+      platform: 'linux',
+      userData,
+      execPath: '/tmp/.mount_GatehoABC/gatehop',
+      argv: [HIDDEN_ARG],
+      env: { APPIMAGE: '/opt/Gatehop.AppImage' },
+    });
+    expect(readFileSync(moved.shell.autostart.desktopFile, 'utf8')).toMatch(
+      /^Exec=\/opt\/Gatehop\.AppImage --hidden$/m,
+    );
     expect(moved.shell.autostart.enabled).toBe(true);
   });
 
@@ -262,7 +300,9 @@ describe('start at login', () => {
     const fake = createFakeElectron({ userData: home });
     const a = new Autostart(fake.electron.app, '/opt/Gatehop/gatehop', 'linux', { XDG_CONFIG_HOME: home });
     a.set(true);
-    expect(readFileSync(join(home, 'autostart', 'gatehop.desktop'), 'utf8')).toMatch(/^Exec=\/opt\/Gatehop\/gatehop --hidden$/m);
+    expect(readFileSync(join(home, 'autostart', 'gatehop.desktop'), 'utf8')).toMatch(
+      /^Exec=\/opt\/Gatehop\/gatehop --hidden$/m,
+    );
     expect(a.repair()).toBe(false); // already right
     a.set(false);
     expect(existsSync(join(home, 'autostart', 'gatehop.desktop'))).toBe(false);
@@ -285,7 +325,9 @@ describe('the window', () => {
     expect(page.status).toBe(200);
     expect(html).toContain('The window stopped');
     expect(html).not.toMatch(/<script/i);
-    await vi.waitFor(() => expect(fake.dialogs.at(-1)).toMatchObject({ buttons: ['Restart Gatehop', 'Close the window'] }));
+    await vi.waitFor(() =>
+      expect(fake.dialogs.at(-1)).toMatchObject({ buttons: ['Restart Gatehop', 'Close the window'] }),
+    );
     await vi.waitFor(() => expect(fake.electron.app.relaunches).toBe(1));
     await vi.waitFor(() => expect(fake.electron.app.exits).toEqual([0]));
   });
@@ -301,7 +343,14 @@ describe('the window', () => {
     const userData = mkdtempSync(join(tmpdir(), 'gh-desk-'));
     writeFileSync(join(userData, 'window.json'), JSON.stringify({ x: 2100, y: 100, width: 900, height: 650 }));
     // Docked: a second screen to the right.
-    await start({ platform: 'win32', userData, displays: [{ x: 0, y: 0, width: 1920, height: 1040 }, { x: 1920, y: 0, width: 2560, height: 1400 }] });
+    await start({
+      platform: 'win32',
+      userData,
+      displays: [
+        { x: 0, y: 0, width: 1920, height: 1040 },
+        { x: 1920, y: 0, width: 2560, height: 1400 },
+      ],
+    });
     expect(appWindows()[0]!.options).toMatchObject({ x: 2100, y: 100, width: 900, height: 650 });
     await shells.pop()!.lifecycle.shutdown('undock');
     FakeBrowserWindow.all = [];
@@ -351,14 +400,23 @@ describe('the Windows tray icon', () => {
 
 describe('start-up failures', () => {
   it('classifies: a taken port, a saved auth file that cannot be read, anything else', () => {
-    const busy = Object.assign(new Error('listen EADDRINUSE: address already in use 127.0.0.1:1080'), { code: 'EADDRINUSE' });
+    const busy = Object.assign(new Error('listen EADDRINUSE: address already in use 127.0.0.1:1080'), {
+      code: 'EADDRINUSE',
+    });
     expect(classifyStartError(busy, {})).toBe('port-in-use');
     const auth = new GatehopError(ErrorCodes.AUTH_FILE_INVALID, 'cannot read auth file /x');
     expect(classifyStartError(auth, { authFile: '/x' })).toBe('settings');
     expect(classifyStartError(auth, { language: 'en' })).toBe('other'); // the auth file came from the config file, not from the settings
-    expect(classifyStartError(new GatehopError(ErrorCodes.STORE_FAILED, 'disk I/O error'), { authFile: '/x', language: 'en' })).toBe('other');
+    expect(
+      classifyStartError(new GatehopError(ErrorCodes.STORE_FAILED, 'disk I/O error'), {
+        authFile: '/x',
+        language: 'en',
+      }),
+    ).toBe('other');
     expect(classifyStartError(new GatehopError(ErrorCodes.CONFIG_INVALID, 'bad'), {})).toBe('other');
-    expect(classifyStartError(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }), { language: 'en' })).toBe('other');
+    expect(
+      classifyStartError(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }), { language: 'en' }),
+    ).toBe('other');
   });
 
   it('a taken port: "Use another port" starts on a free one', async () => {
@@ -366,16 +424,27 @@ describe('start-up failures', () => {
     servers.push(taken);
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const port = (taken.address() as { port: number }).port;
-    const { shell, fake } = await start({ platform: 'linux', argv: [HIDDEN_ARG], answers: [0], configInput: { listen: `127.0.0.1:${port}` } });
+    const { shell, fake } = await start({
+      platform: 'linux',
+      argv: [HIDDEN_ARG],
+      answers: [0],
+      configInput: { listen: `127.0.0.1:${port}` },
+    });
     expect(fake.dialogs[0]).toMatchObject({ buttons: ['Use another port', 'Quit'] });
     expect(shell.core.listening.proxy.port).not.toBe(port);
   });
 
   it('a saved auth file that is gone: "Reset settings" sets the file aside and starts with the defaults', async () => {
     const userData = mkdtempSync(join(tmpdir(), 'gh-desk-'));
-    writeFileSync(join(userData, 'settings.json'), JSON.stringify({ version: 1, settings: { authFile: join(userData, 'gone.txt'), language: 'en' } }));
+    writeFileSync(
+      join(userData, 'settings.json'),
+      JSON.stringify({ version: 1, settings: { authFile: join(userData, 'gone.txt'), language: 'en' } }),
+    );
     const { shell, fake } = await start({ platform: 'linux', userData, argv: [HIDDEN_ARG], answers: [0] });
-    expect(fake.dialogs[0]).toMatchObject({ buttons: ['Reset settings', 'Quit'], detail: expect.stringMatching(/saved settings[\s\S]*gone\.txt/) });
+    expect(fake.dialogs[0]).toMatchObject({
+      buttons: ['Reset settings', 'Quit'],
+      detail: expect.stringMatching(/saved settings[\s\S]*gone\.txt/),
+    });
     expect(shell).not.toBeNull();
     expect(existsSync(join(userData, 'settings.json'))).toBe(false);
     expect(readdirSync(userData).filter((f) => f.startsWith('settings.json.reset-'))).toHaveLength(1);
@@ -411,7 +480,7 @@ describe('in Chinese', () => {
     await vi.waitFor(() => expect(item('quit')!.label).toBe('Quit Gatehop'), { timeout: 5000 });
   });
 
-  it('when the network is found to block OpenVPN, a notification says Gatehop goes over SSTP (in the user\'s language)', async () => {
+  it("when the network is found to block OpenVPN, a notification says Gatehop goes over SSTP (in the user's language)", async () => {
     // The admin server's event feed, as the shell subscribes to it.
     const feeds: Array<(event: string, data: unknown) => void> = [];
     const original = AdminServer.prototype.onEvent;
@@ -421,8 +490,16 @@ describe('in Chinese', () => {
     });
     try {
       await start({ platform: 'linux', languages: ['zh-CN'], argv: [HIDDEN_ARG] });
-      for (const fn of feeds) fn('switch', { type: 'protocol', preferred: 'sstp', reason: 'OpenVPN failed on 3 different nodes while SSTP worked' });
-      expect(FakeNotification.shown.at(-1)).toMatchObject({ title: translate('zh-CN', 'shell.notify.protocolTitle'), body: translate('zh-CN', 'shell.notify.protocolBody') });
+      for (const fn of feeds)
+        fn('switch', {
+          type: 'protocol',
+          preferred: 'sstp',
+          reason: 'OpenVPN failed on 3 different nodes while SSTP worked',
+        });
+      expect(FakeNotification.shown.at(-1)).toMatchObject({
+        title: translate('zh-CN', 'shell.notify.protocolTitle'),
+        body: translate('zh-CN', 'shell.notify.protocolBody'),
+      });
       const before = FakeNotification.shown.length;
       for (const fn of feeds) fn('switch', { type: 'protocol', preferred: null, reason: 'new network' });
       expect(FakeNotification.shown.length).toBe(before); // back to the configured order: nothing to say
@@ -434,7 +511,15 @@ describe('in Chinese', () => {
   it('the start-up dialog is in Chinese too', async () => {
     const userData = mkdtempSync(join(tmpdir(), 'gh-desk-'));
     mkdirSync(userData, { recursive: true });
-    const { fake } = await start({ platform: 'linux', userData, languages: ['zh-Hans-CN'], configInput: { authFile: join(userData, 'none.txt') } });
-    expect(fake.dialogs[0]).toMatchObject({ title: translate('zh-CN', 'shell.dialog.startFailed'), buttons: [translate('zh-CN', 'shell.dialog.openDataFolder'), translate('zh-CN', 'shell.dialog.quit')] });
+    const { fake } = await start({
+      platform: 'linux',
+      userData,
+      languages: ['zh-Hans-CN'],
+      configInput: { authFile: join(userData, 'none.txt') },
+    });
+    expect(fake.dialogs[0]).toMatchObject({
+      title: translate('zh-CN', 'shell.dialog.startFailed'),
+      buttons: [translate('zh-CN', 'shell.dialog.openDataFolder'), translate('zh-CN', 'shell.dialog.quit')],
+    });
   });
 });

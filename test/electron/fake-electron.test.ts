@@ -60,8 +60,15 @@ describe('the fake Electron', () => {
   it('a preload that requires a Node module fails in the sandboxed context', () => {
     const file = join(dir, 'bad-preload.cjs');
     writeFileSync(file, "const fs = require('fs'); require('electron').contextBridge.exposeInMainWorld('x', {});");
-    expect(() => loadSandboxedPreload(file, { invoke: async () => null, on: () => null, removeListener: () => null })).toThrow(/module not found: fs/);
-    writeFileSync(file, "require('electron').contextBridge.exposeInMainWorld('x', { n: typeof __filename + typeof global });");
-    expect(loadSandboxedPreload(file, { invoke: async () => null, on: () => null, removeListener: () => null }).exposed.x).toEqual({ n: 'undefinedundefined' });
+    expect(() =>
+      loadSandboxedPreload(file, { invoke: async () => null, on: () => null, removeListener: () => null }),
+    ).toThrow(/module not found: fs/);
+    writeFileSync(
+      file,
+      "require('electron').contextBridge.exposeInMainWorld('x', { n: typeof __filename + typeof global });",
+    );
+    expect(
+      loadSandboxedPreload(file, { invoke: async () => null, on: () => null, removeListener: () => null }).exposed.x,
+    ).toEqual({ n: 'undefinedundefined' });
   });
 });

@@ -169,7 +169,8 @@ export class FakeTray extends Emitter {
   }
   setImage(image: E.NativeImage | string): void {
     const img = image as unknown as FakeImage;
-    if (typeof image === 'string' ? !existsSync(image) : img.isEmpty()) this.emptyImages.push(typeof image === 'string' ? image : img.path);
+    if (typeof image === 'string' ? !existsSync(image) : img.isEmpty())
+      this.emptyImages.push(typeof image === 'string' ? image : img.path);
     this.image = image;
     this.images++;
   }
@@ -230,7 +231,8 @@ export function createFakeElectron(opts: FakeElectronOptions) {
   if (opts.readyAtOnce !== false) becomeReady();
   // Windows keeps one Run entry per (path, args); macOS one login item for the app.
   const loginItems = new Map<string, boolean>();
-  const loginKey = (path?: string, args?: string[]): string => (platform === 'win32' ? `${path ?? execPath}|${(args ?? []).join(' ')}` : 'app');
+  const loginKey = (path?: string, args?: string[]): string =>
+    platform === 'win32' ? `${path ?? execPath}|${(args ?? []).join(' ')}` : 'app';
   const app = Object.assign(new Emitter(), {
     exits: [] as number[],
     quits: 0,
@@ -258,7 +260,13 @@ export function createFakeElectron(opts: FakeElectronOptions) {
     },
     getLoginItemSettings(o?: E.LoginItemSettingsOptions): E.LoginItemSettings {
       const openAtLogin = loginItems.get(loginKey(o?.path, o?.args)) ?? false;
-      return { openAtLogin, wasOpenedAtLogin: platform === 'darwin' && this.wasOpenedAtLogin, status: 'not-registered', executableWillLaunchAtLogin: [...loginItems.keys()].some((k) => k.startsWith(`${o?.path ?? execPath}|`)), launchItems: [] };
+      return {
+        openAtLogin,
+        wasOpenedAtLogin: platform === 'darwin' && this.wasOpenedAtLogin,
+        status: 'not-registered',
+        executableWillLaunchAtLogin: [...loginItems.keys()].some((k) => k.startsWith(`${o?.path ?? execPath}|`)),
+        launchItems: [],
+      };
     },
     getAppPath: (): string => process.cwd(),
     setAppUserModelId: (_id: string): void => {},
@@ -266,7 +274,10 @@ export function createFakeElectron(opts: FakeElectronOptions) {
   });
   const handlers = new Map<string, (event: E.IpcMainInvokeEvent, ...args: unknown[]) => unknown>();
   const protocolHandlers = new Map<string, (req: Request) => Response | Promise<Response>>();
-  const permission = { request: null as null | ((...a: never[]) => void), check: null as null | ((...a: never[]) => boolean) };
+  const permission = {
+    request: null as null | ((...a: never[]) => void),
+    check: null as null | ((...a: never[]) => boolean),
+  };
   const clipboardText: string[] = [];
   const openedPaths: string[] = [];
   const dialogAnswer: number[] = [];
@@ -276,7 +287,8 @@ export function createFakeElectron(opts: FakeElectronOptions) {
     BrowserWindow: FakeBrowserWindow,
     Tray: FakeTray,
     Menu: {
-      buildFromTemplate: (template: E.MenuItemConstructorOptions[]): E.Menu => ({ template }) as FakeMenu as unknown as E.Menu,
+      buildFromTemplate: (template: E.MenuItemConstructorOptions[]): E.Menu =>
+        ({ template }) as FakeMenu as unknown as E.Menu,
       setApplicationMenu: (menu: E.Menu | null): void => void (app.applicationMenu = menu),
     },
     ipcMain: {
@@ -288,7 +300,10 @@ export function createFakeElectron(opts: FakeElectronOptions) {
         handlers.delete(channel);
       },
     },
-    nativeImage: { createFromPath: (path: string): E.NativeImage => ({ path, isEmpty: () => !existsSync(path) }) satisfies FakeImage as unknown as E.NativeImage },
+    nativeImage: {
+      createFromPath: (path: string): E.NativeImage =>
+        ({ path, isEmpty: () => !existsSync(path) }) satisfies FakeImage as unknown as E.NativeImage,
+    },
     Notification: FakeNotification,
     powerMonitor: new Emitter(),
     shell: {
@@ -303,16 +318,22 @@ export function createFakeElectron(opts: FakeElectronOptions) {
         clipboardText.push(text);
       },
     },
-    nativeTheme: Object.assign(new Emitter(), { shouldUseDarkColors: false, shouldUseDarkColorsForSystemIntegratedUI: false }),
+    nativeTheme: Object.assign(new Emitter(), {
+      shouldUseDarkColors: false,
+      shouldUseDarkColorsForSystemIntegratedUI: false,
+    }),
     screen: {
       getAllDisplays: (): E.Display[] => {
         assertReady('the screen module');
-        return (opts.displays ?? [{ x: 0, y: 0, width: 1920, height: 1040 }]).map((workArea, i) => ({ id: i + 1, workArea, bounds: workArea }) as unknown as E.Display);
+        return (opts.displays ?? [{ x: 0, y: 0, width: 1920, height: 1040 }]).map(
+          (workArea, i) => ({ id: i + 1, workArea, bounds: workArea }) as unknown as E.Display,
+        );
       },
     },
     protocol: {
       registerSchemesAsPrivileged: (_s: E.CustomScheme[]): void => {},
-      handle: (scheme: string, fn: (req: Request) => Response | Promise<Response>): void => void protocolHandlers.set(scheme, fn),
+      handle: (scheme: string, fn: (req: Request) => Response | Promise<Response>): void =>
+        void protocolHandlers.set(scheme, fn),
     },
     net: { fetch: (input: string | Request): Promise<Response> => fetch(input) },
     session: {
@@ -323,7 +344,10 @@ export function createFakeElectron(opts: FakeElectronOptions) {
     },
     dialog: {
       /** Answers "Quit" unless a test sets dialogAnswer. */
-      showMessageBox: async (a: E.BaseWindow | E.MessageBoxOptions, b?: E.MessageBoxOptions): Promise<E.MessageBoxReturnValue> => {
+      showMessageBox: async (
+        a: E.BaseWindow | E.MessageBoxOptions,
+        b?: E.MessageBoxOptions,
+      ): Promise<E.MessageBoxReturnValue> => {
         // Electron's two forms: (window, options) and (options).
         dialogs.push(b ?? (a as E.MessageBoxOptions));
         return { response: dialogAnswer.shift() ?? 1, checkboxChecked: false };
@@ -336,10 +360,23 @@ export function createFakeElectron(opts: FakeElectronOptions) {
    */
   async function invoke(channel: string, event: Partial<E.IpcMainInvokeEvent>, payload: unknown): Promise<unknown> {
     const fn = handlers.get(channel);
-    if (!fn) throw new Error(`Error invoking remote method '${channel}': Error: No handler registered for '${channel}'`);
+    if (!fn)
+      throw new Error(`Error invoking remote method '${channel}': Error: No handler registered for '${channel}'`);
     return ipcClone(await fn(event as E.IpcMainInvokeEvent, ipcClone(payload)));
   }
-  return { electron: fake, handlers, invoke, protocolHandlers, permission, clipboardText, dialogAnswer, dialogs, becomeReady, loginItems, openedPaths };
+  return {
+    electron: fake,
+    handlers,
+    invoke,
+    protocolHandlers,
+    permission,
+    clipboardText,
+    dialogAnswer,
+    dialogs,
+    becomeReady,
+    loginItems,
+    openedPaths,
+  };
 }
 
 export type FakeElectron = ReturnType<typeof createFakeElectron>;

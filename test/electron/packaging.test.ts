@@ -16,8 +16,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 const ROOT = resolve(__dirname, '../..');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { main: string; dependencies: Record<string, string> };
-const builder = parse(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8')) as { files: string[]; asarUnpack: string[]; extraMetadata?: { main?: string } };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  main: string;
+  dependencies: Record<string, string>;
+};
+const builder = parse(readFileSync(join(ROOT, 'electron-builder.yml'), 'utf8')) as {
+  files: string[];
+  asarUnpack: string[];
+  extraMetadata?: { main?: string };
+};
 
 function packaged(file: string): boolean {
   const rel = relative(ROOT, file).split('\\').join('/');
@@ -36,10 +43,13 @@ function importGraph(entry: string): { files: Set<string>; bare: Set<string> } {
     if (files.has(f)) continue;
     files.add(f);
     const text = readFileSync(f, 'utf8');
-    for (const m of text.matchAll(/(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)) {
+    for (const m of text.matchAll(
+      /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm,
+    )) {
       const spec = m[1] ?? m[2] ?? m[3]!;
       if (spec.startsWith('.')) todo.push(resolve(dirname(f), spec));
-      else if (!spec.startsWith('node:') && !builtinModules.includes(spec)) bare.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+      else if (!spec.startsWith('node:') && !builtinModules.includes(spec))
+        bare.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
     }
   }
   return { files, bare };
@@ -47,7 +57,8 @@ function importGraph(entry: string): { files: Set<string>; bare: Set<string> } {
 
 describe('the package', () => {
   beforeAll(() => {
-    if (!existsSync(join(ROOT, pkg.main))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    if (!existsSync(join(ROOT, pkg.main)))
+      throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
   });
 
   it('has the main entry electron-builder starts, and every file the main process imports', () => {
@@ -64,7 +75,7 @@ describe('the package', () => {
     expect(notDeps).toEqual([]);
   });
 
-  it('has the tunnel worker (started by URL, not imported) as one self-contained file: it imports nothing but Node\'s own modules', () => {
+  it("has the tunnel worker (started by URL, not imported) as one self-contained file: it imports nothing but Node's own modules", () => {
     const worker = join(ROOT, 'dist/core/egress/worker/tunnel-worker.js');
     expect(existsSync(worker)).toBe(true);
     expect(packaged(worker)).toBe(true);
@@ -73,7 +84,7 @@ describe('the package', () => {
     expect([...bare]).toEqual([]);
   });
 
-  it('starts the tunnel worker from the packaged layout (app.asar\'s files, the .wasm in app.asar.unpacked, no node_modules) and it opens a tunnel as far as the network lets it', async () => {
+  it("starts the tunnel worker from the packaged layout (app.asar's files, the .wasm in app.asar.unpacked, no node_modules) and it opens a tunnel as far as the network lets it", async () => {
     // Node cannot read an asar archive: lay its contents out as Electron presents them, in a
     // folder named app.asar, and the asarUnpack files beside it in app.asar.unpacked.
     const base = mkdtempSync(join(tmpdir(), 'gh-packaged-'));
@@ -88,18 +99,47 @@ describe('the package', () => {
     expect(existsSync(join(base, 'app.asar/dist/core/netstack/lwip/lwip.wasm'))).toBe(false);
     const worker = new Worker(pathToFileURL(join(base, 'app.asar/dist/core/egress/worker/tunnel-worker.js')));
     try {
-      const reply = await new Promise<{ t: string; error?: { code: string; message: string } }>((resolvePromise, reject) => {
-        worker.once('error', reject);
-        worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before answering`)));
-        worker.on('message', (batch: Array<{ t: string }>) => {
-          for (const m of batch) if (m.t === 'opened' || m.t === 'open-failed') resolvePromise(m);
-        });
-        // A profile for a UDP port nothing answers on: the worker loads everything, compiles lwIP and tries.
-        const profileText = ['client', 'dev tun', 'proto udp', 'remote 127.0.0.1 9', '<ca>', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----', '</ca>', ''].join('\n');
-        worker.postMessage([{ t: 'open', data: { id: 'packaged-1', nodeId: 'packaged', link: { protocol: 'openvpn', profileText }, connectTimeoutMs: 1_000, unresponsiveMs: 0, logLevel: 'silent' } }]);
-      });
+      const reply = await new Promise<{ t: string; error?: { code: string; message: string } }>(
+        (resolvePromise, reject) => {
+          worker.once('error', reject);
+          worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before answering`)));
+          worker.on('message', (batch: Array<{ t: string }>) => {
+            for (const m of batch) if (m.t === 'opened' || m.t === 'open-failed') resolvePromise(m);
+          });
+          // A profile for a UDP port nothing answers on: the worker loads everything, compiles lwIP and tries.
+          const profileText = [
+            'client',
+            'dev tun',
+            'proto udp',
+            'remote 127.0.0.1 9',
+            '<ca>',
+            '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----',
+            '</ca>',
+            '',
+          ].join('\n');
+          worker.postMessage([
+            {
+              t: 'open',
+              data: {
+                id: 'packaged-1',
+                nodeId: 'packaged',
+                link: { protocol: 'openvpn', profileText },
+                connectTimeoutMs: 1_000,
+                unresponsiveMs: 0,
+                logLevel: 'silent',
+              },
+            },
+          ]);
+        },
+      );
       // Refused (ICMP port unreachable) or timed out: either way the tunnel client ran and met the network.
-      expect(reply).toMatchObject({ t: 'open-failed', error: { code: expect.stringMatching(/^GH_ERR_EGRESS_(FAILED|CONNECT_TIMEOUT)$/), message: expect.stringMatching(/127\.0\.0\.1:9/) } });
+      expect(reply).toMatchObject({
+        t: 'open-failed',
+        error: {
+          code: expect.stringMatching(/^GH_ERR_EGRESS_(FAILED|CONNECT_TIMEOUT)$/),
+          message: expect.stringMatching(/127\.0\.0\.1:9/),
+        },
+      });
     } finally {
       await worker.terminate();
     }
@@ -108,19 +148,38 @@ describe('the package', () => {
   it('installs on Debian 12: each Depends of the .deb has an install candidate there, and the list is what Electron needs', () => {
     const deb = (builder as unknown as { deb: { depends: string[]; recommends?: string[] } }).deb;
     // electron-builder 26's own defaults (FpmTarget.getDefaultDepends): setting depends replaces them, so each must stay.
-    for (const d of ['libgtk-3-0', 'libnotify4', 'libnss3', 'libxss1', 'libxtst6', 'xdg-utils', 'libatspi2.0-0', 'libuuid1', 'libsecret-1-0']) expect(deb.depends, d).toContain(d);
+    for (const d of [
+      'libgtk-3-0',
+      'libnotify4',
+      'libnss3',
+      'libxss1',
+      'libxtst6',
+      'xdg-utils',
+      'libatspi2.0-0',
+      'libuuid1',
+      'libsecret-1-0',
+    ])
+      expect(deb.depends, d).toContain(d);
     // What the Electron binary links beyond those (libasound.so.2, libgbm.so.1, libdrm.so.2); Ubuntu 24.04 renamed ALSA's.
     for (const d of ['libasound2 | libasound2t64', 'libgbm1', 'libdrm2']) expect(deb.depends, d).toContain(d);
     // gatehop-native's data path under Electron opens the system's libcrypto.so.3 (native/README.md).
     expect(deb.depends).toContain('libssl3 | libssl3t64');
     // Debian 12 has no libappindicator3-1, and Electron's tray does not need it (StatusNotifierItem over D-Bus).
     expect([...deb.depends, ...(deb.recommends ?? [])].join(' ')).not.toMatch(/appindicator/);
-    if (!existsSync('/usr/bin/apt-cache') || !/bookworm|^12/.test(readFileSync('/etc/debian_version', 'utf8').trim() + readFileSync('/etc/os-release', 'utf8'))) return;
+    if (
+      !existsSync('/usr/bin/apt-cache') ||
+      !/bookworm|^12/.test(readFileSync('/etc/debian_version', 'utf8').trim() + readFileSync('/etc/os-release', 'utf8'))
+    )
+      return;
     // One apt-cache call for every alternative: "name:\n  Installed: …\n  Candidate: …" per package.
     const alts = deb.depends.flatMap((d) => d.split('|').map((a) => a.trim()));
     const out = execFileSync('apt-cache', ['policy', ...alts], { encoding: 'utf8' });
-    const candidate = new Map([...out.matchAll(/^(\S+):\n(?:\s+.*\n)*?\s+Candidate: (\S+)/gm)].map((m) => [m[1]!, m[2]!]));
-    const noCandidate = deb.depends.filter((dep) => dep.split('|').every((alt) => (candidate.get(alt.trim()) ?? '(none)') === '(none)'));
+    const candidate = new Map(
+      [...out.matchAll(/^(\S+):\n(?:\s+.*\n)*?\s+Candidate: (\S+)/gm)].map((m) => [m[1]!, m[2]!]),
+    );
+    const noCandidate = deb.depends.filter((dep) =>
+      dep.split('|').every((alt) => (candidate.get(alt.trim()) ?? '(none)') === '(none)'),
+    );
     expect(noCandidate).toEqual([]);
   });
 
@@ -142,7 +201,12 @@ describe('the package', () => {
       'dist/electron/preload.cjs',
       'dist/renderer/index.html',
       'dist/core/netstack/lwip/lwip.wasm',
-      ...['connected', 'switching', 'no-node', 'error'].flatMap((s) => [`assets/tray/tray-${s}-32.png`, `assets/tray/tray-${s}Template.png`, `assets/tray/tray-${s}-light.ico`, `assets/tray/tray-${s}-dark.ico`]),
+      ...['connected', 'switching', 'no-node', 'error'].flatMap((s) => [
+        `assets/tray/tray-${s}-32.png`,
+        `assets/tray/tray-${s}Template.png`,
+        `assets/tray/tray-${s}-light.ico`,
+        `assets/tray/tray-${s}-dark.ico`,
+      ]),
     ];
     for (const f of runtime) {
       expect(existsSync(join(ROOT, f)), f).toBe(true);
@@ -167,5 +231,7 @@ describe('the package', () => {
 });
 
 function readdirAll(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? readdirAll(join(dir, n)) : [join(dir, n)]));
+  return readdirSync(dir).flatMap((n) =>
+    statSync(join(dir, n)).isDirectory() ? readdirAll(join(dir, n)) : [join(dir, n)],
+  );
 }

@@ -20,7 +20,10 @@ export interface RendererIpc {
 /** Electron's sandbox allows these modules in a preload, and nothing else. */
 export const SANDBOX_MODULES = ['electron', 'events', 'timers', 'url'] as const;
 
-export function loadSandboxedPreload(file: string, ipcRenderer: RendererIpc): { exposed: Record<string, unknown>; required: string[] } {
+export function loadSandboxedPreload(
+  file: string,
+  ipcRenderer: RendererIpc,
+): { exposed: Record<string, unknown>; required: string[] } {
   const exposed: Record<string, unknown> = {};
   const required: string[] = [];
   const electron = {
@@ -47,7 +50,14 @@ export function loadSandboxedPreload(file: string, ipcRenderer: RendererIpc): { 
     exports: module.exports,
     console,
     Buffer,
-    process: { platform: process.platform, versions: { ...process.versions }, env: {}, type: 'renderer', sandboxed: true, contextIsolated: true },
+    process: {
+      platform: process.platform,
+      versions: { ...process.versions },
+      env: {},
+      type: 'renderer',
+      sandboxed: true,
+      contextIsolated: true,
+    },
     setTimeout,
     clearTimeout,
     setInterval,

@@ -37,7 +37,14 @@ async function shell(userData: string, systemProxy: boolean) {
     argv: ['--hidden'],
     platform: 'linux',
     onSignal: () => {},
-    configInput: { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', logFile: 'off', logLevel: 'silent', systemProxy: { enabled: systemProxy } },
+    configInput: {
+      egress: 'direct',
+      listen: '127.0.0.1:0',
+      admin: '127.0.0.1:0',
+      logFile: 'off',
+      logLevel: 'silent',
+      systemProxy: { enabled: systemProxy },
+    },
   });
   return { s: s!, fake };
 }
@@ -48,7 +55,7 @@ describe('the desktop shell and the system proxy', () => {
     await gset(session.env, P, 'autoconfig-url', "'http://wpad.corp.example/p.pac'");
     const { s, fake } = await shell(mkdtempSync(join(tmpdir(), 'gh-shell-sp-')), true);
     expect(await gget(session.env, P, 'mode')).toBe("'manual'");
-    const quit = (FakeTray.all.at(-1)!.menu!.template.find((i) => i.id === 'quit')!).click!;
+    const quit = FakeTray.all.at(-1)!.menu!.template.find((i) => i.id === 'quit')!.click!;
     quit({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
     await vi.waitFor(() => expect(fake.electron.app.exits).toEqual([0]), { timeout: 10_000 });
     expect(s.lifecycle.reasons[0]).toBe('tray-quit');
@@ -60,7 +67,11 @@ describe('the desktop shell and the system proxy', () => {
     const userData = mkdtempSync(join(tmpdir(), 'gh-shell-sp-'));
     await gset(session.env, P, 'mode', "'none'");
     const first = await shell(userData, true);
-    const snapshot = JSON.parse(readFileSync(join(userData, 'sysproxy-snapshot.json'), 'utf8')) as { pid: number; pidStart: string | null; applied: Record<string, string> };
+    const snapshot = JSON.parse(readFileSync(join(userData, 'sysproxy-snapshot.json'), 'utf8')) as {
+      pid: number;
+      pidStart: string | null;
+      applied: Record<string, string>;
+    };
     await first.s.core.stop();
     // As a crash leaves it: the OS still has exactly what Gatehop set, the snapshot names a process that is gone.
     for (const [key, value] of Object.entries(snapshot.applied)) {
@@ -68,7 +79,10 @@ describe('the desktop shell and the system proxy', () => {
       await gset(session.env, schema, name, value);
     }
     expect(await gget(session.env, P, 'mode')).toBe("'manual'");
-    writeFileSync(join(userData, 'sysproxy-snapshot.json'), JSON.stringify({ ...snapshot, pid: 2 ** 22 + 4321, pidStart: null }));
+    writeFileSync(
+      join(userData, 'sysproxy-snapshot.json'),
+      JSON.stringify({ ...snapshot, pid: 2 ** 22 + 4321, pidStart: null }),
+    );
     // The tray's constructor reads the OS setting at the moment the tray appears.
     const seenAtTray: string[] = [];
     const Orig = FakeTray;

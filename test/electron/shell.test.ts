@@ -15,7 +15,15 @@ import { TRAY_MIN_INTERVAL_MS } from '../../electron/tray-controller.js';
 import { APP_URL, WEB_PREFERENCES } from '../../electron/window-controller.js';
 import { IpcCoreClient, type GatehopBridge } from '../../renderer/src/client/ipc-core-client.js';
 import { loadSandboxedPreload } from './sandboxed-preload.js';
-import { createFakeElectron, fakeEvent, FakeBrowserWindow, FakeNotification, FakeTray, type FakeElectron, type FakeMenu } from './fake-electron.js';
+import {
+  createFakeElectron,
+  fakeEvent,
+  FakeBrowserWindow,
+  FakeNotification,
+  FakeTray,
+  type FakeElectron,
+  type FakeMenu,
+} from './fake-electron.js';
 
 const ROOT = resolve(__dirname, '../..');
 const shells: Shell[] = [];
@@ -27,7 +35,9 @@ afterEach(async () => {
   FakeNotification.shown = [];
 });
 
-async function start(opts: { lock?: boolean; argv?: string[]; deadlineMs?: number } = {}): Promise<{ shell: Shell; fake: FakeElectron; signals: Map<string, () => void> }> {
+async function start(
+  opts: { lock?: boolean; argv?: string[]; deadlineMs?: number } = {},
+): Promise<{ shell: Shell; fake: FakeElectron; signals: Map<string, () => void> }> {
   const fake = createFakeElectron({ userData: mkdtempSync(join(tmpdir(), 'gh-shell-')), lock: opts.lock ?? true });
   const signals = new Map<string, () => void>();
   const shell = await runShell(fake.electron, {
@@ -72,7 +82,10 @@ describe('the tray', () => {
     click('copy');
     click('copy-env');
     const addr = `127.0.0.1:${shell.core.listening.proxy.port}`;
-    expect(fake.clipboardText).toEqual([addr, `export https_proxy=http://${addr} http_proxy=http://${addr} all_proxy=socks5h://${addr}`]);
+    expect(fake.clipboardText).toEqual([
+      addr,
+      `export https_proxy=http://${addr} http_proxy=http://${addr} all_proxy=socks5h://${addr}`,
+    ]);
     click('open');
     expect(FakeBrowserWindow.all).toHaveLength(1);
   });
@@ -99,12 +112,18 @@ describe('the tray', () => {
     expect(shell.notifications.notify('lost', 'x', 'y')).toBe(true);
     expect(shell.notifications.notify('lost', 'x', 'y')).toBe(false); // rate-limited
     const ops = shell.core.admin!.operations;
-    expect((await ops.getSettings({})).settings.notifications).toEqual({ switched: false, lost: true, sysproxyChanged: true });
+    expect((await ops.getSettings({})).settings.notifications).toEqual({
+      switched: false,
+      lost: true,
+      sysproxyChanged: true,
+    });
     // The window's Settings change the same thing (over IPC it is the same operation).
     await ops.putSettings({ notifications: { switched: true, lost: false, sysproxyChanged: true } });
     expect(shell.notifications.notify('switched', 'x', 'y')).toBe(true);
     const { readFileSync } = await import('node:fs');
-    expect(JSON.parse(readFileSync(join(fake.electron.app.getPath('userData'), 'settings.json'), 'utf8'))).toMatchObject({ settings: { notifications: { switched: true, lost: false } } });
+    expect(
+      JSON.parse(readFileSync(join(fake.electron.app.getPath('userData'), 'settings.json'), 'utf8')),
+    ).toMatchObject({ settings: { notifications: { switched: true, lost: false } } });
   });
 
   it('"Start at login" writes and removes an XDG autostart entry on Linux', async () => {
@@ -118,27 +137,30 @@ describe('the tray', () => {
 });
 
 describe('every way out', () => {
-  it.each(['tray', 'before-quit', 'SIGTERM', 'SIGINT', 'session-end', 'os-shutdown'])('%s stops the core once and exits 0', async (path) => {
-    const { shell, fake, signals } = await start();
-    const stop = vi.spyOn(shell.core, 'stop');
-    const win = FakeBrowserWindow.all[0]!;
-    const fire = (): void => {
-      if (path === 'tray') click('quit');
-      else if (path === 'before-quit') fake.electron.app.emit('before-quit', fakeEvent());
-      else if (path === 'session-end') win.emit('session-end', fakeEvent());
-      else if (path === 'os-shutdown') fake.electron.powerMonitor.emit('shutdown', fakeEvent());
-      else signals.get(path)!();
-    };
-    fire();
-    fire(); // a second way out while stopping changes nothing
-    await vi.waitFor(() => expect(fake.electron.app.exits).toEqual([0]));
-    expect(stop).toHaveBeenCalledTimes(1);
-    // Our own app.exit must not be stopped again by before-quit.
-    const again = fakeEvent();
-    fake.electron.app.emit('before-quit', again);
-    expect(again.defaultPrevented).toBe(false);
-    expect(FakeTray.all[0]!.destroyed).toBe(true);
-  });
+  it.each(['tray', 'before-quit', 'SIGTERM', 'SIGINT', 'session-end', 'os-shutdown'])(
+    '%s stops the core once and exits 0',
+    async (path) => {
+      const { shell, fake, signals } = await start();
+      const stop = vi.spyOn(shell.core, 'stop');
+      const win = FakeBrowserWindow.all[0]!;
+      const fire = (): void => {
+        if (path === 'tray') click('quit');
+        else if (path === 'before-quit') fake.electron.app.emit('before-quit', fakeEvent());
+        else if (path === 'session-end') win.emit('session-end', fakeEvent());
+        else if (path === 'os-shutdown') fake.electron.powerMonitor.emit('shutdown', fakeEvent());
+        else signals.get(path)!();
+      };
+      fire();
+      fire(); // a second way out while stopping changes nothing
+      await vi.waitFor(() => expect(fake.electron.app.exits).toEqual([0]));
+      expect(stop).toHaveBeenCalledTimes(1);
+      // Our own app.exit must not be stopped again by before-quit.
+      const again = fakeEvent();
+      fake.electron.app.emit('before-quit', again);
+      expect(again.defaultPrevented).toBe(false);
+      expect(FakeTray.all[0]!.destroyed).toBe(true);
+    },
+  );
 
   it('quits by the deadline when stopping hangs', async () => {
     const fake = createFakeElectron({ userData: tmpdir() });
@@ -152,7 +174,14 @@ describe('every way out', () => {
 describe('one instance', () => {
   it('a second launch quits at once; the first focuses its window when told', async () => {
     const second = createFakeElectron({ userData: tmpdir(), lock: false });
-    const none = await runShell(second.electron, { uiDir: '', assetsDir: '', preload: '', exec: '', argv: [], platform: 'linux' });
+    const none = await runShell(second.electron, {
+      uiDir: '',
+      assetsDir: '',
+      preload: '',
+      exec: '',
+      argv: [],
+      platform: 'linux',
+    });
     expect(none).toBeNull();
     expect(second.electron.app.quits).toBe(1);
     expect(FakeTray.all).toHaveLength(0);
@@ -170,7 +199,10 @@ describe('the window', () => {
   it('runs isolated and sandboxed, loads only our page, refuses navigation, window.open and permissions', async () => {
     const { fake } = await start();
     const win = FakeBrowserWindow.all[0]!;
-    expect(win.options.webPreferences).toMatchObject({ ...WEB_PREFERENCES, preload: expect.stringMatching(/preload\.cjs$/) });
+    expect(win.options.webPreferences).toMatchObject({
+      ...WEB_PREFERENCES,
+      preload: expect.stringMatching(/preload\.cjs$/),
+    });
     expect(win.loaded).toEqual([APP_URL]);
     const nav = fakeEvent();
     win.webContents.emit('will-navigate', nav, 'https://evil.example/');
@@ -178,15 +210,23 @@ describe('the window', () => {
     const inApp = fakeEvent();
     win.webContents.emit('will-navigate', inApp, `${APP_URL}#view=nodes`);
     expect(inApp.defaultPrevented).toBe(false);
-    expect(win.webContents.windowOpenHandler!({ url: 'https://example.org/' } as Electron.HandlerDetails)).toEqual({ action: 'deny' });
+    expect(win.webContents.windowOpenHandler!({ url: 'https://example.org/' } as Electron.HandlerDetails)).toEqual({
+      action: 'deny',
+    });
     let granted: boolean | null = null;
-    (fake.permission.request as unknown as (wc: unknown, p: string, cb: (ok: boolean) => void) => void)({}, 'media', (ok) => (granted = ok));
+    (fake.permission.request as unknown as (wc: unknown, p: string, cb: (ok: boolean) => void) => void)(
+      {},
+      'media',
+      (ok) => (granted = ok),
+    );
     expect(granted).toBe(false);
     // The page comes from our scheme, with the dashboard's CSP, and nothing outside the build.
     const page = await fake.protocolHandlers.get('gatehop')!(new Request('gatehop://app/index.html'));
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
-    expect((await fake.protocolHandlers.get('gatehop')!(new Request('gatehop://app/..%2f..%2fpackage.json'))).status).toBe(404);
+    expect(
+      (await fake.protocolHandlers.get('gatehop')!(new Request('gatehop://app/..%2f..%2fpackage.json'))).status,
+    ).toBe(404);
   });
 
   it('hides on close (telling the user once that Gatehop keeps running) and remembers its bounds', async () => {
@@ -204,9 +244,18 @@ describe('the window', () => {
     const { fake } = await start();
     const win = FakeBrowserWindow.all[0]!;
     const setMode = fake.handlers.get(channelOf('setMode'))!;
-    const own = { sender: win.webContents, senderFrame: { url: `${APP_URL}` } } as unknown as Electron.IpcMainInvokeEvent;
-    const foreign = { sender: win.webContents, senderFrame: { url: 'https://evil.example/' } } as unknown as Electron.IpcMainInvokeEvent;
-    expect(await setMode(foreign, { auto: true })).toEqual({ ok: false, error: { code: 'GH_ERR_IPC_FORBIDDEN', message: expect.any(String) } });
+    const own = {
+      sender: win.webContents,
+      senderFrame: { url: `${APP_URL}` },
+    } as unknown as Electron.IpcMainInvokeEvent;
+    const foreign = {
+      sender: win.webContents,
+      senderFrame: { url: 'https://evil.example/' },
+    } as unknown as Electron.IpcMainInvokeEvent;
+    expect(await setMode(foreign, { auto: true })).toEqual({
+      ok: false,
+      error: { code: 'GH_ERR_IPC_FORBIDDEN', message: expect.any(String) },
+    });
     expect(await setMode(own, { auto: 'yes' })).toMatchObject({ ok: false, error: { code: 'GH_ERR_IPC_BAD_REQUEST' } });
     // The direct egress has no switching: the core's own code comes back.
     expect(await setMode(own, { auto: true })).toMatchObject({ ok: false, error: { code: 'GH_ERR_API_UNSUPPORTED' } });
@@ -221,7 +270,15 @@ describe('the IPC round trip', () => {
     // fake main side, where payloads and results are structured-cloned as Electron does.
     const listeners = new Set<(e: unknown, ...args: unknown[]) => void>();
     const { exposed: world, required } = loadSandboxedPreload(join(ROOT, 'dist/electron/preload.cjs'), {
-      invoke: (channel, payload) => fake.invoke(channel, { sender: win.webContents as unknown as Electron.WebContents, senderFrame: { url: APP_URL } as Electron.WebFrameMain }, payload),
+      invoke: (channel, payload) =>
+        fake.invoke(
+          channel,
+          {
+            sender: win.webContents as unknown as Electron.WebContents,
+            senderFrame: { url: APP_URL } as Electron.WebFrameMain,
+          },
+          payload,
+        ),
       on: (channel, fn) => channel === EVENT_CHANNEL && listeners.add(fn),
       removeListener: (_c, fn) => listeners.delete(fn),
     });
@@ -232,7 +289,17 @@ describe('the IPC round trip', () => {
     const seen: string[] = [];
     client.subscribe((e) => seen.push(e.type));
     // Every operation reaches the core and comes back validated (ok, or the core's coded refusal).
-    const inputs: Record<string, unknown> = { importNodes: { csv: 'not a list' }, closeConnection: { id: '999' }, testNode: { nodeId: 'n1' }, switchNode: {}, setMode: { auto: true }, closeDraining: { egressId: 'x' }, putSettings: { language: 'en' }, setSystemProxy: { enabled: false }, getLatency: {} };
+    const inputs: Record<string, unknown> = {
+      importNodes: { csv: 'not a list' },
+      closeConnection: { id: '999' },
+      testNode: { nodeId: 'n1' },
+      switchNode: {},
+      setMode: { auto: true },
+      closeDraining: { egressId: 'x' },
+      putSettings: { language: 'en' },
+      setSystemProxy: { enabled: false },
+      getLatency: {},
+    };
     // Restart last: it ends this core (the desktop app relaunches itself).
     for (const name of opNames.filter((n) => n !== 'restart')) {
       const r = await client.call(name, (inputs[name] ?? {}) as never);
@@ -243,7 +310,10 @@ describe('the IPC round trip', () => {
     expect((await client.call('getSettings', {})).ok).toBe(true);
     // Events: what the admin API publishes reaches the window (status every second at least).
     for (const fn of listeners) fn({}, 'log', { time: 1, level: '30', msg: 'hello' });
-    await vi.waitFor(() => expect(win.webContents.sent.some((m) => m.channel === EVENT_CHANNEL && m.args[0] === 'status')).toBe(true), { timeout: 5000 });
+    await vi.waitFor(
+      () => expect(win.webContents.sent.some((m) => m.channel === EVENT_CHANNEL && m.args[0] === 'status')).toBe(true),
+      { timeout: 5000 },
+    );
     for (const m of win.webContents.sent) for (const fn of listeners) fn({}, ...m.args);
     expect(seen).toContain('log');
     expect(seen).toContain('status');
@@ -255,7 +325,7 @@ describe('the IPC round trip', () => {
     client.close();
   });
 
-  it('Start at login in the window\'s Settings is the tray\'s: one value, both ways, never saved in settings.json', async () => {
+  it("Start at login in the window's Settings is the tray's: one value, both ways, never saved in settings.json", async () => {
     const { shell, fake } = await start({ argv: ['--hidden'] });
     const ops = shell.core.admin!.operations;
     expect((await ops.getSettings({})).settings.startAtLogin).toBe(false);
@@ -265,7 +335,9 @@ describe('the IPC round trip', () => {
     click('login', false);
     expect((await ops.getSettings({})).settings.startAtLogin).toBe(false);
     const { readFileSync } = await import('node:fs');
-    const saved = JSON.parse(readFileSync(join(fake.electron.app.getPath('userData'), 'settings.json'), 'utf8')) as { settings: Record<string, unknown> };
+    const saved = JSON.parse(readFileSync(join(fake.electron.app.getPath('userData'), 'settings.json'), 'utf8')) as {
+      settings: Record<string, unknown>;
+    };
     expect(saved.settings).toEqual({ language: 'en' });
   });
 });

@@ -1,11 +1,43 @@
 import { describe, expect, it, vi } from 'vitest';
-import { buildTrayMenu, countryMark, iconStateOf, tooltipOf, topNodes, type TrayActions, type TrayState } from '../../electron/tray-menu.js';
+import {
+  buildTrayMenu,
+  countryMark,
+  iconStateOf,
+  tooltipOf,
+  topNodes,
+  type TrayActions,
+  type TrayState,
+} from '../../electron/tray-menu.js';
 import { trayIconPath } from '../../electron/icons.js';
 import { node, status } from '../../renderer/test/fakes.js';
 
-const actions = (): TrayActions => ({ pickNode: vi.fn(), setAuto: vi.fn(), setSystemProxy: vi.fn(), copy: vi.fn(), refreshNodes: vi.fn(), openWindow: vi.fn(), setStartAtLogin: vi.fn(), setNotification: vi.fn(), quit: vi.fn() });
+const actions = (): TrayActions => ({
+  pickNode: vi.fn(),
+  setAuto: vi.fn(),
+  setSystemProxy: vi.fn(),
+  copy: vi.fn(),
+  refreshNodes: vi.fn(),
+  openWindow: vi.fn(),
+  setStartAtLogin: vi.fn(),
+  setNotification: vi.fn(),
+  quit: vi.fn(),
+});
 const state = (over: Partial<TrayState> = {}): TrayState => ({
-  status: status({ active: { egressId: 't1', nodeId: 'node-3', host: 'node-3', ip: '203.0.113.3', country: 'Japan', proto: 'udp', protocol: 'openvpn', since: 0, state: 'ready', rttMs: 41.6, sessions: 2 } }),
+  status: status({
+    active: {
+      egressId: 't1',
+      nodeId: 'node-3',
+      host: 'node-3',
+      ip: '203.0.113.3',
+      country: 'Japan',
+      proto: 'udp',
+      protocol: 'openvpn',
+      since: 0,
+      state: 'ready',
+      rttMs: 41.6,
+      sessions: 2,
+    },
+  }),
   nodes: Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i, state: i === 3 ? 'active' : 'candidate' })),
   sysproxy: { supported: true, backend: 'GNOME', current: 'none', enabled: false, error: null },
   startAtLogin: false,
@@ -43,39 +75,94 @@ describe('the tray menu', () => {
     expect(auto.checked).toBe(true);
     auto.click!({ checked: false } as Electron.MenuItem, undefined, {} as KeyboardEvent);
     expect(a.setAuto).toHaveBeenCalledWith(false);
-    menu.find((i) => i.id === 'sysproxy')!.click!({ checked: true } as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    menu.find((i) => i.id === 'sysproxy')!.click!(
+      { checked: true } as Electron.MenuItem,
+      undefined,
+      {} as KeyboardEvent,
+    );
     expect(a.setSystemProxy).toHaveBeenCalledWith(true);
     expect(menu[0]!.label).toBe('Connected: 🇰🇷 South Korea · public-vpn-3 · UDP · 42 ms');
     expect(tooltipOf(state())).toBe('Gatehop: KR public-vpn-3 · 42 ms · 1 session');
     expect(iconStateOf(state())).toBe('connected');
-    const switching = state({ status: status({ switches: { total: 1, failed: 0, state: 'connecting', inProgress: 2, last: null } }) });
+    const switching = state({
+      status: status({ switches: { total: 1, failed: 0, state: 'connecting', inProgress: 2, last: null } }),
+    });
     expect(iconStateOf(switching)).toBe('switching');
     expect(buildTrayMenu(switching, a)[0]!.label).toBe('Switching… (connecting)');
-    const none = state({ status: status({ active: null, network: { state: 'waiting', reason: 'no-node-list', since: 1, attempts: 2, nextAttemptAt: 5 } }) });
+    const none = state({
+      status: status({
+        active: null,
+        network: { state: 'waiting', reason: 'no-node-list', since: 1, attempts: 2, nextAttemptAt: 5 },
+      }),
+    });
     expect(iconStateOf(none)).toBe('no-node');
     expect(tooltipOf(none)).toBe('Gatehop: waiting for the network');
     // Balancing over three tunnels (issue #15): the menu and tooltip say how many more carry sessions.
-    const m = (i: number) => ({ egressId: `t${i}`, nodeId: `node-${i}`, protocol: 'openvpn' as const, primary: i === 3, host: null, ip: null, country: null, since: 0, down: false, sessions: 0, bytesUp: 0, bytesDown: 0, rttMs: null, failures: 0 });
-    const balanced = state({ status: { ...state().status!, members: [m(3), m(4), m(5)], balance: { strategy: 'round-robin', tunnels: 3 } } });
+    const m = (i: number) => ({
+      egressId: `t${i}`,
+      nodeId: `node-${i}`,
+      protocol: 'openvpn' as const,
+      primary: i === 3,
+      host: null,
+      ip: null,
+      country: null,
+      since: 0,
+      down: false,
+      sessions: 0,
+      bytesUp: 0,
+      bytesDown: 0,
+      rttMs: null,
+      failures: 0,
+    });
+    const balanced = state({
+      status: { ...state().status!, members: [m(3), m(4), m(5)], balance: { strategy: 'round-robin', tunnels: 3 } },
+    });
     expect(tooltipOf(balanced)).toBe('Gatehop: KR public-vpn-3 · 42 ms (+2 tunnels) · 1 session');
     expect(buildTrayMenu(balanced, a)[0]!.label).toMatch(/· 42 ms \(\+2 tunnels\)$/);
     expect(iconStateOf(state({ status: null }))).toBe('error');
-    const unsupported = buildTrayMenu(state({ sysproxy: { supported: false, backend: null, current: null, enabled: false, error: 'x' } }), a);
-    expect(unsupported.find((i) => i.id === 'sysproxy')).toMatchObject({ enabled: false, label: 'System proxy (not supported here)' });
+    const unsupported = buildTrayMenu(
+      state({ sysproxy: { supported: false, backend: null, current: null, enabled: false, error: 'x' } }),
+      a,
+    );
+    expect(unsupported.find((i) => i.id === 'sysproxy')).toMatchObject({
+      enabled: false,
+      label: 'System proxy (not supported here)',
+    });
   });
 
   it('says how each node is reached first (its OpenVPN transport, or SSTP once that goes first) and what carries the active tunnel', () => {
-    const sstpFirst = node(0, { score: 200, protocols: [{ protocol: 'sstp', tried: 1, worked: 1, lastOk: true, lastError: null, at: 1 }, { protocol: 'openvpn', tried: 1, worked: 0, lastOk: false, lastError: 'timed out', at: 1 }] });
-    const menu = buildTrayMenu(state({ nodes: [sstpFirst, ...state().nodes.slice(1)], status: status({ active: { ...state().status!.active!, protocol: 'sstp' } }) }), actions(), 'linux');
-    const radios = (menu.find((i) => i.id === 'nodes')!.submenu as Electron.MenuItemConstructorOptions[]).filter((i) => i.type === 'radio');
+    const sstpFirst = node(0, {
+      score: 200,
+      protocols: [
+        { protocol: 'sstp', tried: 1, worked: 1, lastOk: true, lastError: null, at: 1 },
+        { protocol: 'openvpn', tried: 1, worked: 0, lastOk: false, lastError: 'timed out', at: 1 },
+      ],
+    });
+    const menu = buildTrayMenu(
+      state({
+        nodes: [sstpFirst, ...state().nodes.slice(1)],
+        status: status({ active: { ...state().status!.active!, protocol: 'sstp' } }),
+      }),
+      actions(),
+      'linux',
+    );
+    const radios = (menu.find((i) => i.id === 'nodes')!.submenu as Electron.MenuItemConstructorOptions[]).filter(
+      (i) => i.type === 'radio',
+    );
     expect(radios[0]!.label).toMatch(/ · SSTP$/);
     expect(menu[0]!.label).toBe('Connected: 🇰🇷 South Korea · public-vpn-3 · SSTP · 42 ms');
   });
 
   it('copies an IPv6 proxy address in brackets', () => {
     const a = actions();
-    buildTrayMenu(state({ proxyAddress: '::1:1080' }), a).find((i) => i.id === 'copy-env')!.click!({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
-    expect(a.copy).toHaveBeenCalledWith('export https_proxy=http://[::1]:1080 http_proxy=http://[::1]:1080 all_proxy=socks5h://[::1]:1080');
+    buildTrayMenu(state({ proxyAddress: '::1:1080' }), a).find((i) => i.id === 'copy-env')!.click!(
+      {} as Electron.MenuItem,
+      undefined,
+      {} as KeyboardEvent,
+    );
+    expect(a.copy).toHaveBeenCalledWith(
+      'export https_proxy=http://[::1]:1080 http_proxy=http://[::1]:1080 all_proxy=socks5h://[::1]:1080',
+    );
   });
 
   it('picks template images on macOS, light/dark ICO on Windows, 32 px PNG on Linux', () => {
@@ -85,21 +172,30 @@ describe('the tray menu', () => {
   });
 
   it('shows country codes on Windows, where flag emoji render as two letters, and flags elsewhere', () => {
-    const label = (platform: NodeJS.Platform): string => ((buildTrayMenu(state(), actions(), platform).find((i) => i.id === 'nodes')!.submenu as Electron.MenuItemConstructorOptions[])[0]!.label!);
+    const label = (platform: NodeJS.Platform): string =>
+      (
+        buildTrayMenu(state(), actions(), platform).find((i) => i.id === 'nodes')!
+          .submenu as Electron.MenuItemConstructorOptions[]
+      )[0]!.label!;
     expect(label('win32')).toBe('KR South Korea · public-vpn-0 · 10 ms · UDP');
     expect(label('darwin')).toBe('🇰🇷 South Korea · public-vpn-0 · 10 ms · UDP');
     expect(label('linux')).toBe('🇰🇷 South Korea · public-vpn-0 · 10 ms · UDP');
     expect(countryMark('??', 'linux')).toBe('');
-    expect(buildTrayMenu(state(), actions(), 'win32')[0]!.label).toBe('Connected: KR South Korea · public-vpn-3 · UDP · 42 ms');
+    expect(buildTrayMenu(state(), actions(), 'win32')[0]!.label).toBe(
+      'Connected: KR South Korea · public-vpn-3 · UDP · 42 ms',
+    );
   });
 
   it('speaks the chosen language: every label of the zh-CN menu and tooltip comes from the zh-CN catalogue', () => {
     const zh = state({ language: 'zh-CN' });
-    const labels = (items: Electron.MenuItemConstructorOptions[]): string[] => items.flatMap((i) => [i.label ?? '', ...(Array.isArray(i.submenu) ? labels(i.submenu) : [])]).filter(Boolean);
+    const labels = (items: Electron.MenuItemConstructorOptions[]): string[] =>
+      items.flatMap((i) => [i.label ?? '', ...(Array.isArray(i.submenu) ? labels(i.submenu) : [])]).filter(Boolean);
     const all = labels(buildTrayMenu(zh, actions(), 'linux'));
     expect(all).toContain('退出 Gatehop');
     // No English word is left (node names, countries and units aside).
-    const english = new Set(labels(buildTrayMenu(state(), actions(), 'linux')).filter((l) => !/public-vpn|ms$/.test(l)));
+    const english = new Set(
+      labels(buildTrayMenu(state(), actions(), 'linux')).filter((l) => !/public-vpn|ms$/.test(l)),
+    );
     for (const l of all) expect(english.has(l), l).toBe(false);
     expect(tooltipOf(zh)).not.toMatch(/session/);
     expect(tooltipOf(state({ language: 'zh-CN', status: null }))).not.toBe(tooltipOf(state({ status: null })));

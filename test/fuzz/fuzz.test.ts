@@ -14,7 +14,10 @@ describe('fuzzing every parser that reads bytes from outside (issue #24)', () =>
       beforeAll(() => t.setup?.(), 30_000);
       afterAll(() => t.teardown?.(), 30_000);
       it(`${t.what}: ${RUNS} inputs, each refused with a coded error or read within the invariants`, async () => {
-        const property = t.run.constructor.name === 'AsyncFunction' ? fc.asyncProperty(t.input, (x) => t.run(x) as Promise<void>) : fc.property(t.input, (x) => void t.run(x));
+        const property =
+          t.run.constructor.name === 'AsyncFunction'
+            ? fc.asyncProperty(t.input, (x) => t.run(x) as Promise<void>)
+            : fc.property(t.input, (x) => void t.run(x));
         await fc.assert(property as fc.IAsyncProperty<unknown>, { numRuns: RUNS });
       }, 600_000);
     });

@@ -30,7 +30,10 @@ const MUTATIONS: Mutation[] = [
   (b, r) => {
     if (b.length < 2) return b;
     const c = Buffer.from(b);
-    c.writeUInt16BE([0, 1, 0x7fff, 0x8000, 0xffff, c.length, c.length + 1][Math.floor(r() * 7)]! & 0xffff, Math.min(at(c, r), c.length - 2));
+    c.writeUInt16BE(
+      [0, 1, 0x7fff, 0x8000, 0xffff, c.length, c.length + 1][Math.floor(r() * 7)]! & 0xffff,
+      Math.min(at(c, r), c.length - 2),
+    );
     return c;
   },
   // cut short
@@ -56,21 +59,32 @@ const MUTATIONS: Mutation[] = [
 
 /** A seed with 1–8 mutations, picked and placed by fast-check (so failures shrink). */
 export function mutatedFrom(seeds: readonly Buffer[]): fc.Arbitrary<Buffer> {
-  return fc.tuple(fc.nat({ max: seeds.length - 1 }), fc.array(fc.tuple(fc.nat({ max: MUTATIONS.length - 1 }), fc.integer()), { minLength: 1, maxLength: 8 })).map(([i, steps]) => {
-    let b = seeds[i]!;
-    for (const [m, seed] of steps) {
-      let x = seed | 0;
-      // A small PRNG per step from fast-check's integer: deterministic, so the case replays.
-      const r = () => ((x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0), ((x >>> 0) % 1_000_003) / 1_000_003);
-      b = MUTATIONS[m]!(b, r);
-    }
-    return b;
-  });
+  return fc
+    .tuple(
+      fc.nat({ max: seeds.length - 1 }),
+      fc.array(fc.tuple(fc.nat({ max: MUTATIONS.length - 1 }), fc.integer()), { minLength: 1, maxLength: 8 }),
+    )
+    .map(([i, steps]) => {
+      let b = seeds[i]!;
+      for (const [m, seed] of steps) {
+        let x = seed | 0;
+        // A small PRNG per step from fast-check's integer: deterministic, so the case replays.
+        const r = () => (
+          (x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0),
+          ((x >>> 0) % 1_000_003) / 1_000_003
+        );
+        b = MUTATIONS[m]!(b, r);
+      }
+      return b;
+    });
 }
 
 /** Mostly mutated seeds, sometimes bytes from nowhere. */
 export function bytesLike(seeds: readonly Buffer[], maxLength = 512): fc.Arbitrary<Buffer> {
-  return fc.oneof({ weight: 4, arbitrary: mutatedFrom(seeds) }, { weight: 1, arbitrary: fc.uint8Array({ maxLength }).map((u) => Buffer.from(u)) });
+  return fc.oneof(
+    { weight: 4, arbitrary: mutatedFrom(seeds) },
+    { weight: 1, arbitrary: fc.uint8Array({ maxLength }).map((u) => Buffer.from(u)) },
+  );
 }
 
 /** The same, as text (latin1 keeps every byte; parsers of text see what a socket would give). */

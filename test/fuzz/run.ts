@@ -24,13 +24,21 @@ for (const t of TARGETS) {
   const n = Math.min(runs, t.maxRuns ?? runs);
   await t.setup?.();
   const started = process.hrtime.bigint();
-  const property = t.run.constructor.name === 'AsyncFunction' ? fc.asyncProperty(t.input, (x) => t.run(x) as Promise<void>) : fc.property(t.input, (x) => void t.run(x));
+  const property =
+    t.run.constructor.name === 'AsyncFunction'
+      ? fc.asyncProperty(t.input, (x) => t.run(x) as Promise<void>)
+      : fc.property(t.input, (x) => void t.run(x));
   const result = await fc.check(property as fc.IAsyncProperty<unknown>, { numRuns: n, seed });
   const s = Number(process.hrtime.bigint() - started) / 1e9;
   await t.teardown?.();
   const ok = !result.failed;
   if (!ok) found++;
-  console.log(`| ${t.name} | ${result.numRuns.toLocaleString('en')} | ${s.toFixed(1)} s | ${Math.round(result.numRuns / s).toLocaleString('en')} | ${ok ? '0' : '**1**'} |`);
-  if (!ok) console.error(`  ${t.name}: ${String(result.errorInstance)}\n  counterexample: ${fc.stringify(result.counterexample)}\n  replay: --only ${t.name} --seed ${result.seed} (path ${result.counterexamplePath})`);
+  console.log(
+    `| ${t.name} | ${result.numRuns.toLocaleString('en')} | ${s.toFixed(1)} s | ${Math.round(result.numRuns / s).toLocaleString('en')} | ${ok ? '0' : '**1**'} |`,
+  );
+  if (!ok)
+    console.error(
+      `  ${t.name}: ${String(result.errorInstance)}\n  counterexample: ${fc.stringify(result.counterexample)}\n  replay: --only ${t.name} --seed ${result.seed} (path ${result.counterexamplePath})`,
+    );
 }
 process.exit(found ? 1 : 0);

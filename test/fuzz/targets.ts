@@ -16,10 +16,42 @@ import { buildConfig } from '../../core/app/index.js';
 import { parseConfigText } from '../../core/app/config.js';
 import { parseSettingsText } from '../../core/app/settings-file.js';
 import { SingleEgressSource, type Egress } from '../../core/egress/index.js';
-import { DataChannel, dataEngineStatus, decodeControl, encodeControl, Op, parseProfile, parsePushOptions, parseServerKeyMethod2, sliceKey2, TcpRecordReader, tlsAuthWrapper, tlsCryptWrapper, type DataEngine } from '../../core/ovpn/index.js';
+import {
+  DataChannel,
+  dataEngineStatus,
+  decodeControl,
+  encodeControl,
+  Op,
+  parseProfile,
+  parsePushOptions,
+  parseServerKeyMethod2,
+  sliceKey2,
+  TcpRecordReader,
+  tlsAuthWrapper,
+  tlsCryptWrapper,
+  type DataEngine,
+} from '../../core/ovpn/index.js';
 import { ReliableChannel } from '../../core/ovpn/reliable.js';
-import { parseAuthority, parseBasicAuth, ProxyServer, proxyOptionsSchema, socks5Codec, stripHopByHop } from '../../core/socks5/index.js';
-import { decodeCp, decodeFrame, decodeOptions, decodePacket, encodeControl as encodeSstpControl, encodeCp, encodeData, encodeFrame, encodeOptions, SstpReader } from '../../core/sstp/index.js';
+import {
+  parseAuthority,
+  parseBasicAuth,
+  ProxyServer,
+  proxyOptionsSchema,
+  socks5Codec,
+  stripHopByHop,
+} from '../../core/socks5/index.js';
+import {
+  decodeCp,
+  decodeFrame,
+  decodeOptions,
+  decodePacket,
+  encodeControl as encodeSstpControl,
+  encodeCp,
+  encodeData,
+  encodeFrame,
+  encodeOptions,
+  SstpReader,
+} from '../../core/sstp/index.js';
 import { parseMirrorDirectory, parseVpnGateCsv } from '../../core/vpngate/index.js';
 import { directoryHtml } from '../helpers/list-site.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
@@ -72,15 +104,30 @@ const socks5Heads: FuzzTarget<Buffer> = {
   what: 'SOCKS5 greeting, RFC 1929 username/password, request and UDP header (core/socks5 socks5-codec)',
   input: bytesLike(socksSeeds, 300),
   run(b) {
-    for (const parse of [socks5Codec.parseGreeting, socks5Codec.parseUserPass, socks5Codec.parseRequest, socks5Codec.parseUdpHeader]) {
+    for (const parse of [
+      socks5Codec.parseGreeting,
+      socks5Codec.parseUserPass,
+      socks5Codec.parseRequest,
+      socks5Codec.parseUdpHeader,
+    ]) {
       const r = parse(b);
-      must(r.kind === 'ok' || r.kind === 'incomplete' || r.kind === 'malformed', `${parse.name}: kind ${String((r as { kind: unknown }).kind)}`);
-      if (r.kind === 'ok') must(r.consumed > 0 && r.consumed <= b.length, `${parse.name}: consumed ${r.consumed} of ${b.length}`);
+      must(
+        r.kind === 'ok' || r.kind === 'incomplete' || r.kind === 'malformed',
+        `${parse.name}: kind ${String((r as { kind: unknown }).kind)}`,
+      );
+      if (r.kind === 'ok')
+        must(r.consumed > 0 && r.consumed <= b.length, `${parse.name}: consumed ${r.consumed} of ${b.length}`);
     }
   },
 };
 
-const httpHeaderSeeds = ['example.org:443', '[2001:db8::1]:8443', 'Basic YWxpY2U6d29uZGVyIGxhbmQ6MQ==', 'keep-alive, Upgrade', 'host:80'];
+const httpHeaderSeeds = [
+  'example.org:443',
+  '[2001:db8::1]:8443',
+  'Basic YWxpY2U6d29uZGVyIGxhbmQ6MQ==',
+  'keep-alive, Upgrade',
+  'host:80',
+];
 
 const httpHeaders: FuzzTarget<string[]> = {
   name: 'http-headers',
@@ -89,7 +136,11 @@ const httpHeaders: FuzzTarget<string[]> = {
   run(values) {
     for (const v of values) {
       const a = parseAuthority(v);
-      if (a) must(Number.isInteger(a.port) && a.port >= 1 && a.port <= 65535 && a.host.length > 0, `parseAuthority(${JSON.stringify(v)}) = ${JSON.stringify(a)}`);
+      if (a)
+        must(
+          Number.isInteger(a.port) && a.port >= 1 && a.port <= 65535 && a.host.length > 0,
+          `parseAuthority(${JSON.stringify(v)}) = ${JSON.stringify(a)}`,
+        );
       const auth = parseBasicAuth(v);
       if (auth) must(typeof auth.username === 'string' && typeof auth.password === 'string', 'parseBasicAuth shape');
     }
@@ -104,14 +155,30 @@ function refusingEgress(): Egress {
   const no = async (): Promise<never> => {
     throw new GatehopError(ErrorCodes.EGRESS_NOT_ALLOWED, 'fuzz: this egress connects nowhere');
   };
-  return { id: 'refusing', state: 'ready', stats: { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 }, connectTcp: no, bindUdp: no, resolve: no, close: async () => {} } as unknown as Egress;
+  return {
+    id: 'refusing',
+    state: 'ready',
+    stats: { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 },
+    connectTcp: no,
+    bindUdp: no,
+    resolve: no,
+    close: async () => {},
+  } as unknown as Egress;
 }
 
 const wireSeeds = [
   Buffer.concat([Buffer.of(5, 1, 0), Buffer.of(5, 1, 0, 3, 11), Buffer.from('example.org'), Buffer.of(0, 80)]),
-  Buffer.concat([Buffer.of(5, 1, 2), Buffer.of(1, 5), Buffer.from('alice'), Buffer.of(1, 0x78), Buffer.of(5, 3, 0, 1, 0, 0, 0, 0, 0, 0)]),
+  Buffer.concat([
+    Buffer.of(5, 1, 2),
+    Buffer.of(1, 5),
+    Buffer.from('alice'),
+    Buffer.of(1, 0x78),
+    Buffer.of(5, 3, 0, 1, 0, 0, 0, 0, 0, 0),
+  ]),
   Buffer.from('CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\nProxy-Authorization: Basic YTpi\r\n\r\n'),
-  Buffer.from('GET http://example.org/a?b=c HTTP/1.1\r\nHost: example.org\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\nContent-Length: 5\r\n\r\nhello'),
+  Buffer.from(
+    'GET http://example.org/a?b=c HTTP/1.1\r\nHost: example.org\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\nContent-Length: 5\r\n\r\nhello',
+  ),
   Buffer.from('POST http://[2001:db8::1]:8080/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n'),
 ];
 
@@ -122,7 +189,11 @@ const proxyWire: FuzzTarget<Buffer> = {
   what: 'whole SOCKS5 and HTTP heads over a real socket into the real ProxyServer (sniffing, llhttp, sessions)',
   input: bytesLike(wireSeeds, 600),
   async setup() {
-    const server = new ProxyServer({ ...proxyOptionsSchema.parse({ host: '127.0.0.1', port: 0, handshakeTimeoutMs: 2_000 }), credentials: null }, new SingleEgressSource(refusingEgress()), silentLogger());
+    const server = new ProxyServer(
+      { ...proxyOptionsSchema.parse({ host: '127.0.0.1', port: 0, handshakeTimeoutMs: 2_000 }), credentials: null },
+      new SingleEgressSource(refusingEgress()),
+      silentLogger(),
+    );
     wire = { server, port: (await server.listen()).port };
   },
   async teardown() {
@@ -134,7 +205,17 @@ const proxyWire: FuzzTarget<Buffer> = {
     s.on('data', () => undefined);
     await new Promise<void>((resolve, reject) => {
       // The proxy must answer and close, or close, every head it is sent and then the client's EOF.
-      const hang = setTimeout(() => (s.destroy(), reject(new Finding(`the proxy kept the connection open 5 s after ${b.length} bytes and EOF: ${b.subarray(0, 80).toString('hex')}`))), 5_000);
+      const hang = setTimeout(
+        () => (
+          s.destroy(),
+          reject(
+            new Finding(
+              `the proxy kept the connection open 5 s after ${b.length} bytes and EOF: ${b.subarray(0, 80).toString('hex')}`,
+            ),
+          )
+        ),
+        5_000,
+      );
       s.once('close', () => (clearTimeout(hang), resolve()));
       s.once('error', () => undefined);
       s.end(b);
@@ -146,7 +227,12 @@ const proxyWire: FuzzTarget<Buffer> = {
 
 const csvSeed = vpnGateCsv([
   { host: 'public-vpn-1', ip: '203.0.113.1' },
-  { host: 'vpn2', ip: '198.51.100.7', country: ['Korea Republic of', 'KR'], profile: vpnGateProfile('198.51.100.7', 1194, 'udp') },
+  {
+    host: 'vpn2',
+    ip: '198.51.100.7',
+    country: ['Korea Republic of', 'KR'],
+    profile: vpnGateProfile('198.51.100.7', 1194, 'udp'),
+  },
   { host: 'weird,name', ip: '2001:db8::5', score: 'x' },
 ]);
 
@@ -157,25 +243,40 @@ const vpngateCsv: FuzzTarget<string> = {
   run(text) {
     refuses(() => {
       const r = parseVpnGateCsv(text);
-      for (const n of r.nodes) must(n.port >= 1 && n.port <= 65535 && n.id.length > 0 && (n.proto === 'tcp' || n.proto === 'udp'), `node ${JSON.stringify(n.id)} port ${n.port} proto ${n.proto}`);
+      for (const n of r.nodes)
+        must(
+          n.port >= 1 && n.port <= 65535 && n.id.length > 0 && (n.proto === 'tcp' || n.proto === 'udp'),
+          `node ${JSON.stringify(n.id)} port ${n.port} proto ${n.proto}`,
+        );
     }, coded(ErrorCodes.LIST_INVALID));
   },
 };
 
-const dirSeed = directoryHtml([{ origin: 'http://203.0.113.9:8080', location: 'Japan' }, { origin: 'https://198.51.100.3' }]);
+const dirSeed = directoryHtml([
+  { origin: 'http://203.0.113.9:8080', location: 'Japan' },
+  { origin: 'https://198.51.100.3' },
+]);
 
 const mirrorDirectory: FuzzTarget<string> = {
   name: 'mirror-directory',
   what: "VPN Gate's mirror directory page (HTML) from any site that answers",
   input: textLike([dirSeed], 4096),
   run(html) {
-    for (const url of parseMirrorDirectory(html, 'https://www.vpngate.net/en/sites.aspx')) must(/^https?:\/\/[^/]+\/api\/iphone\/$/.test(url), `mirror URL ${url}`);
+    for (const url of parseMirrorDirectory(html, 'https://www.vpngate.net/en/sites.aspx'))
+      must(/^https?:\/\/[^/]+\/api\/iphone\/$/.test(url), `mirror URL ${url}`);
   },
 };
 
 // ---------------------------------------------------------------- OpenVPN
 
-const profileSeeds = [vpnGateProfile('203.0.113.1', 443, 'tcp'), vpnGateProfile('203.0.113.2', 1194, 'udp', ['tls-crypt [inline]', 'compress lz4-v2', 'data-ciphers AES-256-GCM:AES-128-GCM'])];
+const profileSeeds = [
+  vpnGateProfile('203.0.113.1', 443, 'tcp'),
+  vpnGateProfile('203.0.113.2', 1194, 'udp', [
+    'tls-crypt [inline]',
+    'compress lz4-v2',
+    'data-ciphers AES-256-GCM:AES-128-GCM',
+  ]),
+];
 
 const ovpnProfile: FuzzTarget<string> = {
   name: 'ovpn-profile',
@@ -190,9 +291,33 @@ const ovpnProfile: FuzzTarget<string> = {
 };
 
 const controlSeeds = [
-  encodeControl({ opcode: Op.CONTROL_HARD_RESET_SERVER_V2, keyId: 0, sessionId: sid, acks: [0], peerSessionId: sid, messageId: 0, payload: Buffer.alloc(0) }),
-  encodeControl({ opcode: Op.CONTROL_V1, keyId: 0, sessionId: sid, acks: [1, 2, 3], peerSessionId: sid, messageId: 7, payload: randomBytes(100) }),
-  encodeControl({ opcode: Op.ACK_V1, keyId: 1, sessionId: sid, acks: [4], peerSessionId: sid, messageId: null, payload: Buffer.alloc(0) }),
+  encodeControl({
+    opcode: Op.CONTROL_HARD_RESET_SERVER_V2,
+    keyId: 0,
+    sessionId: sid,
+    acks: [0],
+    peerSessionId: sid,
+    messageId: 0,
+    payload: Buffer.alloc(0),
+  }),
+  encodeControl({
+    opcode: Op.CONTROL_V1,
+    keyId: 0,
+    sessionId: sid,
+    acks: [1, 2, 3],
+    peerSessionId: sid,
+    messageId: 7,
+    payload: randomBytes(100),
+  }),
+  encodeControl({
+    opcode: Op.ACK_V1,
+    keyId: 1,
+    sessionId: sid,
+    acks: [4],
+    peerSessionId: sid,
+    messageId: null,
+    payload: Buffer.alloc(0),
+  }),
 ];
 
 const ovpnControl: FuzzTarget<Buffer> = {
@@ -205,14 +330,27 @@ const ovpnControl: FuzzTarget<Buffer> = {
     must(p.acks.length <= 8 && p.sessionId.length === 8, 'control packet shape');
     // What was read writes back to bytes that read the same.
     const again = decodeControl(encodeControl(p));
-    must(!!again && again.opcode === p.opcode && again.messageId === p.messageId && again.payload.equals(p.payload), 'control packet round trip');
+    must(
+      !!again && again.opcode === p.opcode && again.messageId === p.messageId && again.payload.equals(p.payload),
+      'control packet round trip',
+    );
   },
 };
 
 const keyMethodSeeds = [
-  Buffer.concat([Buffer.alloc(4), Buffer.of(2), randomBytes(64), Buffer.of(0, 20), Buffer.from('V4,dev-type tun,...\0'), Buffer.of(0, 0)]),
+  Buffer.concat([
+    Buffer.alloc(4),
+    Buffer.of(2),
+    randomBytes(64),
+    Buffer.of(0, 20),
+    Buffer.from('V4,dev-type tun,...\0'),
+    Buffer.of(0, 0),
+  ]),
 ];
-const pushSeeds = ['PUSH_REPLY,route-gateway 10.211.254.254,topology subnet,ping 10,ping-restart 60,dhcp-option DNS 10.211.254.254,ifconfig 10.211.1.23 255.255.0.0,peer-id 3,cipher AES-128-GCM', 'PUSH_REPLY,push-continuation 2,ifconfig 10.8.0.2 10.8.0.1'];
+const pushSeeds = [
+  'PUSH_REPLY,route-gateway 10.211.254.254,topology subnet,ping 10,ping-restart 60,dhcp-option DNS 10.211.254.254,ifconfig 10.211.1.23 255.255.0.0,peer-id 3,cipher AES-128-GCM',
+  'PUSH_REPLY,push-continuation 2,ifconfig 10.8.0.2 10.8.0.1',
+];
 
 const ovpnMessages: FuzzTarget<[Buffer, string]> = {
   name: 'ovpn-tls-messages',
@@ -228,14 +366,25 @@ const ovpnMessages: FuzzTarget<[Buffer, string]> = {
 /** The server's channel, and the client's on each data engine this process has (native where built, and JavaScript). */
 function dataPair(cipher: string, auth: string | null): [DataChannel, DataChannel[]] {
   const client = sliceKey2(randomBytes(256));
-  const server = { encryptCipher: client.decryptCipher, encryptHmac: client.decryptHmac, decryptCipher: client.encryptCipher, decryptHmac: client.encryptHmac };
+  const server = {
+    encryptCipher: client.decryptCipher,
+    encryptHmac: client.decryptHmac,
+    decryptCipher: client.encryptCipher,
+    decryptHmac: client.encryptHmac,
+  };
   const engines: DataEngine[] = dataEngineStatus().engine === 'native' ? ['native', 'javascript'] : ['javascript'];
-  return [new DataChannel(cipher, auth, server, 0, null), engines.map((e) => new DataChannel(cipher, auth, client, 0, null, e))];
+  return [
+    new DataChannel(cipher, auth, server, 0, null),
+    engines.map((e) => new DataChannel(cipher, auth, client, 0, null, e)),
+  ];
 }
 
 const [cbcServer, cbcClients] = dataPair('AES-128-CBC', 'SHA1');
 const [gcmServer, gcmClients] = dataPair('AES-256-GCM', null);
-const dataSeeds = [...Array.from({ length: 4 }, (_, i) => cbcServer.encrypt(randomBytes(20 + i * 200))), ...Array.from({ length: 4 }, (_, i) => gcmServer.encrypt(randomBytes(20 + i * 200)))];
+const dataSeeds = [
+  ...Array.from({ length: 4 }, (_, i) => cbcServer.encrypt(randomBytes(20 + i * 200))),
+  ...Array.from({ length: 4 }, (_, i) => gcmServer.encrypt(randomBytes(20 + i * 200))),
+];
 const dataSeedHex = new Set(dataSeeds.map((d) => d.toString('hex')));
 
 const ovpnData: FuzzTarget<Buffer> = {
@@ -246,7 +395,10 @@ const ovpnData: FuzzTarget<Buffer> = {
     for (const ch of [...cbcClients, ...gcmClients]) {
       const plain = ch.decrypt(b);
       // Only the very packets the server sent authenticate; a changed byte anywhere is dropped.
-      must(plain === null || dataSeedHex.has(b.toString('hex')), `a forged data packet decrypted: ${b.subarray(0, 40).toString('hex')}`);
+      must(
+        plain === null || dataSeedHex.has(b.toString('hex')),
+        `a forged data packet decrypted: ${b.subarray(0, 40).toString('hex')}`,
+      );
     }
   },
 };
@@ -266,12 +418,17 @@ const ovpnWrap: FuzzTarget<Buffer> = {
   run(b) {
     for (const w of [cryptClient, authClient]) {
       const plain = w.unwrap(b);
-      must(plain === null || wrapSeedHex.has(b.toString('hex')), `a forged wrapped packet was accepted: ${b.subarray(0, 40).toString('hex')}`);
+      must(
+        plain === null || wrapSeedHex.has(b.toString('hex')),
+        `a forged wrapped packet was accepted: ${b.subarray(0, 40).toString('hex')}`,
+      );
     }
   },
 };
 
-const tcpSeeds = [Buffer.concat(controlSeeds.map((c) => Buffer.concat([Buffer.of(c.length >> 8, c.length & 0xff), c])))];
+const tcpSeeds = [
+  Buffer.concat(controlSeeds.map((c) => Buffer.concat([Buffer.of(c.length >> 8, c.length & 0xff), c]))),
+];
 
 const ovpnTcpRecords: FuzzTarget<Buffer[]> = {
   name: 'ovpn-tcp-records',
@@ -280,7 +437,8 @@ const ovpnTcpRecords: FuzzTarget<Buffer[]> = {
   run(chunks) {
     const r = new TcpRecordReader(2048);
     refuses(() => {
-      for (const c of chunks) for (const rec of r.push(c)) must(rec.length >= 1 && rec.length <= 2048, `record of ${rec.length} bytes`);
+      for (const c of chunks)
+        for (const rec of r.push(c)) must(rec.length >= 1 && rec.length <= 2048, `record of ${rec.length} bytes`);
     }, coded(ErrorCodes.OVPN_PROTOCOL));
   },
 };
@@ -288,7 +446,13 @@ const ovpnTcpRecords: FuzzTarget<Buffer[]> = {
 const ovpnReliable: FuzzTarget<Array<[number, number[]]>> = {
   name: 'ovpn-reliable',
   what: "the control channel's reliability layer: message ids and acks as the server sends them (core/ovpn reliable)",
-  input: fc.array(fc.tuple(fc.oneof({ weight: 6, arbitrary: fc.nat({ max: 40 }) }, { weight: 1, arbitrary: fc.nat({ max: 0xffffffff }) }), fc.array(fc.oneof(fc.nat({ max: 40 }), fc.nat({ max: 0xffffffff })), { maxLength: 4 })), { maxLength: 100 }),
+  input: fc.array(
+    fc.tuple(
+      fc.oneof({ weight: 6, arbitrary: fc.nat({ max: 40 }) }, { weight: 1, arbitrary: fc.nat({ max: 0xffffffff }) }),
+      fc.array(fc.oneof(fc.nat({ max: 40 }), fc.nat({ max: 0xffffffff })), { maxLength: 4 }),
+    ),
+    { maxLength: 100 },
+  ),
   run(steps) {
     const rel = new ReliableChannel({ sendWindow: 4, transmit: () => {} });
     rel.acceptReset(0);
@@ -307,7 +471,23 @@ const ovpnReliable: FuzzTarget<Array<[number, number[]]>> = {
 
 // ---------------------------------------------------------------- SSTP and PPP
 
-const sstpSeeds = [encodeSstpControl(1, [{ id: 1, value: Buffer.of(0, 1) }]), encodeSstpControl(4, [{ id: 3, value: Buffer.concat([Buffer.alloc(3), Buffer.of(3), randomBytes(32)]) }]), encodeData(encodeFrame(0xc021, encodeCp(1, 1, encodeOptions([{ type: 1, value: Buffer.of(5, 0xdc) }, { type: 5, value: randomBytes(4) }]))))];
+const sstpSeeds = [
+  encodeSstpControl(1, [{ id: 1, value: Buffer.of(0, 1) }]),
+  encodeSstpControl(4, [{ id: 3, value: Buffer.concat([Buffer.alloc(3), Buffer.of(3), randomBytes(32)]) }]),
+  encodeData(
+    encodeFrame(
+      0xc021,
+      encodeCp(
+        1,
+        1,
+        encodeOptions([
+          { type: 1, value: Buffer.of(5, 0xdc) },
+          { type: 5, value: randomBytes(4) },
+        ]),
+      ),
+    ),
+  ),
+];
 
 const sstpPackets: FuzzTarget<Buffer[]> = {
   name: 'sstp-packets',
@@ -321,7 +501,21 @@ const sstpPackets: FuzzTarget<Buffer[]> = {
   },
 };
 
-const pppSeeds = [encodeFrame(0xc021, encodeCp(1, 7, encodeOptions([{ type: 1, value: Buffer.of(5, 0xdc) }, { type: 3, value: Buffer.of(0xc2, 0x23, 0x81) }]))), encodeFrame(0x8021, encodeCp(2, 1, encodeOptions([{ type: 3, value: Buffer.of(10, 0, 0, 2) }]))), encodeFrame(0x0021, randomBytes(60))];
+const pppSeeds = [
+  encodeFrame(
+    0xc021,
+    encodeCp(
+      1,
+      7,
+      encodeOptions([
+        { type: 1, value: Buffer.of(5, 0xdc) },
+        { type: 3, value: Buffer.of(0xc2, 0x23, 0x81) },
+      ]),
+    ),
+  ),
+  encodeFrame(0x8021, encodeCp(2, 1, encodeOptions([{ type: 3, value: Buffer.of(10, 0, 0, 2) }]))),
+  encodeFrame(0x0021, randomBytes(60)),
+];
 
 const pppFrames: FuzzTarget<Buffer> = {
   name: 'ppp-frames',
@@ -365,30 +559,74 @@ const configYaml: FuzzTarget<string> = {
   },
 };
 
-const settingsSeed = JSON.stringify({ version: 1, settings: { listen: '127.0.0.1:1080', language: 'fa', countryAllow: ['JP'], urlTest: { url: 'http://x/generate_204', intervalMs: 60000 }, notifications: { switched: true, lost: false, sysproxyChanged: true }, listSources: ['https://example.org/a.csv'] } });
+const settingsSeed = JSON.stringify({
+  version: 1,
+  settings: {
+    listen: '127.0.0.1:1080',
+    language: 'fa',
+    countryAllow: ['JP'],
+    urlTest: { url: 'http://x/generate_204', intervalMs: 60000 },
+    notifications: { switched: true, lost: false, sysproxyChanged: true },
+    listSources: ['https://example.org/a.csv'],
+  },
+});
 
 const settingsJson: FuzzTarget<string> = {
   name: 'settings-json',
   what: '<data-dir>/settings.json (JSON, then the settings schema); a bad file is set aside',
   input: textLike([settingsSeed], 1024),
   run(text) {
-    refuses(() => parseSettingsText(text), (err) => err instanceof SyntaxError || err instanceof ZodError);
+    refuses(
+      () => parseSettingsText(text),
+      (err) => err instanceof SyntaxError || err instanceof ZodError,
+    );
   },
 };
 
 type OpName = keyof typeof operations;
-const bodied = (Object.keys(operations) as OpName[]).filter((k) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(operations[k].method));
-const bodySeeds = ['{}', '{"nodeId":"public-vpn-123"}', '{"auto":true}', '{"enabled":false}', '{"nodeIds":["a","b"]}', settingsSeed.replace(/^\{"version":1,"settings":/, '').slice(0, -1), '{"url":"https://example.org/api/iphone/"}'];
+const bodied = (Object.keys(operations) as OpName[]).filter((k) =>
+  ['POST', 'PUT', 'PATCH', 'DELETE'].includes(operations[k].method),
+);
+const bodySeeds = [
+  '{}',
+  '{"nodeId":"public-vpn-123"}',
+  '{"auto":true}',
+  '{"enabled":false}',
+  '{"nodeIds":["a","b"]}',
+  settingsSeed.replace(/^\{"version":1,"settings":/, '').slice(0, -1),
+  '{"url":"https://example.org/api/iphone/"}',
+];
 
 const adminBodies: FuzzTarget<[number, string]> = {
   name: 'admin-bodies',
   what: "the admin API's JSON request bodies, against every operation's input schema (core/api)",
   input: fc.tuple(fc.nat({ max: bodied.length - 1 }), textLike(bodySeeds, 1024)),
   run([i, body]) {
-    refuses(() => parseJsonBody(body, operations[bodied[i]!].input), (err) => err instanceof ApiFailure && err.status === 400);
+    refuses(
+      () => parseJsonBody(body, operations[bodied[i]!].input),
+      (err) => err instanceof ApiFailure && err.status === 400,
+    );
   },
 };
 
-export const TARGETS: FuzzTarget<any>[] = [socks5Heads, httpHeaders, proxyWire, vpngateCsv, mirrorDirectory, ovpnProfile, ovpnControl, ovpnMessages, ovpnData, ovpnWrap, ovpnTcpRecords, ovpnReliable, sstpPackets, pppFrames, configYaml, settingsJson, adminBodies];
+export const TARGETS: FuzzTarget<any>[] = [
+  socks5Heads,
+  httpHeaders,
+  proxyWire,
+  vpngateCsv,
+  mirrorDirectory,
+  ovpnProfile,
+  ovpnControl,
+  ovpnMessages,
+  ovpnData,
+  ovpnWrap,
+  ovpnTcpRecords,
+  ovpnReliable,
+  sstpPackets,
+  pppFrames,
+  configYaml,
+  settingsJson,
+  adminBodies,
+];
 
 export { mutatedFrom };

@@ -16,7 +16,8 @@ export function apiRequest(
 ): Promise<ApiResponse> {
   const headers: Record<string, string> = { host: `127.0.0.1:${port}`, ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+  const body =
+    opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
   if (body !== undefined) headers['content-type'] ??= 'application/json';
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, method, path, headers, setHost: false }, (res) => {
@@ -48,13 +49,21 @@ export class SseReader {
   static open(port: number, token: string): Promise<SseReader> {
     const r = new SseReader();
     return new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: `/events?token=${encodeURIComponent(token)}`, headers: { accept: 'text/event-stream' } }, (res) => {
-        if (res.statusCode !== 200) return reject(new Error(`events: ${res.statusCode}`));
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => r.#feed(c));
-        res.on('error', () => {});
-        resolve(r);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: `/events?token=${encodeURIComponent(token)}`,
+          headers: { accept: 'text/event-stream' },
+        },
+        (res) => {
+          if (res.statusCode !== 200) return reject(new Error(`events: ${res.statusCode}`));
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => r.#feed(c));
+          res.on('error', () => {});
+          resolve(r);
+        },
+      );
       req.on('error', reject);
       req.end();
       r.#close = () => req.destroy();

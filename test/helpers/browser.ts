@@ -11,7 +11,16 @@ export const hasChromium = existsSync(CHROMIUM);
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-default-apps'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-default-apps',
+    ],
   });
 }
 
@@ -25,7 +34,10 @@ export function collectErrors(page: Page): Array<{ at: number; text: string }> {
   return out;
 }
 
-export async function newContext(browser: Browser, opts: { dark?: boolean; locale?: string; width?: number; height?: number } = {}): Promise<BrowserContext> {
+export async function newContext(
+  browser: Browser,
+  opts: { dark?: boolean; locale?: string; width?: number; height?: number } = {},
+): Promise<BrowserContext> {
   return browser.newContext({
     viewport: { width: opts.width ?? 1100, height: opts.height ?? 720 },
     colorScheme: opts.dark ? 'dark' : 'light',

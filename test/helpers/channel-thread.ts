@@ -6,7 +6,16 @@ import type { FromTunnel, TunnelDiagnostics } from '../../core/egress/worker/mes
 import { DirectEgress } from '../../core/egress/index.js';
 
 export const IDLE_DIAGNOSTICS: TunnelDiagnostics = {
-  link: 'up', responsive: true, reconnects: 0, decryptFailures: 0, segmentsOut: 0, retransmissions: 0, dnsHits: 0, dnsMisses: 0, wasmMemoryBytes: 0, heapUsedBytes: 0,
+  link: 'up',
+  responsive: true,
+  reconnects: 0,
+  decryptFailures: 0,
+  segmentsOut: 0,
+  retransmissions: 0,
+  dnsHits: 0,
+  dnsMisses: 0,
+  wasmMemoryBytes: 0,
+  heapUsedBytes: 0,
 };
 
 /** The host network as a hosted tunnel: real sockets on 127.0.0.1 behind the thread boundary. */
@@ -74,10 +83,13 @@ export class ChannelThread extends EventEmitter implements TunnelThread {
     if (this.#ended) return;
     this.#ended = true;
     // Like a worker's exit: what it posted before is still delivered, then the thread is gone.
-    setTimeout(() => {
-      this.#main.close();
-      this.#side.close();
-      this.emit('exit', code);
-    }, code === 0 ? 20 : 0);
+    setTimeout(
+      () => {
+        this.#main.close();
+        this.#side.close();
+        this.emit('exit', code);
+      },
+      code === 0 ? 20 : 0,
+    );
   }
 }

@@ -15,7 +15,11 @@ export function curl(args: string[], input?: Buffer): Promise<CurlResult> {
       ['--silent', '--show-error', '--max-time', '20', ...args],
       { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 },
       (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : 1
+          : 0;
         resolve({ code, stdout, stderr: stderr.toString() });
       },
     );

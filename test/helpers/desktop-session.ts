@@ -26,10 +26,14 @@ export async function gnomeSession(): Promise<DesktopSession> {
     GSETTINGS_BACKEND: 'dconf',
     XDG_CURRENT_DESKTOP: 'GNOME',
   };
-  const daemon: ChildProcess = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(dir, 'run', 'bus')}`], {
-    env: base,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const daemon: ChildProcess = spawn(
+    'dbus-daemon',
+    ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(dir, 'run', 'bus')}`],
+    {
+      env: base,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   const address = await new Promise<string>((resolve, reject) => {
     let out = '';
     daemon.stdout!.on('data', (c: Buffer) => {
@@ -57,18 +61,30 @@ export async function gnomeSession(): Promise<DesktopSession> {
 export function kdeSession(): DesktopSession {
   const dir = mkdtempSync(join(tmpdir(), 'gh-kde-'));
   mkdirSync(join(dir, 'config'));
-  const env = { PATH: process.env.PATH, HOME: dir, XDG_CONFIG_HOME: join(dir, 'config'), XDG_CURRENT_DESKTOP: 'KDE', KDE_SESSION_VERSION: '5' };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_CURRENT_DESKTOP: 'KDE',
+    KDE_SESSION_VERSION: '5',
+  };
   return { env, dir, close: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** Runs a tool in the session as a separate process, the way another application would read it. */
 export function tool(env: NodeJS.ProcessEnv, file: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { env, encoding: 'utf8', timeout: 10_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${file} ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout.trim())));
+    execFile(file, args, { env, encoding: 'utf8', timeout: 10_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${file} ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout.trim()),
+    );
   });
 }
 
-export const gget = (env: NodeJS.ProcessEnv, schema: string, key: string): Promise<string> => tool(env, 'gsettings', ['get', schema, key]);
-export const gset = (env: NodeJS.ProcessEnv, schema: string, key: string, value: string): Promise<string> => tool(env, 'gsettings', ['set', schema, key, value]);
-export const kread = (env: NodeJS.ProcessEnv, key: string): Promise<string> => tool(env, 'kreadconfig5', ['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', key]);
-export const kwrite = (env: NodeJS.ProcessEnv, key: string, value: string): Promise<string> => tool(env, 'kwriteconfig5', ['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', key, value]);
+export const gget = (env: NodeJS.ProcessEnv, schema: string, key: string): Promise<string> =>
+  tool(env, 'gsettings', ['get', schema, key]);
+export const gset = (env: NodeJS.ProcessEnv, schema: string, key: string, value: string): Promise<string> =>
+  tool(env, 'gsettings', ['set', schema, key, value]);
+export const kread = (env: NodeJS.ProcessEnv, key: string): Promise<string> =>
+  tool(env, 'kreadconfig5', ['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', key]);
+export const kwrite = (env: NodeJS.ProcessEnv, key: string, value: string): Promise<string> =>
+  tool(env, 'kwriteconfig5', ['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', key, value]);

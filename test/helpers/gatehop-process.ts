@@ -30,10 +30,15 @@ export class GatehopProcess {
     const resolv = join(dir, 'resolv.conf');
     const hosts = join(dir, 'hosts');
     writeFileSync(resolv, 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n');
-    writeFileSync(hosts, ['127.0.0.1 localhost', ...Object.entries(opts.hosts ?? {}).map(([n, a]) => `${a} ${n}`), ''].join('\n'));
+    writeFileSync(
+      hosts,
+      ['127.0.0.1 localhost', ...Object.entries(opts.hosts ?? {}).map(([n, a]) => `${a} ${n}`), ''].join('\n'),
+    );
     const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
     const script = `mount --bind ${q(resolv)} /etc/resolv.conf && mount --bind ${q(hosts)} /etc/hosts && exec ${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')}`;
-    this.child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child.stdout!.on('data', (c: Buffer) => (this.#stdout += c.toString()));
     this.child.stderr!.on('data', (c: Buffer) => (this.#stderr = (this.#stderr + c.toString()).slice(-8000)));
     this.exited = new Promise((r) => this.child.once('exit', (code) => r(code)));

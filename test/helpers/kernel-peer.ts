@@ -100,7 +100,16 @@ export class KernelPeer {
 
   /** dnsmasq answering only test names, on the kernel side of the tunnel. */
   async startDns(records: Record<string, string>): Promise<void> {
-    const args = ['dnsmasq', '--no-daemon', '--no-resolv', '--no-hosts', '--bind-interfaces', `--listen-address=${KERNEL_IP}`, '--port=53', '--log-facility=-'];
+    const args = [
+      'dnsmasq',
+      '--no-daemon',
+      '--no-resolv',
+      '--no-hosts',
+      '--bind-interfaces',
+      `--listen-address=${KERNEL_IP}`,
+      '--port=53',
+      '--log-facility=-',
+    ];
     for (const [name, ip] of Object.entries(records)) args.push(`--address=/${name}/${ip}`);
     const child = this.ns.spawn(args);
     child.stderr!.on('data', () => {});

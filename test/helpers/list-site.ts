@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 
 /** What a VPN Gate look-alike site answers at /api/iphone/. */
-export type ListBehaviour = string | 'hang' | 'stall' | 'gzip' | { status: number; body?: string } | { redirect: string } | ((hit: number) => string);
+export type ListBehaviour =
+  | string
+  | 'hang'
+  | 'stall'
+  | 'gzip'
+  | { status: number; body?: string }
+  | { redirect: string }
+  | ((hit: number) => string);
 
 export interface ListSite {
   readonly origin: string;
@@ -22,7 +29,10 @@ export interface ListSite {
  * mirror directory at /en/sites.aspx, each switchable between a good answer and the ways real
  * sources go wrong (an HTML page, a truncated list, a stall mid-body, an error status).
  */
-export async function listSite(list: ListBehaviour, opts: { host?: string; directory?: string | null } = {}): Promise<ListSite> {
+export async function listSite(
+  list: ListBehaviour,
+  opts: { host?: string; directory?: string | null } = {},
+): Promise<ListSite> {
   let behaviour = list;
   let directory = opts.directory ?? null;
   const hits = new Map<string, number>();

@@ -57,7 +57,10 @@ export class NetNs {
 export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 10_000): Promise<string> {
   return new Promise((resolve, reject) => {
     let buf = '';
-    const timer = setTimeout(() => reject(new Error(`no line matching ${re} within ${timeoutMs} ms: ${buf}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`no line matching ${re} within ${timeoutMs} ms: ${buf}`)),
+      timeoutMs,
+    );
     const onData = (c: Buffer): void => {
       buf += c.toString();
       const line = buf.split('\n').find((l) => re.test(l));

@@ -1,6 +1,12 @@
 import { silentLogger } from '../../core/common/index.js';
 import { DirectEgress, SingleEgressSource, type Egress } from '../../core/egress/index.js';
-import { Credentials, formatAuthLine, ProxyServer, proxyOptionsSchema, type ProxyOptions } from '../../core/socks5/index.js';
+import {
+  Credentials,
+  formatAuthLine,
+  ProxyServer,
+  proxyOptionsSchema,
+  type ProxyOptions,
+} from '../../core/socks5/index.js';
 
 export interface RunningProxy {
   server: ProxyServer;

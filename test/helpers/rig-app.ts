@@ -9,17 +9,20 @@ import type { Rig } from '../rig/rig.js';
  * by section for groups and switching.
  */
 export function rigAppConfig(rig: Rig, dataDir: string, over: ConfigInput = {}): GatehopConfig {
-  return buildConfig({}, {
-    egress: 'vpngate',
-    api: [rig.state.apiUrl],
-    listen: '127.0.0.1:0',
-    admin: 'off',
-    dataDir,
-    logFile: 'off',
-    ...over,
-    groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
-    switching: { healthDnsName: 'files.test', ...over.switching },
-  });
+  return buildConfig(
+    {},
+    {
+      egress: 'vpngate',
+      api: [rig.state.apiUrl],
+      listen: '127.0.0.1:0',
+      admin: 'off',
+      dataDir,
+      logFile: 'off',
+      ...over,
+      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
+      switching: { healthDnsName: 'files.test', ...over.switching },
+    },
+  );
 }
 
 /** A logger writing JSON lines to `path` synchronously, so a failing test can read them at once. */

@@ -91,7 +91,11 @@ export function connectRequest(host: string, port: number, command = 0x01): Buff
 }
 
 /** Greets with NO_AUTH and sends a CONNECT; returns the client and the 10-byte reply. */
-export async function socksConnect(proxyPort: number, host: string, port: number): Promise<{ client: RawClient; reply: Buffer }> {
+export async function socksConnect(
+  proxyPort: number,
+  host: string,
+  port: number,
+): Promise<{ client: RawClient; reply: Buffer }> {
   const client = await RawClient.open(proxyPort);
   client.write([5, 1, 0]);
   const method = await client.read(2);

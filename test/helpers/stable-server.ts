@@ -12,7 +12,14 @@ import { randomBytes } from 'node:crypto';
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import { DataChannel, decodeControl, encodeControl, Op, openvpnPrfKeys, type ControlPacket } from '../../core/ovpn/index.js';
+import {
+  DataChannel,
+  decodeControl,
+  encodeControl,
+  Op,
+  openvpnPrfKeys,
+  type ControlPacket,
+} from '../../core/ovpn/index.js';
 
 export interface StableServerOptions {
   cert: string;
@@ -24,7 +31,8 @@ export interface StableServerOptions {
 }
 
 const STABLE_CIPHERS = new Set(['AES-128-CBC', 'AES-192-CBC', 'AES-256-CBC']);
-export const STABLE_PUSH_REPLY = 'PUSH_REPLY,ping 3,ping-restart 10,ifconfig 10.211.1.5 10.211.1.6,dhcp-option DNS 10.211.1.6,route-gateway 10.211.1.6,redirect-gateway def1';
+export const STABLE_PUSH_REPLY =
+  'PUSH_REPLY,ping 3,ping-restart 10,ifconfig 10.211.1.5 10.211.1.6,dhcp-option DNS 10.211.1.6,route-gateway 10.211.1.6,redirect-gateway def1';
 
 function str(s: string): Buffer {
   const body = Buffer.from(`${s}\0`);
@@ -92,7 +100,15 @@ export class StableServer {
   }
 
   #control(opcode: number, msgId: number | null, acks: number[], payload: Buffer = Buffer.alloc(0)): Buffer {
-    return encodeControl({ opcode, keyId: 0, sessionId: this.#sid, acks, peerSessionId: acks.length ? this.#clientSid : null, messageId: msgId, payload });
+    return encodeControl({
+      opcode,
+      keyId: 0,
+      sessionId: this.#sid,
+      acks,
+      peerSessionId: acks.length ? this.#clientSid : null,
+      messageId: msgId,
+      payload,
+    });
   }
 
   #onMessage(msg: Buffer, rinfo: RemoteInfo): void {
@@ -168,10 +184,31 @@ export class StableServer {
       const sRandom1 = randomBytes(32);
       const sRandom2 = randomBytes(32);
       const reply = `V4,dev-type tun,link-mtu 1542,tun-mtu 1500,proto UDPv4,cipher ${this.chosenCipher},auth SHA1,keysize ${this.chosenCipher.slice(4, 7)},key-method 2,tls-server`;
-      this.#tls!.write(Buffer.concat([Buffer.from([0, 0, 0, 0, 2]), sRandom1, sRandom2, str(reply), Buffer.from([0, 0, 0, 0])]));
-      const key2 = openvpnPrfKeys({ preMaster, clientRandom1: cRandom1, serverRandom1: sRandom1, clientRandom2: cRandom2, serverRandom2: sRandom2, clientSessionId: this.#clientSid!, serverSessionId: this.#sid });
+      this.#tls!.write(
+        Buffer.concat([Buffer.from([0, 0, 0, 0, 2]), sRandom1, sRandom2, str(reply), Buffer.from([0, 0, 0, 0])]),
+      );
+      const key2 = openvpnPrfKeys({
+        preMaster,
+        clientRandom1: cRandom1,
+        serverRandom1: sRandom1,
+        clientRandom2: cRandom2,
+        serverRandom2: sRandom2,
+        clientSessionId: this.#clientSid!,
+        serverSessionId: this.#sid,
+      });
       // The server's view: it encrypts with the client's decrypt keys and the other way round.
-      this.#data = new DataChannel(this.chosenCipher, 'SHA1', { encryptCipher: key2.subarray(128, 192), encryptHmac: key2.subarray(192, 256), decryptCipher: key2.subarray(0, 64), decryptHmac: key2.subarray(64, 128) }, 0, null);
+      this.#data = new DataChannel(
+        this.chosenCipher,
+        'SHA1',
+        {
+          encryptCipher: key2.subarray(128, 192),
+          encryptHmac: key2.subarray(192, 256),
+          decryptCipher: key2.subarray(0, 64),
+          decryptHmac: key2.subarray(64, 128),
+        },
+        0,
+        null,
+      );
       this.#plain = Buffer.alloc(0);
       // Stable authenticates and asks DHCP after the first PUSH_REQUEST, then pushes on its own.
       return;
@@ -182,7 +219,8 @@ export class StableServer {
       this.#plain = this.#plain.subarray(nul + 1);
       if (!text.startsWith('PUSH_REQUEST')) continue;
       this.pushRequests++;
-      if (this.pushRequests === 1) this.#pushTimer = setTimeout(() => this.#tls?.write(`${this.opts.pushReply ?? STABLE_PUSH_REPLY}\0`), 300);
+      if (this.pushRequests === 1)
+        this.#pushTimer = setTimeout(() => this.#tls?.write(`${this.opts.pushReply ?? STABLE_PUSH_REPLY}\0`), 300);
       else this.#tls!.write(`${this.opts.pushReply ?? STABLE_PUSH_REPLY}\0`); // the stored reply again
     }
   }

@@ -13,7 +13,16 @@ export interface LinkedStacks {
  * batches on setImmediate, as a real link would: never from inside the sender's call. With
  * batchesToA, A takes each turn's packets as one batch (inputBatch), as a tunnel hands them over.
  */
-export function linkStacks(opts: { checksums?: boolean; mtu?: number; maxConnections?: number; impair?: (p: Buffer) => boolean; acksA?: StackOptions['acks']; batchesToA?: boolean } = {}): LinkedStacks {
+export function linkStacks(
+  opts: {
+    checksums?: boolean;
+    mtu?: number;
+    maxConnections?: number;
+    impair?: (p: Buffer) => boolean;
+    acksA?: StackOptions['acks'];
+    batchesToA?: boolean;
+  } = {},
+): LinkedStacks {
   const queues: { toA: Buffer[]; toB: Buffer[] } = { toA: [], toB: [] };
   let scheduled = false;
   const state = { cut: false };
@@ -30,13 +39,26 @@ export function linkStacks(opts: { checksums?: boolean; mtu?: number; maxConnect
       } else for (const p of toA) if (!a.closed) a.input(p);
     });
   };
-  const send = (q: Buffer[]) => (p: Buffer): void => {
-    if (state.cut || (opts.impair && !opts.impair(p))) return;
-    q.push(p);
-    schedule();
+  const send =
+    (q: Buffer[]) =>
+    (p: Buffer): void => {
+      if (state.cut || (opts.impair && !opts.impair(p))) return;
+      q.push(p);
+      schedule();
+    };
+  const common = {
+    netmask: 24,
+    gateway: '10.9.0.254',
+    mtu: opts.mtu ?? 1500,
+    checksums: opts.checksums ?? false,
+    maxConnections: opts.maxConnections,
   };
-  const common = { netmask: 24, gateway: '10.9.0.254', mtu: opts.mtu ?? 1500, checksums: opts.checksums ?? false, maxConnections: opts.maxConnections };
-  const a: Stack = new Stack({ ...common, address: '10.9.0.1', ...(opts.acksA ? { acks: opts.acksA } : {}), output: send(queues.toB) });
+  const a: Stack = new Stack({
+    ...common,
+    address: '10.9.0.1',
+    ...(opts.acksA ? { acks: opts.acksA } : {}),
+    output: send(queues.toB),
+  });
   const b: Stack = new Stack({ ...common, address: '10.9.0.2', output: send(queues.toA) });
   return {
     a,

@@ -20,7 +20,10 @@ export async function ensureTunnelWorkerBundle(): Promise<string> {
     name: 'keep-import-meta-url',
     setup(b: { onLoad(o: { filter: RegExp }, cb: (a: { path: string }) => { contents: string; loader: 'ts' }): void }) {
       b.onLoad({ filter: /\.ts$/ }, (a) => ({
-        contents: readFileSync(a.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(a.path).href)),
+        contents: readFileSync(a.path, 'utf8').replaceAll(
+          'import.meta.url',
+          JSON.stringify(pathToFileURL(a.path).href),
+        ),
         loader: 'ts',
       }));
     },

@@ -25,7 +25,13 @@ export interface ProxyOptions {
   exec?: string[];
 }
 
-async function run(cmd: string[], o: ProxyOptions, scheme: string, port: number, cleanup: () => void = () => {}): Promise<RunningProxy> {
+async function run(
+  cmd: string[],
+  o: ProxyOptions,
+  scheme: string,
+  port: number,
+  cleanup: () => void = () => {},
+): Promise<RunningProxy> {
   const host = o.host ?? '127.0.0.1';
   const full = [...(o.exec ?? []), ...cmd];
   const child: ChildProcess = spawn(full[0]!, full.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -110,5 +116,7 @@ export async function dante(o: ProxyOptions & { external?: string } = {}): Promi
       '',
     ].join('\n'),
   );
-  return run(['danted', '-f', conf, '-p', join(dir, 'danted.pid'), '-N', '1'], o, 'socks5', port, () => rmSync(dir, { recursive: true, force: true }));
+  return run(['danted', '-f', conf, '-p', join(dir, 'danted.pid'), '-N', '1'], o, 'socks5', port, () =>
+    rmSync(dir, { recursive: true, force: true }),
+  );
 }

@@ -1,6 +1,7 @@
 /** VPN Gate-format fixtures written for these tests (no real list is stored or fetched). */
 
-export const FAKE_CA = '-----BEGIN CERTIFICATE-----\nMIIBfakefakefakefakefakefakefakefakefake\n-----END CERTIFICATE-----';
+export const FAKE_CA =
+  '-----BEGIN CERTIFICATE-----\nMIIBfakefakefakefakefakefakefakefakefake\n-----END CERTIFICATE-----';
 
 export function vpnGateProfile(ip: string, port: number, proto: 'tcp' | 'udp', extra: string[] = []): string {
   return [
@@ -47,7 +48,8 @@ export interface RowSpec {
   base64?: string;
 }
 
-const HEADER = '#HostName,IP,Score,Ping,Speed,CountryLong,CountryShort,NumVpnSessions,Uptime,TotalUsers,TotalTraffic,LogType,Operator,Message,OpenVPN_ConfigData_Base64';
+const HEADER =
+  '#HostName,IP,Score,Ping,Speed,CountryLong,CountryShort,NumVpnSessions,Uptime,TotalUsers,TotalTraffic,LogType,Operator,Message,OpenVPN_ConfigData_Base64';
 
 export function vpnGateCsv(rows: RowSpec[], opts: { eol?: string; final?: boolean } = {}): string {
   const eol = opts.eol ?? '\r\n';
@@ -57,7 +59,23 @@ export function vpnGateCsv(rows: RowSpec[], opts: { eol?: string; final?: boolea
     const b64 = r.base64 ?? Buffer.from(profile).toString('base64');
     const [cl, cs] = r.country ?? ['Japan', 'JP'];
     lines.push(
-      [r.host, r.ip, r.score ?? 100000, r.ping ?? 10, r.speed ?? 50_000_000, cl, cs, r.sessions ?? 10, r.uptime ?? 86_400_000, 100, 1000, '2weeks', r.operator ?? 'op', '', b64].join(','),
+      [
+        r.host,
+        r.ip,
+        r.score ?? 100000,
+        r.ping ?? 10,
+        r.speed ?? 50_000_000,
+        cl,
+        cs,
+        r.sessions ?? 10,
+        r.uptime ?? 86_400_000,
+        100,
+        1000,
+        '2weeks',
+        r.operator ?? 'op',
+        '',
+        b64,
+      ].join(','),
     );
   }
   if (opts.final !== false) lines.push('*');

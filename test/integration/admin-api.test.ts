@@ -7,7 +7,14 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import pino from 'pino';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clashProxiesSchema, connectionsSchema, EventStream, latencySchema, nodesSchema, statusSchema } from '../../core/api/index.js';
+import {
+  clashProxiesSchema,
+  connectionsSchema,
+  EventStream,
+  latencySchema,
+  nodesSchema,
+  statusSchema,
+} from '../../core/api/index.js';
 import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
 import { LogTap } from '../../core/common/index.js';
 import { apiRequest, SseReader } from '../helpers/admin-client.js';
@@ -25,7 +32,17 @@ describe('admin API over the direct egress', () => {
 
   beforeAll(async () => {
     echo = await startEchoServer();
-    const config = buildConfig({}, { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', dataDir, logFile: 'off', adminCorsOrigins: ['https://dash.example'] });
+    const config = buildConfig(
+      {},
+      {
+        egress: 'direct',
+        listen: '127.0.0.1:0',
+        admin: '127.0.0.1:0',
+        dataDir,
+        logFile: 'off',
+        adminCorsOrigins: ['https://dash.example'],
+      },
+    );
     const logger = pino({ level: 'info', base: undefined }, pino.multistream([{ level: 'info', stream: tap.stream }]));
     app = await startApp(config, logger, { logTap: tap });
     port = app.listening.admin!.port;
@@ -52,17 +69,27 @@ describe('admin API over the direct egress', () => {
     const rebound = await apiRequest(port, 'GET', '/status', { token, headers: { host: `evil.example:${port}` } });
     expect(rebound.status).toBe(403);
     expect(rebound.json()).toMatchObject({ error: 'GH_ERR_API_HOST' });
-    expect((await apiRequest(port, 'GET', '/status', { token, headers: { host: `localhost:${port}` } })).status).toBe(200);
-    const foreign = await apiRequest(port, 'POST', '/mode', { token, body: { auto: true }, headers: { origin: 'https://attacker.example' } });
+    expect((await apiRequest(port, 'GET', '/status', { token, headers: { host: `localhost:${port}` } })).status).toBe(
+      200,
+    );
+    const foreign = await apiRequest(port, 'POST', '/mode', {
+      token,
+      body: { auto: true },
+      headers: { origin: 'https://attacker.example' },
+    });
     expect(foreign.status).toBe(403);
     expect(foreign.json()).toMatchObject({ error: 'GH_ERR_API_ORIGIN' });
     const allowed = await apiRequest(port, 'GET', '/status', { token, headers: { origin: 'https://dash.example' } });
     expect(allowed.status).toBe(200);
     expect(allowed.headers['access-control-allow-origin']).toBe('https://dash.example');
-    const preflight = await apiRequest(port, 'OPTIONS', '/proxies/GATEHOP', { headers: { origin: 'https://dash.example', 'access-control-request-method': 'PUT' } });
+    const preflight = await apiRequest(port, 'OPTIONS', '/proxies/GATEHOP', {
+      headers: { origin: 'https://dash.example', 'access-control-request-method': 'PUT' },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers['access-control-allow-headers']).toMatch(/Authorization/);
-    expect((await apiRequest(port, 'OPTIONS', '/status', { headers: { origin: 'https://attacker.example' } })).status).toBe(403);
+    expect(
+      (await apiRequest(port, 'OPTIONS', '/status', { headers: { origin: 'https://attacker.example' } })).status,
+    ).toBe(403);
   });
 
   it('refuses oversized, malformed and invalid bodies, unknown paths and wrong methods with JSON errors', async () => {
@@ -85,9 +112,15 @@ describe('admin API over the direct egress', () => {
 
   it('answers /status, /nodes and /latency in the shapes of the shared schemas', async () => {
     const status = statusSchema.parse((await apiRequest(port, 'GET', '/status', { token })).json());
-    expect(status).toMatchObject({ egress: 'direct', active: { egressId: 'direct' }, listen: { proxy: `127.0.0.1:${app.listening.proxy.port}`, admin: `127.0.0.1:${port}` } });
+    expect(status).toMatchObject({
+      egress: 'direct',
+      active: { egressId: 'direct' },
+      listen: { proxy: `127.0.0.1:${app.listening.proxy.port}`, admin: `127.0.0.1:${port}` },
+    });
     expect(nodesSchema.parse((await apiRequest(port, 'GET', '/nodes', { token })).json()).nodes).toEqual([]);
-    expect(latencySchema.parse((await apiRequest(port, 'GET', '/latency?sinceMs=0', { token })).json()).samples).toEqual([]);
+    expect(
+      latencySchema.parse((await apiRequest(port, 'GET', '/latency?sinceMs=0', { token })).json()).samples,
+    ).toEqual([]);
     expect((await apiRequest(port, 'GET', '/latency?sinceMs=yesterday', { token })).status).toBe(400);
   });
 
@@ -97,12 +130,24 @@ describe('admin API over the direct egress', () => {
     await client.read(4);
     // Down counts what the client has taken: the kernel's queues are read, and a byte read but not
     // yet acknowledged (a delayed ACK) still counts as queued for a moment.
-    const mine = await until(async () => {
-      const list = connectionsSchema.parse((await apiRequest(port, 'GET', '/connections', { token })).json());
-      const c = list.connections.find((x) => x.target === `127.0.0.1:${echo.port}`)!;
-      return c.bytesDown === 4 ? c : undefined;
-    }, 2_000, 'the echo counted as taken');
-    expect(mine).toMatchObject({ kind: 'socks5', egressId: 'direct', bytesUp: 4, bytesDown: 4, upload: 4, download: 4, metadata: { destinationPort: String(echo.port) } });
+    const mine = await until(
+      async () => {
+        const list = connectionsSchema.parse((await apiRequest(port, 'GET', '/connections', { token })).json());
+        const c = list.connections.find((x) => x.target === `127.0.0.1:${echo.port}`)!;
+        return c.bytesDown === 4 ? c : undefined;
+      },
+      2_000,
+      'the echo counted as taken',
+    );
+    expect(mine).toMatchObject({
+      kind: 'socks5',
+      egressId: 'direct',
+      bytesUp: 4,
+      bytesDown: 4,
+      upload: 4,
+      download: 4,
+      metadata: { destinationPort: String(echo.port) },
+    });
     expect((await apiRequest(port, 'DELETE', `/connections/${mine.id}`, { token })).status).toBe(204);
     await client.waitEnd(3_000);
     expect((await apiRequest(port, 'DELETE', `/connections/${mine.id}`, { token })).status).toBe(404);
@@ -114,7 +159,16 @@ describe('admin API over the direct egress', () => {
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     const families = parsePrometheusTextFormat(res.text);
     const names = new Set(families.map((f) => f.name));
-    for (const n of ['gatehop_sessions_active', 'gatehop_sessions_total', 'gatehop_proxy_bytes_total', 'gatehop_switches_total', 'gatehop_drain_sessions', 'gatehop_process_resident_memory_bytes', 'gatehop_event_loop_delay_seconds']) expect(names).toContain(n);
+    for (const n of [
+      'gatehop_sessions_active',
+      'gatehop_sessions_total',
+      'gatehop_proxy_bytes_total',
+      'gatehop_switches_total',
+      'gatehop_drain_sessions',
+      'gatehop_process_resident_memory_bytes',
+      'gatehop_event_loop_delay_seconds',
+    ])
+      expect(names).toContain(n);
     for (const f of families.filter((x) => x.name.startsWith('gatehop_'))) {
       if (f.type === 'COUNTER') expect(f.name).toMatch(/_total$/);
       expect(f.name).toMatch(/^[a-z0-9_]+$/);
@@ -129,11 +183,19 @@ describe('admin API over the direct egress', () => {
     expect(sse.events[0]!.event).toBe('status');
     statusSchema.parse(sse.events[0]!.data);
     pinoLine(tap, 'hello from the test');
-    await until(() => sse.events.find((e) => e.event === 'log' && (e.data as { msg: string }).msg === 'hello from the test'), 3_000, 'a log event');
+    await until(
+      () => sse.events.find((e) => e.event === 'log' && (e.data as { msg: string }).msg === 'hello from the test'),
+      3_000,
+      'a log event',
+    );
     sse.close();
     // A window that opens later gets the recent log first (its Logs view is not empty), after status and nodes.
     const later = await SseReader.open(port, token);
-    const backlog = await until(() => later.events.find((e) => e.event === 'log' && (e.data as { msg: string }).msg === 'hello from the test'), 3_000, 'the line in the backlog');
+    const backlog = await until(
+      () => later.events.find((e) => e.event === 'log' && (e.data as { msg: string }).msg === 'hello from the test'),
+      3_000,
+      'the line in the backlog',
+    );
     expect(later.events.indexOf(backlog)).toBeGreaterThan(later.events.findIndex((e) => e.event === 'nodes'));
     later.close();
   });
@@ -147,36 +209,50 @@ describe('admin API over the direct egress', () => {
 
   it('speaks the Clash subset dashboards use', async () => {
     expect((await apiRequest(port, 'GET', '/', { token })).json()).toEqual({ hello: 'clash' });
-    expect((await apiRequest(port, 'GET', '/version', { token })).json()).toMatchObject({ version: expect.stringMatching(/^gatehop-/) });
+    expect((await apiRequest(port, 'GET', '/version', { token })).json()).toMatchObject({
+      version: expect.stringMatching(/^gatehop-/),
+    });
     const proxies = clashProxiesSchema.parse((await apiRequest(port, 'GET', '/proxies', { token })).json());
     expect(proxies.proxies.GATEHOP).toMatchObject({ type: 'Selector', all: [] });
     // GET /traffic streams one JSON line per second.
     const lines = await new Promise<string[]>((resolve, reject) => {
       const got: string[] = [];
-      const req = request({ host: '127.0.0.1', port, path: '/traffic', headers: { authorization: `Bearer ${token}` } }, (res) => {
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          got.push(...c.split('\n').filter(Boolean));
-          if (got.length >= 2) {
-            req.destroy();
-            resolve(got);
-          }
-        });
-      });
+      const req = request(
+        { host: '127.0.0.1', port, path: '/traffic', headers: { authorization: `Bearer ${token}` } },
+        (res) => {
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            got.push(...c.split('\n').filter(Boolean));
+            if (got.length >= 2) {
+              req.destroy();
+              resolve(got);
+            }
+          });
+        },
+      );
       req.on('error', (err) => (got.length >= 2 ? undefined : reject(err)));
       req.end();
     });
-    for (const l of lines) expect(JSON.parse(l)).toEqual({ up: expect.any(Number), down: expect.any(Number), upTotal: expect.any(Number), downTotal: expect.any(Number) });
+    for (const l of lines)
+      expect(JSON.parse(l)).toEqual({
+        up: expect.any(Number),
+        down: expect.any(Number),
+        upTotal: expect.any(Number),
+        downTotal: expect.any(Number),
+      });
     // GET /logs streams {type, payload} lines (older dashboards use HTTP streams).
     const log = await new Promise<string>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/logs?level=info', headers: { authorization: `Bearer ${token}` } }, (res) => {
-        res.setEncoding('utf8');
-        res.once('data', (c: string) => {
-          req.destroy();
-          resolve(c.split('\n')[0]!);
-        });
-        pinoLine(tap, 'a line for the dashboard');
-      });
+      const req = request(
+        { host: '127.0.0.1', port, path: '/logs?level=info', headers: { authorization: `Bearer ${token}` } },
+        (res) => {
+          res.setEncoding('utf8');
+          res.once('data', (c: string) => {
+            req.destroy();
+            resolve(c.split('\n')[0]!);
+          });
+          pinoLine(tap, 'a line for the dashboard');
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -192,7 +268,17 @@ describe('Clash WebSocket streams (metacubexd and zashboard open these instead o
 
   beforeAll(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gh-admin-ws-'));
-    const config = buildConfig({}, { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', dataDir, logFile: 'off', adminCorsOrigins: ['https://dash.example'] });
+    const config = buildConfig(
+      {},
+      {
+        egress: 'direct',
+        listen: '127.0.0.1:0',
+        admin: '127.0.0.1:0',
+        dataDir,
+        logFile: 'off',
+        adminCorsOrigins: ['https://dash.example'],
+      },
+    );
     const logger = pino({ level: 'info', base: undefined }, pino.multistream([{ level: 'info', stream: tap.stream }]));
     app = await startApp(config, logger, { logTap: tap });
     port = app.listening.admin!.port;
@@ -215,8 +301,18 @@ describe('Clash WebSocket streams (metacubexd and zashboard open these instead o
     const traffic = await open(`/traffic?token=${token}`);
     const memory = await open(`/memory?token=${token}`);
     const conns = await open(`/connections?token=${token}&interval=200`, 'https://dash.example');
-    await until(() => (traffic.messages.length >= 2 && memory.messages.length >= 1 && conns.messages.length >= 2 ? true : undefined), 5_000, 'messages on each stream');
-    expect(traffic.messages[0]).toEqual({ up: expect.any(Number), down: expect.any(Number), upTotal: expect.any(Number), downTotal: expect.any(Number) });
+    await until(
+      () =>
+        traffic.messages.length >= 2 && memory.messages.length >= 1 && conns.messages.length >= 2 ? true : undefined,
+      5_000,
+      'messages on each stream',
+    );
+    expect(traffic.messages[0]).toEqual({
+      up: expect.any(Number),
+      down: expect.any(Number),
+      upTotal: expect.any(Number),
+      downTotal: expect.any(Number),
+    });
     expect(memory.messages[0]).toEqual({ inuse: expect.any(Number), oslimit: 0 });
     connectionsSchema.parse(conns.messages[0]);
     for (const s of [traffic, memory, conns]) s.ws.close();
@@ -306,7 +402,11 @@ describe('event stream backpressure', () => {
   });
 
   it('drops a consumer that stays behind the cap for stallMs, even below the hard cap', async () => {
-    const events = new EventStream({ maxBufferedBytes: 64 * 1024, stallMs: 300, hardMaxBufferedBytes: 64 * 1024 * 1024 });
+    const events = new EventStream({
+      maxBufferedBytes: 64 * 1024,
+      stallMs: 300,
+      hardMaxBufferedBytes: 64 * 1024 * 1024,
+    });
     const server = createServer((_req, res) => events.attach(res));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const port = (server.address() as { port: number }).port;
@@ -316,7 +416,11 @@ describe('event stream backpressure', () => {
     await eventually(() => events.clients === 1, 3_000, 'attached');
     events.publish('nodes', { blob: 'x'.repeat(8 * 1024 * 1024) }); // past the socket buffers: behind
     const behindAt = Date.now();
-    await eventually(() => (events.publish('status', { t: Date.now() }), events.clients === 0), 5_000, 'the stalled consumer dropped');
+    await eventually(
+      () => (events.publish('status', { t: Date.now() }), events.clients === 0),
+      5_000,
+      'the stalled consumer dropped',
+    );
     expect(Date.now() - behindAt).toBeGreaterThanOrEqual(300);
     expect(events.dropped).toBe(1);
     sock.destroy();

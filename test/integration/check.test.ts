@@ -40,21 +40,56 @@ describe('gatehop check', () => {
   it('lists the list sources a start would try, with how each last went (issue #20)', async () => {
     const d = join(dir, 'data-sources');
     const store = new Store({ path: join(d, 'gatehop.db'), logger: silentLogger() });
-    store.saveListSource({ url: 'http://203.0.113.9:1234/api/iphone/', kind: 'mirror', foundAt: 1, foundFrom: 'https://www.vpngate.net/en/sites.aspx', lastOkAt: Date.UTC(2026, 10, 30), lastFailAt: null, lastError: null, lastVia: 'tunnel', lastNodes: 91 });
-    store.saveListSource({ url: 'https://www.vpngate.net/api/iphone/', kind: 'official', foundAt: 1, foundFrom: null, lastOkAt: null, lastFailAt: Date.UTC(2026, 10, 30), lastError: 'fetch https://www.vpngate.net/api/iphone/: timed out', lastVia: 'direct', lastNodes: null });
+    store.saveListSource({
+      url: 'http://203.0.113.9:1234/api/iphone/',
+      kind: 'mirror',
+      foundAt: 1,
+      foundFrom: 'https://www.vpngate.net/en/sites.aspx',
+      lastOkAt: Date.UTC(2026, 10, 30),
+      lastFailAt: null,
+      lastError: null,
+      lastVia: 'tunnel',
+      lastNodes: 91,
+    });
+    store.saveListSource({
+      url: 'https://www.vpngate.net/api/iphone/',
+      kind: 'official',
+      foundAt: 1,
+      foundFrom: null,
+      lastOkAt: null,
+      lastFailAt: Date.UTC(2026, 10, 30),
+      lastError: 'fetch https://www.vpngate.net/api/iphone/: timed out',
+      lastVia: 'direct',
+      lastNodes: null,
+    });
     store.close();
     const r = await check(['--data-dir', d, '--list-source', 'https://cdn.example/vpngate.csv']);
     expect(r.code).toBe(0);
     expect(r.out).toContain('list sources (4):');
-    expect(r.out).toContain('official https://www.vpngate.net/api/iphone/: failed 2026-11-30T00:00:00.000Z (direct): fetch https://www.vpngate.net/api/iphone/: timed out');
+    expect(r.out).toContain(
+      'official https://www.vpngate.net/api/iphone/: failed 2026-11-30T00:00:00.000Z (direct): fetch https://www.vpngate.net/api/iphone/: timed out',
+    );
     expect(r.out).toContain('official http://www.vpngate.net/api/iphone/: not tried yet');
     expect(r.out).toContain('user     https://cdn.example/vpngate.csv: not tried yet');
-    expect(r.out).toContain('mirror   http://203.0.113.9:1234/api/iphone/: ok 2026-11-30T00:00:00.000Z (tunnel, 91 nodes)');
+    expect(r.out).toContain(
+      'mirror   http://203.0.113.9:1234/api/iphone/: ok 2026-11-30T00:00:00.000Z (tunnel, 91 nodes)',
+    );
   });
 
   it('names every problem with its file, key and line, and exits 1', async () => {
     const cfg = join(dir, 'bad.yaml');
-    writeFileSync(cfg, ['listen: 127.0.0.1:1080', 'lisen: 127.0.0.1:1', 'groups:', '  mode: sometimes', '  urlTest:', '    intervalMs: 5', ''].join('\n'));
+    writeFileSync(
+      cfg,
+      [
+        'listen: 127.0.0.1:1080',
+        'lisen: 127.0.0.1:1',
+        'groups:',
+        '  mode: sometimes',
+        '  urlTest:',
+        '    intervalMs: 5',
+        '',
+      ].join('\n'),
+    );
     const r = await check(['--config', cfg, '--data-dir', dataDir, '--listen', 'nope']);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(new RegExp(`${cfg}:2: .*lisen`));

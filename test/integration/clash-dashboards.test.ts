@@ -41,13 +41,39 @@ const configSchema = z.object({
   tun: z.object({ enable: z.boolean() }),
 });
 /** metacubexd Proxy / zashboard Proxy (a node). */
-const proxySchema = z.object({ name: z.string(), type: z.string(), history, udp: z.boolean(), xudp: z.boolean(), tfo: z.boolean(), extra: z.record(z.string(), z.unknown()), hidden: z.boolean(), icon: z.string() });
+const proxySchema = z.object({
+  name: z.string(),
+  type: z.string(),
+  history,
+  udp: z.boolean(),
+  xudp: z.boolean(),
+  tfo: z.boolean(),
+  extra: z.record(z.string(), z.unknown()),
+  hidden: z.boolean(),
+  icon: z.string(),
+});
 /** ...and a group: `now`, `all`, `fixed` when pinned (metacubexd and zashboard offer to clear it). */
-const groupSchema = proxySchema.extend({ now: z.string(), all: z.array(z.string()), fixed: z.string().optional(), testUrl: z.string() });
+const groupSchema = proxySchema.extend({
+  now: z.string(),
+  all: z.array(z.string()),
+  fixed: z.string().optional(),
+  testUrl: z.string(),
+});
 /** yacd ProxyProvider; metacubexd ProxyProvider; zashboard ProxyProvider. */
-const providerSchema = z.object({ name: z.string(), type: z.literal('Proxy'), vehicleType: z.string(), updatedAt: z.string().datetime(), testUrl: z.string(), proxies: z.array(proxySchema) });
+const providerSchema = z.object({
+  name: z.string(),
+  type: z.literal('Proxy'),
+  vehicleType: z.string(),
+  updatedAt: z.string().datetime(),
+  testUrl: z.string(),
+  proxies: z.array(proxySchema),
+});
 /** yacd normalizeAPIResponse (rules must be an array); metacubexd/zashboard Rule. */
-const rulesSchema = z.object({ rules: z.array(z.object({ index: z.number(), type: z.string(), payload: z.string(), proxy: z.string(), size: z.number() })) });
+const rulesSchema = z.object({
+  rules: z.array(
+    z.object({ index: z.number(), type: z.string(), payload: z.string(), proxy: z.string(), size: z.number() }),
+  ),
+});
 /** metacubexd BackendVersion; yacd VersionData; zashboard {version}. */
 const versionSchema = z.object({ version: z.string(), meta: z.boolean(), premium: z.boolean() });
 /** Clash/mihomo error bodies: dashboards show `message`. */
@@ -62,12 +88,31 @@ const connectionSchema = z.object({
   rulePayload: z.string(),
   start: z.string(),
   metadata: z.object({
-    network: z.string(), type: z.string(), sourceIP: z.string(), sourcePort: z.string(), destinationIP: z.string(), destinationPort: z.string(), host: z.string(),
-    inboundIP: z.string(), inboundPort: z.string(), inboundName: z.string(), inboundUser: z.string(), dnsMode: z.string(), process: z.string(), processPath: z.string(),
-    remoteDestination: z.string(), sniffHost: z.string(), specialProxy: z.string(), specialRules: z.string(),
+    network: z.string(),
+    type: z.string(),
+    sourceIP: z.string(),
+    sourcePort: z.string(),
+    destinationIP: z.string(),
+    destinationPort: z.string(),
+    host: z.string(),
+    inboundIP: z.string(),
+    inboundPort: z.string(),
+    inboundName: z.string(),
+    inboundUser: z.string(),
+    dnsMode: z.string(),
+    process: z.string(),
+    processPath: z.string(),
+    remoteDestination: z.string(),
+    sniffHost: z.string(),
+    specialProxy: z.string(),
+    specialRules: z.string(),
   }),
 });
-const wsConnectionsSchema = z.object({ downloadTotal: z.number(), uploadTotal: z.number(), connections: z.array(connectionSchema) });
+const wsConnectionsSchema = z.object({
+  downloadTotal: z.number(),
+  uploadTotal: z.number(),
+  connections: z.array(connectionSchema),
+});
 
 function wsOpen(port: number, path: string): Promise<{ ws: WebSocket; messages: unknown[] }> {
   return new Promise((resolve, reject) => {
@@ -94,7 +139,10 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     list = createServer((_q, r) => r.end(vpnGateCsv(nodes.map((host) => ({ host, ip: '127.0.0.1' })))));
     await new Promise<void>((r) => list.listen(0, '127.0.0.1', () => r()));
     mkdirSync(join(ext, 'assets'), { recursive: true });
-    writeFileSync(join(ext, 'index.html'), '<!doctype html><title>dashboard</title><script type="module" src="./assets/app.js"></script>');
+    writeFileSync(
+      join(ext, 'index.html'),
+      '<!doctype html><title>dashboard</title><script type="module" src="./assets/app.js"></script>',
+    );
     writeFileSync(join(ext, 'assets', 'app.js'), 'console.log("a dashboard")');
     const fromFile = { listen: '127.0.0.1:0' };
     const fromFlags = {
@@ -126,9 +174,22 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
   };
 
   it('answers every page yacd loads (/version, /configs, /proxies, /providers/proxies, /rules, /providers/rules) with the shapes it reads', async () => {
-    expect(await get('/version', versionSchema)).toEqual({ version: expect.stringMatching(/^gatehop-/), meta: true, premium: false });
+    expect(await get('/version', versionSchema)).toEqual({
+      version: expect.stringMatching(/^gatehop-/),
+      meta: true,
+      premium: false,
+    });
     const configs = await get('/configs', configSchema);
-    expect(configs).toMatchObject({ 'mixed-port': app.listening.proxy.port, 'allow-lan': false, 'bind-address': '127.0.0.1', mode: 'auto', 'mode-list': ['auto', 'manual'], 'log-level': 'info', ipv6: false, tun: { enable: false } });
+    expect(configs).toMatchObject({
+      'mixed-port': app.listening.proxy.port,
+      'allow-lan': false,
+      'bind-address': '127.0.0.1',
+      mode: 'auto',
+      'mode-list': ['auto', 'manual'],
+      'log-level': 'info',
+      ipv6: false,
+      tun: { enable: false },
+    });
     const { proxies } = await get('/proxies', z.object({ proxies: z.record(z.string(), z.unknown()) }));
     expect(groupSchema.parse(proxies.GATEHOP)).toMatchObject({ type: 'Selector', all: nodes });
     for (const n of nodes) expect(proxySchema.parse(proxies[n])).toMatchObject({ name: n, type: 'OpenVPN' });
@@ -136,8 +197,12 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     expect(Object.keys(providers.providers)).toEqual(['VPNGate']);
     expect(providers.providers.VPNGate!.proxies.map((p) => p.name)).toEqual(nodes);
     expect(await get('/providers/proxies/VPNGate', providerSchema)).toMatchObject({ vehicleType: 'HTTP' });
-    expect(await get('/rules', rulesSchema)).toEqual({ rules: [{ index: 0, type: 'Match', payload: '', proxy: 'GATEHOP', size: -1 }] });
-    expect(await get('/providers/rules', z.object({ providers: z.record(z.string(), z.unknown()) }))).toEqual({ providers: {} });
+    expect(await get('/rules', rulesSchema)).toEqual({
+      rules: [{ index: 0, type: 'Match', payload: '', proxy: 'GATEHOP', size: -1 }],
+    });
+    expect(await get('/providers/rules', z.object({ providers: z.record(z.string(), z.unknown()) }))).toEqual({
+      providers: {},
+    });
   });
 
   it('PUT /proxies/GATEHOP sets `now` at once (the pick), with `fixed` for dashboards to clear; DELETE goes back to auto', async () => {
@@ -148,8 +213,12 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     expect(group).toMatchObject({ now: 'public-vpn-2', fixed: 'public-vpn-2' });
     expect((await get('/configs', configSchema)).mode).toBe('manual');
     // A second pick while the first switch still runs stands too.
-    expect((await apiRequest(port, 'PUT', '/proxies/GATEHOP', { token, body: { name: 'public-vpn-3' } })).status).toBe(204);
-    expect(groupSchema.parse((await apiRequest(port, 'GET', '/proxies/GATEHOP', { token })).json()).now).toBe('public-vpn-3');
+    expect((await apiRequest(port, 'PUT', '/proxies/GATEHOP', { token, body: { name: 'public-vpn-3' } })).status).toBe(
+      204,
+    );
+    expect(groupSchema.parse((await apiRequest(port, 'GET', '/proxies/GATEHOP', { token })).json()).now).toBe(
+      'public-vpn-3',
+    );
     const unknown = await apiRequest(port, 'PUT', '/proxies/GATEHOP', { token, body: { name: 'nope' } });
     expect(unknown.status).toBe(404);
     clashErrorSchema.parse(unknown.json());
@@ -159,7 +228,7 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     expect((await get('/configs', configSchema)).mode).toBe('auto');
   });
 
-  it('PATCH /configs changes what maps (mode, log-level; Clash\'s rule/global as auto/manual) and refuses the rest with a Clash error body, changing nothing', async () => {
+  it("PATCH /configs changes what maps (mode, log-level; Clash's rule/global as auto/manual) and refuses the rest with a Clash error body, changing nothing", async () => {
     const patch = (body: object) => apiRequest(port, 'PATCH', '/configs', { token, body });
     expect((await patch({ mode: 'global' })).status).toBe(204);
     expect((await get('/configs', configSchema)).mode).toBe('manual');
@@ -177,23 +246,35 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     await patch({ 'log-level': 'info' });
   });
 
-  it('PUT /configs reloads Gatehop\'s own config; a Clash config in the body is refused', async () => {
-    expect((await apiRequest(port, 'PUT', '/configs?force=true', { token, body: { path: '', payload: '' } })).status).toBe(204);
+  it("PUT /configs reloads Gatehop's own config; a Clash config in the body is refused", async () => {
+    expect(
+      (await apiRequest(port, 'PUT', '/configs?force=true', { token, body: { path: '', payload: '' } })).status,
+    ).toBe(204);
     const foreign = await apiRequest(port, 'PUT', '/configs', { token, body: { path: '/etc/clash/config.yaml' } });
     expect(foreign.status).toBe(400);
     expect(clashErrorSchema.parse(foreign.json()).message).toMatch(/does not load Clash configs/);
   });
 
-  it('the provider: PUT refreshes the list, healthcheck starts Test all, a node\'s test and the group\'s answer as mihomo does', async () => {
+  it("the provider: PUT refreshes the list, healthcheck starts Test all, a node's test and the group's answer as mihomo does", async () => {
     const before = app.nodes!.lastRefresh?.at ?? 0;
     expect((await apiRequest(port, 'PUT', '/providers/proxies/VPNGate', { token })).status).toBe(204);
     await eventually(() => (app.nodes!.lastRefresh?.at ?? 0) > before, 10_000, 'a refresh');
     expect((await apiRequest(port, 'GET', '/providers/proxies/VPNGate/healthcheck', { token })).status).toBe(204);
     expect(app.admin!.operations).toBeDefined();
-    const one = await apiRequest(port, 'GET', '/providers/proxies/VPNGate/public-vpn-1/healthcheck?url=http://127.0.0.1:9/generate_204&timeout=2000', { token });
+    const one = await apiRequest(
+      port,
+      'GET',
+      '/providers/proxies/VPNGate/public-vpn-1/healthcheck?url=http://127.0.0.1:9/generate_204&timeout=2000',
+      { token },
+    );
     expect([503, 504]).toContain(one.status);
     clashErrorSchema.parse(one.json());
-    const group = await apiRequest(port, 'GET', '/group/GATEHOP/delay?url=http://127.0.0.1:9/generate_204&timeout=1000', { token });
+    const group = await apiRequest(
+      port,
+      'GET',
+      '/group/GATEHOP/delay?url=http://127.0.0.1:9/generate_204&timeout=1000',
+      { token },
+    );
     expect(group.status).toBe(200);
     expect(group.json()).toEqual({}); // every node failed: mihomo leaves failures out
     const missing = await apiRequest(port, 'GET', '/providers/proxies/Other', { token });
@@ -211,7 +292,11 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     const conns = await wsOpen(port, `/connections?token=${token}&interval=200`);
     await until(() => (conns.messages.length > 0 ? true : undefined), 5_000, 'a connections message');
     const msg = wsConnectionsSchema.parse(conns.messages[0]);
-    expect(msg.connections[0]!.metadata).toMatchObject({ inboundName: 'gatehop', inboundIP: '127.0.0.1', inboundPort: String(app.listening.proxy.port) });
+    expect(msg.connections[0]!.metadata).toMatchObject({
+      inboundName: 'gatehop',
+      inboundIP: '127.0.0.1',
+      inboundPort: String(app.listening.proxy.port),
+    });
     conns.ws.close();
     const closed = new Promise<void>((r) => held.once('close', () => r()));
     const del = await apiRequest(port, 'DELETE', '/connections', { token });
@@ -219,7 +304,7 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     await closed;
   });
 
-  it('serves the user\'s dashboard build at /ui/external/ (externalUi) same-origin, without the token, single-page paths included', async () => {
+  it("serves the user's dashboard build at /ui/external/ (externalUi) same-origin, without the token, single-page paths included", async () => {
     const index = await apiRequest(port, 'GET', '/ui/external/');
     expect(index.status).toBe(200);
     expect(index.text).toContain('<title>dashboard</title>');
@@ -227,7 +312,9 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     expect((await apiRequest(port, 'GET', '/ui/external/assets/app.js')).text).toContain('a dashboard');
     expect((await apiRequest(port, 'GET', '/ui/external/proxies')).text).toContain('<title>dashboard</title>');
     expect((await apiRequest(port, 'GET', '/ui/external')).status).toBe(301);
-    expect((await apiRequest(port, 'GET', '/ui/external/', { headers: { host: `evil.example:${port}` } })).status).toBe(403);
+    expect((await apiRequest(port, 'GET', '/ui/external/', { headers: { host: `evil.example:${port}` } })).status).toBe(
+      403,
+    );
   });
 });
 
@@ -245,7 +332,10 @@ describe('byte counters count what the client has taken (issue #26)', () => {
     });
     await new Promise<void>((r) => source.listen(0, '127.0.0.1', () => r()));
     const dataDir = mkdtempSync(join(tmpdir(), 'gh-clash-bytes-'));
-    app = await startApp(buildConfig({}, { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', dataDir, logFile: 'off' }), silentLogger());
+    app = await startApp(
+      buildConfig({}, { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', dataDir, logFile: 'off' }),
+      silentLogger(),
+    );
     port = app.listening.admin!.port;
     token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   });
@@ -260,7 +350,14 @@ describe('byte counters count what the client has taken (issue #26)', () => {
     const traffic = await wsOpen(port, `/traffic?token=${token}`);
     // curl reads as fast as pv takes it from the pipe: the client's own pace. (curl's own
     // --limit-rate in Debian's 7.88 reads ~10 MB at once and then waits: a spike it really takes.)
-    const reader = spawn('sh', ['-c', `curl -s --socks5-hostname 127.0.0.1:${app.listening.proxy.port} http://127.0.0.1:${(source.address() as AddressInfo).port}/ | pv -q -L 200k > /dev/null`], { detached: true, stdio: 'ignore' });
+    const reader = spawn(
+      'sh',
+      [
+        '-c',
+        `curl -s --socks5-hostname 127.0.0.1:${app.listening.proxy.port} http://127.0.0.1:${(source.address() as AddressInfo).port}/ | pv -q -L 200k > /dev/null`,
+      ],
+      { detached: true, stdio: 'ignore' },
+    );
     try {
       await until(() => (traffic.messages.length >= 8 ? true : undefined), 15_000, 'eight seconds of /traffic');
       const down = traffic.messages.map((m) => (m as { down: number }).down / 1024);
@@ -273,7 +370,9 @@ describe('byte counters count what the client has taken (issue #26)', () => {
       expect(mean, said).toBeGreaterThanOrEqual(150);
       expect(mean, said).toBeLessThanOrEqual(250);
       expect(Math.max(...down), said).toBeLessThan(1024);
-      const conn = (await apiRequest(port, 'GET', '/connections', { token })).json<{ connections: Array<{ download: number; startedAt: number }> }>().connections[0]!;
+      const conn = (await apiRequest(port, 'GET', '/connections', { token })).json<{
+        connections: Array<{ download: number; startedAt: number }>;
+      }>().connections[0]!;
       const seconds = (Date.now() - conn.startedAt) / 1000;
       expect(conn.download / 1024 / seconds).toBeLessThan(400);
     } finally {

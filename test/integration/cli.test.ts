@@ -47,7 +47,10 @@ function gatehop(args: string[], stdin?: string): Run {
 function ready(run: Run): Promise<string> {
   return new Promise((resolve, reject) => {
     const check = (): void => {
-      const line = run.stdout().split('\n').find((l) => l.startsWith('gatehop ready:'));
+      const line = run
+        .stdout()
+        .split('\n')
+        .find((l) => l.startsWith('gatehop ready:'));
       if (line) resolve(line);
     };
     run.child.stdout!.on('data', check);
@@ -60,7 +63,18 @@ describe('gatehop CLI', () => {
   it('prints one startup line naming every listening address, serves, and exits 0 on SIGTERM', async () => {
     const web = servers.track(await startHttpServer());
     const port = await freePort();
-    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--admin', '127.0.0.1:0', '--log-file', 'off', '--log-level', 'warn']);
+    const run = gatehop([
+      '--egress',
+      'direct',
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--admin',
+      '127.0.0.1:0',
+      '--log-file',
+      'off',
+      '--log-level',
+      'warn',
+    ]);
     const line = await ready(run);
     expect(line).toContain(`socks5+http://127.0.0.1:${port}`);
     expect(line).toMatch(/admin=http:\/\/127\.0\.0\.1:\d+/);
@@ -97,10 +111,27 @@ describe('gatehop CLI', () => {
     // --api replaces the official endpoints: nothing here may reach the real VPN Gate.
     const closed = await freePort();
     const port = await freePort();
-    const run = gatehop(['--egress', 'vpngate', '--api', `http://127.0.0.1:${closed}/api/iphone/`, '--listen', `127.0.0.1:${port}`, '--admin', 'off', '--log-file', 'off', '--log-level', 'warn']);
+    const run = gatehop([
+      '--egress',
+      'vpngate',
+      '--api',
+      `http://127.0.0.1:${closed}/api/iphone/`,
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--admin',
+      'off',
+      '--log-file',
+      'off',
+      '--log-level',
+      'warn',
+    ]);
     const line = await ready(run);
     // It says what it tried, so a user in a blocked network sees why there is no list.
-    expect(line).toMatch(new RegExp(`egress=vpngate \\(0 nodes; no list yet: tried 1 source, http://127.0.0.1:${closed}/api/iphone/ \\(direct\\): .*ECONNREFUSED.*; waiting for the network, retrying\\)`));
+    expect(line).toMatch(
+      new RegExp(
+        `egress=vpngate \\(0 nodes; no list yet: tried 1 source, http://127.0.0.1:${closed}/api/iphone/ \\(direct\\): .*ECONNREFUSED.*; waiting for the network, retrying\\)`,
+      ),
+    );
     const r = await curl(['-i', '-x', `http://127.0.0.1:${port}`, 'http://files.test/']);
     expect(r.stdout.toString()).toMatch(/^HTTP\/1\.1 502[\s\S]*no tunnel is up yet/);
     run.child.kill('SIGTERM');
@@ -114,7 +145,18 @@ describe('gatehop CLI', () => {
     expect(await pw.exited).toBe(0);
     const web = servers.track(await startHttpServer());
     const port = await freePort();
-    const run = gatehop(['--egress', 'direct', '--listen', `127.0.0.1:${port}`, '--auth-file', authFile, '--admin', 'off', '--log-file', 'off']);
+    const run = gatehop([
+      '--egress',
+      'direct',
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--auth-file',
+      authFile,
+      '--admin',
+      'off',
+      '--log-file',
+      'off',
+    ]);
     await ready(run);
     const ok = await curl(['-x', `http://127.0.0.1:${port}`, '--proxy-user', 'carol:hunter2', `${web.url}/`]);
     expect(ok.stdout.toString()).toBe('hello');

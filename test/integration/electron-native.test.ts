@@ -17,7 +17,9 @@ import { ensureNativeBinding, nativeBindingPlan } from '../../scripts/electron-n
 const ROOT = resolve(__dirname, '../..');
 const SQLITE = join(ROOT, 'node_modules/better-sqlite3');
 const VERSION = (JSON.parse(readFileSync(join(SQLITE, 'package.json'), 'utf8')) as { version: string }).version;
-const ELECTRON_VERSION = (JSON.parse(readFileSync(join(ROOT, 'node_modules/electron/package.json'), 'utf8')) as { version: string }).version;
+const ELECTRON_VERSION = (
+  JSON.parse(readFileSync(join(ROOT, 'node_modules/electron/package.json'), 'utf8')) as { version: string }
+).version;
 
 let server: Server;
 let mirror = '';
@@ -41,7 +43,15 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 /** Nothing leaves the machine: the mirror is loopback, Electron's headers a closed loopback port, the caches ours. */
 function offlineEnv(cache: string): NodeJS.ProcessEnv {
-  return { ...process.env, npm_config_better_sqlite3_binary_host: mirror, npm_config_cache: join(cache, 'npm'), GATEHOP_NATIVE_CACHE: cache, GATEHOP_ELECTRON_HEADERS: 'http://127.0.0.1:9/headers', http_proxy: '', https_proxy: '' };
+  return {
+    ...process.env,
+    npm_config_better_sqlite3_binary_host: mirror,
+    npm_config_cache: join(cache, 'npm'),
+    GATEHOP_NATIVE_CACHE: cache,
+    GATEHOP_ELECTRON_HEADERS: 'http://127.0.0.1:9/headers',
+    http_proxy: '',
+    https_proxy: '',
+  };
 }
 
 /** A stand-in for Electron's binary: writes what it was started with, then exits 0. */
@@ -50,11 +60,21 @@ function fakeElectron(dir: string): { bin: string; seen: () => { args: string[];
   const out = join(dir, 'started.json');
   writeFileSync(bin, `#!/bin/sh\nprintf '{"binding":"%s","args":"%s"}' "$GATEHOP_SQLITE_BINDING" "$*" > '${out}'\n`);
   chmodSync(bin, 0o755);
-  return { bin, seen: () => ((j) => ({ binding: j.binding, args: j.args.split(' ') }))(JSON.parse(readFileSync(out, 'utf8')) as { binding: string; args: string }) };
+  return {
+    bin,
+    seen: () =>
+      ((j) => ({ binding: j.binding, args: j.args.split(' ') }))(
+        JSON.parse(readFileSync(out, 'utf8')) as { binding: string; args: string },
+      ),
+  };
 }
 
 function runStart(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ code: number | null; err: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs'), ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   child.stdout.resume();
@@ -70,13 +90,17 @@ describe('npm start with an Electron binary', () => {
     const first = await runStart(env, ['--hidden']);
     expect(first.code, first.err).toBe(0);
     // Electron 45 is ABI 150: the archive asked for is Electron's, not Node's.
-    expect(requested.filter((u) => u.endsWith('.tar.gz'))).toEqual([`/v${VERSION}/better-sqlite3-v${VERSION}-electron-v150-${process.platform}-${process.arch}.tar.gz`]);
+    expect(requested.filter((u) => u.endsWith('.tar.gz'))).toEqual([
+      `/v${VERSION}/better-sqlite3-v${VERSION}-electron-v150-${process.platform}-${process.arch}.tar.gz`,
+    ]);
     const started = seen();
     expect(started.args).toEqual([ROOT, '--hidden']);
     expect(started.binding).toBe(nativeBindingPlan({ root: ROOT, target: ELECTRON_VERSION, cacheDir: cache }).binding);
     expect(existsSync(started.binding)).toBe(true);
     // The Node build that the CLI and tests load is untouched.
-    expect(readFileSync(join(SQLITE, 'build/Release/better_sqlite3.node')).equals(readFileSync(started.binding))).toBe(true);
+    expect(readFileSync(join(SQLITE, 'build/Release/better_sqlite3.node')).equals(readFileSync(started.binding))).toBe(
+      true,
+    );
     requested.length = 0;
     const second = await runStart(env);
     expect(second.code).toBe(0);
@@ -88,9 +112,32 @@ describe('npm start with an Electron binary', () => {
     const { bin } = fakeElectron(cache);
     serving = false;
     try {
-      const env = { ...offlineEnv(cache), GATEHOP_ELECTRON: bin, DISPLAY: ':0', npm_config_node_gyp: join(cache, 'no-node-gyp.js') };
+      const env = {
+        ...offlineEnv(cache),
+        GATEHOP_ELECTRON: bin,
+        DISPLAY: ':0',
+        npm_config_node_gyp: join(cache, 'no-node-gyp.js'),
+      };
       // No prebuilt binary and no Electron headers: the headless core starts instead (and is told to stop at once here).
-      const child = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs'), '--data-dir', join(cache, 'data'), '--api', 'http://127.0.0.1:9/api/iphone/', '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--log-file', 'off', '--log-level', 'warn'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [
+          join(ROOT, 'scripts/start.mjs'),
+          '--data-dir',
+          join(cache, 'data'),
+          '--api',
+          'http://127.0.0.1:9/api/iphone/',
+          '--listen',
+          '127.0.0.1:0',
+          '--admin',
+          '127.0.0.1:0',
+          '--log-file',
+          'off',
+          '--log-level',
+          'warn',
+        ],
+        { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let err = '';
       let out = '';
       child.stderr.on('data', (c: Buffer) => (err += c.toString()));
@@ -99,7 +146,9 @@ describe('npm start with an Electron binary', () => {
         child.stdout.on('data', (c: Buffer) => (out += c.toString()).includes('dashboard: ') && res());
         void exited.then((code) => rej(new Error(`exited ${code}: ${err}`)));
       });
-      expect(err).toMatch(/since better-sqlite3 could not be built for Electron \(could not build better-sqlite3 for electron [\d.]+: prebuilt binary: exit 1/);
+      expect(err).toMatch(
+        /since better-sqlite3 could not be built for Electron \(could not build better-sqlite3 for electron [\d.]+: prebuilt binary: exit 1/,
+      );
       expect(existsSync(join(cache, 'started.json'))).toBe(false);
       child.kill('SIGTERM');
       expect(await exited, err).toBe(0);
@@ -112,16 +161,28 @@ describe('npm start with an Electron binary', () => {
 describe('the same steps for Node', () => {
   it('give an addon the store opens when GATEHOP_SQLITE_BINDING names it', async () => {
     const cache = mkdtempSync(join(work, 'cache-'));
-    const binding = (await ensureNativeBinding({ root: ROOT, runtime: 'node', target: process.versions.node, cacheDir: cache }, () => {}, offlineEnv(cache))) as string;
+    const binding = (await ensureNativeBinding(
+      { root: ROOT, runtime: 'node', target: process.versions.node, cacheDir: cache },
+      () => {},
+      offlineEnv(cache),
+    )) as string;
     expect(binding.startsWith(cache)).toBe(true);
     // A Store in a fresh process, loading the addon from the copy (a missing file there would throw).
     const script = `import { Store } from './core/store/index.ts'; import { createLogger } from './core/common/index.ts';
       const s = new Store({ path: process.argv[1], logger: createLogger({ level: 'silent', file: null }) });
       console.log(JSON.stringify({ health: s.health, version: s.schemaVersion })); s.close();`;
-    const run = (b: string) => spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, join(cache, 'db.sqlite')], { cwd: ROOT, env: { ...process.env, GATEHOP_SQLITE_BINDING: b }, encoding: 'utf8' });
+    const run = (b: string) =>
+      spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, join(cache, 'db.sqlite')], {
+        cwd: ROOT,
+        env: { ...process.env, GATEHOP_SQLITE_BINDING: b },
+        encoding: 'utf8',
+      });
     const ok = run(binding);
     expect(ok.status, ok.stderr).toBe(0);
-    expect(JSON.parse(ok.stdout.trim().split('\n').pop()!)).toMatchObject({ health: 'ok', version: expect.any(Number) });
+    expect(JSON.parse(ok.stdout.trim().split('\n').pop()!)).toMatchObject({
+      health: 'ok',
+      version: expect.any(Number),
+    });
     const bad = run(join(cache, 'missing.node'));
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/missing\.node/);

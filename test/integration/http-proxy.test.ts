@@ -20,10 +20,25 @@ async function proxy(opts: Parameters<typeof startProxy>[0] = {}): Promise<Runni
 let tls: { key: Buffer; cert: Buffer };
 beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'gh-tls-'));
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-    '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'),
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-keyout',
+      join(dir, 'k.pem'),
+      '-out',
+      join(dir, 'c.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   tls = { key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) };
 });
 
@@ -54,8 +69,18 @@ describe('HTTP proxy on the same port', () => {
     const web = servers.track(await startHttpServer());
     const p = await proxy({ credentials: testCredentials() });
     const r = await curl([
-      '-x', `http://127.0.0.1:${p.port}`, '--proxy-user', `${TEST_USER.username}:${TEST_USER.password}`,
-      '-H', 'Host: wrong.example', '-H', 'Connection: X-Drop', '-H', 'X-Drop: 1', '-H', 'X-Keep: 2',
+      '-x',
+      `http://127.0.0.1:${p.port}`,
+      '--proxy-user',
+      `${TEST_USER.username}:${TEST_USER.password}`,
+      '-H',
+      'Host: wrong.example',
+      '-H',
+      'Connection: X-Drop',
+      '-H',
+      'X-Drop: 1',
+      '-H',
+      'X-Keep: 2',
       `${web.url}/headers`,
     ]);
     const seen = JSON.parse(r.stdout.toString()) as string[];

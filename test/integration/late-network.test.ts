@@ -22,7 +22,11 @@ describe('a start while the list endpoint is down', () => {
   let server: Server | null = null;
   afterAll(async () => {
     await app?.stop();
-    if (server) await new Promise<void>((r) => { server!.closeAllConnections(); server!.close(() => r()); });
+    if (server)
+      await new Promise<void>((r) => {
+        server!.closeAllConnections();
+        server!.close(() => r());
+      });
   });
 
   it('reports that it waits for the network, then fetches the list by itself once the endpoint answers', async () => {
@@ -34,11 +38,19 @@ describe('a start while the list endpoint is down', () => {
     const logger = pino({ level: 'info', base: undefined }, pino.multistream([{ level: 'info', stream: tap.stream }]));
     const config = buildConfig(
       { recovery: { initialMs: 200, maxMs: 1000 }, selector: { probe: { timeoutMs: 300 } } },
-      { egress: 'vpngate', api: [`http://127.0.0.1:${apiPort}/api/iphone/`], listen: '127.0.0.1:0', admin: '127.0.0.1:0', dataDir, logFile: 'off' },
+      {
+        egress: 'vpngate',
+        api: [`http://127.0.0.1:${apiPort}/api/iphone/`],
+        listen: '127.0.0.1:0',
+        admin: '127.0.0.1:0',
+        dataDir,
+        logFile: 'off',
+      },
     );
     app = await startApp(config, logger, { logTap: tap });
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
-    const status = async (): Promise<Status> => statusSchema.parse((await apiRequest(app!.listening.admin!.port, 'GET', '/status', { token })).json());
+    const status = async (): Promise<Status> =>
+      statusSchema.parse((await apiRequest(app!.listening.admin!.port, 'GET', '/status', { token })).json());
 
     expect(app.nodes!.nodes).toHaveLength(0);
     let s: Status | undefined;
@@ -56,7 +68,12 @@ describe('a start while the list endpoint is down', () => {
       // The list; its site's mirror directory (/en/sites.aspx, read since #20) is another request.
       if (req.url?.startsWith('/api/iphone/')) hits++;
       res.writeHead(200, { 'Content-Type': 'text/plain' });
-      res.end(vpnGateCsv([{ host: 'public-vpn-1', ip: '127.0.0.1' }, { host: 'public-vpn-2', ip: '127.0.0.1' }]));
+      res.end(
+        vpnGateCsv([
+          { host: 'public-vpn-1', ip: '127.0.0.1' },
+          { host: 'public-vpn-2', ip: '127.0.0.1' },
+        ]),
+      );
     });
     await new Promise<void>((r) => server!.listen(apiPort, '127.0.0.1', () => r()));
 

@@ -11,7 +11,10 @@ import { loadNative, nativeStatus } from '../../core/common/index.js';
 
 const ROOT = resolve(__dirname, '../..');
 const BINARY = join(ROOT, 'native/build/Release/gatehop_native.node');
-const glibc = process.platform === 'linux' && !!(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
+const glibc =
+  process.platform === 'linux' &&
+  !!(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header
+    ?.glibcVersionRuntime;
 
 // Raise the threshold as the core does, let 6 workers (3 at a time) each churn ~20 MiB of 64 KiB
 // buffers and end, then print RSS before and after one trim.
@@ -45,18 +48,29 @@ describe('gatehop-native', () => {
   });
 
   it.runIf(glibc && existsSync(BINARY))('heapTrim gives the memory of ended worker threads back to the OS', () => {
-    const out = JSON.parse(execFileSync(process.execPath, ['-e', CHILD, BINARY], { encoding: 'utf8', timeout: 60_000 })) as { before: number; after: number; released: boolean };
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['-e', CHILD, BINARY], { encoding: 'utf8', timeout: 60_000 }),
+    ) as { before: number; after: number; released: boolean };
     expect(out.released).toBe(true);
     // Each worker's arena held several MiB of freed buffers; measured here ~3x less RSS after the trim.
     expect(out.before - out.after).toBeGreaterThan(16 << 20);
   });
 
   it('is reported unloaded, with the reason, when turned off', async () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', "import('./core/common/native.ts').then((m) => process.stdout.write(JSON.stringify([m.loadNative(), m.nativeStatus()])))"], {
-      cwd: ROOT,
-      env: { ...process.env, GATEHOP_NATIVE: 'off' },
-      encoding: 'utf8',
-    });
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        "import('./core/common/native.ts').then((m) => process.stdout.write(JSON.stringify([m.loadNative(), m.nativeStatus()])))",
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, GATEHOP_NATIVE: 'off' },
+        encoding: 'utf8',
+      },
+    );
     expect(JSON.parse(out)).toEqual([null, { loaded: false, reason: expect.stringMatching(/GATEHOP_NATIVE=off/) }]);
   });
 });

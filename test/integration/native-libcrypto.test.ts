@@ -38,22 +38,43 @@ int main(void) {
 `;
 
 describe('gatehop-native: libcrypto', () => {
-  it.skipIf(!native)('in Node: the process\'s own OpenSSL, and the data path runs natively', () => {
-    expect(native!.cryptoStatus()).toMatchObject({ library: 'the process', version: expect.stringMatching(/^OpenSSL 3\./) });
-    expect(dataEngineStatus()).toMatchObject({ engine: 'native', reason: null, library: expect.stringContaining('the process') });
+  it.skipIf(!native)("in Node: the process's own OpenSSL, and the data path runs natively", () => {
+    expect(native!.cryptoStatus()).toMatchObject({
+      library: 'the process',
+      version: expect.stringMatching(/^OpenSSL 3\./),
+    });
+    expect(dataEngineStatus()).toMatchObject({
+      engine: 'native',
+      reason: null,
+      library: expect.stringContaining('the process'),
+    });
   });
 
-  it.runIf(process.platform === 'linux')('in a process without OpenSSL of its own (as Electron): the system\'s libcrypto.so.3, with the same answers as Node', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gh-libcrypto-'));
-    writeFileSync(join(dir, 'host.c'), HOST);
-    const exe = join(dir, 'host');
-    execFileSync('cc', ['-std=gnu11', '-Wall', '-o', exe, '-I', join(ROOT, 'native/src'), join(dir, 'host.c'), join(ROOT, 'native/src/libcrypto.c'), '-ldl', '-lpthread']);
-    expect(execFileSync('nm', ['-D', '--defined-only', exe], { encoding: 'utf8' })).not.toMatch(/EVP_/);
-    const [where, version, hex] = execFileSync(exe, { encoding: 'utf8' }).trim().split('|');
-    expect(where).toBe('libcrypto.so.3');
-    expect(version).toMatch(/^OpenSSL 3\./);
-    const c = createCipheriv('aes-128-cbc', Buffer.alloc(16), Buffer.alloc(16));
-    const want = Buffer.concat([c.update(Buffer.from('gatehop-native!\0')), c.final()]).toString('hex');
-    expect(hex).toBe(want);
-  });
+  it.runIf(process.platform === 'linux')(
+    "in a process without OpenSSL of its own (as Electron): the system's libcrypto.so.3, with the same answers as Node",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gh-libcrypto-'));
+      writeFileSync(join(dir, 'host.c'), HOST);
+      const exe = join(dir, 'host');
+      execFileSync('cc', [
+        '-std=gnu11',
+        '-Wall',
+        '-o',
+        exe,
+        '-I',
+        join(ROOT, 'native/src'),
+        join(dir, 'host.c'),
+        join(ROOT, 'native/src/libcrypto.c'),
+        '-ldl',
+        '-lpthread',
+      ]);
+      expect(execFileSync('nm', ['-D', '--defined-only', exe], { encoding: 'utf8' })).not.toMatch(/EVP_/);
+      const [where, version, hex] = execFileSync(exe, { encoding: 'utf8' }).trim().split('|');
+      expect(where).toBe('libcrypto.so.3');
+      expect(version).toMatch(/^OpenSSL 3\./);
+      const c = createCipheriv('aes-128-cbc', Buffer.alloc(16), Buffer.alloc(16));
+      const want = Buffer.concat([c.update(Buffer.from('gatehop-native!\0')), c.final()]).toString('hex');
+      expect(hex).toBe(want);
+    },
+  );
 });

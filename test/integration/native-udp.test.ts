@@ -27,7 +27,16 @@ describe.skipIf(!native)('native UDP carrier (recvmmsg/sendmmsg)', () => {
     cleanup.push(() => server.close());
     const got: Buffer[] = [];
     const batches: number[] = [];
-    const c = new NativeUdpCarrier(native!, '127.0.0.1', server.port, 4 << 20, (d) => (batches.push(d.length), got.push(...d.map((b) => Buffer.from(b)))), (e) => { throw e; });
+    const c = new NativeUdpCarrier(
+      native!,
+      '127.0.0.1',
+      server.port,
+      4 << 20,
+      (d) => (batches.push(d.length), got.push(...d.map((b) => Buffer.from(b)))),
+      (e) => {
+        throw e;
+      },
+    );
     cleanup.push(() => c.close());
     const payloads = Array.from({ length: 200 }, (_, i) => Buffer.alloc(1 + ((i * 97) % 1500), i));
     const data = Buffer.concat(payloads);
@@ -45,7 +54,14 @@ describe.skipIf(!native)('native UDP carrier (recvmmsg/sendmmsg)', () => {
     const port = probe.address().port;
     probe.close(); // nobody listens there now
     let error: Error | null = null;
-    const c = new NativeUdpCarrier(native!, '127.0.0.1', port, 0, () => {}, (e) => (error = e));
+    const c = new NativeUdpCarrier(
+      native!,
+      '127.0.0.1',
+      port,
+      0,
+      () => {},
+      (e) => (error = e),
+    );
     cleanup.push(() => c.close());
     c.sendOne(Buffer.from('hello'));
     await eventually(() => error !== null, 5_000, 'an error');
@@ -56,7 +72,14 @@ describe.skipIf(!native)('native UDP carrier (recvmmsg/sendmmsg)', () => {
     const server = await echoServer();
     cleanup.push(() => server.close());
     const got: number[] = [];
-    const c = new NativeUdpCarrier(native!, '127.0.0.1', server.port, 0, (d) => got.push(...d.map((b) => b.length)), () => {});
+    const c = new NativeUdpCarrier(
+      native!,
+      '127.0.0.1',
+      server.port,
+      0,
+      (d) => got.push(...d.map((b) => b.length)),
+      () => {},
+    );
     cleanup.push(() => c.close());
     c.sendOne(Buffer.alloc(9000, 1));
     c.sendOne(Buffer.alloc(100, 2));
@@ -69,7 +92,14 @@ describe.skipIf(!native)('native UDP carrier (recvmmsg/sendmmsg)', () => {
     cleanup.push(() => server.close());
     let heard = 0;
     server.on('message', () => heard++);
-    const c = new NativeUdpCarrier(native!, '127.0.0.1', server.port, 0, () => {}, () => {});
+    const c = new NativeUdpCarrier(
+      native!,
+      '127.0.0.1',
+      server.port,
+      0,
+      () => {},
+      () => {},
+    );
     expect(c.sendOne(Buffer.from('open'))).toBe(true);
     await eventually(() => heard === 1, 5_000, 'the open carrier heard');
     c.close();

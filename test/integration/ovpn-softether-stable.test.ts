@@ -14,7 +14,25 @@ import { StableServer } from '../helpers/stable-server.js';
 let pem: { cert: string; key: string };
 beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'gh-stable-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=stable.test', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=stable.test',
+      '-keyout',
+      join(dir, 'k.pem'),
+      '-out',
+      join(dir, 'c.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   pem = { cert: readFileSync(join(dir, 'c.pem'), 'utf8'), key: readFileSync(join(dir, 'k.pem'), 'utf8') };
 });
 
@@ -25,7 +43,18 @@ afterEach(() => {
 
 function profile(port: number, cipher: string): string {
   // The shape of a VPN Gate profile; the dummy client certificate is never checked by the server.
-  return ['client', 'dev tun', 'proto udp', `remote 127.0.0.1 ${port}`, `cipher ${cipher}`, 'auth SHA1', `<ca>\n${pem.cert}</ca>`, `<cert>\n${pem.cert}</cert>`, `<key>\n${pem.key}</key>`, ''].join('\n');
+  return [
+    'client',
+    'dev tun',
+    'proto udp',
+    `remote 127.0.0.1 ${port}`,
+    `cipher ${cipher}`,
+    'auth SHA1',
+    `<ca>\n${pem.cert}</ca>`,
+    `<cert>\n${pem.cert}</cert>`,
+    `<key>\n${pem.key}</key>`,
+    '',
+  ].join('\n');
 }
 
 async function connect(server: StableServer, cipher = 'AES-128-CBC'): Promise<TunnelClient> {
@@ -39,11 +68,19 @@ async function connect(server: StableServer, cipher = 'AES-128-CBC'): Promise<Tu
 const ipPacket = Buffer.from('4500001c000100004001f7c70ad301050ad30106080000000000000000', 'hex');
 
 describe('a SoftEther Stable 4.x node (constructed from the notes)', () => {
-  it('connects: net30 push reply, ping 3 / ping-restart 10, Stable\'s duplicate PUSH_REPLY ignored, P_DATA_V1 both ways', async () => {
+  it("connects: net30 push reply, ping 3 / ping-restart 10, Stable's duplicate PUSH_REPLY ignored, P_DATA_V1 both ways", async () => {
     const server = await StableServer.start(pem);
     open.push(server);
     const client = await connect(server);
-    expect(client.config).toMatchObject({ address: '10.211.1.5', gateway: '10.211.1.6', dns: ['10.211.1.6'], pingS: 3, pingRestartS: 10, peerId: null, tlsEkm: false });
+    expect(client.config).toMatchObject({
+      address: '10.211.1.5',
+      gateway: '10.211.1.6',
+      dns: ['10.211.1.6'],
+      pingS: 3,
+      pingRestartS: 10,
+      peerId: null,
+      tlsEkm: false,
+    });
     expect(client.cipher).toBe('AES-128-CBC');
     // Our options string asks for an L3 tunnel (anything else means L2/TAP to SoftEther).
     expect(server.clientOptions).toMatch(/^V4,dev-type tun,/);

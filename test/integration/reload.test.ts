@@ -28,7 +28,11 @@ describe('reload (SIGHUP, POST /reload, saved settings)', () => {
     first = await freePort();
     writeFileSync(file, `listen: 127.0.0.1:${first}\nproxy:\n  idleTimeoutMs: 300000\n`);
     const fromFile = readConfigFile(file);
-    app = await startApp(buildConfig(fromFile, fromFlags), silentLogger(), { layers: { fromFile, fromFlags }, readLayers: () => ({ fromFile: readConfigFile(file), fromFlags }), uiDir: null });
+    app = await startApp(buildConfig(fromFile, fromFlags), silentLogger(), {
+      layers: { fromFile, fromFlags },
+      readLayers: () => ({ fromFile: readConfigFile(file), fromFlags }),
+      uiDir: null,
+    });
   });
 
   afterAll(async () => {
@@ -37,7 +41,13 @@ describe('reload (SIGHUP, POST /reload, saved settings)', () => {
   });
 
   const socksTo = async (proxyPort: number): Promise<Socket> =>
-    (await SocksClient.createConnection({ proxy: { host: '127.0.0.1', port: proxyPort, type: 5 }, command: 'connect', destination: { host: '127.0.0.1', port: echo.port } })).socket;
+    (
+      await SocksClient.createConnection({
+        proxy: { host: '127.0.0.1', port: proxyPort, type: 5 },
+        command: 'connect',
+        destination: { host: '127.0.0.1', port: echo.port },
+      })
+    ).socket;
   const echoOnce = (s: Socket, text: string): Promise<string> =>
     new Promise((resolve) => {
       s.once('data', (b: Buffer) => resolve(b.toString()));
@@ -54,7 +64,9 @@ describe('reload (SIGHUP, POST /reload, saved settings)', () => {
     expect(app.listening.proxy.port).toBe(second);
     const fresh = await socksTo(second);
     expect(await echoOnce(fresh, 'new')).toBe('new');
-    await expect(new Promise((resolve, reject) => connect(first, '127.0.0.1').once('connect', resolve).once('error', reject))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await expect(
+      new Promise((resolve, reject) => connect(first, '127.0.0.1').once('connect', resolve).once('error', reject)),
+    ).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(await echoOnce(old, 'after')).toBe('after'); // the session accepted on the old listener is untouched
     old.destroy();
     fresh.destroy();
@@ -63,9 +75,15 @@ describe('reload (SIGHUP, POST /reload, saved settings)', () => {
   it('refuses a config that does not validate, saying why, and keeps the running one', async () => {
     const before = app.listening.proxy.port;
     writeFileSync(file, `listen: 127.0.0.1:${before}\nproxy:\n  maxSessions: -5\n`);
-    await expect(app.reload()).rejects.toMatchObject({ code: ErrorCodes.CONFIG_INVALID, message: expect.stringMatching(/proxy\.maxSessions/) });
+    await expect(app.reload()).rejects.toMatchObject({
+      code: ErrorCodes.CONFIG_INVALID,
+      message: expect.stringMatching(/proxy\.maxSessions/),
+    });
     writeFileSync(file, 'listen: [unclosed\n');
-    await expect(app.reload()).rejects.toMatchObject({ code: ErrorCodes.CONFIG_INVALID, message: expect.stringMatching(/not valid YAML/) });
+    await expect(app.reload()).rejects.toMatchObject({
+      code: ErrorCodes.CONFIG_INVALID,
+      message: expect.stringMatching(/not valid YAML/),
+    });
     const s = await socksTo(before);
     expect(await echoOnce(s, 'still')).toBe('still');
     s.destroy();
@@ -82,7 +100,10 @@ describe('reload (SIGHUP, POST /reload, saved settings)', () => {
     writeFileSync(file, `listen: 127.0.0.1:${admin}\n`); // the admin API's own port: in use
     const busy = await apiRequest(admin, 'POST', '/reload', { token });
     expect(busy.status).toBeGreaterThanOrEqual(400);
-    expect(busy.json()).toMatchObject({ error: ErrorCodes.LISTEN_FAILED, message: expect.stringMatching(/address already in use/) });
+    expect(busy.json()).toMatchObject({
+      error: ErrorCodes.LISTEN_FAILED,
+      message: expect.stringMatching(/address already in use/),
+    });
     expect(app.listening.proxy.port).toBe(at);
     const s = await socksTo(at);
     expect(await echoOnce(s, 'kept')).toBe('kept');

@@ -38,7 +38,11 @@ describe('resources', () => {
     await eventually(() => p.server.stats.sessionsActive === 0, 5_000, 'warm-up closed');
     const baseline = openFdCount();
     for (let i = 0; i < 10_000; i++) await oneSession(p.port, echo.port, i % 5 === 0);
-    await eventually(() => p.server.stats.sessionsActive === 0 && p.egress.stats.sessionsActive === 0, 10_000, 'sessions closed');
+    await eventually(
+      () => p.server.stats.sessionsActive === 0 && p.egress.stats.sessionsActive === 0,
+      10_000,
+      'sessions closed',
+    );
     await eventually(() => openFdCount() <= baseline, 10_000, `fds back to ${baseline}`);
     expect(p.server.stats.sessionsTotal).toBe(10_001);
     expect(p.server.sessions.size).toBe(0);
@@ -74,19 +78,29 @@ describe('random bytes on the proxy port (property)', () => {
   it('never disturb the proxy: every session is closed and a real request still works', async () => {
     const web = servers.track(await startHttpServer());
     const p = servers.track(await startProxy({ handshakeTimeoutMs: 500 }));
-    const prefixes = [Buffer.from([5]), Buffer.from([5, 1, 0]), Buffer.from('GET '), Buffer.from('CONNECT '), Buffer.alloc(0)];
+    const prefixes = [
+      Buffer.from([5]),
+      Buffer.from([5, 1, 0]),
+      Buffer.from('GET '),
+      Buffer.from('CONNECT '),
+      Buffer.alloc(0),
+    ];
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: prefixes.length - 1 }), fc.uint8Array({ maxLength: 400 }), async (pi, bytes) => {
-        await new Promise<void>((resolve) => {
-          const s = connect({ port: p.port, host: '127.0.0.1' });
-          s.on('error', () => {});
-          s.on('connect', () => {
-            s.write(Buffer.concat([prefixes[pi]!, Buffer.from(bytes)]));
-            setTimeout(() => s.destroy(), 5);
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: prefixes.length - 1 }),
+        fc.uint8Array({ maxLength: 400 }),
+        async (pi, bytes) => {
+          await new Promise<void>((resolve) => {
+            const s = connect({ port: p.port, host: '127.0.0.1' });
+            s.on('error', () => {});
+            s.on('connect', () => {
+              s.write(Buffer.concat([prefixes[pi]!, Buffer.from(bytes)]));
+              setTimeout(() => s.destroy(), 5);
+            });
+            s.on('close', () => resolve());
           });
-          s.on('close', () => resolve());
-        });
-      }),
+        },
+      ),
       { numRuns: 300 },
     );
     await eventually(() => p.server.stats.sessionsActive === 0, 5_000, 'fuzzed sessions closed');

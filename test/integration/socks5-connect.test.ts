@@ -36,9 +36,21 @@ describe('SOCKS5 CONNECT through the direct egress', () => {
   it('authenticates with curl --socks5 --proxy-user and refuses a wrong password', async () => {
     const web = servers.track(await startHttpServer());
     const p = await proxy({ credentials: testCredentials() });
-    const ok = await curl(['--socks5', `127.0.0.1:${p.port}`, '--proxy-user', `${TEST_USER.username}:${TEST_USER.password}`, `${web.url}/`]);
+    const ok = await curl([
+      '--socks5',
+      `127.0.0.1:${p.port}`,
+      '--proxy-user',
+      `${TEST_USER.username}:${TEST_USER.password}`,
+      `${web.url}/`,
+    ]);
     expect(ok.stdout.toString()).toBe('hello');
-    const bad = await curl(['--socks5', `127.0.0.1:${p.port}`, '--proxy-user', `${TEST_USER.username}:nope`, `${web.url}/`]);
+    const bad = await curl([
+      '--socks5',
+      `127.0.0.1:${p.port}`,
+      '--proxy-user',
+      `${TEST_USER.username}:nope`,
+      `${web.url}/`,
+    ]);
     expect(bad.code).not.toBe(0);
     expect(p.server.stats.authFailures).toBe(1);
   });

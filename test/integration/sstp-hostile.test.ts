@@ -21,11 +21,45 @@ const sockets = new Set<TLSSocket>();
 beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'gh-sstp-pki-'));
   const run = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=Hostile Test CA', '-keyout', 'ca.key', '-out', 'ca.crt');
+  run(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Hostile Test CA',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+  );
   run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${NAME}`, '-keyout', 'node.key', '-out', 'node.csr');
   writeFileSync(join(dir, 'node.ext'), `subjectAltName=DNS:${NAME}\nextendedKeyUsage=serverAuth\n`);
-  run('x509', '-req', '-in', 'node.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'node.ext', '-out', 'node.crt');
-  pki = { ca: readFileSync(join(dir, 'ca.crt'), 'utf8'), key: readFileSync(join(dir, 'node.key'), 'utf8'), cert: readFileSync(join(dir, 'node.crt'), 'utf8') };
+  run(
+    'x509',
+    '-req',
+    '-in',
+    'node.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    'node.ext',
+    '-out',
+    'node.crt',
+  );
+  pki = {
+    ca: readFileSync(join(dir, 'ca.crt'), 'utf8'),
+    key: readFileSync(join(dir, 'node.key'), 'utf8'),
+    cert: readFileSync(join(dir, 'node.crt'), 'utf8'),
+  };
 });
 
 afterEach(async () => {
@@ -36,7 +70,10 @@ afterEach(async () => {
 });
 
 /** A TLS server whose answer to the SSTP request (and to what follows) the test scripts. */
-async function serve(onRequest: (s: TLSSocket, request: string) => void, onSstp?: (s: TLSSocket, bytes: Buffer) => void): Promise<number> {
+async function serve(
+  onRequest: (s: TLSSocket, request: string) => void,
+  onSstp?: (s: TLSSocket, bytes: Buffer) => void,
+): Promise<number> {
   server = createServer({ key: pki.key, cert: pki.cert }, (s) => {
     sockets.add(s);
     s.on('error', () => {});
@@ -84,7 +121,10 @@ describe('SSTP against hostile or refusing servers', () => {
       request = req;
       s.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
     });
-    await expect(client(port).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'GH_ERR_SSTP_REFUSED', message: `${NAME} (127.0.0.1:${port}) refused SSTP: HTTP/1.1 403 Forbidden` });
+    await expect(client(port).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'GH_ERR_SSTP_REFUSED',
+      message: `${NAME} (127.0.0.1:${port}) refused SSTP: HTTP/1.1 403 Forbidden`,
+    });
     expect(request).toMatch(/^SSTP_DUPLEX_POST \/sra_\{BA195980-CD49-458b-9E23-C84EE0ADCD75\}\/ HTTP\/1\.1\r\n/);
     expect(request).toMatch(new RegExp(`\\r\\nHost: ${NAME.replace(/\./g, '\\.')}\\r\\n`));
     expect(request).toMatch(/\r\nContent-Length: 18446744073709551615\r\n/);
@@ -96,11 +136,16 @@ describe('SSTP against hostile or refusing servers', () => {
       (s) => s.write(OK),
       (s) => s.write(encodeControl(MsgType.CALL_CONNECT_NAK, [{ id: AttrId.STATUS_INFO, value: status(1, 4) }])),
     );
-    await expect(client(port).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'GH_ERR_SSTP_REFUSED', message: expect.stringMatching(/refused the SSTP call: value not supported \(attribute 1\)$/) });
+    await expect(client(port).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'GH_ERR_SSTP_REFUSED',
+      message: expect.stringMatching(/refused the SSTP call: value not supported \(attribute 1\)$/),
+    });
   });
 
   it('an Abort after the Call Connect Ack (during PPP) is GH_ERR_SSTP_REFUSED naming the node', async () => {
-    const ack = encodeControl(MsgType.CALL_CONNECT_ACK, [{ id: AttrId.CRYPTO_BINDING_REQ, value: Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.alloc(32, 7)]) }]);
+    const ack = encodeControl(MsgType.CALL_CONNECT_ACK, [
+      { id: AttrId.CRYPTO_BINDING_REQ, value: Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.alloc(32, 7)]) },
+    ]);
     let gotPpp = false;
     const port = await serve(
       (s) => s.write(OK),
@@ -112,7 +157,12 @@ describe('SSTP against hostile or refusing servers', () => {
         }
       },
     );
-    await expect(client(port).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'GH_ERR_SSTP_REFUSED', message: expect.stringMatching(new RegExp(`^${NAME.replace(/\./g, '\\.')} .* aborted the SSTP call: negotiation timeout`)) });
+    await expect(client(port).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'GH_ERR_SSTP_REFUSED',
+      message: expect.stringMatching(
+        new RegExp(`^${NAME.replace(/\./g, '\\.')} .* aborted the SSTP call: negotiation timeout`),
+      ),
+    });
     expect(gotPpp).toBe(true);
   });
 
@@ -127,24 +177,34 @@ describe('SSTP against hostile or refusing servers', () => {
       server = null;
     }
     const port = await serve((s) => s.write('SSH-2.0-OpenSSH_9.2\r\n\r\n'));
-    await expect(client(port).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'GH_ERR_SSTP_PROTOCOL', message: expect.stringMatching(/did not answer in HTTP/) });
+    await expect(client(port).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'GH_ERR_SSTP_PROTOCOL',
+      message: expect.stringMatching(/did not answer in HTTP/),
+    });
   });
 
   it('a server that answers nothing times out at the deadline; one that hangs up is refused; nothing stays open', async () => {
     const silent = await serve(() => {});
     const t0 = Date.now();
-    await expect(client(silent).connect({ timeoutMs: 1_500 })).rejects.toMatchObject({ code: 'GH_ERR_EGRESS_CONNECT_TIMEOUT' });
+    await expect(client(silent).connect({ timeoutMs: 1_500 })).rejects.toMatchObject({
+      code: 'GH_ERR_EGRESS_CONNECT_TIMEOUT',
+    });
     expect(Date.now() - t0).toBeLessThan(3_000);
     await new Promise<void>((r) => server!.close(() => r()));
     const hangUp = await serve((s) => s.destroy());
-    await expect(client(hangUp).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'GH_ERR_SSTP_REFUSED', message: expect.stringMatching(/closed the connection before answering/) });
+    await expect(client(hangUp).connect({ timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'GH_ERR_SSTP_REFUSED',
+      message: expect.stringMatching(/closed the connection before answering/),
+    });
     // The client closed its side of every connection.
     await new Promise((r) => setTimeout(r, 100));
     for (const s of sockets) expect(s.destroyed || s.readableEnded).toBe(true);
   });
 
   it('close() while PPP runs sends Call Disconnect and ends the connection', async () => {
-    const ack = encodeControl(MsgType.CALL_CONNECT_ACK, [{ id: AttrId.CRYPTO_BINDING_REQ, value: Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.alloc(32, 7)]) }]);
+    const ack = encodeControl(MsgType.CALL_CONNECT_ACK, [
+      { id: AttrId.CRYPTO_BINDING_REQ, value: Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.alloc(32, 7)]) },
+    ]);
     const seen: number[] = [];
     let ended = false;
     let c: SstpClient | null = null;
@@ -172,8 +232,17 @@ describe('SSTP against hostile or refusing servers', () => {
 
   it('refuses a server whose certificate is for another node', async () => {
     const port = await serve((s) => s.write(OK));
-    const c = new SstpClient({ host: '127.0.0.1', port, serverName: 'public-vpn-8.opengw.net', ca: [pki.ca], logger: silentLogger() });
+    const c = new SstpClient({
+      host: '127.0.0.1',
+      port,
+      serverName: 'public-vpn-8.opengw.net',
+      ca: [pki.ca],
+      logger: silentLogger(),
+    });
     c.on('error', () => {});
-    await expect(c.connect({ timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'GH_ERR_SSTP_TLS_FAILED', message: expect.stringMatching(/public-vpn-8\.opengw\.net .*certificate is refused/) });
+    await expect(c.connect({ timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: 'GH_ERR_SSTP_TLS_FAILED',
+      message: expect.stringMatching(/public-vpn-8\.opengw\.net .*certificate is refused/),
+    });
   });
 });

@@ -13,8 +13,25 @@ const ROOT = resolve(__dirname, '../..');
 describe('npm start where the tray app cannot run', () => {
   it('starts the headless core on VPN Gate with the dashboard, says why, and exits cleanly on SIGTERM', async () => {
     const env = { ...process.env, DISPLAY: '', WAYLAND_DISPLAY: '' };
-    const args = ['--data-dir', mkdtempSync(join(tmpdir(), 'gh-start-')), '--api', 'http://127.0.0.1:9/api/iphone/', '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--log-file', 'off', '--log-level', 'warn'];
-    const child = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [
+      '--data-dir',
+      mkdtempSync(join(tmpdir(), 'gh-start-')),
+      '--api',
+      'http://127.0.0.1:9/api/iphone/',
+      '--listen',
+      '127.0.0.1:0',
+      '--admin',
+      '127.0.0.1:0',
+      '--log-file',
+      'off',
+      '--log-level',
+      'warn',
+    ];
+    const child = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs'), ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -25,7 +42,9 @@ describe('npm start where the tray app cannot run', () => {
       child.stdout.on('data', check);
       void exited.then((code) => rej(new Error(`exited ${code}: ${err}`)));
     });
-    expect(err.split('\n')[0]).toMatch(/^gatehop: starting the headless core with the dashboard, since (Electron's binary is not installed|there is no display).*npm start/);
+    expect(err.split('\n')[0]).toMatch(
+      /^gatehop: starting the headless core with the dashboard, since (Electron's binary is not installed|there is no display).*npm start/,
+    );
     expect(out).toMatch(/egress=vpngate/);
     expect(out).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\/ui\/#token=/);
     child.kill('SIGTERM');

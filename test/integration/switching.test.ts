@@ -18,9 +18,18 @@ async function switchingProxy(opts: EgressManagerOptions = {}) {
   const b = new DirectEgress('B');
   const manager = new EgressManager(new UnavailableEgress('none', 'no egress'), silentLogger(), opts);
   manager.setActive(a, 'test');
-  const server = new ProxyServer({ ...proxyOptionsSchema.parse({ port: 0 }), credentials: null }, manager, silentLogger());
+  const server = new ProxyServer(
+    { ...proxyOptionsSchema.parse({ port: 0 }), credentials: null },
+    manager,
+    silentLogger(),
+  );
   const { port } = await server.listen();
-  servers.track({ close: async () => { await server.close(); await manager.close(); } });
+  servers.track({
+    close: async () => {
+      await server.close();
+      await manager.close();
+    },
+  });
   return { a, b, manager, server, port };
 }
 
@@ -136,13 +145,23 @@ describe('switching egress under live sessions (make-before-break)', () => {
     const { a, b, manager, server, port } = await switchingProxy();
     const client: DgramSocket = createSocket('udp4');
     await new Promise<void>((r) => client.bind(0, '127.0.0.1', () => r()));
-    const socks = new SocksClient({ proxy: { host: '127.0.0.1', port, type: 5 }, command: 'associate', destination: { host: '127.0.0.1', port: client.address().port } });
+    const socks = new SocksClient({
+      proxy: { host: '127.0.0.1', port, type: 5 },
+      command: 'associate',
+      destination: { host: '127.0.0.1', port: client.address().port },
+    });
     const established = once(socks, 'established');
     socks.connect();
-    const [info] = (await established) as [{ socket: import('node:net').Socket; remoteHost: { host: string; port: number } }];
+    const [info] = (await established) as [
+      { socket: import('node:net').Socket; remoteHost: { host: string; port: number } },
+    ];
     const roundTrip = async (text: string): Promise<string> => {
       const answer = once(client, 'message');
-      client.send(SocksClient.createUDPFrame({ remoteHost: { host: '127.0.0.1', port: echo.port }, data: Buffer.from(text) }), info.remoteHost.port, info.remoteHost.host);
+      client.send(
+        SocksClient.createUDPFrame({ remoteHost: { host: '127.0.0.1', port: echo.port }, data: Buffer.from(text) }),
+        info.remoteHost.port,
+        info.remoteHost.host,
+      );
       const [msg] = (await answer) as [Buffer];
       return SocksClient.parseUDPFrame(msg).data.toString();
     };

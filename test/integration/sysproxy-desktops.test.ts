@@ -10,8 +10,22 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
-import { createExecRunner, DEFAULT_BYPASS, detectBackend, SnapshotKeeper, SystemProxy } from '../../core/sysproxy/index.js';
-import { gget, gnomeSession, gset, kdeSession, kread, kwrite, type DesktopSession } from '../helpers/desktop-session.js';
+import {
+  createExecRunner,
+  DEFAULT_BYPASS,
+  detectBackend,
+  SnapshotKeeper,
+  SystemProxy,
+} from '../../core/sysproxy/index.js';
+import {
+  gget,
+  gnomeSession,
+  gset,
+  kdeSession,
+  kread,
+  kwrite,
+  type DesktopSession,
+} from '../helpers/desktop-session.js';
 
 const BIN = resolve(__dirname, '../../bin/gatehop.js');
 const log = silentLogger();
@@ -24,15 +38,40 @@ afterEach(() => {
 
 function systemProxyIn(session: DesktopSession, dataDir = mkdtempSync(join(tmpdir(), 'gh-spd-'))): SystemProxy {
   const backend = detectBackend(createExecRunner(session.env), target, { platform: 'linux', env: session.env });
-  return new SystemProxy({ backend, keeper: new SnapshotKeeper(join(dataDir, 'sysproxy-snapshot.json'), log), logger: log });
+  return new SystemProxy({
+    backend,
+    keeper: new SnapshotKeeper(join(dataDir, 'sysproxy-snapshot.json'), log),
+    logger: log,
+  });
 }
 
 /** `gatehop --egress direct` in the desktop session; resolves at its ready line. */
-async function gatehopIn(session: DesktopSession, dataDir: string, extra: string[]): Promise<{ child: ChildProcess; exited: Promise<number | null>; stdout: () => string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, '--egress', 'direct', '--listen', '127.0.0.1:0', '--admin', 'off', '--log-file', 'off', '--data-dir', dataDir, ...extra], {
-    env: session.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function gatehopIn(
+  session: DesktopSession,
+  dataDir: string,
+  extra: string[],
+): Promise<{ child: ChildProcess; exited: Promise<number | null>; stdout: () => string; stderr: () => string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      '--egress',
+      'direct',
+      '--listen',
+      '127.0.0.1:0',
+      '--admin',
+      'off',
+      '--log-file',
+      'off',
+      '--data-dir',
+      dataDir,
+      ...extra,
+    ],
+    {
+      env: session.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   let out = '';
   let err = '';
@@ -52,7 +91,8 @@ async function gatehopIn(session: DesktopSession, dataDir: string, extra: string
 const portOf = (stdout: string): string => /socks5\+http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)![1]!;
 
 beforeAll(() => {
-  if (!existsSync(resolve(__dirname, '../../dist/core/app/index.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+  if (!existsSync(resolve(__dirname, '../../dist/core/app/index.js')))
+    throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
 });
 
 describe('GNOME (gsettings over dconf, private D-Bus session)', () => {
@@ -132,7 +172,10 @@ describe('GNOME (gsettings over dconf, private D-Bus session)', () => {
     await g.exited;
     const run = (args: string[]) =>
       new Promise<{ code: number | null; out: string }>((res) => {
-        const c = spawn(process.execPath, [BIN, 'sysproxy', ...args, '--data-dir', dataDir], { env: s.env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const c = spawn(process.execPath, [BIN, 'sysproxy', ...args, '--data-dir', dataDir], {
+          env: s.env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let out = '';
         c.stdout.on('data', (b: Buffer) => (out += b.toString()));
         c.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -170,7 +213,9 @@ describe('KDE Plasma (kwriteconfig5 / kreadconfig5 on kioslaverc)', () => {
     expect(await sp.restore()).toBe('restored');
     expect(await kread(s.env, 'ProxyType')).toBe('2');
     expect(await kread(s.env, 'Proxy Config Script')).toBe('http://pac.corp.example/p.pac?a=1&b=2');
-    const file = await import('node:fs').then((fs) => fs.readFileSync(join(s.env.XDG_CONFIG_HOME!, 'kioslaverc'), 'utf8'));
+    const file = await import('node:fs').then((fs) =>
+      fs.readFileSync(join(s.env.XDG_CONFIG_HOME!, 'kioslaverc'), 'utf8'),
+    );
     expect(file).not.toMatch(/httpProxy|socksProxy/);
   });
 

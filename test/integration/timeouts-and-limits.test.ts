@@ -148,7 +148,9 @@ describe('egress shutdown', () => {
     const egress = new DirectEgress();
     const ac = new AbortController();
     ac.abort(new GatehopError(ErrorCodes.ABORTED, 'test abort'));
-    await expect(egress.connectTcp('127.0.0.1', 9, { signal: ac.signal })).rejects.toMatchObject({ code: ErrorCodes.ABORTED });
+    await expect(egress.connectTcp('127.0.0.1', 9, { signal: ac.signal })).rejects.toMatchObject({
+      code: ErrorCodes.ABORTED,
+    });
     await egress.close();
   });
 });

@@ -20,7 +20,12 @@ afterEach(async () => {
 async function openOverChannel(opts: { hangMs?: number; hung?: boolean } = {}) {
   const hosted = directTunnel();
   const thread = new ChannelThread(opts.hung ? null : hosted);
-  const egress = await WorkerTunnelEgress.attach(thread, { id: 'e1', nodeId: 'n1', logger: silentLogger(), ...(opts.hangMs ? { hangMs: opts.hangMs } : {}) });
+  const egress = await WorkerTunnelEgress.attach(thread, {
+    id: 'e1',
+    nodeId: 'n1',
+    logger: silentLogger(),
+    ...(opts.hangMs ? { hangMs: opts.hangMs } : {}),
+  });
   tunnels.push(egress);
   return { egress, thread, hosted };
 }
@@ -128,7 +133,10 @@ describe('tunnel thread boundary (WorkerTunnelEgress over a MessageChannel, real
         continue;
       }
       accepted += chunk.length;
-      const drained = await Promise.race([once(c.stream, 'drain').then(() => true), new Promise((r) => setTimeout(() => r(false), 500))]);
+      const drained = await Promise.race([
+        once(c.stream, 'drain').then(() => true),
+        new Promise((r) => setTimeout(() => r(false), 500)),
+      ]);
       if (!drained) break;
       expect(accepted).toBeLessThan(256 << 20);
     }
@@ -162,12 +170,14 @@ describe('tunnel thread boundary (WorkerTunnelEgress over a MessageChannel, real
     await eventually(() => egress.stats.sessionsActive === 0, 5_000, 'sessions closed');
   });
 
-  it('a refused connect fails with the far side\'s code', async () => {
+  it("a refused connect fails with the far side's code", async () => {
     const server = servers.track(await startTcpServer(() => {}));
     const port = server.port;
     await server.close();
     const { egress } = await openOverChannel();
-    await expect(egress.connectTcp('127.0.0.1', port)).rejects.toMatchObject({ code: ErrorCodes.EGRESS_CONNECT_REFUSED });
+    await expect(egress.connectTcp('127.0.0.1', port)).rejects.toMatchObject({
+      code: ErrorCodes.EGRESS_CONNECT_REFUSED,
+    });
     expect(egress.stats.failures).toBe(1);
   });
 

@@ -29,7 +29,9 @@ async function associate(p: RunningProxy, client: DgramSocket) {
   });
   const established = once(socks, 'established');
   socks.connect();
-  const [info] = (await established) as [{ socket: import('node:net').Socket; remoteHost: { host: string; port: number } }];
+  const [info] = (await established) as [
+    { socket: import('node:net').Socket; remoteHost: { host: string; port: number } },
+  ];
   return { control: info.socket, relay: info.remoteHost };
 }
 
@@ -46,7 +48,10 @@ describe('SOCKS5 UDP ASSOCIATE', () => {
     const p = servers.track(await startProxy());
     const client = await udpClient();
     const { control, relay } = await associate(p, client);
-    const frame = SocksClient.createUDPFrame({ remoteHost: { host: '127.0.0.1', port: echo.port }, data: Buffer.from('ping') });
+    const frame = SocksClient.createUDPFrame({
+      remoteHost: { host: '127.0.0.1', port: echo.port },
+      data: Buffer.from('ping'),
+    });
     client.send(frame, relay.port, relay.host);
     const answer = SocksClient.parseUDPFrame(await nextMessage(client));
     expect(answer.data.toString()).toBe('ping');
@@ -61,7 +66,11 @@ describe('SOCKS5 UDP ASSOCIATE', () => {
     const p = servers.track(await startProxy());
     const client = await udpClient();
     const { control, relay } = await associate(p, client);
-    client.send(SocksClient.createUDPFrame({ remoteHost: { host: 'localhost', port: echo.port }, data: Buffer.from('dn') }), relay.port, relay.host);
+    client.send(
+      SocksClient.createUDPFrame({ remoteHost: { host: 'localhost', port: echo.port }, data: Buffer.from('dn') }),
+      relay.port,
+      relay.host,
+    );
     expect(SocksClient.parseUDPFrame(await nextMessage(client)).data.toString()).toBe('dn');
     control.destroy();
   });
@@ -72,11 +81,22 @@ describe('SOCKS5 UDP ASSOCIATE', () => {
     const client = await udpClient();
     const stranger = await udpClient();
     const { control, relay } = await associate(p, client);
-    const frag = SocksClient.createUDPFrame({ remoteHost: { host: '127.0.0.1', port: echo.port }, data: Buffer.from('x'), frameNumber: 1 });
+    const frag = SocksClient.createUDPFrame({
+      remoteHost: { host: '127.0.0.1', port: echo.port },
+      data: Buffer.from('x'),
+      frameNumber: 1,
+    });
     client.send(frag, relay.port, relay.host);
-    const fromStranger = SocksClient.createUDPFrame({ remoteHost: { host: '127.0.0.1', port: echo.port }, data: Buffer.from('y') });
+    const fromStranger = SocksClient.createUDPFrame({
+      remoteHost: { host: '127.0.0.1', port: echo.port },
+      data: Buffer.from('y'),
+    });
     stranger.send(fromStranger, relay.port, relay.host);
-    await eventually(() => p.server.stats.udp.fragDropped === 1 && p.server.stats.udp.foreignDropped === 1, 3_000, 'drops counted');
+    await eventually(
+      () => p.server.stats.udp.fragDropped === 1 && p.server.stats.udp.foreignDropped === 1,
+      3_000,
+      'drops counted',
+    );
     expect(p.server.stats.udp.datagramsUp).toBe(0);
     control.destroy();
   });

@@ -1,7 +1,15 @@
 import { createSocket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialThroughUpstream, ErrorCodes, parseSocks5Udp, parseUpstreamUrl, silentLogger, socks5UdpAssociate, socks5UdpHeader } from '../../core/common/index.js';
+import {
+  dialThroughUpstream,
+  ErrorCodes,
+  parseSocks5Udp,
+  parseUpstreamUrl,
+  silentLogger,
+  socks5UdpAssociate,
+  socks5UdpHeader,
+} from '../../core/common/index.js';
 import { raceSources, upstreamDialer } from '../../core/vpngate/index.js';
 import { listSite, type ListSite } from '../helpers/list-site.js';
 import { freePort } from '../helpers/ports.js';
@@ -18,13 +26,25 @@ const keep = <T extends RunningProxy>(p: T): T => (proxies.push(p), p);
 const csv = vpnGateCsv([{ host: 'public-vpn-1', ip: '203.0.113.1' }]);
 
 async function fetchThrough(url: string, listUrl: string) {
-  return raceSources({ sources: [{ url: listUrl, kind: 'api' }], dialer: upstreamDialer(parseUpstreamUrl(url)), timeoutMs: 5_000, maxBytes: 1 << 20, staggerMs: 1_000, concurrency: 1, signal: new AbortController().signal, logger: silentLogger() });
+  return raceSources({
+    sources: [{ url: listUrl, kind: 'api' }],
+    dialer: upstreamDialer(parseUpstreamUrl(url)),
+    timeoutMs: 5_000,
+    maxBytes: 1 << 20,
+    staggerMs: 1_000,
+    concurrency: 1,
+    signal: new AbortController().signal,
+    logger: silentLogger(),
+  });
 }
 
-describe('an upstream proxy (config upstream.url): the list through the user\'s other proxy', () => {
+describe("an upstream proxy (config upstream.url): the list through the user's other proxy", () => {
   it.each([
     ['SOCKS5 (microsocks)', () => microsocks()],
-    ['SOCKS5 with a user name and password (microsocks)', () => microsocks({ auth: { user: 'alice', pass: 's3cret' } })],
+    [
+      'SOCKS5 with a user name and password (microsocks)',
+      () => microsocks({ auth: { user: 'alice', pass: 's3cret' } }),
+    ],
     ['HTTP CONNECT (tinyproxy)', () => tinyproxy()],
     ['HTTP CONNECT with Basic credentials (tinyproxy)', () => tinyproxy({ auth: { user: 'alice', pass: 's3cret' } })],
   ])('fetches the list through %s, the name resolved by the proxy', async (_name, start) => {
@@ -39,16 +59,30 @@ describe('an upstream proxy (config upstream.url): the list through the user\'s 
   it('says the proxy refused the credentials (SOCKS5 and HTTP alike)', async () => {
     const socks = keep(await microsocks({ auth: { user: 'alice', pass: 's3cret' } }));
     const http = keep(await tinyproxy({ auth: { user: 'alice', pass: 's3cret' } }));
-    for (const url of [socks.url.replace('s3cret', 'wrong'), http.url.replace('s3cret', 'wrong'), socks.url.replace('alice:s3cret@', '')]) {
-      await expect(dialThroughUpstream(parseUpstreamUrl(url), '127.0.0.1', 9)).rejects.toMatchObject({ code: ErrorCodes.UPSTREAM_AUTH_FAILED });
+    for (const url of [
+      socks.url.replace('s3cret', 'wrong'),
+      http.url.replace('s3cret', 'wrong'),
+      socks.url.replace('alice:s3cret@', ''),
+    ]) {
+      await expect(dialThroughUpstream(parseUpstreamUrl(url), '127.0.0.1', 9)).rejects.toMatchObject({
+        code: ErrorCodes.UPSTREAM_AUTH_FAILED,
+      });
     }
   });
 
   it('tells a target that refused from a proxy that is not there', async () => {
     const socks = keep(await microsocks());
     const closed = await freePort();
-    await expect(dialThroughUpstream(parseUpstreamUrl(socks.url), '127.0.0.1', closed)).rejects.toMatchObject({ code: ErrorCodes.EGRESS_CONNECT_REFUSED, message: expect.stringMatching(/connection refused/) });
-    await expect(dialThroughUpstream(parseUpstreamUrl(`socks5://127.0.0.1:${closed}`), '127.0.0.1', 80)).rejects.toMatchObject({ code: ErrorCodes.UPSTREAM_FAILED, message: expect.stringMatching(/cannot reach the upstream proxy/) });
+    await expect(dialThroughUpstream(parseUpstreamUrl(socks.url), '127.0.0.1', closed)).rejects.toMatchObject({
+      code: ErrorCodes.EGRESS_CONNECT_REFUSED,
+      message: expect.stringMatching(/connection refused/),
+    });
+    await expect(
+      dialThroughUpstream(parseUpstreamUrl(`socks5://127.0.0.1:${closed}`), '127.0.0.1', 80),
+    ).rejects.toMatchObject({
+      code: ErrorCodes.UPSTREAM_FAILED,
+      message: expect.stringMatching(/cannot reach the upstream proxy/),
+    });
   });
 
   it('carries datagrams through a SOCKS5 UDP relay (Dante), and an HTTP proxy has none', async () => {
@@ -69,7 +103,10 @@ describe('an upstream proxy (config upstream.url): the list through the user\'s 
       sock.close();
       control.destroy();
       const http = keep(await tinyproxy());
-      await expect(socks5UdpAssociate(parseUpstreamUrl(http.url))).rejects.toMatchObject({ code: ErrorCodes.UPSTREAM_FAILED, message: expect.stringMatching(/carries no UDP/) });
+      await expect(socks5UdpAssociate(parseUpstreamUrl(http.url))).rejects.toMatchObject({
+        code: ErrorCodes.UPSTREAM_FAILED,
+        message: expect.stringMatching(/carries no UDP/),
+      });
     } finally {
       echo.close();
     }
@@ -78,7 +115,14 @@ describe('an upstream proxy (config upstream.url): the list through the user\'s 
   it('refuses an upstream URL it cannot use, naming what is wrong and never printing the password', () => {
     expect(() => parseUpstreamUrl('ftp://h:1')).toThrow(/socks5 or http/);
     expect(() => parseUpstreamUrl('nonsense')).toThrow(/not a URL/);
-    expect(parseUpstreamUrl('socks5h://bob:hunter2@proxy.lan:1081')).toMatchObject({ kind: 'socks5', host: 'proxy.lan', port: 1081, username: 'bob', password: 'hunter2', display: 'socks5h://bob:***@proxy.lan:1081' });
+    expect(parseUpstreamUrl('socks5h://bob:hunter2@proxy.lan:1081')).toMatchObject({
+      kind: 'socks5',
+      host: 'proxy.lan',
+      port: 1081,
+      username: 'bob',
+      password: 'hunter2',
+      display: 'socks5h://bob:***@proxy.lan:1081',
+    });
     expect(parseUpstreamUrl('http://10.0.0.1')).toMatchObject({ kind: 'http', port: 8080 });
   });
 });

@@ -1,7 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import { Store } from '../../core/store/index.js';
-import { directDialer, NodeList, raceSources, type Dialer, type ListSource, type ListVia, type NodeListStore, type VpnGateNode } from '../../core/vpngate/index.js';
+import {
+  directDialer,
+  NodeList,
+  raceSources,
+  type Dialer,
+  type ListSource,
+  type ListVia,
+  type NodeListStore,
+  type VpnGateNode,
+} from '../../core/vpngate/index.js';
 import { directoryHtml, listSite, type ListSite } from '../helpers/list-site.js';
 import { vpnGateCsv } from '../helpers/vpngate-fixtures.js';
 
@@ -21,12 +30,23 @@ async function site(...args: Parameters<typeof listSite>): Promise<ListSite> {
 }
 
 const log = silentLogger();
-const csvOf = (...ids: number[]): string => vpnGateCsv(ids.map((i) => ({ host: `public-vpn-${i}`, ip: `203.0.113.${i}` })));
+const csvOf = (...ids: number[]): string =>
+  vpnGateCsv(ids.map((i) => ({ host: `public-vpn-${i}`, ip: `203.0.113.${i}` })));
 const good = csvOf(1, 2);
 const api = (url: string): ListSource => ({ url, kind: 'api' });
 
 function race(sources: ListSource[], over: Partial<Parameters<typeof raceSources>[0]> = {}) {
-  return raceSources({ sources, dialer: directDialer(), timeoutMs: 2_000, maxBytes: 8 << 20, staggerMs: 1_000, concurrency: 3, signal: new AbortController().signal, logger: log, ...over });
+  return raceSources({
+    sources,
+    dialer: directDialer(),
+    timeoutMs: 2_000,
+    maxBytes: 8 << 20,
+    staggerMs: 1_000,
+    concurrency: 3,
+    signal: new AbortController().signal,
+    logger: log,
+    ...over,
+  });
 }
 
 function storeOf(s: Store): NodeListStore {
@@ -52,7 +72,14 @@ function newStore(): Store {
 }
 
 function nodeList(store: Store, opts: Partial<ConstructorParameters<typeof NodeList>[0]>): NodeList {
-  const l = new NodeList({ endpoints: [], staticNodes: [], store: storeOf(store), logger: log, fetch: { attempts: 1, timeoutMs: 2_000, staggerMs: 300 }, ...opts });
+  const l = new NodeList({
+    endpoints: [],
+    staticNodes: [],
+    store: storeOf(store),
+    logger: log,
+    fetch: { attempts: 1, timeoutMs: 2_000, staggerMs: 300 },
+    ...opts,
+  });
   lists.push(l);
   return l;
 }
@@ -73,7 +100,11 @@ describe('fetching the node list from sources', () => {
     const r = await race([api(z.listUrl), api(ok.listUrl)]);
     expect(z.lastHeaders()['accept-encoding']).toBe('identity');
     expect(r.winner?.source.url).toBe(ok.listUrl);
-    expect(r.attempts.find((x) => x.url === z.listUrl)).toMatchObject({ ok: false, junk: true, error: expect.stringMatching(/gzip-encoded/) });
+    expect(r.attempts.find((x) => x.url === z.listUrl)).toMatchObject({
+      ok: false,
+      junk: true,
+      error: expect.stringMatching(/gzip-encoded/),
+    });
   });
 
   it('names every junk source (HTML page, empty body, truncated list, error status, a stall mid-body, a hang) and the next source wins', async () => {
@@ -85,7 +116,10 @@ describe('fetching the node list from sources', () => {
     const hang = await site('hang');
     const ok = await site(good);
     const all = [html, empty, truncated, error, stall, hang, ok];
-    const r = await race(all.map((s) => api(s.listUrl)), { timeoutMs: 400, staggerMs: 5_000 });
+    const r = await race(
+      all.map((s) => api(s.listUrl)),
+      { timeoutMs: 400, staggerMs: 5_000 },
+    );
     expect(r.winner?.source.url).toBe(ok.listUrl);
     expect(all.map((s) => s.hits())).toEqual([1, 1, 1, 1, 1, 1, 1]);
     const said = Object.fromEntries(r.attempts.filter((a) => !a.ok).map((a) => [a.url, a.error]));
@@ -97,7 +131,12 @@ describe('fetching the node list from sources', () => {
       [stall.listUrl]: expect.stringMatching(/timed out/),
       [hang.listUrl]: expect.stringMatching(/timed out/),
     });
-    expect(r.attempts.filter((a) => a.junk).map((a) => a.url).sort()).toEqual([html.listUrl, empty.listUrl, truncated.listUrl, error.listUrl].sort());
+    expect(
+      r.attempts
+        .filter((a) => a.junk)
+        .map((a) => a.url)
+        .sort(),
+    ).toEqual([html.listUrl, empty.listUrl, truncated.listUrl, error.listUrl].sort());
   });
 
   it('refuses a body over the size cap, and follows a redirect', async () => {
@@ -105,12 +144,21 @@ describe('fetching the node list from sources', () => {
     const target = await site(good);
     const moved = await site({ redirect: target.listUrl });
     const r = await race([api(big.listUrl), api(moved.listUrl)], { maxBytes: 100_000, staggerMs: 5_000 });
-    expect(r.attempts[0]).toMatchObject({ url: big.listUrl, ok: false, error: expect.stringMatching(/exceeds 100000/) });
+    expect(r.attempts[0]).toMatchObject({
+      url: big.listUrl,
+      ok: false,
+      error: expect.stringMatching(/exceeds 100000/),
+    });
     expect(r.winner?.source.url).toBe(moved.listUrl);
   });
 
   it('reads a list with a BOM, CRLF, and quoted fields holding commas and newlines', async () => {
-    const text = '\uFEFF' + vpnGateCsv([{ host: 'public-vpn-1', ip: '203.0.113.1', operator: '"Tsukuba, Japan\r\nsecond line"' }, { host: 'public-vpn-2', ip: '203.0.113.2' }]);
+    const text =
+      '\uFEFF' +
+      vpnGateCsv([
+        { host: 'public-vpn-1', ip: '203.0.113.1', operator: '"Tsukuba, Japan\r\nsecond line"' },
+        { host: 'public-vpn-2', ip: '203.0.113.2' },
+      ]);
     const s = await site(text);
     const r = await race([api(s.listUrl)]);
     expect(r.winner?.nodes.map((n) => [n.id, n.operator])).toEqual([
@@ -124,7 +172,10 @@ describe('NodeList: mirrors, user sources, a working tunnel, imports', () => {
   it('reads the mirror directory at the origin of a source that answers, takes the list from a mirror, and tries that mirror first at the next start', async () => {
     const mirror = await site(csvOf(7, 8));
     // The official site answers, but its list endpoint does not (overloaded, or filtered by path).
-    const official = await site({ status: 503 }, { directory: directoryHtml([{ origin: mirror.origin, location: 'Korea Republic of' }]) });
+    const official = await site(
+      { status: 503 },
+      { directory: directoryHtml([{ origin: mirror.origin, location: 'Korea Republic of' }]) },
+    );
     const store = newStore();
     const first = nodeList(store, { endpoints: [official.listUrl] });
     await first.start();
@@ -184,7 +235,9 @@ describe('NodeList: mirrors, user sources, a working tunnel, imports', () => {
     const store = newStore();
     const l = nodeList(store, { endpoints: [] });
     await l.start();
-    expect(() => l.importCsv('<html>not a list</html>')).toThrow(expect.objectContaining({ code: ErrorCodes.LIST_INVALID, message: expect.stringMatching(/HTML/) }));
+    expect(() => l.importCsv('<html>not a list</html>')).toThrow(
+      expect.objectContaining({ code: ErrorCodes.LIST_INVALID, message: expect.stringMatching(/HTML/) }),
+    );
     const r = l.importCsv(csvOf(1, 2, 3));
     expect(r.nodes).toHaveLength(3);
     expect(l.status()).toMatchObject({ via: 'import', source: 'import', nodes: 3 });
@@ -197,7 +250,8 @@ describe('NodeList: mirrors, user sources, a working tunnel, imports', () => {
     let now = Date.UTC(2026, 11, 1);
     const s = await site(csvOf(1, 2));
     const store = newStore();
-    const make = (): NodeList => nodeList(store, { endpoints: [s.listUrl], sources: { keepDays: 7, mirrors: false }, now: () => now });
+    const make = (): NodeList =>
+      nodeList(store, { endpoints: [s.listUrl], sources: { keepDays: 7, mirrors: false }, now: () => now });
     const l = make();
     await l.start();
     now += DAY;

@@ -46,7 +46,11 @@ describe('two stacks back to back', () => {
     c.end(upload);
     expect(sha(await clientGot)).toBe(sha(download));
     expect(sha(await serverGot!)).toBe(sha(upload));
-    await eventually(() => link!.a.stats.connections === 0 && link!.b.stats.connections === 0, 5_000, 'connections released');
+    await eventually(
+      () => link!.a.stats.connections === 0 && link!.b.stats.connections === 0,
+      5_000,
+      'connections released',
+    );
   });
 
   it('refuses a connection to a closed port with GH_ERR_EGRESS_CONNECT_REFUSED', async () => {
@@ -57,7 +61,9 @@ describe('two stacks back to back', () => {
   it('times out a connect to a host that never answers', async () => {
     link = linkStacks();
     link.cut = true;
-    await expect(link.a.connectTcp('10.9.0.2', 80, { timeoutMs: 300 })).rejects.toMatchObject({ code: ErrorCodes.EGRESS_CONNECT_TIMEOUT });
+    await expect(link.a.connectTcp('10.9.0.2', 80, { timeoutMs: 300 })).rejects.toMatchObject({
+      code: ErrorCodes.EGRESS_CONNECT_TIMEOUT,
+    });
     expect(link.a.stats.connections).toBe(0);
   });
 
@@ -70,7 +76,9 @@ describe('two stacks back to back', () => {
       return false;
     };
     link = linkStacks({ impair: dropCountingSyns });
-    await expect(link.a.connectTcp('10.9.0.2', 80, { timeoutMs: 9_000 })).rejects.toMatchObject({ code: ErrorCodes.EGRESS_CONNECT_TIMEOUT });
+    await expect(link.a.connectTcp('10.9.0.2', 80, { timeoutMs: 9_000 })).rejects.toMatchObject({
+      code: ErrorCodes.EGRESS_CONNECT_TIMEOUT,
+    });
     // At 0, 1, 3 and 7 s (a fixed 1 s RTO would have sent 7 and given up with ERR_ABRT); a busy
     // event loop may delay the timer, so 3 is accepted, never more than 4, and the gaps grow.
     expect(synAt.length).toBeGreaterThanOrEqual(3);
@@ -213,7 +221,9 @@ describe('two stacks back to back', () => {
   it('carries 1,000 concurrent connections', async () => {
     link = linkStacks();
     link.b.listenTcp(7, echo); // echo
-    const conns = await Promise.all(Array.from({ length: 1000 }, () => link!.a.connectTcp('10.9.0.2', 7, { timeoutMs: 20_000 })));
+    const conns = await Promise.all(
+      Array.from({ length: 1000 }, () => link!.a.connectTcp('10.9.0.2', 7, { timeoutMs: 20_000 })),
+    );
     expect(link.a.stats.connections).toBe(1000);
     const results = await Promise.all(
       conns.map(async (c, i) => {

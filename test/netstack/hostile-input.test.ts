@@ -41,7 +41,9 @@ describe('hostile input to Stack.input()', () => {
 
     const packet = fc.oneof(
       fc.uint8Array({ maxLength: 1600 }).map((b) => Buffer.from(b)),
-      fc.tuple(fc.constantFrom(1, 6, 17, 0, 255), fc.uint8Array({ maxLength: 1500 })).map(([proto, b]) => ipv4Packet(proto, Buffer.from(b))),
+      fc
+        .tuple(fc.constantFrom(1, 6, 17, 0, 255), fc.uint8Array({ maxLength: 1500 }))
+        .map(([proto, b]) => ipv4Packet(proto, Buffer.from(b))),
       fc.tuple(fc.constantFrom(6, 17), fc.uint8Array({ minLength: 8, maxLength: 60 })).map(([proto, b]) => {
         // A transport header aimed at the live connection's ports, with garbage elsewhere.
         const t = Buffer.from(b);
@@ -72,7 +74,9 @@ describe('hostile input to Stack.input()', () => {
     await ended;
     const got = Buffer.concat(received);
     expect(createHash('sha256').update(got).digest('hex')).toBe(createHash('sha256').update(data).digest('hex'));
-    expect(link.a.stats.ip.drop + link.a.stats.ip.chkerr + link.a.stats.tcp.drop + link.a.stats.inputDropped).toBeGreaterThan(0);
+    expect(
+      link.a.stats.ip.drop + link.a.stats.ip.chkerr + link.a.stats.tcp.drop + link.a.stats.inputDropped,
+    ).toBeGreaterThan(0);
   }, 60_000);
 
   it('drops empty and oversized input without calling lwIP', () => {

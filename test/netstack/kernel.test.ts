@@ -100,7 +100,9 @@ describe.skipIf(!isRoot)('netstack against the Linux kernel TCP stack (TUN in a 
 
   it('a connect to a closed kernel port is refused', async () => {
     const p = await start();
-    await expect(p.stack.connectTcp(KERNEL_IP, 6999)).rejects.toMatchObject({ code: ErrorCodes.EGRESS_CONNECT_REFUSED });
+    await expect(p.stack.connectTcp(KERNEL_IP, 6999)).rejects.toMatchObject({
+      code: ErrorCodes.EGRESS_CONNECT_REFUSED,
+    });
   }, 30_000);
 
   it('the kernel answers our ping', async () => {

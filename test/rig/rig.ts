@@ -118,7 +118,9 @@ export class Rig {
       let stderr = '';
       child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
       child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
-      child.on('exit', (code) => (code === 0 ? resolvePromise(stdout) : reject(new Error(`rig up failed (${code}): ${stderr}`))));
+      child.on('exit', (code) =>
+        code === 0 ? resolvePromise(stdout) : reject(new Error(`rig up failed (${code}): ${stderr}`)),
+      );
     });
     const statePath = out.trim().split('\n').pop()!;
     const rig = new Rig(JSON.parse(readFileSync(statePath, 'utf8')) as RigState);
@@ -172,13 +174,43 @@ export class Rig {
     const n = this.node(nodeName);
     this.clearImpairment(nodeName);
     const q = '7';
-    for (const [chain, dir] of [['PREROUTING', '-i'], ['POSTROUTING', '-o']] as const) {
-      this.#ns(n.ns, ['iptables', '-t', 'mangle', '-A', chain, dir, 'eth0', '-j', 'NFQUEUE', '--queue-num', q, '--queue-bypass']);
+    for (const [chain, dir] of [
+      ['PREROUTING', '-i'],
+      ['POSTROUTING', '-o'],
+    ] as const) {
+      this.#ns(n.ns, [
+        'iptables',
+        '-t',
+        'mangle',
+        '-A',
+        chain,
+        dir,
+        'eth0',
+        '-j',
+        'NFQUEUE',
+        '--queue-num',
+        q,
+        '--queue-bypass',
+      ]);
     }
-    const child = spawn('ip', ['netns', 'exec', n.ns, this.state.nfqDelay, q, String(imp.delayMs ?? 0), String(imp.jitterMs ?? 0), String(imp.loss ?? 0), '1'], {
-      detached: true,
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        n.ns,
+        this.state.nfqDelay,
+        q,
+        String(imp.delayMs ?? 0),
+        String(imp.jitterMs ?? 0),
+        String(imp.loss ?? 0),
+        '1',
+      ],
+      {
+        detached: true,
+        stdio: 'ignore',
+      },
+    );
     child.unref();
     writeFileSync(resolve(this.state.dir, 'pids', `nfq-${n.id}`), String(child.pid));
   }
@@ -322,7 +354,14 @@ export class Rig {
     while (Date.now() < deadline) {
       let egress: TunnelEgress | null = null;
       try {
-        egress = await TunnelEgress.open({ id: `rig-ready-${n.id}`, nodeId: n.name, link: { protocol: 'openvpn', profileText }, logger: silentLogger(), connectTimeoutMs: Math.max(1_000, deadline - Date.now()), unresponsiveMs: 0 });
+        egress = await TunnelEgress.open({
+          id: `rig-ready-${n.id}`,
+          nodeId: n.name,
+          link: { protocol: 'openvpn', profileText },
+          logger: silentLogger(),
+          connectTimeoutMs: Math.max(1_000, deadline - Date.now()),
+          unresponsiveMs: 0,
+        });
         while (Date.now() < deadline) {
           try {
             const c = await egress.connectTcp(this.state.inetAddress, 80, { timeoutMs: 2_000 });
@@ -349,14 +388,18 @@ export class Rig {
    * .1, host .2 and `extraAddresses` more), and on the lan with `lan: true` (LAN .3+i), so it can
    * reach the nodes. Its name carries the rig's prefix: `down` removes it.
    */
-  addHost(name: string, opts: { lan?: boolean; extraAddresses?: number; hosts?: Record<string, string> } = {}): RigHost {
+  addHost(
+    name: string,
+    opts: { lan?: boolean; extraAddresses?: number; hosts?: Record<string, string> } = {},
+  ): RigHost {
     const i = this.#hosts++;
     if (i > 40) throw new Error('too many rig hosts');
     const p = this.state.prefix;
     const ns = `${p}-${name}`;
     const k = this.state.lan.split('.')[1]!;
     const net = `10.${k}.${200 + i}`;
-    const run = (cmd: string[]): void => void execFileSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const run = (cmd: string[]): void =>
+      void execFileSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
     run(['ip', 'netns', 'add', ns]);
     run(['ip', 'netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up']);
     const v = `${p}h${i}`;
@@ -365,7 +408,8 @@ export class Rig {
     run(['ip', 'addr', 'add', `${net}.1/24`, 'dev', v]);
     run(['ip', 'link', 'set', v, 'up']);
     const extra = Array.from({ length: opts.extraAddresses ?? 0 }, (_, j) => `${net}.${3 + j}`);
-    for (const a of [`${net}.2`, ...extra]) run(['ip', 'netns', 'exec', ns, 'ip', 'addr', 'add', `${a}/24`, 'dev', `${v}x`]);
+    for (const a of [`${net}.2`, ...extra])
+      run(['ip', 'netns', 'exec', ns, 'ip', 'addr', 'add', `${a}/24`, 'dev', `${v}x`]);
     run(['ip', 'netns', 'exec', ns, 'ip', 'link', 'set', `${v}x`, 'up']);
     let lanAddress: string | null = null;
     if (opts.lan) {
@@ -391,10 +435,26 @@ export class Rig {
    * Runs a VPN Gate site look-alike in `ns` (the inet namespace, a host's) on host:port: the list
    * (optionally only some nodes, or none with `noList`), a mirror directory naming `mirrors`, a mode.
    */
-  async serveList(opts: { ns: string | null; host: string; port?: number; nodes?: string[]; mirrors?: string[]; mode?: string; noList?: boolean }): Promise<RigSite> {
+  async serveList(opts: {
+    ns: string | null;
+    host: string;
+    port?: number;
+    nodes?: string[];
+    mirrors?: string[];
+    mode?: string;
+    noList?: boolean;
+  }): Promise<RigSite> {
     const id = `site-${Math.random().toString(16).slice(2, 8)}`;
     const portFile = resolve(this.state.dir, `${id}.port`);
-    const args = [resolve(RIG_DIR, 'services/vpngate-api.mjs'), resolve(this.state.dir, 'state.json'), portFile, '--host', opts.host, '--port', String(opts.port ?? 0)];
+    const args = [
+      resolve(RIG_DIR, 'services/vpngate-api.mjs'),
+      resolve(this.state.dir, 'state.json'),
+      portFile,
+      '--host',
+      opts.host,
+      '--port',
+      String(opts.port ?? 0),
+    ];
     if (opts.nodes) args.push('--nodes', opts.nodes.join(','));
     if (opts.mirrors) args.push('--mirrors', opts.mirrors.join(','));
     if (opts.mode) args.push('--mode', opts.mode);
@@ -405,7 +465,15 @@ export class Rig {
     writeFileSync(resolve(this.state.dir, 'pids', id), String(child.pid));
     const deadline = Date.now() + 10_000;
     let port = '';
-    while (!(port = (() => { try { return readFileSync(portFile, 'utf8'); } catch { return ''; } })())) {
+    while (
+      !(port = (() => {
+        try {
+          return readFileSync(portFile, 'utf8');
+        } catch {
+          return '';
+        }
+      })())
+    ) {
       if (Date.now() > deadline) throw new Error(`site look-alike on ${opts.host} did not start`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -457,7 +525,8 @@ export class Rig {
     for (const match of matches) nft('add', 'rule', 'inet', table, 'out', ...match, 'drop', 'comment', `"${comment}"`);
     return () => {
       const listing = nft('-a', 'list', 'chain', 'inet', table, 'out');
-      for (const m of listing.matchAll(new RegExp(`comment "${comment}" # handle (\\d+)`, 'g'))) nft('delete', 'rule', 'inet', table, 'out', 'handle', m[1]!);
+      for (const m of listing.matchAll(new RegExp(`comment "${comment}" # handle (\\d+)`, 'g')))
+        nft('delete', 'rule', 'inet', table, 'out', 'handle', m[1]!);
     };
   }
 
@@ -478,9 +547,25 @@ export class Rig {
     if (!profile) throw new Error(`${n.name} has no ${proto} profile`);
     const inet = this.state.inetAddress.replace(/\.1$/, '.0');
     const args = [
-      'netns', 'exec', this.state.clientNs, 'openvpn', '--config', profile,
-      '--dev', 'ghv0', '--dev-type', 'tun', '--route-nopull', '--route', inet, '255.255.255.0',
-      '--pull-filter', 'ignore', 'block-outside-dns', '--verb', '3',
+      'netns',
+      'exec',
+      this.state.clientNs,
+      'openvpn',
+      '--config',
+      profile,
+      '--dev',
+      'ghv0',
+      '--dev-type',
+      'tun',
+      '--route-nopull',
+      '--route',
+      inet,
+      '255.255.255.0',
+      '--pull-filter',
+      'ignore',
+      'block-outside-dns',
+      '--verb',
+      '3',
     ];
     // SoftEther does no cipher negotiation; and SoftEther over TCP stalls with Nagle on.
     if (n.kind === 'softether') args.push('--data-ciphers', 'AES-128-CBC');
@@ -489,7 +574,10 @@ export class Rig {
     const child = spawn('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     await new Promise<void>((resolvePromise, reject) => {
       let log = '';
-      const timer = setTimeout(() => reject(new Error(`native client to ${n.name}/${proto} not up in 30 s: ${log.slice(-1500)}`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`native client to ${n.name}/${proto} not up in 30 s: ${log.slice(-1500)}`)),
+        30_000,
+      );
       child.stdout.on('data', (c: Buffer) => {
         log += c.toString();
         if (log.includes('Initialization Sequence Completed')) {
@@ -529,7 +617,10 @@ export class NativeClient {
 
   /** curl inside the client namespace; returns body (or the -w output) as text. */
   curl(args: string[]): string {
-    return execFileSync('ip', ['netns', 'exec', this.ns, 'curl', '-s', '--max-time', '120', ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    return execFileSync('ip', ['netns', 'exec', this.ns, 'curl', '-s', '--max-time', '120', ...args], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    });
   }
 
   /**

@@ -26,8 +26,18 @@ globalThis.fetch = (input: string | URL | Request, init?: RequestInit): Promise<
 const realConnect = Socket.prototype.connect;
 Socket.prototype.connect = function guardedConnect(this: Socket, ...args: unknown[]): Socket {
   const first = args[0];
-  const opts = (Array.isArray(first) ? first[0] : first) as { host?: string; port?: number; path?: string } | number | string | undefined;
-  const host = typeof opts === 'object' && opts !== null ? (opts.path ? null : (opts.host ?? 'localhost')) : typeof opts === 'number' ? (typeof args[1] === 'string' ? args[1] : 'localhost') : null;
+  const opts = (Array.isArray(first) ? first[0] : first) as
+    { host?: string; port?: number; path?: string } | number | string | undefined;
+  const host =
+    typeof opts === 'object' && opts !== null
+      ? opts.path
+        ? null
+        : (opts.host ?? 'localhost')
+      : typeof opts === 'number'
+        ? typeof args[1] === 'string'
+          ? args[1]
+          : 'localhost'
+        : null;
   if (host !== null && !allowed(host)) {
     const err = Object.assign(new Error(`network guard: tests may not connect to ${host}`), { code: 'ENETUNREACH' });
     process.nextTick(() => this.destroy(err));

@@ -13,7 +13,9 @@ describe('the next balance member (issue #24: two members on one server)', () =>
 
   it('prefers another /16 among the other servers, then the best score', () => {
     const member = n('m', '198.51.1.1');
-    expect(pickMemberCandidate([n('same-net', '198.51.2.2'), n('other-net', '203.0.113.9')], [member])?.id).toBe('other-net');
+    expect(pickMemberCandidate([n('same-net', '198.51.2.2'), n('other-net', '203.0.113.9')], [member])?.id).toBe(
+      'other-net',
+    );
     expect(pickMemberCandidate([n('first', '198.51.2.2'), n('second', '198.51.3.3')], [member])?.id).toBe('first');
   });
 

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
-import { Balancer, DirectEgress, EgressManager, UnavailableEgress, type Egress, type EgressLease } from '../../core/egress/index.js';
+import {
+  Balancer,
+  DirectEgress,
+  EgressManager,
+  UnavailableEgress,
+  type Egress,
+  type EgressLease,
+} from '../../core/egress/index.js';
 
 const log = silentLogger();
 const egress = (id: string): Egress => new DirectEgress(id);
@@ -25,7 +32,11 @@ describe('Balancer strategies (issue #15)', () => {
 
   it('lowest-latency takes the fastest member; an unmeasured one counts as slowest', () => {
     const list = cands(0, 0, 0);
-    const rtt = new Map<Egress, number | null>([[list[0]!.egress, 80], [list[1]!.egress, null], [list[2]!.egress, 20]]);
+    const rtt = new Map<Egress, number | null>([
+      [list[0]!.egress, 80],
+      [list[1]!.egress, null],
+      [list[2]!.egress, 20],
+    ]);
     const b = new Balancer('lowest-latency', (e) => rtt.get(e) ?? null);
     expect(b.pick(list)).toBe(2);
     rtt.set(list[2]!.egress, null);
@@ -34,7 +45,8 @@ describe('Balancer strategies (issue #15)', () => {
 });
 
 describe('EgressManager with balance members (issue #15)', () => {
-  const manager = (strategy: 'round-robin' | 'failover' | 'least-sessions' = 'round-robin') => new EgressManager(new UnavailableEgress('none', 'no tunnel'), log, { strategy });
+  const manager = (strategy: 'round-robin' | 'failover' | 'least-sessions' = 'round-robin') =>
+    new EgressManager(new UnavailableEgress('none', 'no tunnel'), log, { strategy });
 
   it('spreads new sessions over the active egress and the members, each session keeping its own', () => {
     const m = manager();
@@ -44,7 +56,11 @@ describe('EgressManager with balance members (issue #15)', () => {
     m.addMember(c, 'test');
     const leases = Array.from({ length: 6 }, () => m.acquire());
     expect(leases.map((l) => l.egress.id)).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
-    expect(m.members.map((x) => [x.egress.id, x.primary, x.sessions])).toEqual([['a', true, 2], ['b', false, 2], ['c', false, 2]]);
+    expect(m.members.map((x) => [x.egress.id, x.primary, x.sessions])).toEqual([
+      ['a', true, 2],
+      ['b', false, 2],
+      ['c', false, 2],
+    ]);
     expect(m.activeSessions).toBe(6);
   });
 

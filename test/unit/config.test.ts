@@ -10,7 +10,12 @@ describe('config', () => {
     const c = buildConfig({}, { dataDir: '/tmp/x' });
     expect(c.listen).toEqual({ host: '127.0.0.1', port: 1080 });
     expect(c.admin).toEqual({ host: '127.0.0.1', port: 9090 });
-    expect(c.proxy).toMatchObject({ maxSessions: 1024, handshakeTimeoutMs: 10_000, connectTimeoutMs: 15_000, idleTimeoutMs: 300_000 });
+    expect(c.proxy).toMatchObject({
+      maxSessions: 1024,
+      handshakeTimeoutMs: 10_000,
+      connectTimeoutMs: 15_000,
+      idleTimeoutMs: 300_000,
+    });
     expect(c.logFile).toBe('/tmp/x/logs/gatehop.log');
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -34,9 +39,13 @@ describe('config', () => {
 
   it('balance: one tunnel by default; 1..4 tunnels and the four strategies, anything else refused naming the field (issue #15)', () => {
     expect(buildConfig({}, { dataDir: '/tmp/x' }).groups.balance).toEqual({ strategy: 'round-robin', tunnels: 1 });
-    expect(buildConfig({ groups: { balance: { tunnels: 3, strategy: 'least-sessions' } } }, {}).groups.balance).toEqual({ strategy: 'least-sessions', tunnels: 3 });
+    expect(buildConfig({ groups: { balance: { tunnels: 3, strategy: 'least-sessions' } } }, {}).groups.balance).toEqual(
+      { strategy: 'least-sessions', tunnels: 3 },
+    );
     expect(() => buildConfig({ groups: { balance: { tunnels: 5 } } }, {})).toThrow(/groups\.balance\.tunnels/);
-    expect(() => buildConfig({ groups: { balance: { strategy: 'random' } } } as never, {})).toThrow(/groups\.balance\.strategy/);
+    expect(() => buildConfig({ groups: { balance: { strategy: 'random' } } } as never, {})).toThrow(
+      /groups\.balance\.strategy/,
+    );
   });
 
   it('tunnel: worker threads by default with a 256 MiB heap each; threads: false keeps tunnels in-thread; a heap below 32 MiB is refused naming the field (issue #16)', () => {
@@ -51,10 +60,17 @@ describe('config', () => {
     expect(t.protocols).toEqual(['openvpn', 'sstp']);
     expect(t.learnProtocol).toBe(true);
     expect(t.sstp).toEqual({ sni: true, port: 443, username: 'vpn', password: 'vpn', ca: undefined });
-    expect(buildConfig({ tunnel: { protocols: ['sstp', 'openvpn'] } }, {}).tunnel.protocols).toEqual(['sstp', 'openvpn']);
-    expect(buildConfig({ tunnel: { protocols: ['sstp'], sstp: { ca: 'rig-ca.pem', sni: false } } }, {}).tunnel.sstp).toMatchObject({ ca: expect.stringMatching(/\/rig-ca\.pem$/), sni: false });
+    expect(buildConfig({ tunnel: { protocols: ['sstp', 'openvpn'] } }, {}).tunnel.protocols).toEqual([
+      'sstp',
+      'openvpn',
+    ]);
+    expect(
+      buildConfig({ tunnel: { protocols: ['sstp'], sstp: { ca: 'rig-ca.pem', sni: false } } }, {}).tunnel.sstp,
+    ).toMatchObject({ ca: expect.stringMatching(/\/rig-ca\.pem$/), sni: false });
     expect(() => buildConfig({ tunnel: { protocols: [] } }, {})).toThrow(/tunnel\.protocols/);
-    expect(() => buildConfig({ tunnel: { protocols: ['sstp', 'sstp'] } }, {})).toThrow(/tunnel\.protocols: each protocol at most once/);
+    expect(() => buildConfig({ tunnel: { protocols: ['sstp', 'sstp'] } }, {})).toThrow(
+      /tunnel\.protocols: each protocol at most once/,
+    );
     expect(() => buildConfig({ tunnel: { protocols: ['wireguard'] } } as never, {})).toThrow(/tunnel\.protocols/);
   });
 

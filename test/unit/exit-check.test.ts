@@ -39,7 +39,13 @@ describe('ExitCheck over a real HTTP echo on loopback', () => {
 
   it('measures the exit through the dialer it is given, names the node, and tells its listeners', async () => {
     const base = await echo(() => [200, '{"ip":"203.0.113.7","country":"JP"}']);
-    const check = new ExitCheck({ url: () => `${base}/ip`, dialer: () => directDialer(), activeNodeId: () => 'node-a', intervalMs: 60_000, logger: silentLogger() });
+    const check = new ExitCheck({
+      url: () => `${base}/ip`,
+      dialer: () => directDialer(),
+      activeNodeId: () => 'node-a',
+      intervalMs: 60_000,
+      logger: silentLogger(),
+    });
     const seen: unknown[] = [];
     check.onChange((e) => seen.push(e));
     const info = await check.check();
@@ -52,7 +58,13 @@ describe('ExitCheck over a real HTTP echo on loopback', () => {
   it('one measurement at a time: asking twice while one runs gets the same answer', async () => {
     let hits = 0;
     const base = await echo(() => (hits++, [200, '192.0.2.5']));
-    const check = new ExitCheck({ url: () => base, dialer: () => directDialer(), activeNodeId: () => 'n', intervalMs: 60_000, logger: silentLogger() });
+    const check = new ExitCheck({
+      url: () => base,
+      dialer: () => directDialer(),
+      activeNodeId: () => 'n',
+      intervalMs: 60_000,
+      logger: silentLogger(),
+    });
     const [a, b] = await Promise.all([check.check(), check.check()]);
     expect(a).toBe(b);
     expect(hits).toBe(1);
@@ -60,7 +72,14 @@ describe('ExitCheck over a real HTTP echo on loopback', () => {
 
   it('says why there is no address: unset, no tunnel, an error status, no address in the answer, nothing listening', async () => {
     const base = await echo((u) => (u === '/500' ? [500, 'oops'] : [200, 'hello']));
-    const make = (url: string | null, up = true) => new ExitCheck({ url: () => url, dialer: () => (up ? directDialer() : null), activeNodeId: () => 'n', intervalMs: 60_000, logger: silentLogger() });
+    const make = (url: string | null, up = true) =>
+      new ExitCheck({
+        url: () => url,
+        dialer: () => (up ? directDialer() : null),
+        activeNodeId: () => 'n',
+        intervalMs: 60_000,
+        logger: silentLogger(),
+      });
     expect((await make(null).check()).error).toBe('exitCheck.url is not set');
     expect((await make(base, false).check()).error).toBe('no tunnel is up');
     expect((await make(`${base}/500`).check()).error).toMatch(/answered 500/);

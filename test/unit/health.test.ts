@@ -7,8 +7,15 @@ const quiet = { bytes: 1000, connects: 0, failures: 0, segmentsOut: 0, retransmi
 
 describe('health window score', () => {
   it('a fine window scores 1; a link that is down or reconnecting vetoes with 0', () => {
-    expect(scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 1, delta: quiet }, opts)).toMatchObject({ score: 1, bad: false });
-    expect(scoreWindow({ link: 'reconnecting', dnsMs: 20, sessionsActive: 0, delta: quiet }, opts)).toMatchObject({ score: 0, bad: true, reasons: ['link reconnecting'] });
+    expect(scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 1, delta: quiet }, opts)).toMatchObject({
+      score: 1,
+      bad: false,
+    });
+    expect(scoreWindow({ link: 'reconnecting', dnsMs: 20, sessionsActive: 0, delta: quiet }, opts)).toMatchObject({
+      score: 0,
+      bad: true,
+      reasons: ['link reconnecting'],
+    });
   });
 
   it('each symptom takes its share, and one symptom alone is not a bad window', () => {
@@ -16,13 +23,22 @@ describe('health window score', () => {
     expect(slowDns).toMatchObject({ score: 0.75, bad: false });
     const stall = scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 3, delta: { ...quiet, bytes: 0 } }, opts);
     expect(stall).toMatchObject({ score: 0.7, bad: false });
-    const failing = scoreWindow({ link: 'up', dnsMs: null, sessionsActive: 3, delta: { ...quiet, bytes: 0, connects: 4, failures: 3 } }, opts);
+    const failing = scoreWindow(
+      { link: 'up', dnsMs: null, sessionsActive: 3, delta: { ...quiet, bytes: 0, connects: 4, failures: 3 } },
+      opts,
+    );
     expect(failing.bad).toBe(true);
     expect(failing.reasons).toEqual(['dns failed', '3/4 connects failed', 'stall: 3 sessions, no bytes']);
-    const retrans = scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 1, delta: { ...quiet, segmentsOut: 1000, retransmissions: 400 } }, opts);
+    const retrans = scoreWindow(
+      { link: 'up', dnsMs: 20, sessionsActive: 1, delta: { ...quiet, segmentsOut: 1000, retransmissions: 400 } },
+      opts,
+    );
     expect(retrans.reasons).toEqual(['retransmitting 40 %']);
     // Too few CONNECTs to judge a failure rate.
-    expect(scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 0, delta: { ...quiet, connects: 2, failures: 2 } }, opts).score).toBe(1);
+    expect(
+      scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 0, delta: { ...quiet, connects: 2, failures: 2 } }, opts)
+        .score,
+    ).toBe(1);
   });
 });
 
@@ -45,7 +61,11 @@ function fakeSource(): HealthSource & { link: 'up' | 'reconnecting' | 'down'; dn
 describe('HealthMonitor', () => {
   it('asks for a switch only after badWindows bad windows in a row; a good window starts the count over', async () => {
     const asked: string[] = [];
-    const m = new HealthMonitor(healthOptions({ intervalMs: 60_000 }), { onUnhealthy: (_s, r) => asked.push(r) }, silentLogger());
+    const m = new HealthMonitor(
+      healthOptions({ intervalMs: 60_000 }),
+      { onUnhealthy: (_s, r) => asked.push(r) },
+      silentLogger(),
+    );
     const src = fakeSource();
     m.watch(src);
     src.link = 'reconnecting';
@@ -65,7 +85,11 @@ describe('HealthMonitor', () => {
 
   it('a single bad sample never asks', async () => {
     const asked: string[] = [];
-    const m = new HealthMonitor(healthOptions({ intervalMs: 60_000 }), { onUnhealthy: (_s, r) => asked.push(r) }, silentLogger());
+    const m = new HealthMonitor(
+      healthOptions({ intervalMs: 60_000 }),
+      { onUnhealthy: (_s, r) => asked.push(r) },
+      silentLogger(),
+    );
     const src = fakeSource();
     m.watch(src);
     for (let i = 0; i < 20; i++) {
@@ -95,7 +119,9 @@ describe('SwitchPolicy (anti-flap)', () => {
 
   it('backs off 30 s doubling to 480 s after failed switches, and a switch resets it', () => {
     const p = new SwitchPolicy(healthOptions());
-    expect([1, 2, 3, 4, 5, 6].map(() => p.recordFailure(0))).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 480_000]);
+    expect([1, 2, 3, 4, 5, 6].map(() => p.recordFailure(0))).toEqual([
+      30_000, 60_000, 120_000, 240_000, 480_000, 480_000,
+    ]);
     expect(p.mayAutoSwitch(100_000).ok).toBe(false);
     p.recordSwitch(0);
     expect(p.recordFailure(0)).toBe(30_000);

@@ -3,17 +3,29 @@ import { parseAuthority, parseBasicAuth, stripHopByHop } from '../../core/socks5
 
 describe('HTTP proxy header handling', () => {
   it('drops hop-by-hop fields and those the Connection header names, keeping order and case', () => {
-    const raw = ['Host', 'a', 'Connection', 'keep-alive, X-Secret', 'X-Secret', '1', 'Proxy-Authorization', 'Basic x', 'Keep-Alive', '5', 'X-Kept', 'yes', 'TE', 'trailers'];
+    const raw = [
+      'Host',
+      'a',
+      'Connection',
+      'keep-alive, X-Secret',
+      'X-Secret',
+      '1',
+      'Proxy-Authorization',
+      'Basic x',
+      'Keep-Alive',
+      '5',
+      'X-Kept',
+      'yes',
+      'TE',
+      'trailers',
+    ];
     expect(stripHopByHop(raw)).toEqual(['Host', 'a', 'X-Kept', 'yes']);
   });
 
   it('keeps fields it is told to keep (Upgrade requests)', () => {
-    expect(stripHopByHop(['Connection', 'Upgrade', 'Upgrade', 'websocket'], new Set(['connection', 'upgrade']))).toEqual([
-      'Connection',
-      'Upgrade',
-      'Upgrade',
-      'websocket',
-    ]);
+    expect(
+      stripHopByHop(['Connection', 'Upgrade', 'Upgrade', 'websocket'], new Set(['connection', 'upgrade'])),
+    ).toEqual(['Connection', 'Upgrade', 'Upgrade', 'websocket']);
   });
 
   it('decodes Basic credentials whose password contains a colon', () => {

@@ -15,7 +15,10 @@ function cruise(files: Record<string, string>): Promise<{ code: number; out: str
 function cruiseWith(roots: string[], files: Record<string, string>): Promise<{ code: number; out: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'gh-layers-'));
   copyFileSync(join(ROOT, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'));
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
+  );
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
@@ -35,13 +38,19 @@ const egress = {
 
 describe('layering lint', () => {
   it('passes socks5 importing only the Egress types', async () => {
-    const r = await cruise({ ...egress, 'core/socks5/s.ts': "import type { Egress } from '../egress/index.js';\nexport type E = Egress;\n" });
+    const r = await cruise({
+      ...egress,
+      'core/socks5/s.ts': "import type { Egress } from '../egress/index.js';\nexport type E = Egress;\n",
+    });
     expect(r.out).toMatch(/no dependency violations/);
     expect(r.code).toBe(0);
   });
 
   it('fails socks5 importing an egress implementation', async () => {
-    const r = await cruise({ ...egress, 'core/socks5/s.ts': "import { DirectEgress } from '../egress/index.js';\nexport const d = DirectEgress;\n" });
+    const r = await cruise({
+      ...egress,
+      'core/socks5/s.ts': "import { DirectEgress } from '../egress/index.js';\nexport const d = DirectEgress;\n",
+    });
     expect(r.code).not.toBe(0);
     expect(r.out).toMatch(/socks5-egress-type-only/);
   });
@@ -90,7 +99,8 @@ describe('layering lint', () => {
     const r = await cruiseWith(['core', 'renderer'], {
       'core/app/index.ts': 'export const app = 1;\n',
       'core/api/contract.ts': 'export const ops = 1;\n',
-      'renderer/src/a.ts': "import { ops } from '../../core/api/contract.js';\nimport { app } from '../../core/app/index.js';\nimport { readFileSync } from 'node:fs';\nexport const x = [ops, app, readFileSync];\n",
+      'renderer/src/a.ts':
+        "import { ops } from '../../core/api/contract.js';\nimport { app } from '../../core/app/index.js';\nimport { readFileSync } from 'node:fs';\nexport const x = [ops, app, readFileSync];\n",
     });
     expect(r.out).toMatch(/renderer-without-node/);
     expect(r.out).toMatch(/core\/app\/index\.ts/);

@@ -1,6 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isOnline, Listeners, NetworkWatch, silentLogger, type NetworkSnapshot } from '../../core/common/index.js';
-import { PoolRecovery, recoveryOptionsSchema, type ControllerEvent, type PoolRecoveryDeps } from '../../core/groups/index.js';
+import {
+  PoolRecovery,
+  recoveryOptionsSchema,
+  type ControllerEvent,
+  type PoolRecoveryDeps,
+} from '../../core/groups/index.js';
 import { Selector, selectorOptions, type Ranking } from '../../core/selector/index.js';
 import { Store } from '../../core/store/index.js';
 import type { VpnGateNode } from '../../core/vpngate/index.js';
@@ -9,8 +14,22 @@ const log = silentLogger();
 
 function node(id: string): VpnGateNode {
   return {
-    id, ip: '127.0.0.1', port: 1, proto: 'tcp', countryLong: 'Japan', countryShort: 'JP', score: 100_000, pingMs: 10, speedBps: 10_000_000,
-    numVpnSessions: 10, uptimeMs: 86_400_000, totalUsers: 1, totalTrafficBytes: 1, operator: '', profile: '', source: 'list',
+    id,
+    ip: '127.0.0.1',
+    port: 1,
+    proto: 'tcp',
+    countryLong: 'Japan',
+    countryShort: 'JP',
+    score: 100_000,
+    pingMs: 10,
+    speedBps: 10_000_000,
+    numVpnSessions: 10,
+    uptimeMs: 86_400_000,
+    totalUsers: 1,
+    totalTrafficBytes: 1,
+    operator: '',
+    profile: '',
+    source: 'list',
   };
 }
 
@@ -38,7 +57,13 @@ describe('NetworkWatch', () => {
 
   it('reports a resume from sleep when a tick comes far later than due', () => {
     let now = 0;
-    const watch = new NetworkWatch({ intervalMs: 1000, resumeGapMs: 5000, read: () => ({ addresses: ['eth0 192.0.2.1'], defaultRoute: true }), now: () => now, logger: log });
+    const watch = new NetworkWatch({
+      intervalMs: 1000,
+      resumeGapMs: 5000,
+      read: () => ({ addresses: ['eth0 192.0.2.1'], defaultRoute: true }),
+      now: () => now,
+      logger: log,
+    });
     const seen: string[] = [];
     watch.onChange((c) => seen.push(c.reason));
     watch.start();
@@ -67,7 +92,16 @@ function world(opts: { listOk: () => boolean; probeOk: () => boolean; tunnelOk: 
   let last: Ranking | null = null;
   let active: object | null = null;
   let switching: number | null = null;
-  const record = (outcome: 'switched' | 'no-candidate' | 'failed') => ({ id: 1, at: 0, kind: 'urgent' as const, reason: 'x', from: null, to: null, outcome, durationMs: 0 });
+  const record = (outcome: 'switched' | 'no-candidate' | 'failed') => ({
+    id: 1,
+    at: 0,
+    kind: 'urgent' as const,
+    reason: 'x',
+    from: null,
+    to: null,
+    outcome,
+    durationMs: 0,
+  });
   const deps: PoolRecoveryDeps = {
     nodes: {
       get nodes() {

@@ -2,7 +2,15 @@ import { createServer as createHttp, type Server } from 'node:http';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ErrorCodes } from '../../core/common/index.js';
-import { FailFilter, failFilterSchema, probeSpecSchema, ProbeLoop, runProbe, urlTest, type Dialer } from '../../core/selector/index.js';
+import {
+  FailFilter,
+  failFilterSchema,
+  probeSpecSchema,
+  ProbeLoop,
+  runProbe,
+  urlTest,
+  type Dialer,
+} from '../../core/selector/index.js';
 
 /** Dials on this machine, as a tunnel's connectTcp would reach a host inside it. */
 const dial: Dialer = (host, port, { signal }) =>
@@ -15,7 +23,15 @@ const dial: Dialer = (host, port, { signal }) =>
 
 const servers: Server[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => { s.closeAllConnections?.(); s.close(() => r()); })));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise<void>((r) => {
+          s.closeAllConnections?.();
+          s.close(() => r());
+        }),
+    ),
+  );
 });
 
 async function http(handler: Parameters<typeof createHttp>[1]): Promise<string> {
@@ -45,26 +61,41 @@ describe('node probes', () => {
       res.writeHead(status);
       res.end();
     });
-    expect(await runProbe(spec({ type: 'http', url: `${base}/generate_204`, host: 'probe.example', headers: { 'X-Probe': 'yes' } }), dial)).toBeGreaterThanOrEqual(0);
+    expect(
+      await runProbe(
+        spec({ type: 'http', url: `${base}/generate_204`, host: 'probe.example', headers: { 'X-Probe': 'yes' } }),
+        dial,
+      ),
+    ).toBeGreaterThanOrEqual(0);
     expect(seen).toEqual({ host: 'probe.example', x: 'yes' });
     status = 200;
-    await expect(runProbe(spec({ type: 'http', url: `${base}/generate_204` }), dial)).rejects.toThrow(/status 200, expected 204/);
+    await expect(runProbe(spec({ type: 'http', url: `${base}/generate_204` }), dial)).rejects.toThrow(
+      /status 200, expected 204/,
+    );
     expect(await runProbe(spec({ type: 'http', url: `${base}/health` }), dial)).toBeGreaterThanOrEqual(0);
     status = 500;
-    await expect(runProbe(spec({ type: 'http', url: `${base}/health` }), dial)).rejects.toThrow(/status 500, expected 200/);
-    await expect(runProbe(spec({ type: 'http', url: `${base}/x`, expectedStatus: 500 }), dial)).resolves.toBeGreaterThanOrEqual(0);
+    await expect(runProbe(spec({ type: 'http', url: `${base}/health` }), dial)).rejects.toThrow(
+      /status 500, expected 200/,
+    );
+    await expect(
+      runProbe(spec({ type: 'http', url: `${base}/x`, expectedStatus: 500 }), dial),
+    ).resolves.toBeGreaterThanOrEqual(0);
   });
 
   it('http: refuses a header that would break the request', async () => {
     const base = await http((_q, r) => r.end());
-    await expect(urlTest(dial, `${base}/`, { headers: { 'X-A': 'a\r\nInjected: 1' } })).rejects.toMatchObject({ code: ErrorCodes.CONFIG_INVALID });
+    await expect(urlTest(dial, `${base}/`, { headers: { 'X-A': 'a\r\nInjected: 1' } })).rejects.toMatchObject({
+      code: ErrorCodes.CONFIG_INVALID,
+    });
   });
 
   it('cmd: exit 0 passes, another exit fails with its code, a hanging command is killed at its timeout', async () => {
     expect(await runProbe(spec({ type: 'cmd', argv: ['true'] }), dial)).toBeGreaterThanOrEqual(0);
     await expect(runProbe(spec({ type: 'cmd', argv: ['sh', '-c', 'exit 3'] }), dial)).rejects.toThrow(/exit 3/);
     // The message says it was killed (not that it exited): the timeout, not the 30 s sleep, ended it.
-    await expect(runProbe(spec({ type: 'cmd', argv: ['sleep', '30'], timeoutMs: 300 }), dial)).rejects.toThrow(/killed after 300 ms/);
+    await expect(runProbe(spec({ type: 'cmd', argv: ['sleep', '30'], timeoutMs: 300 }), dial)).rejects.toThrow(
+      /killed after 300 ms/,
+    );
     await expect(runProbe(spec({ type: 'cmd', argv: ['/nonexistent/probe'] }), dial)).rejects.toThrow(/not found/);
   });
 
@@ -126,11 +157,22 @@ describe('ProbeLoop', () => {
         dials++;
         throw new Error('refused inside the tunnel');
       };
-      const loop = new ProbeLoop('n1', [spec({ type: 'tcp', addr: '10.0.0.1:80', intervalMs: 1_000 })], refusing, f, (r) => results.push({ ok: r.ok, dead: r.dead }));
+      const loop = new ProbeLoop(
+        'n1',
+        [spec({ type: 'tcp', addr: '10.0.0.1:80', intervalMs: 1_000 })],
+        refusing,
+        f,
+        (r) => results.push({ ok: r.ok, dead: r.dead }),
+      );
       loop.start();
       await vi.waitFor(() => expect(results).toEqual([{ ok: false, dead: false }])); // at once, before any interval
       await vi.advanceTimersByTimeAsync(1_000);
-      await vi.waitFor(() => expect(results).toEqual([{ ok: false, dead: false }, { ok: false, dead: true }]));
+      await vi.waitFor(() =>
+        expect(results).toEqual([
+          { ok: false, dead: false },
+          { ok: false, dead: true },
+        ]),
+      );
       expect(f.isDead('n1')).toBe(true);
       loop.close();
       await vi.advanceTimersByTimeAsync(5_000);

@@ -5,12 +5,18 @@ type Msg = { t: 'data'; id: number; data: ArrayBuffer } | { t: 'fin'; id: number
 
 function recorder() {
   const posts: Array<{ batch: Msg[]; transfer: readonly ArrayBuffer[] }> = [];
-  return { posts, target: { postMessage: (batch: unknown, transfer: readonly ArrayBuffer[] = []) => void posts.push({ batch: batch as Msg[], transfer }) } };
+  return {
+    posts,
+    target: {
+      postMessage: (batch: unknown, transfer: readonly ArrayBuffer[] = []) =>
+        void posts.push({ batch: batch as Msg[], transfer }),
+    },
+  };
 }
 const text = (ab: ArrayBuffer): string => Buffer.from(ab).toString();
 
 describe('Outbox (messages across the tunnel thread boundary)', () => {
-  it('posts everything sent in one turn as one batch, merging a stream\'s consecutive chunks into one transferred buffer', async () => {
+  it("posts everything sent in one turn as one batch, merging a stream's consecutive chunks into one transferred buffer", async () => {
     const { posts, target } = recorder();
     const out = new Outbox<Msg>(target, (id, data) => ({ t: 'data', id, data }), { giveAway: false });
     out.sendData(1, Buffer.from('hel'));
@@ -36,7 +42,7 @@ describe('Outbox (messages across the tunnel thread boundary)', () => {
     expect(posts[0]!.batch.map((m) => (m.t === 'data' ? text(m.data) : 'FIN'))).toEqual(['a', 'FIN', 'b']);
   });
 
-  it('copies a caller\'s buffer unless told it may give it away, and never gives away a pooled slice', () => {
+  it("copies a caller's buffer unless told it may give it away, and never gives away a pooled slice", () => {
     const own = Buffer.from(new ArrayBuffer(8192));
     expect(ownedBuffer([own], own.length, false)).not.toBe(own.buffer);
     expect(ownedBuffer([own], own.length, true)).toBe(own.buffer);

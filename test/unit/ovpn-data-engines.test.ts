@@ -19,14 +19,32 @@ const CASES: Array<[string, string | null, number | null]> = [
 ];
 const SIZES = [0, 1, 15, 16, 17, 31, 576, 1400, 1500, 9000, 65_000];
 
-function endpoints(cipher: string, auth: string | null, peerId: number | null, client: DataEngine, server: DataEngine, keyId = 0): [DataChannel, DataChannel] {
+function endpoints(
+  cipher: string,
+  auth: string | null,
+  peerId: number | null,
+  client: DataEngine,
+  server: DataEngine,
+  keyId = 0,
+): [DataChannel, DataChannel] {
   const c = sliceKey2(randomBytes(256));
-  const s = { encryptCipher: c.decryptCipher, encryptHmac: c.decryptHmac, decryptCipher: c.encryptCipher, decryptHmac: c.encryptHmac };
-  return [new DataChannel(cipher, auth, c, keyId, peerId, client), new DataChannel(cipher, auth, s, keyId, peerId, server)];
+  const s = {
+    encryptCipher: c.decryptCipher,
+    encryptHmac: c.decryptHmac,
+    decryptCipher: c.encryptCipher,
+    decryptHmac: c.encryptHmac,
+  };
+  return [
+    new DataChannel(cipher, auth, c, keyId, peerId, client),
+    new DataChannel(cipher, auth, s, keyId, peerId, server),
+  ];
 }
 
 /** A sealed batch cut back into packets (TCP records carry a u16 length first). */
-function split(sealed: { data: Buffer; lengths: Uint32Array; count: number; bytes: number }, framed: boolean): Buffer[] {
+function split(
+  sealed: { data: Buffer; lengths: Uint32Array; count: number; bytes: number },
+  framed: boolean,
+): Buffer[] {
   const out: Buffer[] = [];
   let at = 0;
   for (let i = 0; i < sealed.count; i++) {
@@ -43,7 +61,8 @@ function split(sealed: { data: Buffer; lengths: Uint32Array; count: number; byte
 
 describe('data channel engines', () => {
   it('CI builds and runs the native engine (the JavaScript path only when turned off)', () => {
-    if (process.env.CI === 'true' && process.env.GATEHOP_NATIVE !== 'off') expect(status).toMatchObject({ engine: 'native', reason: null });
+    if (process.env.CI === 'true' && process.env.GATEHOP_NATIVE !== 'off')
+      expect(status).toMatchObject({ engine: 'native', reason: null });
     if (process.env.GATEHOP_NATIVE === 'off') expect(status.engine).toBe('javascript');
     // Wherever the module loaded and found a libcrypto, the native engine is the one that runs.
     const native = loadNative();
@@ -51,31 +70,41 @@ describe('data channel engines', () => {
   });
 
   describe.skipIf(!haveNative)('native against JavaScript', () => {
-    it.each(CASES)('%s / %s / peer-id %s: each engine opens what the other sealed, every size', (cipher, auth, peerId) => {
-      for (const [a, b] of [['native', 'javascript'], ['javascript', 'native']] as const) {
-        const [tx, rx] = endpoints(cipher, auth, peerId, a, b);
+    it.each(CASES)(
+      '%s / %s / peer-id %s: each engine opens what the other sealed, every size',
+      (cipher, auth, peerId) => {
+        for (const [a, b] of [
+          ['native', 'javascript'],
+          ['javascript', 'native'],
+        ] as const) {
+          const [tx, rx] = endpoints(cipher, auth, peerId, a, b);
+          for (const size of SIZES) {
+            const payload = randomBytes(size);
+            const wire = tx.encrypt(payload);
+            expect(rx.decrypt(wire)?.equals(payload), `${a}→${b} ${size} B`).toBe(true);
+          }
+          expect(rx.stats).toMatchObject({ received: SIZES.length, decryptFailures: 0, replays: 0 });
+        }
+      },
+    );
+
+    it.each(CASES.filter(([c]) => !c.endsWith('CBC')))(
+      '%s: the AEAD engines write identical bytes (same key, same packet id)',
+      (cipher, auth, peerId) => {
+        const keys = sliceKey2(randomBytes(256));
+        const native = new DataChannel(cipher, auth, keys, 2, peerId, 'native');
+        const js = new DataChannel(cipher, auth, keys, 2, peerId, 'javascript');
         for (const size of SIZES) {
           const payload = randomBytes(size);
-          const wire = tx.encrypt(payload);
-          expect(rx.decrypt(wire)?.equals(payload), `${a}→${b} ${size} B`).toBe(true);
+          expect(native.encrypt(payload).equals(js.encrypt(payload)), `${size} B`).toBe(true);
         }
-        expect(rx.stats).toMatchObject({ received: SIZES.length, decryptFailures: 0, replays: 0 });
-      }
-    });
-
-    it.each(CASES.filter(([c]) => !c.endsWith('CBC')))('%s: the AEAD engines write identical bytes (same key, same packet id)', (cipher, auth, peerId) => {
-      const keys = sliceKey2(randomBytes(256));
-      const native = new DataChannel(cipher, auth, keys, 2, peerId, 'native');
-      const js = new DataChannel(cipher, auth, keys, 2, peerId, 'javascript');
-      for (const size of SIZES) {
-        const payload = randomBytes(size);
-        expect(native.encrypt(payload).equals(js.encrypt(payload)), `${size} B`).toBe(true);
-      }
-    });
+      },
+    );
 
     it('CBC: the native layout is the documented one (header | HMAC | IV | ciphertext of id ‖ payload)', () => {
       const [tx] = endpoints('AES-128-CBC', 'SHA1', null, 'native', 'javascript');
-      for (const size of [0, 11, 12, 1400]) expect(tx.encrypt(randomBytes(size)).length).toBe(1 + 20 + 16 + 16 * Math.ceil((4 + size + 1) / 16));
+      for (const size of [0, 11, 12, 1400])
+        expect(tx.encrypt(randomBytes(size)).length).toBe(1 + 20 + 16 + 16 * Math.ceil((4 + size + 1) / 16));
     });
 
     it('batches of any size (0, 1, many) seal and open packet for packet, framed for TCP or not, either way round', () => {
@@ -86,7 +115,13 @@ describe('data channel engines', () => {
           fc.boolean(),
           fc.boolean(),
           ([cipher, auth, peerId], sizes, framed, nativeSeals) => {
-            const [tx, rx] = endpoints(cipher, auth, peerId, nativeSeals ? 'native' : 'javascript', nativeSeals ? 'javascript' : 'native');
+            const [tx, rx] = endpoints(
+              cipher,
+              auth,
+              peerId,
+              nativeSeals ? 'native' : 'javascript',
+              nativeSeals ? 'javascript' : 'native',
+            );
             const payloads = sizes.map((n) => randomBytes(n));
             const packets = split(tx.sealBatch(payloads, framed), framed);
             expect(packets.length).toBe(payloads.length);
@@ -150,14 +185,44 @@ describe('data channel engines', () => {
     it('the native calls refuse bad arguments with a coded error instead of writing out of bounds', () => {
       const native = loadNative()!;
       const keys = sliceKey2(randomBytes(256));
-      const key = native.dataKeyOpen({ cipher: 'aes-128-cbc', digest: 'sha1', keyId: 0, peerId: -1, encKey: keys.encryptCipher.subarray(0, 16), decKey: keys.decryptCipher.subarray(0, 16), encHmac: keys.encryptHmac.subarray(0, 20), decHmac: keys.decryptHmac.subarray(0, 20), encIv: keys.encryptHmac.subarray(0, 8), decIv: keys.decryptHmac.subarray(0, 8) });
-      expect(() => native.dataSeal(key, [Buffer.alloc(100)], Buffer.alloc(120), new Uint32Array(1), false)).toThrow(expect.objectContaining({ code: 'GATEHOP_NATIVE_ARGUMENT' }));
-      expect(() => native.dataSeal(key, [Buffer.alloc(1), Buffer.alloc(1)], Buffer.alloc(1000), new Uint32Array(1), false)).toThrow(/lengths/);
+      const key = native.dataKeyOpen({
+        cipher: 'aes-128-cbc',
+        digest: 'sha1',
+        keyId: 0,
+        peerId: -1,
+        encKey: keys.encryptCipher.subarray(0, 16),
+        decKey: keys.decryptCipher.subarray(0, 16),
+        encHmac: keys.encryptHmac.subarray(0, 20),
+        decHmac: keys.decryptHmac.subarray(0, 20),
+        encIv: keys.encryptHmac.subarray(0, 8),
+        decIv: keys.decryptHmac.subarray(0, 8),
+      });
+      expect(() => native.dataSeal(key, [Buffer.alloc(100)], Buffer.alloc(120), new Uint32Array(1), false)).toThrow(
+        expect.objectContaining({ code: 'GATEHOP_NATIVE_ARGUMENT' }),
+      );
+      expect(() =>
+        native.dataSeal(key, [Buffer.alloc(1), Buffer.alloc(1)], Buffer.alloc(1000), new Uint32Array(1), false),
+      ).toThrow(/lengths/);
       expect(() => native.dataOpen(key, [Buffer.alloc(1)], new Int32Array(1))).toThrow(/results/);
       expect(() => native.dataOpen({} as never, [], new Int32Array(2))).toThrow(/data key/);
-      expect(() => native.dataKeyOpen({ cipher: 'des-cbc-nope', digest: 'sha1', keyId: 0, peerId: -1, encKey: Buffer.alloc(16), decKey: Buffer.alloc(16), encHmac: Buffer.alloc(20), decHmac: Buffer.alloc(20), encIv: Buffer.alloc(8), decIv: Buffer.alloc(8) })).toThrow(expect.objectContaining({ code: 'GATEHOP_NATIVE_CRYPTO' }));
+      expect(() =>
+        native.dataKeyOpen({
+          cipher: 'des-cbc-nope',
+          digest: 'sha1',
+          keyId: 0,
+          peerId: -1,
+          encKey: Buffer.alloc(16),
+          decKey: Buffer.alloc(16),
+          encHmac: Buffer.alloc(20),
+          decHmac: Buffer.alloc(20),
+          encIv: Buffer.alloc(8),
+          decIv: Buffer.alloc(8),
+        }),
+      ).toThrow(expect.objectContaining({ code: 'GATEHOP_NATIVE_CRYPTO' }));
       expect(() => native.udpSend({} as never, Buffer.alloc(4), new Uint32Array([4]), 1)).toThrow(/UDP socket/);
-      expect(() => native.udpOpen('not-an-ip', 1194, 0, new Uint32Array(64), () => {})).toThrow(expect.objectContaining({ code: 'GATEHOP_NATIVE_ARGUMENT' }));
+      expect(() => native.udpOpen('not-an-ip', 1194, 0, new Uint32Array(64), () => {})).toThrow(
+        expect.objectContaining({ code: 'GATEHOP_NATIVE_ARGUMENT' }),
+      );
       expect(() => native.udpOpen('127.0.0.1', 1194, 0, new Uint32Array(8), () => {})).toThrow(/Uint32Array\(64\)/);
     });
   });

@@ -56,7 +56,10 @@ describe('control channel reliability layer', () => {
         // Only what went on the wire can be acknowledged: an ack for a queued, never-sent id is
         // bogus (the peer cannot have it), and the channel rightly ignores it and still sends it.
         const transmitted = new Set<number>();
-        const rel = new ReliableChannel({ sendWindow: window, transmit: (m) => void (wire.push(m), transmitted.add(m.msgId)) });
+        const rel = new ReliableChannel({
+          sendWindow: window,
+          transmit: (m) => void (wire.push(m), transmitted.add(m.msgId)),
+        });
         let firstSends = 0;
         for (const s of steps) {
           const seen = wire.length;
@@ -76,7 +79,8 @@ describe('control channel reliability layer', () => {
           expect(rel.inFlight).toBeLessThanOrEqual(window);
         }
         // Acks free the window for what waits; acking everything sent drains it all.
-        for (let i = 0; i <= steps.length && !rel.idle; i++) rel.acknowledged(Array.from({ length: rel.nextSendId }, (_, j) => j));
+        for (let i = 0; i <= steps.length && !rel.idle; i++)
+          rel.acknowledged(Array.from({ length: rel.nextSendId }, (_, j) => j));
         expect(rel.idle).toBe(true);
         rel.close();
       }),

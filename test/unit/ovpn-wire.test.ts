@@ -1,14 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DataChannel, decodeControl, encodeControl, frame, framingFor, Op, optionsString, parsePushOptions, parseServerKeyMethod2, PING_PAYLOAD, sliceKey2, TcpRecordReader, tls1Prf, unframe } from '../../core/ovpn/index.js';
+import {
+  DataChannel,
+  decodeControl,
+  encodeControl,
+  frame,
+  framingFor,
+  Op,
+  optionsString,
+  parsePushOptions,
+  parseServerKeyMethod2,
+  PING_PAYLOAD,
+  sliceKey2,
+  TcpRecordReader,
+  tls1Prf,
+  unframe,
+} from '../../core/ovpn/index.js';
 
 describe('OpenVPN PRF', () => {
   it('matches OpenVPN 2.6 test_crypto.c crypto_test_tls_prf (known answer)', () => {
-    const secret = Buffer.from('Lorem ipsum dolor sit amet, consectetur adipisici elit, sed eiusmod tempor incidunt ut labore et dolore magna aliqua.');
+    const secret = Buffer.from(
+      'Lorem ipsum dolor sit amet, consectetur adipisici elit, sed eiusmod tempor incidunt ut labore et dolore magna aliqua.',
+    );
     const seed = Buffer.from('Quis aute iure reprehenderit in voluptate velit esse cillum dolore');
     expect(secret.length).toBe(117);
-    expect(tls1Prf(secret, seed, 32).toString('hex')).toBe('d98c8518c85e946927916acfc2d592fbb1567e4b4b1459e6a904ac2ddab72d67');
+    expect(tls1Prf(secret, seed, 32).toString('hex')).toBe(
+      'd98c8518c85e946927916acfc2d592fbb1567e4b4b1459e6a904ac2ddab72d67',
+    );
   });
 });
 
@@ -17,19 +36,45 @@ describe('control packets', () => {
   const peer = Buffer.from('a1a2a3a4a5a6a7a8', 'hex');
 
   it('encodes the client hard reset as exactly 14 bytes (SoftEther detects OpenVPN by "00 0E")', () => {
-    const b = encodeControl({ opcode: Op.CONTROL_HARD_RESET_CLIENT_V2, keyId: 0, sessionId: sid, acks: [], peerSessionId: null, messageId: 0, payload: Buffer.alloc(0) });
+    const b = encodeControl({
+      opcode: Op.CONTROL_HARD_RESET_CLIENT_V2,
+      keyId: 0,
+      sessionId: sid,
+      acks: [],
+      peerSessionId: null,
+      messageId: 0,
+      payload: Buffer.alloc(0),
+    });
     expect(b.toString('hex')).toBe('38010203040506070800' + '00000000');
     expect(b.length).toBe(14);
   });
 
   it('round-trips acks, peer session id and message id, and never writes more than 4 acks', () => {
-    const b = encodeControl({ opcode: Op.CONTROL_V1, keyId: 0, sessionId: sid, acks: [1, 2, 3, 4, 5, 6], peerSessionId: peer, messageId: 9, payload: Buffer.from('tls') });
+    const b = encodeControl({
+      opcode: Op.CONTROL_V1,
+      keyId: 0,
+      sessionId: sid,
+      acks: [1, 2, 3, 4, 5, 6],
+      peerSessionId: peer,
+      messageId: 9,
+      payload: Buffer.from('tls'),
+    });
     const p = decodeControl(b)!;
     expect(p.acks).toEqual([1, 2, 3, 4]);
     expect(p.peerSessionId!.equals(peer)).toBe(true);
     expect(p.messageId).toBe(9);
     expect(p.payload.toString()).toBe('tls');
-    const ack = decodeControl(encodeControl({ opcode: Op.ACK_V1, keyId: 0, sessionId: sid, acks: [7], peerSessionId: peer, messageId: null, payload: Buffer.alloc(0) }))!;
+    const ack = decodeControl(
+      encodeControl({
+        opcode: Op.ACK_V1,
+        keyId: 0,
+        sessionId: sid,
+        acks: [7],
+        peerSessionId: peer,
+        messageId: null,
+        payload: Buffer.alloc(0),
+      }),
+    )!;
     expect(ack).toMatchObject({ opcode: Op.ACK_V1, acks: [7], messageId: null });
   });
 
@@ -60,16 +105,42 @@ describe('options string and push reply', () => {
   });
 
   it('reads SoftEther Stable (net30 ifconfig), SoftEther 5.x (subnet) and OpenVPN 2.6 replies', () => {
-    expect(parsePushOptions('ping 3,ping-restart 10,ifconfig 10.211.1.5 10.211.1.6,dhcp-option DNS 10.211.254.254,route-gateway 10.211.1.6,redirect-gateway def1')).toMatchObject({
-      address: '10.211.1.5', netmask: '255.255.255.252', gateway: '10.211.1.6', dns: ['10.211.254.254'], pingS: 3, pingRestartS: 10,
+    expect(
+      parsePushOptions(
+        'ping 3,ping-restart 10,ifconfig 10.211.1.5 10.211.1.6,dhcp-option DNS 10.211.254.254,route-gateway 10.211.1.6,redirect-gateway def1',
+      ),
+    ).toMatchObject({
+      address: '10.211.1.5',
+      netmask: '255.255.255.252',
+      gateway: '10.211.1.6',
+      dns: ['10.211.254.254'],
+      pingS: 3,
+      pingRestartS: 10,
     });
-    expect(parsePushOptions('ping 3,ping-restart 10,topology subnet,ifconfig 192.168.30.10 255.255.255.0,dhcp-option DNS 192.168.30.1,route-gateway 192.168.30.1,block-outside-dns')).toMatchObject({
-      address: '192.168.30.10', netmask: '255.255.255.0', gateway: '192.168.30.1',
+    expect(
+      parsePushOptions(
+        'ping 3,ping-restart 10,topology subnet,ifconfig 192.168.30.10 255.255.255.0,dhcp-option DNS 192.168.30.1,route-gateway 192.168.30.1,block-outside-dns',
+      ),
+    ).toMatchObject({
+      address: '192.168.30.10',
+      netmask: '255.255.255.0',
+      gateway: '192.168.30.1',
     });
     const first = parsePushOptions('route-gateway 10.8.0.1,topology subnet,ping 10,push-continuation 2');
     expect(first.continuation).toBe(2);
-    expect(parsePushOptions('ifconfig 10.8.0.2 255.255.255.0,peer-id 3,cipher AES-256-GCM,protocol-flags cc-exit tls-ekm,push-continuation 1', first)).toMatchObject({
-      address: '10.8.0.2', gateway: '10.8.0.1', peerId: 3, cipher: 'AES-256-GCM', tlsEkm: true, ccExit: true, continuation: 1,
+    expect(
+      parsePushOptions(
+        'ifconfig 10.8.0.2 255.255.255.0,peer-id 3,cipher AES-256-GCM,protocol-flags cc-exit tls-ekm,push-continuation 1',
+        first,
+      ),
+    ).toMatchObject({
+      address: '10.8.0.2',
+      gateway: '10.8.0.1',
+      peerId: 3,
+      cipher: 'AES-256-GCM',
+      tlsEkm: true,
+      ccExit: true,
+      continuation: 1,
     });
     // SoftEther pushes no protocol flags: no EXIT message at shutdown.
     expect(parsePushOptions('ping 3,ping-restart 10,ifconfig 10.211.1.5 10.211.1.6').ccExit).toBeUndefined();
@@ -79,7 +150,18 @@ describe('options string and push reply', () => {
 describe('compression framing (notes §6.6)', () => {
   const ip = Buffer.from('4500001c0001000040010000', 'hex');
   it('knows the framing each directive implies', () => {
-    expect(['comp-lzo', 'comp-lzo no', 'compress', 'compress stub', 'compress lz4', 'compress stub-v2', 'compress lz4-v2', null].map(framingFor)).toEqual(['lzo', 'lzo', 'stub', 'stub', 'stub', 'v2', 'v2', 'none']);
+    expect(
+      [
+        'comp-lzo',
+        'comp-lzo no',
+        'compress',
+        'compress stub',
+        'compress lz4',
+        'compress stub-v2',
+        'compress lz4-v2',
+        null,
+      ].map(framingFor),
+    ).toEqual(['lzo', 'lzo', 'stub', 'stub', 'stub', 'v2', 'v2', 'none']);
   });
   it('frames and unframes: 0xFA prefix, 0xFB with the first byte swapped to the end, 0x50 escape', () => {
     expect(frame('lzo', ip)).toEqual(Buffer.concat([Buffer.of(0xfa), ip]));
@@ -91,7 +173,8 @@ describe('compression framing (notes §6.6)', () => {
     const p50 = Buffer.from([0x50, 1, 2]);
     expect(frame('v2', p50)).toEqual(Buffer.from([0x50, 0, 0x50, 1, 2]));
     for (const f of ['none', 'lzo', 'stub', 'v2'] as const) {
-      for (const payload of [ip, p50, PING_PAYLOAD, Buffer.of(7)]) expect(unframe(f, frame(f, payload))).toEqual(payload);
+      for (const payload of [ip, p50, PING_PAYLOAD, Buffer.of(7)])
+        expect(unframe(f, frame(f, payload))).toEqual(payload);
     }
     // A stub sender may use the unswapped marker too.
     expect(unframe('stub', Buffer.concat([Buffer.of(0xfa), ip]))).toEqual(ip);
@@ -107,7 +190,12 @@ describe('data channel', () => {
   function pair(cipher: string, auth: string | null, peerId: number | null): [DataChannel, DataChannel] {
     const key2 = randomBytes(256);
     const client = sliceKey2(key2);
-    const server = { encryptCipher: client.decryptCipher, encryptHmac: client.decryptHmac, decryptCipher: client.encryptCipher, decryptHmac: client.encryptHmac };
+    const server = {
+      encryptCipher: client.decryptCipher,
+      encryptHmac: client.decryptHmac,
+      decryptCipher: client.encryptCipher,
+      decryptHmac: client.encryptHmac,
+    };
     return [new DataChannel(cipher, auth, client, 0, peerId), new DataChannel(cipher, auth, server, 0, peerId)];
   }
 
@@ -142,7 +230,7 @@ describe('data channel', () => {
     expect(s.stats).toMatchObject({ decryptFailures: 1, replays: 2 });
   });
 
-  it("drops a packet of another key id or opcode though its HMAC is good (CBC leaves the opcode byte outside it; found by fuzzing)", () => {
+  it('drops a packet of another key id or opcode though its HMAC is good (CBC leaves the opcode byte outside it; found by fuzzing)', () => {
     const [c, s] = pair('AES-128-CBC', 'SHA1', null);
     for (const first of [(Op.DATA_V1 << 3) | 2, (Op.CONTROL_V1 << 3) | 0]) {
       const p = c.encrypt(Buffer.from('x'));

@@ -19,7 +19,9 @@ describe('ProtocolChoice', () => {
     const c = new ProtocolChoice({ order: ['sstp', 'openvpn'], learn: true }, null, silentLogger());
     expect(c.orderFor('a', BOTH)).toEqual(['sstp', 'openvpn']);
     expect(c.orderFor('own-profile', ['openvpn'])).toEqual(['openvpn']);
-    expect(new ProtocolChoice({ order: ['openvpn'], learn: true }, null, silentLogger()).orderFor('a', BOTH)).toEqual(['openvpn']);
+    expect(new ProtocolChoice({ order: ['openvpn'], learn: true }, null, silentLogger()).orderFor('a', BOTH)).toEqual([
+      'openvpn',
+    ]);
   });
 
   it('puts SSTP first after OpenVPN failed on three different nodes while SSTP worked, and says why once', () => {
@@ -66,7 +68,10 @@ describe('ProtocolChoice', () => {
     c.record('a', 'sstp', true);
     expect(c.orderFor('a', BOTH)).toEqual(['sstp', 'openvpn']);
     expect(c.orderFor('b', BOTH)).toEqual(['openvpn', 'sstp']);
-    expect(c.nodeRecord('a')).toMatchObject({ openvpn: { tried: 1, worked: 0, lastOk: false }, sstp: { tried: 1, worked: 1, lastOk: true, lastError: null } });
+    expect(c.nodeRecord('a')).toMatchObject({
+      openvpn: { tried: 1, worked: 0, lastOk: false },
+      sstp: { tried: 1, worked: 1, lastOk: true, lastError: null },
+    });
   });
 
   it('remembers what a network taught, for that network: another one starts from the configured order, coming back restores it', () => {

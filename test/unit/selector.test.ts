@@ -2,7 +2,17 @@ import { createSocket } from 'node:dgram';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
-import { backoffMs, computePriors, probeNode, scoreNode, Selector, selectorOptions, urlTest, withFailure, withSuccess } from '../../core/selector/index.js';
+import {
+  backoffMs,
+  computePriors,
+  probeNode,
+  scoreNode,
+  Selector,
+  selectorOptions,
+  urlTest,
+  withFailure,
+  withSuccess,
+} from '../../core/selector/index.js';
 import { Store } from '../../core/store/index.js';
 import type { VpnGateNode } from '../../core/vpngate/index.js';
 import { connect } from 'node:net';
@@ -11,8 +21,23 @@ const log = silentLogger();
 
 function node(id: string, over: Partial<VpnGateNode> = {}): VpnGateNode {
   return {
-    id, ip: '127.0.0.1', port: 1, proto: 'tcp', countryLong: 'Japan', countryShort: 'JP', score: 100_000, pingMs: 10, speedBps: 10_000_000,
-    numVpnSessions: 10, uptimeMs: 86_400_000, totalUsers: 1, totalTrafficBytes: 1, operator: '', profile: '', source: 'list', ...over,
+    id,
+    ip: '127.0.0.1',
+    port: 1,
+    proto: 'tcp',
+    countryLong: 'Japan',
+    countryShort: 'JP',
+    score: 100_000,
+    pingMs: 10,
+    speedBps: 10_000_000,
+    numVpnSessions: 10,
+    uptimeMs: 86_400_000,
+    totalUsers: 1,
+    totalTrafficBytes: 1,
+    operator: '',
+    profile: '',
+    source: 'list',
+    ...over,
   };
 }
 
@@ -42,7 +67,13 @@ describe('priors and score', () => {
   });
 
   it('backs a failing node off exponentially up to the cap, and a success resets it', () => {
-    expect([1, 2, 3, 10, 30].map((n) => backoffMs(n, 60_000, 8 * 3600_000))).toEqual([60_000, 120_000, 240_000, 8 * 3600_000, 8 * 3600_000]);
+    expect([1, 2, 3, 10, 30].map((n) => backoffMs(n, 60_000, 8 * 3600_000))).toEqual([
+      60_000,
+      120_000,
+      240_000,
+      8 * 3600_000,
+      8 * 3600_000,
+    ]);
     let h = new Store({ path: ':memory:', logger: log }).history('x');
     h = withFailure(withFailure(h, 1000, 60_000, 8 * 3600_000), 2000, 60_000, 8 * 3600_000);
     expect(h).toMatchObject({ consecutiveFailures: 2, failures: 2, backoffUntil: 2000 + 120_000 });
@@ -85,7 +116,10 @@ describe('Selector', () => {
   it('ranks probed nodes, backs off the unreachable, skips nodes in backoff, and persists history', async () => {
     const store = new Store({ path: ':memory:', logger: log });
     const rtts: Record<string, number | null> = { fast: 5, slow: 200, dead: null };
-    const selector = new Selector(selectorOptions(), store, log, async (n) => ({ rttMs: rtts[n.id]!, samples: [rtts[n.id]!] }));
+    const selector = new Selector(selectorOptions(), store, log, async (n) => ({
+      rttMs: rtts[n.id]!,
+      samples: [rtts[n.id]!],
+    }));
     const nodes = [node('slow'), node('fast'), node('dead')];
     const r1 = await selector.rank(nodes);
     expect(r1.ranked.map((x) => x.node.id)).toEqual(['fast', 'slow']);

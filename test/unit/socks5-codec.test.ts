@@ -23,13 +23,20 @@ describe('SOCKS5 codec', () => {
 
   it('parses RFC 1929 username/password', () => {
     const buf = Buffer.from([1, 3, ...Buffer.from('bob'), 4, ...Buffer.from('pa:s')]);
-    expect(c.parseUserPass(buf)).toEqual({ kind: 'ok', value: { username: 'bob', password: 'pa:s' }, consumed: buf.length });
+    expect(c.parseUserPass(buf)).toEqual({
+      kind: 'ok',
+      value: { username: 'bob', password: 'pa:s' },
+      consumed: buf.length,
+    });
     expect(c.parseUserPass(buf.subarray(0, 6)).kind).toBe('incomplete');
   });
 
   it('parses CONNECT to IPv4, IPv6 and domain targets', () => {
     const v4 = c.parseRequest(Buffer.from([5, 1, 0, 1, 10, 0, 0, 1, 0x01, 0xbb]));
-    expect(v4).toMatchObject({ kind: 'ok', value: { command: 1, target: { host: '10.0.0.1', port: 443, type: 'ipv4' } } });
+    expect(v4).toMatchObject({
+      kind: 'ok',
+      value: { command: 1, target: { host: '10.0.0.1', port: 443, type: 'ipv4' } },
+    });
     const v6 = c.parseRequest(Buffer.from([5, 1, 0, 4, 0x20, 0x01, 0x0d, 0xb8, ...new Array(11).fill(0), 1, 0, 80]));
     expect(v6).toMatchObject({ kind: 'ok', value: { target: { host: '2001:db8::1', port: 80, type: 'ipv6' } } });
     const dn = c.parseRequest(Buffer.from([5, 1, 0, 3, 9, ...Buffer.from('files.test'.slice(0, 9)), 0, 80]));
@@ -37,12 +44,19 @@ describe('SOCKS5 codec', () => {
   });
 
   it('maps a domain of length 0 to general failure and an unknown address type to 0x08', () => {
-    expect(c.parseRequest(Buffer.from([5, 1, 0, 3, 0, 0, 80]))).toMatchObject({ kind: 'malformed', reason: 'empty-domain', reply: 0x01 });
+    expect(c.parseRequest(Buffer.from([5, 1, 0, 3, 0, 0, 80]))).toMatchObject({
+      kind: 'malformed',
+      reason: 'empty-domain',
+      reply: 0x01,
+    });
     expect(c.parseRequest(Buffer.from([5, 1, 0, 9, 0, 0]))).toMatchObject({ kind: 'malformed', reply: 0x08 });
   });
 
   it('answers an unknown command with 0x07', () => {
-    expect(c.parseRequest(Buffer.from([5, 9, 0, 1, 1, 2, 3, 4, 0, 80]))).toMatchObject({ kind: 'malformed', reply: 0x07 });
+    expect(c.parseRequest(Buffer.from([5, 9, 0, 1, 1, 2, 3, 4, 0, 80]))).toMatchObject({
+      kind: 'malformed',
+      reply: 0x07,
+    });
   });
 
   it('encodes replies with IPv4, IPv4-mapped and IPv6 bound addresses', () => {
@@ -60,7 +74,10 @@ describe('SOCKS5 codec', () => {
   it('round-trips UDP headers and leaves the payload offset', () => {
     const head = c.encodeUdpHeader('192.0.2.7', 53);
     const parsed = c.parseUdpHeader(Buffer.concat([head, Buffer.from('payload')]));
-    expect(parsed).toMatchObject({ kind: 'ok', value: { frag: 0, headerLength: 10, target: { host: '192.0.2.7', port: 53 } } });
+    expect(parsed).toMatchObject({
+      kind: 'ok',
+      value: { frag: 0, headerLength: 10, target: { host: '192.0.2.7', port: 53 } },
+    });
   });
 
   it('never throws on random input (property)', () => {

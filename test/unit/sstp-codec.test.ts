@@ -68,11 +68,22 @@ describe('SSTP packets', () => {
       }),
     );
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 0xffff }), fc.array(fc.record({ id: fc.integer({ min: 0, max: 255 }), value: fc.uint8Array({ maxLength: 200 }) }), { maxLength: 8 }), (type, attrs) => {
-        const a = attrs.map((x) => ({ id: x.id, value: Buffer.from(x.value) }));
-        const p = decodePacket(encodeControl(type, a));
-        return p.control && p.type === type && p.attributes.length === a.length && p.attributes.every((x, i) => x.id === a[i]!.id && x.value.equals(a[i]!.value));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 0xffff }),
+        fc.array(fc.record({ id: fc.integer({ min: 0, max: 255 }), value: fc.uint8Array({ maxLength: 200 }) }), {
+          maxLength: 8,
+        }),
+        (type, attrs) => {
+          const a = attrs.map((x) => ({ id: x.id, value: Buffer.from(x.value) }));
+          const p = decodePacket(encodeControl(type, a));
+          return (
+            p.control &&
+            p.type === type &&
+            p.attributes.length === a.length &&
+            p.attributes.every((x, i) => x.id === a[i]!.id && x.value.equals(a[i]!.value))
+          );
+        },
+      ),
     );
   });
 
@@ -81,7 +92,9 @@ describe('SSTP packets', () => {
   });
 
   it('garbage in: a packet parses or fails with GH_ERR_SSTP_PROTOCOL', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => protocolError(() => decodePacket(Buffer.from(bytes)))));
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => protocolError(() => decodePacket(Buffer.from(bytes)))),
+    );
     // Mostly-valid headers with lying lengths reach the attribute parser.
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 4, maxLength: 300 }), (bytes) => {
@@ -111,11 +124,15 @@ describe('SSTP packets', () => {
         return out.length === 3 && out.every((p, i) => p.equals(packets[i]!)) && r.buffered === 0;
       }),
     );
-    expect(() => new SstpReader().push(Buffer.from('HTTP/1.1 200 OK\r\n'))).toThrow(expect.objectContaining({ code: 'GH_ERR_SSTP_PROTOCOL' }));
-    fc.assert(fc.property(fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 10 }), (chunks) => {
-      const r = new SstpReader();
-      return chunks.every((c) => protocolError(() => r.push(Buffer.from(c))));
-    }));
+    expect(() => new SstpReader().push(Buffer.from('HTTP/1.1 200 OK\r\n'))).toThrow(
+      expect.objectContaining({ code: 'GH_ERR_SSTP_PROTOCOL' }),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 10 }), (chunks) => {
+        const r = new SstpReader();
+        return chunks.every((c) => protocolError(() => r.push(Buffer.from(c))));
+      }),
+    );
   });
 });
 
@@ -129,13 +146,25 @@ describe('PPP frames', () => {
 
   it('round-trips control packets and options, padding after a packet allowed', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.array(fc.record({ type: fc.integer({ min: 0, max: 255 }), value: fc.uint8Array({ maxLength: 40 }) }), { maxLength: 6 }), (code, id, opts) => {
-        const o = opts.map((x) => ({ type: x.type, value: Buffer.from(x.value) }));
-        const padded = Buffer.concat([encodeCp(code, id, encodeOptions(o)), Buffer.alloc(3)]);
-        const p = decodeCp(padded);
-        const back = decodeOptions(p.data);
-        return p.code === code && p.id === id && back.length === o.length && back.every((x, i) => x.type === o[i]!.type && x.value.equals(o[i]!.value));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 255 }),
+        fc.integer({ min: 0, max: 255 }),
+        fc.array(fc.record({ type: fc.integer({ min: 0, max: 255 }), value: fc.uint8Array({ maxLength: 40 }) }), {
+          maxLength: 6,
+        }),
+        (code, id, opts) => {
+          const o = opts.map((x) => ({ type: x.type, value: Buffer.from(x.value) }));
+          const padded = Buffer.concat([encodeCp(code, id, encodeOptions(o)), Buffer.alloc(3)]);
+          const p = decodeCp(padded);
+          const back = decodeOptions(p.data);
+          return (
+            p.code === code &&
+            p.id === id &&
+            back.length === o.length &&
+            back.every((x, i) => x.type === o[i]!.type && x.value.equals(o[i]!.value))
+          );
+        },
+      ),
     );
   });
 
@@ -143,7 +172,11 @@ describe('PPP frames', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
         const b = Buffer.from(bytes);
-        return protocolError(() => decodeFrame(b)) && protocolError(() => decodeCp(b)) && protocolError(() => decodeOptions(b));
+        return (
+          protocolError(() => decodeFrame(b)) &&
+          protocolError(() => decodeCp(b)) &&
+          protocolError(() => decodeOptions(b))
+        );
       }),
     );
   });

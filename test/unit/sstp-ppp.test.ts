@@ -6,7 +6,24 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/common/index.js';
-import { authenticatorResponse, clientMppeKeys, Code, decodeCp, decodeFrame, decodeOptions, encodeCp, encodeFrame, encodeOptions, generateNtResponse, PppLink, Proto, type CpOption, type PppAuth, type PppAuthenticated, type PppUp } from '../../core/sstp/index.js';
+import {
+  authenticatorResponse,
+  clientMppeKeys,
+  Code,
+  decodeCp,
+  decodeFrame,
+  decodeOptions,
+  encodeCp,
+  encodeFrame,
+  encodeOptions,
+  generateNtResponse,
+  PppLink,
+  Proto,
+  type CpOption,
+  type PppAuth,
+  type PppAuthenticated,
+  type PppUp,
+} from '../../core/sstp/index.js';
 
 const logger = createLogger({ level: 'silent', file: null });
 const EAP = Buffer.from([0xc2, 0x27]);
@@ -72,7 +89,13 @@ class FakeSoftEtherPpp {
       return this.send(Proto.LCP, Code.CONF_REQ, this.#id++, encodeOptions([{ type: 3, value: this.#auth[0]! }]));
     }
     if (protocol === Proto.LCP && code === Code.CONF_ACK) {
-      if (this.#auth[0] === MSCHAPV2) return this.send(Proto.CHAP, 1, this.#id++, Buffer.concat([Buffer.from([16]), this.#challenge, Buffer.from('rig-node')]));
+      if (this.#auth[0] === MSCHAPV2)
+        return this.send(
+          Proto.CHAP,
+          1,
+          this.#id++,
+          Buffer.concat([Buffer.from([16]), this.#challenge, Buffer.from('rig-node')]),
+        );
       return;
     }
     if (protocol === Proto.CHAP && code === 2) {
@@ -80,15 +103,19 @@ class FakeSoftEtherPpp {
       const nt = data.subarray(25, 49);
       const user = data.subarray(50).toString();
       const expected = generateNtResponse(this.#challenge, peer, user, this.o.password ?? 'vpn');
-      if (!nt.equals(expected)) return this.send(Proto.CHAP, 4, id, Buffer.from(`E=691 R=0 C=${this.#challenge.toString('hex')} V=3`));
-      const s = this.o.forgeSuccess ? Buffer.alloc(20) : authenticatorResponse(this.o.password ?? 'vpn', nt, peer, this.#challenge, user);
+      if (!nt.equals(expected))
+        return this.send(Proto.CHAP, 4, id, Buffer.from(`E=691 R=0 C=${this.#challenge.toString('hex')} V=3`));
+      const s = this.o.forgeSuccess
+        ? Buffer.alloc(20)
+        : authenticatorResponse(this.o.password ?? 'vpn', nt, peer, this.#challenge, user);
       this.send(Proto.CHAP, 3, id, Buffer.from(`S=${s.toString('hex').toUpperCase()}`));
       return this.#afterAuth();
     }
     if (protocol === Proto.PAP && code === 1) {
       const ulen = data[0]!;
       const pass = data.subarray(2 + ulen, 2 + ulen + data[1 + ulen]!).toString();
-      if (pass !== (this.o.password ?? 'vpn')) return this.send(Proto.PAP, 3, id, Buffer.from([5, ...Buffer.from('nope!')]));
+      if (pass !== (this.o.password ?? 'vpn'))
+        return this.send(Proto.PAP, 3, id, Buffer.from([5, ...Buffer.from('nope!')]));
       this.send(Proto.PAP, 2, id, Buffer.from([0]));
       return this.#afterAuth();
     }
@@ -103,7 +130,11 @@ class FakeSoftEtherPpp {
       if (this.#ipcpDrops > 0) return void this.#ipcpDrops--;
       if (!this.#ownIpcpAcked) return void (this.#heldIpcp = { id, data });
       const opts = decodeOptions(data);
-      const want: CpOption[] = [{ type: 3, value: ip('10.211.0.10') }, { type: 129, value: ip('10.211.254.254') }, { type: 131, value: ip('10.211.254.253') }];
+      const want: CpOption[] = [
+        { type: 3, value: ip('10.211.0.10') },
+        { type: 129, value: ip('10.211.254.254') },
+        { type: 131, value: ip('10.211.254.253') },
+      ];
       const matches = want.every((w) => opts.some((o) => o.type === w.type && o.value.equals(w.value)));
       if (!matches && !this.#naked) {
         this.#naked = true;
@@ -121,7 +152,14 @@ class FakeSoftEtherPpp {
 async function run(o: { auth?: PppAuth[]; password?: string; server?: ServerOptions } = {}) {
   const server = new FakeSoftEtherPpp(o.server);
   const events: { authenticated?: PppAuthenticated; up?: PppUp; down?: Error } = {};
-  const link = new PppLink({ username: 'vpn', password: o.password ?? 'vpn', auth: o.auth ?? ['mschapv2', 'pap'], send: (f) => server.onFrame(f), logger, random: (n) => Buffer.alloc(n, 0x11) });
+  const link = new PppLink({
+    username: 'vpn',
+    password: o.password ?? 'vpn',
+    auth: o.auth ?? ['mschapv2', 'pap'],
+    send: (f) => server.onFrame(f),
+    logger,
+    random: (n) => Buffer.alloc(n, 0x11),
+  });
   server.link = link;
   link.on('authenticated', (a) => (events.authenticated = a));
   link.on('up', (u) => (events.up = u));
@@ -136,16 +174,27 @@ describe('PPP against SoftEther-like negotiation', () => {
   it('Naks EAP, authenticates with MS-CHAPv2, drops the rejected magic number, and comes up with the address and DNS IPCP gave', async () => {
     const { server, link, events } = await run();
     expect(events.down).toBeUndefined();
-    expect(events.up).toEqual({ address: '10.211.0.10', peerAddress: '10.211.254.254', dns: ['10.211.254.254', '10.211.254.253'], mtu: 1500, auth: 'mschapv2' });
+    expect(events.up).toEqual({
+      address: '10.211.0.10',
+      peerAddress: '10.211.254.254',
+      dns: ['10.211.254.254', '10.211.254.253'],
+      mtu: 1500,
+      auth: 'mschapv2',
+    });
     expect(link.phase).toBe('open');
     // The Nak named MS-CHAPv2; the magic number went after the Reject.
     const nak = server.received.find((r) => r.protocol === Proto.LCP && r.code === Code.CONF_NAK)!;
     expect(decodeOptions(nak.data)).toEqual([{ type: 3, value: MSCHAPV2 }]);
-    const ourRequests = server.received.filter((r) => r.protocol === Proto.LCP && r.code === Code.CONF_REQ).map((r) => decodeOptions(r.data).map((x) => x.type));
+    const ourRequests = server.received
+      .filter((r) => r.protocol === Proto.LCP && r.code === Code.CONF_REQ)
+      .map((r) => decodeOptions(r.data).map((x) => x.type));
     expect(ourRequests).toEqual([[1, 5], [1]]);
     // The keys the crypto binding needs: the client's MPPE keys from this NT-Response.
     const response = server.received.find((r) => r.protocol === Proto.CHAP && r.code === 2)!;
-    expect(events.authenticated).toEqual({ auth: 'mschapv2', keys: clientMppeKeys('vpn', response.data.subarray(25, 49)) });
+    expect(events.authenticated).toEqual({
+      auth: 'mschapv2',
+      keys: clientMppeKeys('vpn', response.data.subarray(25, 49)),
+    });
     // IPv4 in and out.
     const got: Buffer[] = [];
     link.on('packet', (p) => got.push(p));
@@ -164,14 +213,20 @@ describe('PPP against SoftEther-like negotiation', () => {
 
   it('a refused password is GH_ERR_SSTP_AUTH_FAILED naming why (MS-CHAPv2 E=691, PAP Nak)', async () => {
     const chap = await run({ password: 'wrong' });
-    expect(chap.events.down).toMatchObject({ code: 'GH_ERR_SSTP_AUTH_FAILED', message: expect.stringMatching(/user name or password was refused/) });
+    expect(chap.events.down).toMatchObject({
+      code: 'GH_ERR_SSTP_AUTH_FAILED',
+      message: expect.stringMatching(/user name or password was refused/),
+    });
     const pap = await run({ password: 'wrong', auth: ['pap'] });
     expect(pap.events.down).toMatchObject({ code: 'GH_ERR_SSTP_AUTH_FAILED', message: 'PAP refused: nope!' });
   });
 
   it('a server whose Success does not prove it knows the password is refused', async () => {
     const { events } = await run({ server: { forgeSuccess: true } });
-    expect(events.down).toMatchObject({ code: 'GH_ERR_SSTP_AUTH_FAILED', message: expect.stringMatching(/does not prove/) });
+    expect(events.down).toMatchObject({
+      code: 'GH_ERR_SSTP_AUTH_FAILED',
+      message: expect.stringMatching(/does not prove/),
+    });
     expect(events.up).toBeUndefined();
   });
 
@@ -203,17 +258,32 @@ describe('PPP against SoftEther-like negotiation', () => {
     }
     server.send(Proto.LCP, Code.TERM_REQ, 9);
     expect(server.received.at(-1)).toMatchObject({ protocol: Proto.LCP, code: Code.TERM_ACK, id: 9 });
-    expect(events.down).toMatchObject({ code: 'GH_ERR_SSTP_REFUSED', message: expect.stringMatching(/ended the PPP link/) });
+    expect(events.down).toMatchObject({
+      code: 'GH_ERR_SSTP_REFUSED',
+      message: expect.stringMatching(/ended the PPP link/),
+    });
   });
 
   it('gives up with GH_ERR_SSTP_PROTOCOL when LCP gets no answer, and garbage never throws', () => {
     const sent: Buffer[] = [];
-    const link = new PppLink({ username: 'vpn', password: 'vpn', auth: ['mschapv2'], send: (f) => sent.push(f), logger });
+    const link = new PppLink({
+      username: 'vpn',
+      password: 'vpn',
+      auth: ['mschapv2'],
+      send: (f) => sent.push(f),
+      logger,
+    });
     let down: Error | null = null;
     link.on('down', (e) => (down = e));
     link.input(Buffer.from([0xff, 0x03, 0xc0, 0x21, 1, 1, 0, 99]), 0); // a lying length: a coded failure, not a throw
     expect(down).toMatchObject({ code: 'GH_ERR_SSTP_PROTOCOL' });
-    const quiet = new PppLink({ username: 'vpn', password: 'vpn', auth: ['mschapv2'], send: (f) => sent.push(f), logger });
+    const quiet = new PppLink({
+      username: 'vpn',
+      password: 'vpn',
+      auth: ['mschapv2'],
+      send: (f) => sent.push(f),
+      logger,
+    });
     let gone: Error | null = null;
     quiet.on('down', (e) => (gone = e));
     quiet.start(0);

@@ -36,7 +36,9 @@ describe('Store', () => {
     const old = new Database(path);
     old.exec(MIGRATIONS[0]!);
     old.pragma('user_version = 1');
-    old.prepare("INSERT INTO node_history (node_id, successes, failures, consecutive_failures) VALUES ('keep', 7, 2, 0)").run();
+    old
+      .prepare("INSERT INTO node_history (node_id, successes, failures, consecutive_failures) VALUES ('keep', 7, 2, 0)")
+      .run();
     old.close();
     const s = new Store({ path, logger: log });
     expect(s.schemaVersion).toBe(MIGRATIONS.length);
@@ -52,13 +54,24 @@ describe('Store', () => {
     old.exec(MIGRATIONS[0]!);
     old.exec(MIGRATIONS[1]!);
     old.pragma('user_version = 2');
-    old.prepare('INSERT INTO node_list (id, fetched_at, source, nodes_json) VALUES (1, 5000, ?, ?)').run('https://www.vpngate.net/api/iphone/', JSON.stringify([{ id: 'a', ip: '203.0.113.1' }, { id: 'b', ip: '203.0.113.2' }]));
+    old.prepare('INSERT INTO node_list (id, fetched_at, source, nodes_json) VALUES (1, 5000, ?, ?)').run(
+      'https://www.vpngate.net/api/iphone/',
+      JSON.stringify([
+        { id: 'a', ip: '203.0.113.1' },
+        { id: 'b', ip: '203.0.113.2' },
+      ]),
+    );
     old.prepare('INSERT INTO nodes (id, first_seen, last_seen) VALUES (?, ?, ?)').run('a', 1000, 5000);
     old.prepare('INSERT INTO nodes (id, first_seen, last_seen) VALUES (?, ?, ?)').run('b', 5000, 5000);
     old.prepare('INSERT INTO nodes (id, first_seen, last_seen) VALUES (?, ?, ?)').run('gone', 10, 20);
     old.close();
     const s = new Store({ path, logger: log });
-    expect(s.loadListMeta()).toEqual({ fetchedAt: 5000, source: 'https://www.vpngate.net/api/iphone/', via: 'direct', nodes: 2 });
+    expect(s.loadListMeta()).toEqual({
+      fetchedAt: 5000,
+      source: 'https://www.vpngate.net/api/iphone/',
+      via: 'direct',
+      nodes: 2,
+    });
     expect(s.loadPool(0)).toEqual([
       { node: { id: 'a', ip: '203.0.113.1' }, firstSeen: 1000, lastListed: 5000 },
       { node: { id: 'b', ip: '203.0.113.2' }, firstSeen: 5000, lastListed: 5000 },

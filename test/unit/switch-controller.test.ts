@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import { DirectEgress, EgressManager, UnavailableEgress } from '../../core/egress/index.js';
-import { groupOptions, SelectionState, SwitchController, type ControllerEvent, type NodeTunnel, type OpenTunnel, type SwitchControllerDeps } from '../../core/groups/index.js';
+import {
+  groupOptions,
+  SelectionState,
+  SwitchController,
+  type ControllerEvent,
+  type NodeTunnel,
+  type OpenTunnel,
+  type SwitchControllerDeps,
+} from '../../core/groups/index.js';
 import { healthOptions } from '../../core/health/index.js';
 import { Selector, selectorOptions } from '../../core/selector/index.js';
 import { Store } from '../../core/store/index.js';
@@ -12,8 +20,22 @@ const log = silentLogger();
 
 function node(id: string, ip = '127.0.0.1'): VpnGateNode {
   return {
-    id, ip, port: 1, proto: 'tcp', countryLong: 'Japan', countryShort: 'JP', score: 100_000, pingMs: 10, speedBps: 10_000_000,
-    numVpnSessions: 10, uptimeMs: 86_400_000, totalUsers: 1, totalTrafficBytes: 1, operator: '', profile: '', source: 'list',
+    id,
+    ip,
+    port: 1,
+    proto: 'tcp',
+    countryLong: 'Japan',
+    countryShort: 'JP',
+    score: 100_000,
+    pingMs: 10,
+    speedBps: 10_000_000,
+    numVpnSessions: 10,
+    uptimeMs: 86_400_000,
+    totalUsers: 1,
+    totalTrafficBytes: 1,
+    operator: '',
+    profile: '',
+    source: 'list',
   };
 }
 
@@ -28,7 +50,10 @@ class FakeTunnel extends DirectEgress implements NodeTunnel {
   }
   readonly #close = new Set<(r: string) => void>();
   readonly #live = new Set<(ok: boolean, quietMs: number) => void>();
-  constructor(id: string, readonly nodeId: string) {
+  constructor(
+    id: string,
+    readonly nodeId: string,
+  ) {
     super(id);
   }
   onClose(fn: (r: string) => void): () => void {
@@ -80,10 +105,22 @@ afterEach(async () => {
 });
 
 /** Nodes a (fastest), b, c (and d, e when asked); `failing` nodes never come up. */
-function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0]; nodes?: string[]; ips?: Record<string, string>; open?: (inner: OpenTunnel) => OpenTunnel; offered?: SwitchControllerDeps['offered'] } = {}): World {
+function world(
+  opts: {
+    store?: Store;
+    groups?: Parameters<typeof groupOptions>[0];
+    nodes?: string[];
+    ips?: Record<string, string>;
+    open?: (inner: OpenTunnel) => OpenTunnel;
+    offered?: SwitchControllerDeps['offered'];
+  } = {},
+): World {
   const store = opts.store ?? new Store({ path: ':memory:', logger: log });
   const rtts: Record<string, number> = { a: 5, b: 20, c: 80, d: 120, e: 160 };
-  const selector = new Selector(selectorOptions(), store, log, async (n) => ({ rttMs: rtts[n.id]!, samples: [rtts[n.id]!] }));
+  const selector = new Selector(selectorOptions(), store, log, async (n) => ({
+    rttMs: rtts[n.id]!,
+    samples: [rtts[n.id]!],
+  }));
   const manager = new EgressManager(new UnavailableEgress('none', 'no tunnel'), log);
   const opened: FakeTunnel[] = [];
   const failing = new Set<string>();
@@ -97,7 +134,14 @@ function world(opts: { store?: Store; groups?: Parameters<typeof groupOptions>[0
   const nodes = (opts.nodes ?? ['a', 'b', 'c']).map((id) => node(id, opts.ips?.[id]));
   const groups = groupOptions({ urlTest: { intervalMs: 3_600_000 }, ...opts.groups });
   const controller = new SwitchController({
-    manager, selector, nodes: () => nodes, open: opts.open ? opts.open(open) : open, options: groups, ...(opts.offered ? { offered: opts.offered } : {}), health: healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0 }), logger: log,
+    manager,
+    selector,
+    nodes: () => nodes,
+    open: opts.open ? opts.open(open) : open,
+    options: groups,
+    ...(opts.offered ? { offered: opts.offered } : {}),
+    health: healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0 }),
+    logger: log,
     selection: new SelectionState(store, { mode: groups.mode, defaultNode: groups.defaultNode }, log),
   });
   const events: ControllerEvent[] = [];
@@ -117,12 +161,22 @@ describe('SwitchController', () => {
     await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()));
     const addr = `127.0.0.1:${(target.address() as import('node:net').AddressInfo).port}`;
     brokenInside.add('a');
-    const w = world({ groups: { probes: [{ type: 'tcp', addr, intervalMs: 1_000, timeoutMs: 500 }], failFilter: { maxFails: 2, failTimeoutMs: 60_000 } } });
+    const w = world({
+      groups: {
+        probes: [{ type: 'tcp', addr, intervalMs: 1_000, timeoutMs: 500 }],
+        failFilter: { maxFails: 2, failTimeoutMs: 60_000 },
+      },
+    });
     w.controller.start();
     await eventually(() => activeNode(w) === 'a', 2_000, 'a active first (best score)');
     await eventually(() => activeNode(w) === 'b', 5_000, 'a left after two failed probes');
     expect(w.controller.failFilter.isDead('a')).toBe(true);
-    expect(w.controller.lastSwitch).toMatchObject({ kind: 'urgent', from: 'a', to: 'b', reason: expect.stringMatching(/failed 2 probes/) });
+    expect(w.controller.lastSwitch).toMatchObject({
+      kind: 'urgent',
+      from: 'a',
+      to: 'b',
+      reason: expect.stringMatching(/failed 2 probes/),
+    });
     await eventually(() => w.controller.state === 'idle');
     // The best by score is still a, but it is dead: an explicit "best now" picks around it.
     const r = await w.controller.switchNow().done;
@@ -137,7 +191,11 @@ describe('SwitchController', () => {
     await eventually(() => w.controller.state === 'idle');
     (w.manager.active as FakeTunnel).die('tunnel worker failed: killed');
     await eventually(() => activeNode(w) === 'b', 2_000, 'b takes over');
-    expect(w.controller.lastSwitch).toMatchObject({ kind: 'urgent', to: 'b', reason: expect.stringMatching(/died: tunnel worker failed/) });
+    expect(w.controller.lastSwitch).toMatchObject({
+      kind: 'urgent',
+      to: 'b',
+      reason: expect.stringMatching(/died: tunnel worker failed/),
+    });
   });
 
   it('brings the best node up through Selecting → Connecting → Promoting → Draining → Idle', async () => {
@@ -170,7 +228,9 @@ describe('SwitchController', () => {
     w.controller.start();
     await eventually(() => activeNode(w) === 'a');
     await eventually(() => w.controller.state === 'idle');
-    expect(() => w.controller.switchNow({ nodeId: 'zz' })).toThrow(expect.objectContaining({ code: ErrorCodes.NODE_UNKNOWN }));
+    expect(() => w.controller.switchNow({ nodeId: 'zz' })).toThrow(
+      expect.objectContaining({ code: ErrorCodes.NODE_UNKNOWN }),
+    );
     const { done } = w.controller.switchNow({ nodeId: 'c' });
     expect(() => w.controller.switchNow()).toThrow(expect.objectContaining({ code: ErrorCodes.SWITCH_IN_PROGRESS }));
     await done;
@@ -251,11 +311,16 @@ describe('SwitchController', () => {
 });
 
 describe('SwitchController balancing over several tunnels (issue #15)', () => {
-  const members = (w: World) => w.manager.members.map((m) => `${(m.egress as FakeTunnel).nodeId}${m.down ? ' (down)' : ''}`);
+  const members = (w: World) =>
+    w.manager.members.map((m) => `${(m.egress as FakeTunnel).nodeId}${m.down ? ' (down)' : ''}`);
 
   it('keeps tunnels - 1 members beside the active node, on distinct nodes and preferably distinct networks; sessions spread over all', async () => {
     // b shares a's /16; c and d do not: the members are c and d although b ranks better.
-    const w = world({ nodes: ['a', 'b', 'c', 'd'], ips: { a: '10.1.0.1', b: '10.1.0.2', c: '10.2.0.1', d: '10.3.0.1' }, groups: { balance: { tunnels: 3, strategy: 'round-robin' } } });
+    const w = world({
+      nodes: ['a', 'b', 'c', 'd'],
+      ips: { a: '10.1.0.1', b: '10.1.0.2', c: '10.2.0.1', d: '10.3.0.1' },
+      groups: { balance: { tunnels: 3, strategy: 'round-robin' } },
+    });
     w.controller.start();
     await eventually(() => w.manager.members.length === 3, 2_000, 'three tunnels up');
     expect(members(w)).toEqual(['a', 'c', 'd']);
@@ -281,7 +346,9 @@ describe('SwitchController balancing over several tunnels (issue #15)', () => {
   it('a member that goes quiet is marked down at once and drains only after its replacement takes sessions (make-before-break)', async () => {
     const w = world({ nodes: ['a', 'b', 'c'], groups: { balance: { tunnels: 2 } } });
     const order: string[] = [];
-    w.manager.onEvent((e) => void (e.type === 'member' && order.push(`${e.change} ${(e.egress as FakeTunnel).nodeId}`)));
+    w.manager.onEvent(
+      (e) => void (e.type === 'member' && order.push(`${e.change} ${(e.egress as FakeTunnel).nodeId}`)),
+    );
     w.controller.start();
     await eventually(() => w.manager.members.length === 2, 2_000, 'two tunnels up');
     const quiet = w.opened.find((t) => t.nodeId === 'b')!;
@@ -353,7 +420,8 @@ describe('SwitchController balancing over several tunnels (issue #15)', () => {
       open: (inner) => async (n, o) => {
         attempts.push(`${n.id}/${o.protocol}`);
         if (o.protocol === 'openvpn') throw new Error('handshake timed out'); // the filter
-        if (n.id === 'a') throw Object.assign(new Error(`${n.id}.opengw.net: MS-CHAPv2 refused`), { code: 'GH_ERR_SSTP_AUTH_FAILED' });
+        if (n.id === 'a')
+          throw Object.assign(new Error(`${n.id}.opengw.net: MS-CHAPv2 refused`), { code: 'GH_ERR_SSTP_AUTH_FAILED' });
         const t = (await inner(n, o)) as FakeTunnel;
         return Object.assign(t, { protocol: o.protocol });
       },
@@ -364,7 +432,10 @@ describe('SwitchController balancing over several tunnels (issue #15)', () => {
     expect(w.controller.lastSwitch).toMatchObject({ outcome: 'switched', to: 'b', protocol: 'sstp' });
     // a failed both ways: one failure in its history; b one success.
     expect(w.store.history('a').failures).toBe(1);
-    expect(w.controller.protocols.nodeRecord('a').sstp).toMatchObject({ lastOk: false, lastError: 'a.opengw.net: MS-CHAPv2 refused' });
+    expect(w.controller.protocols.nodeRecord('a').sstp).toMatchObject({
+      lastOk: false,
+      lastError: 'a.opengw.net: MS-CHAPv2 refused',
+    });
     await eventually(() => w.controller.state === 'idle');
     attempts.length = 0;
     expect(await w.controller.switchNow({ nodeId: 'c' }).done).toMatchObject({ outcome: 'switched', protocol: 'sstp' });

@@ -52,7 +52,11 @@ describe('GNOME command builder', () => {
   });
 
   it('sets hosts and ports first and mode last when turning the proxy on, IPv6 and wildcards included', () => {
-    const current = { 'org.gnome.system.proxy mode': "'none'", 'org.gnome.system.proxy.http host': "''", 'org.gnome.system.proxy.http port': '8080' };
+    const current = {
+      'org.gnome.system.proxy mode': "'none'",
+      'org.gnome.system.proxy.http host': "''",
+      'org.gnome.system.proxy.http port': '8080',
+    };
     const cmds = gnomeWriteCommands(gnomeDesired(v6, current), current);
     expect(cmds[cmds.length - 1]).toEqual(['set', 'org.gnome.system.proxy', 'mode', "'manual'"]);
     expect(cmds).toContainEqual(['set', 'org.gnome.system.proxy.http', 'host', "'::1'"]);
@@ -61,7 +65,10 @@ describe('GNOME command builder', () => {
   });
 
   it('restores a PAC with its query string, mode first, writing back the raw values it read', () => {
-    const pac = { 'org.gnome.system.proxy mode': "'auto'", 'org.gnome.system.proxy autoconfig-url': "'http://wpad.corp.example/proxy.pac?site=b&v=2'" };
+    const pac = {
+      'org.gnome.system.proxy mode': "'auto'",
+      'org.gnome.system.proxy autoconfig-url': "'http://wpad.corp.example/proxy.pac?site=b&v=2'",
+    };
     const ours = gnomeDesired(target, pac);
     const back = gnomeWriteCommands(pac, ours);
     expect(back[0]).toEqual(['set', 'org.gnome.system.proxy', 'mode', "'auto'"]);
@@ -78,17 +85,74 @@ describe('GNOME command builder', () => {
 
 describe('KDE command builder', () => {
   it('reads every key with a sentinel default, so an absent key is told from an empty one', () => {
-    expect(kdeReadCommands()[0]!.argv).toEqual(['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', 'ProxyType', '--default', KDE_ABSENT]);
-    expect(kdeReadCommands().map((c) => c.key)).toEqual(['ProxyType', 'httpProxy', 'httpsProxy', 'socksProxy', 'NoProxyFor', 'Proxy Config Script', 'ReversedException']);
+    expect(kdeReadCommands()[0]!.argv).toEqual([
+      '--file',
+      'kioslaverc',
+      '--group',
+      'Proxy Settings',
+      '--key',
+      'ProxyType',
+      '--default',
+      KDE_ABSENT,
+    ]);
+    expect(kdeReadCommands().map((c) => c.key)).toEqual([
+      'ProxyType',
+      'httpProxy',
+      'httpsProxy',
+      'socksProxy',
+      'NoProxyFor',
+      'Proxy Config Script',
+      'ReversedException',
+    ]);
   });
 
   it('writes KIO host-space-port values (IPv6 in brackets), ProxyType last', () => {
-    const current = { ProxyType: null, httpProxy: null, httpsProxy: null, socksProxy: null, NoProxyFor: null, 'Proxy Config Script': null, ReversedException: null };
+    const current = {
+      ProxyType: null,
+      httpProxy: null,
+      httpsProxy: null,
+      socksProxy: null,
+      NoProxyFor: null,
+      'Proxy Config Script': null,
+      ReversedException: null,
+    };
     const cmds = kdeWriteCommands(kdeDesired(v6, current), current);
-    expect(cmds).toContainEqual(['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', 'httpProxy', 'http://[::1] 1080']);
-    expect(cmds).toContainEqual(['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', 'socksProxy', 'socks://[::1] 1080']);
-    expect(cmds).toContainEqual(['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', 'NoProxyFor', 'localhost,*.corp.example']);
-    expect(cmds[cmds.length - 1]).toEqual(['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', 'ProxyType', '1']);
+    expect(cmds).toContainEqual([
+      '--file',
+      'kioslaverc',
+      '--group',
+      'Proxy Settings',
+      '--key',
+      'httpProxy',
+      'http://[::1] 1080',
+    ]);
+    expect(cmds).toContainEqual([
+      '--file',
+      'kioslaverc',
+      '--group',
+      'Proxy Settings',
+      '--key',
+      'socksProxy',
+      'socks://[::1] 1080',
+    ]);
+    expect(cmds).toContainEqual([
+      '--file',
+      'kioslaverc',
+      '--group',
+      'Proxy Settings',
+      '--key',
+      'NoProxyFor',
+      'localhost,*.corp.example',
+    ]);
+    expect(cmds[cmds.length - 1]).toEqual([
+      '--file',
+      'kioslaverc',
+      '--group',
+      'Proxy Settings',
+      '--key',
+      'ProxyType',
+      '1',
+    ]);
   });
 
   it('deletes on restore the keys that were absent, and puts a PAC URL back whole', () => {
@@ -96,7 +160,15 @@ describe('KDE command builder', () => {
     const ours = kdeDesired(target, before);
     const back = kdeWriteCommands(before, ours);
     expect(back[0]).toEqual(['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', 'ProxyType', '2']);
-    expect(back).toContainEqual(['--file', 'kioslaverc', '--group', 'Proxy Settings', '--key', 'httpProxy', '--delete']);
+    expect(back).toContainEqual([
+      '--file',
+      'kioslaverc',
+      '--group',
+      'Proxy Settings',
+      '--key',
+      'httpProxy',
+      '--delete',
+    ]);
   });
 
   it('parses the proxy forms KIO writes', () => {
@@ -108,14 +180,19 @@ describe('KDE command builder', () => {
 
 describe('macOS command builder', () => {
   it('lists enabled services only, keeping names with spaces', () => {
-    const out = 'An asterisk (*) denotes that a network service is disabled.\nWi-Fi\n*Bluetooth PAN\nUSB 10/100/1000 LAN\n';
+    const out =
+      'An asterisk (*) denotes that a network service is disabled.\nWi-Fi\n*Bluetooth PAN\nUSB 10/100/1000 LAN\n';
     expect(macParseServices(out)).toEqual(['Wi-Fi', 'USB 10/100/1000 LAN']);
   });
 
   it('parses networksetup output, a PAC URL with a query string included', () => {
-    expect(macParseProxy('Enabled: Yes\nServer: proxy.corp\nPort: 3128\nAuthenticated Proxy Enabled: 0\n')).toBe('on proxy.corp 3128');
+    expect(macParseProxy('Enabled: Yes\nServer: proxy.corp\nPort: 3128\nAuthenticated Proxy Enabled: 0\n')).toBe(
+      'on proxy.corp 3128',
+    );
     expect(macParseProxy('Enabled: No\nServer: \nPort: 0\nAuthenticated Proxy Enabled: 0\n')).toBe('off  0');
-    expect(macParseAutoProxy('URL: http://pac.corp/p.pac?x=1&y=2\nEnabled: Yes\n')).toBe('on http://pac.corp/p.pac?x=1&y=2');
+    expect(macParseAutoProxy('URL: http://pac.corp/p.pac?x=1&y=2\nEnabled: Yes\n')).toBe(
+      'on http://pac.corp/p.pac?x=1&y=2',
+    );
     expect(macParseAutoProxy('URL: (null)\nEnabled: No\n')).toBe('off ');
     expect(macParseBypass("There aren't any bypass domains set on Wi-Fi.\n")).toBe('');
     expect(macParseBypass('*.local\n169.254/16\n')).toBe('*.local\n169.254/16');
@@ -123,7 +200,13 @@ describe('macOS command builder', () => {
 
   it('sets server then state per service, bypass domains as separate arguments, PAC off', () => {
     const svc = 'USB 10/100/1000 LAN';
-    const current = { [`${svc}\tweb`]: 'off  0', [`${svc}\tsecureweb`]: 'off  0', [`${svc}\tsocks`]: 'off  0', [`${svc}\tbypass`]: '', [`${svc}\tautoproxy`]: 'on http://pac/x?y=1' };
+    const current = {
+      [`${svc}\tweb`]: 'off  0',
+      [`${svc}\tsecureweb`]: 'off  0',
+      [`${svc}\tsocks`]: 'off  0',
+      [`${svc}\tbypass`]: '',
+      [`${svc}\tautoproxy`]: 'on http://pac/x?y=1',
+    };
     const cmds = macWriteCommands(macDesired(v6, current), current);
     expect(cmds).toEqual([
       ['-setwebproxy', svc, '::1', '1080'],
@@ -149,33 +232,67 @@ describe('Windows command builder', () => {
     expect(winParseRegValue(out, 'ProxyServer')).toBe('REG_SZ http=proxy.corp:3128;https=proxy.corp:3128');
     expect(winParseRegValue('    ProxyEnable    REG_DWORD    0x1\r\n', 'ProxyEnable')).toBe('REG_DWORD 0x1');
     expect(winParseRegValue('    ProxyOverride    REG_SZ    \r\n', 'ProxyOverride')).toBe('REG_SZ');
-    const conns = '\r\nHKEY_CURRENT_USER\\...\\Connections\r\n    DefaultConnectionSettings    REG_BINARY    4600\r\n    SavedLegacySettings    REG_BINARY    4600\r\n    Office VPN    REG_BINARY    4600\r\n';
+    const conns =
+      '\r\nHKEY_CURRENT_USER\\...\\Connections\r\n    DefaultConnectionSettings    REG_BINARY    4600\r\n    SavedLegacySettings    REG_BINARY    4600\r\n    Office VPN    REG_BINARY    4600\r\n';
     expect(winParseEntries(conns)).toEqual(['Office VPN']);
   });
 
   it('adds and deletes registry values with reg.exe, a PAC URL with a query string as one argument', () => {
-    const before = { 'lan\tProxyEnable': 'REG_DWORD 0x0', 'lan\tProxyServer': null, 'lan\tProxyOverride': null, 'lan\tAutoConfigURL': 'REG_SZ http://pac.corp/p.pac?a=1&b=2', 'lan\tAutoDetect': null };
+    const before = {
+      'lan\tProxyEnable': 'REG_DWORD 0x0',
+      'lan\tProxyServer': null,
+      'lan\tProxyOverride': null,
+      'lan\tAutoConfigURL': 'REG_SZ http://pac.corp/p.pac?a=1&b=2',
+      'lan\tAutoDetect': null,
+    };
     const ours = winDesired(target, before);
     const on = winLanWriteCommands(ours, before);
     expect(on).toContainEqual(['add', INTERNET_SETTINGS, '/v', 'ProxyEnable', '/t', 'REG_DWORD', '/d', '0x1', '/f']);
-    expect(on).toContainEqual(['add', INTERNET_SETTINGS, '/v', 'ProxyServer', '/t', 'REG_SZ', '/d', 'http=127.0.0.1:1080;https=127.0.0.1:1080;socks=127.0.0.1:1080', '/f']);
+    expect(on).toContainEqual([
+      'add',
+      INTERNET_SETTINGS,
+      '/v',
+      'ProxyServer',
+      '/t',
+      'REG_SZ',
+      '/d',
+      'http=127.0.0.1:1080;https=127.0.0.1:1080;socks=127.0.0.1:1080',
+      '/f',
+    ]);
     expect(on).toContainEqual(['delete', INTERNET_SETTINGS, '/v', 'AutoConfigURL', '/f']);
     const off = winLanWriteCommands(before, ours);
-    expect(off).toContainEqual(['add', INTERNET_SETTINGS, '/v', 'AutoConfigURL', '/t', 'REG_SZ', '/d', 'http://pac.corp/p.pac?a=1&b=2', '/f']);
+    expect(off).toContainEqual([
+      'add',
+      INTERNET_SETTINGS,
+      '/v',
+      'AutoConfigURL',
+      '/t',
+      'REG_SZ',
+      '/d',
+      'http://pac.corp/p.pac?a=1&b=2',
+      '/f',
+    ]);
     expect(off).toContainEqual(['delete', INTERNET_SETTINGS, '/v', 'ProxyServer', '/f']);
   });
 
   it("writes the bypass list in WinINet's syntax (no CIDR) and IPv6 hosts in brackets", () => {
-    expect(winBypass(['localhost', '127.0.0.0/8', '::1', '*.corp.example', '<local>'])).toBe('localhost;127.*;[::1];*.corp.example;<local>');
+    expect(winBypass(['localhost', '127.0.0.0/8', '::1', '*.corp.example', '<local>'])).toBe(
+      'localhost;127.*;[::1];*.corp.example;<local>',
+    );
     expect(winBypass(['172.16.0.0/12']).split(';')).toHaveLength(16);
     expect(winDesired(v6, {})['lan\tProxyServer']).toBe('REG_SZ http=[::1]:1080;https=[::1]:1080;socks=[::1]:1080');
   });
 
   it('hands dial-up entry names to PowerShell as data, never as code', () => {
-    const script = winConnScript('set', { "Bob's VPN'; Remove-Item C:\\ #": { flags: 3, server: 's', bypass: 'b', autoconfig: '' } });
+    const script = winConnScript('set', {
+      "Bob's VPN'; Remove-Item C:\\ #": { flags: 3, server: 's', bypass: 'b', autoconfig: '' },
+    });
     expect(script).not.toContain("Bob's VPN");
     const b64 = script.split('\n')[0]!.slice(PS_PAYLOAD.length);
-    expect(JSON.parse(Buffer.from(b64, 'base64').toString())).toMatchObject({ op: 'set', entries: { "Bob's VPN'; Remove-Item C:\\ #": { flags: 3 } } });
+    expect(JSON.parse(Buffer.from(b64, 'base64').toString())).toMatchObject({
+      op: 'set',
+      entries: { "Bob's VPN'; Remove-Item C:\\ #": { flags: 3 } },
+    });
   });
 });
 
@@ -184,10 +301,23 @@ describe('choosing a backend', () => {
   it('picks by platform and XDG_CURRENT_DESKTOP, Plasma 6 tools on Plasma 6', () => {
     expect(detectBackend(run, target, { platform: 'win32', env: {} }).id).toBe('windows');
     expect(detectBackend(run, target, { platform: 'darwin', env: {} }).id).toBe('macos');
-    expect(detectBackend(run, target, { platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'ubuntu:GNOME' } }).id).toBe('gnome');
-    expect(detectBackend(run, target, { platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'X-Cinnamon' } }).id).toBe('gnome');
-    expect(detectBackend(run, target, { platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'KDE', KDE_SESSION_VERSION: '6' } }).label).toMatch(/kwriteconfig6/);
-    expect(detectBackend(run, target, { platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'KDE' }, has: (p) => p === 'kwriteconfig5' }).label).toMatch(/kwriteconfig5/);
+    expect(detectBackend(run, target, { platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'ubuntu:GNOME' } }).id).toBe(
+      'gnome',
+    );
+    expect(detectBackend(run, target, { platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'X-Cinnamon' } }).id).toBe(
+      'gnome',
+    );
+    expect(
+      detectBackend(run, target, { platform: 'linux', env: { XDG_CURRENT_DESKTOP: 'KDE', KDE_SESSION_VERSION: '6' } })
+        .label,
+    ).toMatch(/kwriteconfig6/);
+    expect(
+      detectBackend(run, target, {
+        platform: 'linux',
+        env: { XDG_CURRENT_DESKTOP: 'KDE' },
+        has: (p) => p === 'kwriteconfig5',
+      }).label,
+    ).toMatch(/kwriteconfig5/);
   });
 
   it('says "not supported" on another desktop and gives the export lines to use by hand', () => {
@@ -197,7 +327,9 @@ describe('choosing a backend', () => {
     } catch (err) {
       expect(isGatehopError(err, ErrorCodes.SYSPROXY_UNSUPPORTED)).toBe(true);
       expect((err as Error).message).toContain('not supported on the sway desktop');
-      expect((err as Error).message).toContain('export http_proxy=http://127.0.0.1:1080 https_proxy=http://127.0.0.1:1080 all_proxy=socks5h://127.0.0.1:1080');
+      expect((err as Error).message).toContain(
+        'export http_proxy=http://127.0.0.1:1080 https_proxy=http://127.0.0.1:1080 all_proxy=socks5h://127.0.0.1:1080',
+      );
     }
     expect(exportLines(v6)[0]).toContain('all_proxy=socks5h://[::1]:1080');
   });

@@ -3,8 +3,19 @@ import { tunnelStackOptions } from '../../core/egress/index.js';
 import type { PushedConfig } from '../../core/ovpn/index.js';
 
 const base: PushedConfig = {
-  address: '10.8.0.2', netmask: '255.255.255.0', gateway: '10.8.0.1', dns: [], pingS: 10, pingRestartS: 60, cipher: 'AES-256-GCM',
-  peerId: null, tlsEkm: false, ccExit: false, compression: null, topology: 'subnet', tunMtu: null,
+  address: '10.8.0.2',
+  netmask: '255.255.255.0',
+  gateway: '10.8.0.1',
+  dns: [],
+  pingS: 10,
+  pingRestartS: 60,
+  cipher: 'AES-256-GCM',
+  peerId: null,
+  tlsEkm: false,
+  ccExit: false,
+  compression: null,
+  topology: 'subnet',
+  tunMtu: null,
 };
 
 describe('a tunnel netstack from the pushed config', () => {

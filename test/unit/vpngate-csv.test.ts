@@ -7,15 +7,40 @@ import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 describe('VPN Gate CSV parsing', () => {
   const rows = [
     { host: 'public-vpn-1', ip: '203.0.113.1', score: 3003937, ping: 9, speed: 130714477, uptime: 9950160290 },
-    { host: 'vpn118756292', ip: '203.0.113.2', ping: '', operator: '"Daiyuu Nobori, Japan. Academic Use Only."', profile: vpnGateProfile('203.0.113.2', 1194, 'udp') },
+    {
+      host: 'vpn118756292',
+      ip: '203.0.113.2',
+      ping: '',
+      operator: '"Daiyuu Nobori, Japan. Academic Use Only."',
+      profile: vpnGateProfile('203.0.113.2', 1194, 'udp'),
+    },
   ];
 
-  it.each([['CRLF', '\r\n'], ['LF', '\n']])('reads banner, header and rows with %s, looking columns up by name, with units', (_n, eol) => {
+  it.each([
+    ['CRLF', '\r\n'],
+    ['LF', '\n'],
+  ])('reads banner, header and rows with %s, looking columns up by name, with units', (_n, eol) => {
     const { nodes, skipped } = parseVpnGateCsv(vpnGateCsv(rows, { eol }));
     expect(skipped).toEqual({});
     expect(nodes).toHaveLength(2);
-    expect(nodes[0]).toMatchObject({ id: 'public-vpn-1', ip: '203.0.113.1', port: 443, proto: 'tcp', score: 3003937, pingMs: 9, speedBps: 130714477, uptimeMs: 9950160290, countryShort: 'JP' });
-    expect(nodes[1]).toMatchObject({ id: 'vpn118756292', pingMs: null, proto: 'udp', port: 1194, operator: 'Daiyuu Nobori, Japan. Academic Use Only.' });
+    expect(nodes[0]).toMatchObject({
+      id: 'public-vpn-1',
+      ip: '203.0.113.1',
+      port: 443,
+      proto: 'tcp',
+      score: 3003937,
+      pingMs: 9,
+      speedBps: 130714477,
+      uptimeMs: 9950160290,
+      countryShort: 'JP',
+    });
+    expect(nodes[1]).toMatchObject({
+      id: 'vpn118756292',
+      pingMs: null,
+      proto: 'udp',
+      port: 1194,
+      operator: 'Daiyuu Nobori, Japan. Academic Use Only.',
+    });
   });
 
   it('skips bad rows with a counted reason and keeps the good ones', () => {
@@ -36,7 +61,9 @@ describe('VPN Gate CSV parsing', () => {
     expect(() => parseVpnGateCsv('   ')).toThrow(/empty/);
     expect(() => parseVpnGateCsv(vpnGateCsv(rows, { final: false }))).toThrow(/truncated/);
     const full = vpnGateCsv(rows);
-    expect(() => parseVpnGateCsv(full.slice(0, full.length / 2))).toThrow(expect.objectContaining({ code: ErrorCodes.LIST_INVALID }));
+    expect(() => parseVpnGateCsv(full.slice(0, full.length / 2))).toThrow(
+      expect.objectContaining({ code: ErrorCodes.LIST_INVALID }),
+    );
   });
 
   it('reads a 1 MB+ response', () => {
@@ -55,7 +82,7 @@ describe('VPN Gate CSV parsing', () => {
     const field = fc.string({ maxLength: 30 }).map((s) => s.replace(/[\r\n]/g, ' '));
     fc.assert(
       fc.property(fc.array(fc.array(field, { minLength: 0, maxLength: 18 }), { maxLength: 20 }), (garbage) => {
-        const text = vpnGateCsv(rows) .replace(/\*\r\n$/, `${garbage.map((r) => r.join(',')).join('\r\n')}\r\n*\r\n`);
+        const text = vpnGateCsv(rows).replace(/\*\r\n$/, `${garbage.map((r) => r.join(',')).join('\r\n')}\r\n*\r\n`);
         try {
           const r = parseVpnGateCsv(text);
           expect(r.nodes.length).toBeGreaterThanOrEqual(0);

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { candidateSources, DEMOTE_MS, directoryUrlOf, orderSources, parseMirrorDirectory, type ListSource, type SourceRecord } from '../../core/vpngate/index.js';
+import {
+  candidateSources,
+  DEMOTE_MS,
+  directoryUrlOf,
+  orderSources,
+  parseMirrorDirectory,
+  type ListSource,
+  type SourceRecord,
+} from '../../core/vpngate/index.js';
 import { directoryHtml } from '../helpers/list-site.js';
 
 describe('the mirror directory page', () => {
@@ -39,7 +47,10 @@ describe('the mirror directory page', () => {
   it('never throws on garbage, and every result is a list URL (property)', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 400 }), (junk) => {
-        for (const url of parseMirrorDirectory(`<a href="${junk}">x</a>${junk}`, 'https://www.vpngate.net/en/sites.aspx')) {
+        for (const url of parseMirrorDirectory(
+          `<a href="${junk}">x</a>${junk}`,
+          'https://www.vpngate.net/en/sites.aspx',
+        )) {
           expect(url).toMatch(/^https?:\/\/[^/]+\/api\/iphone\/$/);
         }
       }),
@@ -55,30 +66,61 @@ describe('the mirror directory page', () => {
 
 describe('the order sources are tried in', () => {
   const now = 10 * DEMOTE_MS;
-  const rec = (url: string, kind: SourceRecord['kind'], over: Partial<SourceRecord> = {}): SourceRecord => ({ url, kind, foundAt: 0, foundFrom: null, lastOkAt: null, lastFailAt: null, lastError: null, lastVia: null, lastNodes: null, ...over });
+  const rec = (url: string, kind: SourceRecord['kind'], over: Partial<SourceRecord> = {}): SourceRecord => ({
+    url,
+    kind,
+    foundAt: 0,
+    foundFrom: null,
+    lastOkAt: null,
+    lastFailAt: null,
+    lastError: null,
+    lastVia: null,
+    lastNodes: null,
+    ...over,
+  });
   const official: ListSource[] = [
     { url: 'https://www.vpngate.net/api/iphone/', kind: 'official' },
     { url: 'http://www.vpngate.net/api/iphone/', kind: 'official' },
   ];
   const urls = (s: ListSource[]): string[] => s.map((x) => x.url);
 
-  it('with nothing remembered: official endpoints as configured, then the user\'s sources, then mirrors', () => {
+  it("with nothing remembered: official endpoints as configured, then the user's sources, then mirrors", () => {
     const mirrors = [rec('http://m1:1/api/iphone/', 'mirror'), rec('http://m2:2/api/iphone/', 'mirror')];
     const c = candidateSources(official, ['https://cdn.example/list.csv'], mirrors);
-    expect(urls(orderSources(c, new Map(), now))).toEqual([...urls(official), 'https://cdn.example/list.csv', 'http://m1:1/api/iphone/', 'http://m2:2/api/iphone/']);
+    expect(urls(orderSources(c, new Map(), now))).toEqual([
+      ...urls(official),
+      'https://cdn.example/list.csv',
+      'http://m1:1/api/iphone/',
+      'http://m2:2/api/iphone/',
+    ]);
   });
 
   it('puts the source that delivered most recently first (a mirror that worked is used first next start)', () => {
     const m = rec('http://m1:1/api/iphone/', 'mirror', { lastOkAt: now - 1000 });
-    const records = new Map([[m.url, m], [official[0]!.url, rec(official[0]!.url, 'official', { lastOkAt: now - 5000 })]]);
-    expect(urls(orderSources(candidateSources(official, [], [m]), records, now))).toEqual([m.url, official[0]!.url, official[1]!.url]);
+    const records = new Map([
+      [m.url, m],
+      [official[0]!.url, rec(official[0]!.url, 'official', { lastOkAt: now - 5000 })],
+    ]);
+    expect(urls(orderSources(candidateSources(official, [], [m]), records, now))).toEqual([
+      m.url,
+      official[0]!.url,
+      official[1]!.url,
+    ]);
   });
 
   it('demotes a source that failed (junk, a stall) behind the rest for an hour, then lets it back', () => {
-    const bad = rec(official[0]!.url, 'official', { lastOkAt: now - 2 * DEMOTE_MS, lastFailAt: now - 1000, lastError: 'the list is an HTML page' });
+    const bad = rec(official[0]!.url, 'official', {
+      lastOkAt: now - 2 * DEMOTE_MS,
+      lastFailAt: now - 1000,
+      lastError: 'the list is an HTML page',
+    });
     const records = new Map([[bad.url, bad]]);
     const m = rec('http://m1:1/api/iphone/', 'mirror');
-    expect(urls(orderSources(candidateSources(official, [], [m]), records, now))).toEqual([official[1]!.url, m.url, official[0]!.url]);
+    expect(urls(orderSources(candidateSources(official, [], [m]), records, now))).toEqual([
+      official[1]!.url,
+      m.url,
+      official[0]!.url,
+    ]);
     expect(urls(orderSources(candidateSources(official, [], [m]), records, now + DEMOTE_MS))[0]).toBe(official[0]!.url);
   });
 

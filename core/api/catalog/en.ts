@@ -1,7 +1,14 @@
 /** Every user-visible string of the window (English). zh-CN.ts must have the same keys. */
 export const en = {
   app: { title: 'Gatehop', nav: 'Views' },
-  nav: { overview: 'Overview', nodes: 'Nodes', latency: 'Latency', connections: 'Connections', logs: 'Logs', settings: 'Settings' },
+  nav: {
+    overview: 'Overview',
+    nodes: 'Nodes',
+    latency: 'Latency',
+    connections: 'Connections',
+    logs: 'Logs',
+    settings: 'Settings',
+  },
   header: { autoSelect: 'Auto-select', systemProxy: 'System proxy' },
   banner: {
     unreachable: 'The Gatehop core is not reachable. Retrying…',
@@ -24,7 +31,13 @@ export const en = {
     },
   },
   phase: { fetching: 'fetching', probing: 'probing nodes', done: 'done', failed: 'failed' },
-  switchState: { idle: 'idle', selecting: 'choosing a node', connecting: 'connecting', promoting: 'moving new sessions over', draining: 'letting old sessions finish' },
+  switchState: {
+    idle: 'idle',
+    selecting: 'choosing a node',
+    connecting: 'connecting',
+    promoting: 'moving new sessions over',
+    draining: 'letting old sessions finish',
+  },
   overview: {
     active: 'Active node',
     none: 'No node is active yet.',
@@ -72,7 +85,12 @@ export const en = {
     down: 'avoided: failing its probes',
     sessions_one: '{{count}} session',
     sessions_other: '{{count}} sessions',
-    strategy: { failover: 'failover', 'round-robin': 'round robin', 'least-sessions': 'fewest sessions', 'lowest-latency': 'lowest latency' },
+    strategy: {
+      failover: 'failover',
+      'round-robin': 'round robin',
+      'least-sessions': 'fewest sessions',
+      'lowest-latency': 'lowest latency',
+    },
   },
   draining: {
     title: 'Draining',
@@ -141,7 +159,11 @@ export const en = {
     noSources: 'No sources.',
     kind: { official: 'VPN Gate', api: 'Configured', mirror: 'Mirror', user: 'Yours' },
     path: { direct: 'direct', tunnel: 'through the tunnel', upstream: 'through your proxy' },
-    state: { untried: 'not tried yet', ok: 'worked {{ago}} ({{path}})', failed: 'failed {{ago}} ({{path}}): {{error}}' },
+    state: {
+      untried: 'not tried yet',
+      ok: 'worked {{ago}} ({{path}})',
+      failed: 'failed {{ago}} ({{path}}): {{error}}',
+    },
     import: {
       button: 'Import list file…',
       done: 'Imported {{count}} nodes; {{total}} in the pool now.',
@@ -156,7 +178,8 @@ export const en = {
       nothingTried: 'It has not finished its first try yet.',
       then: 'You can help in two ways:',
       addSource: 'Add a source URL',
-      addSourceHint: 'A link to a copy of the list (the CSV that VPN Gate serves at /api/iphone/), from a mirror, a friend or a community copy.',
+      addSourceHint:
+        'A link to a copy of the list (the CSV that VPN Gate serves at /api/iphone/), from a mirror, a friend or a community copy.',
       add: 'Add',
       badUrl: 'Enter a link that starts with http:// or https://.',
       added: 'Added. Gatehop is fetching from it now.',
@@ -164,7 +187,13 @@ export const en = {
       importHint: 'A list file someone sent you (it may be weeks old). You can also drop it on this window.',
     },
   },
-  state: { active: 'active', draining: 'draining', standby: 'standby', candidate: 'candidate', backoff: 'backing off until {{time}}' },
+  state: {
+    active: 'active',
+    draining: 'draining',
+    standby: 'standby',
+    candidate: 'candidate',
+    backoff: 'backing off until {{time}}',
+  },
   latency: {
     title: 'Latency (last 10 minutes)',
     empty: 'No latency samples yet. They appear as nodes are probed and URL-tested.',
@@ -218,14 +247,25 @@ export const en = {
     testUrl: 'Test URL',
     drainGraceMin: 'Drain grace (minutes)',
     listSources: 'Node list sources',
-    listSourcesHint: 'More places that serve the VPN Gate list (one URL per line). Tried when VPN Gate itself cannot be reached.',
+    listSourcesHint:
+      'More places that serve the VPN Gate list (one URL per line). Tried when VPN Gate itself cannot be reached.',
     protocols: 'Tunnel protocols',
-    protocolsHint: 'OpenVPN is faster where it gets through; SSTP (HTTPS on port 443) gets through filters that break OpenVPN. With both, Gatehop learns which one your network lets through.',
-    protocolOrder: { 'openvpn-sstp': 'OpenVPN, then SSTP', 'sstp-openvpn': 'SSTP, then OpenVPN', openvpn: 'OpenVPN only', sstp: 'SSTP only' },
+    protocolsHint:
+      'OpenVPN is faster where it gets through; SSTP (HTTPS on port 443) gets through filters that break OpenVPN. With both, Gatehop learns which one your network lets through.',
+    protocolOrder: {
+      'openvpn-sstp': 'OpenVPN, then SSTP',
+      'sstp-openvpn': 'SSTP, then OpenVPN',
+      openvpn: 'OpenVPN only',
+      sstp: 'SSTP only',
+    },
     language: 'Language',
     languageAuto: 'System default',
     notifications: 'Desktop notifications',
-    notify: { switched: 'When the node changes', lost: 'When no node works', sysproxyChanged: 'When another program changes the system proxy' },
+    notify: {
+      switched: 'When the node changes',
+      lost: 'When no node works',
+      sysproxyChanged: 'When another program changes the system proxy',
+    },
     save: 'Save',
     saved: 'Saved.',
     restart: 'Saved. Takes effect after Gatehop restarts: {{keys}}.',
@@ -287,7 +327,11 @@ export const en = {
       open: 'Open Gatehop',
       login: 'Start at login',
       notifications: 'Notifications',
-      notify: { switched: 'When the node changes', lost: 'When no node works', sysproxyChanged: 'When another program changes the system proxy' },
+      notify: {
+        switched: 'When the node changes',
+        lost: 'When no node works',
+        sysproxyChanged: 'When another program changes the system proxy',
+      },
       quit: 'Quit Gatehop',
     },
     notify: {
@@ -305,8 +349,9 @@ export const en = {
     },
     dialog: {
       startFailed: 'Gatehop could not start',
-      portInUse: 'The proxy\'s port is taken by another program.',
-      settingsInvalid: 'Something in your saved settings cannot be used. Resetting them sets the file aside and starts with the defaults.',
+      portInUse: "The proxy's port is taken by another program.",
+      settingsInvalid:
+        'Something in your saved settings cannot be used. Resetting them sets the file aside and starts with the defaults.',
       otherError: 'The reason is below; the log in the data folder has more.',
       otherPort: 'Use another port',
       resetSettings: 'Reset settings',
@@ -332,7 +377,10 @@ export const en = {
     number: 'Enter a number.',
     invalid: 'This value is not valid.',
   },
-  format: { ms: '{{value}} ms', ago: { now: 'just now', s: '{{n}} s ago', min: '{{n}} min ago', h: '{{n}} h ago', d: '{{n}} d ago' } },
+  format: {
+    ms: '{{value}} ms',
+    ago: { now: 'just now', s: '{{n}} s ago', min: '{{n}} min ago', h: '{{n}} h ago', d: '{{n}} d ago' },
+  },
 };
 
 type Widen<T> = { [K in keyof T]: T[K] extends string ? string : Widen<T[K]> };

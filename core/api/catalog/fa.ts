@@ -3,7 +3,14 @@ import type { Catalog } from './en.js';
 /** فارسی (راست به چپ؛ اعداد با ارقام فارسی از Intl می‌آیند). */
 export const fa: Catalog = {
   app: { title: 'Gatehop', nav: 'نماها' },
-  nav: { overview: 'نمای کلی', nodes: 'سرورها', latency: 'تأخیر', connections: 'اتصال‌ها', logs: 'گزارش‌ها', settings: 'تنظیمات' },
+  nav: {
+    overview: 'نمای کلی',
+    nodes: 'سرورها',
+    latency: 'تأخیر',
+    connections: 'اتصال‌ها',
+    logs: 'گزارش‌ها',
+    settings: 'تنظیمات',
+  },
   header: { autoSelect: 'انتخاب خودکار', systemProxy: 'پراکسی سیستم' },
   banner: {
     unreachable: 'هستهٔ Gatehop در دسترس نیست. دوباره تلاش می‌شود…',
@@ -20,13 +27,20 @@ export const fa: Catalog = {
     dismiss: 'بستن',
     actionFailed: '{{message}}',
     sysproxy: {
-      overridden: 'برنامهٔ دیگری پراکسی سیستم را تغییر داد. اگر آن را روشن کرده بودید، Gatehop آن را برگرداند (گزارش‌ها را ببینید).',
+      overridden:
+        'برنامهٔ دیگری پراکسی سیستم را تغییر داد. اگر آن را روشن کرده بودید، Gatehop آن را برگرداند (گزارش‌ها را ببینید).',
       'left-alone': 'پراکسی سیستم را کس دیگری تغییر داده بود، پس Gatehop آن را همان‌طور گذاشت (گزارش‌ها را ببینید).',
       recovered: 'Gatehop ناگهان متوقف شده بود؛ پراکسی سیستم به حالت قبل برگردانده شد (گزارش‌ها را ببینید).',
     },
   },
   phase: { fetching: 'دریافت', probing: 'سنجش سرورها', done: 'انجام شد', failed: 'ناموفق' },
-  switchState: { idle: 'بیکار', selecting: 'انتخاب سرور', connecting: 'در حال اتصال', promoting: 'انتقال نشست‌های تازه', draining: 'صبر برای پایان نشست‌های قدیمی' },
+  switchState: {
+    idle: 'بیکار',
+    selecting: 'انتخاب سرور',
+    connecting: 'در حال اتصال',
+    promoting: 'انتقال نشست‌های تازه',
+    draining: 'صبر برای پایان نشست‌های قدیمی',
+  },
   overview: {
     active: 'سرور فعال',
     none: 'هنوز هیچ سروری فعال نیست.',
@@ -55,7 +69,8 @@ export const fa: Catalog = {
     exitListed: 'در فهرست آمده',
     exitMismatch: 'این سرور واسط است: ترافیک شما از {{country}} خارج می‌شود، نه از {{listed}} که در فهرست آمده.',
     exitCheckNow: 'بررسی کن',
-    exitOff: 'برای دیدن این‌که ترافیک از کجا خارج می‌شود، در پیکربندی exitCheck.url را روی نشانی یک سرویس نمایش IP بگذارید.',
+    exitOff:
+      'برای دیدن این‌که ترافیک از کجا خارج می‌شود، در پیکربندی exitCheck.url را روی نشانی یک سرویس نمایش IP بگذارید.',
     exitFailed: 'بررسی نشد: {{error}}',
     exitChecking: 'در حال بررسی…',
     traffic: 'ترافیک',
@@ -74,7 +89,12 @@ export const fa: Catalog = {
     down: 'کنار گذاشته شده: در سنجش‌ها شکست خورده',
     sessions_one: '{{count}} نشست',
     sessions_other: '{{count}} نشست',
-    strategy: { failover: 'جایگزینی هنگام خرابی', 'round-robin': 'نوبتی', 'least-sessions': 'کمترین نشست', 'lowest-latency': 'کمترین تأخیر' },
+    strategy: {
+      failover: 'جایگزینی هنگام خرابی',
+      'round-robin': 'نوبتی',
+      'least-sessions': 'کمترین نشست',
+      'lowest-latency': 'کمترین تأخیر',
+    },
   },
   draining: {
     title: 'در حال تخلیه',
@@ -143,7 +163,11 @@ export const fa: Catalog = {
     noSources: 'منبعی نیست.',
     kind: { official: 'VPN Gate', api: 'پیکربندی‌شده', mirror: 'آینه', user: 'منبع شما' },
     path: { direct: 'مستقیم', tunnel: 'از راه تونل', upstream: 'از راه پراکسی شما' },
-    state: { untried: 'هنوز امتحان نشده', ok: '{{ago}} کار کرد ({{path}})', failed: '{{ago}} ناموفق بود ({{path}}): {{error}}' },
+    state: {
+      untried: 'هنوز امتحان نشده',
+      ok: '{{ago}} کار کرد ({{path}})',
+      failed: '{{ago}} ناموفق بود ({{path}}): {{error}}',
+    },
     import: {
       button: 'وارد کردن پروندهٔ فهرست…',
       done: '{{count}} سرور وارد شد؛ اکنون {{total}} سرور در مجموعه است.',
@@ -158,15 +182,23 @@ export const fa: Catalog = {
       nothingTried: 'نخستین تلاش هنوز تمام نشده است.',
       then: 'شما می‌توانید به دو روش کمک کنید:',
       addSource: 'افزودن نشانی یک منبع',
-      addSourceHint: 'پیوندی به نسخه‌ای از فهرست (همان CSV که VPN Gate در /api/iphone/ می‌دهد)، از یک آینه، یک دوست یا یک نسخهٔ همگانی.',
+      addSourceHint:
+        'پیوندی به نسخه‌ای از فهرست (همان CSV که VPN Gate در /api/iphone/ می‌دهد)، از یک آینه، یک دوست یا یک نسخهٔ همگانی.',
       add: 'افزودن',
       badUrl: 'پیوندی وارد کنید که با http:// یا https:// شروع شود.',
       added: 'افزوده شد. Gatehop هم‌اکنون از آن دریافت می‌کند.',
       importFile: 'وارد کردن پروندهٔ فهرست…',
-      importHint: 'پروندهٔ فهرستی که کسی برایتان فرستاده (ممکن است چند هفته قدیمی باشد). می‌توانید آن را روی همین پنجره هم رها کنید.',
+      importHint:
+        'پروندهٔ فهرستی که کسی برایتان فرستاده (ممکن است چند هفته قدیمی باشد). می‌توانید آن را روی همین پنجره هم رها کنید.',
     },
   },
-  state: { active: 'فعال', draining: 'در حال تخلیه', standby: 'رزرو', candidate: 'نامزد', backoff: 'در انتظار تا {{time}}' },
+  state: {
+    active: 'فعال',
+    draining: 'در حال تخلیه',
+    standby: 'رزرو',
+    candidate: 'نامزد',
+    backoff: 'در انتظار تا {{time}}',
+  },
   latency: {
     title: 'تأخیر (۱۰ دقیقهٔ گذشته)',
     empty: 'هنوز داده‌ای از تأخیر نیست. با سنجش و آزمون سرورها نمایان می‌شود.',
@@ -220,14 +252,25 @@ export const fa: Catalog = {
     testUrl: 'نشانی آزمون',
     drainGraceMin: 'مهلت تخلیه (دقیقه)',
     listSources: 'منابع فهرست سرورها',
-    listSourcesHint: 'جاهای دیگری که فهرست VPN Gate را می‌دهند (هر نشانی در یک خط). وقتی خود VPN Gate در دسترس نباشد امتحان می‌شوند.',
+    listSourcesHint:
+      'جاهای دیگری که فهرست VPN Gate را می‌دهند (هر نشانی در یک خط). وقتی خود VPN Gate در دسترس نباشد امتحان می‌شوند.',
     protocols: 'پروتکل‌های تونل',
-    protocolsHint: 'جایی که OpenVPN عبور کند، سریع‌تر است؛ SSTP (HTTPS روی درگاه ۴۴۳) از فیلترهایی که OpenVPN را می‌شکنند عبور می‌کند. با هر دو، Gatehop یاد می‌گیرد شبکهٔ شما کدام را عبور می‌دهد.',
-    protocolOrder: { 'openvpn-sstp': 'اول OpenVPN، سپس SSTP', 'sstp-openvpn': 'اول SSTP، سپس OpenVPN', openvpn: 'فقط OpenVPN', sstp: 'فقط SSTP' },
+    protocolsHint:
+      'جایی که OpenVPN عبور کند، سریع‌تر است؛ SSTP (HTTPS روی درگاه ۴۴۳) از فیلترهایی که OpenVPN را می‌شکنند عبور می‌کند. با هر دو، Gatehop یاد می‌گیرد شبکهٔ شما کدام را عبور می‌دهد.',
+    protocolOrder: {
+      'openvpn-sstp': 'اول OpenVPN، سپس SSTP',
+      'sstp-openvpn': 'اول SSTP، سپس OpenVPN',
+      openvpn: 'فقط OpenVPN',
+      sstp: 'فقط SSTP',
+    },
     language: 'زبان',
     languageAuto: 'پیش‌فرض سیستم',
     notifications: 'اعلان‌های دسکتاپ',
-    notify: { switched: 'وقتی سرور عوض می‌شود', lost: 'وقتی هیچ سروری کار نمی‌کند', sysproxyChanged: 'وقتی برنامهٔ دیگری پراکسی سیستم را تغییر می‌دهد' },
+    notify: {
+      switched: 'وقتی سرور عوض می‌شود',
+      lost: 'وقتی هیچ سروری کار نمی‌کند',
+      sysproxyChanged: 'وقتی برنامهٔ دیگری پراکسی سیستم را تغییر می‌دهد',
+    },
     save: 'ذخیره',
     saved: 'ذخیره شد.',
     restart: 'ذخیره شد. پس از راه‌اندازی دوبارهٔ Gatehop اعمال می‌شود: {{keys}}.',
@@ -288,7 +331,11 @@ export const fa: Catalog = {
       open: 'باز کردن Gatehop',
       login: 'اجرا هنگام ورود',
       notifications: 'اعلان‌ها',
-      notify: { switched: 'وقتی سرور عوض می‌شود', lost: 'وقتی هیچ سروری کار نمی‌کند', sysproxyChanged: 'وقتی برنامهٔ دیگری پراکسی سیستم را تغییر می‌دهد' },
+      notify: {
+        switched: 'وقتی سرور عوض می‌شود',
+        lost: 'وقتی هیچ سروری کار نمی‌کند',
+        sysproxyChanged: 'وقتی برنامهٔ دیگری پراکسی سیستم را تغییر می‌دهد',
+      },
       quit: 'خروج از Gatehop',
     },
     notify: {
@@ -307,7 +354,8 @@ export const fa: Catalog = {
     dialog: {
       startFailed: 'Gatehop نتوانست شروع شود',
       portInUse: 'درگاه پراکسی را برنامهٔ دیگری گرفته است.',
-      settingsInvalid: 'چیزی در تنظیمات ذخیره‌شدهٔ شما قابل استفاده نیست. بازنشانی، پروندهٔ تنظیمات را کنار می‌گذارد و با مقادیر پیش‌فرض شروع می‌کند.',
+      settingsInvalid:
+        'چیزی در تنظیمات ذخیره‌شدهٔ شما قابل استفاده نیست. بازنشانی، پروندهٔ تنظیمات را کنار می‌گذارد و با مقادیر پیش‌فرض شروع می‌کند.',
       otherError: 'دلیل در پایین آمده است؛ گزارش داخل پوشهٔ داده‌ها جزئیات بیشتری دارد.',
       otherPort: 'استفاده از درگاه دیگر',
       resetSettings: 'بازنشانی تنظیمات',
@@ -333,5 +381,8 @@ export const fa: Catalog = {
     number: 'یک عدد وارد کنید.',
     invalid: 'این مقدار معتبر نیست.',
   },
-  format: { ms: '{{value}} میلی‌ثانیه', ago: { now: 'همین حالا', s: '{{n}} ثانیه پیش', min: '{{n}} دقیقه پیش', h: '{{n}} ساعت پیش', d: '{{n}} روز پیش' } },
+  format: {
+    ms: '{{value}} میلی‌ثانیه',
+    ago: { now: 'همین حالا', s: '{{n}} ثانیه پیش', min: '{{n}} دقیقه پیش', h: '{{n}} ساعت پیش', d: '{{n}} روز پیش' },
+  },
 };

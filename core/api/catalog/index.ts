@@ -12,7 +12,12 @@ export type { Catalog };
 export type Language = 'en' | 'zh-CN' | 'zh-TW' | 'fa';
 export const LANGUAGES: Readonly<Record<Language, Catalog>> = { en, 'zh-CN': zhCN, 'zh-TW': zhTW, fa };
 /** The languages as people name them in their own language (for a chooser). */
-export const LANGUAGE_NAMES: Readonly<Record<Language, string>> = { en: 'English', 'zh-CN': '简体中文', 'zh-TW': '繁體中文', fa: 'فارسی' };
+export const LANGUAGE_NAMES: Readonly<Record<Language, string>> = {
+  en: 'English',
+  'zh-CN': '简体中文',
+  'zh-TW': '繁體中文',
+  fa: 'فارسی',
+};
 
 /** The system's language when the user chose none: the first of its preferences we have a catalogue for, else English. */
 export function systemLanguage(languages: readonly string[]): Language {

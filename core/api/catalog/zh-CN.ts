@@ -26,7 +26,13 @@ export const zhCN: Catalog = {
     },
   },
   phase: { fetching: '下载中', probing: '探测节点', done: '完成', failed: '失败' },
-  switchState: { idle: '空闲', selecting: '选择节点', connecting: '连接中', promoting: '转移新会话', draining: '等待旧会话结束' },
+  switchState: {
+    idle: '空闲',
+    selecting: '选择节点',
+    connecting: '连接中',
+    promoting: '转移新会话',
+    draining: '等待旧会话结束',
+  },
   overview: {
     active: '当前节点',
     none: '尚无活动节点。',
@@ -74,7 +80,12 @@ export const zhCN: Catalog = {
     down: '已避开：探测失败',
     sessions_one: '{{count}} 个会话',
     sessions_other: '{{count}} 个会话',
-    strategy: { failover: '故障转移', 'round-robin': '轮询', 'least-sessions': '最少会话', 'lowest-latency': '最低延迟' },
+    strategy: {
+      failover: '故障转移',
+      'round-robin': '轮询',
+      'least-sessions': '最少会话',
+      'lowest-latency': '最低延迟',
+    },
   },
   draining: {
     title: '排空中',
@@ -221,8 +232,14 @@ export const zhCN: Catalog = {
     listSources: '节点列表来源',
     listSourcesHint: '其他提供 VPN Gate 列表的地址（每行一个网址）。无法访问 VPN Gate 本站时使用。',
     protocols: '隧道协议',
-    protocolsHint: '在 OpenVPN 能通过的地方它更快；SSTP（443 端口上的 HTTPS）能穿过阻断 OpenVPN 的过滤。两者都选时，Gatehop 会学习您的网络放行哪一个。',
-    protocolOrder: { 'openvpn-sstp': '先 OpenVPN，再 SSTP', 'sstp-openvpn': '先 SSTP，再 OpenVPN', openvpn: '仅 OpenVPN', sstp: '仅 SSTP' },
+    protocolsHint:
+      '在 OpenVPN 能通过的地方它更快；SSTP（443 端口上的 HTTPS）能穿过阻断 OpenVPN 的过滤。两者都选时，Gatehop 会学习您的网络放行哪一个。',
+    protocolOrder: {
+      'openvpn-sstp': '先 OpenVPN，再 SSTP',
+      'sstp-openvpn': '先 SSTP，再 OpenVPN',
+      openvpn: '仅 OpenVPN',
+      sstp: '仅 SSTP',
+    },
     drainGraceMin: '排空宽限期（分钟）',
     language: '语言',
     languageAuto: '跟随系统',
@@ -333,5 +350,8 @@ export const zhCN: Catalog = {
     number: '请输入一个数字。',
     invalid: '此值无效。',
   },
-  format: { ms: '{{value}} 毫秒', ago: { now: '刚刚', s: '{{n}} 秒前', min: '{{n}} 分钟前', h: '{{n}} 小时前', d: '{{n}} 天前' } },
+  format: {
+    ms: '{{value}} 毫秒',
+    ago: { now: '刚刚', s: '{{n}} 秒前', min: '{{n}} 分钟前', h: '{{n}} 小时前', d: '{{n}} 天前' },
+  },
 };

@@ -26,7 +26,13 @@ export const zhTW: Catalog = {
     },
   },
   phase: { fetching: '下載中', probing: '偵測節點', done: '完成', failed: '失敗' },
-  switchState: { idle: '閒置', selecting: '選擇節點', connecting: '連線中', promoting: '轉移新的工作階段', draining: '等待舊的工作階段結束' },
+  switchState: {
+    idle: '閒置',
+    selecting: '選擇節點',
+    connecting: '連線中',
+    promoting: '轉移新的工作階段',
+    draining: '等待舊的工作階段結束',
+  },
   overview: {
     active: '目前節點',
     none: '還沒有使用中的節點。',
@@ -74,7 +80,12 @@ export const zhTW: Catalog = {
     down: '已避開：偵測失敗',
     sessions_one: '{{count}} 個工作階段',
     sessions_other: '{{count}} 個工作階段',
-    strategy: { failover: '容錯移轉', 'round-robin': '輪詢', 'least-sessions': '最少工作階段', 'lowest-latency': '最低延遲' },
+    strategy: {
+      failover: '容錯移轉',
+      'round-robin': '輪詢',
+      'least-sessions': '最少工作階段',
+      'lowest-latency': '最低延遲',
+    },
   },
   draining: {
     title: '排空中',
@@ -221,8 +232,14 @@ export const zhTW: Catalog = {
     listSources: '節點清單來源',
     listSourcesHint: '其他提供 VPN Gate 清單的位址（每行一個網址）。無法連上 VPN Gate 本站時使用。',
     protocols: '通道協定',
-    protocolsHint: '在 OpenVPN 能通過的地方它比較快；SSTP（443 連接埠上的 HTTPS）能穿過阻斷 OpenVPN 的過濾。兩者都選時，Gatehop 會學習您的網路放行哪一個。',
-    protocolOrder: { 'openvpn-sstp': '先 OpenVPN，再 SSTP', 'sstp-openvpn': '先 SSTP，再 OpenVPN', openvpn: '僅 OpenVPN', sstp: '僅 SSTP' },
+    protocolsHint:
+      '在 OpenVPN 能通過的地方它比較快；SSTP（443 連接埠上的 HTTPS）能穿過阻斷 OpenVPN 的過濾。兩者都選時，Gatehop 會學習您的網路放行哪一個。',
+    protocolOrder: {
+      'openvpn-sstp': '先 OpenVPN，再 SSTP',
+      'sstp-openvpn': '先 SSTP，再 OpenVPN',
+      openvpn: '僅 OpenVPN',
+      sstp: '僅 SSTP',
+    },
     drainGraceMin: '排空寬限期（分鐘）',
     language: '語言',
     languageAuto: '跟隨系統',
@@ -333,5 +350,8 @@ export const zhTW: Catalog = {
     number: '請輸入一個數字。',
     invalid: '這個值無效。',
   },
-  format: { ms: '{{value}} 毫秒', ago: { now: '剛剛', s: '{{n}} 秒前', min: '{{n}} 分鐘前', h: '{{n}} 小時前', d: '{{n}} 天前' } },
+  format: {
+    ms: '{{value}} 毫秒',
+    ago: { now: '剛剛', s: '{{n}} 秒前', min: '{{n}} 分鐘前', h: '{{n}} 小時前', d: '{{n}} 天前' },
+  },
 };

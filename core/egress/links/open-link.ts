@@ -4,7 +4,10 @@ import { openOpenVpnLink } from './openvpn-link.js';
 import { openSstpLink } from './sstp-link.js';
 
 /** The one place that picks a tunnel client by protocol. */
-export function openLink(spec: LinkSpec, o: { logger: Logger; timeoutMs: number; signal?: AbortSignal }): Promise<OpenedLink> {
+export function openLink(
+  spec: LinkSpec,
+  o: { logger: Logger; timeoutMs: number; signal?: AbortSignal },
+): Promise<OpenedLink> {
   switch (spec.protocol) {
     case 'openvpn':
       return openOpenVpnLink(spec, o);

@@ -66,14 +66,20 @@ export class OpenVpnLink implements TunnelLink {
   }
 }
 
-export async function openOpenVpnLink(spec: OpenVpnLinkSpec, o: { logger: Logger; timeoutMs: number; signal?: AbortSignal }): Promise<OpenedLink> {
+export async function openOpenVpnLink(
+  spec: OpenVpnLinkSpec,
+  o: { logger: Logger; timeoutMs: number; signal?: AbortSignal },
+): Promise<OpenedLink> {
   const profile = parseProfile(spec.profileText);
   // A short L1 window: a node that stays away is the egress manager's business (it fails over).
   const client = new TunnelClient({
     profile,
     logger: o.logger,
     reconnectForMs: 8_000,
-    transport: { ...(spec.remoteHost ? { host: spec.remoteHost } : {}), upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null },
+    transport: {
+      ...(spec.remoteHost ? { host: spec.remoteHost } : {}),
+      upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,
+    },
   });
   const link = new OpenVpnLink(client);
   const config = await client.connect({ timeoutMs: o.timeoutMs, ...(o.signal ? { signal: o.signal } : {}) });

@@ -47,7 +47,10 @@ export class SstpLink implements TunnelLink {
   onReconnected(): void {}
 }
 
-export async function openSstpLink(spec: SstpLinkSpec, o: { logger: Logger; timeoutMs: number; signal?: AbortSignal }): Promise<OpenedLink> {
+export async function openSstpLink(
+  spec: SstpLinkSpec,
+  o: { logger: Logger; timeoutMs: number; signal?: AbortSignal },
+): Promise<OpenedLink> {
   const client = new SstpClient({
     host: spec.host,
     port: spec.port,

@@ -1,12 +1,22 @@
 import type { Duplex } from 'node:stream';
 import { errorToJson } from '../../common/index.js';
 import type { EgressTcpConnection, EgressUdpSocket } from '../types.js';
-import { ACK_EVERY_BYTES, STREAM_WINDOW_BYTES, type FromTunnel, type TunnelDiagnostics, type ToTunnel } from './messages.js';
+import {
+  ACK_EVERY_BYTES,
+  STREAM_WINDOW_BYTES,
+  type FromTunnel,
+  type TunnelDiagnostics,
+  type ToTunnel,
+} from './messages.js';
 import { Outbox, ownedBuffer, type PostTarget } from './outbox.js';
 
 /** What the host serves: a TunnelEgress (or, in unit tests, anything shaped like one). */
 export interface HostedTunnel {
-  connectTcp(host: string, port: number, opts: { timeoutMs: number; signal: AbortSignal }): Promise<EgressTcpConnection>;
+  connectTcp(
+    host: string,
+    port: number,
+    opts: { timeoutMs: number; signal: AbortSignal },
+  ): Promise<EgressTcpConnection>;
   bindUdp(): Promise<EgressUdpSocket>;
   resolve(host: string): Promise<string[]>;
   measureDns(): Promise<number>;
@@ -98,7 +108,10 @@ export class TunnelHost {
       this.#finish();
     });
     // The heartbeat also tells the main thread this thread is not stuck.
-    this.#heartbeat = setInterval(() => this.out.send({ t: 'heartbeat', diagnostics: tunnel.diagnostics() }), HEARTBEAT_MS);
+    this.#heartbeat = setInterval(
+      () => this.out.send({ t: 'heartbeat', diagnostics: tunnel.diagnostics() }),
+      HEARTBEAT_MS,
+    );
   }
 
   handle(batch: readonly ToTunnel[]): void {
@@ -158,7 +171,14 @@ export class TunnelHost {
         return;
       }
       this.#streams.set(id, new HostedStream(id, c.stream, this.out, () => this.#streams.delete(id)));
-      this.out.send({ t: 'connected', id, localAddress: c.localAddress, localPort: c.localPort, remoteAddress: c.remoteAddress, remotePort: c.remotePort });
+      this.out.send({
+        t: 'connected',
+        id,
+        localAddress: c.localAddress,
+        localPort: c.localPort,
+        remoteAddress: c.remoteAddress,
+        remotePort: c.remotePort,
+      });
     } catch (err) {
       this.out.send({ t: 'connect-failed', id, error: errorToJson(err) });
     } finally {

@@ -29,4 +29,3 @@ export function findWorkerScript(): URL | null {
   const bundled = process.env.GATEHOP_TUNNEL_WORKER;
   return built ?? (bundled ? new URL(bundled) : null);
 }
-

@@ -61,7 +61,8 @@ export class WorkerTcpStream extends Duplex {
   onClosed(error: WireError | null): void {
     this.#farClosed = true;
     if (error) this.destroy(errorFromJson(error));
-    else if (!(this.#finReceived && this.#finSent)) this.destroy(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'the tunnel closed the connection'));
+    else if (!(this.#finReceived && this.#finSent))
+      this.destroy(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'the tunnel closed the connection'));
   }
 
   /** The tunnel (or its worker) is gone. */

@@ -1,8 +1,22 @@
 import { isIP } from 'node:net';
-import { abortReason, errorFromJson, ErrorCodes, GatehopError, SleepDetector, type Logger } from '../../common/index.js';
+import {
+  abortReason,
+  errorFromJson,
+  ErrorCodes,
+  GatehopError,
+  SleepDetector,
+  type Logger,
+} from '../../common/index.js';
 import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
 import type { TunnelProtocol } from '../tunnel-link.js';
-import type { ConnectTcpOptions, Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket } from '../types.js';
+import type {
+  ConnectTcpOptions,
+  Egress,
+  EgressState,
+  EgressStats,
+  EgressTcpConnection,
+  EgressUdpSocket,
+} from '../types.js';
 import type { FromTunnel, ToTunnel, TunnelDiagnostics, TunnelWorkerData } from './messages.js';
 import { Outbox, type PostTarget } from './outbox.js';
 import { WorkerTcpStream } from './worker-tcp-stream.js';
@@ -63,7 +77,12 @@ export class WorkerTunnelEgress implements Egress {
   #exited = false;
   #lastHeard = Date.now();
 
-  private constructor(opts: AttachOptions, thread: TunnelThread, out: Outbox<ToTunnel>, diagnostics: TunnelDiagnostics) {
+  private constructor(
+    opts: AttachOptions,
+    thread: TunnelThread,
+    out: Outbox<ToTunnel>,
+    diagnostics: TunnelDiagnostics,
+  ) {
     this.id = opts.id;
     this.nodeId = opts.nodeId;
     this.protocol = opts.protocol ?? 'openvpn';
@@ -129,16 +148,26 @@ export class WorkerTunnelEgress implements Egress {
         if (egress) return egress.#workerFailed(err);
         done();
         tunnelWorkerCounters.failures++;
-        reject(new GatehopError(ErrorCodes.TUNNEL_WORKER_FAILED, `tunnel worker for ${opts.nodeId} failed while opening: ${err.message}`, { cause: err }));
+        reject(
+          new GatehopError(
+            ErrorCodes.TUNNEL_WORKER_FAILED,
+            `tunnel worker for ${opts.nodeId} failed while opening: ${err.message}`,
+            { cause: err },
+          ),
+        );
       });
       thread.on('exit', (code: number) => {
         if (egress) return egress.#workerExited(code);
         done();
-        reject(new GatehopError(ErrorCodes.TUNNEL_WORKER_FAILED, `tunnel worker for ${opts.nodeId} exited (${code}) while opening`));
+        reject(
+          new GatehopError(
+            ErrorCodes.TUNNEL_WORKER_FAILED,
+            `tunnel worker for ${opts.nodeId} exited (${code}) while opening`,
+          ),
+        );
       });
     });
   }
-
 
   // ---- Egress ----
 
@@ -196,7 +225,8 @@ export class WorkerTunnelEgress implements Egress {
   }
 
   connectTcp(host: string, port: number, opts: ConnectTcpOptions = {}): Promise<EgressTcpConnection> {
-    if (this.#state === 'closed') return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`));
+    if (this.#state === 'closed')
+      return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`));
     if (opts.signal?.aborted) return Promise.reject(abortReason(opts.signal, `connect to ${host}:${port}`));
     const id = this.#nextId++;
     const signal = opts.signal;
@@ -300,7 +330,10 @@ export class WorkerTunnelEgress implements Egress {
         this.#diagnostics = m.diagnostics;
         return;
       case 'down':
-        this.#shutDown(m.reason, new GatehopError(ErrorCodes.NETSTACK_CLOSED, `tunnel to ${this.nodeId} went down: ${m.reason}`));
+        this.#shutDown(
+          m.reason,
+          new GatehopError(ErrorCodes.NETSTACK_CLOSED, `tunnel to ${this.nodeId} went down: ${m.reason}`),
+        );
         void endThread(this.#thread, CLOSE_GRACE_MS);
         return;
       case 'log':
@@ -330,11 +363,18 @@ export class WorkerTunnelEgress implements Egress {
       this.stats.bytesUp += stream.stats.bytesOut;
       this.stats.bytesDown += stream.stats.bytesIn;
     });
-    c.resolve({ stream, localAddress: m.localAddress, localPort: m.localPort, remoteAddress: m.remoteAddress, remotePort: m.remotePort });
+    c.resolve({
+      stream,
+      localAddress: m.localAddress,
+      localPort: m.localPort,
+      remoteAddress: m.remoteAddress,
+      remotePort: m.remotePort,
+    });
   }
 
   #request(msg: Extract<ToTunnel, { t: 'resolve' | 'measure-dns' }>): Promise<unknown> {
-    if (this.#state === 'closed') return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`));
+    if (this.#state === 'closed')
+      return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`));
     const req = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#requests.set(req, { resolve, reject });
@@ -350,9 +390,15 @@ export class WorkerTunnelEgress implements Egress {
   #workerFailed(err: Error): void {
     if (this.#state === 'closed') return;
     tunnelWorkerCounters.failures++;
-    this.#logger.error({ event: 'tunnel-worker-failed', egressId: this.id, nodeId: this.nodeId, err: err.message }, 'the tunnel worker failed; its tunnel is lost');
+    this.#logger.error(
+      { event: 'tunnel-worker-failed', egressId: this.id, nodeId: this.nodeId, err: err.message },
+      'the tunnel worker failed; its tunnel is lost',
+    );
     const reason = `tunnel worker failed: ${err.message}`;
-    this.#shutDown(reason, new GatehopError(ErrorCodes.TUNNEL_WORKER_FAILED, `tunnel to ${this.nodeId}: ${reason}`, { cause: err }));
+    this.#shutDown(
+      reason,
+      new GatehopError(ErrorCodes.TUNNEL_WORKER_FAILED, `tunnel to ${this.nodeId}: ${reason}`, { cause: err }),
+    );
   }
 
   #workerExited(code: number): void {

@@ -6,7 +6,10 @@ export type { EventKey, EventMap, OpInput, OpName, OpOutput, Result };
 export type CoreEvent = { [K in EventKey]: { type: K; data: EventMap[K] } }[EventKey];
 
 /** Whether the client reaches the core right now (drives the "core unreachable" banner). */
-export type Connection = { state: 'connecting' | 'open' } | { state: 'down'; since: number; retryAt: number; reason: string } | { state: 'unauthorized' };
+export type Connection =
+  | { state: 'connecting' | 'open' }
+  | { state: 'down'; since: number; retryAt: number; reason: string }
+  | { state: 'unauthorized' };
 
 /**
  * The renderer's only way to the core: over HTTP (the admin API and its event stream) in a

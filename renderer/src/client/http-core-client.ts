@@ -1,5 +1,14 @@
 import { events, operations, routeFor, type EventKey } from '../../../core/api/contract.js';
-import { Fanout, type Connection, type CoreClient, type CoreEvent, type OpInput, type OpName, type OpOutput, type Result } from './core-client.js';
+import {
+  Fanout,
+  type Connection,
+  type CoreClient,
+  type CoreEvent,
+  type OpInput,
+  type OpName,
+  type OpOutput,
+  type Result,
+} from './core-client.js';
 
 export interface HttpCoreClientOptions {
   /** The admin API's origin; '' = the page's own (the /ui dashboard). */
@@ -46,12 +55,20 @@ export class HttpCoreClient implements CoreClient {
   async call<K extends OpName>(name: K, input: OpInput<K>): Promise<Result<OpOutput<K>>> {
     const op = operations[name];
     const checked = op.input.safeParse(input);
-    if (!checked.success) return { ok: false, error: { code: 'GH_ERR_UI_INVALID_INPUT', message: checked.error.issues[0]?.message ?? 'invalid input' } };
+    if (!checked.success)
+      return {
+        ok: false,
+        error: { code: 'GH_ERR_UI_INVALID_INPUT', message: checked.error.issues[0]?.message ?? 'invalid input' },
+      };
     const { method, path, rest } = routeFor(name, checked.data as Record<string, unknown>);
     let url = `${this.opts.baseUrl}${path}`;
     const init: RequestInit = { method, headers: { authorization: `Bearer ${this.opts.token}` } };
     if (method === 'GET') {
-      const q = new URLSearchParams(Object.entries(rest).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+      const q = new URLSearchParams(
+        Object.entries(rest)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => [k, String(v)]),
+      );
       if ([...q].length) url += `?${q}`;
     } else if (Object.keys(rest).length > 0 || method === 'POST' || method === 'PUT') {
       init.body = JSON.stringify(rest);
@@ -61,22 +78,44 @@ export class HttpCoreClient implements CoreClient {
     try {
       res = await this.#fetch(url, init);
     } catch (err) {
-      return { ok: false, error: { code: 'GH_ERR_UI_UNREACHABLE', message: `the core does not answer (${(err as Error).message})` } };
+      return {
+        ok: false,
+        error: { code: 'GH_ERR_UI_UNREACHABLE', message: `the core does not answer (${(err as Error).message})` },
+      };
     }
     const text = await res.text().catch(() => '');
     let body: unknown = null;
     try {
       body = text ? JSON.parse(text) : null;
     } catch {
-      return { ok: false, error: { code: 'GH_ERR_UI_BAD_RESPONSE', message: `${path} answered ${res.status} with a body that is not JSON` } };
+      return {
+        ok: false,
+        error: {
+          code: 'GH_ERR_UI_BAD_RESPONSE',
+          message: `${path} answered ${res.status} with a body that is not JSON`,
+        },
+      };
     }
     if (!res.ok) {
       const e = body as { error?: string; message?: string } | null;
       if (res.status === 401) this.#conn.emit({ state: 'unauthorized' });
-      return { ok: false, error: { code: e?.error ?? `GH_ERR_HTTP_${res.status}`, message: e?.message ?? `${path} answered ${res.status}` } };
+      return {
+        ok: false,
+        error: {
+          code: e?.error ?? `GH_ERR_HTTP_${res.status}`,
+          message: e?.message ?? `${path} answered ${res.status}`,
+        },
+      };
     }
     const out = op.output.safeParse(body);
-    if (!out.success) return { ok: false, error: { code: 'GH_ERR_UI_BAD_RESPONSE', message: `${path}: ${out.error.issues[0]?.path.join('.')}: ${out.error.issues[0]?.message}` } };
+    if (!out.success)
+      return {
+        ok: false,
+        error: {
+          code: 'GH_ERR_UI_BAD_RESPONSE',
+          message: `${path}: ${out.error.issues[0]?.path.join('.')}: ${out.error.issues[0]?.message}`,
+        },
+      };
     return { ok: true, value: out.data as OpOutput<K> };
   }
 
@@ -124,7 +163,12 @@ export class HttpCoreClient implements CoreClient {
       this.#downSince ||= Date.now();
       const wait = this.#delayMs;
       this.#delayMs = Math.min(this.#delayMs * 2, this.opts.backoff?.maxMs ?? 30_000);
-      this.#conn.emit({ state: 'down', since: this.#downSince, retryAt: Date.now() + wait, reason: 'the event stream closed' });
+      this.#conn.emit({
+        state: 'down',
+        since: this.#downSince,
+        retryAt: Date.now() + wait,
+        reason: 'the event stream closed',
+      });
       this.#timer = this.#setTimeout(() => {
         this.#timer = null;
         this.#open();
@@ -149,6 +193,5 @@ export class HttpCoreClient implements CoreClient {
     es.addEventListener('open', () => {
       this.#downSince = 0;
     });
-
   }
 }

@@ -1,5 +1,15 @@
 import { events, operations } from '../../../core/api/contract.js';
-import { Fanout, type Connection, type CoreClient, type CoreEvent, type EventKey, type OpInput, type OpName, type OpOutput, type Result } from './core-client.js';
+import {
+  Fanout,
+  type Connection,
+  type CoreClient,
+  type CoreEvent,
+  type EventKey,
+  type OpInput,
+  type OpName,
+  type OpOutput,
+  type Result,
+} from './core-client.js';
 
 /**
  * What the Electron preload exposes as window.gatehop: one function per operation of the contract
@@ -27,13 +37,19 @@ export class IpcCoreClient implements CoreClient {
 
   async call<K extends OpName>(name: K, input: OpInput<K>): Promise<Result<OpOutput<K>>> {
     const checked = operations[name].input.safeParse(input);
-    if (!checked.success) return { ok: false, error: { code: 'GH_ERR_UI_INVALID_INPUT', message: checked.error.issues[0]?.message ?? 'invalid input' } };
+    if (!checked.success)
+      return {
+        ok: false,
+        error: { code: 'GH_ERR_UI_INVALID_INPUT', message: checked.error.issues[0]?.message ?? 'invalid input' },
+      };
     const fn = this.bridge[name] as (i: unknown) => Promise<Result<OpOutput<K>>>;
     try {
       const r = await fn(checked.data);
       if (!r.ok) return r;
       const out = operations[name].output.safeParse(r.value);
-      return out.success ? { ok: true, value: out.data as OpOutput<K> } : { ok: false, error: { code: 'GH_ERR_UI_BAD_RESPONSE', message: `${name}: ${out.error.issues[0]?.message}` } };
+      return out.success
+        ? { ok: true, value: out.data as OpOutput<K> }
+        : { ok: false, error: { code: 'GH_ERR_UI_BAD_RESPONSE', message: `${name}: ${out.error.issues[0]?.message}` } };
     } catch (err) {
       return { ok: false, error: { code: 'GH_ERR_UI_IPC', message: (err as Error).message } };
     }

@@ -36,7 +36,19 @@ export function App({ languages }: { languages: readonly string[] }) {
       <Header />
       <Banner />
       <main className="main" role="tabpanel" id={panelId(view)} aria-labelledby={tabId(view)} tabIndex={-1}>
-        {view === 'overview' ? <Overview /> : view === 'nodes' ? <Nodes /> : view === 'latency' ? <Latency /> : view === 'connections' ? <Connections /> : view === 'logs' ? <Logs /> : <Settings />}
+        {view === 'overview' ? (
+          <Overview />
+        ) : view === 'nodes' ? (
+          <Nodes />
+        ) : view === 'latency' ? (
+          <Latency />
+        ) : view === 'connections' ? (
+          <Connections />
+        ) : view === 'logs' ? (
+          <Logs />
+        ) : (
+          <Settings />
+        )}
       </main>
     </div>
   );

@@ -29,19 +29,64 @@ export function Banner() {
   const seconds = (at: number | null | undefined): number => (at ? Math.max(0, Math.ceil((at - now) / 1000)) : 0);
 
   const lines: Line[] = [];
-  if (connection.state === 'down') lines.push({ id: 'core-down', kind: 'error', text: t('banner.unreachable'), countdown: t('banner.retryIn', { seconds: seconds(connection.retryAt) }) });
-  else if (connection.state === 'unauthorized') lines.push({ id: 'core-unauthorized', kind: 'error', text: t('banner.unauthorized') });
-  else if (connection.state === 'connecting') lines.push({ id: 'core-connecting', kind: 'info', text: t('banner.connecting') });
+  if (connection.state === 'down')
+    lines.push({
+      id: 'core-down',
+      kind: 'error',
+      text: t('banner.unreachable'),
+      countdown: t('banner.retryIn', { seconds: seconds(connection.retryAt) }),
+    });
+  else if (connection.state === 'unauthorized')
+    lines.push({ id: 'core-unauthorized', kind: 'error', text: t('banner.unauthorized') });
+  else if (connection.state === 'connecting')
+    lines.push({ id: 'core-connecting', kind: 'info', text: t('banner.connecting') });
   if (connection.state === 'open') {
     if (network?.state === 'waiting') {
-      const key = network.reason === 'no-node-list' ? 'banner.waitingNoList' : network.reason === 'no-reachable-node' ? 'banner.waitingNoNode' : 'banner.waitingNoTunnel';
-      lines.push({ id: `network-${network.reason ?? 'waiting'}`, kind: 'warn', text: t(key), countdown: t('banner.retryAttemptIn', { seconds: seconds(network.nextAttemptAt), attempts: network.attempts + 1 }) });
-    } else if (switching) lines.push({ id: 'switching', kind: 'info', text: t('banner.switching', { state: t(`switchState.${switching}`) }) });
+      const key =
+        network.reason === 'no-node-list'
+          ? 'banner.waitingNoList'
+          : network.reason === 'no-reachable-node'
+            ? 'banner.waitingNoNode'
+            : 'banner.waitingNoTunnel';
+      lines.push({
+        id: `network-${network.reason ?? 'waiting'}`,
+        kind: 'warn',
+        text: t(key),
+        countdown: t('banner.retryAttemptIn', {
+          seconds: seconds(network.nextAttemptAt),
+          attempts: network.attempts + 1,
+        }),
+      });
+    } else if (switching)
+      lines.push({
+        id: 'switching',
+        kind: 'info',
+        text: t('banner.switching', { state: t(`switchState.${switching}`) }),
+      });
     else if (noActive) lines.push({ id: 'starting', kind: 'info', text: t('banner.starting') });
-    if (refresh && refresh.phase !== 'done') lines.push({ id: 'refresh', kind: refresh.phase === 'failed' ? 'warn' : 'info', text: t('banner.refreshing', { phase: t(`phase.${refresh.phase}`) }) + (refresh.message ? ` (${refresh.message})` : '') });
+    if (refresh && refresh.phase !== 'done')
+      lines.push({
+        id: 'refresh',
+        kind: refresh.phase === 'failed' ? 'warn' : 'info',
+        text:
+          t('banner.refreshing', { phase: t(`phase.${refresh.phase}`) }) +
+          (refresh.message ? ` (${refresh.message})` : ''),
+      });
   }
-  if (sysproxyNotice) lines.push({ id: 'sysproxy', kind: 'warn', text: t(`banner.sysproxy.${sysproxyNotice.type}`), dismiss: () => setSysproxyNotice(null) });
-  if (actionError) lines.push({ id: 'action', kind: 'error', text: t('banner.actionFailed', { message: actionError.message }), dismiss: () => setActionError(null) });
+  if (sysproxyNotice)
+    lines.push({
+      id: 'sysproxy',
+      kind: 'warn',
+      text: t(`banner.sysproxy.${sysproxyNotice.type}`),
+      dismiss: () => setSysproxyNotice(null),
+    });
+  if (actionError)
+    lines.push({
+      id: 'action',
+      kind: 'error',
+      text: t('banner.actionFailed', { message: actionError.message }),
+      dismiss: () => setActionError(null),
+    });
   if (lines.length === 0) return null;
   return (
     <div className="banners">

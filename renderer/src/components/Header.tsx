@@ -22,7 +22,12 @@ export function Header() {
   const onKeyDown = (e: KeyboardEvent<HTMLButtonElement>): void => {
     const rtl = document.documentElement.dir === 'rtl';
     const i = VIEWS.indexOf(view);
-    const step: Record<string, number> = { ArrowRight: rtl ? -1 : 1, ArrowLeft: rtl ? 1 : -1, Home: -i, End: VIEWS.length - 1 - i };
+    const step: Record<string, number> = {
+      ArrowRight: rtl ? -1 : 1,
+      ArrowLeft: rtl ? 1 : -1,
+      Home: -i,
+      End: VIEWS.length - 1 - i,
+    };
     if (!(e.key in step)) return;
     e.preventDefault();
     const next = VIEWS[(i + step[e.key]! + VIEWS.length) % VIEWS.length]!;
@@ -54,12 +59,23 @@ export function Header() {
       </nav>
       <div className="switches">
         <label className="switch">
-          <input type="checkbox" role="switch" checked={mode === 'auto'} disabled={mode === null || egress === 'direct'} onChange={(e) => void actions.setAuto(e.target.checked)} />
+          <input
+            type="checkbox"
+            role="switch"
+            checked={mode === 'auto'}
+            disabled={mode === null || egress === 'direct'}
+            onChange={(e) => void actions.setAuto(e.target.checked)}
+          />
           <span>{t('header.autoSelect')}</span>
         </label>
         {sysproxy?.supported ? (
           <label className="switch">
-            <input type="checkbox" role="switch" checked={sysproxy.enabled} onChange={(e) => void actions.setSystemProxy(e.target.checked)} />
+            <input
+              type="checkbox"
+              role="switch"
+              checked={sysproxy.enabled}
+              onChange={(e) => void actions.setSystemProxy(e.target.checked)}
+            />
             <span>{t('header.systemProxy')}</span>
           </label>
         ) : null}

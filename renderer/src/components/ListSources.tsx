@@ -16,7 +16,11 @@ export function ListOrigin() {
   return (
     <div className="list-origin">
       <p className="muted" data-testid="list-origin">
-        {t('list.from', { count: list.nodes, via: t(`list.via.${list.via}`), ago: formatAgo(list.fetchedAt, now(), t) })}
+        {t('list.from', {
+          count: list.nodes,
+          via: t(`list.via.${list.via}`),
+          ago: formatAgo(list.fetchedAt, now(), t),
+        })}
         {list.source && list.source !== 'import' ? <span className="url"> · {list.source}</span> : null}
       </p>
       <details open={failed > 0 && failed === list.sources.length}>
@@ -41,7 +45,11 @@ function SourceList({ sources }: { sources: readonly ListSource[] }) {
               ? t('list.state.untried')
               : s.ok
                 ? t('list.state.ok', { ago: formatAgo(s.at, now(), t), path: t(`list.path.${s.via ?? 'direct'}`) })
-                : t('list.state.failed', { ago: formatAgo(s.at, now(), t), path: t(`list.path.${s.via ?? 'direct'}`), error: s.error ?? '' })}
+                : t('list.state.failed', {
+                    ago: formatAgo(s.at, now(), t),
+                    path: t(`list.path.${s.via ?? 'direct'}`),
+                    error: s.error ?? '',
+                  })}
           </span>
         </li>
       ))}
@@ -58,7 +66,11 @@ function useImport(): { importFile(f: File): Promise<void>; said: { ok: boolean;
     said,
     importFile: async (f: File) => {
       const r = await actions.importList(await f.text());
-      setSaid(r.ok ? { ok: true, text: t('list.import.done', { count: r.value.imported, total: r.value.nodes }) } : { ok: false, text: t('list.import.failed', { message: r.error.message }) });
+      setSaid(
+        r.ok
+          ? { ok: true, text: t('list.import.done', { count: r.value.imported, total: r.value.nodes }) }
+          : { ok: false, text: t('list.import.failed', { message: r.error.message }) },
+      );
     },
   };
 }
@@ -96,7 +108,11 @@ export function ImportButton({ label }: { label?: string }) {
 }
 
 /** A view that takes a dropped list file (the Nodes view, the no-list help). */
-export function useListDrop(): { dragging: boolean; said: { ok: boolean; text: string } | null; handlers: { onDragOver(e: DragEvent): void; onDragLeave(): void; onDrop(e: DragEvent): void } } {
+export function useListDrop(): {
+  dragging: boolean;
+  said: { ok: boolean; text: string } | null;
+  handlers: { onDragOver(e: DragEvent): void; onDragLeave(): void; onDrop(e: DragEvent): void };
+} {
   const [dragging, setDragging] = useState(false);
   const { importFile, said } = useImport();
   const hasFile = (e: DragEvent): boolean => [...(e.dataTransfer?.types ?? [])].includes('Files');
@@ -153,7 +169,11 @@ export function NoListHelp() {
     <section className={`no-list${drop.dragging ? ' dragging' : ''}`} aria-labelledby="no-list-h" {...drop.handlers}>
       <h3 id="no-list-h">{t('list.none.title')}</h3>
       <p>{t('list.none.body')}</p>
-      {refreshing ? <p className="muted" role="status">{t('list.none.trying')}</p> : null}
+      {refreshing ? (
+        <p className="muted" role="status">
+          {t('list.none.trying')}
+        </p>
+      ) : null}
       {tried.length > 0 ? (
         <>
           <p className="muted">{t('list.none.tried')}</p>
@@ -171,7 +191,17 @@ export function NoListHelp() {
               {t('list.none.addSourceHint')}
             </p>
             <span className="row">
-              <input id="add-source-url" type="url" dir="ltr" inputMode="url" placeholder="https://…/api/iphone/" value={url} aria-describedby="add-source-hint" aria-invalid={!!error} onChange={(e) => (setUrl(e.target.value), setError(null), setAdded(false))} />
+              <input
+                id="add-source-url"
+                type="url"
+                dir="ltr"
+                inputMode="url"
+                placeholder="https://…/api/iphone/"
+                value={url}
+                aria-describedby="add-source-hint"
+                aria-invalid={!!error}
+                onChange={(e) => (setUrl(e.target.value), setError(null), setAdded(false))}
+              />
               <button type="submit">{t('list.none.add')}</button>
             </span>
             {error ? (

@@ -44,7 +44,11 @@ export function ProxyAddress() {
               <code className="url" dir="ltr" data-testid={`proxy-${f.id}`}>
                 {f.value}
               </code>{' '}
-              <button type="button" aria-label={t('overview.copyWhat', { what: t(`overview.form.${f.id}`) })} onClick={() => void copy(t(`overview.form.${f.id}`), f.value)}>
+              <button
+                type="button"
+                aria-label={t('overview.copyWhat', { what: t(`overview.form.${f.id}`) })}
+                onClick={() => void copy(t(`overview.form.${f.id}`), f.value)}
+              >
                 {t('overview.copy')}
               </button>
             </dd>

@@ -23,20 +23,32 @@ export function TrafficChart() {
   useEffect(() => {
     const el = box.current;
     if (!el || !ready) return;
-    const clock = (secs: number) => new Date(secs * 1000).toLocaleTimeString(i18n.language, { hour: '2-digit', minute: '2-digit' });
+    const clock = (secs: number) =>
+      new Date(secs * 1000).toLocaleTimeString(i18n.language, { hour: '2-digit', minute: '2-digit' });
     const u = new uPlot(
       {
         width: Math.max(300, el.clientWidth),
         height: 160,
         series: [
-          { label: t('latency.time'), value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleTimeString(i18n.language)) },
+          {
+            label: t('latency.time'),
+            value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleTimeString(i18n.language)),
+          },
           { label: t('overview.upRate'), stroke: '#e0702f', width: 2, value: (_u, v) => formatRate(v) },
           { label: t('overview.downRate'), stroke: '#2f7de1', width: 2, value: (_u, v) => formatRate(v) },
         ],
-        scales: { x: { time: true, range: () => [Date.now() / 1000 - TRAFFIC_WINDOW_MS / 1000, Date.now() / 1000] }, y: { range: (_u, _min, max) => [0, Math.max(1024, max * 1.15)] } },
+        scales: {
+          x: { time: true, range: () => [Date.now() / 1000 - TRAFFIC_WINDOW_MS / 1000, Date.now() / 1000] },
+          y: { range: (_u, _min, max) => [0, Math.max(1024, max * 1.15)] },
+        },
         axes: [
           { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map(clock) },
-          { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map((v) => formatRate(v)), size: 90 },
+          {
+            stroke: 'currentColor',
+            grid: { stroke: 'rgba(128,128,128,0.2)' },
+            values: (_u, vals) => vals.map((v) => formatRate(v)),
+            size: 90,
+          },
         ],
         legend: { live: true },
       },
@@ -61,7 +73,17 @@ export function TrafficChart() {
   return (
     <article className="card wide" aria-labelledby="traffic-h">
       <h3 id="traffic-h">{t('overview.traffic')}</h3>
-      {ready ? <div ref={box} className="chart" role="img" data-points={points.length} aria-label={t('overview.trafficChart', { minutes: TRAFFIC_WINDOW_MS / 60_000 })} /> : <p className="muted">{t('overview.trafficWaiting')}</p>}
+      {ready ? (
+        <div
+          ref={box}
+          className="chart"
+          role="img"
+          data-points={points.length}
+          aria-label={t('overview.trafficChart', { minutes: TRAFFIC_WINDOW_MS / 60_000 })}
+        />
+      ) : (
+        <p className="muted">{t('overview.trafficWaiting')}</p>
+      )}
     </article>
   );
 }

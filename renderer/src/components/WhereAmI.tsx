@@ -13,13 +13,25 @@ export function WhereAmI() {
   const measured = useApp((s) => s.exit);
   const active = useApp((s) => s.status?.active ?? null);
   // A measurement of the node before a switch says nothing of this one: "checking…" until it is redone.
-  const exit = measured && (!active || measured.nodeId === null || measured.nodeId === active.nodeId || measured.error === 'exitCheck.url is not set') ? measured : null;
+  const exit =
+    measured &&
+    (!active ||
+      measured.nodeId === null ||
+      measured.nodeId === active.nodeId ||
+      measured.error === 'exitCheck.url is not set')
+      ? measured
+      : null;
   const node = useApp((s) => (s.status?.active?.nodeId ? nodeIndex(s.nodes).get(s.status.active.nodeId) : undefined));
   const actions = useActions();
   const now = useTicker(5000, useNow());
   const off = exit?.error === 'exitCheck.url is not set' || (!exit && !active);
   const listedCode = node?.countryCode ?? null;
-  const mismatch = !!(exit?.address && exit.country && listedCode && exit.country.toUpperCase() !== listedCode.toUpperCase());
+  const mismatch = !!(
+    exit?.address &&
+    exit.country &&
+    listedCode &&
+    exit.country.toUpperCase() !== listedCode.toUpperCase()
+  );
   return (
     <article className="card wide" aria-labelledby="where-h">
       <h3 id="where-h">{t('overview.whereAmI')}</h3>
@@ -56,7 +68,10 @@ export function WhereAmI() {
           </dl>
           {mismatch ? (
             <p role="status" className="banner banner-warn" data-testid="exit-mismatch">
-              {t('overview.exitMismatch', { country: countryName(exit!.country, exit!.country!), listed: countryName(listedCode, node!.country) })}
+              {t('overview.exitMismatch', {
+                country: countryName(exit!.country, exit!.country!),
+                listed: countryName(listedCode, node!.country),
+              })}
             </p>
           ) : null}
           <button type="button" onClick={() => void actions.checkExit()}>

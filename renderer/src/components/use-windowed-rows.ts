@@ -53,10 +53,13 @@ export function useWindowedRows(count: number, opts: { rowHeight?: number; overs
     };
   }, [read]);
 
-  const measure = useCallback((el: HTMLElement | null) => {
-    const h = el?.getBoundingClientRect().height ?? 0;
-    if (h > 0 && Math.abs(h - rowHeight) > 0.5) setRowHeight(h);
-  }, [rowHeight]);
+  const measure = useCallback(
+    (el: HTMLElement | null) => {
+      const h = el?.getBoundingClientRect().height ?? 0;
+      if (h > 0 && Math.abs(h - rowHeight) > 0.5) setRowHeight(h);
+    },
+    [rowHeight],
+  );
 
   const first = Math.max(0, Math.floor(view.top / rowHeight) - overscan);
   const visible = Math.ceil(view.height / rowHeight) + 2 * overscan;

@@ -14,14 +14,29 @@ import type { Language } from '../../../core/api/catalog/index.js';
 export function createI18n(lng: Language): i18n {
   const inst = i18next.createInstance();
   // Every interpolated number in the language's digits (the catalogue's own formatValue, as the tray).
-  const numbers = { type: 'formatter' as const, init: () => undefined, add: () => undefined, addCached: () => undefined, format: (value: unknown, _f: string | undefined, lng: string | undefined) => (typeof value === 'number' ? formatValue(lng ?? 'en', value) : value) };
-  void inst.use(initReactI18next).use(numbers).init({
-    lng,
-    fallbackLng: 'en',
-    resources: { en: { translation: en }, 'zh-CN': { translation: zhCN }, 'zh-TW': { translation: zhTW }, fa: { translation: fa } },
-    interpolation: { escapeValue: false, alwaysFormat: true }, // React escapes
-    initAsync: false,
-    returnNull: false,
-  });
+  const numbers = {
+    type: 'formatter' as const,
+    init: () => undefined,
+    add: () => undefined,
+    addCached: () => undefined,
+    format: (value: unknown, _f: string | undefined, lng: string | undefined) =>
+      typeof value === 'number' ? formatValue(lng ?? 'en', value) : value,
+  };
+  void inst
+    .use(initReactI18next)
+    .use(numbers)
+    .init({
+      lng,
+      fallbackLng: 'en',
+      resources: {
+        en: { translation: en },
+        'zh-CN': { translation: zhCN },
+        'zh-TW': { translation: zhTW },
+        fa: { translation: fa },
+      },
+      interpolation: { escapeValue: false, alwaysFormat: true }, // React escapes
+      initAsync: false,
+      returnNull: false,
+    });
   return inst;
 }

@@ -60,7 +60,8 @@ export function connectStore(store: AppStore, client: CoreClient) {
         break;
       case 'sysproxy':
         // What someone else did to the OS proxy is the user's to know; our own changes they made themselves.
-        if (ev.data.type === 'overridden' || ev.data.type === 'left-alone' || ev.data.type === 'recovered') s().setSysproxyNotice({ type: ev.data.type, at: Date.now() });
+        if (ev.data.type === 'overridden' || ev.data.type === 'left-alone' || ev.data.type === 'recovered')
+          s().setSysproxyNotice({ type: ev.data.type, at: Date.now() });
         void client.call('getSystemProxy', {}).then((r) => r.ok && s().setSysproxy(r.value));
         break;
       default:

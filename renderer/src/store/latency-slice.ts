@@ -45,7 +45,9 @@ export const latencySlice: StateCreator<AppState, [], [], LatencySlice> = (set) 
       for (const [id, added] of byNode) {
         const cur = next[id] ?? [];
         // Samples arrive mostly in order; a late one (or a batch out of order) is put in its place.
-        const inOrder = (cur.length === 0 || cur[cur.length - 1]!.at <= added[0]!.at) && added.every((x, i) => i === 0 || added[i - 1]!.at <= x.at);
+        const inOrder =
+          (cur.length === 0 || cur[cur.length - 1]!.at <= added[0]!.at) &&
+          added.every((x, i) => i === 0 || added[i - 1]!.at <= x.at);
         const merged = inOrder ? cur.concat(added) : [...cur, ...added].sort((a, b) => a.at - b.at);
         const t = trimSeries(merged, now);
         if (t.length === 0) delete next[id];

@@ -21,7 +21,14 @@ function sameNode(a: NodeDto, b: NodeDto): boolean {
     const x = a[k];
     const y = b[k];
     if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null || JSON.stringify(x) !== JSON.stringify(y)) return false;
+    if (
+      typeof x !== 'object' ||
+      typeof y !== 'object' ||
+      x === null ||
+      y === null ||
+      JSON.stringify(x) !== JSON.stringify(y)
+    )
+      return false;
   }
   return Object.keys(a).length === Object.keys(b).length;
 }
@@ -68,7 +75,8 @@ export const nodesSlice: StateCreator<AppState, [], [], NodesSlice> = (set) => (
   source: '',
   via: 'none',
   refresh: null,
-  setNodes: ({ nodes, fetchedAt, source, via }) => set((s) => ({ nodes: shareNodes(s.nodes, nodes), fetchedAt, source, via, nodesState: 'ready', nodesError: null })),
+  setNodes: ({ nodes, fetchedAt, source, via }) =>
+    set((s) => ({ nodes: shareNodes(s.nodes, nodes), fetchedAt, source, via, nodesState: 'ready', nodesError: null })),
   setNodesError: (message) => set((s) => ({ nodesState: s.nodes.length ? 'ready' : 'error', nodesError: message })),
   setRefresh: (refresh) => set({ refresh }),
 });

@@ -17,6 +17,12 @@ export const settingsSlice: StateCreator<AppState, [], [], SettingsSlice> = (set
   settingsState: 'loading',
   settingsError: null,
   restartRequired: [],
-  setSettings: (settings, restartRequired) => set((s) => ({ settings, settingsState: 'ready', settingsError: null, restartRequired: restartRequired ?? s.restartRequired })),
+  setSettings: (settings, restartRequired) =>
+    set((s) => ({
+      settings,
+      settingsState: 'ready',
+      settingsError: null,
+      restartRequired: restartRequired ?? s.restartRequired,
+    })),
   setSettingsError: (settingsError) => set((s) => ({ settingsError, settingsState: s.settings ? 'ready' : 'error' })),
 });

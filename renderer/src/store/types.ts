@@ -1,5 +1,16 @@
 import type { z } from 'zod';
-import type { connectionsSchema, ExitInfoDto, latencySampleSchema, ListSourceDto, ListStatusDto, ListViaDto, logEventSchema, NodeDto, NodeTestDto, Status } from '../../../core/api/schemas.js';
+import type {
+  connectionsSchema,
+  ExitInfoDto,
+  latencySampleSchema,
+  ListSourceDto,
+  ListStatusDto,
+  ListViaDto,
+  logEventSchema,
+  NodeDto,
+  NodeTestDto,
+  Status,
+} from '../../../core/api/schemas.js';
 import type { EventMap, Settings, SysproxyState } from '../../../core/api/contract.js';
 import type { Connection } from '../client/core-client.js';
 

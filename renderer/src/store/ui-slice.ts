@@ -40,13 +40,22 @@ export const uiSlice: StateCreator<AppState, [], [], UiSlice> = (set) => ({
     set((s) => {
       const last = nodeTest?.last;
       if (!last || s.nodeTest?.last === last) return { nodeTest };
-      return { nodeTest, testResults: { ...s.testResults, [last.nodeId]: { ms: last.ms, at: Date.now(), error: null } } };
+      return {
+        nodeTest,
+        testResults: { ...s.testResults, [last.nodeId]: { ms: last.ms, at: Date.now(), error: null } },
+      };
     }),
-  setTestResult: (nodeId, r, at = Date.now()) => set((s) => ({ testResults: { ...s.testResults, [nodeId]: { ...r, at } } })),
+  setTestResult: (nodeId, r, at = Date.now()) =>
+    set((s) => ({ testResults: { ...s.testResults, [nodeId]: { ...r, at } } })),
   setExit: (exit) => set({ exit }),
   setView: (view) => set({ view }),
   setConnection: (connection) => set({ connection }),
   setActionError: (actionError) => set({ actionError }),
   setSysproxyNotice: (sysproxyNotice) => set({ sysproxyNotice }),
-  noteRecent: (nodeId) => set((s) => (s.recentNodes[0] === nodeId ? s : { recentNodes: [nodeId, ...s.recentNodes.filter((n) => n !== nodeId)].slice(0, 4) })),
+  noteRecent: (nodeId) =>
+    set((s) =>
+      s.recentNodes[0] === nodeId
+        ? s
+        : { recentNodes: [nodeId, ...s.recentNodes.filter((n) => n !== nodeId)].slice(0, 4) },
+    ),
 });

@@ -18,7 +18,14 @@ export function Connections() {
   const [text, setText] = useState('');
   const needle = useDeferredValue(text).trim().toLowerCase();
   const shown = useMemo(
-    () => (needle ? list.filter((c) => [c.client, c.target ?? '', nodes.get(c.nodeId ?? '')?.host ?? c.nodeId ?? ''].some((v) => v.toLowerCase().includes(needle))) : list),
+    () =>
+      needle
+        ? list.filter((c) =>
+            [c.client, c.target ?? '', nodes.get(c.nodeId ?? '')?.host ?? c.nodeId ?? ''].some((v) =>
+              v.toLowerCase().includes(needle),
+            ),
+          )
+        : list,
     [list, needle, nodes],
   );
   const w = useWindowedRows(shown.length);
@@ -33,11 +40,18 @@ export function Connections() {
         <h2 id="conn-h">{t('connections.title')}</h2>
         <label>
           {t('connections.search')}{' '}
-          <input type="search" value={text} placeholder={t('connections.searchPlaceholder')} onChange={(e) => setText(e.target.value)} />
+          <input
+            type="search"
+            value={text}
+            placeholder={t('connections.searchPlaceholder')}
+            onChange={(e) => setText(e.target.value)}
+          />
         </label>
       </div>
       {state === 'loading' ? (
-        <p className="muted" aria-busy="true">{t('connections.loading')}</p>
+        <p className="muted" aria-busy="true">
+          {t('connections.loading')}
+        </p>
       ) : state === 'error' ? (
         <p role="alert">{t('connections.error', { message: error })}</p>
       ) : shown.length === 0 ? (
@@ -50,9 +64,15 @@ export function Connections() {
                 <th scope="col">{t('connections.client')}</th>
                 <th scope="col">{t('connections.target')}</th>
                 <th scope="col">{t('connections.node')}</th>
-                <th scope="col" className="num">{t('connections.up')}</th>
-                <th scope="col" className="num">{t('connections.down')}</th>
-                <th scope="col" className="num">{t('connections.age')}</th>
+                <th scope="col" className="num">
+                  {t('connections.up')}
+                </th>
+                <th scope="col" className="num">
+                  {t('connections.down')}
+                </th>
+                <th scope="col" className="num">
+                  {t('connections.age')}
+                </th>
                 <th scope="col" />
               </tr>
             </thead>
@@ -67,7 +87,11 @@ export function Connections() {
                   <td className="num">{formatBytes(c.bytesDown)}</td>
                   <td className="num">{formatCountdown(now - c.startedAt)}</td>
                   <td>
-                    <button type="button" aria-label={t('connections.closeFor', { target: c.target ?? c.id })} onClick={() => void actions.closeConnection(c.id).then(() => actions.loadConnections())}>
+                    <button
+                      type="button"
+                      aria-label={t('connections.closeFor', { target: c.target ?? c.id })}
+                      onClick={() => void actions.closeConnection(c.id).then(() => actions.loadConnections())}
+                    >
                       {t('connections.close')}
                     </button>
                   </td>

@@ -15,7 +15,11 @@ const COLORS = ['#2f7de1', '#e0702f', '#2faa6a', '#a64fd1', '#c9a21a'];
 function useChartNodes(): string[] {
   return useApp(
     useShallow((s) => {
-      const ids = [s.status?.active?.nodeId, ...(s.status?.standby ?? []).map((x) => x.nodeId), ...s.recentNodes].filter((x): x is string => !!x);
+      const ids = [
+        s.status?.active?.nodeId,
+        ...(s.status?.standby ?? []).map((x) => x.nodeId),
+        ...s.recentNodes,
+      ].filter((x): x is string => !!x);
       const withData = ids.length > 0 ? ids : Object.keys(s.latency);
       return [...new Set(withData)].slice(0, 5);
     }),
@@ -52,12 +56,32 @@ export function Latency() {
   useEffect(() => {
     const el = box.current;
     if (!el || empty) return;
-    const clock = (secs: number) => new Date(secs * 1000).toLocaleTimeString(i18n.language, { hour: '2-digit', minute: '2-digit' });
-    const series: uPlot.Series[] = [{ label: t('latency.time'), value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleTimeString(i18n.language)) }];
+    const clock = (secs: number) =>
+      new Date(secs * 1000).toLocaleTimeString(i18n.language, { hour: '2-digit', minute: '2-digit' });
+    const series: uPlot.Series[] = [
+      {
+        label: t('latency.time'),
+        value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleTimeString(i18n.language)),
+      },
+    ];
     nodeIds.forEach((id, i) => {
       const stroke = COLORS[i % COLORS.length]!;
-      series.push({ label: t('latency.seriesUrl', { host: hosts[i] ?? id }), stroke, width: 2, spanGaps: true, points: { show: true, size: 7, fill: stroke }, value: (_u, v) => (v === null ? '–' : formatMs(v, t)) });
-      series.push({ label: t('latency.seriesProbe', { host: hosts[i] ?? id }), stroke, width: 0, points: { show: true, size: 7, fill: 'transparent' }, paths: () => null, value: (_u, v) => (v === null ? '–' : formatMs(v, t)) });
+      series.push({
+        label: t('latency.seriesUrl', { host: hosts[i] ?? id }),
+        stroke,
+        width: 2,
+        spanGaps: true,
+        points: { show: true, size: 7, fill: stroke },
+        value: (_u, v) => (v === null ? '–' : formatMs(v, t)),
+      });
+      series.push({
+        label: t('latency.seriesProbe', { host: hosts[i] ?? id }),
+        stroke,
+        width: 0,
+        points: { show: true, size: 7, fill: 'transparent' },
+        paths: () => null,
+        value: (_u, v) => (v === null ? '–' : formatMs(v, t)),
+      });
     });
     const u = new uPlot(
       {
@@ -65,11 +89,19 @@ export function Latency() {
         height: 320,
         series,
         // Always the whole window, so the axis reads in minutes and new points enter at the right.
-        scales: { x: { time: true, range: () => [Date.now() / 1000 - LATENCY_WINDOW_MS / 1000, Date.now() / 1000] }, y: { range: (_u, _min, max) => [0, Math.max(50, Math.ceil((max * 1.15) / 10) * 10)] } },
+        scales: {
+          x: { time: true, range: () => [Date.now() / 1000 - LATENCY_WINDOW_MS / 1000, Date.now() / 1000] },
+          y: { range: (_u, _min, max) => [0, Math.max(50, Math.ceil((max * 1.15) / 10) * 10)] },
+        },
         axes: [
           { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map(clock) },
           // Whole milliseconds on the axis (the legend keeps the decimals of small values).
-          { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, values: (_u, vals) => vals.map((v) => t('format.ms', { value: Math.round(v) })), size: 80 },
+          {
+            stroke: 'currentColor',
+            grid: { stroke: 'rgba(128,128,128,0.2)' },
+            values: (_u, vals) => vals.map((v) => t('format.ms', { value: Math.round(v) })),
+            size: 80,
+          },
         ],
         cursor: { focus: { prox: 30 } },
         legend: { live: true },

@@ -5,7 +5,20 @@ import { useWindowedRows } from '../components/use-windowed-rows.js';
 import { formatTime } from '../format.js';
 import type { LogEntry } from '../store/logs-slice.js';
 
-const RANK: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, '10': 10, '20': 20, '30': 30, '40': 40, '50': 50, '60': 60 };
+const RANK: Record<string, number> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  '10': 10,
+  '20': 20,
+  '30': 30,
+  '40': 40,
+  '50': 50,
+  '60': 60,
+};
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 /** Newest first, at or above `level`, containing `text` (case-insensitive). Pure. */
@@ -40,7 +53,12 @@ export function Logs() {
         <span className="head-actions">
           <label>
             {t('logs.search')}{' '}
-            <input type="search" value={text} placeholder={t('logs.searchPlaceholder')} onChange={(e) => setText(e.target.value)} />
+            <input
+              type="search"
+              value={text}
+              placeholder={t('logs.searchPlaceholder')}
+              onChange={(e) => setText(e.target.value)}
+            />
           </label>
           <label>
             {t('logs.level')}{' '}
@@ -63,8 +81,14 @@ export function Logs() {
         <div className="logs windowed" ref={w.ref} onScroll={w.onScroll} aria-label={t('logs.title')}>
           <ol aria-live="off" style={{ paddingTop: w.padTop, paddingBottom: w.padBottom }}>
             {shown.slice(w.start, w.end).map((l, i) => (
-              <li key={l.seq} ref={i === 0 ? w.measure : undefined} className={`log log-${RANK[l.level]! >= 50 ? 'error' : RANK[l.level]! >= 40 ? 'warn' : 'info'}`} title={l.msg}>
-                <time dateTime={new Date(l.time).toISOString()}>{formatTime(l.time, i18n.language)}</time> <span>{l.msg}</span>
+              <li
+                key={l.seq}
+                ref={i === 0 ? w.measure : undefined}
+                className={`log log-${RANK[l.level]! >= 50 ? 'error' : RANK[l.level]! >= 40 ? 'warn' : 'info'}`}
+                title={l.msg}
+              >
+                <time dateTime={new Date(l.time).toISOString()}>{formatTime(l.time, i18n.language)}</time>{' '}
+                <span>{l.msg}</span>
               </li>
             ))}
           </ol>

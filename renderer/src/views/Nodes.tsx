@@ -43,13 +43,24 @@ function sortValue(n: NodeDto, c: Column): string | number | null {
 }
 
 /** Sorted and filtered; nulls last whatever the direction. Pure, so 250 nodes cost one pass each. */
-export function sortAndFilter(nodes: readonly NodeDto[], opts: { sort: Column; desc: boolean; country: string; proto: string; text: string }): NodeDto[] {
+export function sortAndFilter(
+  nodes: readonly NodeDto[],
+  opts: { sort: Column; desc: boolean; country: string; proto: string; text: string },
+): NodeDto[] {
   const text = opts.text.trim().toLowerCase();
   const out = nodes.filter(
     (n) =>
       (!opts.country || n.countryCode === opts.country) &&
-      (!opts.proto || (opts.proto === 'sstp' ? n.protocols.some((p) => p.protocol === 'sstp') : n.proto === opts.proto && n.protocols.some((p) => p.protocol === 'openvpn'))) &&
-      (!text || n.host.toLowerCase().includes(text) || n.ip.includes(text) || n.country.toLowerCase().includes(text) || countryName(n.countryCode, n.country).toLowerCase().includes(text) || n.id.toLowerCase().includes(text)),
+      (!opts.proto ||
+        (opts.proto === 'sstp'
+          ? n.protocols.some((p) => p.protocol === 'sstp')
+          : n.proto === opts.proto && n.protocols.some((p) => p.protocol === 'openvpn'))) &&
+      (!text ||
+        n.host.toLowerCase().includes(text) ||
+        n.ip.includes(text) ||
+        n.country.toLowerCase().includes(text) ||
+        countryName(n.countryCode, n.country).toLowerCase().includes(text) ||
+        n.id.toLowerCase().includes(text)),
   );
   const dir = opts.desc ? -1 : 1;
   return out.sort((a, b) => {
@@ -68,7 +79,9 @@ export function Nodes() {
   const nodes = useApp((s) => s.nodes);
   const state = useApp((s) => s.nodesState);
   const error = useApp((s) => s.nodesError);
-  const refreshing = useApp((s) => s.refresh !== null && (s.refresh.phase === 'fetching' || s.refresh.phase === 'probing'));
+  const refreshing = useApp(
+    (s) => s.refresh !== null && (s.refresh.phase === 'fetching' || s.refresh.phase === 'probing'),
+  );
   const actions = useActions();
   const drop = useListDrop();
   const [sort, setSort] = useState<Column>('score');
@@ -78,8 +91,17 @@ export function Nodes() {
   const [text, setText] = useState('');
   const deferredText = useDeferredValue(text);
   const lng = useTranslation().i18n.language;
-  const countries = useMemo(() => [...new Map(nodes.map((n) => [n.countryCode, countryName(n.countryCode, n.country, lng)])).entries()].sort((a, b) => a[1].localeCompare(b[1], lng)), [nodes, lng]);
-  const shown = useMemo(() => sortAndFilter(nodes, { sort, desc, country, proto, text: deferredText }), [nodes, sort, desc, country, proto, deferredText]);
+  const countries = useMemo(
+    () =>
+      [...new Map(nodes.map((n) => [n.countryCode, countryName(n.countryCode, n.country, lng)])).entries()].sort(
+        (a, b) => a[1].localeCompare(b[1], lng),
+      ),
+    [nodes, lng],
+  );
+  const shown = useMemo(
+    () => sortAndFilter(nodes, { sort, desc, country, proto, text: deferredText }),
+    [nodes, sort, desc, country, proto, deferredText],
+  );
   const results = useApp((s) => s.testResults);
 
   const onSort = (c: Column) => {
@@ -97,7 +119,12 @@ export function Nodes() {
         <span className="head-actions">
           <TestAll />
           <ImportButton />
-          <button type="button" onClick={() => void actions.refreshNodes()} disabled={refreshing} aria-busy={refreshing}>
+          <button
+            type="button"
+            onClick={() => void actions.refreshNodes()}
+            disabled={refreshing}
+            aria-busy={refreshing}
+          >
             {t('nodes.refresh')}
           </button>
         </span>
@@ -113,7 +140,12 @@ export function Nodes() {
       <div className="filters" role="search">
         <label>
           {t('nodes.filter')}
-          <input type="search" value={text} placeholder={t('nodes.filterPlaceholder')} onChange={(e) => setText(e.target.value)} />
+          <input
+            type="search"
+            value={text}
+            placeholder={t('nodes.filterPlaceholder')}
+            onChange={(e) => setText(e.target.value)}
+          />
         </label>
         <label>
           {t('nodes.country')}
@@ -140,7 +172,9 @@ export function Nodes() {
         </span>
       </div>
       {state === 'loading' ? (
-        <p className="muted" aria-busy="true">{t('nodes.loading')}</p>
+        <p className="muted" aria-busy="true">
+          {t('nodes.loading')}
+        </p>
       ) : state === 'error' ? (
         <p role="alert">{t('nodes.error', { message: error })}</p>
       ) : nodes.length === 0 ? (
@@ -159,7 +193,19 @@ export function Nodes() {
 type Results = Record<string, { ms: number | null; at: number; error: string | null }>;
 const NO_RESULTS: Results = {};
 
-export const NodeTable = memo(function NodeTable({ nodes, sort, desc, onSort, results = NO_RESULTS }: { nodes: NodeDto[]; sort: Column; desc: boolean; onSort: (c: Column) => void; results?: Results }) {
+export const NodeTable = memo(function NodeTable({
+  nodes,
+  sort,
+  desc,
+  onSort,
+  results = NO_RESULTS,
+}: {
+  nodes: NodeDto[];
+  sort: Column;
+  desc: boolean;
+  onSort: (c: Column) => void;
+  results?: Results;
+}) {
   const { t } = useTranslation();
   renderCounts.nodeTable++;
   const w = useWindowedRows(nodes.length);
@@ -170,8 +216,18 @@ export const NodeTable = memo(function NodeTable({ nodes, sort, desc, onSort, re
         <thead>
           <tr aria-rowindex={1}>
             {COLUMNS.map((c) => (
-              <th key={c.key} scope="col" aria-sort={sort === c.key ? (desc ? 'descending' : 'ascending') : 'none'} className={c.numeric ? 'num' : undefined}>
-                <button type="button" className="th" onClick={() => onSort(c.key)} aria-label={t('nodes.sortBy', { column: t(c.label) })}>
+              <th
+                key={c.key}
+                scope="col"
+                aria-sort={sort === c.key ? (desc ? 'descending' : 'ascending') : 'none'}
+                className={c.numeric ? 'num' : undefined}
+              >
+                <button
+                  type="button"
+                  className="th"
+                  onClick={() => onSort(c.key)}
+                  aria-label={t('nodes.sortBy', { column: t(c.label) })}
+                >
                   {t(c.label)}
                   {sort === c.key ? (desc ? ' ▾' : ' ▴') : ''}
                 </button>
@@ -183,7 +239,13 @@ export const NodeTable = memo(function NodeTable({ nodes, sort, desc, onSort, re
         <tbody>
           {w.padTop > 0 ? <tr aria-hidden="true" className="pad" style={{ height: w.padTop }} /> : null}
           {nodes.slice(w.start, w.end).map((n, i) => (
-            <NodeRow key={n.id} node={n} result={results[n.id]} index={w.start + i + 2} measure={i === 0 ? w.measure : undefined} />
+            <NodeRow
+              key={n.id}
+              node={n}
+              result={results[n.id]}
+              index={w.start + i + 2}
+              measure={i === 0 ? w.measure : undefined}
+            />
           ))}
           {w.padBottom > 0 ? <tr aria-hidden="true" className="pad" style={{ height: w.padBottom }} /> : null}
         </tbody>
@@ -192,14 +254,32 @@ export const NodeTable = memo(function NodeTable({ nodes, sort, desc, onSort, re
   );
 });
 
-const NodeRow = memo(function NodeRow({ node: n, result, index, measure }: { node: NodeDto; result?: Results[string] | undefined; index: number; measure?: ((el: HTMLElement | null) => void) | undefined }) {
+const NodeRow = memo(function NodeRow({
+  node: n,
+  result,
+  index,
+  measure,
+}: {
+  node: NodeDto;
+  result?: Results[string] | undefined;
+  index: number;
+  measure?: ((el: HTMLElement | null) => void) | undefined;
+}) {
   const { t, i18n } = useTranslation();
   const actions = useActions();
   renderCounts.nodeRow++;
   const terms = n.scoreTerms
-    ? t('nodes.scoreTerms', { latency: formatNumber(n.scoreTerms.latency, 1, 1), prior: formatNumber(n.scoreTerms.prior, 1, 1), history: formatNumber(n.scoreTerms.history, 1, 1), failures: formatNumber(n.scoreTerms.recentFailures, 1, 1) })
+    ? t('nodes.scoreTerms', {
+        latency: formatNumber(n.scoreTerms.latency, 1, 1),
+        prior: formatNumber(n.scoreTerms.prior, 1, 1),
+        history: formatNumber(n.scoreTerms.history, 1, 1),
+        failures: formatNumber(n.scoreTerms.recentFailures, 1, 1),
+      })
     : undefined;
-  const stateText = n.state === 'backoff' && n.backoffUntil ? t('state.backoff', { time: formatClock(n.backoffUntil, i18n.language) }) : t(`state.${n.state}`);
+  const stateText =
+    n.state === 'backoff' && n.backoffUntil
+      ? t('state.backoff', { time: formatClock(n.backoffUntil, i18n.language) })
+      : t(`state.${n.state}`);
   return (
     <tr className={n.state === 'active' ? 'row-active' : undefined} aria-rowindex={index} ref={measure}>
       <td>
@@ -213,13 +293,28 @@ const NodeRow = memo(function NodeRow({ node: n, result, index, measure }: { nod
       <td className="num">{n.prior === null ? '–' : formatNumber(n.prior, 2, 2)}</td>
       <td className="num">{formatMs(n.rttMs, t)}</td>
       <td className="num" data-testid={`delay-${n.id}`}>
-        {result ? (result.ms === null ? <span className="muted" title={result.error ?? undefined}>{t('nodes.testFailed')}</span> : formatMs(result.ms, t)) : formatMs(n.urlDelayMs, t)}
+        {result ? (
+          result.ms === null ? (
+            <span className="muted" title={result.error ?? undefined}>
+              {t('nodes.testFailed')}
+            </span>
+          ) : (
+            formatMs(result.ms, t)
+          )
+        ) : (
+          formatMs(n.urlDelayMs, t)
+        )}
       </td>
       <td className="num">
         {n.score === null ? (
           '–'
         ) : (
-          <span className="terms" tabIndex={0} title={terms} aria-label={`${formatNumber(n.score, 1, 1)}: ${terms ?? ''}`}>
+          <span
+            className="terms"
+            tabIndex={0}
+            title={terms}
+            aria-label={`${formatNumber(n.score, 1, 1)}: ${terms ?? ''}`}
+          >
             {formatNumber(n.score, 1, 1)}
           </span>
         )}
@@ -234,11 +329,20 @@ const NodeRow = memo(function NodeRow({ node: n, result, index, measure }: { nod
         {n.state === 'active' ? (
           <span className="active-mark">{t('nodes.isActive')}</span>
         ) : (
-          <button type="button" aria-label={t('nodes.connect', { host: n.host })} onClick={() => void actions.switchTo(n.id)}>
+          <button
+            type="button"
+            aria-label={t('nodes.connect', { host: n.host })}
+            onClick={() => void actions.switchTo(n.id)}
+          >
             {t('nodes.connectShort')}
           </button>
         )}{' '}
-        <button type="button" className="secondary" aria-label={t('nodes.testFor', { host: n.host })} onClick={() => void actions.testNode(n.id)}>
+        <button
+          type="button"
+          className="secondary"
+          aria-label={t('nodes.testFor', { host: n.host })}
+          onClick={() => void actions.testNode(n.id)}
+        >
           {t('nodes.test')}
         </button>
       </td>
@@ -272,12 +376,15 @@ function TestProgress() {
   if (p.state === 'running')
     return (
       <div className="test-progress" role="status" aria-live="polite">
-        <progress max={p.total} value={p.done} aria-label={t('nodes.testAll')} /> <span>{t('nodes.testing', { done: formatNumber(p.done), total: formatNumber(p.total) })}</span>
+        <progress max={p.total} value={p.done} aria-label={t('nodes.testAll')} />{' '}
+        <span>{t('nodes.testing', { done: formatNumber(p.done), total: formatNumber(p.total) })}</span>
       </div>
     );
   return (
     <p className="muted" role="status">
-      {p.state === 'done' ? t('nodes.testDone', { total: formatNumber(p.total), ok: formatNumber(p.ok), failed: formatNumber(p.failed) }) : t('nodes.testCancelled', { done: formatNumber(p.done), total: formatNumber(p.total) })}
+      {p.state === 'done'
+        ? t('nodes.testDone', { total: formatNumber(p.total), ok: formatNumber(p.ok), failed: formatNumber(p.failed) })
+        : t('nodes.testCancelled', { done: formatNumber(p.done), total: formatNumber(p.total) })}
     </p>
   );
 }
@@ -292,9 +399,19 @@ function Protocols({ node: n }: { node: NodeDto }) {
     <span className="protocols">
       {n.protocols.map((p, i) => {
         const label = protocolLabel(p.protocol, p.protocol === 'openvpn' ? n.proto : null);
-        const said = p.lastOk === true ? t('nodes.protocolWorked', { protocol: label }) : p.lastOk === false ? t('nodes.protocolFailed', { protocol: label, error: p.lastError ?? '' }) : t('nodes.protocolUntried', { protocol: label });
+        const said =
+          p.lastOk === true
+            ? t('nodes.protocolWorked', { protocol: label })
+            : p.lastOk === false
+              ? t('nodes.protocolFailed', { protocol: label, error: p.lastError ?? '' })
+              : t('nodes.protocolUntried', { protocol: label });
         return (
-          <span key={p.protocol} className={`protocol protocol-${p.lastOk === true ? 'ok' : p.lastOk === false ? 'failed' : 'untried'}`} title={said} aria-label={said}>
+          <span
+            key={p.protocol}
+            className={`protocol protocol-${p.lastOk === true ? 'ok' : p.lastOk === false ? 'failed' : 'untried'}`}
+            title={said}
+            aria-label={said}
+          >
             {i > 0 ? ' · ' : ''}
             {label}
             {p.lastOk === true ? ' ✓' : p.lastOk === false ? ' ✗' : ''}
@@ -309,7 +426,11 @@ function Protocols({ node: n }: { node: NodeDto }) {
 function Listed({ at }: { at: number }) {
   const { t, i18n } = useTranslation();
   const now = useNow();
-  return <time dateTime={new Date(at).toISOString()} title={new Date(at).toLocaleString(i18n.language)}>{formatAgo(at, now(), t)}</time>;
+  return (
+    <time dateTime={new Date(at).toISOString()} title={new Date(at).toLocaleString(i18n.language)}>
+      {formatAgo(at, now(), t)}
+    </time>
+  );
 }
 
 /** Render counters the tests read (a latency tick must not re-render the node table). */

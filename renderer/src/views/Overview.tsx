@@ -7,7 +7,17 @@ import { TrafficChart } from '../components/TrafficChart.js';
 import { WhereAmI } from '../components/WhereAmI.js';
 import { nodeIndex } from '../store/nodes-slice.js';
 import { useTicker } from '../components/use-ticker.js';
-import { countryName, flagOf, formatAgo, formatBytes, formatCountdown, formatMs, formatNumber, formatRate, protocolLabel } from '../format.js';
+import {
+  countryName,
+  flagOf,
+  formatAgo,
+  formatBytes,
+  formatCountdown,
+  formatMs,
+  formatNumber,
+  formatRate,
+  protocolLabel,
+} from '../format.js';
 
 const NO_DRAINING: never[] = [];
 const NO_MEMBERS: never[] = [];
@@ -18,10 +28,19 @@ export function Overview() {
   const statusState = useApp((s) => s.statusState);
   const statusError = useApp((s) => s.statusError);
   const throughput = useApp((s) => s.throughput);
-  const activeNode = useApp((s) => (s.status?.active?.nodeId ? nodeIndex(s.nodes).get(s.status.active.nodeId) : undefined));
-  const standbyHost = useApp((s) => (s.status?.standby[0]?.nodeId ? nodeIndex(s.nodes).get(s.status.standby[0].nodeId)?.host : undefined));
+  const activeNode = useApp((s) =>
+    s.status?.active?.nodeId ? nodeIndex(s.nodes).get(s.status.active.nodeId) : undefined,
+  );
+  const standbyHost = useApp((s) =>
+    s.status?.standby[0]?.nodeId ? nodeIndex(s.nodes).get(s.status.standby[0].nodeId)?.host : undefined,
+  );
   const now = useTicker(1000, useNow());
-  if (statusState === 'loading') return <p className="muted" aria-busy="true">{t('banner.connecting')}</p>;
+  if (statusState === 'loading')
+    return (
+      <p className="muted" aria-busy="true">
+        {t('banner.connecting')}
+      </p>
+    );
   if (!status) return <p role="alert">{statusError}</p>;
   const a = status.active;
   const standby = status.standby[0];
@@ -30,7 +49,11 @@ export function Overview() {
     <section aria-labelledby="overview-h" className="view">
       <h2 id="overview-h">{t('nav.overview')}</h2>
       {noList ? <NoListHelp /> : null}
-      {status.pinFailed ? <p role="status" className="banner banner-warn">{t('overview.pinFailed', { node: status.pinFailed })}</p> : null}
+      {status.pinFailed ? (
+        <p role="status" className="banner banner-warn">
+          {t('overview.pinFailed', { node: status.pinFailed })}
+        </p>
+      ) : null}
       {status.protocols?.preferred === 'sstp' && status.protocols.order[0] !== 'sstp' ? (
         <p role="status" className="banner banner-info" data-testid="protocol-learned">
           {t('overview.protocolLearned')}
@@ -64,7 +87,9 @@ export function Overview() {
         </article>
         <article className="card">
           <h3>{t('overview.mode')}</h3>
-          <p className="big">{status.mode === 'auto' ? t('overview.modeAuto') : t('overview.modeManual', { node: status.pinned ?? '–' })}</p>
+          <p className="big">
+            {status.mode === 'auto' ? t('overview.modeAuto') : t('overview.modeManual', { node: status.pinned ?? '–' })}
+          </p>
         </article>
         <article className="card">
           <h3>{t('overview.sessions')}</h3>
@@ -100,7 +125,10 @@ function Members() {
   return (
     <section role="region" aria-label={t('members.title')} className="draining">
       <h3>
-        {t('members.title')} <span className="muted">({t('members.summary', { count: members.length, strategy: t(`members.strategy.${balance.strategy}`) })})</span>
+        {t('members.title')}{' '}
+        <span className="muted">
+          ({t('members.summary', { count: members.length, strategy: t(`members.strategy.${balance.strategy}`) })})
+        </span>
       </h3>
       <ul className="drain-list">
         {members.map((m, i) => (
@@ -142,8 +170,14 @@ function Draining({ now }: { now: number }) {
                   {d.protocol ? <span className="muted"> · {protocolLabel(d.protocol)}</span> : null}
                 </span>
                 <span>{t('draining.sessions', { count: d.sessions })}</span>
-                <span aria-label={t('draining.left', { time: formatCountdown(d.graceEndsAt - now) })}>{formatCountdown(d.graceEndsAt - now)}</span>
-                <button type="button" aria-label={t('draining.closeNowFor', { host })} onClick={() => void actions.closeDraining(d.egressId)}>
+                <span aria-label={t('draining.left', { time: formatCountdown(d.graceEndsAt - now) })}>
+                  {formatCountdown(d.graceEndsAt - now)}
+                </span>
+                <button
+                  type="button"
+                  aria-label={t('draining.closeNowFor', { host })}
+                  onClick={() => void actions.closeDraining(d.egressId)}
+                >
                   {t('draining.closeNow')}
                 </button>
               </li>

@@ -46,8 +46,19 @@ const toForm = (s: SettingsDto): Form => ({
 const PROTOCOL_ORDERS = ['openvpn,sstp', 'sstp,openvpn', 'openvpn', 'sstp'] as const;
 
 /** A field's error in the UI language (zod's messages are English): by field first, then by kind of problem. */
-function validationMessage(field: keyof Form, issue: { code: string; message: string; minimum?: unknown; maximum?: unknown }, t: (k: string, o?: Record<string, unknown>) => string): string {
-  const byField: Partial<Record<keyof Form, string>> = { listen: 'validation.hostPort', countryAllow: 'validation.country', countryDeny: 'validation.country', url: 'validation.url', listSources: 'validation.url', protocols: 'validation.protocols' };
+function validationMessage(
+  field: keyof Form,
+  issue: { code: string; message: string; minimum?: unknown; maximum?: unknown },
+  t: (k: string, o?: Record<string, unknown>) => string,
+): string {
+  const byField: Partial<Record<keyof Form, string>> = {
+    listen: 'validation.hostPort',
+    countryAllow: 'validation.country',
+    countryDeny: 'validation.country',
+    url: 'validation.url',
+    listSources: 'validation.url',
+    protocols: 'validation.protocols',
+  };
   const key = byField[field];
   if (key) return t(key);
   // The form asks seconds and minutes where the settings hold milliseconds.
@@ -58,7 +69,11 @@ function validationMessage(field: keyof Form, issue: { code: string; message: st
   return t('validation.invalid');
 }
 
-const codes = (text: string): string[] => text.split(/[\s,]+/).map((c) => c.trim().toUpperCase()).filter(Boolean);
+const codes = (text: string): string[] =>
+  text
+    .split(/[\s,]+/)
+    .map((c) => c.trim().toUpperCase())
+    .filter(Boolean);
 
 function fromForm(f: Form): Partial<SettingsDto> {
   return {
@@ -69,7 +84,10 @@ function fromForm(f: Form): Partial<SettingsDto> {
     preferProto: f.preferProto,
     autoSelect: { intervalMs: Number(f.intervalS) * 1000, toleranceMs: Number(f.toleranceMs), url: f.url.trim() },
     drainGraceMs: Number(f.drainGraceMin) * 60_000,
-    listSources: f.listSources.split(/\s+/).map((u) => u.trim()).filter(Boolean),
+    listSources: f.listSources
+      .split(/\s+/)
+      .map((u) => u.trim())
+      .filter(Boolean),
     protocols: f.protocols.split(',') as SettingsDto['protocols'],
     language: f.language,
     notifications: f.notifications,
@@ -95,7 +113,17 @@ const SETTING_OF: Record<keyof Form, keyof SettingsDto> = {
   startAtLogin: 'startAtLogin',
 };
 
-const FIELD_OF: Record<string, keyof Form> = { listen: 'listen', authFile: 'authFile', countryAllow: 'countryAllow', countryDeny: 'countryDeny', 'autoSelect.intervalMs': 'intervalS', 'autoSelect.toleranceMs': 'toleranceMs', 'autoSelect.url': 'url', drainGraceMs: 'drainGraceMin', listSources: 'listSources' };
+const FIELD_OF: Record<string, keyof Form> = {
+  listen: 'listen',
+  authFile: 'authFile',
+  countryAllow: 'countryAllow',
+  countryDeny: 'countryDeny',
+  'autoSelect.intervalMs': 'intervalS',
+  'autoSelect.toleranceMs': 'toleranceMs',
+  'autoSelect.url': 'url',
+  drainGraceMs: 'drainGraceMin',
+  listSources: 'listSources',
+};
 
 export function Settings() {
   const { t } = useTranslation();
@@ -123,7 +151,14 @@ export function Settings() {
     });
   }, [settings, base, dirty]);
 
-  if (state === 'loading' || !form) return state === 'error' ? <p role="alert">{t('settings.error', { message: coreError })}</p> : <p className="muted" aria-busy="true">{t('settings.loading')}</p>;
+  if (state === 'loading' || !form)
+    return state === 'error' ? (
+      <p role="alert">{t('settings.error', { message: coreError })}</p>
+    ) : (
+      <p className="muted" aria-busy="true">
+        {t('settings.loading')}
+      </p>
+    );
 
   const set = <K extends keyof Form>(k: K, v: Form[K]) => {
     setForm({ ...form, [k]: v });
@@ -138,7 +173,13 @@ export function Settings() {
     // meanwhile, is never sent back.
     const all = fromForm(form);
     const edited = new Set([...dirty].map((k) => SETTING_OF[k]));
-    const patch = Object.fromEntries(Object.entries(all).filter(([k, v]) => edited.has(k as keyof SettingsDto) && JSON.stringify(v) !== JSON.stringify(settings?.[k as keyof SettingsDto]))) as Partial<SettingsDto>;
+    const patch = Object.fromEntries(
+      Object.entries(all).filter(
+        ([k, v]) =>
+          edited.has(k as keyof SettingsDto) &&
+          JSON.stringify(v) !== JSON.stringify(settings?.[k as keyof SettingsDto]),
+      ),
+    ) as Partial<SettingsDto>;
     // Validated here first (the same schema the core uses), so a typo is shown at its field.
     const parsed = settingsUpdateSchema.safeParse(patch);
     if (!parsed.success) {
@@ -170,9 +211,20 @@ export function Settings() {
       ) : null}
     </div>
   );
-  const text = (k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications' | 'listSources' | 'protocols' | 'startAtLogin'>, type = 'text') => (
+  const text = (
+    k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications' | 'listSources' | 'protocols' | 'startAtLogin'>,
+    type = 'text',
+  ) => (
     // Addresses, paths, URLs, codes and numbers read left to right, in a right-to-left page too.
-    <input id={`set-${k}`} type={type} dir="ltr" value={form[k]} aria-invalid={!!fieldErrors[k]} aria-describedby={fieldErrors[k] ? `err-${k}` : undefined} onChange={(e) => set(k, e.target.value)} />
+    <input
+      id={`set-${k}`}
+      type={type}
+      dir="ltr"
+      value={form[k]}
+      aria-invalid={!!fieldErrors[k]}
+      aria-describedby={fieldErrors[k] ? `err-${k}` : undefined}
+      onChange={(e) => set(k, e.target.value)}
+    />
   );
   return (
     <section aria-labelledby="settings-h" className="view">
@@ -185,7 +237,11 @@ export function Settings() {
         {field(
           'preferProto',
           t('settings.preferProto'),
-          <select id="set-preferProto" value={form.preferProto} onChange={(e) => set('preferProto', e.target.value as Form['preferProto'])}>
+          <select
+            id="set-preferProto"
+            value={form.preferProto}
+            onChange={(e) => set('preferProto', e.target.value as Form['preferProto'])}
+          >
             <option value="any">{t('settings.any')}</option>
             <option value="tcp">TCP</option>
             <option value="udp">UDP</option>
@@ -198,7 +254,12 @@ export function Settings() {
             <p className="muted hint" id="hint-protocols">
               {t('settings.protocolsHint')}
             </p>
-            <select id="set-protocols" value={form.protocols} aria-describedby="hint-protocols" onChange={(e) => set('protocols', e.target.value)}>
+            <select
+              id="set-protocols"
+              value={form.protocols}
+              aria-describedby="hint-protocols"
+              onChange={(e) => set('protocols', e.target.value)}
+            >
               {PROTOCOL_ORDERS.map((o) => (
                 <option key={o} value={o}>
                   {t(`settings.protocolOrder.${o.replace(',', '-')}`)}
@@ -234,7 +295,11 @@ export function Settings() {
         {field(
           'language',
           t('settings.language'),
-          <select id="set-language" value={form.language} onChange={(e) => set('language', e.target.value as Form['language'])}>
+          <select
+            id="set-language"
+            value={form.language}
+            onChange={(e) => set('language', e.target.value as Form['language'])}
+          >
             <option value="auto">{t('settings.languageAuto')}</option>
             {Object.entries(LANGUAGE_NAMES).map(([code, name]) => (
               <option key={code} value={code} lang={code}>
@@ -245,14 +310,24 @@ export function Settings() {
         )}
         {form.startAtLogin !== null ? (
           <label className="check">
-            <input type="checkbox" checked={form.startAtLogin} onChange={(e) => set('startAtLogin', e.target.checked)} /> {t('settings.startAtLogin')}
+            <input
+              type="checkbox"
+              checked={form.startAtLogin}
+              onChange={(e) => set('startAtLogin', e.target.checked)}
+            />{' '}
+            {t('settings.startAtLogin')}
           </label>
         ) : null}
         <fieldset className="field">
           <legend>{t('settings.notifications')}</legend>
           {(['switched', 'lost', 'sysproxyChanged'] as const).map((k) => (
             <label key={k} className="check">
-              <input type="checkbox" checked={form.notifications[k]} onChange={(e) => set('notifications', { ...form.notifications, [k]: e.target.checked })} /> {t(`settings.notify.${k}`)}
+              <input
+                type="checkbox"
+                checked={form.notifications[k]}
+                onChange={(e) => set('notifications', { ...form.notifications, [k]: e.target.checked })}
+              />{' '}
+              {t(`settings.notify.${k}`)}
             </label>
           ))}
         </fieldset>
@@ -263,7 +338,13 @@ export function Settings() {
         ) : null}
         {saved ? (
           <div role="status" className="saved">
-            {restartRequired.length ? t('settings.restart', { keys: restartRequired.map((k) => t(`settings.names.${k}`, { defaultValue: k })).join(t('settings.listSeparator')) }) : t('settings.saved')}
+            {restartRequired.length
+              ? t('settings.restart', {
+                  keys: restartRequired
+                    .map((k) => t(`settings.names.${k}`, { defaultValue: k }))
+                    .join(t('settings.listSeparator')),
+                })
+              : t('settings.saved')}
             {restartRequired.length && desktop ? (
               <>
                 {' '}
