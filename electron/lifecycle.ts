@@ -1,9 +1,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ignoreRejection } from '../core/common/index.js';
 import type { AppApi, PowerMonitorApi, WindowApi } from './electron-api.js';
 
 /** A stuck tunnel must not hang the quit: past this, the process exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 8_000;
+
+/**
+ * The most the system proxy's restore may take before the process exits regardless: longer than
+ * the slowest single OS command it runs (PowerShell, 30 s; gsettings, kwriteconfig5, networksetup and
+ * reg, 10 s each) so that one slow command at logoff is waited for. The proxy keeps listening until
+ * the restore is done, so the OS is never pointed at a port nobody listens on while it runs.
+ */
+export const RESTORE_DEADLINE_MS = 40_000;
 
 /** Where the process reports a fatal error (process.on('uncaughtException'), 'unhandledRejection'). */
 export interface FatalEvents {
@@ -11,24 +20,30 @@ export interface FatalEvents {
 }
 
 export interface LifecycleOptions {
+  /** How long stopping the core may take once the system proxy is restored. */
   deadlineMs?: number;
+  /** How long the system proxy's restore may take (default RESTORE_DEADLINE_MS). */
+  restoreDeadlineMs?: number;
   onSignal?: (sig: NodeJS.Signals, fn: () => void) => void;
   powerMonitor?: PowerMonitorApi;
   /** Fatal errors of the process (default: `process`). */
   fatalEvents?: FatalEvents;
   /** Crash records are written here (`crash-<time>.log`). */
   crashDir?: string;
-  /** Runs first on a fatal error, before the normal stop: put the user's proxy settings back. */
+  /**
+   * Runs first on every way out, before the core stops and with the proxy still listening: put the
+   * user's proxy settings back. It has its own deadline (restoreDeadlineMs), not the stop's.
+   */
   restoreFirst?: () => Promise<unknown>;
 }
 
 /**
  * One shutdown, reached from every way out: the tray's Quit, the app menu / Dock / Cmd-Q
  * (before-quit), Windows session end (query-session-end, session-end: on the window, or on the
- * hidden session window when there is none), OS shutdown, SIGINT and SIGTERM. It runs `stop`
- * (restore the system proxy, stop the core, flush the store) once, then exits, by the deadline at
- * the latest. A fatal error takes the same road: the crash is recorded, the system proxy put back
- * first, and the process exits 1.
+ * hidden session window when there is none), OS shutdown, SIGINT and SIGTERM. It restores the
+ * system proxy first (restoreFirst, within restoreDeadlineMs, while the proxy still listens), then
+ * runs `stop` (stop the core, flush the store) once and exits, by the stop's deadline at the latest.
+ * A fatal error takes the same road: the crash is recorded and the process exits 1.
  */
 export class Lifecycle {
   #stopping: Promise<void> | null = null;
@@ -49,50 +64,53 @@ export class Lifecycle {
     this.app.on('before-quit', (ev) => {
       if (this.exitCode !== null) return; // our own app.exit
       ev.preventDefault();
-      void this.shutdown('before-quit');
+      this.#shutdownFrom('before-quit');
     });
     // The OS is going down (Linux, macOS): restore the proxy while we still can.
-    this.opts.powerMonitor?.on('shutdown', () => void this.shutdown('os-shutdown'));
+    this.opts.powerMonitor?.on('shutdown', () => this.#shutdownFrom('os-shutdown'));
     // A tray app keeps running with no window.
     this.app.on('window-all-closed', () => {});
     const onSignal = this.opts.onSignal ?? ((sig, fn) => process.once(sig, fn));
-    for (const sig of ['SIGINT', 'SIGTERM'] as const) onSignal(sig, () => void this.shutdown(sig));
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) onSignal(sig, () => this.#shutdownFrom(sig));
     const fatal = this.opts.fatalEvents ?? process;
-    fatal.on('uncaughtException', (err) => void this.fatal(err, 'uncaughtException'));
-    fatal.on('unhandledRejection', (err) => void this.fatal(err, 'unhandledRejection'));
+    // fatal() never rejects: every step in it is caught or bounded.
+    fatal.on('uncaughtException', (err) => ignoreRejection(this.fatal(err, 'uncaughtException')));
+    fatal.on('unhandledRejection', (err) => ignoreRejection(this.fatal(err, 'unhandledRejection')));
   }
 
   /** Windows reports logoff and shutdown on windows (query-session-end, then session-end). Once per window. */
   watchWindow(win: Pick<WindowApi, 'on'>): void {
     if (this.#watched.has(win)) return;
     this.#watched.add(win);
-    win.on('query-session-end', () => void this.shutdown('query-session-end'));
-    win.on('session-end', () => void this.shutdown('session-end'));
+    win.on('query-session-end', () => this.#shutdownFrom('query-session-end'));
+    win.on('session-end', () => this.#shutdownFrom('session-end'));
   }
 
   get stopping(): boolean {
     return this.#stopping !== null;
   }
 
+  /** A quit path's event: shutdown() never rejects (the stop's failure becomes exit code 1). */
+  #shutdownFrom(reason: string): void {
+    ignoreRejection(this.shutdown(reason));
+  }
+
   shutdown(reason: string, exitCode = 0): Promise<void> {
     this.reasons.push(reason);
     this.#stopping ??= (async () => {
-      let timer: NodeJS.Timeout | null = null;
-      const deadline = new Promise<'deadline'>((r) => {
-        timer = setTimeout(() => r('deadline'), this.opts.deadlineMs ?? SHUTDOWN_DEADLINE_MS);
-      });
-      const outcome = await Promise.race([
-        this.stop().then(
-          () => 'stopped' as const,
-          () => 'failed' as const,
-        ),
-        deadline,
-      ]);
-      if (timer) clearTimeout(timer);
-      this.exitCode = outcome === 'stopped' ? exitCode : 1;
+      const restored = await this.#restoreProxy();
+      const outcome = await withDeadline(this.stop(), this.opts.deadlineMs ?? SHUTDOWN_DEADLINE_MS);
+      this.exitCode = outcome === 'done' && restored ? exitCode : 1;
       this.app.exit(this.exitCode);
     })();
     return this.#stopping;
+  }
+
+  /** The system proxy put back, with the proxy still up; false when it failed or ran out of time. */
+  async #restoreProxy(): Promise<boolean> {
+    if (!this.opts.restoreFirst) return true;
+    const outcome = await withDeadline(this.opts.restoreFirst(), this.opts.restoreDeadlineMs ?? RESTORE_DEADLINE_MS);
+    return outcome === 'done';
   }
 
   /**
@@ -112,12 +130,25 @@ export class Lifecycle {
         /* a full disk must not stop the proxy from being restored */
       }
     }
-    if (!this.#stopping && this.opts.restoreFirst) {
-      await Promise.race([
-        this.opts.restoreFirst().catch(() => undefined),
-        new Promise((r) => setTimeout(r, 3_000).unref()),
-      ]);
-    }
     await this.shutdown(`fatal: ${kind}`, 1);
+  }
+}
+
+/** Waits for `work` up to `ms`: 'done', 'failed' (it rejected) or 'deadline'. */
+async function withDeadline(work: Promise<unknown>, ms: number): Promise<'done' | 'failed' | 'deadline'> {
+  let timer: NodeJS.Timeout | null = null;
+  const deadline = new Promise<'deadline'>((r) => {
+    timer = setTimeout(() => r('deadline'), ms);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => 'done' as const,
+        () => 'failed' as const,
+      ),
+      deadline,
+    ]);
+  } finally {
+    if (timer) clearTimeout(timer);
   }
 }

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { DesktopAccess, NodeDto, Settings, Status, SysproxyState } from '../core/api/index.js';
+import type { DesktopAccess, NodeDto, Settings, Status } from '../core/api/index.js';
 import { resolveLanguage, translate, type Language } from '../core/api/catalog/index.js';
 import { loadSavedSettings, type ConfigInput, type RunningApp } from '../core/app/index.js';
-import { errorToJson, LogTap } from '../core/common/index.js';
+import { detach, errorToJson, ignoreRejection, LogTap } from '../core/common/index.js';
 import { appProtocolHandler, APP_SCHEME_PRIVILEGES, crashedHtml } from './app-protocol.js';
 import { Autostart } from './autostart.js';
 import type { ElectronApi, IpcMainInvokeEvent, WindowApi } from './electron-api.js';
@@ -102,7 +102,8 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     },
     restart: () => {
       e.app.relaunch();
-      void lifecycleRef?.shutdown('restart from the window');
+      // shutdown() never rejects: a failed stop becomes exit code 1.
+      if (lifecycleRef) ignoreRejection(lifecycleRef.shutdown('restart from the window'));
     },
   };
   const core = await startCore(e, dataDir, logTap, o.configInput ?? {}, language, desktop);
@@ -130,7 +131,8 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     onFirstHide: () => notifications.notify('tray-hint', t('notify.hintTitle'), t('notify.hintBody')),
     onCreated: (win) => lifecycleRef?.watchWindow(win),
     background: () => (e.nativeTheme.shouldUseDarkColors ? '#14171c' : '#f6f7f9'),
-    onCrashedTwice: (reason) => void offerRestart(reason),
+    onCrashedTwice: (reason) => detach(core.logger, 'offer-restart', offerRestart(reason)),
+    log: core.logger,
   });
   // An entry written by an AppImage that has since moved (or an older version) points here again.
   autostart.repair();
@@ -153,7 +155,11 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
             (sp) => tray.update({ sysproxy: sp }),
             (err) => notifyError(err),
           ),
-      copy: (text) => e.clipboard.writeText(text),
+      copy: (text) => {
+        void Promise.resolve()
+          .then(() => e.clipboard.writeText(text))
+          .catch((err: unknown) => notifyError(err));
+      },
       refreshNodes: () =>
         void Promise.resolve()
           .then(() => ops.refreshNodes({}))
@@ -163,13 +169,19 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       setNotification: (kind, on) => {
         try {
           const next = { ...notifyPrefs(), [KIND_KEY[kind]]: on };
-          ops.putSettings({ notifications: next });
-          tray.update({ notifications: trayNotifications(next) });
+          void Promise.resolve()
+            .then(() => ops.putSettings({ notifications: next }))
+            .then(
+              () => tray.update({ notifications: trayNotifications(next) }),
+              (err: unknown) => notifyError(err),
+            );
         } catch (err) {
           notifyError(err);
         }
       },
-      quit: () => void lifecycleRef?.shutdown('tray-quit'),
+      quit: () => {
+        if (lifecycleRef) ignoreRejection(lifecycleRef.shutdown('tray-quit'));
+      },
     },
     {
       status: null,
@@ -259,9 +271,9 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       Promise.resolve(ops.getSystemProxy({})).catch(() => null),
     ]);
     tray.update({
-      status: status as Status,
+      status,
       nodes: (nodes as { nodes: NodeDto[] }).nodes,
-      sysproxy: sysproxy as SysproxyState | null,
+      sysproxy,
     });
   }
   let lastActive: string | null = null;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { writeFileAtomic } from '../core/common/index.js';
+import { detach, writeFileAtomic, type DetachLog } from '../core/common/index.js';
 import type { ElectronApi, WindowApi } from './electron-api.js';
 
 /** The window's page: the renderer build, served by our own privileged scheme (never a remote URL). */
@@ -39,6 +39,8 @@ export interface WindowControllerOptions {
   onCreated?: (win: WindowApi) => void;
   /** The renderer crashed again soon after a reload: the window now shows an error page. */
   onCrashedTwice?: (reason: string) => void;
+  /** Where a failed page load or external link is reported (none: the console). */
+  log?: DetachLog;
   /** The window's background before its page paints: the theme's, so a light desktop gets no dark flash. */
   background?: () => string;
   now?: () => number;
@@ -75,7 +77,7 @@ export class WindowController {
       existing.focus();
       // A fragment change is an in-page navigation: the renderer switches view without reloading.
       // The counter makes every open a change, so "More…" works when the window shows that view already.
-      if (view) void existing.loadURL(`${APP_URL}#view=${view}&open=${++this.#opens}`);
+      if (view) this.#load(existing, `${APP_URL}#view=${view}&open=${++this.#opens}`);
       return existing;
     }
     const bounds = this.#loadBounds();
@@ -99,7 +101,7 @@ export class WindowController {
       if (!url.startsWith(APP_ORIGIN)) ev.preventDefault();
     });
     wc.setWindowOpenHandler(({ url }) => {
-      if (/^https:\/\//.test(url)) void this.e.shell.openExternal(url);
+      if (/^https:\/\//.test(url)) this.#report('open-external', this.e.shell.openExternal(url));
       return { action: 'deny' };
     });
     wc.on('render-process-gone', (_ev, details) => this.#crashed(win, details.reason));
@@ -115,8 +117,20 @@ export class WindowController {
     });
     win.once('ready-to-show', () => win.show());
     this.opts.onCreated?.(win);
-    void win.loadURL(APP_URL + (view ? `#view=${view}` : ''));
+    this.#load(win, APP_URL + (view ? `#view=${view}` : ''));
     return win;
+  }
+
+  /**
+   * Loads a page into the window. A load that fails (a navigation superseded by the next one, a
+   * window closed mid-load) is reported, not left to the process's fatal handler.
+   */
+  #load(win: WindowApi, url: string): void {
+    this.#report('window-load', win.loadURL(url));
+  }
+
+  #report(event: string, work: Promise<unknown>): void {
+    detach(this.opts.log ?? { error: (obj, msg) => console.error(msg, obj) }, event, work);
   }
 
   /** Lets the window really close (quitting). */
@@ -141,7 +155,7 @@ export class WindowController {
       win.webContents.reload();
       return;
     }
-    void win.loadURL(CRASHED_URL);
+    this.#load(win, CRASHED_URL);
     this.opts.onCrashedTwice?.(reason);
   }
 

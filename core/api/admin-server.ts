@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { formatEndpoint, type Endpoint, type Logger, type TappedLine } from '../common/index.js';
+import { formatEndpoint, type Endpoint, type Logger, type TappedLine, detach } from '../common/index.js';
 import { checkAccess, allowedHostsFor, type AccessPolicy } from './access.js';
 import type { AdminCore } from './admin-core.js';
 import { registerClashRoutes } from './clash-routes.js';
@@ -78,7 +78,7 @@ export class AdminServer {
     this.#routes();
     this.#server = createServer(
       { requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 },
-      (req, res) => void this.#handle(req, res),
+      (req, res) => detach(this.#log, 'api-request', this.#handle(req, res)),
     );
     this.#websockets = new ClashWebSockets(core, () => this.#policy);
     this.#server.on('upgrade', (req, socket, head) => this.#websockets.handleUpgrade(req, socket, head));

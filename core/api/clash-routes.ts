@@ -94,7 +94,7 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
     // Validate everything before changing anything.
     let auto: boolean | null = null;
     if (body.mode !== undefined) {
-      const m = String(body.mode).toLowerCase();
+      const m = scalarText(body.mode).toLowerCase();
       // Clash's own names too: rule = Gatehop picks the node (auto), global = the one you picked (manual).
       if (m === 'auto' || m === 'rule') auto = true;
       else if (m === 'manual' || m === 'global') auto = false;
@@ -109,9 +109,9 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
     }
     let level: string | null = null;
     if (body['log-level'] !== undefined) {
-      level = FROM_CLASH[String(body['log-level']).toLowerCase()] ?? null;
+      level = FROM_CLASH[scalarText(body['log-level']).toLowerCase()] ?? null;
       if (!level)
-        throw clashError(400, `log-level ${String(body['log-level'])}: one of debug, info, warning, error, silent`);
+        throw clashError(400, `log-level ${scalarText(body['log-level'])}: one of debug, info, warning, error, silent`);
       if (!core.logLevel)
         throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the log level is not changeable in this embedding');
     }
@@ -230,4 +230,9 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
       deps.streams.delete(res);
     });
   });
+}
+
+/** A field a dashboard sent, as text: a string as it is, anything else as JSON (never "[object Object]"). */
+function scalarText(v: unknown): string {
+  return typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
 }

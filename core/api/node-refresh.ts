@@ -1,6 +1,7 @@
 import type { AdminCore } from './admin-core.js';
 import type { EventMap } from './contract.js';
 import { ApiFailure } from './http-util.js';
+import { ignoreRejection } from '../common/index.js';
 
 /**
  * Re-fetches the list and re-ranks it, publishing progress as `refresh` events: fetching, probing,
@@ -47,8 +48,11 @@ export function startRefresh(
       publish('refresh', { refreshId, phase: 'failed', nodes: nodes.nodes.length, message: (err as Error).message });
     }
   });
-  void refreshes.running.finally(() => {
-    if (refreshes.seq === refreshId) refreshes.running = null;
-  });
+  // running's own body catches every failure (published as phase 'failed'); finally only clears the slot.
+  ignoreRejection(
+    refreshes.running.finally(() => {
+      if (refreshes.seq === refreshId) refreshes.running = null;
+    }),
+  );
   return { refreshId };
 }

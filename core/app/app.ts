@@ -21,6 +21,7 @@ import {
   type Endpoint,
   type Logger,
   type LogTap,
+  detach,
 } from '../common/index.js';
 import {
   DirectEgress,
@@ -90,6 +91,8 @@ export interface RunningApp {
   readonly systemProxy: SystemProxy;
   /** The dashboard with its token in the fragment (never sent to the server); null without the admin API. */
   readonly dashboardUrl: string | null;
+  /** The app's logger: the desktop shell reports what it does not await through it. */
+  readonly logger: Logger;
   /**
    * Re-reads the config (file, saved settings, flags) and applies what can change live, without
    * dropping a session; a config that does not validate is refused (GH_ERR_CONFIG_INVALID) and
@@ -279,7 +282,8 @@ function startController(
   // is up, the list can come through it (vpngate.throughTunnel), so the failed refresh runs again now.
   controller.onEvent((e) => {
     if (e.type !== 'switch' || e.record.outcome !== 'switched') return;
-    if (nodes.lastRefresh?.ok === false && current().vpngate.throughTunnel && nodes.fetchable) void nodes.refresh();
+    if (nodes.lastRefresh?.ok === false && current().vpngate.throughTunnel && nodes.fetchable)
+      detach(logger, 'list-refresh-through-tunnel', nodes.refresh());
   });
   // A new list while nothing is up: try again at once (evaluate starts a switch when none is active).
   nodes.onChange(
@@ -368,7 +372,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       ? new PoolRecovery({
           nodes: pipeline.nodes,
           selector: pipeline.selector,
-          rank: pipeline.rankLatest,
+          rank: () => pipeline.rankLatest(),
           controller,
           options: config.recovery,
           logger,
@@ -390,7 +394,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     controller && manager
       ? new ExitCheck({
           url: () => current.exitCheck.url,
-          dialer: () => tunnelDialerOf(manager!),
+          dialer: () => tunnelDialerOf(manager),
           activeNodeId: () => controller.active?.node.id ?? null,
           intervalMs: config.exitCheck.intervalMs,
           logger,
@@ -578,6 +582,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     network,
     systemProxy,
     dashboardUrl,
+    logger,
     reload,
     stop: () =>
       (stopping ??= (async () => {

@@ -47,7 +47,7 @@ function readYaml(path: string, problems: Problem[]): ParsedFile {
     problems.push({ where: path, line: 1, message: 'must be a mapping of settings' });
     return { input: {}, doc: null, lines };
   }
-  return { input: data as ConfigInput, doc, lines };
+  return { input: data, doc, lines };
 }
 
 /** The line of a key path in the YAML document (the deepest node that exists). */

@@ -89,7 +89,7 @@ function flagsToConfig(f: RunFlags): ConfigInput {
     if (f[k] !== undefined) proxy[k] = f[k];
   }
   if (Object.keys(proxy).length > 0) out.proxy = proxy;
-  return out as ConfigInput;
+  return out;
 }
 
 function fail(message: string, exitCode: number): never {
@@ -150,7 +150,10 @@ async function run(flags: RunFlags): Promise<void> {
     logger.fatal({ event: 'fatal', err: errorToJson(err) }, `fatal: ${errorToJson(err).message}`);
     const deadline = setTimeout(() => process.exit(1), 5_000);
     deadline.unref();
-    void app.stop().finally(() => process.exit(1));
+    app.stop().then(
+      () => process.exit(1),
+      () => process.exit(1),
+    );
   };
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
@@ -169,7 +172,7 @@ function subcommandConfig(opts: { dataDir?: string; config?: string; listen?: st
     const flags: Record<string, unknown> = {};
     if (opts.dataDir) flags.dataDir = opts.dataDir;
     if (opts.listen) flags.listen = opts.listen;
-    return buildConfig(fromFile, flags as ConfigInput);
+    return buildConfig(fromFile, flags);
   } catch (err) {
     return fail(errorToJson(err).message, 2);
   }

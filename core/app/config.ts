@@ -251,7 +251,7 @@ export function parseConfigText(text: string, name: string): ConfigInput {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new GatehopError(ErrorCodes.CONFIG_INVALID, `config ${name} must be a mapping of settings`);
   }
-  return data as ConfigInput;
+  return data;
 }
 
 /** Validates the merged settings once, at the edge, into a frozen config with every default filled. */

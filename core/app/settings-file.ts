@@ -64,7 +64,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
   if (s.drainGraceMs !== undefined) out.switching = { drainGraceMs: s.drainGraceMs };
   if (s.listSources !== undefined) out.vpngate = { sources: s.listSources };
   if (s.protocols !== undefined) out.tunnel = { protocols: s.protocols };
-  return out as ConfigInput;
+  return out;
 }
 
 /** Config file → saved settings → flags, merged section by section. */
@@ -77,12 +77,12 @@ export function layerInputs(fromFile: ConfigInput, saved: Partial<Settings>): Co
     if (a || b) merged[k] = { ...(a as object), ...(b as object) };
   }
   const urlTest = {
-    ...((fromFile.groups as { urlTest?: object } | undefined)?.urlTest ?? {}),
-    ...((s.groups as { urlTest?: object } | undefined)?.urlTest ?? {}),
+    ...(fromFile.groups?.urlTest ?? {}),
+    ...(s.groups?.urlTest ?? {}),
   };
   if (Object.keys(urlTest).length) merged.groups = { ...(merged.groups as object), urlTest };
   if (saved.authFile === null) delete merged.authFile;
-  return merged as ConfigInput;
+  return merged;
 }
 
 export const DEFAULT_NOTIFICATIONS: Settings['notifications'] = Object.freeze({

@@ -1,5 +1,6 @@
 import type { Logger } from './logger.js';
 import { loadNative, type NativeModule } from './native.js';
+import { detach } from './detach.js';
 
 export interface HeapTrimmerOptions {
   /** Trim this often while the process runs (0: only when asked). */
@@ -38,7 +39,7 @@ export class HeapTrimmer {
     this.#logger = opts.logger;
     this.#debounceMs = opts.debounceMs ?? 1_000;
     if (this.#native && opts.intervalMs > 0) {
-      this.#interval = setInterval(() => void this.trim('interval'), opts.intervalMs);
+      this.#interval = setInterval(() => detach(this.#logger, 'heap-trim', this.trim('interval')), opts.intervalMs);
       this.#interval.unref();
     }
   }
@@ -53,7 +54,7 @@ export class HeapTrimmer {
     if (this.#closed || !this.#native || this.#pending) return;
     this.#pending = setTimeout(() => {
       this.#pending = null;
-      void this.trim('worker-exit');
+      detach(this.#logger, 'heap-trim', this.trim('worker-exit'));
     }, this.#debounceMs);
     this.#pending.unref();
   }

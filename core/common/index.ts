@@ -46,3 +46,4 @@ export {
   type NativeUdpSocket,
 } from './native.js';
 export { HeapTrimmer, type HeapTrimmerOptions } from './heap-trimmer.js';
+export { detach, ignoreRejection, type DetachLog } from './detach.js';

@@ -57,7 +57,7 @@ function parseLine(raw: string): TappedLine | null {
   try {
     const o = JSON.parse(raw) as Record<string, unknown>;
     const time = typeof o.time === 'string' ? Date.parse(o.time) : Number(o.time);
-    return { ...o, time, level: String(o.level), msg: String(o.msg ?? '') };
+    return { ...o, time, level: String(o.level), msg: typeof o.msg === 'string' ? o.msg : '' };
   } catch {
     return null;
   }

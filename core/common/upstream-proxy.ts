@@ -217,7 +217,7 @@ async function socks5Greet(up: UpstreamProxy, r: HandshakeReader): Promise<void>
         ErrorCodes.UPSTREAM_AUTH_FAILED,
         'the proxy wants credentials (add user:pass@ to upstream.url)',
       );
-    const user = Buffer.from(up.username!, 'utf8');
+    const user = Buffer.from(up.username, 'utf8');
     const pass = Buffer.from(up.password ?? '', 'utf8');
     r.socket.write(Buffer.concat([Buffer.from([1, user.length]), user, Buffer.from([pass.length]), pass]));
     const [, status] = await r.read(2);
@@ -295,7 +295,7 @@ function ipv6Bytes(ip: string): Buffer {
   const parts = (s: string | undefined): string[] => (s ? s.split(':') : []);
   const h = parts(head);
   const t = parts(tail);
-  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
+  const groups = tail === undefined ? h : [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t];
   const b = Buffer.alloc(16);
   groups.forEach((g, i) => b.writeUInt16BE(parseInt(g, 16) || 0, i * 2));
   return b;

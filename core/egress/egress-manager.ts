@@ -1,4 +1,4 @@
-import { Listeners, type Logger } from '../common/index.js';
+import { Listeners, type Logger, detach } from '../common/index.js';
 import { Balancer, type BalanceStrategy } from './balance.js';
 import type { Egress, EgressLease, EgressSource, RetireReason } from './types.js';
 
@@ -332,7 +332,7 @@ export class EgressManager implements EgressSource {
       this.#log.warn(fields, `egress closed with ${sessions} sessions still on it`);
     else this.#log.info(fields, 'egress closed');
     this.#emit({ type: 'closed', egress: entry.egress, sessions, reason });
-    void entry.egress.close();
+    detach(this.#log, 'egress-close', entry.egress.close());
   }
 
   #emit(ev: EgressManagerEvent): void {

@@ -3,6 +3,7 @@ import type { EgressManager } from '../egress/index.js';
 import { ProbeLoop, type FailFilter, type ProbeSpec, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import type { NodeOpener, NodeTunnel } from './types.js';
+import { detach } from '../common/index.js';
 
 export interface BalanceMembersDeps {
   manager: EgressManager;
@@ -104,7 +105,7 @@ export class BalanceMembers {
         `${this.#target} balance members (${reason})`,
       );
     while (this.#members.length > this.#target) this.#drop(this.#members.at(-1)!, reason);
-    void this.fill();
+    this.#fillSoon();
   }
 
   /**
@@ -116,6 +117,11 @@ export class BalanceMembers {
     if (!m) return null;
     this.#forget(m);
     return m.egress;
+  }
+
+  /** fill() from an event or a timer: nobody waits, a failure is logged with its code. */
+  #fillSoon(): void {
+    detach(this.#log, 'balance-fill', this.fill());
   }
 
   /** Opens members until the target is met; one fill at a time. */
@@ -253,7 +259,7 @@ export class BalanceMembers {
       { event: 'member-failing', nodeId: m.node.id, reason: why },
       `balance member ${m.node.id} ${why}: replacing it`,
     );
-    void this.fill();
+    this.#fillSoon();
   }
 
   #recovered(m: Held, why: string): void {
@@ -279,7 +285,7 @@ export class BalanceMembers {
       { event: 'member-lost', nodeId: m.node.id, reason: why },
       `balance member ${m.node.id} died: ${why}`,
     );
-    void this.fill();
+    this.#fillSoon();
   }
 
   /** Takes a member out of selection; its sessions drain. */
@@ -308,7 +314,7 @@ export class BalanceMembers {
     );
     this.#retry = setTimeout(() => {
       this.#retry = null;
-      void this.fill();
+      this.#fillSoon();
     }, ms);
     this.#retry.unref();
   }
@@ -318,7 +324,7 @@ export class BalanceMembers {
     if (this.#stopped || this.#members.filter((m) => !m.replacing).length >= this.#target) return;
     if (this.#retry) clearTimeout(this.#retry);
     this.#retry = null;
-    void this.fill();
+    this.#fillSoon();
   }
 
   /** Stops watching and searching; the manager closes the tunnels. */

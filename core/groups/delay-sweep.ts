@@ -83,7 +83,7 @@ export class DelaySweep {
     const worker = async (): Promise<void> => {
       while (next < ids.length && !run.cancelled && !this.#closed) {
         const nodeId = ids[next++]!;
-        let ms: number | null = null;
+        let ms: number | null;
         try {
           ms = Math.round(await this.deps.delayTest(nodeId, opts.url, opts.timeoutMs));
         } catch {

@@ -3,6 +3,7 @@ import type { Logger } from '../common/index.js';
 import type { Ranking } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import type { ControllerEvent } from './switch-controller.js';
+import { detach } from '../common/index.js';
 
 /** How a start without network is retried (config `recovery:`). */
 export const recoveryOptionsSchema = z
@@ -120,7 +121,7 @@ export class PoolRecovery {
     this.#log.info({ event: 'network-retry', why }, `network changed (${why}): retrying now`);
     this.#delayMs = this.deps.options.initialMs;
     this.#clearTimer();
-    void this.#attempt();
+    detach(this.#log, 'pool-recovery', this.#attempt());
   }
 
   close(): void {
@@ -142,7 +143,7 @@ export class PoolRecovery {
     this.#state.nextAttemptAt = Date.now() + delay;
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      void this.#attempt();
+      detach(this.#log, 'pool-recovery', this.#attempt());
     }, delay);
     this.#timer.unref();
   }

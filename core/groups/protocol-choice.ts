@@ -135,7 +135,7 @@ export class ProtocolChoice {
 
   /** Per node, what each protocol did (for /nodes). */
   nodeRecord(nodeId: string): Partial<Record<TunnelProtocol, NodeProtocolRecord>> {
-    return Object.fromEntries(this.#nodes.get(nodeId) ?? []) as Partial<Record<TunnelProtocol, NodeProtocolRecord>>;
+    return Object.fromEntries(this.#nodes.get(nodeId) ?? []);
   }
 
   #learn(): void {

@@ -1,4 +1,4 @@
-import { ErrorCodes, GatehopError, Listeners, type Logger } from '../common/index.js';
+import { ErrorCodes, GatehopError, Listeners, type Logger, detach } from '../common/index.js';
 import type { EgressManager, TunnelProtocol } from '../egress/index.js';
 import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource } from '../health/index.js';
 import { FailFilter, type Ranking, type Selector } from '../selector/index.js';
@@ -283,7 +283,7 @@ export class SwitchController {
     this.deps.manager.updateOptions({ strategy: options.balance.strategy });
     if (this.#tick && options.urlTest.intervalMs !== before.urlTest.intervalMs) {
       clearInterval(this.#tick);
-      this.#tick = setInterval(() => void this.evaluate(), options.urlTest.intervalMs);
+      this.#tick = setInterval(() => this.#evaluateSoon(), options.urlTest.intervalMs);
       this.#tick.unref();
     }
     if (this.#active && JSON.stringify(options.probes) !== JSON.stringify(before.probes))
@@ -298,7 +298,7 @@ export class SwitchController {
   /** Brings the first tunnel up and starts the periodic URL test. */
   start(): void {
     void this.#begin('startup', 'urgent');
-    this.#tick = setInterval(() => void this.evaluate(), this.deps.options.urlTest.intervalMs);
+    this.#tick = setInterval(() => this.#evaluateSoon(), this.deps.options.urlTest.intervalMs);
     this.#tick.unref();
   }
 
@@ -465,7 +465,7 @@ export class SwitchController {
           old ? `${old.node.id} keeps ${draining?.sessions ?? 0} sessions until they end` : 'nothing to drain',
           { previous: old?.node.id ?? null, sessions: draining?.sessions ?? 0 },
         );
-        void this.#standby.refresh();
+        detach(this.#log, 'standby-refresh', this.#standby.refresh());
         return finish('switched', node.id, undefined, egress.protocol ?? 'openvpn');
       }
       this.#afterFailure(kind, id, 'every candidate failed');
@@ -599,6 +599,11 @@ export class SwitchController {
    * in manual mode return to a recovered pin, in auto mode move to a clearly better node. Paused
    * while no session has used the proxy for idleTimeoutMs.
    */
+  /** A round from the timer: a failure (a store or probe error) is logged with its code and the next round runs. */
+  #evaluateSoon(): void {
+    detach(this.#log, 'evaluate', this.evaluate());
+  }
+
   async evaluate(): Promise<void> {
     if (this.#evaluating || this.#stopped) return;
     this.#evaluating = true;

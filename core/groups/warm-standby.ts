@@ -2,6 +2,7 @@ import type { Logger } from '../common/index.js';
 import type { EgressManager } from '../egress/index.js';
 import type { Selector } from '../selector/index.js';
 import type { Held, NodeOpener, NodeTunnel } from './types.js';
+import { detach } from '../common/index.js';
 
 export interface WarmStandbyDeps {
   manager: EgressManager;
@@ -66,7 +67,7 @@ export class WarmStandby {
             if (this.#held !== held) return;
             this.#held = null;
             log.info({ event: 'standby-lost', nodeId: next.id, reason: why }, `warm standby ${next.id} closed`);
-            void this.refresh();
+            detach(log, 'standby-refresh', this.refresh());
           }),
         );
         await this.drop('replaced');

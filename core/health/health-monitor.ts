@@ -8,6 +8,7 @@ import {
   type HealthSource,
   type WindowScore,
 } from './window-score.js';
+import { detach } from '../common/index.js';
 
 export interface HealthMonitorEvents {
   /** Every window, for status views and metrics. */
@@ -43,7 +44,7 @@ export class HealthMonitor {
     this.#before = source ? countersOf(source) : null;
     this.#consecutiveBad = 0;
     if (source && !this.#timer) {
-      this.#timer = setInterval(() => void this.sample(), this.opts.intervalMs);
+      this.#timer = setInterval(() => detach(this.#log, 'health-sample', this.sample()), this.opts.intervalMs);
       this.#timer.unref();
     }
     if (!source) this.#stopTimer();

@@ -59,7 +59,7 @@ export class NativeDataCipher implements DataCipher {
     const out = new Array<Buffer | OpenDrop>(count);
     for (let i = 0; i < count; i++) {
       const len = r[2 * i + 1]!;
-      out[i] = len >= 0 ? packets[i]!.subarray(r[2 * i]!, r[2 * i]! + len) : len === -2 ? 'replay' : 'failed';
+      out[i] = len >= 0 ? packets[i]!.subarray(r[2 * i], r[2 * i]! + len) : len === -2 ? 'replay' : 'failed';
     }
     return out;
   }

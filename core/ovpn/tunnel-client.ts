@@ -15,6 +15,7 @@ import {
   socks5UdpHeader,
   type Logger,
   type UpstreamProxy,
+  detach,
 } from '../common/index.js';
 import {
   clientKeyMethod2,
@@ -696,7 +697,7 @@ export class TunnelClient extends EventEmitter<{
         : null;
     handshakeTimer?.unref();
     tls.once('close', () => handshakeTimer && clearTimeout(handshakeTimer));
-    tls.on('error', (err) => {
+    tls.on('error', (err: Error) => {
       if (k.keyId === 0)
         this.#fatal(
           new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${this.#remote.host}: ${err.message}`, { cause: err }),
@@ -1062,7 +1063,7 @@ export class TunnelClient extends EventEmitter<{
     this.#teardown();
     const forMs = this.opts.reconnectForMs ?? 30_000;
     if (this.#state === 'CONNECTED' && forMs > 0 && !this.#closedByUs) {
-      void this.#reconnect(err, forMs);
+      detach(this.#log, 'tunnel-reconnect', this.#reconnect(err, forMs));
       return;
     }
     this.#down(err);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { z } from 'zod';
-import { abortReason, ErrorCodes, GatehopError, parseEndpoint, type Logger } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, parseEndpoint, type Logger, errorToJson } from '../common/index.js';
 import { urlTest, type Dialer } from './url-test.js';
 
 const timing = {
@@ -117,7 +117,7 @@ export async function runProbe(
           : e.code === 'ENOENT'
             ? `${file} not found`
             : typeof e.code === 'number'
-              ? `exit ${e.code}`
+              ? `exit ${String(e.code)}`
               : e.message;
         reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `cmd probe ${spec.argv.join(' ')}: ${why}`, { cause: err }));
       },
@@ -217,11 +217,21 @@ export class ProbeLoop {
 
   start(): void {
     this.specs.forEach((spec, i) => {
-      void this.#run(i);
-      const t = setInterval(() => void this.#run(i), spec.intervalMs);
+      this.#runSoon(i);
+      const t = setInterval(() => this.#runSoon(i), spec.intervalMs);
       t.unref();
       this.#timers.push(t);
     });
+  }
+
+  /** One probe round from the timer: a failure is logged (debug: probes fail often), never unhandled. */
+  #runSoon(i: number): void {
+    this.#run(i).catch((err: unknown) =>
+      this.logger?.debug(
+        { event: 'probe-failed', errCode: errorToJson(err).code, err: errorToJson(err).message },
+        'probe round failed',
+      ),
+    );
   }
 
   async #run(i: number): Promise<void> {

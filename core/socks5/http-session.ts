@@ -87,7 +87,7 @@ export class HttpSession extends ProxySession {
       path: `${url.pathname}${url.search}`,
       headers,
       setHost: false,
-      createConnection: () => upstream as Socket,
+      createConnection: () => upstream,
     });
     forward.on('error', (err) => {
       if (res.headersSent) this.forceClose('upstream-error', err);

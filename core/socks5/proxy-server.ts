@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ErrorCodes, GatehopError, type Endpoint, type Logger } from '../common/index.js';
+import { ErrorCodes, GatehopError, type Endpoint, type Logger, detach } from '../common/index.js';
 import type { EgressSource } from '../egress/index.js';
 import { HttpSession } from './http-session.js';
 import type { ProxyOptions } from './options.js';
@@ -206,17 +206,17 @@ export class ProxyServer {
     const sessionOf = (socket: Duplex): HttpSession | undefined => this.#httpSessions.get(socket);
     server.on('request', (req, res) => {
       const s = sessionOf(req.socket);
-      if (s) void s.onRequest(req, res);
+      if (s) detach(this.#log, 'http-session', s.onRequest(req, res));
       else res.destroy();
     });
     server.on('connect', (req, socket: Duplex, head: Buffer) => {
       const s = sessionOf(socket);
-      if (s) void s.onConnect(req, socket, head);
+      if (s) detach(this.#log, 'http-session', s.onConnect(req, socket, head));
       else socket.destroy();
     });
     server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
       const s = sessionOf(socket);
-      if (s) void s.onUpgrade(req, socket, head);
+      if (s) detach(this.#log, 'http-session', s.onUpgrade(req, socket, head));
       else socket.destroy();
     });
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
-import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { ErrorCodes, GatehopError, type Logger, detach } from '../common/index.js';
 import type { Egress, EgressLease, EgressSource, EgressTcpConnection, RetireReason } from '../egress/index.js';
 import { FirstByteGate } from './first-byte-gate.js';
 import type { ProxyOptions } from './options.js';
@@ -260,7 +260,7 @@ export abstract class ProxySession {
     });
     this.#gate = gate;
     const watch = (lease: EgressLease): void => {
-      offRetire = lease.onRetire(() => void retry());
+      offRetire = lease.onRetire(() => detach(this.log, 'session-redial', retry()));
     };
     const retry = async (): Promise<void> => {
       if (!gate.open || this.#closed || this.bytesUp > 0 || this.#movedDown) return;

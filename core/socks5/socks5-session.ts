@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { isGatehopError } from '../common/index.js';
+import { isGatehopError, detach } from '../common/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import {
   Command,
@@ -142,10 +142,10 @@ export class Socks5Session extends ProxySession {
     }
     if (request.command === Command.CONNECT) {
       this.#phase = 'connecting';
-      void this.#connect(request);
+      detach(this.log, 'socks5-connect', this.#connect(request));
     } else if (request.command === Command.UDP_ASSOCIATE) {
       this.#phase = 'udp';
-      void this.#associate(request);
+      detach(this.log, 'socks5-associate', this.#associate(request));
     } else {
       this.#refuse(Reply.COMMAND_NOT_SUPPORTED, 'bind-not-supported');
     }

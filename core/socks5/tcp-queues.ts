@@ -112,6 +112,6 @@ function plain(address: string): string {
   const [head, tail] = address.split('::') as [string, string | undefined];
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
+  const groups = tail === undefined ? h : [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t];
   return groups.map((g) => parseInt(g, 16).toString(16)).join(':');
 }

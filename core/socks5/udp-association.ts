@@ -4,6 +4,7 @@ import type { Logger } from '../common/index.js';
 import type { Egress, EgressLease, EgressSource, EgressUdpSocket, UdpDatagram } from '../egress/index.js';
 import { encodeUdpHeader, parseUdpHeader, unmapIpv4 } from './socks5-codec.js';
 import type { ProxyStats } from './proxy-stats.js';
+import { detach } from '../common/index.js';
 
 /** After re-homing, the old egress socket still takes replies this long. */
 const REHOME_LINGER_MS = 5_000;
@@ -94,7 +95,7 @@ export class UdpAssociation {
     socket.onClose((err) => {
       if (err && socket === this.#egressSocket) this.opts.onError(err);
     });
-    lease.onRetire(() => void this.#rehome());
+    lease.onRetire(() => detach(this.opts.log, 'udp-rehome', this.#rehome()));
     if (previous) {
       const entry = { ...previous, timer: setTimeout(() => this.#endLinger(entry), REHOME_LINGER_MS) };
       entry.timer.unref();

@@ -22,7 +22,6 @@ import {
   encodeCp,
   encodeFrame,
   encodeOptions,
-  ipv4ToBuffer,
   Proto,
   type CpOption,
 } from './ppp-codec.js';

@@ -201,7 +201,7 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
       if (batch.length > 0) this.emit('packets', batch);
     };
     tls.on('data', onBytes);
-    tls.on('error', (err) =>
+    tls.on('error', (err: Error) =>
       this.#fatal(
         new GatehopError(ErrorCodes.EGRESS_FAILED, `SSTP connection to ${this.#where}: ${err.message}`, { cause: err }),
       ),

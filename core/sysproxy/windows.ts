@@ -137,7 +137,7 @@ export function winBypass(bypass: readonly string[]): string {
   const out: string[] = [];
   for (const b of bypass) {
     if (b === '172.16.0.0/12') for (let i = 16; i < 32; i++) out.push(`172.${i}.*`);
-    else if (cidr[b]) out.push(cidr[b]!);
+    else if (cidr[b]) out.push(cidr[b]);
     else if (!b.includes('/')) out.push(b === '::1' ? '[::1]' : b);
   }
   return out.join(';');
@@ -253,8 +253,7 @@ export function windowsBackend(run: Runner): ProxyBackend {
       for (const argv of winLanWriteCommands(to, from)) await reg(argv);
       const conns: Record<string, ConnSettings> = {};
       for (const k of Object.keys(to)) {
-        if (k.startsWith('conn\t') && to[k] && to[k] !== from[k])
-          conns[k.slice(5)] = JSON.parse(to[k]!) as ConnSettings;
+        if (k.startsWith('conn\t') && to[k] && to[k] !== from[k]) conns[k.slice(5)] = JSON.parse(to[k]) as ConnSettings;
       }
       // Always ends with SETTINGS_CHANGED + REFRESH, also when only the LAN values changed.
       await ps(Object.keys(conns).length > 0 ? 'set' : 'notify', conns);

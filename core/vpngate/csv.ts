@@ -39,7 +39,7 @@ export function parseVpnGateCsv(text: string): ParsedList {
   const csvText = [header.slice(1), ...lines.slice(2, -1)].join('\n');
   let records: Array<Record<string, string>>;
   try {
-    records = parse(csvText, {
+    records = (parse as (text: string, opts: object) => Array<Record<string, string>>)(csvText, {
       columns: true,
       skip_empty_lines: true,
       relax_column_count: true,

@@ -1,4 +1,12 @@
-import { abortReason, ErrorCodes, GatehopError, Listeners, type Logger } from '../common/index.js';
+import {
+  abortReason,
+  ErrorCodes,
+  GatehopError,
+  Listeners,
+  type Logger,
+  detach,
+  ignoreRejection,
+} from '../common/index.js';
 import { parseVpnGateCsv, type ParsedList } from './csv.js';
 import { directDialer } from './direct-dialer.js';
 import { httpGet, type DialVia, type Dialer } from './http-get.js';
@@ -210,7 +218,10 @@ export class NodeList {
     this.#publish();
     if (!this.fetchable) return;
     const first = this.refresh();
-    this.#timer = setInterval(() => void this.refresh(), this.opts.refreshMs ?? 20 * 60_000);
+    this.#timer = setInterval(
+      () => detach(this.#log, 'list-refresh', this.refresh()),
+      this.opts.refreshMs ?? 20 * 60_000,
+    );
     this.#timer.unref();
     if (kept.length === 0) await first;
   }
@@ -449,7 +460,8 @@ export class NodeList {
       return [] as ListSource[];
     });
     this.#background.add(p);
-    void p.finally(() => this.#background.delete(p));
+    // p cannot reject (its catch above answers []): the finally only forgets it.
+    ignoreRejection(p.finally(() => this.#background.delete(p)));
     return p;
   }
 }

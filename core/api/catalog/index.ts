@@ -74,7 +74,7 @@ const integerFormats = new Map<string, Intl.NumberFormat>();
  * grouping (ports, counts); strings as they are. The renderer's i18next uses the same function.
  */
 export function formatValue(lang: string, value: unknown): string {
-  if (typeof value !== 'number') return String(value ?? '');
+  if (typeof value !== 'number') return typeof value === 'string' ? value : value == null ? '' : JSON.stringify(value);
   let f = integerFormats.get(lang);
   if (!f) integerFormats.set(lang, (f = new Intl.NumberFormat(lang, { useGrouping: false, maximumFractionDigits: 2 })));
   return f.format(value);

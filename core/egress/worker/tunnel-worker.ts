@@ -43,7 +43,7 @@ port.on('message', (batch: ToTunnel[]) => {
 
 async function open(data: TunnelWorkerData): Promise<void> {
   const logger = pino(
-    { level: data.logLevel as LevelWithSilent, base: undefined, timestamp: false },
+    { level: data.logLevel, base: undefined, timestamp: false },
     new Writable({
       write(chunk: Buffer, _enc, cb) {
         post({ t: 'log', line: chunk.toString('utf8') });

@@ -60,7 +60,7 @@ export class HttpCoreClient implements CoreClient {
         ok: false,
         error: { code: 'GH_ERR_UI_INVALID_INPUT', message: checked.error.issues[0]?.message ?? 'invalid input' },
       };
-    const { method, path, rest } = routeFor(name, checked.data as Record<string, unknown>);
+    const { method, path, rest } = routeFor(name, checked.data);
     let url = `${this.opts.baseUrl}${path}`;
     const init: RequestInit = { method, headers: { authorization: `Bearer ${this.opts.token}` } };
     if (method === 'GET') {
@@ -84,7 +84,7 @@ export class HttpCoreClient implements CoreClient {
       };
     }
     const text = await res.text().catch(() => '');
-    let body: unknown = null;
+    let body: unknown;
     try {
       body = text ? JSON.parse(text) : null;
     } catch {

@@ -12,6 +12,7 @@ import { Banner } from './Banner.js';
 import { useApp } from './context.js';
 import { Header, panelId, tabId } from './Header.js';
 import { useDocumentVisible } from './use-visible.js';
+import { detach } from '../detach.js';
 
 export function App({ languages }: { languages: readonly string[] }) {
   const view = useApp((s) => s.view);
@@ -20,7 +21,7 @@ export function App({ languages }: { languages: readonly string[] }) {
   // The saved language wins; "auto" follows the browser/system.
   useLayoutEffect(() => {
     const lng = resolveLanguage(language, languages);
-    if (i18n.language !== lng) void i18n.changeLanguage(lng);
+    if (i18n.language !== lng) detach(i18n.changeLanguage(lng));
     document.documentElement.lang = lng;
     document.documentElement.dir = directionOf(lng);
   }, [language, languages, i18n]);

@@ -2,6 +2,7 @@ import type { KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { View } from '../store/types.js';
 import { useActions, useApp } from './context.js';
+import { detach } from '../detach.js';
 
 const VIEWS: View[] = ['overview', 'nodes', 'latency', 'connections', 'logs', 'settings'];
 
@@ -64,7 +65,7 @@ export function Header() {
             role="switch"
             checked={mode === 'auto'}
             disabled={mode === null || egress === 'direct'}
-            onChange={(e) => void actions.setAuto(e.target.checked)}
+            onChange={(e) => detach(actions.setAuto(e.target.checked))}
           />
           <span>{t('header.autoSelect')}</span>
         </label>
@@ -74,7 +75,7 @@ export function Header() {
               type="checkbox"
               role="switch"
               checked={sysproxy.enabled}
-              onChange={(e) => void actions.setSystemProxy(e.target.checked)}
+              onChange={(e) => detach(actions.setSystemProxy(e.target.checked))}
             />
             <span>{t('header.systemProxy')}</span>
           </label>

@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { useActions, useApp, useNow } from './context.js';
 import { formatAgo } from '../format.js';
 import type { ListSource } from '../store/types.js';
+import { detach } from '../detach.js';
 
 const NO_SOURCES: ListSource[] = [];
 
@@ -95,7 +96,7 @@ export function ImportButton({ label }: { label?: string }) {
         onChange={(e) => {
           const f = e.target.files?.[0];
           e.target.value = '';
-          if (f) void importFile(f);
+          if (f) detach(importFile(f));
         }}
       />
       {said ? (
@@ -131,7 +132,7 @@ export function useListDrop(): {
         e.preventDefault();
         setDragging(false);
         const f = e.dataTransfer.files[0];
-        if (f) void importFile(f);
+        if (f) detach(importFile(f));
       },
     },
   };
@@ -185,7 +186,7 @@ export function NoListHelp() {
       <p>{t('list.none.then')}</p>
       <ol className="no-list-steps">
         <li>
-          <form onSubmit={(e) => void onAdd(e)} className="add-source" noValidate>
+          <form onSubmit={(e) => detach(onAdd(e))} className="add-source" noValidate>
             <label htmlFor="add-source-url">{t('list.none.addSource')}</label>
             <p className="muted hint" id="add-source-hint">
               {t('list.none.addSourceHint')}

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useApp } from './context.js';
+import { detach } from '../detach.js';
 
 /** "host:port" as a URL host: an IPv6 address in brackets. */
 export function hostPort(address: string): string {
@@ -47,7 +48,7 @@ export function ProxyAddress() {
               <button
                 type="button"
                 aria-label={t('overview.copyWhat', { what: t(`overview.form.${f.id}`) })}
-                onClick={() => void copy(t(`overview.form.${f.id}`), f.value)}
+                onClick={() => detach(copy(t(`overview.form.${f.id}`), f.value))}
               >
                 {t('overview.copy')}
               </button>

@@ -63,7 +63,8 @@ export function TrafficChart() {
       u.destroy();
       plot.current = null;
     };
-    // A new chart only when the language changes; data goes in below.
+    // A new chart only when the language changes; data goes in below (the effect after this one).
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- data is fed by setData, not by a new chart
   }, [ready, i18n.language, t]);
 
   useEffect(() => {

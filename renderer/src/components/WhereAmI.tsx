@@ -3,6 +3,7 @@ import { countryName, flagOf, formatAgo } from '../format.js';
 import { useActions, useApp, useNow } from './context.js';
 import { useTicker } from './use-ticker.js';
 import { nodeIndex } from '../store/nodes-slice.js';
+import { detach } from '../detach.js';
 
 /**
  * Where am I: the exit address and country measured through the active tunnel (exitCheck.url),
@@ -69,12 +70,12 @@ export function WhereAmI() {
           {mismatch ? (
             <p role="status" className="banner banner-warn" data-testid="exit-mismatch">
               {t('overview.exitMismatch', {
-                country: countryName(exit!.country, exit!.country!),
+                country: countryName(exit.country, exit.country!),
                 listed: countryName(listedCode, node!.country),
               })}
             </p>
           ) : null}
-          <button type="button" onClick={() => void actions.checkExit()}>
+          <button type="button" onClick={() => detach(actions.checkExit())}>
             {t('overview.exitCheckNow')}
           </button>
         </>

@@ -9,6 +9,7 @@ import { formatValue } from '../../../core/api/catalog/index.js';
 
 export { directionOf, resolveLanguage, systemLanguage, type Language } from '../../../core/api/catalog/index.js';
 import type { Language } from '../../../core/api/catalog/index.js';
+import { detach } from '../detach.js';
 
 /** One i18next instance per app (tests make their own). */
 export function createI18n(lng: Language): i18n {
@@ -22,21 +23,24 @@ export function createI18n(lng: Language): i18n {
     format: (value: unknown, _f: string | undefined, lng: string | undefined) =>
       typeof value === 'number' ? formatValue(lng ?? 'en', value) : value,
   };
-  void inst
-    .use(initReactI18next)
-    .use(numbers)
-    .init({
-      lng,
-      fallbackLng: 'en',
-      resources: {
-        en: { translation: en },
-        'zh-CN': { translation: zhCN },
-        'zh-TW': { translation: zhTW },
-        fa: { translation: fa },
-      },
-      interpolation: { escapeValue: false, alwaysFormat: true }, // React escapes
-      initAsync: false,
-      returnNull: false,
-    });
+  // With resources given inline, init finishes synchronously; its promise only says so.
+  detach(
+    inst
+      .use(initReactI18next)
+      .use(numbers)
+      .init({
+        lng,
+        fallbackLng: 'en',
+        resources: {
+          en: { translation: en },
+          'zh-CN': { translation: zhCN },
+          'zh-TW': { translation: zhTW },
+          fa: { translation: fa },
+        },
+        interpolation: { escapeValue: false, alwaysFormat: true }, // React escapes
+        initAsync: false,
+        returnNull: false,
+      }),
+  );
   return inst;
 }

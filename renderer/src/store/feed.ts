@@ -2,6 +2,7 @@ import type { CoreClient, OpInput, OpName, OpOutput, Result } from '../client/co
 import { LATENCY_WINDOW_MS } from './latency-slice.js';
 import type { AppStore } from './index.js';
 import type { Settings } from './types.js';
+import { detach } from '../detach.js';
 
 /**
  * Feeds the store from the CoreClient (the only place that does) and offers the actions the
@@ -62,7 +63,7 @@ export function connectStore(store: AppStore, client: CoreClient) {
         // What someone else did to the OS proxy is the user's to know; our own changes they made themselves.
         if (ev.data.type === 'overridden' || ev.data.type === 'left-alone' || ev.data.type === 'recovered')
           s().setSysproxyNotice({ type: ev.data.type, at: Date.now() });
-        void client.call('getSystemProxy', {}).then((r) => r.ok && s().setSysproxy(r.value));
+        detach(client.call('getSystemProxy', {}).then((r) => r.ok && s().setSysproxy(r.value)));
         break;
       default:
         break;
@@ -70,8 +71,8 @@ export function connectStore(store: AppStore, client: CoreClient) {
   });
   const offConn = client.onConnection((c) => s().setConnection(c));
   // After a reconnect nothing in the store can be trusted: read it all again.
-  const offResync = client.onResync(() => void loadAll());
-  void loadAll();
+  const offResync = client.onResync(() => detach(loadAll()));
+  detach(loadAll());
 
   async function act<K extends OpName>(name: K, input: OpInput<K>): Promise<Result<OpOutput<K>>> {
     const r = await client.call(name, input);

@@ -5,6 +5,7 @@ import { useTicker } from '../components/use-ticker.js';
 import { useWindowedRows } from '../components/use-windowed-rows.js';
 import { formatBytes, formatCountdown } from '../format.js';
 import { nodeIndex } from '../store/nodes-slice.js';
+import { detach } from '../detach.js';
 
 /** Live sessions, re-read every 2 s while this view is open (there is no per-byte event). */
 export function Connections() {
@@ -30,8 +31,8 @@ export function Connections() {
   );
   const w = useWindowedRows(shown.length);
   useEffect(() => {
-    void actions.loadConnections();
-    const id = setInterval(() => void actions.loadConnections(), 2000);
+    detach(actions.loadConnections());
+    const id = setInterval(() => detach(actions.loadConnections()), 2000);
     return () => clearInterval(id);
   }, [actions]);
   return (
@@ -90,7 +91,7 @@ export function Connections() {
                     <button
                       type="button"
                       aria-label={t('connections.closeFor', { target: c.target ?? c.id })}
-                      onClick={() => void actions.closeConnection(c.id).then(() => actions.loadConnections())}
+                      onClick={() => detach(actions.closeConnection(c.id).then(() => actions.loadConnections()))}
                     >
                       {t('connections.close')}
                     </button>

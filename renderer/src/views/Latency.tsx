@@ -37,7 +37,7 @@ export function chartData(nodeIds: string[], latency: Record<string, LatencySamp
     }
   }
   if (tables.every((t) => t[0].length === 0)) return [[]];
-  return uPlot.join(tables as never);
+  return uPlot.join(tables);
 }
 
 export function Latency() {

@@ -5,6 +5,7 @@ import { ImportButton, ListOrigin, NoListHelp, useListDrop } from '../components
 import { useWindowedRows } from '../components/use-windowed-rows.js';
 import { countryName, flagOf, formatAgo, formatClock, formatMs, formatNumber, protocolLabel } from '../format.js';
 import type { NodeDto } from '../store/types.js';
+import { detach } from '../detach.js';
 
 type Column = 'country' | 'host' | 'proto' | 'prior' | 'rttMs' | 'delay' | 'score' | 'history' | 'listed' | 'state';
 const COLUMNS: Array<{ key: Column; label: string; numeric?: boolean }> = [
@@ -121,7 +122,7 @@ export function Nodes() {
           <ImportButton />
           <button
             type="button"
-            onClick={() => void actions.refreshNodes()}
+            onClick={() => detach(actions.refreshNodes())}
             disabled={refreshing}
             aria-busy={refreshing}
           >
@@ -332,7 +333,7 @@ const NodeRow = memo(function NodeRow({
           <button
             type="button"
             aria-label={t('nodes.connect', { host: n.host })}
-            onClick={() => void actions.switchTo(n.id)}
+            onClick={() => detach(actions.switchTo(n.id))}
           >
             {t('nodes.connectShort')}
           </button>
@@ -341,7 +342,7 @@ const NodeRow = memo(function NodeRow({
           type="button"
           className="secondary"
           aria-label={t('nodes.testFor', { host: n.host })}
-          onClick={() => void actions.testNode(n.id)}
+          onClick={() => detach(actions.testNode(n.id))}
         >
           {t('nodes.test')}
         </button>
@@ -358,11 +359,11 @@ function TestAll() {
   const actions = useActions();
   if (!vpn) return null;
   return running ? (
-    <button type="button" onClick={() => void actions.cancelTest()}>
+    <button type="button" onClick={() => detach(actions.cancelTest())}>
       {t('nodes.testCancel')}
     </button>
   ) : (
-    <button type="button" onClick={() => void actions.testAll()}>
+    <button type="button" onClick={() => detach(actions.testAll())}>
       {t('nodes.testAll')}
     </button>
   );

@@ -18,6 +18,7 @@ import {
   formatRate,
   protocolLabel,
 } from '../format.js';
+import { detach } from '../detach.js';
 
 const NO_DRAINING: never[] = [];
 const NO_MEMBERS: never[] = [];
@@ -176,7 +177,7 @@ function Draining({ now }: { now: number }) {
                 <button
                   type="button"
                   aria-label={t('draining.closeNowFor', { host })}
-                  onClick={() => void actions.closeDraining(d.egressId)}
+                  onClick={() => detach(actions.closeDraining(d.egressId))}
                 >
                   {t('draining.closeNow')}
                 </button>

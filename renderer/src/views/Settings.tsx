@@ -5,6 +5,7 @@ import { LANGUAGE_NAMES } from '../../../core/api/catalog/index.js';
 import { useActions, useApp } from '../components/context.js';
 import { formatNumber } from '../format.js';
 import type { Settings as SettingsDto } from '../store/types.js';
+import { detach } from '../detach.js';
 
 interface Form {
   listen: string;
@@ -229,7 +230,7 @@ export function Settings() {
   return (
     <section aria-labelledby="settings-h" className="view">
       <h2 id="settings-h">{t('settings.title')}</h2>
-      <form onSubmit={(e) => void onSubmit(e)} className="settings" noValidate>
+      <form onSubmit={(e) => detach(onSubmit(e))} className="settings" noValidate>
         {field('listen', t('settings.listen'), text('listen'))}
         {field('authFile', t('settings.authFile'), text('authFile'))}
         {field('countryAllow', t('settings.countryAllow'), text('countryAllow'))}
@@ -348,7 +349,7 @@ export function Settings() {
             {restartRequired.length && desktop ? (
               <>
                 {' '}
-                <button type="button" onClick={() => void actions.restart()}>
+                <button type="button" onClick={() => detach(actions.restart())}>
                   {t('settings.restartNow')}
                 </button>
               </>
