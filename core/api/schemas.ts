@@ -212,7 +212,13 @@ export const statusSchema = z.object({
     crypto: z.string().nullable(),
   }),
   /** Tunnel worker threads started and failed (crashed, out of heap, hung) since start. */
-  tunnelWorkers: z.object({ started: z.number().int(), failures: z.number().int() }),
+  tunnelWorkers: z.object({
+    started: z.number().int(),
+    failures: z.number().int(),
+    /** Threads created for tunnels, and tunnels that reused a thread an earlier one gave back. */
+    threadsCreated: z.number().int(),
+    threadsReused: z.number().int(),
+  }),
   /** Where the node list came from and every source Gatehop knows, with how each last went; null with the direct egress. */
   list: listStatusSchema.nullable(),
   /** How nodes are reached from here: by address or DDNS name, straight or through the user's proxy. */

@@ -117,28 +117,24 @@ describe('no node list yet (issue #20)', () => {
   it('with a list: says where it came from and when, and shows when each node was last listed', () => {
     const store = mount(<Nodes />, {});
     act(() => {
-      store
-        .getState()
-        .setStatus(
-          status({
-            list: {
-              source: 'http://198.51.100.7:8080/api/iphone/',
-              via: 'mirror',
-              fetchedAt: 40_000,
-              nodes: 2,
-              refreshing: false,
-              sources: blocked.list!.sources,
-            },
-          }),
-        );
-      store
-        .getState()
-        .setNodes({
-          nodes: [node(1, { lastListedAt: 100_000 - 3 * 3600_000 }), node(2, { lastListedAt: 95_000 })],
-          fetchedAt: 40_000,
-          source: 'x',
-          via: 'mirror',
-        });
+      store.getState().setStatus(
+        status({
+          list: {
+            source: 'http://198.51.100.7:8080/api/iphone/',
+            via: 'mirror',
+            fetchedAt: 40_000,
+            nodes: 2,
+            refreshing: false,
+            sources: blocked.list!.sources,
+          },
+        }),
+      );
+      store.getState().setNodes({
+        nodes: [node(1, { lastListedAt: 100_000 - 3 * 3600_000 }), node(2, { lastListedAt: 95_000 })],
+        fetchedAt: 40_000,
+        source: 'x',
+        via: 'mirror',
+      });
     });
     expect(screen.getByTestId('list-origin').textContent).toBe(
       'List of 2 nodes from a VPN Gate mirror, 1 min ago · http://198.51.100.7:8080/api/iphone/',

@@ -81,19 +81,17 @@ describe('protocols in the window', () => {
 
   it('the overview says what carries the active tunnel, and that this network blocks OpenVPN once learnt (in Chinese too)', () => {
     const store = createAppStore();
-    store
-      .getState()
-      .setStatus(
-        status({
-          active: { ...status().active!, proto: 'tcp', protocol: 'sstp' },
-          protocols: {
-            order: ['openvpn', 'sstp'],
-            preferred: 'sstp',
-            reason: 'OpenVPN failed on 3 different nodes while SSTP worked',
-            learn: true,
-          },
-        }),
-      );
+    store.getState().setStatus(
+      status({
+        active: { ...status().active!, proto: 'tcp', protocol: 'sstp' },
+        protocols: {
+          order: ['openvpn', 'sstp'],
+          preferred: 'sstp',
+          reason: 'OpenVPN failed on 3 different nodes while SSTP worked',
+          learn: true,
+        },
+      }),
+    );
     mount(<Overview />, store);
     expect(screen.getByTestId('active-protocol').textContent).toBe('SSTP');
     expect(screen.getByTestId('protocol-learned').textContent).toMatch(

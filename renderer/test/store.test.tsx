@@ -139,14 +139,12 @@ describe('views', () => {
 
   it('with several tunnels, lists each member with its sessions and marks one that is avoided (issue #15)', () => {
     const store = createAppStore();
-    store
-      .getState()
-      .setNodes({
-        nodes: [node(1, { state: 'active' }), node(2, { state: 'active' })],
-        fetchedAt: 1,
-        source: 'x',
-        via: 'direct',
-      });
+    store.getState().setNodes({
+      nodes: [node(1, { state: 'active' }), node(2, { state: 'active' })],
+      fetchedAt: 1,
+      source: 'x',
+      via: 'direct',
+    });
     const m = (i: number, over: object) => ({
       egressId: `t${i}`,
       nodeId: `node-${i}`,
@@ -164,14 +162,12 @@ describe('views', () => {
       failures: 0,
       ...over,
     });
-    store
-      .getState()
-      .setStatus(
-        status({
-          members: [m(1, {}), m(2, { down: true, sessions: 1 })],
-          balance: { strategy: 'round-robin', tunnels: 2 },
-        }),
-      );
+    store.getState().setStatus(
+      status({
+        members: [m(1, {}), m(2, { down: true, sessions: 1 })],
+        balance: { strategy: 'round-robin', tunnels: 2 },
+      }),
+    );
     const { unmount } = mount(<Overview />, store);
     const region = screen.getByRole('region', { name: 'Tunnels in use' });
     expect(region.textContent).toContain('2 tunnels, round robin');
@@ -214,32 +210,28 @@ describe('views', () => {
 
   it('lists draining tunnels in a region named "Draining" with a countdown and Close now, in Chinese too', () => {
     const store = createAppStore();
-    store
-      .getState()
-      .setNodes({
-        nodes: [node(1, { state: 'active' }), node(2, { state: 'draining' })],
-        fetchedAt: 1,
-        source: 'x',
-        via: 'direct',
-      });
-    store
-      .getState()
-      .setStatus(
-        status({
-          draining: [
-            {
-              egressId: 'tunnel-0',
-              nodeId: 'node-2',
-              host: 'node-2',
-              ip: '203.0.113.2',
-              protocol: 'sstp',
-              sessions: 1,
-              since: 0,
-              graceEndsAt: 100_000 + 65_000,
-            },
-          ],
-        }),
-      );
+    store.getState().setNodes({
+      nodes: [node(1, { state: 'active' }), node(2, { state: 'draining' })],
+      fetchedAt: 1,
+      source: 'x',
+      via: 'direct',
+    });
+    store.getState().setStatus(
+      status({
+        draining: [
+          {
+            egressId: 'tunnel-0',
+            nodeId: 'node-2',
+            host: 'node-2',
+            ip: '203.0.113.2',
+            protocol: 'sstp',
+            sessions: 1,
+            since: 0,
+            graceEndsAt: 100_000 + 65_000,
+          },
+        ],
+      }),
+    );
     const { unmount } = mount(<Overview />, store);
     const region = screen.getByRole('region', { name: 'Draining' });
     expect(region.textContent).toContain('public-vpn-2');

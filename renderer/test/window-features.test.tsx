@@ -73,38 +73,34 @@ describe('what people reach for', () => {
     } as unknown as Partial<Actions>);
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: 'Test all' })));
     act(() =>
-      store
-        .getState()
-        .setNodeTest({
-          sweepId: 1,
-          state: 'running',
-          url: 'u',
-          total: 2,
-          done: 1,
-          ok: 1,
-          failed: 0,
-          last: { nodeId: 'node-1', ms: 17 },
-          startedAt: 1,
-        }),
+      store.getState().setNodeTest({
+        sweepId: 1,
+        state: 'running',
+        url: 'u',
+        total: 2,
+        done: 1,
+        ok: 1,
+        failed: 0,
+        last: { nodeId: 'node-1', ms: 17 },
+        startedAt: 1,
+      }),
     );
     expect(screen.getByRole('status').textContent).toMatch(/Testing 1 of 2 nodes/);
     expect((screen.getByRole('progressbar') as HTMLProgressElement).value).toBe(1);
     expect(screen.getByTestId('delay-node-1').textContent).toBe('17 ms');
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: 'Cancel test' })));
     act(() =>
-      store
-        .getState()
-        .setNodeTest({
-          sweepId: 1,
-          state: 'cancelled',
-          url: 'u',
-          total: 2,
-          done: 1,
-          ok: 1,
-          failed: 0,
-          last: { nodeId: 'node-1', ms: 17 },
-          startedAt: 1,
-        }),
+      store.getState().setNodeTest({
+        sweepId: 1,
+        state: 'cancelled',
+        url: 'u',
+        total: 2,
+        done: 1,
+        ok: 1,
+        failed: 0,
+        last: { nodeId: 'node-1', ms: 17 },
+        startedAt: 1,
+      }),
     );
     expect(screen.getByText('Test stopped after 1 of 2 nodes.')).toBeTruthy();
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: 'Test public-vpn-2' })));
@@ -115,14 +111,12 @@ describe('what people reach for', () => {
   it('where am I: the exit measured through the tunnel beside the listed one, a relay node flagged', () => {
     const store = createAppStore();
     store.getState().setStatus(status({ active: { ...status().active!, nodeId: 'node-1', host: '203.0.113.1' } }));
-    store
-      .getState()
-      .setNodes({
-        nodes: [node(1, { countryCode: 'JP', country: 'Japan' })],
-        fetchedAt: 1,
-        source: 'x',
-        via: 'direct',
-      });
+    store.getState().setNodes({
+      nodes: [node(1, { countryCode: 'JP', country: 'Japan' })],
+      fetchedAt: 1,
+      source: 'x',
+      via: 'direct',
+    });
     store.getState().setExit({ nodeId: 'node-1', address: '198.51.100.7', country: 'US', at: 99_000, error: null });
     mount(<WhereAmI />, store);
     expect(screen.getByTestId('exit-address').textContent).toMatch(/^198\.51\.100\.7 · 🇺🇸 United States/);
@@ -222,31 +216,27 @@ describe('what people reach for', () => {
 describe('in the user’s language', () => {
   it('Persian: right to left, Persian digits, Persian text, localised country names', async () => {
     const store = createAppStore();
-    store
-      .getState()
-      .setSettings({
-        listen: '127.0.0.1:1080',
-        authFile: null,
-        countryAllow: [],
-        countryDeny: [],
-        preferProto: 'any',
-        autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://x.test/' },
-        drainGraceMs: 600_000,
-        protocols: ['openvpn', 'sstp'],
-        listSources: [],
-        language: 'fa',
-        notifications: { switched: true, lost: true, sysproxyChanged: true },
-        startAtLogin: null,
-      });
+    store.getState().setSettings({
+      listen: '127.0.0.1:1080',
+      authFile: null,
+      countryAllow: [],
+      countryDeny: [],
+      preferProto: 'any',
+      autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://x.test/' },
+      drainGraceMs: 600_000,
+      protocols: ['openvpn', 'sstp'],
+      listSources: [],
+      language: 'fa',
+      notifications: { switched: true, lost: true, sysproxyChanged: true },
+      startAtLogin: null,
+    });
     store.getState().setStatus(status());
-    store
-      .getState()
-      .setNodes({
-        nodes: [node(1, { countryCode: 'JP', country: 'Japan', rttMs: 42 })],
-        fetchedAt: 1,
-        source: 'x',
-        via: 'direct',
-      });
+    store.getState().setNodes({
+      nodes: [node(1, { countryCode: 'JP', country: 'Japan', rttMs: 42 })],
+      fetchedAt: 1,
+      source: 'x',
+      via: 'direct',
+    });
     store.getState().setView('nodes');
     mount(<App languages={['en']} />, store, {}, 'fa');
     await act(async () => undefined);
@@ -261,14 +251,12 @@ describe('in the user’s language', () => {
 
   it('简体中文 and 繁體中文 name countries in their own script, not VPN Gate’s English', () => {
     const store = createAppStore();
-    store
-      .getState()
-      .setNodes({
-        nodes: [node(1, { countryCode: 'KR', country: 'Korea Republic of' })],
-        fetchedAt: 1,
-        source: 'x',
-        via: 'direct',
-      });
+    store.getState().setNodes({
+      nodes: [node(1, { countryCode: 'KR', country: 'Korea Republic of' })],
+      fetchedAt: 1,
+      source: 'x',
+      via: 'direct',
+    });
     setFormatLocale('zh-CN');
     mount(<Nodes />, store, {}, 'zh-CN');
     expect(screen.getAllByText('韩国').length).toBeGreaterThan(0);

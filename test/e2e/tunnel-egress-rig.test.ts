@@ -93,10 +93,10 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
     }
   }
 
-  it("tunnels open in a pool's started spare workers, one after another; closing the pool ends its spare", async () => {
+  it("tunnels open in the pool's workers one after another, each reusing the thread the last one closed (#32: no new thread per switch); closing the pool ends them", async () => {
     const pool = new TunnelWorkerPool({ heapLimitMb: 128 });
     try {
-      for (const node of ['n1', 'o1']) {
+      for (const node of ['n1', 'o1', 'n1', 'o1']) {
         const n = rig.node(node);
         const t = await openTunnel({
           id: `pooled-${node}`,
@@ -108,10 +108,16 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
         open.push(t);
         expect(await download(t, '/bytes/100000')).toMatchObject({ bytes: 100000 });
         await t.close();
+        expect((t as WorkerTunnelEgress).threadAlive).toBe(false); // given back, no longer this tunnel's
       }
+      // Four tunnels: the spare started ahead and the thread handed back, taken in turn.
+      expect(pool.stats.taken).toBe(4);
+      expect(pool.stats.created).toBeLessThanOrEqual(2);
+      expect(pool.stats.reused).toBe(4);
     } finally {
       await pool.close();
     }
+    expect(pool.idle).toBe(0);
   }, 120_000);
 
   it('a tunnel worker killed mid-transfer fails only its own download, with a coded error; the other tunnel finishes intact', async () => {

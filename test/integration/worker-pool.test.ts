@@ -1,22 +1,66 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { TunnelWorkerPool } from '../../core/egress/index.js';
+import { ErrorCodes, silentLogger } from '../../core/common/index.js';
+import { TunnelWorkerPool, WorkerTunnelEgress } from '../../core/egress/index.js';
+import { eventually } from '../helpers/fds.js';
 
-describe('TunnelWorkerPool', () => {
+/** An open that fails inside the worker at once (no server needed): the worker must come back. */
+function openBroken(pool: TunnelWorkerPool, i: number): Promise<WorkerTunnelEgress> {
+  return WorkerTunnelEgress.open({
+    id: `broken-${i}`,
+    nodeId: 'nowhere',
+    link: { protocol: 'openvpn', profileText: 'this is not an OpenVPN profile' },
+    logger: silentLogger(),
+    pool,
+  });
+}
+
+describe('TunnelWorkerPool (#32: workers for the process life)', () => {
   let pool: TunnelWorkerPool | null = null;
   afterEach(async () => {
     await pool?.close();
     pool = null;
   });
 
-  it('tells its owner when a worker it handed out has ended (to trim the native heap), not when the idle spare is closed', async () => {
-    let exits = 0;
-    pool = new TunnelWorkerPool({ heapLimitMb: 64, onWorkerExit: () => exits++ });
-    const w = pool.take();
-    const ended = new Promise((resolve) => w.once('exit', resolve));
+  it('a worker whose tunnel ended comes back for the next one: ten opens create no more workers than the pool keeps', async () => {
+    let lettings = 0;
+    const p = (pool = new TunnelWorkerPool({ heapLimitMb: 64, onWorkerExit: () => lettings++ }));
+    for (let i = 0; i < 10; i++) {
+      await expect(openBroken(p, i)).rejects.toMatchObject({ code: ErrorCodes.PROFILE_INVALID });
+      // The worker says 'idle' after its failed open and is given back (not awaited by open's caller).
+      await eventually(() => p.stats.reused + p.stats.ended >= i + 1, 5_000, `worker ${i} let go`);
+    }
+    expect(p.stats.taken).toBe(10);
+    expect(p.stats.reused).toBe(10);
+    // The spare started ahead and the one handed out, taken in turn: never a third.
+    expect(p.stats.created).toBeLessThanOrEqual(2);
+    // The owner is told each time a tunnel let go of its worker (the native heap can be trimmed).
+    expect(lettings).toBe(10);
+  });
+
+  it('keeps at most maxIdle workers: one given back beyond that is ended', async () => {
+    const p = (pool = new TunnelWorkerPool({ heapLimitMb: 64, maxIdle: 1 }));
+    const opens = [0, 1, 2].map((i) => openBroken(p, i).catch((e: unknown) => e));
+    await Promise.all(opens);
+    await eventually(() => p.stats.reused + p.stats.ended >= 3, 5_000, 'all three let go');
+    expect(p.idle).toBe(1);
+    expect(p.stats.ended).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a worker that failed is ended, never given back', async () => {
+    const p = (pool = new TunnelWorkerPool({ heapLimitMb: 64 }));
+    const w = p.take();
+    const exited = new Promise((resolve) => w.once('exit', resolve));
+    p.ended(w);
     await w.terminate();
-    await ended;
-    expect(exits).toBe(1);
-    await pool.close();
-    expect(exits).toBe(1);
+    await exited;
+    expect(p.stats.reused).toBe(0);
+    expect(p.take()).not.toBe(w);
+  });
+
+  it('closing the pool ends its idle workers', async () => {
+    const p = (pool = new TunnelWorkerPool({ heapLimitMb: 64 }));
+    await eventually(() => p.idle === 1, 5_000, 'the spare started');
+    await p.close();
+    expect(p.idle).toBe(0);
   });
 });

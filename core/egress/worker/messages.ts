@@ -72,7 +72,9 @@ export type FromTunnel =
   | { t: 'liveness'; responsive: boolean; quietMs: number }
   | { t: 'heartbeat'; diagnostics: TunnelDiagnostics }
   | { t: 'down'; reason: string }
-  | { t: 'log'; line: string };
+  | { t: 'log'; line: string }
+  /** The thread's tunnel has ended (or its open failed) and it waits for the next 'open'. */
+  | { t: 'idle' };
 
 /** What the worker opens (its first message: a pooled worker starts before it knows its tunnel). */
 export type TunnelWorkerData = Omit<TunnelEgressOptions, 'logger' | 'signal'> & { logLevel: string };

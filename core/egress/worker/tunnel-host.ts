@@ -135,7 +135,8 @@ export class TunnelHost {
         return;
       }
       case 'connect':
-        void this.#connect(m.id, m.host, m.port, m.timeoutMs);
+        // #connect answers 'connect-failed' for every failure it meets.
+        this.#report('tunnel-connect', this.#connect(m.id, m.host, m.port, m.timeoutMs));
         return;
       case 'abort':
         this.#connecting.get(m.id)?.abort();
@@ -147,18 +148,30 @@ export class TunnelHost {
         this.#answer(m.req, this.#tunnel.measureDns());
         return;
       case 'udp-open':
-        void this.#openUdp(m.id);
+        this.#report('tunnel-udp-open', this.#openUdp(m.id));
         return;
       case 'udp-send':
         return this.#withUdp(m.id, (s) => s.send(Buffer.from(m.data), m.address, m.port));
       case 'udp-close':
         return this.#withUdp(m.id, (s) => s.close());
       case 'close':
-        void this.#tunnel.close();
+        this.#report('tunnel-close', this.#tunnel.close());
         return;
       case 'open':
         return; // handled by the worker entry before the host exists
     }
+  }
+
+  /** Work nobody awaits: a rejection becomes an error line in the app's log, with its code. */
+  #report(event: string, work: Promise<unknown>): void {
+    work.catch((err: unknown) => {
+      const { code, message } = errorToJson(err);
+      // pino's numeric level 50 (error), as the worker's own log lines carry it.
+      this.out.send({
+        t: 'log',
+        line: JSON.stringify({ level: 50, event, errCode: code, err: message, msg: `${event} failed` }),
+      });
+    });
   }
 
   async #connect(id: number, host: string, port: number, timeoutMs: number): Promise<void> {
@@ -231,6 +244,8 @@ export class TunnelHost {
     // The stack closed its streams; their 'close' events are queued behind this.
     setImmediate(() => {
       this.out.flush();
+      // Nothing of this tunnel may follow: the thread's next tunnel starts after the callback.
+      this.out.close();
       this.#onClosed();
     });
   }

@@ -1,13 +1,15 @@
 /**
- * Entry point of a tunnel's worker thread. It starts before it knows its tunnel (a pool keeps one
+ * Entry point of a tunnel worker thread. It starts before it knows its tunnel (the pool keeps one
  * started), loads the OpenVPN client, the stack and lwIP's WebAssembly, and waits for an 'open';
  * then it opens one TunnelEgress here and serves it to the main thread through a TunnelHost. Logs
- * go to the main thread as JSON lines, where the app's logger writes them. The thread ends when its
- * tunnel does.
+ * go to the main thread as JSON lines, where the app's logger writes them. When the tunnel has
+ * ended (or its open failed) the thread says 'idle' and waits for the next 'open': the pool reuses
+ * it for the process's life. Every 'open' is answered by exactly one 'idle', after everything the
+ * tunnel posted.
  */
 import { parentPort } from 'node:worker_threads';
 import { Writable } from 'node:stream';
-import pino, { type LevelWithSilent } from 'pino';
+import pino from 'pino';
 import { errorToJson } from '../../common/index.js';
 import { compileLwip } from '../../netstack/index.js';
 import { TunnelEgress } from '../tunnel-egress.js';
@@ -24,24 +26,25 @@ function post(msg: FromTunnel): void {
 // Compile lwIP now, while idle, not during the switch that needs this tunnel.
 compileLwip();
 
-// A 'close' that arrives while the tunnel is still opening aborts the open.
-const opening = new AbortController();
-let host: TunnelHost | null = null;
-let started = false;
+/** The tunnel being opened (a 'close' meanwhile aborts it) or served; null while idle. */
+let current: { opening: AbortController; host: TunnelHost | null } | null = null;
+
 port.on('message', (batch: ToTunnel[]) => {
-  if (host) return host.handle(batch);
+  if (current?.host) return current.host.handle(batch);
   for (const m of batch) {
-    if (m.t === 'open' && !started) {
-      started = true;
-      void open(m.data);
-    } else if (m.t === 'close') {
-      opening.abort();
-      if (!started) port.unref();
-    }
+    if (m.t === 'open' && !current) {
+      const run = { opening: new AbortController(), host: null };
+      current = run;
+      // open() answers 'open-failed' itself; this catches only what throws before its try.
+      open(m.data, run).catch((err: unknown) => {
+        post({ t: 'open-failed', error: errorToJson(err) });
+        becomeIdle(run);
+      });
+    } else if (m.t === 'close') current?.opening.abort();
   }
 });
 
-async function open(data: TunnelWorkerData): Promise<void> {
+async function open(data: TunnelWorkerData, run: { opening: AbortController; host: TunnelHost | null }): Promise<void> {
   const logger = pino(
     { level: data.logLevel, base: undefined, timestamp: false },
     new Writable({
@@ -53,12 +56,18 @@ async function open(data: TunnelWorkerData): Promise<void> {
   );
   try {
     const { logLevel: _level, ...opts } = data;
-    const tunnel = await TunnelEgress.open({ ...opts, logger, signal: opening.signal });
-    // Unref, not close: what the host posted last (the tunnel's end) must still arrive.
-    host = new TunnelHost(port!, tunnel, () => port!.unref());
-    host.out.send({ t: 'opened', info: { diagnostics: tunnel.diagnostics() } });
+    const tunnel = await TunnelEgress.open({ ...opts, logger, signal: run.opening.signal });
+    // The host posts the tunnel's end before it calls back: 'idle' comes after all of it.
+    run.host = new TunnelHost(port!, tunnel, () => becomeIdle(run));
+    run.host.out.send({ t: 'opened', info: { diagnostics: tunnel.diagnostics() } });
   } catch (err) {
     post({ t: 'open-failed', error: errorToJson(err) });
-    port!.unref();
+    becomeIdle(run);
   }
+}
+
+function becomeIdle(run: { opening: AbortController; host: TunnelHost | null }): void {
+  if (current !== run) return;
+  current = null;
+  post({ t: 'idle' });
 }

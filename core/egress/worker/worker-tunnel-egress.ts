@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import {
   abortReason,
+  detach,
   errorFromJson,
   ErrorCodes,
   GatehopError,
@@ -18,7 +19,8 @@ import type {
   EgressUdpSocket,
 } from '../types.js';
 import type { FromTunnel, ToTunnel, TunnelDiagnostics, TunnelWorkerData } from './messages.js';
-import { Outbox, type PostTarget } from './outbox.js';
+import { Outbox } from './outbox.js';
+import { ThreadHold, type TunnelThread } from './thread-hold.js';
 import { WorkerTcpStream } from './worker-tcp-stream.js';
 import { WorkerUdpSocket } from './worker-udp-socket.js';
 import { spawnTunnelWorker, type TunnelWorkerPool } from './worker-pool.js';
@@ -38,21 +40,15 @@ const CLOSE_GRACE_MS = 2_000;
 /** What attach needs: the options without the link spec (already in the thread), and its protocol for /status. */
 type AttachOptions = Omit<WorkerTunnelOptions, 'link'> & { protocol?: TunnelProtocol };
 
-/** What WorkerTunnelEgress needs of its thread: a Worker, or a MessageChannel stand-in in tests. */
-export interface TunnelThread extends PostTarget {
-  on(event: 'message', fn: (batch: FromTunnel[]) => void): unknown;
-  on(event: 'error', fn: (err: Error) => void): unknown;
-  on(event: 'exit', fn: (code: number) => void): unknown;
-  once(event: 'exit', fn: (code: number) => void): unknown;
-  terminate(): Promise<number>;
-}
+export type { TunnelThread } from './thread-hold.js';
 
 /**
  * A tunnel whose OpenVPN client, lwIP stack and DNS resolver run in a worker thread of their own
  * (core/egress/worker/tunnel-worker.ts), so its crypto and TCP/IP work never waits behind another
  * tunnel's or the proxy's. Seen from here it is the same Egress as TunnelEgress. The worker is
- * owned by this object: it is terminated on close, and a worker that crashes, runs out of heap
- * or stops answering fails only this tunnel, with GH_ERR_TUNNEL_WORKER_FAILED.
+ * held by this object (ThreadHold) for the tunnel's life: on close it goes back to the pool it came
+ * from (or is terminated without one), and a worker that crashes, runs out of heap or stops
+ * answering fails only this tunnel, with GH_ERR_TUNNEL_WORKER_FAILED, and is terminated.
  */
 export class WorkerTunnelEgress implements Egress {
   readonly id: string;
@@ -63,7 +59,7 @@ export class WorkerTunnelEgress implements Egress {
   readonly since = Date.now();
   #state: EgressState = 'ready';
   #diagnostics: TunnelDiagnostics;
-  readonly #thread: TunnelThread;
+  readonly #hold: ThreadHold;
   readonly #out: Outbox<ToTunnel>;
   readonly #logger: Logger;
   readonly #streams = new Map<number, WorkerTcpStream>();
@@ -74,19 +70,14 @@ export class WorkerTunnelEgress implements Egress {
   readonly #livenessHandlers = new Set<(responsive: boolean, quietMs: number) => void>();
   readonly #watchdog: NodeJS.Timeout;
   #nextId = 1;
-  #exited = false;
+  #released = false;
   #lastHeard = Date.now();
 
-  private constructor(
-    opts: AttachOptions,
-    thread: TunnelThread,
-    out: Outbox<ToTunnel>,
-    diagnostics: TunnelDiagnostics,
-  ) {
+  private constructor(opts: AttachOptions, hold: ThreadHold, out: Outbox<ToTunnel>, diagnostics: TunnelDiagnostics) {
     this.id = opts.id;
     this.nodeId = opts.nodeId;
     this.protocol = opts.protocol ?? 'openvpn';
-    this.#thread = thread;
+    this.#hold = hold;
     this.#out = out;
     this.#logger = opts.logger;
     this.#diagnostics = diagnostics;
@@ -122,50 +113,63 @@ export class WorkerTunnelEgress implements Egress {
     const logger = opts.logger;
     let egress: WorkerTunnelEgress | null = null;
     return new Promise<WorkerTunnelEgress>((resolve, reject) => {
+      // Settled once: an 'opened' that crosses an abort on the way is closed, not made an egress.
+      let settled = false;
+      const fail = (err: Error): void => {
+        if (settled) return;
+        settled = true;
+        opts.signal?.removeEventListener('abort', onAbort);
+        reject(err);
+      };
+      const hold = new ThreadHold(thread, opts.pool ?? null, {
+        message: (batch) => {
+          if (egress) return egress.#handle(batch);
+          for (const m of batch) {
+            if (m.t === 'log') forwardLog(logger, m.line);
+            else if (m.t === 'opened') {
+              if (settled) continue; // aborted meanwhile: the 'close' sent then ends this tunnel
+              settled = true;
+              opts.signal?.removeEventListener('abort', onAbort);
+              egress = new WorkerTunnelEgress(opts, hold, out, m.info.diagnostics);
+              resolve(egress);
+            } else if (m.t === 'open-failed') {
+              fail(errorFromJson(m.error));
+              letGo();
+            } else if (egress) egress.#handleOne(m);
+          }
+        },
+        error: (err) => {
+          if (egress) return egress.#workerFailed(err);
+          tunnelWorkerCounters.failures++;
+          fail(
+            new GatehopError(
+              ErrorCodes.TUNNEL_WORKER_FAILED,
+              `tunnel worker for ${opts.nodeId} failed while opening: ${err.message}`,
+              { cause: err },
+            ),
+          );
+          detach(logger, 'tunnel-worker-end', hold.end());
+        },
+        exit: (code) => {
+          if (egress) return egress.#workerExited(code);
+          out.close();
+          fail(
+            new GatehopError(
+              ErrorCodes.TUNNEL_WORKER_FAILED,
+              `tunnel worker for ${opts.nodeId} exited (${code}) while opening`,
+            ),
+          );
+        },
+      });
+      const letGo = (): void => detach(logger, 'tunnel-worker-release', hold.letGo(CLOSE_GRACE_MS));
       const onAbort = (): void => {
         out.send({ t: 'close' });
         out.flush();
-        void endThread(thread, CLOSE_GRACE_MS);
-        reject(abortReason(opts.signal!, `tunnel to ${opts.nodeId}`));
+        fail(abortReason(opts.signal!, `tunnel to ${opts.nodeId}`));
+        letGo();
       };
+      if (opts.signal?.aborted) return onAbort();
       opts.signal?.addEventListener('abort', onAbort, { once: true });
-      const done = (): void => opts.signal?.removeEventListener('abort', onAbort);
-      thread.on('message', (batch: FromTunnel[]) => {
-        if (egress) return egress.#handle(batch);
-        for (const m of batch) {
-          if (m.t === 'log') forwardLog(logger, m.line);
-          else if (m.t === 'opened') {
-            done();
-            egress = new WorkerTunnelEgress(opts, thread, out, m.info.diagnostics);
-            resolve(egress);
-          } else if (m.t === 'open-failed') {
-            done();
-            reject(errorFromJson(m.error));
-          } else if (egress) egress.#handleOne(m);
-        }
-      });
-      thread.on('error', (err: Error) => {
-        if (egress) return egress.#workerFailed(err);
-        done();
-        tunnelWorkerCounters.failures++;
-        reject(
-          new GatehopError(
-            ErrorCodes.TUNNEL_WORKER_FAILED,
-            `tunnel worker for ${opts.nodeId} failed while opening: ${err.message}`,
-            { cause: err },
-          ),
-        );
-      });
-      thread.on('exit', (code: number) => {
-        if (egress) return egress.#workerExited(code);
-        done();
-        reject(
-          new GatehopError(
-            ErrorCodes.TUNNEL_WORKER_FAILED,
-            `tunnel worker for ${opts.nodeId} exited (${code}) while opening`,
-          ),
-        );
-      });
     });
   }
 
@@ -175,9 +179,12 @@ export class WorkerTunnelEgress implements Egress {
     return this.#state;
   }
 
-  /** The worker thread still runs (false once it exited: closed, crashed or terminated). */
+  /**
+   * This tunnel still holds a running thread: false once it exited (crashed, terminated) or, on
+   * close, went back to the pool or was terminated.
+   */
   get threadAlive(): boolean {
-    return !this.#exited;
+    return this.#hold.alive && !this.#released;
   }
 
   get responsive(): boolean {
@@ -264,11 +271,18 @@ export class WorkerTunnelEgress implements Egress {
   }
 
   async close(): Promise<void> {
-    if (this.#state === 'closed') return;
+    if (this.#state === 'closed') return this.#letGo();
     this.#shutDown('closed', new GatehopError(ErrorCodes.NETSTACK_CLOSED, `tunnel ${this.id} closed`));
     this.#out.send({ t: 'close' });
     this.#out.flush();
-    await endThread(this.#thread, CLOSE_GRACE_MS);
+    await this.#letGo();
+  }
+
+  /** The thread, once its tunnel has said goodbye: back to the pool (or ended). */
+  async #letGo(): Promise<void> {
+    await this.#hold.letGo(CLOSE_GRACE_MS);
+    this.#released = true;
+    this.#out.close();
   }
 
   /**
@@ -277,7 +291,7 @@ export class WorkerTunnelEgress implements Egress {
    */
   async kill(reason = 'killed'): Promise<void> {
     this.#workerFailed(new Error(reason));
-    await this.#thread.terminate();
+    await this.#hold.end();
   }
 
   // ---- from the worker ----
@@ -334,13 +348,14 @@ export class WorkerTunnelEgress implements Egress {
           m.reason,
           new GatehopError(ErrorCodes.NETSTACK_CLOSED, `tunnel to ${this.nodeId} went down: ${m.reason}`),
         );
-        void endThread(this.#thread, CLOSE_GRACE_MS);
+        detach(this.#logger, 'tunnel-worker-release', this.#letGo());
         return;
       case 'log':
         forwardLog(this.#logger, m.line);
         return;
       case 'opened':
       case 'open-failed':
+      case 'idle': // ThreadHold's
         return;
     }
   }
@@ -384,7 +399,7 @@ export class WorkerTunnelEgress implements Egress {
 
   #checkAlive(hangMs: number): void {
     if (this.#state === 'closed' || Date.now() - this.#lastHeard < hangMs) return;
-    void this.kill(`no heartbeat for ${Date.now() - this.#lastHeard} ms`);
+    detach(this.#logger, 'tunnel-worker-kill', this.kill(`no heartbeat for ${Date.now() - this.#lastHeard} ms`));
   }
 
   #workerFailed(err: Error): void {
@@ -395,6 +410,8 @@ export class WorkerTunnelEgress implements Egress {
       'the tunnel worker failed; its tunnel is lost',
     );
     const reason = `tunnel worker failed: ${err.message}`;
+    // A failed thread is never given back: whatever it holds is suspect.
+    detach(this.#logger, 'tunnel-worker-end', this.#hold.end());
     this.#shutDown(
       reason,
       new GatehopError(ErrorCodes.TUNNEL_WORKER_FAILED, `tunnel to ${this.nodeId}: ${reason}`, { cause: err }),
@@ -402,7 +419,6 @@ export class WorkerTunnelEgress implements Egress {
   }
 
   #workerExited(code: number): void {
-    this.#exited = true;
     this.#out.close();
     if (this.#state !== 'closed') this.#workerFailed(new Error(`the worker exited (code ${code})`));
   }
@@ -422,17 +438,6 @@ export class WorkerTunnelEgress implements Egress {
     this.#diagnostics = { ...this.#diagnostics, link: 'down' };
     for (const fn of [...this.#closeHandlers]) fn(reason);
     this.#closeHandlers.clear();
-  }
-}
-
-/** Waits a little for the thread to end on its own (its tunnel says goodbye), then terminates it. */
-async function endThread(thread: TunnelThread, graceMs: number): Promise<void> {
-  const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
-  const timer = setTimeout(() => void thread.terminate(), graceMs);
-  try {
-    await exited;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
