@@ -237,6 +237,25 @@ export const statusSchema = z.object({
   exit: exitInfoSchema.nullable(),
   /** The core runs inside the desktop app: start at login and restart are offered. */
   desktop: z.boolean(),
+  /**
+   * The database: ok, recovered (a damaged file was moved aside and a fresh one made) or memory-only
+   * (nothing persists until restart); what happened, once. null without one (--egress direct).
+   */
+  store: z
+    .object({
+      health: z.enum(['ok', 'recovered', 'memory-only']),
+      incident: z
+        .object({
+          health: z.enum(['recovered', 'memory-only']),
+          at: z.number(),
+          movedTo: z.string().nullable(),
+          found: z.enum(['open', 'running']),
+          reason: z.string(),
+          carried: z.array(z.string()),
+        })
+        .nullable(),
+    })
+    .nullable(),
   /** No tunnel because the network is not there yet: why, and when the next retry runs. */
   network: z.object({
     state: z.enum(['ok', 'waiting']),

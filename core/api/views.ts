@@ -143,6 +143,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     nodeTest: core.delaySweep?.progress ?? null,
     exit: core.exit?.last ?? null,
     desktop: !!core.desktop,
+    store: core.store ? { health: core.store.health, incident: core.store.incident } : null,
     list: core.nodes ? core.nodes.status() : null,
     reach: core.reach?.() ?? null,
   };

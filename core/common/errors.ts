@@ -33,6 +33,10 @@ export const ErrorCodes = {
   LIST_FETCH_FAILED: 'GH_ERR_LIST_FETCH_FAILED',
   LIST_INVALID: 'GH_ERR_LIST_INVALID',
   STORE_FAILED: 'GH_ERR_STORE_FAILED',
+  /** The database was written by a newer Gatehop (a schema this one does not know): refused, left untouched. */
+  STORE_TOO_NEW: 'GH_ERR_STORE_TOO_NEW',
+  /** The database file is damaged (SQLite reports corruption): moved aside and a fresh one made. */
+  STORE_CORRUPT: 'GH_ERR_STORE_CORRUPT',
   SWITCH_IN_PROGRESS: 'GH_ERR_SWITCH_IN_PROGRESS',
   SWITCH_FAILED: 'GH_ERR_SWITCH_FAILED',
   NODE_UNKNOWN: 'GH_ERR_NODE_UNKNOWN',

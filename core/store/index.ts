@@ -10,4 +10,5 @@ export type {
   StoredPoolEntry,
   Selection,
   StoreHealth,
+  StoreIncident,
 } from './types.js';

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
 import { MIGRATIONS } from './migrations.js';
 import type {
+  StoreIncident,
   LatencySample,
   NodeHistory,
   Selection,
@@ -46,7 +47,34 @@ const DISK_FULL = new Set([
   'SQLITE_CANTOPEN',
   'ENOSPC',
 ]);
-const CORRUPT = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB']);
+const CORRUPT = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_VTAB']);
+
+/**
+ * Files up to this size get a full `PRAGMA quick_check` at open: it reads every page (~3 ms per
+ * MiB measured here, so ~200 ms at the cap, once per start). A larger file (latency samples are
+ * pruned to 24 h, so it should never be one) is opened without it; damage met later is handled
+ * on the running path all the same.
+ */
+const QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The tables whose rows a fresh file takes over from a damaged one, each as far as it reads. */
+const CARRIED_TABLES = [
+  'selection',
+  'settings',
+  'system_proxy_snapshot',
+  'list_sources',
+  'node_list',
+  'nodes',
+] as const;
+
+function isCorrupt(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return (
+    CORRUPT.has(code) ||
+    (err instanceof GatehopError && err.code === ErrorCodes.STORE_CORRUPT) ||
+    /not a database|malformed|database disk image/i.test((err as Error).message ?? '')
+  );
+}
 
 interface HistoryRow {
   node_id: string;
@@ -61,9 +89,13 @@ interface HistoryRow {
 }
 
 /**
- * What Gatehop remembers, in SQLite (WAL). A corrupt or unreadable file is moved aside and
- * recreated; a full disk or failed write degrades to an in-memory database with a warning. Neither
- * ever stops the app. Frequent writes (latency samples) are batched off the hot path.
+ * What Gatehop remembers, in SQLite (WAL). Every read and write goes through one guarded path
+ * (#guard): a damaged file, found at open by `quick_check` or met later by any query, is moved
+ * aside (kept, named with the time) and a fresh one made, carrying over what still reads of the
+ * pinned node, settings, the system proxy snapshot, list sources and the pool (history starts
+ * again); a full disk or failed write degrades to an in-memory database. Neither ever stops the
+ * app; `incident` says once what happened. A file written by a newer Gatehop is refused
+ * (GH_ERR_STORE_TOO_NEW) and left untouched. Frequent writes (latency samples) are batched.
  */
 export class Store {
   #db: Db;
@@ -73,6 +105,9 @@ export class Store {
   readonly #latencyWindowMs: number;
   readonly #flushMs: number;
   #pending: LatencySample[] = [];
+  #incident: StoreIncident | null = null;
+  /** A recovery in progress: a query it runs that fails again goes to memory, not round again. */
+  #recovering = false;
   #flushTimer: NodeJS.Timeout | null = null;
   #closed = false;
 
@@ -137,41 +172,122 @@ export class Store {
     return this.#health;
   }
 
+  /** The last thing that happened to the file (moved aside, memory only), or null. */
+  get incident(): StoreIncident | null {
+    return this.#incident;
+  }
+
   get schemaVersion(): number {
-    return this.#db.pragma('user_version', { simple: true }) as number;
+    return this.#guard('read the schema version', () => this.#db.pragma('user_version', { simple: true }) as number, 0);
   }
 
   #open(): Db {
     if (this.#path === ':memory:') return this.#init(openDatabase(':memory:'));
+    let db: Db | null = null;
     try {
       mkdirSync(dirname(this.#path), { recursive: true });
-      return this.#init(openDatabase(this.#path));
+      db = openDatabase(this.#path);
+      this.#refuseNewer(db);
+      this.#check(db);
+      return this.#init(db);
     } catch (err) {
-      const code = (err as { code?: string }).code ?? '';
-      if (CORRUPT.has(code) || /not a database|malformed/i.test((err as Error).message)) {
-        const aside = `${this.#path}.corrupt-${Date.now()}`;
-        this.#log.warn(
-          { event: 'store-corrupt', path: this.#path, movedTo: aside, err: (err as Error).message },
-          'database is corrupt: moved aside, starting with an empty history',
-        );
-        for (const suffix of ['', '-wal', '-shm']) {
-          if (existsSync(this.#path + suffix)) renameSync(this.#path + suffix, aside + suffix);
-        }
-        this.#health = 'recovered';
-        try {
-          return this.#init(openDatabase(this.#path));
-        } catch (again) {
-          return this.#memoryOnly(again);
-        }
+      if (err instanceof GatehopError && err.code === ErrorCodes.STORE_TOO_NEW) {
+        db?.close();
+        throw err;
       }
-      return this.#memoryOnly(err);
+      if (isCorrupt(err)) return this.#replaceDamaged(db, err, 'open');
+      closeQuietly(db);
+      return this.#memoryOnly(err, 'open');
     }
   }
 
-  #memoryOnly(err: unknown): Db {
+  /** A schema newer than this build knows: never migrate down, never touch it. */
+  #refuseNewer(db: Db): void {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version <= MIGRATIONS.length) return;
+    throw new GatehopError(
+      ErrorCodes.STORE_TOO_NEW,
+      `${this.#path} was written by a newer Gatehop (schema ${version}; this version knows up to ${MIGRATIONS.length}). ` +
+        'Update Gatehop, or start it with another --data-dir. The file is left as it is.',
+    );
+  }
+
+  /** Every page read once (quick_check), on files up to QUICK_CHECK_MAX_BYTES. */
+  #check(db: Db): void {
+    let size: number;
+    try {
+      size = statSync(this.#path).size;
+    } catch {
+      return; // a new file
+    }
+    if (size > QUICK_CHECK_MAX_BYTES) {
+      this.#log.info({ event: 'store-check-skipped', bytes: size }, 'database too large to check at start');
+      return;
+    }
+    const t0 = performance.now();
+    const rows = db.pragma('quick_check(8)') as Array<{ quick_check: string }>;
+    const ms = Math.round(performance.now() - t0);
+    const verdict = rows.map((r) => r.quick_check);
+    if (verdict.length === 1 && verdict[0] === 'ok') {
+      this.#log.debug({ event: 'store-checked', bytes: size, durationMs: ms }, 'database checked');
+      return;
+    }
+    throw new GatehopError(ErrorCodes.STORE_CORRUPT, `quick_check: ${verdict.join('; ').slice(0, 500)}`);
+  }
+
+  /**
+   * The file is damaged: read what still reads of the tables worth keeping, move the file (and its
+   * WAL) aside, make a fresh one and write the carried rows into it. Memory only if that fails too.
+   */
+  #replaceDamaged(damaged: Db | null, err: unknown, found: StoreIncident['found']): Db {
+    const reason = (err as Error).message;
+    const carried = damaged ? carryOut(damaged) : new Map<string, CarriedTable>();
+    closeQuietly(damaged);
+    const aside = `${this.#path}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    try {
+      for (const suffix of ['', '-wal', '-shm']) {
+        if (existsSync(this.#path + suffix)) renameSync(this.#path + suffix, aside + suffix);
+      }
+    } catch (moveErr) {
+      return this.#memoryOnly(moveErr, found);
+    }
+    let fresh: Db;
+    try {
+      fresh = this.#init(openDatabase(this.#path));
+    } catch (again) {
+      return this.#memoryOnly(again, found);
+    }
+    const kept = carryIn(fresh, carried);
+    this.#health = 'recovered';
+    this.#incident = { health: 'recovered', at: Date.now(), movedTo: aside, found, reason, carried: kept };
+    this.#log.error(
+      {
+        event: 'store-corrupt',
+        errCode: ErrorCodes.STORE_CORRUPT,
+        path: this.#path,
+        movedTo: aside,
+        found,
+        err: reason,
+        carried: kept,
+      },
+      `the database was damaged (${reason}); it is kept at ${aside} and a fresh one started (carried over: ${kept.join(', ') || 'nothing'})`,
+    );
+    return fresh;
+  }
+
+  #memoryOnly(err: unknown, found: StoreIncident['found']): Db {
     this.#health = 'memory-only';
+    const reason = (err as Error).message;
+    this.#incident = {
+      health: 'memory-only',
+      at: Date.now(),
+      movedTo: this.#incident?.movedTo ?? null,
+      found,
+      reason,
+      carried: [],
+    };
     this.#log.warn(
-      { event: 'store-memory-only', path: this.#path, err: (err as Error).message },
+      { event: 'store-memory-only', errCode: ErrorCodes.STORE_FAILED, path: this.#path, err: reason },
       'cannot use the database file: history is kept in memory only until restart',
     );
     return this.#init(openDatabase(':memory:'));
@@ -181,7 +297,6 @@ export class Store {
     if (this.#path !== ':memory:' && db.name !== ':memory:') db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 2000');
-    // Reading the schema touches every page header: a damaged file fails here, not later.
     db.prepare('SELECT count(*) FROM sqlite_master').get();
     const version = db.pragma('user_version', { simple: true }) as number;
     for (let v = version; v < MIGRATIONS.length; v++) {
@@ -194,25 +309,63 @@ export class Store {
     return db;
   }
 
-  /** Runs a write; on a disk failure switches to memory and retries there once. */
-  #write<T>(what: string, fn: (db: Db) => T): T {
-    if (this.#closed) throw new GatehopError(ErrorCodes.STORE_FAILED, `store closed: cannot ${what}`);
+  /**
+   * The one path every query takes. Damage (SQLITE_CORRUPT, NOTADB) replaces the file and runs the
+   * query once more on the fresh one; a full disk or failed write moves to memory and runs it
+   * there; any other failure is logged with its code and answered with `fallback` (a read) or
+   * dropped (a write): a timer's query never takes the process down.
+   */
+  #guard<T>(what: string, fn: (db: Db) => T, fallback: T): T {
+    if (this.#closed) {
+      this.#log.debug({ event: 'store-closed', what }, `store closed: ${what} skipped`);
+      return fallback;
+    }
     try {
       return fn(this.#db);
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
-      if (!DISK_FULL.has(code) && !CORRUPT.has(code))
-        throw new GatehopError(ErrorCodes.STORE_FAILED, `store: ${what} failed: ${(err as Error).message}`, {
-          cause: err,
-        });
-      try {
-        this.#db.close();
-      } catch {
-        /* already broken */
+      if (!this.#recovering && (isCorrupt(err) || DISK_FULL.has(code))) {
+        this.#recovering = true;
+        try {
+          this.#db =
+            isCorrupt(err) && this.#db.name !== ':memory:'
+              ? this.#replaceDamaged(this.#db, err, 'running')
+              : this.#toMemory(err);
+          return fn(this.#db);
+        } catch (again) {
+          this.#reportFailure(what, again);
+          return fallback;
+        } finally {
+          this.#recovering = false;
+        }
       }
-      this.#db = this.#memoryOnly(err);
-      return fn(this.#db);
+      this.#reportFailure(what, err);
+      return fallback;
     }
+  }
+
+  #toMemory(err: unknown): Db {
+    closeQuietly(this.#db);
+    return this.#memoryOnly(err, 'running');
+  }
+
+  #reportFailure(what: string, err: unknown): void {
+    const code = (err as { code?: string }).code ?? ErrorCodes.STORE_FAILED;
+    this.#log.error(
+      {
+        event: 'store-query-failed',
+        errCode: ErrorCodes.STORE_FAILED,
+        sqliteCode: code,
+        what,
+        err: (err as Error).message,
+      },
+      `store: ${what} failed: ${(err as Error).message}`,
+    );
+  }
+
+  /** A write through the guard (nothing to answer). */
+  #write(what: string, fn: (db: Db) => unknown): void {
+    this.#guard(what, fn, undefined);
   }
 
   // ---- node list: the pool, the latest list's metadata, the sources ----
@@ -250,8 +403,13 @@ export class Store {
   }
 
   loadListMeta(): StoredListMeta | null {
-    const r = this.#db.prepare('SELECT fetched_at, source, via, node_count FROM node_list WHERE id = 1').get() as
-      { fetched_at: number; source: string; via: string; node_count: number } | undefined;
+    const r = this.#guard(
+      'read list metadata',
+      (db) =>
+        db.prepare('SELECT fetched_at, source, via, node_count FROM node_list WHERE id = 1').get() as
+          { fetched_at: number; source: string; via: string; node_count: number } | undefined,
+      undefined,
+    );
     return r ? { fetchedAt: r.fetched_at, source: r.source, via: r.via, nodes: r.node_count } : null;
   }
 
@@ -276,11 +434,16 @@ export class Store {
 
   /** The pool: nodes with a profile last listed at or after `sinceMs`, most recent first. A row that does not parse is skipped. */
   loadPool<T>(sinceMs: number): Array<StoredPoolEntry<T>> {
-    const rows = this.#db
-      .prepare(
-        'SELECT node_json, first_seen, last_seen FROM nodes WHERE node_json IS NOT NULL AND last_seen >= ? ORDER BY last_seen DESC, id',
-      )
-      .all(sinceMs) as Array<{ node_json: string; first_seen: number; last_seen: number }>;
+    const rows = this.#guard(
+      'read the node pool',
+      (db) =>
+        db
+          .prepare(
+            'SELECT node_json, first_seen, last_seen FROM nodes WHERE node_json IS NOT NULL AND last_seen >= ? ORDER BY last_seen DESC, id',
+          )
+          .all(sinceMs) as Array<{ node_json: string; first_seen: number; last_seen: number }>,
+      [],
+    );
     const out: Array<StoredPoolEntry<T>> = [];
     let bad = 0;
     for (const r of rows) {
@@ -309,14 +472,21 @@ export class Store {
   }
 
   firstSeen(nodeId: string): { firstSeen: number; lastSeen: number } | null {
-    const r = this.#db.prepare('SELECT first_seen, last_seen FROM nodes WHERE id = ?').get(nodeId) as
-      { first_seen: number; last_seen: number } | undefined;
+    const r = this.#guard(
+      'read when a node was first seen',
+      (db) =>
+        db.prepare('SELECT first_seen, last_seen FROM nodes WHERE id = ?').get(nodeId) as
+          { first_seen: number; last_seen: number } | undefined,
+      undefined,
+    );
     return r ? { firstSeen: r.first_seen, lastSeen: r.last_seen } : null;
   }
 
   listSources(): StoredListSource[] {
-    return (this.#db.prepare('SELECT * FROM list_sources ORDER BY found_at, url').all() as SourceRow[]).map(
-      rowToSource,
+    return this.#guard(
+      'read list sources',
+      (db) => (db.prepare('SELECT * FROM list_sources ORDER BY found_at, url').all() as SourceRow[]).map(rowToSource),
+      [],
     );
   }
 
@@ -347,12 +517,20 @@ export class Store {
   // ---- history ----
 
   history(nodeId: string): NodeHistory {
-    const r = this.#db.prepare('SELECT * FROM node_history WHERE node_id = ?').get(nodeId) as HistoryRow | undefined;
+    const r = this.#guard(
+      'read node history',
+      (db) => db.prepare('SELECT * FROM node_history WHERE node_id = ?').get(nodeId) as HistoryRow | undefined,
+      undefined,
+    );
     return r ? rowToHistory(r) : emptyHistory(nodeId);
   }
 
   allHistory(): Map<string, NodeHistory> {
-    const rows = this.#db.prepare('SELECT * FROM node_history').all() as HistoryRow[];
+    const rows = this.#guard(
+      'read all history',
+      (db) => db.prepare('SELECT * FROM node_history').all() as HistoryRow[],
+      [],
+    );
     return new Map(rows.map((r) => [r.node_id, rowToHistory(r)]));
   }
 
@@ -391,17 +569,21 @@ export class Store {
 
   latency(nodeId: string | null, sinceMs: number): LatencySample[] {
     this.flush();
-    const rows = (
-      nodeId
-        ? this.#db
-            .prepare(
-              'SELECT node_id, at, kind, ms, success FROM latency_samples WHERE node_id = ? AND at >= ? ORDER BY at',
-            )
-            .all(nodeId, sinceMs)
-        : this.#db
-            .prepare('SELECT node_id, at, kind, ms, success FROM latency_samples WHERE at >= ? ORDER BY at')
-            .all(sinceMs)
-    ) as Array<{ node_id: string; at: number; kind: LatencySample['kind']; ms: number | null; success: number }>;
+    type Row = { node_id: string; at: number; kind: LatencySample['kind']; ms: number | null; success: number };
+    const rows = this.#guard(
+      'read latency samples',
+      (db) =>
+        (nodeId
+          ? db
+              .prepare(
+                'SELECT node_id, at, kind, ms, success FROM latency_samples WHERE node_id = ? AND at >= ? ORDER BY at',
+              )
+              .all(nodeId, sinceMs)
+          : db
+              .prepare('SELECT node_id, at, kind, ms, success FROM latency_samples WHERE at >= ? ORDER BY at')
+              .all(sinceMs)) as Row[],
+      [],
+    );
     return rows.map((r) => ({ nodeId: r.node_id, at: r.at, kind: r.kind, ms: r.ms, success: r.success === 1 }));
   }
 
@@ -423,8 +605,13 @@ export class Store {
   // ---- selection, settings, system proxy ----
 
   selection(group: string): Selection | null {
-    const r = this.#db.prepare('SELECT grp, node_id, mode FROM selection WHERE grp = ?').get(group) as
-      { grp: string; node_id: string | null; mode: 'auto' | 'manual' } | undefined;
+    const r = this.#guard(
+      'read the selection',
+      (db) =>
+        db.prepare('SELECT grp, node_id, mode FROM selection WHERE grp = ?').get(group) as
+          { grp: string; node_id: string | null; mode: 'auto' | 'manual' } | undefined,
+      undefined,
+    );
     return r ? { group: r.grp, nodeId: r.node_id, mode: r.mode } : null;
   }
 
@@ -437,7 +624,11 @@ export class Store {
   }
 
   setting(key: string): string | null {
-    const r = this.#db.prepare('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined;
+    const r = this.#guard(
+      'read a setting',
+      (db) => db.prepare('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined,
+      undefined,
+    );
     return r?.value ?? null;
   }
 
@@ -462,9 +653,20 @@ export class Store {
   }
 
   loadProxySnapshot<T>(): T | null {
-    const r = this.#db.prepare('SELECT data_json FROM system_proxy_snapshot WHERE id = 1').get() as
-      { data_json: string } | undefined;
-    return r ? (JSON.parse(r.data_json) as T) : null;
+    const r = this.#guard(
+      'read the system proxy snapshot',
+      (db) =>
+        db.prepare('SELECT data_json FROM system_proxy_snapshot WHERE id = 1').get() as
+          { data_json: string } | undefined,
+      undefined,
+    );
+    if (!r) return null;
+    try {
+      return JSON.parse(r.data_json) as T;
+    } catch (err) {
+      this.#reportFailure('parse the system proxy snapshot', err);
+      return null;
+    }
   }
 
   close(): void {
@@ -473,8 +675,57 @@ export class Store {
       this.flush();
     } finally {
       this.#closed = true;
-      this.#db.close();
+      closeQuietly(this.#db);
     }
+  }
+}
+
+type CarriedTable = { columns: string[]; rows: unknown[][] };
+
+/** What still reads of the tables worth keeping; a table that does not read is left behind. */
+function carryOut(db: Db): Map<string, CarriedTable> {
+  const out = new Map<string, CarriedTable>();
+  for (const table of CARRIED_TABLES) {
+    try {
+      const stmt = db.prepare(`SELECT * FROM ${table}`).raw(true);
+      const columns = stmt.columns().map((c) => c.name);
+      out.set(table, { columns, rows: stmt.all() as unknown[][] });
+    } catch {
+      // Damaged where this table lives (or no such table in an old schema): it starts empty.
+    }
+  }
+  return out;
+}
+
+/** The carried rows into the fresh file, table by table; the names of the tables that took. */
+function carryIn(db: Db, carried: Map<string, CarriedTable>): string[] {
+  const kept: string[] = [];
+  for (const [table, { columns, rows }] of carried) {
+    if (rows.length === 0) continue;
+    try {
+      const known = new Set(
+        (db.prepare(`SELECT * FROM ${table} LIMIT 0`).columns() as Array<{ name: string }>).map((c) => c.name),
+      );
+      const idx = columns.map((c, i) => [c, i] as const).filter(([c]) => known.has(c));
+      const ins = db.prepare(
+        `INSERT OR REPLACE INTO ${table} (${idx.map(([c]) => c).join(', ')}) VALUES (${idx.map(() => '?').join(', ')})`,
+      );
+      db.transaction(() => {
+        for (const r of rows) ins.run(...idx.map(([, i]) => r[i]));
+      })();
+      kept.push(table);
+    } catch {
+      // A row the fresh schema refuses: this table starts empty.
+    }
+  }
+  return kept;
+}
+
+function closeQuietly(db: Db | null): void {
+  try {
+    db?.close();
+  } catch {
+    // Already closed, or too damaged to close cleanly: nothing more can be done with it.
   }
 }
 

@@ -63,3 +63,17 @@ export interface Selection {
 }
 
 export type StoreHealth = 'ok' | 'recovered' | 'memory-only';
+
+/** What happened to the database file, once, for /status and the window. */
+export interface StoreIncident {
+  health: Exclude<StoreHealth, 'ok'>;
+  at: number;
+  /** Where the damaged file was moved (kept, never deleted); null when nothing was moved. */
+  movedTo: string | null;
+  /** When it was found: opening the file, or a read or write while running. */
+  found: 'open' | 'running';
+  /** SQLite's own words. */
+  reason: string;
+  /** What was carried over into the fresh file: the pinned node, settings, the proxy snapshot, list sources, the pool. */
+  carried: string[];
+}

@@ -54,6 +54,7 @@ export function status(over: Partial<Status> = {}): Status {
       { egressId: 'tunnel-1', nodeId: 'n1', thread: 'worker', heapBytes: 12_000_000, wasmMemoryBytes: 33_554_432 },
     ],
     tunnelWorkers: { started: 1, failures: 0, threadsCreated: 2, threadsReused: 0 },
+    store: { health: 'ok', incident: null },
     native: {
       loaded: true,
       reason: null,

@@ -203,6 +203,31 @@ describe('accessibility', () => {
     expect(screen.getByRole('alert')).toBe(alert);
   });
 
+  it('a damaged database is said once: the banner names the kept file in the chosen language, and Dismiss hides it for good (#32)', () => {
+    const store = createAppStore();
+    store.getState().setConnection({ state: 'open' });
+    const incident = {
+      health: 'recovered' as const,
+      at: 12_345,
+      movedTo: '/data/gatehop.db.damaged-2026',
+      found: 'open' as const,
+      reason: 'quick_check: page 7 is never used',
+      carried: ['selection', 'settings'],
+    };
+    store.getState().setStatus({ ...status(), store: { health: 'recovered', incident } });
+    mount(<Banner />, store);
+    const line = screen.getByRole('status');
+    expect(line.textContent).toMatch(
+      /history file was damaged.*\/data\/gatehop\.db\.damaged-2026.*pinned node and settings were kept/,
+    );
+    fireEvent.click(screen.getByRole('button', { name: 'Dismiss' }));
+    expect(screen.queryByRole('status')).toBeNull();
+    // Another status with the same incident does not bring it back; a new store does not either.
+    act(() => store.getState().setStatus({ ...status(), store: { health: 'recovered', incident } }));
+    expect(screen.queryByRole('status')).toBeNull();
+    expect(createAppStore().getState().dismissedStoreIncidentAt).toBe(12_345);
+  });
+
   it('the tabs are a tablist: arrow keys, Home and End move and focus, one tab in the Tab order, each controls the panel', () => {
     const store = createAppStore();
     mount(

@@ -95,7 +95,7 @@ describe('Store', () => {
     again.saveHistory({ ...again.history('n2'), successes: 5 });
     expect(again.history('n2').successes).toBe(5);
     again.close();
-    expect(readdirSync(d).some((f) => f.startsWith('g.db.corrupt-'))).toBe(true);
+    expect(readdirSync(d).some((f) => f.startsWith('g.db.damaged-'))).toBe(true);
   });
 
   it('falls back to memory when the file cannot be opened at all', () => {

@@ -29,6 +29,12 @@ export const en = {
       'left-alone': 'The system proxy was changed by someone else, so Gatehop left it as it is (see Logs).',
       recovered: 'Gatehop had stopped unexpectedly; the system proxy was put back as it was (see Logs).',
     },
+    store: {
+      recovered:
+        'The history file was damaged. Gatehop kept it aside ({{file}}) and started a new one; your pinned node and settings were kept.',
+      'memory-only':
+        'Gatehop cannot write its history file (disk full or not writable). It works on, but forgets node history at restart.',
+    },
   },
   phase: { fetching: 'fetching', probing: 'probing nodes', done: 'done', failed: 'failed' },
   switchState: {

@@ -24,6 +24,10 @@ export const zhCN: Catalog = {
       'left-alone': '系统代理已被他人更改，Gatehop 保持原样（见日志）。',
       recovered: 'Gatehop 曾意外停止；系统代理已恢复原状（见日志）。',
     },
+    store: {
+      recovered: '历史记录文件已损坏。Gatehop 已将其另存（{{file}}）并新建了一个；您固定的节点和设置已保留。',
+      'memory-only': 'Gatehop 无法写入历史记录文件（磁盘已满或不可写）。它会继续工作，但重启后会忘记节点历史。',
+    },
   },
   phase: { fetching: '下载中', probing: '探测节点', done: '完成', failed: '失败' },
   switchState: {

@@ -24,6 +24,10 @@ export const zhTW: Catalog = {
       'left-alone': '系統代理已被他人變更，Gatehop 維持原狀（請見記錄）。',
       recovered: 'Gatehop 曾意外停止；系統代理已恢復原狀（請見記錄）。',
     },
+    store: {
+      recovered: '歷史記錄檔已損壞。Gatehop 已將其另存（{{file}}）並建立新檔；您固定的節點和設定已保留。',
+      'memory-only': 'Gatehop 無法寫入歷史記錄檔（磁碟已滿或無法寫入）。它會繼續運作，但重新啟動後會忘記節點歷史。',
+    },
   },
   phase: { fetching: '下載中', probing: '偵測節點', done: '完成', failed: '失敗' },
   switchState: {

@@ -24,6 +24,9 @@ export function Banner() {
   const actionError = useApp((s) => s.actionError);
   const setActionError = useApp((s) => s.setActionError);
   const sysproxyNotice = useApp((s) => s.sysproxyNotice);
+  const storeIncident = useApp((s) => s.status?.store?.incident ?? null);
+  const dismissedStoreAt = useApp((s) => s.dismissedStoreIncidentAt);
+  const dismissStoreIncident = useApp((s) => s.dismissStoreIncident);
   const setSysproxyNotice = useApp((s) => s.setSysproxyNotice);
   const now = useTicker(1000, useNow());
   const seconds = (at: number | null | undefined): number => (at ? Math.max(0, Math.ceil((at - now) / 1000)) : 0);
@@ -79,6 +82,13 @@ export function Banner() {
       kind: 'warn',
       text: t(`banner.sysproxy.${sysproxyNotice.type}`),
       dismiss: () => setSysproxyNotice(null),
+    });
+  if (storeIncident && storeIncident.at !== dismissedStoreAt)
+    lines.push({
+      id: `store-${storeIncident.at}`,
+      kind: 'warn',
+      text: t(`banner.store.${storeIncident.health}`, { file: storeIncident.movedTo ?? '' }),
+      dismiss: () => dismissStoreIncident(storeIncident.at),
     });
   if (actionError)
     lines.push({

@@ -9,6 +9,12 @@ export interface UiSlice {
   actionError: { code: string; message: string } | null;
   /** The OS proxy was changed by another program, or recovered after a crash: said until dismissed. */
   sysproxyNotice: { type: 'overridden' | 'left-alone' | 'recovered'; at: number } | null;
+  /**
+   * The database incident (status.store.incident) the user dismissed, by its time: said once. Kept
+   * in the page's storage so a reload does not say it again.
+   */
+  dismissedStoreIncidentAt: number | null;
+  dismissStoreIncident(at: number): void;
   /** Nodes the user used this session (the chart shows them). */
   recentNodes: string[];
   /** "Test all": its progress, and each node's latest result (from it or from a row's Test). */
@@ -31,6 +37,15 @@ export const uiSlice: StateCreator<AppState, [], [], UiSlice> = (set) => ({
   connection: { state: 'connecting' },
   actionError: null,
   sysproxyNotice: null,
+  dismissedStoreIncidentAt: readDismissedStoreIncident(),
+  dismissStoreIncident: (at) => {
+    try {
+      globalThis.localStorage?.setItem(DISMISSED_STORE_KEY, String(at));
+    } catch {
+      // Storage refused (private mode, quota): dismissed for this page only.
+    }
+    set({ dismissedStoreIncidentAt: at });
+  },
   recentNodes: [],
   nodeTest: null,
   testResults: {},
@@ -59,3 +74,14 @@ export const uiSlice: StateCreator<AppState, [], [], UiSlice> = (set) => ({
         : { recentNodes: [nodeId, ...s.recentNodes.filter((n) => n !== nodeId)].slice(0, 4) },
     ),
 });
+
+const DISMISSED_STORE_KEY = 'gatehop.dismissedStoreIncidentAt';
+
+function readDismissedStoreIncident(): number | null {
+  try {
+    const v = globalThis.localStorage?.getItem(DISMISSED_STORE_KEY);
+    return v ? Number(v) : null;
+  } catch {
+    return null;
+  }
+}
