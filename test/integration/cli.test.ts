@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { silentLogger } from '../../core/common/index.js';
+import { MIGRATIONS, Store } from '../../core/store/index.js';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,8 +33,7 @@ interface Run {
   exited: Promise<number | null>;
 }
 
-function gatehop(args: string[], stdin?: string): Run {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gh-cli-'));
+function gatehop(args: string[], stdin?: string, dataDir = mkdtempSync(join(tmpdir(), 'gh-cli-'))): Run {
   const child = spawn(process.execPath, [BIN, '--data-dir', dataDir, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
@@ -136,6 +138,75 @@ describe('gatehop CLI', () => {
     expect(r.stdout.toString()).toMatch(/^HTTP\/1\.1 502[\s\S]*no tunnel is up yet/);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
+  });
+
+  /** A data dir whose gatehop.db has history pages at its end overwritten (a failing disk). */
+  function damagedDataDir(): string {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-cli-'));
+    const path = join(dataDir, 'gatehop.db');
+    const st = new Store({ path, logger: silentLogger() });
+    st.setSelection({ group: 'vpngate', nodeId: 'pinned', mode: 'manual' });
+    for (let i = 0; i < 3000; i++)
+      st.saveHistory({ ...st.history(`node-${i}`), successes: i, lastSuccessAt: Date.now() });
+    st.close();
+    const db = new Database(path);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    const size = statSync(path).size;
+    const fd = openSync(path, 'r+');
+    for (let p = 1; p <= 20; p++) writeSync(fd, Buffer.alloc(4096, 0xa5), 0, 4096, size - p * 4096);
+    closeSync(fd);
+    return dataDir;
+  }
+
+  function vpngateArgs(closed: number, port: number, logFile: string): string[] {
+    return [
+      '--egress',
+      'vpngate',
+      '--api',
+      `http://127.0.0.1:${closed}/api/iphone/`,
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--admin',
+      'off',
+      '--log-file',
+      logFile,
+      '--log-level',
+      'info',
+    ];
+  }
+
+  it('starts over a damaged gatehop.db (the landed code exited at every start): the file kept aside, a fresh one in use, said in the log (#32)', async () => {
+    const dataDir = damagedDataDir();
+    const logFile = join(dataDir, 'gatehop.log');
+    const run = gatehop(vpngateArgs(await freePort(), await freePort(), logFile), undefined, dataDir);
+    await ready(run);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(run.stderr()).not.toMatch(/malformed/);
+    expect(readdirSync(dataDir).some((f) => f.startsWith('gatehop.db.damaged-'))).toBe(true);
+    expect(readFileSync(logFile, 'utf8')).toMatch(/"event":"store-corrupt".*"carried":\[[^\]]*"selection"/);
+    // The next start finds a whole file.
+    const again = gatehop(vpngateArgs(await freePort(), await freePort(), logFile), undefined, dataDir);
+    await ready(again);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+    expect(readdirSync(dataDir).filter((f) => f.startsWith('gatehop.db.damaged-') && !f.includes('-wal') && !f.includes('-shm'))).toHaveLength(1);
+  });
+
+  it('refuses a gatehop.db from a newer Gatehop with a one-line reason, leaving it untouched (#32)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-cli-'));
+    const path = join(dataDir, 'gatehop.db');
+    new Store({ path, logger: silentLogger() }).close();
+    const db = new Database(path);
+    db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    const before = readFileSync(path);
+    const run = gatehop(vpngateArgs(await freePort(), await freePort(), 'off'), undefined, dataDir);
+    expect(await run.exited).not.toBe(0);
+    expect(run.stderr()).toMatch(/newer Gatehop/);
+    expect(readFileSync(path).equals(before)).toBe(true);
   });
 
   it('passwd writes a user that the proxy then accepts', async () => {
