@@ -10,7 +10,7 @@ import {
 } from '../core/app/index.js';
 import type { DesktopAccess, Settings } from '../core/api/index.js';
 import { translate, type Language } from '../core/api/catalog/index.js';
-import { createLogger, ErrorCodes, errorToJson, type LogTap } from '../core/common/index.js';
+import { openLogger, ErrorCodes, errorToJson, type LogTap } from '../core/common/index.js';
 import type { ElectronApi } from './electron-api.js';
 
 /** Why a start failed, as far as the user can do something about it. */
@@ -50,7 +50,7 @@ export async function startCore(
   for (;;) {
     try {
       const config = resolveConfig(fromFile, fromFlags);
-      const logger = createLogger({ level: config.logLevel, file: config.logFile, tap: logTap, pretty: false });
+      const logger = await openLogger({ level: config.logLevel, file: config.logFile, tap: logTap, pretty: false });
       // Crash recovery of the system proxy runs first thing inside startApp, before the tray exists.
       return await startApp(
         config.admin ? config : buildConfig(fromFile, { ...fromFlags, admin: '127.0.0.1:0' }),

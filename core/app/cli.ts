@@ -6,6 +6,7 @@ import {
   ErrorCodes,
   LogTap,
   raiseMallocTrimThreshold,
+  openLogger,
 } from '../common/index.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -107,7 +108,7 @@ async function run(flags: RunFlags): Promise<void> {
     fail(errorToJson(err).message, 2);
   }
   const logTap = new LogTap();
-  const logger = createLogger({ level: config.logLevel, file: config.logFile, tap: logTap });
+  const logger = await openLogger({ level: config.logLevel, file: config.logFile, tap: logTap });
   raiseMallocTrimThreshold();
   let app;
   try {

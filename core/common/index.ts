@@ -8,7 +8,15 @@ export {
   type ErrorCode,
 } from './errors.js';
 export { parseEndpoint, formatEndpoint, isLoopbackHost, type Endpoint } from './endpoints.js';
-export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';
+export {
+  createLogger,
+  openLogger,
+  silentLogger,
+  LOG_FILE_MAX_BYTES,
+  LOG_FILES_KEPT,
+  type Logger,
+  type LoggerOptions,
+} from './logger.js';
 export { raiseMallocTrimThreshold } from './malloc-tuning.js';
 export { LogTap, type TappedLine } from './log-tap.js';
 export { GATEHOP_VERSION } from './version.js';

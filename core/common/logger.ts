@@ -2,46 +2,79 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pino, { type Logger, type LevelWithSilent, type StreamEntry } from 'pino';
 import pretty from 'pino-pretty';
+import pinoRoll from 'pino-roll';
 import type { LogTap } from './log-tap.js';
 
 export type { Logger } from 'pino';
 
 export interface LoggerOptions {
   level: LevelWithSilent;
-  /** JSON lines are appended here as well; null for console only. */
+  /**
+   * JSON lines are appended here as well, rotated (openLogger): `gatehop.log` becomes
+   * `gatehop.1.log`, `gatehop.2.log`, … with `current.log` linked to the one in use. null for
+   * console only.
+   */
   file: string | null;
   /** Pretty, coloured console output (default: when stdout is a TTY). */
   pretty?: boolean;
+  /** Rotation of `file` (default LOG_FILE_MAX_BYTES and LOG_FILES_KEPT; tests use small ones). */
+  rotate?: { maxBytes: number; keep: number };
   /** Lines at info and above are also handed to this tap (the admin API's log events). */
   tap?: LogTap;
 }
 
+/** One log file's size before the next is started. */
+export const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
+/** Old log files kept besides the one in use; older ones are removed. */
+export const LOG_FILES_KEPT = 4;
+
 /**
- * Console (pretty on a TTY, JSON otherwise) plus an optional JSON file. All streams are synchronous
- * in-process ones (no worker thread), so the last lines before a crash or exit are not lost.
- * A log file that cannot be written (full disk, read-only) never takes the process down: the error
- * is reported once on stderr and the file stream is dropped.
+ * Console (pretty on a TTY, JSON otherwise) plus, when `file` is set, a JSON file rotated at
+ * LOG_FILE_MAX_BYTES with LOG_FILES_KEPT old files kept (pino-roll, in this thread: no transport
+ * worker, so the last lines before an exit are not lost to a thread that did not flush). The files
+ * take at most (LOG_FILES_KEPT + 1) × LOG_FILE_MAX_BYTES (50 MiB), each file over by at most what
+ * was logged in one turn of the event loop (it rolls when that write has drained). A log file that
+ * cannot be written (full disk, read-only) never takes the process down: the error is reported
+ * once on stderr and the file is dropped.
  */
+export async function openLogger(opts: LoggerOptions): Promise<Logger> {
+  if (!opts.file) return createLogger(opts);
+  let file: StreamEntry['stream'] | null = null;
+  try {
+    mkdirSync(dirname(opts.file), { recursive: true });
+    const roll = await pinoRoll({
+      file: opts.file,
+      size: `${Math.max(1, Math.round((opts.rotate?.maxBytes ?? LOG_FILE_MAX_BYTES) / 1024))}k`,
+      limit: { count: opts.rotate?.keep ?? LOG_FILES_KEPT, removeOtherLogFiles: true },
+      symlink: true,
+      mkdir: true,
+      // Asynchronous: pino-roll rolls on the stream's 'drain', which a synchronous SonicBoom never emits.
+      sync: false,
+    });
+    let failed = false;
+    roll.on('error', (err: Error) => {
+      if (failed) return;
+      failed = true;
+      process.stderr.write(`gatehop: log file ${opts.file} failed (${err.message}); logging to console only\n`);
+    });
+    file = roll;
+  } catch (err) {
+    process.stderr.write(`gatehop: cannot open log file ${opts.file}: ${(err as Error).message}\n`);
+  }
+  return build(opts, file);
+}
+
+/** Console only (and the tap): `file` is ignored here; openLogger opens it. */
 export function createLogger(opts: LoggerOptions): Logger {
+  return build(opts, null);
+}
+
+function build(opts: LoggerOptions, file: StreamEntry['stream'] | null): Logger {
   const usePretty = opts.pretty ?? process.stdout.isTTY === true;
   const streams: StreamEntry[] = [
     { level: 'trace', stream: usePretty ? pretty({ colorize: true, sync: true }) : process.stdout },
   ];
-  if (opts.file) {
-    try {
-      mkdirSync(dirname(opts.file), { recursive: true });
-      const file = pino.destination({ dest: opts.file, sync: false, mkdir: true });
-      let failed = false;
-      file.on('error', (err: Error) => {
-        if (failed) return;
-        failed = true;
-        process.stderr.write(`gatehop: log file ${opts.file} failed (${err.message}); logging to console only\n`);
-      });
-      streams.push({ level: 'trace', stream: file });
-    } catch (err) {
-      process.stderr.write(`gatehop: cannot open log file ${opts.file}: ${(err as Error).message}\n`);
-    }
-  }
+  if (file) streams.push({ level: 'trace', stream: file });
   if (opts.tap) streams.push({ level: 'info', stream: opts.tap.stream });
   return pino(
     {

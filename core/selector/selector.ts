@@ -10,6 +10,8 @@ import { scoreNode, type ScoreTerms } from './score.js';
 /** What the selector remembers through (the store satisfies it). */
 export interface HistoryStore {
   history(nodeId: string): NodeHistory;
+  /** Every node's history in one query (a ranking reads it once). */
+  allHistory(): Map<string, NodeHistory>;
   saveHistory(h: NodeHistory): void;
   addLatency(s: LatencySample): void;
 }
@@ -106,7 +108,10 @@ export class Selector {
   async #rank(nodes: readonly VpnGateNode[], signal?: AbortSignal): Promise<Ranking> {
     const now = Date.now();
     const excluded: Ranking['excluded'] = [];
-    const priors = computePriors(nodes, this.opts, { now, history: (id) => this.store.history(id) });
+    // One query for the whole ranking (it ran 2 × N before), on the main thread.
+    const histories = this.store.allHistory();
+    const historyOf = (id: string): NodeHistory => histories.get(id) ?? emptyHistoryOf(id);
+    const priors = computePriors(nodes, this.opts, { now, history: historyOf });
     for (const n of nodes) if (!priors.has(n.id)) excluded.push({ nodeId: n.id, reason: 'country-denied' });
     const unreachable = new Set<string>();
     const usable = nodes.filter((n) => {
@@ -117,7 +122,7 @@ export class Selector {
         unreachable.add(n.id);
         return false;
       }
-      if (inBackoff(this.store.history(n.id), now)) {
+      if (inBackoff(historyOf(n.id), now)) {
         excluded.push({ nodeId: n.id, reason: 'backoff' });
         return false;
       }
@@ -154,8 +159,9 @@ export class Selector {
       if (probe.rttMs === null) {
         excluded.push({ nodeId: node.id, reason: 'unreachable' });
         if (allFailed) return;
-        const h = withFailure(this.store.history(node.id), now, this.opts.backoff.initialMs, this.opts.backoff.maxMs);
+        const h = withFailure(historyOf(node.id), now, this.opts.backoff.initialMs, this.opts.backoff.maxMs);
         this.store.saveHistory(h);
+        histories.set(node.id, h);
         this.#log.info(
           {
             event: 'probe-failed',
@@ -167,7 +173,7 @@ export class Selector {
         );
         return;
       }
-      const history = this.store.history(node.id);
+      const history = historyOf(node.id);
       ranked.push({
         node,
         priorTerms: priors.get(node.id)!,
@@ -178,7 +184,8 @@ export class Selector {
     ranked.sort((a, b) => b.terms.total - a.terms.total || a.node.id.localeCompare(b.node.id));
     ranked.forEach((r, i) => {
       const t = r.terms;
-      this.#log.info(
+      // Every node of every ranking: detail for a bug report, not the log a user keeps (debug).
+      this.#log.debug(
         {
           event: 'node-scored',
           rank: i + 1,
@@ -238,4 +245,18 @@ export class Selector {
 
 function round(v: number | null): number | null {
   return v === null ? null : Math.round(v * 1000) / 1000;
+}
+
+function emptyHistoryOf(nodeId: string): NodeHistory {
+  return {
+    nodeId,
+    successes: 0,
+    failures: 0,
+    consecutiveFailures: 0,
+    lastSuccessAt: null,
+    lastFailureAt: null,
+    backoffUntil: null,
+    avgThroughputBps: null,
+    avgConnectMs: null,
+  };
 }

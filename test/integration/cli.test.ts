@@ -178,20 +178,27 @@ describe('gatehop CLI', () => {
 
   it('starts over a damaged gatehop.db (the landed code exited at every start): the file kept aside, a fresh one in use, said in the log (#32)', async () => {
     const dataDir = damagedDataDir();
-    const logFile = join(dataDir, 'gatehop.log');
+    const logFile = join(dataDir, 'logs', 'gatehop.log');
     const run = gatehop(vpngateArgs(await freePort(), await freePort(), logFile), undefined, dataDir);
     await ready(run);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     expect(run.stderr()).not.toMatch(/malformed/);
     expect(readdirSync(dataDir).some((f) => f.startsWith('gatehop.db.damaged-'))).toBe(true);
-    expect(readFileSync(logFile, 'utf8')).toMatch(/"event":"store-corrupt".*"carried":\[[^\]]*"selection"/);
+    // The log rotates: current.log links to the file in use (gatehop.1.log here).
+    expect(readFileSync(join(dataDir, 'logs', 'current.log'), 'utf8')).toMatch(
+      /"event":"store-corrupt".*"carried":\[[^\]]*"selection"/,
+    );
     // The next start finds a whole file.
     const again = gatehop(vpngateArgs(await freePort(), await freePort(), logFile), undefined, dataDir);
     await ready(again);
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
-    expect(readdirSync(dataDir).filter((f) => f.startsWith('gatehop.db.damaged-') && !f.includes('-wal') && !f.includes('-shm'))).toHaveLength(1);
+    expect(
+      readdirSync(dataDir).filter(
+        (f) => f.startsWith('gatehop.db.damaged-') && !f.includes('-wal') && !f.includes('-shm'),
+      ),
+    ).toHaveLength(1);
   });
 
   it('refuses a gatehop.db from a newer Gatehop with a one-line reason, leaving it untouched (#32)', async () => {

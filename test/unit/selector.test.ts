@@ -131,6 +131,24 @@ describe('Selector', () => {
     store.close();
   });
 
+  it('reads history once per ranking, not twice per node on the main thread (#32)', async () => {
+    const store = new Store({ path: ':memory:', logger: log });
+    const reads = { one: 0, all: 0 };
+    const counted = {
+      history: (id: string) => (reads.one++, store.history(id)),
+      allHistory: () => (reads.all++, store.allHistory()),
+      saveHistory: (h: Parameters<Store['saveHistory']>[0]) => store.saveHistory(h),
+      addLatency: (l: Parameters<Store['addLatency']>[0]) => store.addLatency(l),
+    };
+    const selector = new Selector(selectorOptions(), counted, log, async (n) =>
+      n.id.startsWith('dead') ? { rttMs: null, samples: [] } : { rttMs: 10, samples: [10] },
+    );
+    const nodes = Array.from({ length: 40 }, (_, i) => node(i % 4 === 0 ? `dead-${i}` : `n-${i}`));
+    await selector.rank(nodes);
+    expect(reads).toEqual({ one: 0, all: 1 });
+    store.close();
+  });
+
   it('shares one ranking between concurrent callers (single flight)', async () => {
     const store = new Store({ path: ':memory:', logger: log });
     let probes = 0;

@@ -1,0 +1,49 @@
+import { lstatSync, mkdtempSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openLogger } from '../../core/common/index.js';
+import { eventually } from '../helpers/fds.js';
+
+const logFiles = (dir: string): string[] => readdirSync(dir).filter((f) => /^gatehop\.\d+\.log$/.test(f));
+const bytesIn = (dir: string): number => logFiles(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+
+describe('the log file (#32: bounded on disk)', () => {
+  it('rotates at the size cap and keeps only the newest files, removing those of earlier runs too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-logs-'));
+    // An earlier run's files, beyond what is kept.
+    for (const n of [1, 2, 3, 4, 5]) writeFileSync(join(dir, `gatehop.${n}.log`), 'x'.repeat(10_000) + '\n');
+    const maxBytes = 64 * 1024;
+    const keep = 2;
+    const logger = await openLogger({
+      level: 'info',
+      file: join(dir, 'gatehop.log'),
+      pretty: false,
+      rotate: { maxBytes, keep },
+    });
+    const line = 'y'.repeat(500);
+    // Twenty caps' worth, well past what may stay on disk, 20 lines a turn of the event loop.
+    for (let i = 0; i < (20 * maxBytes) / 600; i++) {
+      logger.info({ event: 'filler', i }, line);
+      if (i % 20 === 19) await new Promise((r) => setTimeout(r, 1));
+    }
+    logger.flush();
+    await eventually(() => logFiles(dir).length <= keep + 1, 5_000, 'old files removed');
+    const files = logFiles(dir);
+    expect(files.length).toBeLessThanOrEqual(keep + 1);
+    // The earlier run's low-numbered files are gone; numbering went on after them.
+    expect(files).not.toContain('gatehop.1.log');
+    // The stated worst case: (keep + 1) files of the cap, each over by at most one turn's lines.
+    expect(bytesIn(dir)).toBeLessThanOrEqual((keep + 1) * (maxBytes + 20 * 700));
+    // current.log points at the file in use.
+    expect(lstatSync(join(dir, 'current.log')).isSymbolicLink()).toBe(true);
+    expect(files).toContain(readlinkSync(join(dir, 'current.log')).split('/').pop());
+  });
+
+  it('a log file that cannot be opened leaves the console logger working', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-logs-'));
+    writeFileSync(join(dir, 'blocker'), ''); // a file where the log directory should be
+    const logger = await openLogger({ level: 'silent', file: join(dir, 'blocker', 'gatehop.log'), pretty: false });
+    expect(() => logger.info('still works')).not.toThrow();
+  });
+});
