@@ -5,6 +5,8 @@ cd "$(dirname "$0")/.."
 
 bash scripts/system-deps.sh
 echo "== typecheck"; npx tsc -p tsconfig.json --noEmit; npx tsc -p renderer/tsconfig.json
+echo "== lint";      npx eslint --max-warnings 0 core electron renderer/src
+echo "== format";    npm run --silent format:check
 echo "== layering"; npx depcruise --config .dependency-cruiser.cjs core renderer electron
 echo "== lwip.wasm reproducible"
 if [ "$(id -u)" -eq 0 ] || command -v clang >/dev/null 2>&1; then

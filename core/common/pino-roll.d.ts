@@ -1,6 +1,10 @@
 // pino-roll ships no types: the part of its API that logger.ts uses (its README, v4).
 declare module 'pino-roll' {
-  import type SonicBoom from 'sonic-boom';
+  import type { EventEmitter } from 'node:events';
+  import type { DestinationStream } from 'pino';
+
+  /** A SonicBoom underneath: what pino writes to, and its 'error' events. */
+  type RollingStream = DestinationStream & EventEmitter;
 
   interface PinoRollOptions {
     file: string;
@@ -15,5 +19,5 @@ declare module 'pino-roll' {
     sync?: boolean;
   }
 
-  export default function pinoRoll(opts: PinoRollOptions): Promise<SonicBoom>;
+  export default function pinoRoll(opts: PinoRollOptions): Promise<RollingStream>;
 }
