@@ -86,6 +86,16 @@ export class TunnelEgress implements Egress {
       if (addressChanged && this.#state !== 'closed')
         this.#fail(`the server gave a new address (${address}) after reconnecting`);
     });
+    // An lwIP assertion: this tunnel's stack is gone (its sessions ended with GH_ERR_NETSTACK_FAILED);
+    // the tunnel closes and the controller moves on as for a dead node. The process and every
+    // other tunnel run on.
+    stack.onFailed((err) => {
+      opts.logger.error(
+        { event: 'netstack-failed', egressId: this.id, nodeId: this.nodeId, errCode: err.code, err: err.message },
+        `the tunnel's TCP/IP stack failed (${err.message}); closing this tunnel`,
+      );
+      if (this.#state !== 'closed') this.#fail(`${err.code}: ${err.message}`);
+    });
   }
 
   /** Which protocol carries this tunnel (for /status; nothing here depends on it). */
@@ -311,6 +321,8 @@ export class TunnelEgress implements Egress {
     this.#state = 'closed';
     this.#stopWatching();
     this.stack.close();
+    // What the link opened (its socket, keep-alives, a reconnect in progress) goes with it.
+    this.link.close();
     for (const fn of [...this.#closeHandlers]) fn(reason);
     this.#closeHandlers.clear();
   }

@@ -111,6 +111,14 @@ export class Stack {
   readonly #counters = { packetsIn: 0, packetsOut: 0, bytesIn: 0, bytesOut: 0, inputDropped: 0 };
   readonly #acks: NonNullable<StackOptions['acks']>;
   #ackFlush: NodeJS.Immediate | null = null;
+  /**
+   * An lwIP assertion failed: its memory can no longer be trusted, so nothing calls into it again.
+   * The stack closes itself and tells its owner (onFailed), which closes the tunnel.
+   */
+  #failure: GatehopError | null = null;
+  readonly #failedHandlers = new Set<(err: GatehopError) => void>();
+  /** injectLwipAssertion: the next call into lwIP fails as an lwIP assertion would. */
+  #injectedAssertion = false;
 
   constructor(opts: StackOptions) {
     if (isIP(opts.address) !== 4) throw new TypeError(`stack address must be IPv4, got ${opts.address}`);
@@ -138,12 +146,26 @@ export class Stack {
     this.#infoPtr = this.#ex.gh_malloc(INFO_WORDS * 4);
     this.#statsPtr = this.#ex.gh_malloc(STATS_WORDS * 4);
     this.#scratch = this.#ex.gh_scratch();
-    this.#timer = setInterval(() => this.#call(() => this.#ex.gh_check_timeouts()), TIMER_INTERVAL_MS);
+    this.#timer = setInterval(
+      () => this.#fromEvent(() => this.#call(() => this.#ex.gh_check_timeouts())),
+      TIMER_INTERVAL_MS,
+    );
     this.#timer.unref();
   }
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** Why the stack failed (an lwIP assertion, GH_ERR_NETSTACK_FAILED), or null. */
+  get failure(): GatehopError | null {
+    return this.#failure;
+  }
+
+  /** Called once if an lwIP assertion fails; the stack has closed itself by then. */
+  onFailed(fn: (err: GatehopError) => void): () => void {
+    this.#failedHandlers.add(fn);
+    return () => this.#failedHandlers.delete(fn);
   }
 
   /** An IP packet from the tunnel. Malformed packets are dropped by lwIP and counted. */
@@ -158,7 +180,7 @@ export class Stack {
       return;
     }
     if (this.#acks === 'per-batch') this.#ackFlush ??= setImmediate(() => this.#flushAcks());
-    this.#call(() => this.#inputOne(packet));
+    this.#fromEvent(() => this.#call(() => this.#inputOne(packet)));
   }
 
   /**
@@ -173,16 +195,18 @@ export class Stack {
       return;
     }
     const batching = this.#acks === 'per-batch';
-    this.#call(() => {
-      // In-order data of the whole batch is acked once, at its end (glue.c g_batching).
-      if (batching) this.#ex.gh_set_batching(1);
-      try {
-        for (const packet of packets) this.#inputOne(packet);
-      } finally {
-        if (batching) this.#ex.gh_set_batching(0);
-      }
-      if (batching) this.#ex.gh_flush_acks();
-    });
+    this.#fromEvent(() =>
+      this.#call(() => {
+        // In-order data of the whole batch is acked once, at its end (glue.c g_batching).
+        if (batching) this.#ex.gh_set_batching(1);
+        try {
+          for (const packet of packets) this.#inputOne(packet);
+        } finally {
+          if (batching) this.#ex.gh_set_batching(0);
+        }
+        if (batching) this.#ex.gh_flush_acks();
+      }),
+    );
   }
 
   #inputOne(packet: Buffer): void {
@@ -363,7 +387,21 @@ export class Stack {
 
   #flushAcks(): void {
     this.#ackFlush = null;
-    if (!this.#closed) this.#call(() => this.#ex.gh_flush_acks());
+    if (!this.#closed) this.#fromEvent(() => this.#call(() => this.#ex.gh_flush_acks()));
+  }
+
+  /**
+   * Work that a packet or a timer started, with no caller to hand an error to: an lwIP failure has
+   * been reported through onFailed by now, so it stops here rather than reaching the process's
+   * uncaughtException (fatal for the whole app when tunnels run on the main thread).
+   */
+  #fromEvent(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      if (this.#failure && (err === this.#failure || isNetstackFailure(err))) return;
+      throw err;
+    }
   }
 
   /** Resets every connection, closes every socket and stops the timer. Idempotent. */
@@ -398,8 +436,13 @@ export class Stack {
       output: () => void this.#call(() => ex.gh_tcp_output(pcb)),
       recved: (len) => this.#call(() => ex.gh_tcp_recved(pcb, len)),
       shutdownTx: () => this.#call(() => ex.gh_tcp_shutdown_tx(pcb)),
-      close: () => this.#call(() => ex.gh_tcp_close(pcb)),
-      abort: () => this.#call(() => ex.gh_tcp_abort(pcb)),
+      // A failed stack's pcbs are gone with its memory: nothing to close there.
+      close: () => {
+        if (!this.#failure) this.#call(() => ex.gh_tcp_close(pcb));
+      },
+      abort: () => {
+        if (!this.#failure) this.#call(() => ex.gh_tcp_abort(pcb));
+      },
       info: (): TcpInfo => {
         const w = this.#call(() => {
           ex.gh_tcp_info(pcb, this.#infoPtr);
@@ -421,16 +464,61 @@ export class Stack {
     };
   }
 
-  /** The only way into lwIP: counts depth and handles queued work once the outermost call returns. */
+  /**
+   * The only way into lwIP: counts depth and handles queued work once the outermost call returns.
+   * An lwIP assertion (js_assert, thrown through the WebAssembly frames) fails the stack: it is
+   * closed without another call into lwIP, its owner told, and the coded error thrown to the caller.
+   */
   #call<T>(fn: () => T): T {
+    if (this.#failure) throw this.#failure;
     if (this.#closed) throw new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack is closed');
     this.#depth++;
     try {
+      if (this.#injectedAssertion) {
+        this.#injectedAssertion = false;
+        this.#assertionFailed('injected (test)', 0);
+      }
       return fn();
+    } catch (err) {
+      if (this.#failure && this.#depth === 1) this.#failClose();
+      throw err;
     } finally {
       this.#depth--;
-      if (this.#depth === 0) this.#drain();
+      if (this.#depth === 0 && !this.#failure) this.#drain();
     }
+  }
+
+  /** What js_assert does: remember the failure (nothing may call lwIP again) and unwind with it. */
+  #assertionFailed(file: string, line: number): never {
+    this.#failure ??= new GatehopError(ErrorCodes.NETSTACK_FAILED, `lwIP assertion failed at ${file}:${line}`);
+    throw this.#failure;
+  }
+
+  /** Closes a failed stack without calling lwIP (its connections end with the failure) and tells the owner. */
+  #failClose(): void {
+    const err = this.#failure!;
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ackFlush) clearImmediate(this.#ackFlush);
+    this.#ackFlush = null;
+    clearInterval(this.#timer);
+    // #closed first: the streams' abort and close below must not call into lwIP.
+    for (const s of [...this.#tcp.values()]) s.destroy(err);
+    for (const u of [...this.#udp.values()]) u.close();
+    this.#tcp.clear();
+    this.#udp.clear();
+    this.#pings.clear();
+    this.#listeners.clear();
+    this.#events = [];
+    this.#outQueue = [];
+    this.#deferredInput = [];
+    for (const fn of [...this.#failedHandlers]) fn(err);
+    this.#failedHandlers.clear();
+  }
+
+  /** For tests: the next call into lwIP fails as an lwIP assertion would (injectLwipAssertion). */
+  injectAssertionForTest(): void {
+    this.#injectedAssertion = true;
   }
 
   #drain(): void {
@@ -564,7 +652,7 @@ export class Stack {
         let end = file;
         while (end < mem.length && mem[end] !== 0 && end - file < 256) end++;
         const name = Buffer.from(mem.subarray(file, end)).toString('latin1');
-        throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `lwIP assertion failed at ${name}:${line}`);
+        this.#assertionFailed(name, line);
       },
       js_output: (ptr, len) => void this.#outQueue.push(this.#copyOut(ptr, len)),
       js_tcp_connected: (id) => void this.#events.push({ t: 'connected', id }),
@@ -592,4 +680,8 @@ function joined(chunks: Buffer[]): Buffer {
     end += c.length;
   }
   return Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
+}
+
+function isNetstackFailure(err: unknown): boolean {
+  return err instanceof GatehopError && err.code === ErrorCodes.NETSTACK_FAILED;
 }

@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
+import { injectLwipAssertion } from '../../core/netstack/index.js';
 import {
   openTunnel,
+  TunnelEgress,
   TunnelWorkerPool,
   tunnelWorkerCounters,
   WorkerTunnelEgress,
@@ -118,6 +120,34 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
       await pool.close();
     }
     expect(pool.idle).toBe(0);
+  }, 120_000);
+
+  it('an lwIP assertion in one of two live main-thread tunnels closes that tunnel with GH_ERR_NETSTACK_FAILED; the other download finishes intact and the process runs on (#32)', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown): void => void uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const victim = (await tunnel('n1', 'udp', false)) as TunnelEgress;
+      const other = await tunnel('n2', 'udp', false);
+      let victimBytes = 0;
+      const failed = download(victim, '/big', (n) => (victimBytes = n)).then(
+        () => null,
+        (err: { code?: string }) => err.code,
+      );
+      const intact = download(other, '/big');
+      await eventually(() => victimBytes > 1 << 20, 30_000, 'the victim download is under way');
+      const closed = new Promise<string>((r) => victim.onClose(r));
+      // The next packet or timer that reaches the victim's lwIP fails as an lwIP assertion would.
+      injectLwipAssertion(victim.stack);
+      expect(await closed).toMatch(/GH_ERR_NETSTACK_FAILED: lwIP assertion failed/);
+      expect(await failed).toBe(ErrorCodes.NETSTACK_FAILED);
+      expect(victim.state).toBe('closed');
+      expect(victim.stack.failure?.code).toBe(ErrorCodes.NETSTACK_FAILED);
+      expect(await intact).toEqual({ sha256: rig.state.bigSha256, bytes: rig.state.bigBytes });
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
   }, 120_000);
 
   it('a tunnel worker killed mid-transfer fails only its own download, with a coded error; the other tunnel finishes intact', async () => {
