@@ -156,9 +156,13 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
             (err) => notifyError(err),
           ),
       copy: (text) => {
-        void Promise.resolve()
-          .then(() => e.clipboard.writeText(text))
-          .catch((err: unknown) => notifyError(err));
+        try {
+          // Electron's main-process clipboard writes at once; a promise (some stand-ins) is still owned.
+          const written: unknown = e.clipboard.writeText(text);
+          if (written instanceof Promise) written.catch((err: unknown) => notifyError(err));
+        } catch (err) {
+          notifyError(err);
+        }
       },
       refreshNodes: () =>
         void Promise.resolve()
@@ -169,12 +173,10 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       setNotification: (kind, on) => {
         try {
           const next = { ...notifyPrefs(), [KIND_KEY[kind]]: on };
-          void Promise.resolve()
-            .then(() => ops.putSettings({ notifications: next }))
-            .then(
-              () => tray.update({ notifications: trayNotifications(next) }),
-              (err: unknown) => notifyError(err),
-            );
+          const saved: unknown = ops.putSettings({ notifications: next });
+          const show = (): void => tray.update({ notifications: trayNotifications(next) });
+          if (saved instanceof Promise) saved.then(show, (err: unknown) => notifyError(err));
+          else show();
         } catch (err) {
           notifyError(err);
         }

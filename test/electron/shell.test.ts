@@ -169,6 +169,38 @@ describe('every way out', () => {
     await lc.shutdown('tray-quit'); // resolves only because the deadline cut the stop that never ends
     expect(fake.electron.app.exits).toEqual([1]);
   });
+
+  it('waits for a system-proxy restore slower than the stop deadline, with the proxy still up, before stopping and exiting (#32)', async () => {
+    const fake = createFakeElectron({ userData: tmpdir() });
+    const order: string[] = [];
+    // A restore that outlasts the stop's deadline, as one slow gsettings or PowerShell call at logoff does.
+    const restore = () => new Promise<void>((r) => setTimeout(() => (order.push('restored'), r()), 300));
+    const lc = new Lifecycle(fake.electron.app, async () => void order.push('stopped'), {
+      deadlineMs: 50,
+      restoreFirst: restore,
+      onSignal: () => {},
+    });
+    lc.install();
+    await lc.shutdown('session-end');
+    // The proxy (stopped with the core) outlived the restore: the OS never pointed at a dead port.
+    expect(order).toEqual(['restored', 'stopped']);
+    expect(fake.electron.app.exits).toEqual([0]);
+  });
+
+  it('a restore that never finishes still ends by its own deadline, with exit code 1', async () => {
+    const fake = createFakeElectron({ userData: tmpdir() });
+    let stopped = false;
+    const lc = new Lifecycle(fake.electron.app, async () => void (stopped = true), {
+      deadlineMs: 50,
+      restoreDeadlineMs: 100,
+      restoreFirst: () => new Promise(() => {}),
+      onSignal: () => {},
+    });
+    lc.install();
+    await lc.shutdown('tray-quit');
+    expect(stopped).toBe(true);
+    expect(fake.electron.app.exits).toEqual([1]);
+  });
 });
 
 describe('one instance', () => {
