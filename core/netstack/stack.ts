@@ -407,11 +407,21 @@ export class Stack {
   /** Resets every connection, closes every socket and stops the timer. Idempotent. */
   close(): void {
     if (this.#closed) return;
+    // Connections reset while lwIP still runs (their abort reaches the peer), then the rest.
+    this.#endConnections(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed'));
+    this.#closed = true;
+    this.#releaseAll();
+  }
+
+  #endConnections(err: GatehopError): void {
+    for (const s of [...this.#tcp.values()]) s.destroy(err);
+    for (const u of [...this.#udp.values()]) u.close();
+  }
+
+  /** What the stack holds, dropped; lwIP is not called. */
+  #releaseAll(): void {
     if (this.#ackFlush) clearImmediate(this.#ackFlush);
     this.#ackFlush = null;
-    for (const s of [...this.#tcp.values()]) s.destroy(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed'));
-    for (const u of [...this.#udp.values()]) u.close();
-    this.#closed = true;
     clearInterval(this.#timer);
     this.#tcp.clear();
     this.#udp.clear();
@@ -498,20 +508,10 @@ export class Stack {
   #failClose(): void {
     const err = this.#failure!;
     if (this.#closed) return;
+    // #closed first: the streams' abort and close must not call into lwIP.
     this.#closed = true;
-    if (this.#ackFlush) clearImmediate(this.#ackFlush);
-    this.#ackFlush = null;
-    clearInterval(this.#timer);
-    // #closed first: the streams' abort and close below must not call into lwIP.
-    for (const s of [...this.#tcp.values()]) s.destroy(err);
-    for (const u of [...this.#udp.values()]) u.close();
-    this.#tcp.clear();
-    this.#udp.clear();
-    this.#pings.clear();
-    this.#listeners.clear();
-    this.#events = [];
-    this.#outQueue = [];
-    this.#deferredInput = [];
+    this.#endConnections(err);
+    this.#releaseAll();
     for (const fn of [...this.#failedHandlers]) fn(err);
     this.#failedHandlers.clear();
   }

@@ -1,5 +1,5 @@
 import { Listeners, type Logger } from '../common/index.js';
-import type { LatencySample, NodeHistory } from '../store/index.js';
+import { emptyHistory, type LatencySample, type NodeHistory } from '../store/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import { inBackoff, withFailure, withSuccess } from './history.js';
 import type { SelectorOptions } from './options.js';
@@ -110,7 +110,7 @@ export class Selector {
     const excluded: Ranking['excluded'] = [];
     // One query for the whole ranking (it ran 2 × N before), on the main thread.
     const histories = this.store.allHistory();
-    const historyOf = (id: string): NodeHistory => histories.get(id) ?? emptyHistoryOf(id);
+    const historyOf = (id: string): NodeHistory => histories.get(id) ?? emptyHistory(id);
     const priors = computePriors(nodes, this.opts, { now, history: historyOf });
     for (const n of nodes) if (!priors.has(n.id)) excluded.push({ nodeId: n.id, reason: 'country-denied' });
     const unreachable = new Set<string>();
@@ -245,18 +245,4 @@ export class Selector {
 
 function round(v: number | null): number | null {
   return v === null ? null : Math.round(v * 1000) / 1000;
-}
-
-function emptyHistoryOf(nodeId: string): NodeHistory {
-  return {
-    nodeId,
-    successes: 0,
-    failures: 0,
-    consecutiveFailures: 0,
-    lastSuccessAt: null,
-    lastFailureAt: null,
-    backoffUntil: null,
-    avgThroughputBps: null,
-    avgConnectMs: null,
-  };
 }

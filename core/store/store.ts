@@ -755,7 +755,8 @@ function rowToSource(r: SourceRow): StoredListSource {
   };
 }
 
-function emptyHistory(nodeId: string): NodeHistory {
+/** A node nothing is known of yet. */
+export function emptyHistory(nodeId: string): NodeHistory {
   return {
     nodeId,
     successes: 0,
