@@ -55,3 +55,15 @@ export {
 } from './native.js';
 export { HeapTrimmer, type HeapTrimmerOptions } from './heap-trimmer.js';
 export { detach, ignoreRejection, type DetachLog } from './detach.js';
+export {
+  compressIpv6,
+  encodeSocksAddress,
+  encodeSocksUdpHeader,
+  ipv6ToBytes,
+  parseSocksAddress,
+  parseSocksUdpHeader,
+  SocksAddrType,
+  unmapIpv4,
+  type AddressParse,
+  type SocksAddress,
+} from './socks5-wire.js';

@@ -1,5 +1,12 @@
 import { isIP, Socket } from 'node:net';
 import { abortReason, ErrorCodes, GatehopError, type ErrorCode } from './errors.js';
+import {
+  encodeSocksAddress,
+  encodeSocksUdpHeader,
+  parseSocksAddress,
+  parseSocksUdpHeader,
+  SocksAddrType,
+} from './socks5-wire.js';
 
 /**
  * The user's other proxy (config `upstream.url`): a corporate proxy, another circumvention tool.
@@ -136,34 +143,15 @@ export async function socks5UdpAssociate(
 
 /** The SOCKS5 UDP request header (RFC 1928 §7) for a datagram to `host:port` (an IPv4 address or a name). */
 export function socks5UdpHeader(host: string, port: number): Buffer {
-  const p = [port >> 8, port & 0xff];
-  if (isIP(host) === 4) return Buffer.from([0, 0, 0, 1, ...host.split('.').map(Number), ...p]);
-  if (isIP(host) === 6) return Buffer.concat([Buffer.from([0, 0, 0, 4]), ipv6Bytes(host), Buffer.from(p)]);
-  const name = Buffer.from(host, 'utf8');
-  return Buffer.concat([Buffer.from([0, 0, 0, 3, name.length]), name, Buffer.from(p)]);
+  return encodeSocksUdpHeader(host, port);
 }
 
 /** Strips the SOCKS5 UDP header; null for a fragment or a malformed datagram (both dropped, §7). */
 export function parseSocks5Udp(datagram: Buffer): { host: string; port: number; data: Buffer } | null {
-  if (datagram.length < 4 || datagram[0] !== 0 || datagram[1] !== 0 || datagram[2] !== 0) return null;
-  const atyp = datagram[3];
-  let offset: number;
-  let host: string;
-  if (atyp === 1) {
-    if (datagram.length < 10) return null;
-    host = [...datagram.subarray(4, 8)].join('.');
-    offset = 8;
-  } else if (atyp === 4) {
-    if (datagram.length < 22) return null;
-    host = [...Array(8).keys()].map((i) => datagram.readUInt16BE(4 + i * 2).toString(16)).join(':');
-    offset = 20;
-  } else if (atyp === 3) {
-    const len = datagram[4] ?? 0;
-    if (datagram.length < 5 + len + 2) return null;
-    host = datagram.subarray(5, 5 + len).toString('latin1');
-    offset = 5 + len;
-  } else return null;
-  return { host, port: datagram.readUInt16BE(offset), data: datagram.subarray(offset + 2) };
+  if (datagram.length < 4 || datagram[0] !== 0 || datagram[1] !== 0) return null;
+  const h = parseSocksUdpHeader(datagram);
+  if ('error' in h || h.frag !== 0) return null;
+  return { host: h.target.host, port: h.target.port, data: datagram.subarray(h.headerLength) };
 }
 
 function connectToProxy(up: UpstreamProxy, signal: AbortSignal): Promise<Socket> {
@@ -238,30 +226,29 @@ async function socks5Reply(r: HandshakeReader): Promise<{ host: string; port: nu
     const [code, text] = SOCKS_REPLY[rep!] ?? [ErrorCodes.UPSTREAM_FAILED, `reply ${rep}`];
     throw new GatehopError(code, `the proxy answered: ${text}`);
   }
-  let host: string;
-  if (atyp === 1) host = [...(await r.read(4))].join('.');
-  else if (atyp === 4) {
-    const b = await r.read(16);
-    host = [...Array(8).keys()].map((i) => b.readUInt16BE(i * 2).toString(16)).join(':');
-  } else if (atyp === 3) {
-    const [len] = await r.read(1);
-    host = (await r.read(len!)).toString('latin1');
+  // The bound address, read as far as its type says, then parsed by the one SOCKS5 codec.
+  let rest: Buffer;
+  if (atyp === SocksAddrType.IPV4) rest = await r.read(4 + 2);
+  else if (atyp === SocksAddrType.IPV6) rest = await r.read(16 + 2);
+  else if (atyp === SocksAddrType.DOMAIN) {
+    const len = await r.read(1);
+    rest = Buffer.concat([len, await r.read(len[0]! + 2)]);
   } else throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `bad address type ${atyp} in the SOCKS5 reply`);
-  const portBytes = await r.read(2);
-  return { host, port: portBytes.readUInt16BE(0) };
+  const a = parseSocksAddress(Buffer.concat([Buffer.from([atyp]), rest]), 0);
+  if (a.kind !== 'ok')
+    throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `bad address in the SOCKS5 reply (${a.kind})`);
+  return { host: a.value.host, port: a.value.port };
 }
 
 async function socks5Connect(up: UpstreamProxy, r: HandshakeReader, host: string, port: number): Promise<void> {
-  await socks5Greet(up, r);
   let addr: Buffer;
-  if (isIP(host) === 4) addr = Buffer.from([1, ...host.split('.').map(Number)]);
-  else if (isIP(host) === 6) addr = Buffer.concat([Buffer.from([4]), ipv6Bytes(host)]);
-  else {
-    const name = Buffer.from(host, 'utf8');
-    if (name.length > 255) throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, 'host name too long for SOCKS5');
-    addr = Buffer.concat([Buffer.from([3, name.length]), name]);
+  try {
+    addr = encodeSocksAddress(host, port);
+  } catch (err) {
+    throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${host}: ${(err as Error).message}`, { cause: err });
   }
-  r.socket.write(Buffer.concat([Buffer.from([5, 1, 0]), addr, Buffer.from([port >> 8, port & 0xff])]));
+  await socks5Greet(up, r);
+  r.socket.write(Buffer.concat([Buffer.from([5, 1, 0]), addr]));
   await socks5Reply(r);
 }
 
@@ -288,17 +275,6 @@ async function httpConnect(up: UpstreamProxy, r: HandshakeReader, host: string, 
   if (status === 500 || status === 502 || status === 503)
     throw new GatehopError(ErrorCodes.EGRESS_CONNECT_REFUSED, `the proxy could not reach the target (${said})`);
   throw new GatehopError(ErrorCodes.UPSTREAM_FAILED, `the proxy answered ${said}`);
-}
-
-function ipv6Bytes(ip: string): Buffer {
-  const [head, tail] = ip.split('::') as [string, string | undefined];
-  const parts = (s: string | undefined): string[] => (s ? s.split(':') : []);
-  const h = parts(head);
-  const t = parts(tail);
-  const groups = tail === undefined ? h : [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  const b = Buffer.alloc(16);
-  groups.forEach((g, i) => b.writeUInt16BE(parseInt(g, 16) || 0, i * 2));
-  return b;
 }
 
 /**

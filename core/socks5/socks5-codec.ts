@@ -1,16 +1,26 @@
 /**
- * SOCKS5 wire formats (RFC 1928, RFC 1929). Pure functions over buffers: each parser says whether
- * it needs more bytes, or returns the value with the number of bytes consumed, or names what is
- * malformed. None of them throws on any input.
+ * SOCKS5 wire formats (RFC 1928, RFC 1929), the server's side. Pure functions over buffers: each
+ * parser says whether it needs more bytes, or returns the value with the number of bytes consumed,
+ * or names what is malformed. None of them throws on any input. Addresses and UDP headers are
+ * core/common's socks5-wire, the one codec the upstream client uses too.
  */
-import { isIP } from 'node:net';
+import {
+  encodeSocksAddress,
+  encodeSocksUdpHeader,
+  parseSocksAddress,
+  SocksAddrType,
+  unmapIpv4,
+  type SocksAddress,
+} from '../common/index.js';
+
+export { unmapIpv4, type SocksAddress };
 
 export const SOCKS_VERSION = 0x05;
 export const AUTH_VERSION = 0x01;
 
 export const Method = { NO_AUTH: 0x00, USER_PASS: 0x02, NONE_ACCEPTABLE: 0xff } as const;
 export const Command = { CONNECT: 0x01, BIND: 0x02, UDP_ASSOCIATE: 0x03 } as const;
-export const AddrType = { IPV4: 0x01, DOMAIN: 0x03, IPV6: 0x04 } as const;
+export const AddrType = SocksAddrType;
 
 export const Reply = {
   SUCCEEDED: 0x00,
@@ -83,13 +93,6 @@ export function parseUserPass(buf: Buffer): Parsed<UserPass> {
   };
 }
 
-export interface SocksAddress {
-  /** An IP literal or a domain name, as the client sent it. */
-  readonly host: string;
-  readonly port: number;
-  readonly type: 'ipv4' | 'ipv6' | 'domain';
-}
-
 export interface SocksRequest {
   readonly command: number;
   readonly target: SocksAddress;
@@ -97,35 +100,10 @@ export interface SocksRequest {
 
 /** Parses ATYP ADDR PORT at `offset`. */
 function parseAddress(buf: Buffer, offset: number): Parsed<SocksAddress> {
-  if (buf.length < offset + 1) return INCOMPLETE;
-  const atyp = buf[offset]!;
-  let host: string;
-  let type: SocksAddress['type'];
-  let at = offset + 1;
-  if (atyp === AddrType.IPV4) {
-    if (buf.length < at + 4 + 2) return INCOMPLETE;
-    host = `${buf[at]}.${buf[at + 1]}.${buf[at + 2]}.${buf[at + 3]}`;
-    type = 'ipv4';
-    at += 4;
-  } else if (atyp === AddrType.IPV6) {
-    if (buf.length < at + 16 + 2) return INCOMPLETE;
-    const groups: string[] = [];
-    for (let i = 0; i < 8; i++) groups.push(buf.readUInt16BE(at + i * 2).toString(16));
-    host = compressIpv6(groups);
-    type = 'ipv6';
-    at += 16;
-  } else if (atyp === AddrType.DOMAIN) {
-    if (buf.length < at + 1) return INCOMPLETE;
-    const len = buf[at]!;
-    if (len === 0) return malformed('empty-domain', Reply.GENERAL_FAILURE);
-    if (buf.length < at + 1 + len + 2) return INCOMPLETE;
-    host = buf.toString('latin1', at + 1, at + 1 + len);
-    type = 'domain';
-    at += 1 + len;
-  } else {
-    return malformed('bad-address-type', Reply.ADDRESS_TYPE_NOT_SUPPORTED);
-  }
-  return { kind: 'ok', value: { host, port: buf.readUInt16BE(at), type }, consumed: at + 2 - offset };
+  const a = parseSocksAddress(buf, offset);
+  if (a.kind === 'ok' || a.kind === 'incomplete') return a;
+  if (a.kind === 'empty-domain') return malformed('empty-domain', Reply.GENERAL_FAILURE);
+  return malformed('bad-address-type', Reply.ADDRESS_TYPE_NOT_SUPPORTED);
 }
 
 /** VER CMD RSV ATYP DST.ADDR DST.PORT */
@@ -167,76 +145,11 @@ export function encodeAuthResult(ok: boolean): Buffer {
   return Buffer.from([AUTH_VERSION, ok ? 0x00 : 0x01]);
 }
 
-function encodeAddress(host: string, port: number): Buffer {
-  const family = isIP(host);
-  let head: Buffer;
-  if (family === 4) {
-    head = Buffer.from([AddrType.IPV4, ...host.split('.').map(Number)]);
-  } else if (family === 6) {
-    head = Buffer.concat([Buffer.from([AddrType.IPV6]), ipv6ToBytes(host)]);
-  } else {
-    const name = Buffer.from(host, 'latin1').subarray(0, 255);
-    head = Buffer.concat([Buffer.from([AddrType.DOMAIN, name.length]), name]);
-  }
-  const p = Buffer.alloc(2);
-  p.writeUInt16BE(port & 0xffff);
-  return Buffer.concat([head, p]);
-}
-
 /** VER REP RSV ATYP BND.ADDR BND.PORT; an IPv4-mapped IPv6 address is sent as IPv4. */
 export function encodeReply(reply: ReplyCode, host = '0.0.0.0', port = 0): Buffer {
-  return Buffer.concat([Buffer.from([SOCKS_VERSION, reply, 0x00]), encodeAddress(unmapIpv4(host), port)]);
+  return Buffer.concat([Buffer.from([SOCKS_VERSION, reply, 0x00]), encodeSocksAddress(host, port)]);
 }
 
 export function encodeUdpHeader(host: string, port: number): Buffer {
-  return Buffer.concat([Buffer.from([0x00, 0x00, 0x00]), encodeAddress(unmapIpv4(host), port)]);
-}
-
-export function unmapIpv4(host: string): string {
-  return host.startsWith('::ffff:') && isIP(host.slice(7)) === 4 ? host.slice(7) : host;
-}
-
-function ipv6ToBytes(host: string): Buffer {
-  const out = Buffer.alloc(16);
-  const [headText, tailText] = host.includes('::') ? host.split('::') : [host, undefined];
-  const parse = (text: string | undefined): number[] => {
-    if (!text) return [];
-    const parts = text.split(':');
-    const words: number[] = [];
-    for (const part of parts) {
-      if (part.includes('.')) {
-        const b = part.split('.').map(Number);
-        words.push(((b[0]! << 8) | b[1]!) & 0xffff, ((b[2]! << 8) | b[3]!) & 0xffff);
-      } else {
-        words.push(parseInt(part, 16) & 0xffff);
-      }
-    }
-    return words;
-  };
-  const head = parse(headText);
-  const tail = parse(tailText);
-  const words = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
-  words.forEach((w, i) => out.writeUInt16BE(w, i * 2));
-  return out;
-}
-
-/** RFC 5952 text form: the longest run of two or more zero groups becomes `::`. */
-function compressIpv6(groups: string[]): string {
-  let bestStart = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== '0') {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === '0') j++;
-    if (j - i > bestLen) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  if (bestLen < 2) return groups.join(':');
-  return `${groups.slice(0, bestStart).join(':')}::${groups.slice(bestStart + bestLen).join(':')}`;
+  return encodeSocksUdpHeader(host, port);
 }
