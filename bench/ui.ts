@@ -229,7 +229,7 @@ async function liveCpu(
   await page.waitForTimeout(2000); // past the first load
   const events: Record<string, number> = {};
   const tap = new AbortController();
-  void fetch(`${core.admin}/events?token=${TOKEN}`, { signal: tap.signal })
+  void fetch(`${core.admin}/events`, { signal: tap.signal, headers: { authorization: `Bearer ${TOKEN}` } })
     .then(async (res) => {
       const dec = new TextDecoder();
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)

@@ -18,11 +18,22 @@ export function allowedHostsFor(host: string, port: number): Set<string> {
   return new Set([...names].map((h) => `${h}:${port}`.toLowerCase()));
 }
 
-function tokenOf(headers: IncomingHttpHeaders, url: URL): string | null {
+/**
+ * A request from a client that cannot send headers: a WebSocket upgrade (Clash dashboards) or an
+ * EventSource (the window's event stream, Accept: text/event-stream). Only these may carry the
+ * token in the query (`?token=`): anywhere else it would land in logs, history and Referer headers.
+ */
+export function mayCarryQueryToken(headers: IncomingHttpHeaders): boolean {
+  if ((headers.upgrade ?? '').toLowerCase() === 'websocket') return true;
+  return (headers.accept ?? '').toLowerCase().includes('text/event-stream');
+}
+
+function tokenOf(headers: IncomingHttpHeaders, url: URL): { token: string | null; misplaced: boolean } {
   const auth = headers.authorization;
-  if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
-  // EventSource and WebSocket clients cannot set headers.
-  return url.searchParams.get('token');
+  if (auth?.startsWith('Bearer ')) return { token: auth.slice(7).trim(), misplaced: false };
+  const query = url.searchParams.get('token');
+  if (query === null) return { token: null, misplaced: false };
+  return mayCarryQueryToken(headers) ? { token: query, misplaced: false } : { token: null, misplaced: true };
 }
 
 function sameToken(a: string, b: string): boolean {
@@ -57,7 +68,14 @@ export function checkAccess(
   }
   // A CORS preflight carries no token: it is judged on Host and Origin alone.
   if (opts.tokenless) return { ok: true, origin };
-  const token = tokenOf(headers, url);
+  const { token, misplaced } = tokenOf(headers, url);
+  if (misplaced)
+    return {
+      ok: false,
+      status: 401,
+      error: 'GH_ERR_API_UNAUTHORIZED',
+      message: 'send the token in an Authorization: Bearer header (?token= is taken only by WebSocket and event streams)',
+    };
   if (token === null)
     return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'a bearer token is required' };
   if (!sameToken(token, policy.token))

@@ -314,6 +314,11 @@ export interface StartExtras {
 
 export async function startApp(config: GatehopConfig, logger: Logger, extras: StartExtras = {}): Promise<RunningApp> {
   const credentials = config.authFile ? Credentials.load(config.authFile) : null;
+  if (credentials && credentials.legacyUsers > 0)
+    logger.warn(
+      { event: 'auth-file-legacy', users: credentials.legacyUsers },
+      `${credentials.legacyUsers} proxy users in ${config.authFile} have the older fast SHA-256 hash: run "gatehop passwd" for each to store them with scrypt`,
+    );
   const store = config.egress === 'vpngate' ? new Store({ path: join(config.dataDir, 'gatehop.db'), logger }) : null;
   // Before anything else: a Gatehop that crashed may have left the OS pointing at a dead port.
   const systemProxy = createSystemProxy(config, logger, store);

@@ -8,7 +8,7 @@ import {
   raiseMallocTrimThreshold,
   openLogger,
 } from '../common/index.js';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { upsertAuthFile } from '../socks5/index.js';
 import { Store } from '../store/index.js';
@@ -32,6 +32,7 @@ interface RunFlags {
   egress?: string;
   admin?: string;
   adminToken?: string;
+  adminTokenFile?: string;
   dataDir?: string;
   authFile?: string;
   auth?: boolean; // commander turns --no-auth into auth=false
@@ -61,7 +62,8 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   copy('listen', 'listen');
   copy('egress', 'egress');
   copy('admin', 'admin');
-  copy('adminToken', 'adminToken');
+  const token = adminTokenFrom(f);
+  if (token !== undefined) out.adminToken = token;
   copy('dataDir', 'dataDir');
   copy('authFile', 'authFile');
   copy('logLevel', 'logLevel');
@@ -91,6 +93,28 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   }
   if (Object.keys(proxy).length > 0) out.proxy = proxy;
   return out;
+}
+
+/** The environment variable that carries the admin token without showing it in the process list. */
+export const ADMIN_TOKEN_ENV = 'GATEHOP_ADMIN_TOKEN';
+
+/**
+ * The admin token from, in order: --admin-token-file (its first line), GATEHOP_ADMIN_TOKEN, or
+ * --admin-token (visible to every local user in the process list: kept for scripts, not advised).
+ */
+function adminTokenFrom(f: RunFlags): string | undefined {
+  if (f.adminTokenFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(f.adminTokenFile, 'utf8');
+    } catch (err) {
+      fail(`--admin-token-file ${f.adminTokenFile}: ${(err as Error).message}`, 2);
+    }
+    return text.split(/\r?\n/)[0]!.trim();
+  }
+  const env = process.env[ADMIN_TOKEN_ENV];
+  if (env) return env.trim();
+  return f.adminToken;
 }
 
 function fail(message: string, exitCode: number): never {
@@ -237,7 +261,8 @@ function withRunOptions(cmd: Command): Command {
     .option('--listen <host:port>', 'proxy listen address (default 127.0.0.1:1080)')
     .option('--egress <kind>', 'direct | vpngate (default vpngate)')
     .option('--admin <host:port|off>', 'admin API address (default 127.0.0.1:9090)')
-    .option('--admin-token <token>', 'admin API bearer token')
+    .option('--admin-token-file <file>', `admin API bearer token, read from a file (or set ${'GATEHOP_ADMIN_TOKEN'})`)
+    .option('--admin-token <token>', 'admin API bearer token (visible in the process list: prefer --admin-token-file)')
     .option('--data-dir <dir>', 'where state and logs live (default: the OS app-data folder)')
     .option('--auth-file <file>', 'proxy users, user:salt:sha256hex lines (see "gatehop passwd")')
     .option('--no-auth', 'allow a proxy without credentials on a non-loopback address')

@@ -1,25 +1,59 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt, scryptSync, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { promisify } from 'node:util';
 import { readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
 import { ErrorCodes, GatehopError } from '../common/index.js';
 
-interface Entry {
-  readonly salt: Buffer;
-  readonly hash: Buffer;
-}
+/** A user's stored proof: scrypt (what `gatehop passwd` writes), or the older salted SHA-256. */
+type Entry =
+  | {
+      readonly kind: 'scrypt';
+      readonly logN: number;
+      readonly r: number;
+      readonly p: number;
+      readonly salt: Buffer;
+      readonly hash: Buffer;
+    }
+  | { readonly kind: 'sha256'; readonly salt: Buffer; readonly hash: Buffer };
 
-const LINE = /^([^:\s]+):([0-9a-fA-F]+):([0-9a-fA-F]{64})$/;
+const LEGACY_LINE = /^([^:\s]+):([0-9a-fA-F]+):([0-9a-fA-F]{64})$/;
+const SCRYPT_LINE = /^([^:\s]+):scrypt:(\d{1,2}):(\d{1,2}):(\d{1,2}):([0-9a-fA-F]{16,128}):([0-9a-fA-F]{64})$/;
+
+/** scrypt's cost for new lines: N = 2^15, r = 8, p = 1 (32 MiB, ~50–100 ms on one core). */
+const SCRYPT = { logN: 15, r: 8, p: 1 } as const;
+const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number, o: ScryptOptions) => Promise<Buffer>;
+
+/** A client that failed waits this long before its next try, doubling per failure up to the cap. */
+const BACKOFF_FIRST_MS = 250;
+const BACKOFF_MAX_MS = 8_000;
+/** Clients remembered for their failures, and verified passwords kept (each a bounded map). */
+const MAX_CLIENTS = 1024;
+const MAX_VERIFIED = 256;
+const VERIFIED_TTL_MS = 10 * 60_000;
 
 /**
- * Proxy users from an auth file of `user:salt:sha256hex` lines, hash = sha256(salt || password),
- * salt as hex. Blank lines and `#` comments are ignored.
+ * Proxy users from an auth file, one `user:scrypt:logN:r:p:salthex:hashhex` line each (or the older
+ * `user:salthex:sha256hex`, hash = sha256(salt || password), still read). Blank lines and `#`
+ * comments are ignored. Verifying runs scrypt off the main thread; a client that gets a password
+ * wrong waits before its next try (250 ms doubling to 8 s, tries queued behind each other), so a
+ * flood of guesses is slowed while right passwords from it still get in, and others are not
+ * slowed at all. A password verified once is remembered for 10 minutes (an HTTP client sends it
+ * with every request).
  */
 export class Credentials {
   readonly #users: ReadonlyMap<string, Entry>;
   // Compared against when the user is unknown, so timing does not reveal which names exist.
-  readonly #dummy: Entry = { salt: randomBytes(16), hash: randomBytes(32) };
+  readonly #dummy: Entry = { kind: 'scrypt', ...SCRYPT, salt: randomBytes(16), hash: randomBytes(32) };
+  /** Per client address: failures in a row and when its next try may run. */
+  readonly #clients = new Map<string, { failures: number; nextAt: number }>();
+  /** Per client address: the end of its last queued try (one try at a time per client). */
+  readonly #queue = new Map<string, Promise<void>>();
+  /** sha256(user, password) of recent successes → until when. */
+  readonly #verified = new Map<string, number>();
+  readonly #now: () => number;
 
-  private constructor(users: Map<string, Entry>) {
+  private constructor(users: Map<string, Entry>, now: () => number = Date.now) {
     this.#users = users;
+    this.#now = now;
   }
 
   static parse(text: string, source = 'auth file'): Credentials {
@@ -27,14 +61,33 @@ export class Credentials {
     text.split(/\r?\n/).forEach((raw, i) => {
       const line = raw.trim();
       if (line === '' || line.startsWith('#')) return;
-      const m = LINE.exec(line);
-      if (!m || m[2]!.length % 2 !== 0) {
+      const m = SCRYPT_LINE.exec(line);
+      if (m && m[5]!.length % 2 === 0) {
+        const [logN, r, p] = [Number(m[2]), Number(m[3]), Number(m[4])];
+        if (logN < 10 || logN > 20 || r < 1 || r > 32 || p < 1 || p > 16)
+          throw new GatehopError(ErrorCodes.AUTH_FILE_INVALID, `${source} line ${i + 1}: scrypt cost out of range`);
+        users.set(m[1]!, {
+          kind: 'scrypt',
+          logN,
+          r,
+          p,
+          salt: Buffer.from(m[5]!, 'hex'),
+          hash: Buffer.from(m[6]!, 'hex'),
+        });
+        return;
+      }
+      const legacy = LEGACY_LINE.exec(line);
+      if (!legacy || legacy[2]!.length % 2 !== 0) {
         throw new GatehopError(
           ErrorCodes.AUTH_FILE_INVALID,
-          `${source} line ${i + 1}: expected user:salthex:sha256hex`,
+          `${source} line ${i + 1}: expected user:scrypt:logN:r:p:salthex:hashhex (gatehop passwd writes one)`,
         );
       }
-      users.set(m[1]!, { salt: Buffer.from(m[2]!, 'hex'), hash: Buffer.from(m[3]!, 'hex') });
+      users.set(legacy[1]!, {
+        kind: 'sha256',
+        salt: Buffer.from(legacy[2]!, 'hex'),
+        hash: Buffer.from(legacy[3]!, 'hex'),
+      });
     });
     if (users.size === 0) {
       throw new GatehopError(ErrorCodes.AUTH_FILE_INVALID, `${source} has no users`);
@@ -58,24 +111,100 @@ export class Credentials {
     return this.#users.size;
   }
 
-  /** Constant-time in the password and independent of whether the user exists. */
-  verify(username: string, password: string): boolean {
-    const entry = this.#users.get(username);
-    const { salt, hash } = entry ?? this.#dummy;
-    const actual = hashPassword(salt, password);
-    return timingSafeEqual(actual, hash) && entry !== undefined;
+  /** Users still stored with the older SHA-256 proof (the log says so once at start). */
+  get legacyUsers(): number {
+    return [...this.#users.values()].filter((e) => e.kind === 'sha256').length;
+  }
+
+  /**
+   * Whether `password` is `username`'s. Constant-time in the password and independent of whether
+   * the user exists; waits first while `client` (its address) is backed off after failures.
+   */
+  async verify(username: string, password: string, client = ''): Promise<boolean> {
+    // Tries from one client run one after another, so guesses sent in parallel queue too.
+    const before = this.#queue.get(client) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((r) => (done = r));
+    this.#queue.set(client, mine);
+    try {
+      await before;
+      await this.#turnOf(client);
+      return await this.#check(username, password, client);
+    } finally {
+      done();
+      if (this.#queue.get(client) === mine) this.#queue.delete(client);
+    }
+  }
+
+  async #check(username: string, password: string, client: string): Promise<boolean> {
+    const key = createHash('sha256').update(username).update('\0').update(password).digest('base64');
+    const until = this.#verified.get(key);
+    let ok: boolean;
+    if (until !== undefined && until > this.#now()) ok = true;
+    else {
+      const entry = this.#users.get(username);
+      ok = (await matches(entry ?? this.#dummy, password)) && entry !== undefined;
+      if (ok) remember(this.#verified, key, this.#now() + VERIFIED_TTL_MS, MAX_VERIFIED);
+    }
+    this.#settle(client, ok);
+    return ok;
+  }
+
+  /** Waits until a client that failed may try again. */
+  async #turnOf(client: string): Promise<void> {
+    const c = this.#clients.get(client);
+    const waitMs = c ? c.nextAt - this.#now() : 0;
+    if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
+  }
+
+  #settle(client: string, ok: boolean): void {
+    if (ok) {
+      this.#clients.delete(client);
+      return;
+    }
+    const c = this.#clients.get(client) ?? { failures: 0, nextAt: 0 };
+    c.failures++;
+    c.nextAt = this.#now() + backoffMs(c.failures);
+    remember(this.#clients, client, c, MAX_CLIENTS);
   }
 }
 
+function backoffMs(failures: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, failures - 1));
+}
+
+/** Sets a key in a map kept in insertion order, dropping the oldest past `max`. */
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) map.delete(map.keys().next().value!);
+}
+
+async function matches(entry: Entry, password: string): Promise<boolean> {
+  const actual =
+    entry.kind === 'scrypt'
+      ? await scryptAsync(password, entry.salt, entry.hash.length, scryptOptions(entry.logN, entry.r, entry.p))
+      : hashPassword(entry.salt, password);
+  return actual.length === entry.hash.length && timingSafeEqual(actual, entry.hash);
+}
+
+function scryptOptions(logN: number, r: number, p: number): ScryptOptions {
+  const N = 2 ** logN;
+  return { N, r, p, maxmem: 256 * N * r + 1024 * 1024 };
+}
+
+/** The older proof: sha256(salt || password). Still read from auth files; never written. */
 export function hashPassword(salt: Buffer, password: string): Buffer {
   return createHash('sha256').update(salt).update(password, 'utf8').digest();
 }
 
+/** A new auth file line for `username`: scrypt with a fresh salt. */
 export function formatAuthLine(username: string, password: string, salt = randomBytes(16)): string {
   if (!/^[^:\s]+$/.test(username)) {
     throw new GatehopError(ErrorCodes.AUTH_FILE_INVALID, `user name "${username}" must not contain ':' or spaces`);
   }
-  return `${username}:${salt.toString('hex')}:${hashPassword(salt, password).toString('hex')}`;
+  const hash = scryptSync(password, salt, 32, scryptOptions(SCRYPT.logN, SCRYPT.r, SCRYPT.p));
+  return `${username}:scrypt:${SCRYPT.logN}:${SCRYPT.r}:${SCRYPT.p}:${salt.toString('hex')}:${hash.toString('hex')}`;
 }
 
 /**

@@ -35,7 +35,8 @@ export class HttpSession extends ProxySession {
     this.#rawRefusal(status, 'malformed');
   }
 
-  #beginRequest(req: IncomingMessage): { ok: boolean; status?: number } {
+  /** Starts a request: admission and credentials (scrypt off the thread; a backed-off client waits). */
+  async #beginRequest(req: IncomingMessage): Promise<{ ok: boolean; status?: number }> {
     this.#sawRequest = true;
     this.handshakeDone();
     this.touch();
@@ -43,7 +44,7 @@ export class HttpSession extends ProxySession {
     const creds = this.ctx.options.credentials;
     if (creds) {
       const given = parseBasicAuth(req.headers['proxy-authorization']);
-      if (!given || !creds.verify(given.username, given.password)) {
+      if (!given || !(await creds.verify(given.username, given.password, req.socket.remoteAddress ?? ''))) {
         this.ctx.stats.authFailures++;
         this.log.info({ event: 'auth-failed', user: given?.username }, 'HTTP proxy authentication failed');
         return { ok: false, status: 407 };
@@ -53,7 +54,8 @@ export class HttpSession extends ProxySession {
   }
 
   async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const begin = this.#beginRequest(req);
+    const begin = await this.#beginRequest(req);
+    if (this.closed) return;
     if (!begin.ok) return this.#respondError(res, begin.status!, req);
     let url: URL;
     try {
@@ -107,14 +109,16 @@ export class HttpSession extends ProxySession {
   }
 
   async onConnect(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const begin = this.#beginRequest(req);
+    // Nothing the client sends after CONNECT is read until the tunnel is there (or refused).
+    socket.pause();
+    const begin = await this.#beginRequest(req);
+    if (this.closed) return;
     if (!begin.ok) return this.#rawRefusal(begin.status!, 'refused');
     const target = parseAuthority(req.url ?? '');
     if (!target) {
       this.countMalformed('http-bad-connect-target');
       return this.#rawRefusal(400, 'malformed');
     }
-    socket.pause();
     try {
       const conn = await this.dial(target.host, target.port);
       if (this.closed) return;
@@ -129,7 +133,8 @@ export class HttpSession extends ProxySession {
   }
 
   async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const begin = this.#beginRequest(req);
+    const begin = await this.#beginRequest(req);
+    if (this.closed) return;
     if (!begin.ok) return this.#rawRefusal(begin.status!, 'refused');
     let url: URL;
     try {

@@ -21,7 +21,7 @@ import { UdpAssociation } from './udp-association.js';
 /** Greeting (≤ 257) + auth (≤ 513) + request (≤ 262) fit easily; more before the relay is garbage. */
 const MAX_HANDSHAKE_BYTES = 2048;
 
-type Phase = 'greeting' | 'auth' | 'request' | 'connecting' | 'relaying' | 'udp' | 'done';
+type Phase = 'greeting' | 'auth' | 'checking' | 'request' | 'connecting' | 'relaying' | 'udp' | 'done';
 
 /** One SOCKS5 client connection (RFC 1928 / RFC 1929). */
 export class Socks5Session extends ProxySession {
@@ -39,7 +39,7 @@ export class Socks5Session extends ProxySession {
     // finish. Close now rather than hold a session slot until the handshake timer (10 s). 'end'
     // comes only after every byte was read, and the handshake steps run synchronously on them.
     socket.once('end', () => {
-      if (this.#phase === 'greeting' || this.#phase === 'auth' || this.#phase === 'request') {
+      if (this.#inHandshake()) {
         this.countMalformed('eof-in-handshake');
         this.forceClose('client-closed');
       }
@@ -73,11 +73,15 @@ export class Socks5Session extends ProxySession {
     }
     // Every handshake message is far shorter than this; more unparsed bytes mean garbage. (Bytes
     // after a complete CONNECT request are the client's early payload, bounded by one socket read.)
-    const inHandshake = this.#phase === 'greeting' || this.#phase === 'auth' || this.#phase === 'request';
-    if (inHandshake && !this.closed && this.#buf.length > MAX_HANDSHAKE_BYTES) {
+    if (this.#inHandshake() && !this.closed && this.#buf.length > MAX_HANDSHAKE_BYTES) {
       this.countMalformed('handshake-too-long');
       this.forceClose('malformed');
     }
+  }
+
+  #inHandshake(): boolean {
+    const p = this.#phase;
+    return p === 'greeting' || p === 'auth' || p === 'checking' || p === 'request';
   }
 
   #onGreeting(): void {
@@ -114,15 +118,35 @@ export class Socks5Session extends ProxySession {
       return;
     }
     this.#buf = this.#buf.subarray(parsed.consumed);
-    const ok = this.ctx.options.credentials?.verify(parsed.value.username, parsed.value.password) ?? false;
+    const creds = this.ctx.options.credentials;
+    if (!creds) {
+      this.#writeAndClose(encodeAuthResult(false), 'auth-failed');
+      return;
+    }
+    // scrypt runs off the thread and a backed-off client waits: bytes that arrive meanwhile are kept.
+    this.#phase = 'checking';
+    const { username, password } = parsed.value;
+    creds.verify(username, password, this.socket.remoteAddress ?? '').then(
+      (ok) => this.#authChecked(ok, username),
+      (err: unknown) => {
+        this.log.error({ event: 'auth-error', err: (err as Error).message }, 'verifying a password failed');
+        this.#authChecked(false, username);
+      },
+    );
+  }
+
+  #authChecked(ok: boolean, username: string): void {
+    if (this.closed) return;
     if (!ok) {
       this.ctx.stats.authFailures++;
-      this.log.info({ event: 'auth-failed', user: parsed.value.username }, 'SOCKS5 authentication failed');
+      this.log.info({ event: 'auth-failed', user: username }, 'SOCKS5 authentication failed');
       this.#writeAndClose(encodeAuthResult(false), 'auth-failed');
       return;
     }
     this.socket.write(encodeAuthResult(true));
     this.#phase = 'request';
+    // The request may have come with the credentials: go on with what is buffered.
+    if (this.#buf.length > 0) this.#receive(Buffer.alloc(0));
   }
 
   #onRequest(): void {

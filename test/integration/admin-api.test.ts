@@ -62,7 +62,13 @@ describe('admin API over the direct egress', () => {
     expect(none.headers['www-authenticate']).toMatch(/^Bearer/);
     expect(none.json()).toMatchObject({ error: 'GH_ERR_API_UNAUTHORIZED' });
     expect((await apiRequest(port, 'GET', '/status', { token: 'x'.repeat(43) })).status).toBe(401);
-    expect((await apiRequest(port, 'GET', `/status?token=${token}`)).status).toBe(200);
+    // ?token= only where a client cannot send a header (#34): not on a plain request.
+    const queried = await apiRequest(port, 'GET', `/status?token=${token}`);
+    expect(queried.status).toBe(401);
+    expect(queried.json()).toMatchObject({ message: expect.stringMatching(/Authorization: Bearer/) });
+    expect(
+      (await apiRequest(port, 'GET', `/status?token=${token}`, { headers: { accept: 'text/event-stream' } })).status,
+    ).toBe(200);
   });
 
   it('refuses a Host that is not the API (DNS rebinding) and a foreign Origin; an allow-listed origin gets CORS', async () => {

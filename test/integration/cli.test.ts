@@ -1,5 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import Database from 'better-sqlite3';
 import { silentLogger } from '../../core/common/index.js';
 import { MIGRATIONS, Store } from '../../core/store/index.js';
@@ -242,5 +252,71 @@ describe('gatehop CLI', () => {
     expect(bad.code).not.toBe(0);
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(0);
+  });
+});
+
+describe('the admin token stays out of the process list (#34 item 5)', () => {
+  async function cmdlineOf(run: Run): Promise<string> {
+    await ready(run);
+    return readFileSync(`/proc/${run.child.pid}/cmdline`, 'utf8').split('\0').join(' ');
+  }
+
+  it('from --admin-token-file or GATEHOP_ADMIN_TOKEN the token is not in /proc/<pid>/cmdline, and the API takes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-token-'));
+    const secret = 'file-token-' + 'x'.repeat(24);
+    const file = join(dir, 'token');
+    writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    const admin = await freePort();
+    const run = gatehop([
+      '--listen',
+      `127.0.0.1:${await freePort()}`,
+      '--egress',
+      'direct',
+      '--admin',
+      `127.0.0.1:${admin}`,
+      '--admin-token-file',
+      file,
+      '--log-file',
+      'off',
+    ]);
+    const cmdline = await cmdlineOf(run);
+    expect(cmdline).toContain('--admin-token-file');
+    expect(cmdline).not.toContain(secret);
+    const res = await fetch(`http://127.0.0.1:${admin}/status`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(res.status).toBe(200);
+    run.child.kill('SIGTERM');
+    await run.exited;
+
+    const envSecret = 'env-token-' + 'y'.repeat(24);
+    const admin2 = await freePort();
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--data-dir',
+        mkdtempSync(join(tmpdir(), 'gh-cli-')),
+        '--listen',
+        `127.0.0.1:${await freePort()}`,
+        '--egress',
+        'direct',
+        '--admin',
+        `127.0.0.1:${admin2}`,
+        '--log-file',
+        'off',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GATEHOP_ADMIN_TOKEN: envSecret } },
+    );
+    children.push(child);
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const envRun: Run = { child, stdout: () => out, stderr: () => '', exited };
+    expect(await cmdlineOf(envRun)).not.toContain(envSecret);
+    const res2 = await fetch(`http://127.0.0.1:${admin2}/status`, {
+      headers: { authorization: `Bearer ${envSecret}` },
+    });
+    expect(res2.status).toBe(200);
+    child.kill('SIGTERM');
+    await exited;
   });
 });

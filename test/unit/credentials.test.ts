@@ -5,21 +5,34 @@ import { describe, expect, it } from 'vitest';
 import { Credentials, formatAuthLine, hashPassword, upsertAuthFile } from '../../core/socks5/index.js';
 
 describe('auth file credentials', () => {
-  it('verifies user:salt:sha256(salt||password) lines', () => {
+  it('still verifies the older user:salt:sha256(salt||password) lines', async () => {
     const salt = Buffer.from('00112233', 'hex');
     const line = `bob:00112233:${hashPassword(salt, 's3cret').toString('hex')}`;
     const creds = Credentials.parse(`# users\n\n${line}\n`);
-    expect(creds.verify('bob', 's3cret')).toBe(true);
-    expect(creds.verify('bob', 's3cret ')).toBe(false);
-    expect(creds.verify('eve', 's3cret')).toBe(false);
+    expect(creds.legacyUsers).toBe(1);
+    expect(await creds.verify('bob', 's3cret')).toBe(true);
+    expect(await creds.verify('bob', 's3cret ', 'a')).toBe(false);
+    expect(await creds.verify('eve', 's3cret', 'b')).toBe(false);
+  });
+
+  it('writes scrypt lines (#34 item 5) and verifies them', async () => {
+    const line = formatAuthLine('carol', 'pa55');
+    expect(line).toMatch(/^carol:scrypt:15:8:1:[0-9a-f]{32}:[0-9a-f]{64}$/);
+    const creds = Credentials.parse(line);
+    expect(creds.legacyUsers).toBe(0);
+    expect(await creds.verify('carol', 'pa55')).toBe(true);
+    expect(await creds.verify('carol', 'pa56', 'x')).toBe(false);
   });
 
   it('names the line of a malformed entry', () => {
     expect(() => Credentials.parse('ok:00:' + '0'.repeat(64) + '\nbroken line')).toThrow(/line 2/);
     expect(() => Credentials.parse('# nothing')).toThrow(/no users/);
+    expect(() => Credentials.parse(`x:scrypt:30:8:1:${'00'.repeat(16)}:${'0'.repeat(64)}`)).toThrow(
+      /cost out of range/,
+    );
   });
 
-  it('upserts a user, keeps the others, and writes mode 0600', () => {
+  it('upserts a user, keeps the others, and writes mode 0600', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-auth-'));
     const file = join(dir, 'users');
     writeFileSync(file, `${formatAuthLine('keep', 'x')}\n`);
@@ -27,9 +40,9 @@ describe('auth file credentials', () => {
     upsertAuthFile(file, 'alice', 'two');
     const creds = Credentials.load(file);
     expect(creds.size).toBe(2);
-    expect(creds.verify('alice', 'two')).toBe(true);
-    expect(creds.verify('alice', 'one')).toBe(false);
-    expect(creds.verify('keep', 'x')).toBe(true);
+    expect(await creds.verify('alice', 'two')).toBe(true);
+    expect(await creds.verify('alice', 'one', 'c')).toBe(false);
+    expect(await creds.verify('keep', 'x')).toBe(true);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(2);
   });
@@ -37,4 +50,25 @@ describe('auth file credentials', () => {
   it('refuses user names with a colon', () => {
     expect(() => formatAuthLine('a:b', 'x')).toThrow(/must not contain/);
   });
+
+  it('a flood of wrong passwords from one client is slowed (tries queue, the wait doubles); its right one still gets in, and other clients are not slowed', async () => {
+    const creds = Credentials.parse(formatAuthLine('dave', 'right'));
+    const t0 = performance.now();
+    const wrong = await Promise.all([1, 2, 3, 4].map((i) => creds.verify('dave', `wrong-${i}`, '10.9.9.9')));
+    const floodMs = performance.now() - t0;
+    expect(wrong).toEqual([false, false, false, false]);
+    // Four tries sent at once from one address run one after another, each after the back-off of
+    // the failures before it: at least 250 + 500 + 1000 ms.
+    expect(floodMs).toBeGreaterThanOrEqual(1_700);
+    const other = performance.now();
+    expect(await creds.verify('dave', 'right', '10.8.8.8')).toBe(true);
+    expect(performance.now() - other).toBeLessThan(1_500); // not behind the other address's 2 s back-off
+    const t1 = performance.now();
+    expect(await creds.verify('dave', 'right', '10.9.9.9')).toBe(true);
+    // Its turn came after the back-off (2 s after four failures), then it got in and was forgiven.
+    expect(performance.now() - t1).toBeGreaterThanOrEqual(1_500);
+    const t2 = performance.now();
+    expect(await creds.verify('dave', 'right', '10.9.9.9')).toBe(true);
+    expect(performance.now() - t2).toBeLessThan(1_500); // no 2 s back-off any more
+  }, 20_000);
 });
