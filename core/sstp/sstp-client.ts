@@ -78,6 +78,8 @@ const HELLO_MS = 10_000;
 const DISCONNECT_LINGER_MS = 1_000;
 /** Beyond this much unsent data, IP packets are dropped (TCP inside retransmits) rather than queued without end. */
 const MAX_QUEUED = 4 * 1024 * 1024;
+/** Past this much unsent to the server (IP, control and PPP together) it is dropped: it is not reading. */
+const MAX_PEER_BACKLOG = MAX_QUEUED + 256 * 1024;
 
 export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packets: [Buffer[]]; error: [Error] }> {
   /** IP packets from the read being handled, handed on together when it is done (a stack takes them as one batch). */
@@ -329,6 +331,18 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
   #sendRaw(bytes: Buffer): void {
     const tls = this.#tls;
     if (!tls || tls.destroyed || !tls.writable) return;
+    // IP packets stop at MAX_QUEUED (dropped, as a full link drops them); what we owe the server
+    // (echo replies, PPP answers) may go a little past it, no further: a server that asks and
+    // never reads would otherwise grow this buffer without end.
+    if (tls.writableLength + bytes.length > MAX_PEER_BACKLOG) {
+      this.#fatal(
+        new GatehopError(
+          ErrorCodes.BUFFER_OVERFLOW,
+          `${this.#where} stopped reading: ${tls.writableLength} bytes are waiting to be sent to it`,
+        ),
+      );
+      return;
+    }
     this.stats.bytesOut += bytes.length;
     this.#lastSent = Date.now();
     // What one turn of the event loop sends goes out together: corked until its end, then one

@@ -201,6 +201,42 @@ describe('SSTP against hostile or refusing servers', () => {
     for (const s of sockets) expect(s.destroyed || s.readableEnded).toBe(true);
   });
 
+  it('a server that asks (Echo Requests) and never reads is dropped with GH_ERR_BUFFER_OVERFLOW once what we owe it passes the bound (#34 item 3)', async () => {
+    const ack = encodeControl(MsgType.CALL_CONNECT_ACK, [
+      { id: AttrId.CRYPTO_BINDING_REQ, value: Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.alloc(32, 7)]) },
+    ]);
+    const echo = encodeControl(MsgType.ECHO_REQUEST);
+    let sent = 0;
+    let flooding = false;
+    const port = await serve(
+      (s) => s.write(OK),
+      (s, bytes) => {
+        if (bytes[1] !== 1 || bytes.readUInt16BE(4) !== MsgType.CALL_CONNECT_REQUEST || flooding) return;
+        s.write(ack);
+        flooding = true;
+        // From now on this server reads nothing: the client's answers pile up on its side.
+        s.pause();
+        const batch = Buffer.concat(new Array<Buffer>(4096).fill(echo));
+        const more = (): void => {
+          // Bounded: 40 MiB of requests is ~5 million answers owed, far past any bound.
+          while (!s.destroyed && sent < 40 * 1024 * 1024) {
+            sent += batch.length;
+            if (!s.write(batch)) return void s.once('drain', more);
+          }
+        };
+        more();
+      },
+    );
+    const c = client(port);
+    await expect(c.connect({ timeoutMs: 20_000 })).rejects.toMatchObject({
+      code: 'GH_ERR_BUFFER_OVERFLOW',
+      message: expect.stringMatching(/stopped reading/),
+    });
+    expect(c.state).toBe('DISCONNECTED');
+    // Dropped well before the server ran out of requests to send.
+    expect(sent).toBeLessThan(40 * 1024 * 1024);
+  }, 30_000);
+
   it('close() while PPP runs sends Call Disconnect and ends the connection', async () => {
     const ack = encodeControl(MsgType.CALL_CONNECT_ACK, [
       { id: AttrId.CRYPTO_BINDING_REQ, value: Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.alloc(32, 7)]) },
