@@ -74,7 +74,8 @@ export function checkAccess(
       ok: false,
       status: 401,
       error: 'GH_ERR_API_UNAUTHORIZED',
-      message: 'send the token in an Authorization: Bearer header (?token= is taken only by WebSocket and event streams)',
+      message:
+        'send the token in an Authorization: Bearer header (?token= is taken only by WebSocket and event streams)',
     };
   if (token === null)
     return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'a bearer token is required' };

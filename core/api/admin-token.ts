@@ -39,7 +39,8 @@ export function loadOrCreateAdminToken(
   } catch (err) {
     // Another start made it between our read and our write: read theirs (once; a name that exists
     // but does not read, such as a dangling link, is refused below rather than written through).
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST' && !raced) return loadOrCreateAdminToken(undefined, file, true);
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST' && !raced)
+      return loadOrCreateAdminToken(undefined, file, true);
     throw new GatehopError(ErrorCodes.CONFIG_INVALID, `cannot write admin token ${file}: ${(err as Error).message}`, {
       cause: err,
     });

@@ -7,3 +7,4 @@ export * from './schemas.js';
 export * from './contract.js';
 export { UI_CSP } from './static-ui.js';
 export { LoopDelay, type LoopDelayReading } from './loop-delay.js';
+export { TunnelTotals } from './metrics.js';

@@ -35,41 +35,93 @@ export function mirrorCounter(
 }
 
 /**
- * Per-tunnel counters summed over every tunnel ever seen: a closed tunnel's last figures are kept
- * (by egress id, pruned to the ones seen in the last hour of scrapes is not needed: ids are few).
+ * Per-tunnel counters summed over every tunnel ever seen. Live tunnels are read at each scrape; a
+ * tunnel that is gone has its last figures folded into its node's retired totals (and the live map
+ * forgets it), so the maps grow with the nodes used, not with every tunnel a week of switching
+ * opened. Node ids come from lists (outside input): past MAX_RETIRED_NODES the oldest node's
+ * totals fold into one `other` row, so sums stay whole and counters never go down.
  */
-class TunnelTotals {
-  readonly #seen = new Map<string, { node: string; values: Record<string, number> }>();
+export class TunnelTotals {
+  static readonly MAX_RETIRED_NODES = 512;
+  readonly #live = new Map<string, { node: string; values: Record<string, number> }>();
+  readonly #retired = new Map<string, Record<string, number>>();
 
-  update(core: AdminCore): void {
-    for (const t of tunnelsOf(core)) {
-      const d = t.diagnostics();
-      this.#seen.set(t.id, {
-        node: t.nodeId,
-        values: {
-          reconnects: d.reconnects,
-          decryptFailures: d.decryptFailures,
-          retransmissions: d.retransmissions,
-          dnsHits: d.dnsHits,
-          dnsMisses: d.dnsMisses,
-          bytesUp: t.stats.bytesUp,
-          bytesDown: t.stats.bytesDown,
-        },
-      });
+  update(tunnels: ReadonlyArray<{ id: string; nodeId: string; values: Record<string, number> }>): void {
+    const now = new Set<string>();
+    for (const t of tunnels) {
+      now.add(t.id);
+      this.#live.set(t.id, { node: t.nodeId, values: t.values });
     }
+    for (const [id, t] of this.#live) {
+      if (now.has(id)) continue;
+      this.#live.delete(id);
+      this.#retire(t.node, t.values);
+    }
+  }
+
+  /** How many rows the totals keep (live tunnels plus retired nodes): bounded. */
+  get size(): number {
+    return this.#live.size + this.#retired.size;
   }
 
   sum(key: string): number {
     let n = 0;
-    for (const v of this.#seen.values()) n += v.values[key] ?? 0;
+    for (const v of this.#live.values()) n += v.values[key] ?? 0;
+    for (const v of this.#retired.values()) n += v[key] ?? 0;
     return n;
   }
 
   byNode(key: string): Array<[Labels, number]> {
     const per = new Map<string, number>();
-    for (const v of this.#seen.values()) per.set(v.node, (per.get(v.node) ?? 0) + (v.values[key] ?? 0));
+    for (const [node, v] of this.#retired) per.set(node, (per.get(node) ?? 0) + (v[key] ?? 0));
+    for (const v of this.#live.values()) per.set(v.node, (per.get(v.node) ?? 0) + (v.values[key] ?? 0));
     return [...per].map(([node, n]) => [{ egress: node }, n]);
   }
+
+  #retire(node: string, values: Record<string, number>): void {
+    addInto(this.#retired, node, values);
+    // Most recently retired last: the oldest is folded first.
+    const v = this.#retired.get(node)!;
+    this.#retired.delete(node);
+    this.#retired.set(node, v);
+    while (this.#retired.size > TunnelTotals.MAX_RETIRED_NODES) {
+      const [oldest, totals] = this.#retired.entries().next().value!;
+      if (oldest === 'other') {
+        // 'other' itself is the oldest: move it to the end and fold the next one.
+        this.#retired.delete('other');
+        this.#retired.set('other', totals);
+        continue;
+      }
+      this.#retired.delete(oldest);
+      addInto(this.#retired, 'other', totals);
+    }
+  }
+}
+
+function addInto(map: Map<string, Record<string, number>>, key: string, values: Record<string, number>): void {
+  const into = map.get(key) ?? {};
+  for (const [k, n] of Object.entries(values)) into[k] = (into[k] ?? 0) + n;
+  map.set(key, into);
+}
+
+/** What TunnelTotals reads of each live tunnel. */
+function tunnelFigures(core: AdminCore): Array<{ id: string; nodeId: string; values: Record<string, number> }> {
+  return tunnelsOf(core).map((t) => {
+    const d = t.diagnostics();
+    return {
+      id: t.id,
+      nodeId: t.nodeId,
+      values: {
+        reconnects: d.reconnects,
+        decryptFailures: d.decryptFailures,
+        retransmissions: d.retransmissions,
+        dnsHits: d.dnsHits,
+        dnsMisses: d.dnsMisses,
+        bytesUp: t.stats.bytesUp,
+        bytesDown: t.stats.bytesDown,
+      },
+    };
+  });
 }
 
 export interface Metrics {
@@ -136,7 +188,7 @@ export function createMetrics(core: AdminCore): Metrics {
     help: 'Proxy sessions open now',
     registers: [registry],
     collect() {
-      totals.update(core); // once per scrape, before the counters below read it
+      totals.update(tunnelFigures(core)); // once per scrape, before the counters below read it
       this.set(p.sessionsActive);
     },
   });

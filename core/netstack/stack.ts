@@ -65,6 +65,8 @@ type StackEvent =
 const TIMER_INTERVAL_MS = 100; // = TCP_TMR_INTERVAL in lwipopts.h
 /** The receive arena's size: a batch's worth of segments (64 KiB is ~45 full segments). */
 const ARENA_BYTES = 64 * 1024;
+/** Runs shorter than this are copied out of the arena (ownSmall). */
+const SMALL_COPY_BYTES = 4 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 const INFO_WORDS = 8;
 const STATS_WORDS = 16;
@@ -600,7 +602,7 @@ export class Stack {
         stream.onConnected();
         break;
       case 'data':
-        stream.onData(ev.data);
+        stream.onData(ownSmall(ev.data));
         break;
       case 'fin':
         stream.onFin();
@@ -680,6 +682,14 @@ function joined(chunks: Buffer[]): Buffer {
     end += c.length;
   }
   return Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
+}
+
+/**
+ * A small run of data gets its own copy: as a slice it would keep its whole 64 KiB arena alive for
+ * as long as a slow reader holds it (a keep-alive's few bytes pinning 64 KiB each).
+ */
+function ownSmall(data: Buffer): Buffer {
+  return data.length < SMALL_COPY_BYTES && data.buffer.byteLength > data.length * 4 ? Buffer.from(data) : data;
 }
 
 function isNetstackFailure(err: unknown): boolean {

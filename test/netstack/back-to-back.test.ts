@@ -53,6 +53,21 @@ describe('two stacks back to back', () => {
     );
   });
 
+  it('a small read owns its bytes: it does not pin a 64 KiB receive arena while a reader holds it (#34 item 7)', async () => {
+    link = linkStacks();
+    link.b.listenTcp(8081, (s) => {
+      s.on('error', () => {});
+      s.write(Buffer.from('a few bytes, as a keep-alive or a prompt'));
+    });
+    const c = await link.a.connectTcp('10.9.0.2', 8081);
+    c.on('error', () => {});
+    const [chunk] = (await once(c, 'data')) as [Buffer];
+    expect(chunk.toString()).toMatch(/^a few bytes/);
+    // A copy (in Node's shared 8 KiB pool at most), not a slice of the 64 KiB arena.
+    expect(chunk.buffer.byteLength).toBeLessThanOrEqual(8 * 1024);
+    c.destroy();
+  });
+
   it('refuses a connection to a closed port with GH_ERR_EGRESS_CONNECT_REFUSED', async () => {
     link = linkStacks();
     await expect(link.a.connectTcp('10.9.0.2', 9)).rejects.toMatchObject({ code: ErrorCodes.EGRESS_CONNECT_REFUSED });
