@@ -68,6 +68,12 @@ export interface TunnelClientOptions {
   reconnectForMs?: number;
   /** How to reach the server when not straight at the profile's remote. */
   transport?: TunnelTransportOptions;
+  /**
+   * Renegotiations the server may start in any 60 s (default 6). Each costs a TLS handshake here;
+   * a server past this is dropped (GH_ERR_OVPN_PROTOCOL): OpenVPN's default is one an hour, VPN
+   * Gate's servers one every few hours.
+   */
+  maxServerRenegotiationsPerMinute?: number;
 }
 
 export interface TunnelTransportOptions {
@@ -102,6 +108,7 @@ const OCC_EXIT = Buffer.from('287f346bd4ef7a812d56b8d3afc5459c06', 'hex');
 const RESET_WAIT_MS = 5_000;
 /** OpenVPN's client default; a profile's `reneg-sec` overrides it, 0 turns our own rekeys off. */
 const DEFAULT_RENEG_S = 3600;
+const DEFAULT_MAX_SERVER_RENEG_PER_MINUTE = 6;
 /** A renegotiation not finished by then is abandoned and the current key kept (OpenVPN's hand-window). */
 const HAND_WINDOW_MS = 60_000;
 /** Rekey long before a data packet id could wrap (notes §7.2). */
@@ -179,6 +186,8 @@ export class TunnelClient extends EventEmitter<{
   #legacyTls = false;
   #warnedCompressed = false;
   renegotiations = 0;
+  /** When the server started its recent renegotiations (the last minute's, at most the cap + 1). */
+  readonly #serverRenegotiations: number[] = [];
   /** When we start the next renegotiation ourselves; the one in progress, if any. */
   #rekeyAt = Number.POSITIVE_INFINITY;
   #rekeying: { key: KeyState; since: number } | null = null;
@@ -619,6 +628,7 @@ export class TunnelClient extends EventEmitter<{
         this.stats.malformed++;
         return;
       }
+      if (!this.#allowServerRenegotiation()) return;
       k = this.#beginKey(p.keyId, 'server started a renegotiation');
     }
     k.rel.acknowledged(p.acks);
@@ -644,6 +654,24 @@ export class TunnelClient extends EventEmitter<{
       return;
     }
     this.#scheduleAcks();
+  }
+
+  /** A server renegotiating more often than the cap is dropped: each one costs us a TLS handshake. */
+  #allowServerRenegotiation(): boolean {
+    const now = Date.now();
+    const cap = this.opts.maxServerRenegotiationsPerMinute ?? DEFAULT_MAX_SERVER_RENEG_PER_MINUTE;
+    const recent = this.#serverRenegotiations;
+    while (recent.length > 0 && now - recent[0]! > 60_000) recent.shift();
+    recent.push(now);
+    if (recent.length <= cap) return true;
+    this.#fatal(
+      new GatehopError(
+        ErrorCodes.OVPN_PROTOCOL,
+        `${this.#remote.host} started ${recent.length} renegotiations within a minute (at most ${cap}): dropped`,
+      ),
+      { reconnect: false },
+    );
+    return false;
   }
 
   /** A new key state: our soft reset first (message id 0), then TLS once the server's arrives. */
@@ -1054,7 +1082,8 @@ export class TunnelClient extends EventEmitter<{
 
   // ---- teardown ----
 
-  #fatal(err: Error): void {
+  /** The connection is lost: reconnect (L1) when it was up, unless the server itself is the fault. */
+  #fatal(err: Error, opts: { reconnect?: boolean } = {}): void {
     if (this.#state === 'DISCONNECTED' || this.#state === 'RECONNECTING') return;
     if (this.#settle) {
       this.#settle.reject(err);
@@ -1062,7 +1091,7 @@ export class TunnelClient extends EventEmitter<{
     }
     this.#teardown();
     const forMs = this.opts.reconnectForMs ?? 30_000;
-    if (this.#state === 'CONNECTED' && forMs > 0 && !this.#closedByUs) {
+    if (this.#state === 'CONNECTED' && forMs > 0 && !this.#closedByUs && opts.reconnect !== false) {
       detach(this.#log, 'tunnel-reconnect', this.#reconnect(err, forMs));
       return;
     }

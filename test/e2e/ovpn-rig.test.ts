@@ -19,12 +19,17 @@ interface Tunnel {
   close(): void;
 }
 
-async function open(profileText: string, reconnectForMs?: number): Promise<Tunnel> {
+async function open(
+  profileText: string,
+  reconnectForMs?: number,
+  extra: { maxServerRenegotiationsPerMinute?: number } = {},
+): Promise<Tunnel> {
   const profile = parseProfile(profileText);
   const client = new TunnelClient({
     profile,
     logger: log,
     ...(reconnectForMs !== undefined ? { reconnectForMs } : {}),
+    ...extra,
   });
   const cfg = await client.connect({ timeoutMs: 30_000 });
   const stack = new Stack({
@@ -224,6 +229,19 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     expect(createHash('sha256').update(big).digest('hex')).toBe(rig.state.bigSha256);
     t.close();
   }, 90_000);
+
+  it('a server that renegotiates more often than allowed is dropped with GH_ERR_OVPN_PROTOCOL, not reconnected to (#34 item 7)', async () => {
+    // The rig's server rekeys every ~20 s; a cap of none in a minute makes its first one too many.
+    const t = await open(profileOf('o7', 'udp'), 30_000, { maxServerRenegotiationsPerMinute: 0 });
+    const down = new Promise<Error>((resolve) => t.client.once('error', resolve));
+    expect(await down).toMatchObject({
+      code: 'GH_ERR_OVPN_PROTOCOL',
+      message: expect.stringMatching(/renegotiations within a minute/),
+    });
+    expect(t.client.state).toBe('DISCONNECTED');
+    expect(t.client.renegotiations).toBe(0);
+    t.close();
+  }, 60_000);
 
   it('renegotiations we start (reneg-sec 6 in the profile): SoftEther over UDP and OpenVPN over TCP carry traffic across two rekeys each', async () => {
     // SoftEther accepts a client's soft reset once established (notes §7.3); OpenVPN 2.6 either side's.
