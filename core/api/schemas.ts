@@ -194,6 +194,8 @@ export const statusSchema = z.object({
       /** The worker's JS heap (worker threads only; null on the main thread, whose heap is shared). */
       heapBytes: z.number().nullable(),
       wasmMemoryBytes: z.number(),
+      /** Its control channel runs on legacy TLS (TLS 1.0+, weak ciphers) because the server refused ours. */
+      weakTls: z.boolean(),
     }),
   ),
   /**

@@ -135,6 +135,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
         thread: worker ? 'worker' : 'main',
         heapBytes: worker ? d.heapUsedBytes : null,
         wasmMemoryBytes: d.wasmMemoryBytes,
+        weakTls: d.weakTls,
       };
     }),
     tunnelWorkers: { ...tunnelWorkerCounters },

@@ -224,6 +224,7 @@ export class TunnelEgress implements Egress {
       retransmissions: tcp.retransmissions,
       dnsHits: this.dns.stats.cacheHits,
       dnsMisses: this.dns.stats.cacheMisses,
+      weakTls: this.link.weakTls,
       wasmMemoryBytes,
       // In the worker this is the tunnel's own heap; on the main thread, everything's.
       heapUsedBytes: getHeapStatistics().used_heap_size,

@@ -29,6 +29,8 @@ export interface TunnelLink {
   readonly phase: LinkPhase;
   readonly lastReceivedAt: number;
   readonly counters: { reconnects: number; decryptFailures: number };
+  /** The control channel runs on legacy TLS (TLS 1.0+, weak ciphers) because the server refused ours. */
+  readonly weakTls: boolean;
   write(packet: Buffer): void;
   close(): void;
   /** IP packets that arrived together (one read of the carrier), in order: a stack takes them as one batch. */

@@ -46,9 +46,13 @@ import { checkServerCertificate } from './server-cert.js';
 
 export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'RECONNECTING' | 'DISCONNECTED';
 
-/** OpenSSL's answers when the two sides share no TLS version or cipher suite, or a key is too weak. */
+/**
+ * OpenSSL's answers when the server refused our TLS: no shared version or cipher suite, or a key
+ * too weak. Only these turn on legacy TLS. Silence never does (#34): a filter that drops one
+ * handshake must not make us offer TLS 1.0 with SECLEVEL 0.
+ */
 const TLS_REFUSALS =
-  /TLS_HANDSHAKE_TIMEOUT|UNSUPPORTED_PROTOCOL|WRONG_VERSION_NUMBER|NO_PROTOCOLS_AVAILABLE|PROTOCOL_VERSION|HANDSHAKE_FAILURE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|KEY_TOO_SMALL|MD_TOO_WEAK|INSUFFICIENT_SECURITY/;
+  /UNSUPPORTED_PROTOCOL|WRONG_VERSION_NUMBER|NO_PROTOCOLS_AVAILABLE|PROTOCOL_VERSION|HANDSHAKE_FAILURE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|KEY_TOO_SMALL|MD_TOO_WEAK|INSUFFICIENT_SECURITY/;
 
 function isTlsVersionOrCipherRefusal(err: unknown): boolean {
   const cause = (err as { cause?: { code?: unknown } }).cause;
@@ -707,8 +711,8 @@ export class TunnelClient extends EventEmitter<{
       ...(this.#legacyTls ? { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
     });
     k.tls = tls;
-    // A server that shares no TLS version with us may just drop the session without an alert
-    // (OpenVPN does): a first handshake that does not finish in time counts as a refusal.
+    // A first handshake that does not finish in time is a timeout, never a refusal: a filter that
+    // drops it looks the same as a server that cannot speak our TLS, and only the latter says so.
     const handshakeTimer =
       k.keyId === 0
         ? setTimeout(() => {

@@ -51,7 +51,14 @@ export function status(over: Partial<Status> = {}): Status {
     network: { state: 'ok', reason: null, since: null, attempts: 0, nextAttemptAt: null },
     eventLoop: { p50Ms: 0.1, p99Ms: 2, maxMs: 5, windowMs: 10_000 },
     tunnels: [
-      { egressId: 'tunnel-1', nodeId: 'n1', thread: 'worker', heapBytes: 12_000_000, wasmMemoryBytes: 33_554_432 },
+      {
+        egressId: 'tunnel-1',
+        nodeId: 'n1',
+        thread: 'worker',
+        heapBytes: 12_000_000,
+        wasmMemoryBytes: 33_554_432,
+        weakTls: false,
+      },
     ],
     tunnelWorkers: { started: 1, failures: 0, threadsCreated: 2, threadsReused: 0 },
     store: { health: 'ok', incident: null },

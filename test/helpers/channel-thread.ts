@@ -14,6 +14,7 @@ export const IDLE_DIAGNOSTICS: TunnelDiagnostics = {
   retransmissions: 0,
   dnsHits: 0,
   dnsMisses: 0,
+  weakTls: false,
   wasmMemoryBytes: 0,
   heapUsedBytes: 0,
 };

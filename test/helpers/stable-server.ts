@@ -28,6 +28,11 @@ export interface StableServerOptions {
   ignoreSessions?: number;
   /** The PUSH_REPLY sent (default: Stable's net30 form). */
   pushReply?: string;
+  /**
+   * After its hard reset, nothing: no TLS, no acks (a filter that drops the handshake, or a server
+   * that stalls). What a client may not take for a refusal of its TLS.
+   */
+  silentTls?: boolean;
 }
 
 const STABLE_CIPHERS = new Set(['AES-128-CBC', 'AES-192-CBC', 'AES-256-CBC']);
@@ -134,6 +139,7 @@ export class StableServer {
       return;
     }
     if (!this.#clientSid || !p.sessionId.equals(this.#clientSid)) return;
+    if (this.opts.silentTls) return;
     if (this.#inFlight && p.acks.includes(this.#inFlight.msgId)) {
       this.#inFlight = null;
       this.#pump();

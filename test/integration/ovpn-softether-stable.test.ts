@@ -120,6 +120,23 @@ describe('a SoftEther Stable 4.x node (constructed from the notes)', () => {
     expect(server.received.some((p) => p.opcode === Op.DATA_V2)).toBe(false);
   });
 
+  it('a TLS handshake that goes unanswered (dropped, not refused) is a timeout: no retry with TLS 1.0 and weak ciphers (#34 item 2)', async () => {
+    const server = await StableServer.start({ ...pem, silentTls: true });
+    open.push(server);
+    const client = new TunnelClient({
+      profile: parseProfile(profile(server.port, 'AES-128-CBC')),
+      logger: silentLogger(),
+    });
+    open.push(client);
+    await expect(client.connect({ timeoutMs: 20_000 })).rejects.toMatchObject({
+      code: 'GH_ERR_EGRESS_CONNECT_TIMEOUT',
+      message: expect.stringMatching(/no TLS handshake within/),
+    });
+    expect(client.legacyTls).toBe(false);
+    // One session: the landed code started a second one offering TLS 1.0 with SECLEVEL 0.
+    expect(server.sessionsSeen).toHaveLength(1);
+  }, 30_000);
+
   it('a server reset that never comes: starts over with a new session id (Stable answers a reset once, notes §2.4)', async () => {
     const server = await StableServer.start({ ...pem, ignoreSessions: 1 });
     open.push(server);

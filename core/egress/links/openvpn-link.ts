@@ -35,6 +35,10 @@ export class OpenVpnLink implements TunnelLink {
     return this.client.lastReceivedAt;
   }
 
+  get weakTls(): boolean {
+    return this.client.legacyTls;
+  }
+
   get counters(): { reconnects: number; decryptFailures: number } {
     return { reconnects: this.client.stats.reconnects, decryptFailures: this.client.stats.decryptFailures };
   }

@@ -9,6 +9,8 @@ const SERVER_KEEPALIVE_S = 5;
 export class SstpLink implements TunnelLink {
   readonly protocol = 'sstp' as const;
   readonly counters = { reconnects: 0, decryptFailures: 0 };
+  /** SSTP is TLS 1.2+ with the OS's defaults; it never falls back. */
+  readonly weakTls = false;
 
   constructor(readonly client: SstpClient) {
     client.on('error', () => {}); // reported through 'state'

@@ -30,6 +30,8 @@ export interface TunnelDiagnostics {
   retransmissions: number;
   dnsHits: number;
   dnsMisses: number;
+  /** The control channel runs on legacy TLS (the server refused modern TLS): shown as weak. */
+  weakTls: boolean;
   /** lwIP's WebAssembly memory and the JS heap of the thread the tunnel runs in. */
   wasmMemoryBytes: number;
   heapUsedBytes: number;
