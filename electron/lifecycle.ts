@@ -1,18 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ignoreRejection } from '../core/common/index.js';
+import { ignoreRejection, withDeadline } from '../core/common/index.js';
+import { RESTORE_DEADLINE_MS } from '../core/app/index.js';
 import type { AppApi, PowerMonitorApi, WindowApi } from './electron-api.js';
 
 /** A stuck tunnel must not hang the quit: past this, the process exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 8_000;
 
-/**
- * The most the system proxy's restore may take before the process exits regardless: longer than
- * the slowest single OS command it runs (PowerShell, 30 s; gsettings, kwriteconfig5, networksetup and
- * reg, 10 s each) so that one slow command at logoff is waited for. The proxy keeps listening until
- * the restore is done, so the OS is never pointed at a port nobody listens on while it runs.
- */
-export const RESTORE_DEADLINE_MS = 40_000;
+export { RESTORE_DEADLINE_MS };
 
 /** Where the process reports a fatal error (process.on('uncaughtException'), 'unhandledRejection'). */
 export interface FatalEvents {
@@ -131,24 +126,5 @@ export class Lifecycle {
       }
     }
     await this.shutdown(`fatal: ${kind}`, 1);
-  }
-}
-
-/** Waits for `work` up to `ms`: 'done', 'failed' (it rejected) or 'deadline'. */
-async function withDeadline(work: Promise<unknown>, ms: number): Promise<'done' | 'failed' | 'deadline'> {
-  let timer: NodeJS.Timeout | null = null;
-  const deadline = new Promise<'deadline'>((r) => {
-    timer = setTimeout(() => r('deadline'), ms);
-  });
-  try {
-    return await Promise.race([
-      work.then(
-        () => 'done' as const,
-        () => 'failed' as const,
-      ),
-      deadline,
-    ]);
-  } finally {
-    if (timer) clearTimeout(timer);
   }
 }

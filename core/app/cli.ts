@@ -7,7 +7,9 @@ import {
   LogTap,
   raiseMallocTrimThreshold,
   openLogger,
+  withDeadline,
 } from '../common/index.js';
+import { RESTORE_DEADLINE_MS } from '../sysproxy/index.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { upsertAuthFile } from '../socks5/index.js';
@@ -170,15 +172,14 @@ async function run(flags: RunFlags): Promise<void> {
         process.stderr.write(`gatehop: reload refused, the running config stays: ${errorToJson(err).message}\n`),
     );
   });
-  // A fatal error still puts the user's proxy settings back before the process ends.
+  // A fatal error still puts the user's proxy settings back before the process ends: the restore
+  // with a deadline of its own (one slow OS command), the proxy still listening, then the stop's 5 s.
   const onFatal = (err: unknown): void => {
     logger.fatal({ event: 'fatal', err: errorToJson(err) }, `fatal: ${errorToJson(err).message}`);
-    const deadline = setTimeout(() => process.exit(1), 5_000);
-    deadline.unref();
-    app.stop().then(
-      () => process.exit(1),
-      () => process.exit(1),
-    );
+    withDeadline(app.systemProxy.restore({ onlyOwn: true }), RESTORE_DEADLINE_MS)
+      .then(() => withDeadline(app.stop(), 5_000))
+      .finally(() => process.exit(1))
+      .catch(() => process.exit(1));
   };
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);

@@ -3,3 +3,4 @@ export { startApp, describeListening, type RunningApp, type StartExtras } from '
 export { resolveConfig, SettingsFile, loadSavedSettings } from './settings-file.js';
 export { buildConfig, readConfigFile, configSchema, type GatehopConfig, type ConfigInput } from './config.js';
 export { defaultDataDir, defaultUiDir } from './paths.js';
+export { RESTORE_DEADLINE_MS } from '../sysproxy/index.js';

@@ -67,3 +67,4 @@ export {
   type AddressParse,
   type SocksAddress,
 } from './socks5-wire.js';
+export { withDeadline } from './deadline.js';

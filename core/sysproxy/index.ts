@@ -8,7 +8,7 @@ export {
 } from './system-proxy.js';
 export { SnapshotKeeper, snapshotSchema, type SnapshotMirror, type SysProxySnapshot } from './snapshot-keeper.js';
 export { detectBackend, type DetectEnv } from './detect.js';
-export { CommandError, createExecRunner, execRunner } from './runner.js';
+export { CommandError, createExecRunner, execRunner, RESTORE_DEADLINE_MS } from './runner.js';
 export { processAlive, processStart } from './process-identity.js';
 export {
   DEFAULT_BYPASS,

@@ -23,6 +23,14 @@ export class CommandError extends GatehopError {
 }
 
 /**
+ * The most a restore of the OS proxy settings may take before a quit gives up on it: longer than
+ * the slowest single command it runs (PowerShell, 30 s; gsettings, kwriteconfig5, networksetup and
+ * reg, 10 s each), so one slow command at logoff is waited for. The proxy keeps listening until the
+ * restore is done, so the OS is never pointed at a port nobody listens on while it runs.
+ */
+export const RESTORE_DEADLINE_MS = 40_000;
+
+/**
  * The real runner: execFile (no shell, so no quoting of service names or URLs), a deadline, and
  * stdout/stderr capped at 1 MiB. A missing program is GH_ERR_SYSPROXY_TOOL_MISSING.
  */
