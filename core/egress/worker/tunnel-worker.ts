@@ -7,6 +7,8 @@
  * it for the process's life. Every 'open' is answered by exactly one 'idle', after everything the
  * tunnel posted.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { parentPort } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -25,6 +27,21 @@ function post(msg: FromTunnel): void {
 
 // Compile lwIP now, while idle, not during the switch that needs this tunnel.
 compileLwip();
+
+/**
+ * A full collection of this thread's heap once its tunnel has ended. An idle thread allocates
+ * nothing, so V8 would never collect what the tunnel left (its objects, and its lwIP memory: a
+ * WebAssembly.Memory of 32 MiB goes back only when collected) while the thread waits in the pool.
+ * `gc` is V8's own, made reachable in this thread only (the flag reaches contexts made after it).
+ */
+const collectGarbage: (() => void) | null = (() => {
+  try {
+    setFlagsFromString('--expose-gc');
+    return runInNewContext('gc') as () => void;
+  } catch {
+    return null; // an embedder that refuses the flag: the heap is collected when V8 decides
+  }
+})();
 
 /** The tunnel being opened (a 'close' meanwhile aborts it) or served; null while idle. */
 let current: { opening: AbortController; host: TunnelHost | null } | null = null;
@@ -70,4 +87,6 @@ function becomeIdle(run: { opening: AbortController; host: TunnelHost | null }):
   if (current !== run) return;
   current = null;
   post({ t: 'idle' });
+  // After the tunnel's last callbacks have run (they may hold its last references).
+  if (collectGarbage) setTimeout(collectGarbage, 100).unref();
 }
