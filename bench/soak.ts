@@ -89,6 +89,7 @@ export function judge(r: SoakReport): string[] {
   row('main loop p99, worst minute', `${r.loopP99MaxMs} ms`, '≤ 20 ms', r.loopP99MaxMs <= 20);
   lines.push(
     '',
+    `tunnel threads: ${r.tunnelWorkers.started} tunnels in ${r.tunnelWorkers.threadsCreated} threads (${r.tunnelWorkers.threadsReused} reuses), ${r.tunnelWorkers.failures} failed`,
     `native module: ${r.native.loaded ? `loaded; ${r.native.heapTrims} heap trims, the longest ${r.native.heapTrimMaxMs} ms` : `not loaded (${r.native.reason})`}`,
   );
   lines.push(

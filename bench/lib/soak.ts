@@ -108,6 +108,8 @@ export interface SoakReport {
   loopP99MaxMs: number;
   /** The native module at the end: loaded or why not, heap trims done and the longest (ms). */
   native: Status['native'];
+  /** Tunnel threads at the end: tunnels started, threads created, threads reused (#32's pool). */
+  tunnelWorkers: Status['tunnelWorkers'];
 }
 
 /** A request that was in flight when a node died, on the killed node's count: those the death may cost. */
@@ -516,6 +518,7 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     fds: { baseline: baselineFds, end: endFds, afterEvents },
     loopP99MaxMs,
     native: s.native,
+    tunnelWorkers: s.tunnelWorkers,
   };
   note('note', `ws messages received: ${wsMessages}; final sample rss ${final.rssMb} MB`);
 
