@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SocksClient } from 'socks';
@@ -11,15 +11,12 @@ import { curl } from '../helpers/curl.js';
 import { until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig } from '../rig/rig.js';
+import { readLogLines } from '../helpers/log-file.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
 
 function logLines(file: string): Array<Record<string, unknown>> {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readLogLines(file);
 }
 
 describe.skipIf(!isRoot)('gatehop --egress vpngate end to end on the rig', () => {

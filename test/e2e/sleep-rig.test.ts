@@ -6,7 +6,7 @@
  * works within seconds of the resume. Found by the soak (issue #24).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import { isRoot } from '../helpers/netns.js';
 import { freePort } from '../helpers/ports.js';
 import { socksGet } from '../helpers/socks-http.js';
 import { Rig } from '../rig/rig.js';
+import { readLogFile } from '../helpers/log-file.js';
 
 const TOKEN = 'sleep-rig-token-0123456789abcdef';
 
@@ -89,7 +90,7 @@ describe.skipIf(!isRoot)('sleep and resume of the core (issue #24)', () => {
     return Date.now();
   };
   const logSince = (ms: number) =>
-    readFileSync(logFile, 'utf8')
+    readLogFile(logFile)
       .split('\n')
       .filter((l) => l && Date.parse(JSON.parse(l).time) > ms)
       .map((l) => JSON.parse(l).msg as string);

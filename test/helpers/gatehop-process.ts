@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { readLogLines } from './log-file.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
 
@@ -52,13 +53,9 @@ export class GatehopProcess {
     return this.#stderr;
   }
 
-  /** JSON lines of its log file (`--log-file`). */
+  /** JSON lines of its log file (`--log-file`; rotated, so read from its numbered files). */
   log(file: string): LogLine[] {
-    if (!existsSync(file)) return [];
-    return readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as LogLine);
+    return readLogLines<LogLine>(file);
   }
 
   async stop(): Promise<number | null> {
