@@ -39,6 +39,7 @@ export class ReliableChannel {
   readonly #unacked = new Map<number, Pending>();
   #acks: number[] = [];
   #recvNext = 0;
+  #highestAcked = -1;
   readonly #recvBuf = new Map<number, Buffer>();
   #closed = false;
   readonly #o: Required<Omit<ReliableChannelOptions, 'mayRetransmit'>> & Pick<ReliableChannelOptions, 'mayRetransmit'>;
@@ -92,11 +93,17 @@ export class ReliableChannel {
     this.#pump();
   }
 
+  /** The highest message id the peer acknowledged (-1: none yet): proof that it received that far. */
+  get highestAcked(): number {
+    return this.#highestAcked;
+  }
+
   /** The peer acknowledged these ids (unknown ones are ignored); frees window for what waits. */
   acknowledged(ids: readonly number[]): void {
     for (const id of ids) {
       const p = this.#unacked.get(id);
       if (!p) continue;
+      this.#highestAcked = Math.max(this.#highestAcked, id);
       if (p.timer) clearTimeout(p.timer);
       this.#unacked.delete(id);
     }

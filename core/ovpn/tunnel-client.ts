@@ -47,12 +47,15 @@ import { checkServerCertificate } from './server-cert.js';
 export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'RECONNECTING' | 'DISCONNECTED';
 
 /**
- * OpenSSL's answers when the server refused our TLS: no shared version or cipher suite, or a key
- * too weak. Only these turn on legacy TLS. Silence never does (#34): a filter that drops one
- * handshake must not make us offer TLS 1.0 with SECLEVEL 0.
+ * The server refused our TLS: OpenSSL's answers for no shared version or cipher suite, or a key too
+ * weak; or TLS_HELLO_UNANSWERED, a server that acknowledged our ClientHello at the OpenVPN layer and
+ * answered nothing (an OpenVPN server refuses a version it does not speak so: its alert never
+ * leaves it). Only these turn on legacy TLS. Silence never does (#34): a handshake that the server
+ * never acknowledged was lost on the way, and a filter that drops it must not make us offer TLS 1.0
+ * with SECLEVEL 0.
  */
 const TLS_REFUSALS =
-  /UNSUPPORTED_PROTOCOL|WRONG_VERSION_NUMBER|NO_PROTOCOLS_AVAILABLE|PROTOCOL_VERSION|HANDSHAKE_FAILURE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|KEY_TOO_SMALL|MD_TOO_WEAK|INSUFFICIENT_SECURITY/;
+  /TLS_HELLO_UNANSWERED|UNSUPPORTED_PROTOCOL|WRONG_VERSION_NUMBER|NO_PROTOCOLS_AVAILABLE|PROTOCOL_VERSION|HANDSHAKE_FAILURE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|KEY_TOO_SMALL|MD_TOO_WEAK|INSUFFICIENT_SECURITY/;
 
 function isTlsVersionOrCipherRefusal(err: unknown): boolean {
   const cause = (err as { cause?: { code?: unknown } }).cause;
@@ -711,15 +714,22 @@ export class TunnelClient extends EventEmitter<{
       ...(this.#legacyTls ? { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
     });
     k.tls = tls;
-    // A first handshake that does not finish in time is a timeout, never a refusal: a filter that
-    // drops it looks the same as a server that cannot speak our TLS, and only the latter says so.
+    // A first handshake that does not finish in time: a refusal only when the server acknowledged
+    // what we sent after our reset (it has our ClientHello and chose not to answer), else a
+    // timeout (the hello, or the answer, was lost on the way).
     const handshakeTimer =
       k.keyId === 0
         ? setTimeout(() => {
             if (k.tls !== tls) return; // this key state is gone
-            const err = Object.assign(new Error(`no TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s`), {
-              code: 'TLS_HANDSHAKE_TIMEOUT',
-            });
+            const heard = k.rel.highestAcked >= 1;
+            const err = Object.assign(
+              new Error(
+                heard
+                  ? `the server took our TLS hello and did not answer within ${TLS_HANDSHAKE_MS / 1000} s`
+                  : `no TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s`,
+              ),
+              { code: heard ? 'TLS_HELLO_UNANSWERED' : 'TLS_HANDSHAKE_TIMEOUT' },
+            );
             this.#fatal(
               new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `TLS with ${this.#remote.host}: ${err.message}`, {
                 cause: err,

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { readLogLines } from '../helpers/log-file.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -24,11 +25,7 @@ interface LogLine {
 }
 
 function readLog(file: string): LogLine[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as LogLine);
+  return readLogLines<LogLine>(file);
 }
 
 /** The selector's and tunnels' events so far, for a failure message that says what happened instead. */
@@ -70,8 +67,9 @@ describe.skipIf(!isRoot)('gatehop --api against the rig: list, score, persist', 
         dataDir,
         '--log-file',
         logFile,
+        // Each node's scoring terms are logged at debug (#32).
         '--log-level',
-        'info',
+        'debug',
       ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],

@@ -29,10 +29,11 @@ export interface StableServerOptions {
   /** The PUSH_REPLY sent (default: Stable's net30 form). */
   pushReply?: string;
   /**
-   * After its hard reset, nothing: no TLS, no acks (a filter that drops the handshake, or a server
-   * that stalls). What a client may not take for a refusal of its TLS.
+   * After its hard reset, no TLS. 'drop': not even an ack (a filter that drops the handshake on
+   * the way: what a client may not take for a refusal). 'ack': the ClientHello acknowledged and
+   * then nothing (an OpenVPN server that does not speak the client's TLS versions: a refusal).
    */
-  silentTls?: boolean;
+  silentTls?: 'drop' | 'ack';
 }
 
 const STABLE_CIPHERS = new Set(['AES-128-CBC', 'AES-192-CBC', 'AES-256-CBC']);
@@ -139,7 +140,11 @@ export class StableServer {
       return;
     }
     if (!this.#clientSid || !p.sessionId.equals(this.#clientSid)) return;
-    if (this.opts.silentTls) return;
+    if (this.opts.silentTls === 'drop') return;
+    if (this.opts.silentTls === 'ack') {
+      if (op === Op.CONTROL_V1 && p.messageId !== null) this.#send(this.#control(Op.ACK_V1, null, [p.messageId]));
+      return;
+    }
     if (this.#inFlight && p.acks.includes(this.#inFlight.msgId)) {
       this.#inFlight = null;
       this.#pump();

@@ -121,7 +121,7 @@ describe('a SoftEther Stable 4.x node (constructed from the notes)', () => {
   });
 
   it('a TLS handshake that goes unanswered (dropped, not refused) is a timeout: no retry with TLS 1.0 and weak ciphers (#34 item 2)', async () => {
-    const server = await StableServer.start({ ...pem, silentTls: true });
+    const server = await StableServer.start({ ...pem, silentTls: 'drop' });
     open.push(server);
     const client = new TunnelClient({
       profile: parseProfile(profile(server.port, 'AES-128-CBC')),
@@ -136,6 +136,21 @@ describe('a SoftEther Stable 4.x node (constructed from the notes)', () => {
     // One session: the landed code started a second one offering TLS 1.0 with SECLEVEL 0.
     expect(server.sessionsSeen).toHaveLength(1);
   }, 30_000);
+
+  it('a server that acknowledges our ClientHello and answers nothing (how OpenVPN refuses a TLS version) gets one more try with legacy TLS', async () => {
+    const server = await StableServer.start({ ...pem, silentTls: 'ack' });
+    open.push(server);
+    const client = new TunnelClient({
+      profile: parseProfile(profile(server.port, 'AES-128-CBC')),
+      logger: silentLogger(),
+    });
+    open.push(client);
+    await expect(client.connect({ timeoutMs: 25_000 })).rejects.toMatchObject({
+      message: expect.stringMatching(/took our TLS hello and did not answer/),
+    });
+    expect(client.legacyTls).toBe(true);
+    expect(server.sessionsSeen).toHaveLength(2);
+  }, 40_000);
 
   it('a server reset that never comes: starts over with a new session id (Stable answers a reset once, notes §2.4)', async () => {
     const server = await StableServer.start({ ...pem, ignoreSessions: 1 });

@@ -24,7 +24,12 @@ function onCountLine(s, then) {
 }
 
 const listen = (port, handler) =>
-  new Promise((r) => createServer({ allowHalfOpen: true }, (s) => { s.on('error', () => {}); handler(s); }).listen(port, host, r));
+  new Promise((r) =>
+    createServer({ allowHalfOpen: true }, (s) => {
+      s.on('error', () => {});
+      handler(s);
+    }).listen(port, host, r),
+  );
 
 await listen(5001, (s) => {
   onCountLine(s, (total) => {

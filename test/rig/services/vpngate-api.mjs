@@ -22,13 +22,28 @@ const mirrors = opt('--mirrors', '') ? opt('--mirrors').split(',') : null;
 const noList = rest.includes('--no-list');
 
 function csv() {
-  const lines = ['*vpn_servers', '#HostName,IP,Score,Ping,Speed,CountryLong,CountryShort,NumVpnSessions,Uptime,TotalUsers,TotalTraffic,LogType,Operator,Message,OpenVPN_ConfigData_Base64'];
+  const lines = [
+    '*vpn_servers',
+    '#HostName,IP,Score,Ping,Speed,CountryLong,CountryShort,NumVpnSessions,Uptime,TotalUsers,TotalTraffic,LogType,Operator,Message,OpenVPN_ConfigData_Base64',
+  ];
   state.nodes.forEach((n, i) => {
     if (only && !only.has(n.name) && !only.has(n.id)) return;
     const profile = readFileSync(n.listProfile, 'utf8');
     const row = [
-      n.name, n.vpnAddress, 1_000_000 - i * 50_000, 10 + i * 3, 100_000_000 - i * 5_000_000, 'Japan', 'JP',
-      5 + i, 86_400_000 * (i + 1), 1000 + i, 123456789012, '2weeks', `"Rig operator ${i}, Tsukuba"`, '',
+      n.name,
+      n.vpnAddress,
+      1_000_000 - i * 50_000,
+      10 + i * 3,
+      100_000_000 - i * 5_000_000,
+      'Japan',
+      'JP',
+      5 + i,
+      86_400_000 * (i + 1),
+      1000 + i,
+      123456789012,
+      '2weeks',
+      `"Rig operator ${i}, Tsukuba"`,
+      '',
       Buffer.from(profile).toString('base64'),
     ];
     lines.push(row.join(','));
@@ -39,8 +54,11 @@ function csv() {
 
 function directory() {
   const rows = mirrors
-    .map((m, i) => `<tr><td class="vg_table_row_${i % 2}" style="text-align: center;"><img src="../images/flags/JP.png" /><br>Japan</td>` +
-      `<td class="vg_table_row_${i % 2}"><a href="${m}/en/" target="_blank"><strong>${m}/</strong></a><br>(Mirror location: Japan)</td></tr>`)
+    .map(
+      (m, i) =>
+        `<tr><td class="vg_table_row_${i % 2}" style="text-align: center;"><img src="../images/flags/JP.png" /><br>Japan</td>` +
+        `<td class="vg_table_row_${i % 2}"><a href="${m}/en/" target="_blank"><strong>${m}/</strong></a><br>(Mirror location: Japan)</td></tr>`,
+    )
     .join('\n');
   return `<!DOCTYPE html><html><head><title>VPN Gate Mirror Sites</title></head><body>
 <a href="/en/">VPN Gate</a> <a href="http://www.softether.org/">SoftEther</a>
