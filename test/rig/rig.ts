@@ -310,7 +310,9 @@ export class Rig {
     const files = Object.entries(n.profiles).sort(([a], [b]) => (a === 'tcp' ? -1 : b === 'tcp' ? 1 : 0));
     for (const [proto, file] of files) {
       const profile = parseProfile(readFileSync(file, 'utf8'));
-      if (n.kind === 'softether' && proto === 'udp') {
+      // A TLS-1.0-only OpenVPN server refuses our TLS in silence (its alert never leaves it), and
+      // Gatehop does not take silence for a refusal (#34): an answered HARD_RESET shows it is up.
+      if ((n.kind === 'softether' || n.variant?.startsWith('legacy')) && proto === 'udp') {
         const { host, port } = profile.remotes[0]!;
         for (;;) {
           try {
