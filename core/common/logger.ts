@@ -33,7 +33,8 @@ export const LOG_FILES_KEPT = 4;
  * LOG_FILE_MAX_BYTES with LOG_FILES_KEPT old files kept (pino-roll, in this thread: no transport
  * worker, so the last lines before an exit are not lost to a thread that did not flush). The files
  * take at most (LOG_FILES_KEPT + 1) × LOG_FILE_MAX_BYTES (50 MiB), each file over by at most what
- * was logged in one turn of the event loop (it rolls when that write has drained). A log file that
+ * was logged in one turn of the event loop (pino-roll rolls when the stream drains, after it). A
+ * log file that
  * cannot be written (full disk, read-only) never takes the process down: the error is reported
  * once on stderr and the file is dropped.
  */
@@ -48,8 +49,10 @@ export async function openLogger(opts: LoggerOptions): Promise<Logger> {
       limit: { count: opts.rotate?.keep ?? LOG_FILES_KEPT, removeOtherLogFiles: true },
       symlink: true,
       mkdir: true,
-      // Asynchronous: pino-roll rolls on the stream's 'drain', which a synchronous SonicBoom never emits.
-      sync: false,
+      // Synchronous: every line is on disk when the call returns (the last lines before a crash
+      // too), and the stream drains after each turn of the event loop, when pino-roll rolls. An
+      // asynchronous stream under a steady flow of lines never drains, and the file outgrew its cap.
+      sync: true,
     });
     let failed = false;
     roll.on('error', (err: Error) => {
