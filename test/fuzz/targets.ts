@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { ZodError } from 'zod';
-import { ErrorCodes, GatehopError, isGatehopError, silentLogger } from '../../core/common/index.js';
+import { ErrorCodes, GatehopError, isGatehopError, parseSocks5Udp, silentLogger } from '../../core/common/index.js';
 import { operations } from '../../core/api/contract.js';
 import { ApiFailure, parseJsonBody } from '../../core/api/http-util.js';
 import { buildConfig } from '../../core/app/index.js';
@@ -101,7 +101,7 @@ const socksSeeds = [
 
 const socks5Heads: FuzzTarget<Buffer> = {
   name: 'socks5-heads',
-  what: 'SOCKS5 greeting, RFC 1929 username/password, request and UDP header (core/socks5 socks5-codec)',
+  what: 'SOCKS5 greeting, RFC 1929 username/password, request and UDP header, both sides (socks5-codec, common socks5-wire)',
   input: bytesLike(socksSeeds, 300),
   run(b) {
     for (const parse of [
@@ -118,6 +118,9 @@ const socks5Heads: FuzzTarget<Buffer> = {
       if (r.kind === 'ok')
         must(r.consumed > 0 && r.consumed <= b.length, `${parse.name}: consumed ${r.consumed} of ${b.length}`);
     }
+    // The client side of the same codec (core/common socks5-wire): what an upstream's UDP relay sends.
+    const u = parseSocks5Udp(b);
+    if (u) must(u.data.length <= b.length && u.port >= 0 && u.port <= 65535, 'parseSocks5Udp: out of bounds');
   },
 };
 
