@@ -59,6 +59,7 @@ async function main(): Promise<void> {
       {
         egress: 'vpngate',
         api: [rig.state.apiUrl],
+        vpngate: { allowPrivateNodes: true },
         listen: '127.0.0.1:0',
         admin: 'off',
         dataDir,

@@ -149,6 +149,7 @@ try {
       {
         egress: 'vpngate',
         api: [rig.state.apiUrl],
+        vpngate: { allowPrivateNodes: true },
         listen: '127.0.0.1:0',
         admin: '127.0.0.1:0',
         adminToken: ADMIN_TOKEN,

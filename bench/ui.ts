@@ -102,6 +102,7 @@ async function startCore(n: number): Promise<Core> {
       'vpngate',
       '--api',
       api,
+      '--allow-private-nodes',
       '--listen',
       '127.0.0.1:0',
       '--admin',

@@ -156,6 +156,7 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
       'vpngate',
       '--api',
       rig.state.apiUrl,
+      '--allow-private-nodes',
       '--listen',
       `127.0.0.1:${proxyPort}`,
       '--admin',

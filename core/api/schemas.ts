@@ -67,6 +67,8 @@ export const listStatusSchema = z.object({
   nodes: z.number().int(),
   refreshing: z.boolean(),
   sources: z.array(listSourceSchema),
+  /** Rows of the current list that are not used, by reason (e.g. `loopback-address`, `remote-mismatch`). */
+  skipped: z.record(z.string(), z.number().int()).default({}),
 });
 export type ListStatusDto = z.infer<typeof listStatusSchema>;
 

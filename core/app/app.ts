@@ -22,6 +22,8 @@ import {
   type Logger,
   type LogTap,
   detach,
+  classifyAddress,
+  refusedAddress,
 } from '../common/index.js';
 import {
   DirectEgress,
@@ -180,6 +182,7 @@ async function startNodePipeline(
   store: Store,
   logger: Logger,
   tunnelDialer: () => Dialer | null,
+  unsafeLoopbackNodes: boolean,
 ): Promise<NodePipeline> {
   const staticNodes = config.ovpn.map((f) => staticNodeFromFile(f));
   const endpoints =
@@ -199,6 +202,11 @@ async function startNodePipeline(
     sources: sourceOptionsOf(config),
     dialer: routes.listDialer(),
     tunnelDialer,
+    // Read per use: vpngate.allowPrivateNodes applies on a reload.
+    addressPolicy: (ip) =>
+      unsafeLoopbackNodes && classifyAddress(ip) === 'loopback'
+        ? null
+        : refusedAddress(ip, current().vpngate.allowPrivateNodes),
   });
   const selector = new Selector(config.selector, store, logger, routes.prober, routes.reachable);
   selector.onRanked((r) => routes.observe(r, nodes.nodes));
@@ -310,6 +318,11 @@ export interface StartExtras {
   readLayers?: () => { fromFile: ConfigInput; fromFlags: ConfigInput };
   /** The desktop app around this core: start at login and restart, for the window's Settings. */
   desktop?: DesktopAccess | null;
+  /**
+   * For in-process tests only (no config key or flag reaches it): list nodes on loopback are
+   * dialled, so a test's list can name closed local ports. A real run never dials loopback from a list.
+   */
+  unsafeLoopbackNodes?: boolean;
 }
 
 export async function startApp(config: GatehopConfig, logger: Logger, extras: StartExtras = {}): Promise<RunningApp> {
@@ -333,6 +346,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         store,
         logger,
         () => (manager ? tunnelDialerOf(manager) : null),
+        extras.unsafeLoopbackNodes === true,
       )
     : null;
   const egress: Egress =

@@ -52,6 +52,7 @@ interface RunFlags {
   listSource?: string[];
   protocols?: string;
   sstpCa?: string;
+  allowPrivateNodes?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -73,7 +74,11 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   copy('api', 'api');
   copy('ovpn', 'ovpn');
   if (f.upstream !== undefined) out.upstream = { url: f.upstream };
-  if (f.listSource?.length) out.vpngate = { sources: f.listSource };
+  if (f.listSource?.length || f.allowPrivateNodes)
+    out.vpngate = {
+      ...(f.listSource?.length ? { sources: f.listSource } : {}),
+      ...(f.allowPrivateNodes ? { allowPrivateNodes: true } : {}),
+    };
   if (f.protocols !== undefined || f.sstpCa !== undefined) {
     out.tunnel = {
       ...(f.protocols !== undefined
@@ -265,7 +270,7 @@ function withRunOptions(cmd: Command): Command {
     .option('--admin-token-file <file>', `admin API bearer token, read from a file (or set ${'GATEHOP_ADMIN_TOKEN'})`)
     .option('--admin-token <token>', 'admin API bearer token (visible in the process list: prefer --admin-token-file)')
     .option('--data-dir <dir>', 'where state and logs live (default: the OS app-data folder)')
-    .option('--auth-file <file>', 'proxy users, user:salt:sha256hex lines (see "gatehop passwd")')
+    .option('--auth-file <file>', 'proxy users, one user:scrypt:… line each (see "gatehop passwd")')
     .option('--no-auth', 'allow a proxy without credentials on a non-loopback address')
     .option('--config <file>', 'YAML config file; flags override it')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
@@ -273,6 +278,7 @@ function withRunOptions(cmd: Command): Command {
     .option('--api <url>', 'VPN Gate list endpoint, repeatable, tried in order (replaces the official ones)', collect)
     .option('--ovpn <file>', 'your own .ovpn profile as a node, repeatable (only these: no list is fetched)', collect)
     .option('--list-source <url>', 'another place that serves the VPN Gate list (same CSV), repeatable', collect)
+    .option('--allow-private-nodes', 'dial nodes and mirrors a list names at private (LAN) addresses; off by default')
     .option(
       '--upstream <url>',
       'your other proxy, socks5://[user:pass@]host:port or http://host:port: the list and TCP nodes go through it',

@@ -104,6 +104,12 @@ const vpngateSchema = z
     keepDays: z.number().int().min(1).max(90).default(7),
     /** Connect to a node's address (ip) or its DDNS name, <HostName>.opengw.net (hostname). */
     connectBy: z.enum(['ip', 'hostname']).default('ip'),
+    /**
+     * Dial nodes (and mirrors) a list names at private addresses (10/8, 172.16/12, 192.168/16,
+     * 100.64/10, fc00::/7). Off: a list is someone else's data and may not aim Gatehop at the
+     * user's LAN. Loopback, link-local, multicast and broadcast are never dialled from a list.
+     */
+    allowPrivateNodes: z.boolean().default(false),
     /** One source's deadline: the whole request, a stalled body included. */
     timeoutMs: z.number().int().min(500).max(120_000).default(15_000),
     /** Each source's head start before the next one is tried too (sooner when it fails). */

@@ -116,11 +116,17 @@ export class NodeRoutes {
       : node.ip;
   }
 
-  /** What a tunnel to `node` needs beyond its profile. */
+  /**
+   * What a tunnel to `node` needs beyond its profile. A listed node is always dialled at
+   * `hostOf(node)`, never at its profile's `remote`: the address dialled is the address probed,
+   * shown and remembered. The user's own profile (`--ovpn`) is trusted as it is.
+   */
   tunnelRoute(node: VpnGateNode): { remoteHost?: string; upstreamUrl?: string } {
     const up = this.#upstream();
-    const host = this.hostOf(node);
-    return { ...(host !== node.ip ? { remoteHost: host } : {}), ...(up ? { upstreamUrl: urlOf(up) } : {}) };
+    return {
+      ...(node.source === 'list' ? { remoteHost: this.hostOf(node) } : {}),
+      ...(up ? { upstreamUrl: urlOf(up) } : {}),
+    };
   }
 
   /**

@@ -68,3 +68,4 @@ export {
   type SocksAddress,
 } from './socks5-wire.js';
 export { withDeadline } from './deadline.js';
+export { classifyAddress, isLocalName, refusedAddress, type AddressClass } from './address-class.js';

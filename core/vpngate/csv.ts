@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { parse } from 'csv-parse/sync';
-import { ErrorCodes, GatehopError } from '../common/index.js';
+import { ErrorCodes, GatehopError, refusedAddress } from '../common/index.js';
 import { parseProfile } from '../ovpn/index.js';
 import type { VpnGateNode } from './node.js';
 
@@ -8,6 +8,19 @@ export interface ParsedList {
   nodes: VpnGateNode[];
   /** Rows skipped, by reason. */
   skipped: Record<string, number>;
+}
+
+/**
+ * Why a node's address may not be dialled (a reason such as `loopback`), or null when it may. The
+ * default refuses this machine, its link, multicast, broadcast, reserved and private ranges; the
+ * app allows private ones with `vpngate.allowPrivateNodes`.
+ */
+export type AddressPolicy = (ip: string) => string | null;
+
+export const defaultAddressPolicy: AddressPolicy = (ip) => refusedAddress(ip, false);
+
+export interface ParseOptions {
+  addressPolicy?: AddressPolicy;
 }
 
 const REQUIRED = ['HostName', 'IP', 'OpenVPN_ConfigData_Base64'] as const;
@@ -23,8 +36,14 @@ function num(v: string | undefined): number | null {
  * Parses the VPN Gate API response: `*vpn_servers` banner, `#`-prefixed header, rows, final `*`.
  * An HTML page, an empty body or a list without its final `*` (truncated) is GH_ERR_LIST_INVALID;
  * a bad row is skipped and counted, never fatal.
+ *
+ * One address per node: a node is dialled, probed, shown and remembered at its row's `IP`. A row
+ * whose profile's `remote` is another IP address is skipped (`remote-mismatch`): the two columns
+ * disagree about where the node is, and neither can be trusted. A profile `remote` given as a name
+ * is dialled at the row's IP. An IP the policy refuses is skipped as `<class>-address`.
  */
-export function parseVpnGateCsv(text: string): ParsedList {
+export function parseVpnGateCsv(text: string, opts: ParseOptions = {}): ParsedList {
+  const policy = opts.addressPolicy ?? defaultAddressPolicy;
   const body = text.replace(/^\uFEFF/, '');
   if (body.trim() === '') throw new GatehopError(ErrorCodes.LIST_INVALID, 'the list is empty');
   if (/^\s*</.test(body)) throw new GatehopError(ErrorCodes.LIST_INVALID, 'the list is an HTML page, not CSV');
@@ -79,6 +98,11 @@ export function parseVpnGateCsv(text: string): ParsedList {
       skip('bad-ip');
       continue;
     }
+    const refused = policy(ip);
+    if (refused !== null) {
+      skip(`${refused}-address`);
+      continue;
+    }
     const b64 = (r['OpenVPN_ConfigData_Base64'] ?? '').replace(/\s+/g, '');
     if (!b64 || b64.length % 4 !== 0 || !BASE64.test(b64)) {
       skip('bad-base64');
@@ -95,6 +119,10 @@ export function parseVpnGateCsv(text: string): ParsedList {
     const remote = profile.remotes[0]!;
     if (!profile.ca) {
       skip('no-ca');
+      continue;
+    }
+    if (isIP(remote.host) !== 0 && remote.host !== ip) {
+      skip('remote-mismatch');
       continue;
     }
     ids.add(id);
@@ -118,4 +146,10 @@ export function parseVpnGateCsv(text: string): ParsedList {
     });
   }
   return { nodes, skipped };
+}
+
+/** `2 loopback-address, 1 remote-mismatch`: a list's skipped rows for a message. */
+export function describeSkipped(skipped: Record<string, number>): string {
+  const parts = Object.entries(skipped).map(([k, n]) => `${n} ${k}`);
+  return parts.length ? parts.join(', ') : 'nothing';
 }

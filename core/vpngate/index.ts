@@ -1,5 +1,5 @@
 export type { VpnGateNode } from './node.js';
-export { parseVpnGateCsv, type ParsedList } from './csv.js';
+export { parseVpnGateCsv, defaultAddressPolicy, describeSkipped, type AddressPolicy, type ParsedList } from './csv.js';
 export { httpGet, type Dialer, type DialVia, type HttpGetOptions, type HttpGetResult } from './http-get.js';
 export { directDialer, upstreamDialer } from './direct-dialer.js';
 export { fetchListFrom, raceSources, type RaceOptions, type RaceResult, type SourceAttempt } from './list-race.js';
@@ -18,7 +18,6 @@ export { OFFICIAL_ENDPOINTS } from './official.js';
 export { staticNodeFromFile } from './static-nodes.js';
 export {
   NodeList,
-  describeSkipped,
   type ListMeta,
   type ListStatus,
   type ListVia,
@@ -27,3 +26,4 @@ export {
   type SourceOptions,
   type SourceState,
 } from './node-list.js';
+export { guardedDialer } from './guarded-dialer.js';

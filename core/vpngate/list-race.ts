@@ -1,5 +1,6 @@
 import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import { parseVpnGateCsv, type ParsedList } from './csv.js';
+import { describeSkipped, parseVpnGateCsv, type AddressPolicy, type ParsedList } from './csv.js';
+import { guardedDialer } from './guarded-dialer.js';
 import { httpGet, type DialVia, type Dialer } from './http-get.js';
 import type { ListSource } from './sources.js';
 
@@ -35,6 +36,8 @@ export interface RaceOptions {
    * promise yields joins this race (when no source has won yet). Not for user sources.
    */
   onReached?: (source: ListSource) => Promise<ListSource[]> | null;
+  /** Which node addresses a list may name; also where a mirror (someone else's URL) may be dialled. */
+  addressPolicy?: AddressPolicy;
 }
 
 export interface RaceResult {
@@ -45,13 +48,24 @@ export interface RaceResult {
 /** GETs one source and parses it as a VPN Gate list; the error says what the source answered. */
 export async function fetchListFrom(
   url: string,
-  o: { dialer: Dialer; timeoutMs: number; maxBytes: number; signal: AbortSignal; onResponse?: () => void },
+  o: {
+    dialer: Dialer;
+    timeoutMs: number;
+    maxBytes: number;
+    signal: AbortSignal;
+    onResponse?: () => void;
+    addressPolicy?: AddressPolicy;
+  },
 ): Promise<ParsedList> {
   const res = await httpGet(url, { dialer: o.dialer, timeoutMs: o.timeoutMs, maxBytes: o.maxBytes, signal: o.signal });
   o.onResponse?.();
   if (res.status !== 200) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `HTTP ${res.status}`);
-  const parsed = parseVpnGateCsv(res.body);
-  if (parsed.nodes.length === 0) throw new GatehopError(ErrorCodes.LIST_INVALID, 'no usable node in the list');
+  const parsed = parseVpnGateCsv(res.body, o.addressPolicy ? { addressPolicy: o.addressPolicy } : {});
+  if (parsed.nodes.length === 0)
+    throw new GatehopError(
+      ErrorCodes.LIST_INVALID,
+      `no usable node in the list${Object.keys(parsed.skipped).length ? ` (skipped: ${describeSkipped(parsed.skipped)})` : ''}`,
+    );
   return parsed;
 }
 
@@ -104,7 +118,9 @@ export async function raceSources(o: RaceOptions): Promise<RaceResult> {
   const start = (s: ListSource): void => {
     const started = Date.now();
     const p: Promise<void> = fetchListFrom(s.url, {
-      dialer: o.dialer,
+      // A mirror's URL is someone else's data (a directory page): it may not aim at this machine or its LAN.
+      dialer: s.kind === 'mirror' ? guardedDialer(o.dialer, o.addressPolicy) : o.dialer,
+      ...(o.addressPolicy ? { addressPolicy: o.addressPolicy } : {}),
       timeoutMs: o.timeoutMs,
       maxBytes: o.maxBytes,
       signal,

@@ -1,10 +1,15 @@
+import { isIP } from 'node:net';
+import { isLocalName } from '../common/index.js';
+import { defaultAddressPolicy, type AddressPolicy } from './csv.js';
+
 /**
  * VPN Gate's mirror directory page (`/en/sites.aspx`): volunteers' mirrors of the whole site,
  * each linked as `http://HOST:PORT/en/`, and each serving the same `/api/iphone/` list. The page is
  * HTML meant for people; read it as such: every anchor's href, entities decoded, kept when it is
  * an absolute http(s) URL to another site's language root (`/en/`, `/ja/`, …) or to a site root on an
  * explicit port (how mirrors on volunteers' PCs are published). The page's own site, VPN Gate's
- * and SoftEther's pages and anything with a query are left out.
+ * and SoftEther's pages, anything with a query, and links to this machine or (unless allowed) the
+ * LAN are left out.
  */
 
 /** Hosts whose links are the project's own pages, never mirrors. */
@@ -27,7 +32,11 @@ function decodeEntities(s: string): string {
  * The list endpoints (`<mirror origin>/api/iphone/`) of the mirrors a directory page links to, in
  * page order, without duplicates. `pageUrl` is where the page came from (its own site is no mirror).
  */
-export function parseMirrorDirectory(html: string, pageUrl: string): string[] {
+export function parseMirrorDirectory(
+  html: string,
+  pageUrl: string,
+  policy: AddressPolicy = defaultAddressPolicy,
+): string[] {
   const own = safeUrl(pageUrl)?.host.toLowerCase() ?? null;
   const out = new Set<string>();
   const href = /<a\b[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))/gi;
@@ -37,6 +46,9 @@ export function parseMirrorDirectory(html: string, pageUrl: string): string[] {
     if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) continue;
     if (u.username || u.password || u.search || !u.hostname) continue;
     if (u.host.toLowerCase() === own || NOT_MIRRORS.test(u.hostname)) continue;
+    // A page may not aim Gatehop at this machine or its LAN (names are checked again when dialled).
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    if (isLocalName(host) || (isIP(host) !== 0 && policy(host) !== null)) continue;
     const languageRoot = /^\/[a-z]{2}(-[a-z]{2})?\/?$/i.test(u.pathname);
     const portRoot = u.port !== '' && (u.pathname === '/' || u.pathname === '');
     if (!languageRoot && !portRoot) continue;

@@ -7,7 +7,7 @@ import {
   detach,
   ignoreRejection,
 } from '../common/index.js';
-import { parseVpnGateCsv, type ParsedList } from './csv.js';
+import { defaultAddressPolicy, describeSkipped, parseVpnGateCsv, type AddressPolicy, type ParsedList } from './csv.js';
 import { directDialer } from './direct-dialer.js';
 import { httpGet, type DialVia, type Dialer } from './http-get.js';
 import { raceSources, type SourceAttempt } from './list-race.js';
@@ -83,6 +83,11 @@ export interface NodeListOptions {
     concurrency?: number;
   };
   now?: () => number;
+  /**
+   * Which node addresses are dialled (read per use: a reload applies to the next list and to the
+   * pool at once). Also where a mirror's URL may point. Default: public addresses only.
+   */
+  addressPolicy?: AddressPolicy;
 }
 
 export interface SourceState {
@@ -103,6 +108,8 @@ export interface ListStatus {
   refreshing: boolean;
   /** Every source Gatehop knows, with how its last attempt went. */
   sources: SourceState[];
+  /** Rows the current list (fetched or imported) had that are not used, by reason. */
+  skipped: Record<string, number>;
 }
 
 const DAY_MS = 24 * 3600_000;
@@ -125,6 +132,7 @@ export class NodeList {
   readonly #abort = new AbortController();
   #refreshing: Promise<void> | null = null;
   #lastRefresh: { at: number; ok: boolean } | null = null;
+  #skipped: Record<string, number> = {};
   readonly #directoryTried = new Map<string, number>();
   readonly #background = new Set<Promise<unknown>>();
   readonly #listeners: Listeners<readonly VpnGateNode[]>;
@@ -180,6 +188,7 @@ export class NodeList {
       fetchedAt: this.fetchedAt,
       nodes: this.#nodes.length,
       refreshing: this.#refreshing !== null,
+      skipped: { ...this.#skipped },
       sources: this.#candidates(records).map((s) => {
         const r = records.get(s.url);
         const okAt = r?.lastOkAt ?? null;
@@ -240,12 +249,13 @@ export class NodeList {
    * not a VPN Gate list; nothing is changed then.
    */
   importCsv(text: string, from = 'import'): ParsedList {
-    const parsed = parseVpnGateCsv(text);
+    const parsed = parseVpnGateCsv(text, { addressPolicy: this.#policy });
     if (parsed.nodes.length === 0)
       throw new GatehopError(
         ErrorCodes.LIST_INVALID,
         `no usable node in the file (skipped: ${describeSkipped(parsed.skipped)})`,
       );
+    this.#skipped = parsed.skipped;
     this.#take(parsed.nodes, this.#now(), from, 'import');
     this.#log.info(
       { event: 'list-imported', from, nodes: parsed.nodes.length, skipped: parsed.skipped },
@@ -258,6 +268,8 @@ export class NodeList {
   updateOptions(sources: Partial<SourceOptions>, dialer?: Dialer): void {
     this.#sourceOpts = { ...this.#sourceOpts, ...sources };
     if (dialer) this.#dialer = dialer;
+    // The address policy may have changed with them (vpngate.allowPrivateNodes): the pool passes it again.
+    this.#publish();
   }
 
   async close(): Promise<void> {
@@ -310,10 +322,17 @@ export class NodeList {
             signal,
             logger: this.opts.logger,
             onReached: (s) => this.#discover(s, dialer),
+            addressPolicy: this.#policy,
           });
           this.#record(attempts, records);
           failures.push(...attempts.filter((a) => !a.ok).map((a) => `${a.url} (${a.via}): ${a.error}`));
           if (winner) {
+            this.#skipped = winner.skipped;
+            if (Object.keys(winner.skipped).length > 0)
+              this.#log.info(
+                { event: 'list-rows-skipped', source: winner.source.url, skipped: winner.skipped },
+                `${describeSkipped(winner.skipped)} rows of the list from ${winner.source.url} are not used`,
+              );
             this.#take(winner.nodes, this.#now(), winner.source.url, viaOf(winner.source, dialer.via));
             this.#lastRefresh = { at: this.#now(), ok: true };
             return;
@@ -365,8 +384,20 @@ export class NodeList {
     this.#publish();
   }
 
+  /** The policy as configured now (a reload changes it). */
+  readonly #policy: AddressPolicy = (ip) => (this.opts.addressPolicy ?? defaultAddressPolicy)(ip);
+
   #publish(): void {
-    this.#nodes = [...this.opts.staticNodes, ...this.#pool.nodes()];
+    // Remembered nodes pass today's policy too: a pool saved by an older version or under another
+    // setting may hold addresses that are no longer dialled.
+    const pool = this.#pool.nodes();
+    const allowed = pool.filter((n) => this.#policy(n.ip) === null);
+    if (allowed.length < pool.length)
+      this.#log.info(
+        { event: 'pool-nodes-refused', nodes: pool.length - allowed.length },
+        `${pool.length - allowed.length} remembered nodes have addresses that are not dialled`,
+      );
+    this.#nodes = [...this.opts.staticNodes, ...allowed];
     this.#listeners.emit(this.#nodes);
   }
 
@@ -428,7 +459,7 @@ export class NodeList {
         maxBytes: 2 * 1024 * 1024,
       });
       if (res.status !== 200) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `HTTP ${res.status}`);
-      const found = parseMirrorDirectory(res.body, res.url);
+      const found = parseMirrorDirectory(res.body, res.url, this.#policy);
       const records = new Map(this.opts.store.loadSources().map((r) => [r.url, r]));
       let added = 0;
       for (const url of found) {
@@ -470,11 +501,6 @@ export class NodeList {
 function viaOf(s: ListSource, dial: DialVia): ListVia {
   if (dial !== 'direct') return dial;
   return s.kind === 'mirror' ? 'mirror' : s.kind === 'user' ? 'user' : 'direct';
-}
-
-export function describeSkipped(skipped: Record<string, number>): string {
-  const parts = Object.entries(skipped).map(([k, n]) => `${n} ${k}`);
-  return parts.length ? parts.join(', ') : 'nothing';
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

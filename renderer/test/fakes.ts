@@ -77,6 +77,7 @@ export function status(over: Partial<Status> = {}): Status {
       fetchedAt: 1000,
       nodes: 2,
       refreshing: false,
+      skipped: {},
       sources: [
         {
           url: 'https://www.vpngate.net/api/iphone/',

@@ -23,6 +23,7 @@ const blocked = status({
     fetchedAt: null,
     nodes: 0,
     refreshing: false,
+    skipped: {},
     sources: [
       {
         url: 'https://www.vpngate.net/api/iphone/',
@@ -126,6 +127,7 @@ describe('no node list yet (issue #20)', () => {
             nodes: 2,
             refreshing: false,
             sources: blocked.list!.sources,
+            skipped: { 'loopback-address': 2, 'link-local-address': 1, 'private-address': 4, 'remote-mismatch': 1 },
           },
         }),
       );
@@ -140,6 +142,9 @@ describe('no node list yet (issue #20)', () => {
       'List of 2 nodes from a VPN Gate mirror, 1 min ago · http://198.51.100.7:8080/api/iphone/',
     );
     expect(screen.getByText('3 h ago')).toBeTruthy();
-    expect(screen.getByText('Where the list comes from: 3 sources, 2 failing')).toBeTruthy();
+    expect(screen.getByText('Where the list comes from: 3 sources, 2 failing')).toBeTruthy(); // Rows a list aimed at this machine or the LAN are named, grouped as the user can act on them (#34).
+    expect(screen.getByTestId('list-skipped').textContent).toBe(
+      'Rows not used: 3 aimed at this computer or its local link · 4 on private (home or office network) addresses · 1 whose profile names another address',
+    );
   });
 });

@@ -33,6 +33,7 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
       {
         egress: 'vpngate',
         api: [rig.state.apiUrl],
+        vpngate: { allowPrivateNodes: true },
         listen: '127.0.0.1:0',
         admin: '127.0.0.1:0',
         adminToken: token,

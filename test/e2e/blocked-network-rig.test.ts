@@ -66,6 +66,7 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
         'vpngate:',
         '  timeoutMs: 3000',
         '  headStartMs: 4000',
+        '  allowPrivateNodes: true',
         ...extra,
         '',
       ].join('\n'),

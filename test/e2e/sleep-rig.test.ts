@@ -54,6 +54,7 @@ describe.skipIf(!isRoot)('sleep and resume of the core (issue #24)', () => {
         'vpngate',
         '--api',
         rig.state.apiUrl,
+        '--allow-private-nodes',
         '--listen',
         `127.0.0.1:${proxyPort}`,
         '--admin',

@@ -210,6 +210,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     const base = {
       egress: 'vpngate',
       api: [rig.state.apiUrl],
+      vpngate: { allowPrivateNodes: true },
       listen: '127.0.0.1:0',
       admin: 'off',
       dataDir,

@@ -19,6 +19,8 @@ export function rigAppConfig(rig: Rig, dataDir: string, over: ConfigInput = {}):
       dataDir,
       logFile: 'off',
       ...over,
+      // The rig's nodes sit at private 10.K addresses, which a real list may not name by default.
+      vpngate: { allowPrivateNodes: true, ...over.vpngate },
       groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
       switching: { healthDnsName: 'files.test', ...over.switching },
     },

@@ -50,7 +50,7 @@ describe('admin API for the window', () => {
     await new Promise<void>((r) => list.listen(0, '127.0.0.1', () => r()));
     fromFlags.api = [`http://127.0.0.1:${(list.address() as AddressInfo).port}/api/iphone/`];
     const config = buildConfig(fromFile, fromFlags);
-    app = await startApp(config, silentLogger(), { layers: { fromFile, fromFlags } });
+    app = await startApp(config, silentLogger(), { layers: { fromFile, fromFlags }, unsafeLoopbackNodes: true });
     port = app.listening.admin!.port;
     token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   });

@@ -157,7 +157,10 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     };
     // A real logger at info (a silent one has no level to change), writing nowhere.
     const logger = pino({ level: 'info' }, new Writable({ write: (_c, _e, done) => done() }));
-    app = await startApp(buildConfig(fromFile, fromFlags), logger, { layers: { fromFile, fromFlags } });
+    app = await startApp(buildConfig(fromFile, fromFlags), logger, {
+      layers: { fromFile, fromFlags },
+      unsafeLoopbackNodes: true,
+    });
     port = app.listening.admin!.port;
     token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   });

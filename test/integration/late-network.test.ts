@@ -47,7 +47,7 @@ describe('a start while the list endpoint is down', () => {
         logFile: 'off',
       },
     );
-    app = await startApp(config, logger, { logTap: tap });
+    app = await startApp(config, logger, { logTap: tap, unsafeLoopbackNodes: true });
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     const status = async (): Promise<Status> =>
       statusSchema.parse((await apiRequest(app!.listening.admin!.port, 'GET', '/status', { token })).json());

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes, silentLogger } from '../../core/common/index.js';
+import { ErrorCodes, refusedAddress, silentLogger } from '../../core/common/index.js';
 import { Store } from '../../core/store/index.js';
 import {
   directDialer,
   NodeList,
+  parseVpnGateCsv,
   raceSources,
   type Dialer,
   type ListSource,
@@ -78,6 +79,8 @@ function nodeList(store: Store, opts: Partial<ConstructorParameters<typeof NodeL
     store: storeOf(store),
     logger: log,
     fetch: { attempts: 1, timeoutMs: 2_000, staggerMs: 300 },
+    // This file's list sites and mirrors listen on loopback; a real list may never aim there.
+    addressPolicy: () => null,
     ...opts,
   });
   lists.push(l);
@@ -243,6 +246,32 @@ describe('NodeList: mirrors, user sources, a working tunnel, imports', () => {
     expect(l.status()).toMatchObject({ via: 'import', source: 'import', nodes: 3 });
     expect(() => l.importCsv(vpnGateCsv([{ host: 'x', ip: '999.0.0.1' }]))).toThrow(/no usable node.*1 bad-ip/);
     expect(l.nodes).toHaveLength(3);
+  });
+
+  it('a remembered pool passes the address policy too: a node an older version saved at a local address is not served (#34)', async () => {
+    const store = newStore();
+    const [lo, ok, lan] = parseVpnGateCsv(
+      vpnGateCsv([
+        { host: 'saved-at-loopback', ip: '127.0.0.1' },
+        { host: 'public-vpn-1', ip: '203.0.113.1' },
+        { host: 'saved-at-lan', ip: '192.168.7.7' },
+      ]),
+      { addressPolicy: () => null },
+    ).nodes;
+    store.savePoolNodes([lo!, ok!, lan!], Date.now());
+    const s = await site({ status: 503 });
+    let allowLan = false;
+    const l = nodeList(store, {
+      endpoints: [s.listUrl],
+      sources: { mirrors: false },
+      addressPolicy: (ip) => refusedAddress(ip, allowLan),
+    });
+    await l.start();
+    expect(l.nodes.map((n) => n.id)).toEqual(['public-vpn-1']);
+    // vpngate.allowPrivateNodes turned on by a reload: the pool passes again at once.
+    allowLan = true;
+    l.updateOptions({});
+    expect(l.nodes.map((n) => n.id).sort()).toEqual(['public-vpn-1', 'saved-at-lan']);
   });
 
   it('the pool keeps the union of partial lists for keepDays and drops a node older than that, across restarts', async () => {

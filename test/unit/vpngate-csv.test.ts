@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, GatehopError } from '../../core/common/index.js';
+import { ErrorCodes, GatehopError, refusedAddress } from '../../core/common/index.js';
 import { parseVpnGateCsv } from '../../core/vpngate/index.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 
@@ -54,6 +54,43 @@ describe('VPN Gate CSV parsing', () => {
     const { nodes, skipped } = parseVpnGateCsv(text);
     expect(nodes.map((n) => n.id)).toEqual(['public-vpn-1', 'vpn118756292']);
     expect(skipped).toEqual({ 'bad-ip': 1, 'bad-base64': 1, 'bad-profile': 1, duplicate: 1 });
+  });
+
+  it('one address per node: a row whose profile dials another IP is skipped; a named remote is dialled at the row IP (#34)', () => {
+    const { nodes, skipped } = parseVpnGateCsv(
+      vpnGateCsv([
+        { host: 'aims-home', ip: '203.0.113.9', profile: vpnGateProfile('127.0.0.1', 22, 'tcp') },
+        { host: 'aims-router', ip: '203.0.113.10', profile: vpnGateProfile('192.168.1.1', 80, 'tcp') },
+        { host: 'named', ip: '203.0.113.11', profile: vpnGateProfile('vpn.example.org', 443, 'tcp') },
+      ]),
+    );
+    expect(skipped).toEqual({ 'remote-mismatch': 2 });
+    expect(nodes.map((n) => [n.id, n.ip, n.port])).toEqual([['named', '203.0.113.11', 443]]);
+  });
+
+  it('never takes a row aimed at this machine, its link or many hosts; the LAN only where the policy allows (#34)', () => {
+    const text = vpnGateCsv([
+      { host: 'lo', ip: '127.0.0.1' },
+      { host: 'any', ip: '0.0.0.0' },
+      { host: 'metadata', ip: '169.254.169.254' },
+      { host: 'mdns', ip: '224.0.0.251' },
+      { host: 'bcast', ip: '255.255.255.255' },
+      { host: 'router', ip: '192.168.1.1' },
+      { host: 'cgnat', ip: '100.64.1.1' },
+      { host: 'ok', ip: '203.0.113.1' },
+    ]);
+    const strict = parseVpnGateCsv(text);
+    expect(strict.nodes.map((n) => n.id)).toEqual(['ok']);
+    expect(strict.skipped).toEqual({
+      'loopback-address': 1,
+      'unspecified-address': 1,
+      'link-local-address': 1,
+      'multicast-address': 1,
+      'broadcast-address': 1,
+      'private-address': 2,
+    });
+    const lan = parseVpnGateCsv(text, { addressPolicy: (ip) => refusedAddress(ip, true) });
+    expect(lan.nodes.map((n) => n.id)).toEqual(['router', 'cgnat', 'ok']);
   });
 
   it('refuses an HTML page, an empty body and a truncated list', () => {

@@ -10,6 +10,7 @@ import {
   type SourceRecord,
 } from '../../core/vpngate/index.js';
 import { directoryHtml } from '../helpers/list-site.js';
+import { refusedAddress } from '../../core/common/index.js';
 
 describe('the mirror directory page', () => {
   it('reads the mirrors of a page shaped like /en/sites.aspx, and none of its other links', () => {
@@ -42,6 +43,23 @@ describe('the mirror directory page', () => {
       'http://198.51.100.8:9000/api/iphone/',
       'http://198.51.100.9:1234/api/iphone/',
     ]);
+  });
+
+  it('leaves out mirrors on this machine, its link or (unless allowed) the LAN (#34)', () => {
+    const html = directoryHtml([
+      { origin: 'http://127.0.0.1:8080' },
+      { origin: 'http://localhost:8080' },
+      { origin: 'http://[::1]:8080' },
+      { origin: 'http://169.254.169.254:80' },
+      { origin: 'http://192.168.1.1:8080' },
+      { origin: 'http://198.51.100.7:8080' },
+    ]);
+    expect(parseMirrorDirectory(html, 'https://www.vpngate.net/en/sites.aspx')).toEqual([
+      'http://198.51.100.7:8080/api/iphone/',
+    ]);
+    expect(
+      parseMirrorDirectory(html, 'https://www.vpngate.net/en/sites.aspx', (ip) => refusedAddress(ip, true)),
+    ).toEqual(['http://192.168.1.1:8080/api/iphone/', 'http://198.51.100.7:8080/api/iphone/']);
   });
 
   it('never throws on garbage, and every result is a list URL (property)', () => {

@@ -162,6 +162,13 @@ export const en = {
       none: '',
     },
     sources: 'Where the list comes from: {{count}} sources, {{failed}} failing',
+    skipped: 'Rows not used: {{what}}',
+    skip: {
+      mismatch: '{{count}} whose profile names another address',
+      local: '{{count}} aimed at this computer or its local link',
+      private: '{{count}} on private (home or office network) addresses',
+      malformed: '{{count}} malformed',
+    },
     noSources: 'No sources.',
     kind: { official: 'VPN Gate', api: 'Configured', mirror: 'Mirror', user: 'Yours' },
     path: { direct: 'direct', tunnel: 'through the tunnel', upstream: 'through your proxy' },

@@ -166,6 +166,13 @@ export const fa: Catalog = {
       none: '',
     },
     sources: 'منابع فهرست: {{count}} منبع، {{failed}} ناموفق',
+    skipped: 'ردیف‌های استفاده‌نشده: {{what}}',
+    skip: {
+      mismatch: '{{count}} که پروفایلشان نشانی دیگری دارد',
+      local: '{{count}} که به همین رایانه یا شبکهٔ محلی آن اشاره دارند',
+      private: '{{count}} با نشانی خصوصی (شبکهٔ خانه یا محل کار)',
+      malformed: '{{count}} نادرست',
+    },
     noSources: 'منبعی نیست.',
     kind: { official: 'VPN Gate', api: 'پیکربندی‌شده', mirror: 'آینه', user: 'منبع شما' },
     path: { direct: 'مستقیم', tunnel: 'از راه تونل', upstream: 'از راه پراکسی شما' },

@@ -155,6 +155,13 @@ export const zhCN: Catalog = {
       none: '',
     },
     sources: '列表来源：共 {{count}} 个，{{failed}} 个失败',
+    skipped: '未使用的行：{{what}}',
+    skip: {
+      mismatch: '{{count}} 行的配置文件指向另一个地址',
+      local: '{{count}} 行指向本机或本地链路',
+      private: '{{count}} 行是私有（家庭或办公网络）地址',
+      malformed: '{{count}} 行格式错误',
+    },
     noSources: '没有来源。',
     kind: { official: 'VPN Gate', api: '已配置', mirror: '镜像站', user: '您的来源' },
     path: { direct: '直连', tunnel: '经隧道', upstream: '经您的代理' },

@@ -155,6 +155,13 @@ export const zhTW: Catalog = {
       none: '',
     },
     sources: '清單來源：共 {{count}} 個，{{failed}} 個失敗',
+    skipped: '未使用的列：{{what}}',
+    skip: {
+      mismatch: '{{count}} 列的設定檔指向另一個位址',
+      local: '{{count}} 列指向本機或本地鏈路',
+      private: '{{count}} 列是私有（家庭或辦公網路）位址',
+      malformed: '{{count}} 列格式錯誤',
+    },
     noSources: '沒有來源。',
     kind: { official: 'VPN Gate', api: '已設定', mirror: '鏡像站', user: '您的來源' },
     path: { direct: '直接連線', tunnel: '經通道', upstream: '經您的代理' },

@@ -24,11 +24,34 @@ export function ListOrigin() {
         })}
         {list.source && list.source !== 'import' ? <span className="url"> · {list.source}</span> : null}
       </p>
+      <SkippedRows skipped={list.skipped} />
       <details open={failed > 0 && failed === list.sources.length}>
         <summary>{t('list.sources', { count: list.sources.length, failed })}</summary>
         <SourceList sources={list.sources} />
       </details>
     </div>
+  );
+}
+
+/** The reasons a list's rows were not used, grouped the way a user can act on them. */
+function skipGroup(reason: string): 'mismatch' | 'local' | 'private' | 'malformed' {
+  if (reason === 'remote-mismatch') return 'mismatch';
+  if (reason === 'private-address') return 'private';
+  if (reason.endsWith('-address')) return 'local';
+  return 'malformed';
+}
+
+function SkippedRows({ skipped }: { skipped: Readonly<Record<string, number>> }) {
+  const { t } = useTranslation();
+  const groups = new Map<string, number>();
+  for (const [reason, n] of Object.entries(skipped))
+    groups.set(skipGroup(reason), (groups.get(skipGroup(reason)) ?? 0) + n);
+  if (groups.size === 0) return null;
+  const what = [...groups].map(([g, count]) => t(`list.skip.${g}`, { count })).join(' · ');
+  return (
+    <p className="muted" data-testid="list-skipped">
+      {t('list.skipped', { what })}
+    </p>
   );
 }
 
