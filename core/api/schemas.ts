@@ -298,6 +298,11 @@ export const nodeSchema = z.object({
   lastListedAt: z.number().nullable(),
   /** Why the latest ranking left it out (backoff, unreachable, country-denied, not-in-top-k, needs-udp), or null. */
   excluded: z.string().nullable(),
+  /**
+   * The node refused modern TLS (an alert or a version or cipher error, never silence): its OpenVPN
+   * control channel runs on TLS 1.0+ with weak ciphers. Remembered for 30 days.
+   */
+  weakTls: z.boolean(),
   /** Each protocol the node can be reached with, in the order it is tried, and what it did so far. */
   protocols: z.array(
     z.object({

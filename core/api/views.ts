@@ -9,6 +9,7 @@ import {
 import { dataEngineStatus, nativeStatus } from '../common/index.js';
 import type { NodeTunnel } from '../groups/index.js';
 import { inBackoff } from '../selector/index.js';
+import { WEAK_TLS_REMEMBER_MS } from '../store/index.js';
 import type { ProxySession } from '../socks5/index.js';
 import type { AdminCore } from './admin-core.js';
 import type { NodeDto, Nodes, Status } from './schemas.js';
@@ -224,6 +225,7 @@ export function nodesView(core: AdminCore): Nodes {
   const draining = new Set((core.manager?.draining ?? []).map((d) => nodeIdOf(d.egress)));
   const memberNodes = new Set((c?.members ?? []).map((x) => x.node.id));
   const now = Date.now();
+  const weakTls = core.store?.weakTlsNodes(now - WEAK_TLS_REMEMBER_MS) ?? new Set<string>();
   const nodes = list.nodes.map((n): NodeDto => {
     const ranked = ranks.get(n.id);
     const h = core.store?.history(n.id);
@@ -265,6 +267,7 @@ export function nodesView(core: AdminCore): Nodes {
       state,
       lastListedAt: n.lastListedAt ?? null,
       excluded: excluded.get(n.id) ?? null,
+      weakTls: weakTls.has(n.id),
       protocols: (c?.protocolsFor(n) ?? [{ protocol: 'openvpn' as const, record: null }]).map(
         ({ protocol, record: r }) => ({
           protocol,

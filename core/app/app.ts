@@ -49,7 +49,7 @@ import {
 } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
-import { Store } from '../store/index.js';
+import { Store, WEAK_TLS_REMEMBER_MS } from '../store/index.js';
 import {
   NodeList,
   OFFICIAL_ENDPOINTS,
@@ -219,6 +219,10 @@ async function startNodePipeline(
   return { store, nodes, selector, routes, firstRanking: rank(nodes.nodes), rankLatest: () => rank(nodes.nodes) };
 }
 
+function weakTlsRemembered(store: Store, nodeId: string): boolean {
+  return store.weakTlsNodes(Date.now() - WEAK_TLS_REMEMBER_MS).has(nodeId);
+}
+
 /** The switch controller over the node pipeline: first tunnel after the first ranking, then switching. */
 function startController(
   config: GatehopConfig,
@@ -241,7 +245,13 @@ function startController(
       const link: LinkSpec =
         o.protocol === 'sstp'
           ? { protocol: 'sstp', ...pipeline.routes.sstpRoute(node) }
-          : { protocol: 'openvpn', profileText: node.profile, ...pipeline.routes.tunnelRoute(node) };
+          : {
+              protocol: 'openvpn',
+              profileText: node.profile,
+              ...pipeline.routes.tunnelRoute(node),
+              // A node that refused modern TLS before starts on legacy TLS (no refused handshake first).
+              ...(weakTlsRemembered(store, node.id) ? { legacyTls: true } : {}),
+            };
       const where =
         link.protocol === 'sstp'
           ? `${link.host}:${link.port}/sstp`
@@ -258,7 +268,7 @@ function startController(
         },
         `opening a tunnel to ${node.id} at ${where}${via ? ` through ${via}` : ''}`,
       );
-      return openTunnel({
+      const opened = openTunnel({
         threads,
         heapLimitMb: workerHeapMb,
         ...(workers ? { pool: workers } : {}),
@@ -270,6 +280,10 @@ function startController(
         signal: o.signal,
         unresponsiveMs: current().switching.unresponsiveMs,
         healthDnsName: current().switching.healthDnsName,
+      });
+      return opened.then((t) => {
+        if (t.diagnostics().weakTls) store.rememberWeakTls(node.id, Date.now());
+        return t;
       });
     },
     offered: (node) => pipeline.routes.offered(node),

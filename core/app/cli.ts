@@ -197,12 +197,13 @@ async function run(flags: RunFlags): Promise<void> {
 }
 
 /** The config the daemon would use, for the subcommands that share its --data-dir and --config. */
-function subcommandConfig(opts: { dataDir?: string; config?: string; listen?: string }) {
+function subcommandConfig(opts: { dataDir?: string; config?: string; listen?: string; allowPrivateNodes?: boolean }) {
   try {
     const fromFile = opts.config ? readConfigFile(opts.config) : {};
     const flags: Record<string, unknown> = {};
     if (opts.dataDir) flags.dataDir = opts.dataDir;
     if (opts.listen) flags.listen = opts.listen;
+    if (opts.allowPrivateNodes) flags.vpngate = { allowPrivateNodes: true };
     return buildConfig(fromFile, flags);
   } catch (err) {
     return fail(errorToJson(err).message, 2);
@@ -351,7 +352,8 @@ export function buildCli(): Command {
     .argument('<file>', 'the list file')
     .option('--data-dir <dir>', 'the data directory the daemon uses')
     .option('--config <file>', 'the config file the daemon uses')
-    .action((file: string, opts: { dataDir?: string; config?: string }) =>
+    .option('--allow-private-nodes', 'keep nodes at private (LAN) addresses; off by default')
+    .action((file: string, opts: { dataDir?: string; config?: string; allowPrivateNodes?: boolean }) =>
       importListCommand(file, subcommandConfig(opts)),
     );
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger, errorToJson, formatEndpoint } from '../common/index.js';
+import { createLogger, errorToJson, formatEndpoint, refusedAddress } from '../common/index.js';
 import { importResultSchema, type ImportResult } from '../api/index.js';
 import { Store } from '../store/index.js';
 import { describeSkipped, parseVpnGateCsv } from '../vpngate/index.js';
@@ -25,7 +25,9 @@ export async function importListCommand(file: string, config: GatehopConfig): Pr
   }
   let parsed;
   try {
-    parsed = parseVpnGateCsv(text);
+    parsed = parseVpnGateCsv(text, {
+      addressPolicy: (ip) => refusedAddress(ip, config.vpngate.allowPrivateNodes),
+    });
   } catch (err) {
     fail(`${file} is not a VPN Gate list: ${errorToJson(err).message}`);
   }

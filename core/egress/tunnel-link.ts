@@ -56,6 +56,8 @@ export interface OpenVpnLinkSpec {
   remoteHost?: string;
   /** Through the user's upstream proxy (socks5:// or http:// URL; a string so it crosses into a worker). */
   upstreamUrl?: string;
+  /** The node refused modern TLS before (remembered per node): start on legacy TLS. */
+  legacyTls?: boolean;
 }
 
 /** How to reach a node with SSTP: its address, its TLS port, the DDNS name its certificate is for. */

@@ -81,6 +81,11 @@ export interface TunnelClientOptions {
    * Gate's servers one every few hours.
    */
   maxServerRenegotiationsPerMinute?: number;
+  /**
+   * Start on legacy TLS (TLS 1.0+, SECLEVEL 0): this node refused modern TLS before and that was
+   * remembered. Without it, legacy TLS follows only a refusal in this client's own handshake.
+   */
+  legacyTls?: boolean;
 }
 
 export interface TunnelTransportOptions {
@@ -210,6 +215,7 @@ export class TunnelClient extends EventEmitter<{
     this.#remote = opts.transport?.host ? { ...r, host: opts.transport.host } : r;
     this.#log = opts.logger.child({ component: 'ovpn', remote: `${r.host}:${r.port}/${r.proto}` });
     this.#primary = this.#newKey(0);
+    this.#legacyTls = opts.legacyTls === true;
     const p = opts.profile;
     if (p.tlsCrypt) {
       const key = parseStaticKey(p.tlsCrypt);

@@ -1,4 +1,4 @@
-export { Store, SQLITE_BINDING_ENV, emptyHistory, type StoreOptions } from './store.js';
+export { Store, SQLITE_BINDING_ENV, WEAK_TLS_REMEMBER_MS, emptyHistory, type StoreOptions } from './store.js';
 export { MIGRATIONS } from './migrations.js';
 export type {
   NodeHistory,

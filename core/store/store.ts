@@ -97,6 +97,12 @@ interface HistoryRow {
  * app; `incident` says once what happened. A file written by a newer Gatehop is refused
  * (GH_ERR_STORE_TOO_NEW) and left untouched. Frequent writes (latency samples) are batched.
  */
+/**
+ * How long a node's refusal of modern TLS is remembered: its next tunnels start on legacy TLS and
+ * its row says so. Past this, modern TLS is tried first again (a volunteer may have upgraded).
+ */
+export const WEAK_TLS_REMEMBER_MS = 30 * 24 * 3600_000;
+
 export class Store {
   #db: Db;
   #health: StoreHealth = 'ok';
@@ -467,6 +473,8 @@ export class Store {
           const del = db.prepare(`DELETE FROM ${table} = ?`);
           for (const id of ids) del.run(id);
         }
+        const weak = db.prepare('DELETE FROM settings WHERE key = ?');
+        for (const id of ids) weak.run(`weak-tls ${id}`);
       })(),
     );
   }
@@ -630,6 +638,24 @@ export class Store {
       undefined,
     );
     return r?.value ?? null;
+  }
+
+  /** Nodes that refused modern TLS at or after `sinceMs` (settings `weak-tls <node>`: when it was last seen). */
+  weakTlsNodes(sinceMs: number): Set<string> {
+    const rows = this.#guard(
+      'read weak-TLS nodes',
+      (db) =>
+        db.prepare("SELECT key, value FROM settings WHERE key LIKE 'weak-tls %'").all() as Array<{
+          key: string;
+          value: string;
+        }>,
+      [],
+    );
+    return new Set(rows.filter((r) => Number(r.value) >= sinceMs).map((r) => r.key.slice('weak-tls '.length)));
+  }
+
+  rememberWeakTls(nodeId: string, at: number): void {
+    this.setSetting(`weak-tls ${nodeId}`, String(at));
   }
 
   setSetting(key: string, value: string): void {

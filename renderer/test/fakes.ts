@@ -119,6 +119,7 @@ export function node(i: number, over: Partial<NodeDto> = {}): NodeDto {
     state: 'candidate',
     lastListedAt: 1000,
     excluded: null,
+    weakTls: false,
     protocols: [
       { protocol: 'openvpn', tried: 0, worked: 0, lastOk: null, lastError: null, at: null },
       { protocol: 'sstp', tried: 0, worked: 0, lastOk: null, lastError: null, at: null },

@@ -79,6 +79,21 @@ describe('protocols in the window', () => {
     expect(screen.queryByLabelText('OpenVPN UDP: not tried yet')).toBeNull(); // the profile-only node is gone
   });
 
+  it('a node that refused modern TLS says so on its row, with why, and the others do not (#34)', () => {
+    const store = createAppStore();
+    store.getState().setNodes({
+      nodes: [node(1, { weakTls: true }), node(2)],
+      fetchedAt: 1,
+      source: 'x',
+      via: 'direct',
+    });
+    mount(<Nodes />, store);
+    const mark = screen.getByTestId('weak-tls-node-1');
+    expect(mark.textContent).toBe(' · weak encryption');
+    expect(mark.getAttribute('title')).toMatch(/refused modern TLS.*TLS 1\.0/);
+    expect(screen.queryByTestId('weak-tls-node-2')).toBeNull();
+  });
+
   it('the overview says what carries the active tunnel, and that this network blocks OpenVPN once learnt (in Chinese too)', () => {
     const store = createAppStore();
     store.getState().setStatus(

@@ -186,7 +186,13 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
       code: 1,
       stderr: expect.stringMatching(/portal\.html is not a VPN Gate list: the list is an HTML page/),
     });
-    const imported = await runGatehop(['import-list', file, '--data-dir', dir]);
+    // The rig's nodes sit at private addresses: refused unless allowed, with the reason.
+    const refused = await runGatehop(['import-list', file, '--data-dir', dir]);
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/no usable node \(skipped: 2 private-address\)/),
+    });
+    const imported = await runGatehop(['import-list', file, '--data-dir', dir, '--allow-private-nodes']);
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(/imported 2 nodes from .*vpngate\.csv into .*; the pool has 2 nodes/);
 

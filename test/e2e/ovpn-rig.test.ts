@@ -1,13 +1,14 @@
+import { createHook } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
-import { tunnelStackOptions } from '../../core/egress/index.js';
+import { TunnelEgress, tunnelStackOptions } from '../../core/egress/index.js';
 import { Stack } from '../../core/netstack/index.js';
 import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 import { isRoot } from '../helpers/netns.js';
-import { eventually, until } from '../helpers/fds.js';
+import { eventually, openFdCount, until } from '../helpers/fds.js';
 import { Rig } from '../rig/rig.js';
 
 const BIG_MIB = Number(process.env.GATEHOP_RIG_BIG_MIB ?? 8);
@@ -175,6 +176,20 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     } finally {
       client.close();
     }
+    // Where the node's refusal was remembered (per node, from an earlier real refusal), the client
+    // starts on legacy TLS and the old node carries traffic, marked weak.
+    const remembered = new TunnelClient({
+      profile: parseProfile(profileOf('o11', 'udp')),
+      logger: log,
+      legacyTls: true,
+    });
+    try {
+      await remembered.connect({ timeoutMs: 20_000 });
+      expect(remembered.legacyTls).toBe(true);
+      expect(remembered.state).toBe('CONNECTED');
+    } finally {
+      remembered.close();
+    }
     // A modern server never needs it.
     const modern = await open(profileOf('o1', 'udp'));
     expect(modern.client.legacyTls).toBe(false);
@@ -340,5 +355,42 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     expect(t.client.stats.reconnects).toBe(1);
     s.destroy();
     t.close();
+  }, 90_000);
+
+  it('a reconnect that brings a new address closes the tunnel and everything its link opened: no socket or timer left (#34 item 4)', async () => {
+    // Every timer made from here on, unref'd ones included (a keep-alive need not hold the loop
+    // open to be a leak), still pending; and this process's open descriptors (sockets among them).
+    const pending = new Set<number>();
+    let watching = true; // until the tunnel has closed: the polling below makes timers of its own
+    const hook = createHook({
+      init: (id, type) => void (watching && type === 'Timeout' && pending.add(id)),
+      destroy: (id) => void pending.delete(id),
+    }).enable();
+    const fdsBefore = openFdCount();
+    // Two clients take the first addresses of the server's pool; the tunnel under test gets the third.
+    const holders = [await open(profileOf('o2', 'tcp')), await open(profileOf('o2', 'tcp'))];
+    const egress = await TunnelEgress.open({
+      id: 'new-address',
+      nodeId: 'o2',
+      link: { protocol: 'openvpn', profileText: profileOf('o2', 'tcp') },
+      logger: log,
+      healthDnsName: 'files.test',
+    });
+    const closed = new Promise<string>((resolve) => egress.onClose(resolve));
+    for (const h of holders) h.close();
+    // The server dies and comes back; the tunnel's reconnect now gets one of the freed, lower addresses.
+    rig.kill('o2');
+    await rig.restart('o2');
+    expect(await closed).toMatch(/^the server gave a new address \(10\.\d+\.\d+\.\d+\) after reconnecting$/);
+    watching = false;
+    try {
+      await eventually(
+        () => pending.size === 0 && openFdCount() <= fdsBefore,
+        10_000,
+        () => `no timer left (${pending.size} pending) and descriptors back to ${fdsBefore} (now ${openFdCount()})`,
+      );
+    } finally {
+      hook.disable();
+    }
   }, 90_000);
 });

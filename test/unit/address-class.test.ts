@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { classifyAddress, isLocalName, refusedAddress } from '../../core/common/index.js';
 
@@ -56,5 +57,24 @@ describe('address classes: where someone else may send Gatehop (#34)', () => {
     expect(isLocalName('LOCALHOST.')).toBe(true);
     expect(isLocalName('router.localhost')).toBe(true);
     expect(isLocalName('localhost.example.org')).toBe(false);
+  });
+
+  it('never throws on what a list may hold, and classes every IP address (property)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 60 }), fc.ipV4(), fc.ipV6(), fc.ipV4Extended()), (s) => {
+        const c = classifyAddress(s);
+        if (c === null) return;
+        expect([
+          'public',
+          'private',
+          'loopback',
+          'unspecified',
+          'link-local',
+          'multicast',
+          'broadcast',
+          'reserved',
+        ]).toContain(c);
+      }),
+    );
   });
 });

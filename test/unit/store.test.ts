@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
-import { MIGRATIONS, Store } from '../../core/store/index.js';
+import { MIGRATIONS, Store, WEAK_TLS_REMEMBER_MS } from '../../core/store/index.js';
 import { isRoot } from '../helpers/netns.js';
 
 const log = silentLogger();
@@ -28,6 +28,21 @@ describe('Store', () => {
     expect(b.loadNodeList()).toEqual({ fetchedAt: 1000, source: 'test', via: 'direct', nodes: [{ id: 'n1' }] });
     expect(b.firstSeen('n1')).toEqual({ firstSeen: 1000, lastSeen: 1000 });
     expect(b.health).toBe('ok');
+    b.close();
+  });
+
+  it('remembers per node that it refused modern TLS, for WEAK_TLS_REMEMBER_MS, across restarts, and forgets it with the node (#34)', () => {
+    const path = join(dir(), 'g.db');
+    const a = new Store({ path, logger: log });
+    const now = Date.now();
+    a.rememberWeakTls('old-node', now - WEAK_TLS_REMEMBER_MS - 1);
+    a.rememberWeakTls('weak-node', now);
+    a.rememberWeakTls('gone-node', now);
+    a.close();
+    const b = new Store({ path, logger: log });
+    expect([...b.weakTlsNodes(now - WEAK_TLS_REMEMBER_MS)].sort()).toEqual(['gone-node', 'weak-node']);
+    b.forgetNodes(['gone-node']);
+    expect([...b.weakTlsNodes(0)].sort()).toEqual(['old-node', 'weak-node']);
     b.close();
   });
 

@@ -134,6 +134,9 @@ export const en = {
     count: '{{shown}} of {{total}} nodes',
     listed: 'Listed',
     needsUdp: 'needs UDP, which your proxy does not carry',
+    weakTls: 'weak encryption',
+    weakTlsWhy:
+      'This server refused modern TLS, so its OpenVPN control channel uses old TLS 1.0 with weak ciphers. Your traffic is still encrypted, but less strongly; prefer another node for anything sensitive.',
     protocolWorked: '{{protocol}} worked',
     protocolFailed: '{{protocol}} failed: {{error}}',
     protocolUntried: '{{protocol}}: not tried yet',

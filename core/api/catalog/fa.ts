@@ -137,6 +137,9 @@ export const fa: Catalog = {
     historyValue: '{{ok}} موفق / {{failed}} ناموفق',
     listed: 'در فهرست',
     needsUdp: 'به UDP نیاز دارد که پراکسی شما آن را منتقل نمی‌کند',
+    weakTls: 'رمزنگاری ضعیف',
+    weakTlsWhy:
+      'این سرور TLS جدید را نپذیرفت، پس کانال کنترل OpenVPN آن از TLS 1.0 قدیمی با رمزهای ضعیف استفاده می‌کند. ترافیک شما همچنان رمزنگاری می‌شود اما ضعیف‌تر؛ برای کارهای حساس گره دیگری را انتخاب کنید.',
     protocolWorked: '{{protocol}} کار کرد',
     protocolFailed: '{{protocol}} ناموفق: {{error}}',
     protocolUntried: '{{protocol}}: هنوز امتحان نشده',

@@ -126,6 +126,9 @@ export const zhCN: Catalog = {
     historyValue: '成功 {{ok}} / 失败 {{failed}}',
     listed: '列出时间',
     needsUdp: '需要 UDP，而您的代理不转发 UDP',
+    weakTls: '加密较弱',
+    weakTlsWhy:
+      '此服务器拒绝了新版 TLS，其 OpenVPN 控制通道使用旧的 TLS 1.0 和弱加密套件。您的流量仍然加密，但强度较低；敏感用途请选择其他节点。',
     protocolWorked: '{{protocol}} 可用',
     protocolFailed: '{{protocol}} 失败：{{error}}',
     protocolUntried: '{{protocol}}：尚未尝试',

@@ -126,6 +126,9 @@ export const zhTW: Catalog = {
     historyValue: '成功 {{ok}} / 失敗 {{failed}}',
     listed: '列出時間',
     needsUdp: '需要 UDP，但您的代理不轉送 UDP',
+    weakTls: '加密較弱',
+    weakTlsWhy:
+      '此伺服器拒絕了新版 TLS，其 OpenVPN 控制通道使用舊的 TLS 1.0 和弱加密套件。您的流量仍然加密，但強度較低；敏感用途請選擇其他節點。',
     protocolWorked: '{{protocol}} 可用',
     protocolFailed: '{{protocol}} 失敗：{{error}}',
     protocolUntried: '{{protocol}}：尚未嘗試',

@@ -80,6 +80,7 @@ export async function openOpenVpnLink(
     profile,
     logger: o.logger,
     reconnectForMs: 8_000,
+    ...(spec.legacyTls ? { legacyTls: true } : {}),
     transport: {
       ...(spec.remoteHost ? { host: spec.remoteHost } : {}),
       upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,

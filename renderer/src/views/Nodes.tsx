@@ -325,6 +325,12 @@ const NodeRow = memo(function NodeRow({
       <td>
         <span className={`state state-${n.state}`}>{stateText}</span>
         {n.excluded === 'needs-udp' ? <span className="muted"> · {t('nodes.needsUdp')}</span> : null}
+        {n.weakTls ? (
+          <span className="weak-tls" title={t('nodes.weakTlsWhy')} data-testid={`weak-tls-${n.id}`}>
+            {' '}
+            · {t('nodes.weakTls')}
+          </span>
+        ) : null}
       </td>
       <td className="row-actions">
         {n.state === 'active' ? (
