@@ -1,13 +1,14 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, health, groups, socks5, egress, selector, sysproxy} → {netstack, ovpn, sstp, vpngate, store} → common
+ *   app → {api, health, groups, socks5, egress, selector, sysproxy} → {route, netstack, ovpn, sstp, vpngate, store} → common
  * sysproxy knows only common (OS proxy settings; nothing of egresses, the proxy or the store);
- * socks5 sees only the Egress interface (type-only imports of core/egress); netstack never knows
+ * socks5 sees only the Egress interface (type-only imports of core/egress) and asks core/route where
+ * a flow goes; route names a target and never opens one (it imports only common); netstack never knows
  * about ovpn or sstp, and the two tunnel clients never know each other; every module is imported through its index.ts only; core never touches Electron or
  * the renderer.
  */
 const MID = '(api|health|groups|socks5|egress|selector|sysproxy)';
-const LOW = '(netstack|ovpn|sstp|vpngate|store)';
+const LOW = '(route|netstack|ovpn|sstp|vpngate|store)';
 
 module.exports = {
   forbidden: [
@@ -29,9 +30,9 @@ module.exports = {
     },
     {
       name: 'low-tier-peers',
-      comment: 'netstack, ovpn and sstp never know each other; they meet in egress',
+      comment: 'netstack, ovpn and sstp never know each other; they meet in egress (route and store know none of the others)',
       severity: 'error',
-      from: { path: '^core/(netstack|ovpn|sstp|store)/' },
+      from: { path: '^core/(route|netstack|ovpn|sstp|store)/' },
       to: { path: `^core/${LOW}/`, pathNot: '^core/$1/' },
     },
     {
@@ -49,10 +50,10 @@ module.exports = {
     },
     {
       name: 'socks5-sees-only-egress-interface',
-      comment: 'socks5 imports common and the Egress types, nothing else of core',
+      comment: 'socks5 imports common, the Egress types and route (where a flow goes), nothing else of core',
       severity: 'error',
       from: { path: '^core/socks5/' },
-      to: { path: '^core/(?!socks5/|common/|egress/)' },
+      to: { path: '^core/(?!socks5/|common/|egress/|route/)' },
     },
     {
       name: 'socks5-egress-type-only',

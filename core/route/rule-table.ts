@@ -1,0 +1,121 @@
+import {
+  parseRule,
+  RuleParseError,
+  type CountryLookup,
+  type MatchContext,
+  type Rule,
+  type RuleSetMatcher,
+} from './rules.js';
+import type { Decision, Flow, Need, RouteMode } from './types.js';
+
+/**
+ * The table a fresh install uses (a user's `rules` replace it whole, as in Clash): names that mean
+ * this machine or the local link, and private, loopback and link-local addresses, go direct
+ * (`no-resolve`: a name is never resolved just to find out); everything else through the tunnel.
+ */
+export const DEFAULT_RULES: readonly string[] = [
+  'DOMAIN-SUFFIX,localhost,DIRECT',
+  'DOMAIN-SUFFIX,local,DIRECT',
+  'GEOIP,LAN,DIRECT,no-resolve',
+  'MATCH,TUNNEL',
+];
+
+/** A rule line that did not parse: which line of which source, and why. */
+export interface RuleError {
+  source: string;
+  line: number;
+  text: string;
+  message: string;
+}
+
+export interface RuleTableOptions {
+  mode: RouteMode;
+  /** Rule lines in mihomo's syntax; default DEFAULT_RULES. */
+  rules?: readonly string[];
+  /** Where the rules came from, for errors (`config rules`, a file name). */
+  source?: string;
+  ruleSets?: ReadonlyMap<string, RuleSetMatcher>;
+  geoip?: CountryLookup | null;
+}
+
+/** What the table answered: a decision, or what the flow must carry before it can decide. */
+export type Answer = { decision: Decision } | { need: Need };
+
+const FINAL: Decision = { target: 'TUNNEL', rule: 'MATCH', payload: '' };
+
+/**
+ * First match wins. Asked once when a TCP flow opens and once per UDP packet; what it answers is the
+ * flow's for life (a reload builds a new table; open flows keep their decision). A table never
+ * opens anything: it names a target.
+ */
+export class RuleTable {
+  readonly mode: RouteMode;
+  readonly rules: readonly Rule[];
+  readonly errors: readonly RuleError[];
+  readonly #ctx: MatchContext;
+  /** Whether any rule needs a flow's address (the proxy resolves a name inside the tunnel only then). */
+  readonly needsAddresses: boolean;
+  /** Whether any rule needs the local program (looked up only then). */
+  readonly needsProcess: boolean;
+
+  constructor(o: RuleTableOptions) {
+    this.mode = o.mode;
+    const { rules, errors } = parseRuleLines(o.rules ?? DEFAULT_RULES, o.source ?? 'rules');
+    this.rules = rules;
+    this.errors = errors;
+    this.#ctx = { ruleSets: o.ruleSets ?? new Map(), geoip: o.geoip ?? null };
+    this.needsAddresses = rules.some(
+      (r) =>
+        !r.noResolve && (r.type === 'IP-CIDR' || r.type === 'IP-CIDR6' || r.type === 'GEOIP' || r.type === 'RULE-SET'),
+    );
+    this.needsProcess = rules.some((r) => r.type.startsWith('PROCESS-') || r.type === 'RULE-SET');
+  }
+
+  get context(): MatchContext {
+    return this.#ctx;
+  }
+
+  /**
+   * Where `flow` goes. In `global` mode everything goes through the tunnel, in `direct` mode nothing
+   * does; in `rule` mode the first rule that matches decides, and a rule that must know the flow's
+   * address (or program) first answers `need` (the caller finds it out and asks again).
+   */
+  decide(flow: Flow): Answer {
+    if (this.mode === 'global') return { decision: { target: 'TUNNEL', rule: 'GLOBAL', payload: '' } };
+    if (this.mode === 'direct') return { decision: { target: 'DIRECT', rule: 'DIRECT', payload: '' } };
+    for (const r of this.rules) {
+      const m = r.match(flow, this.#ctx);
+      if (m === true) return { decision: { target: r.target, rule: r.type, payload: r.payload } };
+      if (m !== false) return { need: m };
+    }
+    return { decision: FINAL };
+  }
+
+  /** The same table in another mode (the tray and dashboards switch modes; rules stay). */
+  withMode(mode: RouteMode, rules: readonly string[], source: string): RuleTable {
+    return new RuleTable({
+      mode,
+      rules,
+      source,
+      ruleSets: this.#ctx.ruleSets,
+      geoip: this.#ctx.geoip,
+    });
+  }
+}
+
+/** Parses rule lines; bad ones are named with their line and left out, the rest kept in order. */
+export function parseRuleLines(lines: readonly string[], source: string): { rules: Rule[]; errors: RuleError[] } {
+  const rules: Rule[] = [];
+  const errors: RuleError[] = [];
+  lines.forEach((text, i) => {
+    const t = text.trim();
+    if (t === '' || t.startsWith('#')) return;
+    try {
+      rules.push(parseRule(t));
+    } catch (err) {
+      if (!(err instanceof RuleParseError)) throw err;
+      errors.push({ source, line: i + 1, text: t.slice(0, 200), message: err.message });
+    }
+  });
+  return { rules, errors };
+}
