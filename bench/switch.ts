@@ -150,6 +150,7 @@ try {
         egress: 'vpngate',
         api: [rig.state.apiUrl],
         vpngate: { allowPrivateNodes: true },
+        mode: 'global', // the rig's internet is in 10/8: through the tunnel, not the LAN rule
         listen: '127.0.0.1:0',
         admin: '127.0.0.1:0',
         adminToken: ADMIN_TOKEN,

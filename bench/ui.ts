@@ -103,6 +103,8 @@ async function startCore(n: number): Promise<Core> {
       '--api',
       api,
       '--allow-private-nodes',
+      '--mode',
+      'global',
       '--listen',
       '127.0.0.1:0',
       '--admin',

@@ -157,6 +157,8 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
       '--api',
       rig.state.apiUrl,
       '--allow-private-nodes',
+      '--mode',
+      'global',
       '--listen',
       `127.0.0.1:${proxyPort}`,
       '--admin',

@@ -51,6 +51,7 @@ import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store, WEAK_TLS_REMEMBER_MS } from '../store/index.js';
 import {
+  directDialer,
   NodeList,
   OFFICIAL_ENDPOINTS,
   staticNodeFromFile,
@@ -62,6 +63,8 @@ import {
   type VpnGateNode,
 } from '../vpngate/index.js';
 import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
+import { processLookup } from './process-lookup.js';
+import { RoutingState } from './routing.js';
 import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';
 import type { ConfigInput, GatehopConfig } from './config.js';
@@ -91,6 +94,8 @@ export interface RunningApp {
   readonly network: NetworkWatch | null;
   /** The OS proxy settings: recovered at start, set with systemProxy.enabled, restored by stop(). */
   readonly systemProxy: SystemProxy;
+  /** The rule table, its mode and rule sets. */
+  readonly routing: RoutingState;
   /** The dashboard with its token in the fragment (never sent to the server); null without the admin API. */
   readonly dashboardUrl: string | null;
   /** The app's logger: the desktop shell reports what it does not await through it. */
@@ -445,10 +450,17 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     recovery?.close();
     exitCheck?.close();
   };
+  // Where each flow goes: the rule table (DIRECT on the host's own network, TUNNEL through the group).
+  const routing = new RoutingState(config, logger, () => [
+    pipeline ? pipeline.routes.listDialer(current) : directDialer(),
+    manager ? tunnelDialerOf(manager) : null,
+  ]);
+  const directEgress = config.egress === 'direct' ? egress : new DirectEgress('direct');
   const proxy = new ProxyServer(
     { ...config.proxy, host: config.listen.host, port: config.listen.port, credentials },
     source,
     logger,
+    { table: () => routing.table(), direct: new SingleEgressSource(directEgress), processOf: processLookup() },
   );
   let proxyAt: Endpoint;
   let admin: AdminServer | null = null;
@@ -467,7 +479,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       ? { apply: (c: GatehopConfig) => pipeline.nodes.updateOptions(sourceOptionsOf(c), pipeline.routes.listDialer(c)) }
       : null;
     const out = await applyConfig(
-      { proxy, manager, controller, selector: pipeline?.selector ?? null, nodeList },
+      { proxy, manager, controller, selector: pipeline?.selector ?? null, nodeList, routing },
       current,
       next,
       logger,
@@ -514,6 +526,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   const loopDelay = new LoopDelay();
   try {
     proxyAt = await proxy.listen();
+    routing.start();
     if (config.admin) {
       const { token, source: tokenSource } = loadOrCreateAdminToken(
         config.adminToken,
@@ -587,7 +600,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     await admin?.close().catch(() => {});
     loopDelay.close();
     closeRecovery();
+    routing.close();
     await proxy.close();
+    if (directEgress !== egress) await directEgress.close();
     await controller?.stop();
     await (manager ?? egress).close();
     await workers?.close();
@@ -614,6 +629,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     recovery,
     network,
     systemProxy,
+    routing,
     dashboardUrl,
     logger,
     reload,
@@ -630,7 +646,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         delaySweep?.cancel();
         await controller?.stop();
         await delaySweep?.close();
+        routing.close();
         await proxy.close();
+        if (directEgress !== egress) await directEgress.close();
         await (manager ?? egress).close();
         await workers?.close();
         heapTrimmer.close();

@@ -53,6 +53,7 @@ interface RunFlags {
   protocols?: string;
   sstpCa?: string;
   allowPrivateNodes?: boolean;
+  mode?: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -72,6 +73,7 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   copy('logLevel', 'logLevel');
   copy('logFile', 'logFile');
   copy('api', 'api');
+  copy('mode', 'mode');
   copy('ovpn', 'ovpn');
   if (f.upstream !== undefined) out.upstream = { url: f.upstream };
   if (f.listSource?.length || f.allowPrivateNodes)
@@ -286,6 +288,7 @@ function withRunOptions(cmd: Command): Command {
     )
     .option('--protocols <list>', 'the protocols nodes are tried with, in order: openvpn,sstp (default) or one of them')
     .option('--sstp-ca <file>', 'a CA certificate (PEM) to trust for SSTP beside the system ones')
+    .option('--mode <mode>', 'rule (the rule table decides, default), global (everything through the tunnel) or direct')
     .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')
     .option('--max-sessions <n>', 'concurrent proxy sessions (default 1024)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'handshake deadline (default 10000)', positiveInt)

@@ -17,6 +17,7 @@ import { healthOptionsSchema, type HealthOptions } from '../health/index.js';
 import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
 import { DEFAULT_BYPASS } from '../sysproxy/index.js';
 import { defaultDataDir } from './paths.js';
+import { parseTarget } from '../route/index.js';
 
 const endpointText = z.string().refine((s) => {
   try {
@@ -149,6 +150,33 @@ const systemProxySchema = z
   })
   .strict();
 
+/** A mihomo rule-provider (config `ruleProviders.<name>`): a rule set from a URL or a file. */
+const ruleProviderSchema = z
+  .object({
+    type: z.enum(['http', 'file']),
+    behavior: z.enum(['domain', 'ipcidr', 'classical']),
+    /** yaml (a `payload:` list) or text (one entry per line); default from the URL's or path's extension, else yaml. */
+    format: z.enum(['yaml', 'text']).optional(),
+    url: z
+      .string()
+      .url()
+      .regex(/^https?:\/\//i, 'must be an http or https URL')
+      .optional(),
+    /** type file: where it is; type http: where the last good copy is kept (default <data-dir>/rule-sets/<name>). */
+    path: z.string().min(1).optional(),
+    /** Seconds between refreshes of an http set (mihomo's unit); default a day. */
+    interval: z
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(86_400),
+  })
+  .strict()
+  .refine((p) => (p.type === 'http' ? !!p.url : !!p.path), {
+    message: 'an http rule set needs url, a file rule set needs path',
+  });
+
 /** The config file and the command line share this shape; flags win over the file. */
 export const configSchema = z
   .object({
@@ -176,6 +204,14 @@ export const configSchema = z
       .min(60_000)
       .default(20 * 60_000),
     vpngate: vpngateSchema.prefault({}),
+    /** Clash's modes: rule (the table decides), global (everything through the tunnel), direct. */
+    mode: z.enum(['rule', 'global', 'direct']).default('rule'),
+    /** The rule table in mihomo's syntax; given, it replaces the default table whole (as in Clash). */
+    rules: z.array(z.string().max(4096)).max(100_000).optional(),
+    /** Rule sets the rules name with RULE-SET,<name>,TARGET. */
+    ruleProviders: z
+      .record(z.string().regex(/^[\w.-]{1,64}$/, 'a rule set name is letters, digits, _ . -'), ruleProviderSchema)
+      .default({}),
     upstream: upstreamSchema.optional(),
     selector: selectorOptionsSchema.prefault({}),
     groups: groupOptionsSchema.prefault({}),
@@ -202,6 +238,7 @@ export const configSchema = z
   .strict();
 
 export type ConfigInput = z.input<typeof configSchema>;
+export type RuleProviderConfig = Readonly<z.infer<typeof ruleProviderSchema>>;
 
 export interface GatehopConfig {
   readonly listen: Endpoint;
@@ -220,6 +257,10 @@ export interface GatehopConfig {
   readonly ovpn: readonly string[];
   readonly listRefreshMs: number;
   readonly vpngate: Readonly<Omit<z.infer<typeof vpngateSchema>, 'sources'> & { sources: readonly string[] }>;
+  readonly mode: 'rule' | 'global' | 'direct';
+  /** The user's rule lines, or null for the default table. */
+  readonly rules: readonly string[] | null;
+  readonly ruleProviders: Readonly<Record<string, RuleProviderConfig>>;
   /** null: no upstream proxy. */
   readonly upstream: { readonly proxy: UpstreamProxy; readonly nodes: boolean } | null;
   readonly selector: SelectorOptions;
@@ -316,6 +357,16 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     ovpn: Object.freeze([...c.ovpn]),
     listRefreshMs: c.listRefreshMs,
     vpngate: Object.freeze({ ...c.vpngate, sources: Object.freeze([...c.vpngate.sources]) }),
+    mode: c.mode,
+    rules: c.rules ? Object.freeze(checkRuleTargets(c.rules)) : null,
+    ruleProviders: Object.freeze(
+      Object.fromEntries(
+        Object.entries(c.ruleProviders).map(([k, v]) => [
+          k,
+          Object.freeze({ ...v, ...(v.path ? { path: resolvePath(v.path) } : {}) }),
+        ]),
+      ),
+    ),
     upstream: c.upstream ? Object.freeze({ proxy: parseUpstreamUrl(c.upstream.url), nodes: c.upstream.nodes }) : null,
     selector: Object.freeze(c.selector),
     groups: Object.freeze(c.groups),
@@ -334,4 +385,25 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * The config's rules: an unknown target is an error at load (a rule that means to send somewhere
+ * Gatehop has no way to must not quietly go through the tunnel); other bad lines are named when the
+ * table is built and the rest still load.
+ */
+function checkRuleTargets(rules: readonly string[]): string[] {
+  rules.forEach((line, i) => {
+    const t = line.trim();
+    if (t === '' || t.startsWith('#')) return;
+    const parts = t.split(',');
+    const target = /^(MATCH|FINAL)$/i.test(parts[0]?.trim() ?? '') ? parts[1] : parts[2];
+    if (target === undefined) return;
+    try {
+      parseTarget(target);
+    } catch (err) {
+      throw new GatehopError(ErrorCodes.CONFIG_INVALID, `rules.${i}: ${(err as Error).message}`);
+    }
+  });
+  return [...rules];
 }

@@ -27,6 +27,9 @@ const LIVE_KEYS = new Set<keyof GatehopConfig>([
   'vpngate',
   'upstream',
   'exitCheck',
+  'mode',
+  'rules',
+  'ruleProviders',
 ]);
 
 /** Top-level config keys whose value differs (by content). */
@@ -43,6 +46,8 @@ export interface ReloadTargets {
   selector: Selector | null;
   /** Takes new source options and the dialer for list fetches (vpngate, upstream). */
   nodeList?: { apply(next: GatehopConfig): void } | null;
+  /** Swaps the rule table (mode, rules, rule sets); open flows keep their decisions. */
+  routing?: { apply(next: GatehopConfig): void } | null;
 }
 
 /**
@@ -83,6 +88,8 @@ export async function applyConfig(
     });
   }
   if (changed.includes('vpngate') || changed.includes('upstream')) t.nodeList?.apply(next);
+  if (changed.includes('mode') || changed.includes('rules') || changed.includes('ruleProviders'))
+    t.routing?.apply(next);
   logger.info(
     { event: 'config-reloaded', applied, restartRequired, listen },
     changed.length === 0

@@ -10,6 +10,7 @@ export {
 export { CidrSet, parseCidr } from './cidr-set.js';
 export { DomainSet, isDomainName } from './domain-set.js';
 export { unsafeRegexReason } from './safe-regex.js';
+export { GeoIp } from './geoip.js';
 export {
   isLan,
   parseRule,

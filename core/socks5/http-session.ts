@@ -2,6 +2,7 @@ import { request as httpRequest, STATUS_CODES, type IncomingMessage, type Server
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isGatehopError } from '../common/index.js';
+import type { Decision } from '../route/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import { httpStatusFor } from './reply-codes.js';
 import { bump } from './proxy-stats.js';
@@ -72,7 +73,11 @@ export class HttpSession extends ProxySession {
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     let upstream: Duplex;
     try {
-      upstream = (await this.dial(host, port)).stream;
+      // Each request of a keep-alive connection is its own flow, routed by its own host.
+      const decision = await this.route(host, port);
+      if (this.closed) return;
+      if (decision.target === 'REJECT') return this.#respondError(res, 403, req, refusedBy(decision));
+      upstream = (await this.dial(host, port, decision.target)).stream;
     } catch (err) {
       if (this.closed) return;
       return this.#respondError(
@@ -120,7 +125,10 @@ export class HttpSession extends ProxySession {
       return this.#rawRefusal(400, 'malformed');
     }
     try {
-      const conn = await this.dial(target.host, target.port);
+      const decision = await this.route(target.host, target.port);
+      if (this.closed) return;
+      if (decision.target === 'REJECT') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(decision));
+      const conn = await this.dial(target.host, target.port, decision.target);
       if (this.closed) return;
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) conn.stream.write(head);
@@ -147,7 +155,11 @@ export class HttpSession extends ProxySession {
     socket.pause();
     try {
       const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-      const conn = await this.dial(host, url.port ? Number(url.port) : 80);
+      const port = url.port ? Number(url.port) : 80;
+      const decision = await this.route(host, port);
+      if (this.closed) return;
+      if (decision.target === 'REJECT') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(decision));
+      const conn = await this.dial(host, port, decision.target);
       if (this.closed) return;
       const headers = withHost(stripHopByHop(req.rawHeaders, UPGRADE_KEEP), url.host);
       let text = `${req.method} ${url.pathname}${url.search} HTTP/${req.httpVersion}\r\n`;
@@ -192,10 +204,12 @@ export class HttpSession extends ProxySession {
   }
 
   /** A response written straight to the socket (no ServerResponse exists for CONNECT/Upgrade/errors). */
-  #rawRefusal(status: number, reason: string, err?: Error): void {
+  #rawRefusal(status: number, reason: string, err?: Error, detail?: string): void {
     bump(this.ctx.stats.errorReplies, `http-${status}`);
     const extra = status === 407 ? 'Proxy-Authenticate: Basic realm="gatehop"\r\n' : '';
-    const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${extra}Content-Length: 0\r\nConnection: close\r\n\r\n`;
+    const body = detail ? `${status} ${STATUS_CODES[status] ?? ''}: ${detail}\n` : '';
+    const type = body ? 'Content-Type: text/plain; charset=utf-8\r\n' : '';
+    const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${extra}${type}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
     this.handshakeDone();
     if (this.socket.writable) this.socket.end(head, () => this.forceClose(reason, err));
     else this.forceClose(reason, err);
@@ -203,4 +217,9 @@ export class HttpSession extends ProxySession {
     flushTimer.unref();
     this.socket.once('close', () => clearTimeout(flushTimer));
   }
+}
+
+/** The short body of a 403 for a rule that refuses: which rule. */
+function refusedBy(d: Decision): string {
+  return `refused by the rule ${d.rule}${d.payload ? `,${d.payload}` : ''}`;
 }

@@ -7,6 +7,7 @@ import { HttpSession } from './http-session.js';
 import type { ProxyOptions } from './options.js';
 import { createProxyStats, bump, type ProxyStats } from './proxy-stats.js';
 import type { ProxySession, SessionContext } from './session.js';
+import { FlowRouter, type Routing } from './flow-router.js';
 import { TcpQueues } from './tcp-queues.js';
 import { Socks5Session } from './socks5-session.js';
 
@@ -30,9 +31,16 @@ export class ProxyServer {
   #refusing = 0;
   #closing = false;
 
-  constructor(options: ProxyOptions, egress: EgressSource, logger: Logger) {
+  constructor(options: ProxyOptions, egress: EgressSource, logger: Logger, routing: Routing | null = null) {
     this.#log = logger.child({ component: 'proxy' });
-    this.#ctx = { options, egress, stats: this.stats, logger: this.#log, queues: new TcpQueues() };
+    this.#ctx = {
+      options,
+      egress,
+      stats: this.stats,
+      logger: this.#log,
+      queues: new TcpQueues(),
+      router: new FlowRouter(routing, egress, this.#log),
+    };
     // Down bytes are what clients have taken: ended sessions' totals plus the live ones' counts now.
     Object.defineProperty(this.stats, 'bytesDown', {
       enumerable: true,

@@ -26,9 +26,13 @@ export interface ProxyStats {
     foreignDropped: number;
     otherDropped: number;
     rehomed: number;
+    /** Packets a rule refused (REJECT). */
+    rejected: number;
   };
   /** Idle sessions moved to a new egress at a switch before any byte moved. */
   zeroProgressRetries: number;
+  /** Flows (TCP connects, UDP peers) by the target the rule table named: TUNNEL, DIRECT, REJECT. */
+  routed: Record<string, number>;
 }
 
 export function createProxyStats(): ProxyStats {
@@ -43,8 +47,17 @@ export function createProxyStats(): ProxyStats {
     errorReplies: {},
     authFailures: 0,
     timeouts: { handshake: 0, connect: 0, idle: 0 },
-    udp: { datagramsUp: 0, datagramsDown: 0, fragDropped: 0, foreignDropped: 0, otherDropped: 0, rehomed: 0 },
+    udp: {
+      datagramsUp: 0,
+      datagramsDown: 0,
+      fragDropped: 0,
+      foreignDropped: 0,
+      otherDropped: 0,
+      rehomed: 0,
+      rejected: 0,
+    },
     zeroProgressRetries: 0,
+    routed: {},
   };
 }
 

@@ -2,7 +2,9 @@ import type { Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import { ErrorCodes, GatehopError, type Logger, detach } from '../common/index.js';
 import type { Egress, EgressLease, EgressSource, EgressTcpConnection, RetireReason } from '../egress/index.js';
+import type { Decision, Flow } from '../route/index.js';
 import { FirstByteGate } from './first-byte-gate.js';
+import type { FlowRouter } from './flow-router.js';
 import type { ProxyOptions } from './options.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
 import type { TcpQueues } from './tcp-queues.js';
@@ -15,6 +17,8 @@ export interface SessionContext {
   readonly logger: Logger;
   /** The kernel's queues of client connections (what clients have not read yet). */
   readonly queues: TcpQueues;
+  /** Where each flow goes (the rule table); its TUNNEL source is `egress`. */
+  readonly router: FlowRouter;
 }
 
 /** Errors that are part of normal life (a peer hung up): logged at debug, not as failures. */
@@ -47,6 +51,10 @@ export abstract class ProxySession {
   protected readonly log: Logger;
   protected readonly upstreams = new Set<Duplex>();
   #lease: EgressLease | null = null;
+  /** DIRECT flows' lease (the host's own network), beside the tunnel's. */
+  #directLease: EgressLease | null = null;
+  /** The rule that placed this session's latest flow (null before one was routed). */
+  decision: Decision | null = null;
   #closed = false;
   /** Connects made again because their egress left meanwhile (at most MAX_REDIALS). */
   #redials = 0;
@@ -101,11 +109,12 @@ export abstract class ProxySession {
    * Connects through this session's egress, bounded by the connect timer. The lease is taken on
    * first use and held for the session's life.
    */
-  protected async dial(host: string, port: number): Promise<EgressTcpConnection> {
+  protected async dial(host: string, port: number, via: 'TUNNEL' | 'DIRECT' = 'TUNNEL'): Promise<EgressTcpConnection> {
     if (this.#closed) throw new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} is closed`);
     // The client's part is done once we dial: from here the connect timer alone bounds the wait
     // (a slow tunnel must not turn a connect into a handshake timeout).
     this.handshakeDone();
+    if (via === 'DIRECT') return this.#dialDirect(host, port);
     const egress = this.leaseEgress();
     // The egress may stop taking sessions while we connect. Found down (a balance member that died
     // or fails its probes): this connect is given up at once and made on an egress that works.
@@ -176,9 +185,62 @@ export abstract class ProxySession {
     }
   }
 
+  /**
+   * Asks the rule table where a flow to host:port goes; the answer is this flow's for life. While
+   * the table finds what it needs (a name's address inside the tunnel), the handshake timer still
+   * runs: routing is part of the client's wait.
+   */
+  protected async route(host: string, port: number, network: Flow['network'] = 'tcp'): Promise<Decision> {
+    const d = await this.ctx.router.decide({ network, host, port }, this.socket);
+    this.decision = d;
+    bump(this.ctx.stats.routed, d.target);
+    if (d.target === 'REJECT')
+      this.log.debug(
+        { event: 'flow-rejected', target: `${host}:${port}`, rule: d.rule, payload: d.payload },
+        'flow refused by a rule',
+      );
+    return d;
+  }
+
+  /** A DIRECT connect: the host's own network, bounded by the same connect timer. */
+  async #dialDirect(host: string, port: number): Promise<EgressTcpConnection> {
+    this.#directLease ??= this.ctx.router.sourceFor('DIRECT').acquire();
+    const egress = this.#directLease.egress;
+    this.target = `${host}:${port}`;
+    const controller = new AbortController();
+    const timeoutMs = this.ctx.options.connectTimeoutMs;
+    const timer = setTimeout(() => {
+      this.ctx.stats.timeouts.connect++;
+      controller.abort(
+        new GatehopError(
+          ErrorCodes.SESSION_CONNECT_TIMEOUT,
+          `connect to ${host}:${port} timed out after ${timeoutMs} ms`,
+        ),
+      );
+    }, timeoutMs);
+    timer.unref();
+    const entry = { controller, timer };
+    this.#connects.add(entry);
+    try {
+      const conn = await egress.connectTcp(host, port, { timeoutMs, signal: controller.signal });
+      if (this.#closed) {
+        conn.stream.destroy();
+        throw new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} closed while connecting`);
+      }
+      this.addUpstream(conn.stream);
+      return conn;
+    } catch (err) {
+      if (controller.signal.aborted && controller.signal.reason instanceof GatehopError) throw controller.signal.reason;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.#connects.delete(entry);
+    }
+  }
+
   /** The egress carrying this session now (null before it dialled). */
   get egressId(): string | null {
-    return this.#lease?.egress.id ?? null;
+    return this.#lease?.egress.id ?? this.#directLease?.egress.id ?? null;
   }
 
   /** The egress this session is bound to for life (leased on first use). */
@@ -248,7 +310,7 @@ export abstract class ProxySession {
     // The handshake's replies (SOCKS5 reply, "200 Connection Established") are not payload.
     this.#downBase = this.socket.bytesWritten ?? 0;
     this.#relaying = true;
-    if (!target || !this.#lease) {
+    if (!target || !this.#lease || this.decision?.target === 'DIRECT') {
       this.#pipe(client, upstream);
       return;
     }
@@ -337,6 +399,8 @@ export abstract class ProxySession {
     if (!this.socket.destroyed) this.socket.destroy();
     this.#lease?.release();
     this.#lease = null;
+    this.#directLease?.release();
+    this.#directLease = null;
     const fields = {
       event: 'session-closed',
       reason,

@@ -182,7 +182,14 @@ export class Socks5Session extends ProxySession {
     this.socket.pause();
     const { host, port } = request.target;
     try {
-      const conn = await this.dial(host, port);
+      const decision = await this.route(host, port);
+      if (this.closed) return;
+      if (decision.target === 'REJECT') {
+        // RFC 1928's 0x02, "connection not allowed by ruleset": what a rule that refuses is.
+        this.#refuse(Reply.NOT_ALLOWED, 'rule-reject');
+        return;
+      }
+      const conn = await this.dial(host, port, decision.target);
       if (this.closed) return;
       this.#phase = 'relaying';
       this.socket.write(encodeReply(Reply.SUCCEEDED, conn.localAddress, conn.localPort));
@@ -214,6 +221,7 @@ export class Socks5Session extends ProxySession {
     try {
       const udp = new UdpAssociation({
         source: this.ctx.egress,
+        router: this.ctx.router,
         clientAddress,
         // RFC 1928 §7: DST.ADDR/DST.PORT, when not zero, name where the client will send from.
         clientPort: request.target.port,

@@ -5,16 +5,25 @@ import type { Egress, EgressLease, EgressSource, EgressUdpSocket, UdpDatagram } 
 import { encodeUdpHeader, parseUdpHeader, unmapIpv4 } from './socks5-codec.js';
 import type { ProxyStats } from './proxy-stats.js';
 import { detach } from '../common/index.js';
+import type { Decision } from '../route/index.js';
+import type { FlowRouter } from './flow-router.js';
+import { bump } from './proxy-stats.js';
 
 /** After re-homing, the old egress socket still takes replies this long. */
 const REHOME_LINGER_MS = 5_000;
 /** Name lookups waiting at once per association; datagrams past this are dropped (UDP may drop). */
 const MAX_PENDING_LOOKUPS = 32;
 const MAX_CACHED_NAMES = 256;
+/** Decisions remembered per association, by peer (the table is asked again for a new peer). */
+const MAX_CACHED_DECISIONS = 256;
+/** Packets held while the DIRECT socket opens; more are dropped (UDP may drop). */
+const MAX_HELD_DIRECT = 16;
 
 export interface UdpAssociationOptions {
   /** Where the association leases its egress; at a switch it re-homes to the new active one. */
   readonly source: EgressSource;
+  /** Routes each packet by its peer: TUNNEL (source), DIRECT (a socket on the host's network) or dropped. */
+  readonly router?: FlowRouter;
   /** The TCP control connection's peer: only datagrams from this address are relayed. */
   readonly clientAddress: string;
   /** 0 when the client did not say; then the first datagram's source port is fixed. */
@@ -44,6 +53,11 @@ export class UdpAssociation {
   #closed = false;
   #pendingLookups = 0;
   readonly #names = new Map<string, string>();
+  readonly #decisions = new Map<string, Decision>();
+  /** The DIRECT leg, opened at the first packet a rule sends direct. */
+  #direct: { lease: EgressLease; socket: EgressUdpSocket } | null = null;
+  #directOpening: Array<{ payload: Buffer; host: string; port: number; type: string }> | null = null;
+  readonly #directNames = new Map<string, string>();
 
   constructor(private readonly opts: UdpAssociationOptions) {
     this.#clientAddress = unmapIpv4(opts.clientAddress);
@@ -148,6 +162,103 @@ export class UdpAssociation {
     this.opts.onActivity();
     const payload = msg.subarray(parsed.value.headerLength);
     const { host, port: dstPort, type } = parsed.value.target;
+    const router = this.opts.router;
+    if (router?.routed) {
+      // One association talks to many peers: each packet goes where the table sends its peer.
+      const key = `${host}:${dstPort}`;
+      const known = this.#decisions.get(key) ?? router.decideNow({ network: 'udp', host, port: dstPort });
+      if (known) return this.#dispatch(known, key, payload, host, dstPort, type);
+      if (this.#pendingLookups >= MAX_PENDING_LOOKUPS) {
+        stats.udp.otherDropped++;
+        return;
+      }
+      this.#pendingLookups++;
+      router.decide({ network: 'udp', host, port: dstPort }).then(
+        (d) => {
+          this.#pendingLookups--;
+          if (!this.#closed) this.#dispatch(d, key, payload, host, dstPort, type);
+        },
+        (err: Error) => {
+          this.#pendingLookups--;
+          stats.udp.otherDropped++;
+          this.opts.log.warn({ event: 'udp-route-failed', err: err.message }, 'routing a UDP packet failed');
+        },
+      );
+      return;
+    }
+    this.#toTunnel(payload, host, dstPort, type);
+  }
+
+  #dispatch(d: Decision, key: string, payload: Buffer, host: string, port: number, type: string): void {
+    if (!this.#decisions.has(key)) {
+      if (this.#decisions.size >= MAX_CACHED_DECISIONS) this.#decisions.clear();
+      this.#decisions.set(key, d);
+      bump(this.opts.stats.routed, d.target);
+    }
+    if (d.target === 'REJECT') {
+      this.opts.stats.udp.rejected++;
+      return;
+    }
+    if (d.target === 'DIRECT') return this.#toDirect(payload, host, port, type);
+    this.#toTunnel(payload, host, port, type);
+  }
+
+  /** A packet a rule sent direct: the host's own socket; a name resolved by the host (the rule chose so). */
+  #toDirect(payload: Buffer, host: string, port: number, type: string): void {
+    if (this.#direct) {
+      const { socket, lease } = this.#direct;
+      if (type !== 'domain') return this.#sendOn(socket, payload, host, port);
+      const ip = this.#directNames.get(host);
+      if (ip) return this.#sendOn(socket, payload, ip, port);
+      lease.egress.resolve(host).then(
+        (addrs) => {
+          if (!addrs[0] || this.#closed) return;
+          if (this.#directNames.size >= MAX_CACHED_NAMES) this.#directNames.clear();
+          this.#directNames.set(host, addrs[0]);
+          this.#sendOn(socket, payload, addrs[0], port);
+        },
+        () => this.opts.stats.udp.otherDropped++,
+      );
+      return;
+    }
+    if (this.#directOpening) {
+      if (this.#directOpening.length < MAX_HELD_DIRECT) this.#directOpening.push({ payload, host, port, type });
+      else this.opts.stats.udp.otherDropped++;
+      return;
+    }
+    this.#directOpening = [{ payload, host, port, type }];
+    const lease = this.opts.router!.sourceFor('DIRECT').acquire();
+    lease.egress.bindUdp().then(
+      (socket) => {
+        const held = this.#directOpening ?? [];
+        this.#directOpening = null;
+        if (this.#closed) {
+          socket.close();
+          lease.release();
+          return;
+        }
+        this.#direct = { lease, socket };
+        socket.onMessage((d) => this.#fromEgress(d));
+        for (const p of held) this.#toDirect(p.payload, p.host, p.port, p.type);
+      },
+      (err: Error) => {
+        lease.release();
+        this.opts.stats.udp.otherDropped += this.#directOpening?.length ?? 0;
+        this.#directOpening = null;
+        this.opts.log.debug({ event: 'udp-direct-failed', err: err.message }, 'the direct UDP socket did not open');
+      },
+    );
+  }
+
+  #sendOn(socket: EgressUdpSocket, payload: Buffer, ip: string, port: number): void {
+    if (this.#closed) return;
+    this.opts.stats.udp.datagramsUp++;
+    this.opts.stats.bytesUp += payload.length;
+    socket.send(payload, ip, port);
+  }
+
+  #toTunnel(payload: Buffer, host: string, dstPort: number, type: string): void {
+    const { stats } = this.opts;
     if (type !== 'domain') {
       this.#send(payload, host, dstPort);
       return;
@@ -202,6 +313,12 @@ export class UdpAssociation {
     this.#egressSocket?.close();
     this.#lease?.release();
     this.#lease = null;
+    this.#direct?.socket.close();
+    this.#direct?.lease.release();
+    this.#direct = null;
+    this.#directOpening = null;
+    this.#decisions.clear();
+    this.#directNames.clear();
     for (const entry of [...this.#lingering]) this.#endLinger(entry);
     this.#names.clear();
   }

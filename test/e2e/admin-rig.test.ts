@@ -34,6 +34,7 @@ describe.skipIf(!isRoot)('admin API against the rig', () => {
         egress: 'vpngate',
         api: [rig.state.apiUrl],
         vpngate: { allowPrivateNodes: true },
+        mode: 'global', // the rig's internet is in 10/8: through the tunnel, not the LAN rule
         listen: '127.0.0.1:0',
         admin: '127.0.0.1:0',
         adminToken: token,

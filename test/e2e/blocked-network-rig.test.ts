@@ -63,6 +63,8 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
         `  urlTest: { url: "${rig.url('/generate_204')}", intervalMs: 600000 }`,
         'switching:',
         '  healthDnsName: files.test',
+        // The rig's internet is in 10/8: through the tunnel, not the default table's LAN rule.
+        'mode: global',
         'vpngate:',
         '  timeoutMs: 3000',
         '  headStartMs: 4000',

@@ -55,6 +55,8 @@ describe.skipIf(!isRoot)('sleep and resume of the core (issue #24)', () => {
         '--api',
         rig.state.apiUrl,
         '--allow-private-nodes',
+        '--mode',
+        'global',
         '--listen',
         `127.0.0.1:${proxyPort}`,
         '--admin',

@@ -211,6 +211,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
       egress: 'vpngate',
       api: [rig.state.apiUrl],
       vpngate: { allowPrivateNodes: true },
+      mode: 'global', // the rig's internet is in 10/8: through the tunnel, not the LAN rule
       listen: '127.0.0.1:0',
       admin: 'off',
       dataDir,

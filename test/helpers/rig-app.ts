@@ -18,6 +18,8 @@ export function rigAppConfig(rig: Rig, dataDir: string, over: ConfigInput = {}):
       admin: 'off',
       dataDir,
       logFile: 'off',
+      // The rig's "internet" is in 10.0.0.0/8, which the default rule table sends direct: through the tunnel here.
+      mode: 'global',
       ...over,
       // The rig's nodes sit at private 10.K addresses, which a real list may not name by default.
       vpngate: { allowPrivateNodes: true, ...over.vpngate },

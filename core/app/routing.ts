@@ -1,0 +1,396 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { detach, writeFileAtomic, type Logger } from '../common/index.js';
+import {
+  DEFAULT_RULES,
+  GeoIp,
+  parseRuleSet,
+  RuleTable,
+  type RouteMode,
+  type RuleError,
+  type RuleSet,
+  type RuleSetFormat,
+} from '../route/index.js';
+import { httpGet, type Dialer } from '../vpngate/index.js';
+import type { GatehopConfig, RuleProviderConfig } from './config.js';
+
+/** A rule set's body may be this large (a 120,000-line domestic list is ~3 MiB). */
+export const MAX_RULE_SET_BYTES = 32 * 1024 * 1024;
+/** An http rule set's fetch, body included. */
+const FETCH_TIMEOUT_MS = 60_000;
+/** A failed refresh is tried again after this long (sooner than the interval). */
+const RETRY_MS = 10 * 60_000;
+
+/** What `/status` and the Routing settings show of one rule set. */
+export interface RuleSetStatus {
+  name: string;
+  type: 'http' | 'file';
+  behavior: RuleSet['behavior'];
+  format: RuleSetFormat;
+  /** Entries in use (0 while none was ever loaded). */
+  entries: number;
+  badLines: number;
+  /** When the copy in use was fetched or read. */
+  updatedAt: number | null;
+  /** Why the last load or refresh failed (the last good copy, if any, stays in use). */
+  error: string | null;
+  refreshing: boolean;
+}
+
+export interface RoutingStatus {
+  mode: RouteMode;
+  /** Rules in the table in use (the default table's when the config has none). */
+  rules: number;
+  custom: boolean;
+  errors: RuleError[];
+  ruleSets: RuleSetStatus[];
+  geoip: { loaded: boolean; ranges: number; bytes: number; error: string | null } | null;
+}
+
+interface Provider {
+  readonly name: string;
+  readonly config: RuleProviderConfig;
+  readonly format: RuleSetFormat;
+  set: RuleSet | null;
+  updatedAt: number | null;
+  error: string | null;
+  refreshing: Promise<void> | null;
+  timer: NodeJS.Timeout | null;
+}
+
+/**
+ * The routing a running core uses: the rule table built from the config's mode and rules, the rule
+ * sets they name (from files, or URLs kept on disk so a restart needs no network, refreshed on
+ * their interval, directly and else through the tunnel), and GeoIP when a rule asks for countries.
+ * A reload or a mode change builds a new table; open flows keep the decision they were opened with.
+ */
+export class RoutingState {
+  #config: GatehopConfig;
+  #mode: RouteMode;
+  #table: RuleTable;
+  readonly #providers = new Map<string, Provider>();
+  #geoip: GeoIp | null = null;
+  #geoipError: string | null = null;
+  #geoipLoading: Promise<void> | null = null;
+  readonly #log: Logger;
+  #closed = false;
+  #started = false;
+  readonly #changeListeners = new Set<() => void>();
+
+  constructor(
+    config: GatehopConfig,
+    logger: Logger,
+    /** How a rule set is fetched, in order: straight (or through the upstream proxy), then a working tunnel. */
+    private readonly dialers: () => ReadonlyArray<Dialer | null>,
+  ) {
+    this.#config = config;
+    this.#mode = config.mode;
+    this.#log = logger.child({ component: 'routing' });
+    this.#loadProviders(config);
+    this.#table = this.#build();
+  }
+
+  /** The table for the next flow. */
+  table(): RuleTable {
+    return this.#table;
+  }
+
+  get mode(): RouteMode {
+    return this.#mode;
+  }
+
+  /** The tray, the window and Clash dashboards switch the mode; the table is rebuilt at once. */
+  setMode(mode: RouteMode): void {
+    if (mode === this.#mode) return;
+    this.#mode = mode;
+    this.#rebuild('mode');
+  }
+
+  onChange(fn: () => void): () => void {
+    this.#changeListeners.add(fn);
+    return () => this.#changeListeners.delete(fn);
+  }
+
+  /** Starts what needs the network or the disk in the background: stale rule sets, GeoIP. */
+  start(): void {
+    this.#started = true;
+    for (const p of this.#providers.values()) this.#schedule(p);
+    this.#maybeLoadGeoIp();
+  }
+
+  /** A reload: new mode, rules and rule sets (sets whose settings did not change keep their copy). */
+  apply(next: GatehopConfig): void {
+    const before = this.#config;
+    this.#config = next;
+    if (next.mode !== before.mode) this.#mode = next.mode;
+    const keep = new Map(this.#providers);
+    this.#providers.clear();
+    for (const [name, cfg] of Object.entries(next.ruleProviders)) {
+      const old = keep.get(name);
+      if (old && JSON.stringify(old.config) === JSON.stringify(cfg)) {
+        this.#providers.set(name, old);
+        keep.delete(name);
+      } else this.#providers.set(name, this.#load(name, cfg));
+    }
+    for (const gone of keep.values()) if (gone.timer) clearTimeout(gone.timer);
+    this.#rebuild('reload');
+    if (!this.#closed) this.start();
+  }
+
+  /** Fetches an http rule set now (the Refresh button, `PUT /providers/rules/:name`); reads a file set again. */
+  async refresh(name: string): Promise<RuleSetStatus | null> {
+    const p = this.#providers.get(name);
+    if (!p) return null;
+    if (p.config.type === 'file') {
+      this.#readFile(p);
+      this.#rebuild('rule-set');
+    } else await this.#fetch(p);
+    return this.#statusOf(p);
+  }
+
+  status(): RoutingStatus {
+    return {
+      mode: this.#mode,
+      rules: this.#table.rules.length,
+      custom: this.#config.rules !== null,
+      errors: [...this.#table.errors, ...this.#missingSets()],
+      ruleSets: [...this.#providers.values()].map((p) => this.#statusOf(p)),
+      geoip:
+        this.#geoip || this.#geoipLoading || this.#geoipError
+          ? {
+              loaded: this.#geoip !== null,
+              ranges: this.#geoip?.ranges ?? 0,
+              bytes: this.#geoip?.bytes ?? 0,
+              error: this.#geoipError,
+            }
+          : null,
+    };
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const p of this.#providers.values()) if (p.timer) clearTimeout(p.timer);
+  }
+
+  // ---- internals ----
+
+  #build(): RuleTable {
+    const ruleSets = new Map<string, RuleSet>();
+    for (const p of this.#providers.values()) if (p.set) ruleSets.set(p.name, p.set);
+    return new RuleTable({
+      mode: this.#mode,
+      rules: this.#config.rules ?? DEFAULT_RULES,
+      source: this.#config.rules ? 'config rules' : 'default rules',
+      ruleSets,
+      geoip: this.#geoip,
+    });
+  }
+
+  #rebuild(why: string): void {
+    this.#table = this.#build();
+    for (const e of this.#table.errors)
+      this.#log.warn(
+        { event: 'rule-invalid', source: e.source, line: e.line, rule: e.text, err: e.message },
+        `${e.source} line ${e.line} (${e.text}) is left out: ${e.message}`,
+      );
+    this.#log.info(
+      { event: 'route-table', why, mode: this.#mode, rules: this.#table.rules.length },
+      `routing: mode ${this.#mode}, ${this.#table.rules.length} rules`,
+    );
+    for (const fn of this.#changeListeners) fn();
+    // A fetched set or new rules may ask for countries now.
+    if (this.#started && why !== 'geoip') this.#maybeLoadGeoIp();
+  }
+
+  /** RULE-SET rules naming a set the config does not have. */
+  #missingSets(): RuleError[] {
+    return this.#table.rules
+      .filter((r) => r.type === 'RULE-SET' && !this.#providers.has(r.payload))
+      .map((r) => ({
+        source: 'config rules',
+        line: (this.#config.rules ?? []).findIndex((l) => l.trim() === r.text) + 1,
+        text: r.text,
+        message: `no rule set named "${r.payload}" in ruleProviders`,
+      }));
+  }
+
+  #loadProviders(config: GatehopConfig): void {
+    for (const [name, cfg] of Object.entries(config.ruleProviders)) this.#providers.set(name, this.#load(name, cfg));
+  }
+
+  /** A provider with what is on disk now (its file, or the last good copy of its URL). */
+  #load(name: string, cfg: RuleProviderConfig): Provider {
+    const p: Provider = {
+      name,
+      config: cfg,
+      format: cfg.format ?? formatOf(cfg.path ?? cfg.url ?? ''),
+      set: null,
+      updatedAt: null,
+      error: null,
+      refreshing: null,
+      timer: null,
+    };
+    this.#readFile(p);
+    return p;
+  }
+
+  #pathOf(p: Provider): string {
+    return (
+      p.config.path ?? join(this.#config.dataDir, 'rule-sets', `${p.name}.${p.format === 'yaml' ? 'yaml' : 'txt'}`)
+    );
+  }
+
+  /** Reads the set's file (its own, or the kept copy of its URL); a missing copy of a URL set is not an error yet. */
+  #readFile(p: Provider): void {
+    const path = this.#pathOf(p);
+    if (p.config.type === 'http' && !existsSync(path)) return;
+    try {
+      const size = statSync(path).size;
+      if (size > MAX_RULE_SET_BYTES) throw new Error(`larger than ${MAX_RULE_SET_BYTES} bytes`);
+      p.set = this.#parse(p, readFileSync(path, 'utf8'));
+      p.updatedAt = statSync(path).mtimeMs;
+      p.error = null;
+    } catch (err) {
+      p.error = `${path}: ${(err as Error).message}`;
+      this.#log.warn(
+        { event: 'rule-set-invalid', name: p.name, path, err: (err as Error).message },
+        `rule set ${p.name} could not be read from ${path}: ${(err as Error).message}`,
+      );
+    }
+  }
+
+  #parse(p: Provider, text: string): RuleSet {
+    const set = parseRuleSet(text, p.config.behavior, p.format, () => this.#table.context);
+    if (set.badLines > 0)
+      this.#log.warn(
+        { event: 'rule-set-bad-lines', name: p.name, bad: set.badLines, first: set.errors[0] },
+        `rule set ${p.name}: ${set.badLines} lines left out (line ${set.errors[0]?.line}: ${set.errors[0]?.message})`,
+      );
+    return set;
+  }
+
+  /** An http set is fetched when it has no copy or its copy is older than its interval; then every interval. */
+  #schedule(p: Provider): void {
+    if (this.#closed || p.config.type !== 'http' || p.timer) return;
+    const intervalMs = p.config.interval * 1000;
+    const age = p.updatedAt === null ? Infinity : Date.now() - p.updatedAt;
+    const wait = age >= intervalMs ? 0 : intervalMs - age;
+    p.timer = setTimeout(() => {
+      p.timer = null;
+      detach(
+        this.#log,
+        'rule-set-refresh',
+        this.#fetch(p).finally(() => this.#schedule(p)),
+      );
+    }, wait);
+    p.timer.unref();
+  }
+
+  /** Fetches an http set, directly first and then through the tunnel; the last good copy stays on any failure. */
+  #fetch(p: Provider): Promise<void> {
+    p.refreshing ??= (async () => {
+      const url = p.config.url!;
+      const failures: string[] = [];
+      for (const dialer of this.dialers()) {
+        if (!dialer || this.#closed) continue;
+        try {
+          const res = await httpGet(url, { dialer, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_RULE_SET_BYTES });
+          if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+          const set = this.#parse(p, res.body);
+          writeFileAtomic(this.#pathOf(p), res.body, { mode: 0o644 });
+          p.set = set;
+          p.updatedAt = Date.now();
+          p.error = null;
+          this.#log.info(
+            { event: 'rule-set-fetched', name: p.name, url, via: dialer.via, entries: set.size },
+            `rule set ${p.name}: ${set.size} entries from ${url} (${dialer.via})`,
+          );
+          this.#rebuild('rule-set');
+          return;
+        } catch (err) {
+          failures.push(`${dialer.via}: ${(err as Error).message}`);
+        }
+      }
+      p.error = failures.join('; ') || 'no way to fetch it';
+      this.#log.warn(
+        { event: 'rule-set-fetch-failed', name: p.name, url, err: p.error, keeping: p.set?.size ?? 0 },
+        `rule set ${p.name} could not be fetched from ${url} (${p.error}); ${p.set ? 'keeping the last good copy' : 'no copy yet'}`,
+      );
+      if (p.timer === null && !this.#closed) {
+        p.timer = setTimeout(() => {
+          p.timer = null;
+          detach(this.#log, 'rule-set-retry', this.#fetch(p));
+        }, RETRY_MS);
+        p.timer.unref();
+      }
+    })().finally(() => {
+      p.refreshing = null;
+    });
+    return p.refreshing;
+  }
+
+  /** GeoIP is loaded only when a rule or a classical set asks for a country (not LAN). */
+  #maybeLoadGeoIp(): void {
+    if (this.#geoip || this.#geoipLoading || !this.#wantsGeoIp()) return;
+    const started = Date.now();
+    const before = process.memoryUsage().rss;
+    this.#geoipLoading = GeoIp.load()
+      .then((g) => {
+        this.#geoip = g;
+        this.#geoipError = null;
+        this.#log.info(
+          {
+            event: 'geoip-loaded',
+            ranges: g.ranges,
+            bytes: g.bytes,
+            durationMs: Date.now() - started,
+            rssDeltaBytes: process.memoryUsage().rss - before,
+          },
+          `GeoIP loaded: ${g.ranges} ranges in ${Date.now() - started} ms`,
+        );
+        this.#rebuild('geoip');
+      })
+      .catch((err: unknown) => {
+        this.#geoipError = (err as Error).message;
+        this.#log.warn(
+          { event: 'geoip-failed', err: this.#geoipError },
+          `GeoIP could not be loaded: ${this.#geoipError}`,
+        );
+      })
+      .finally(() => {
+        this.#geoipLoading = null;
+      });
+  }
+
+  #wantsGeoIp(): boolean {
+    const lines = [...(this.#config.rules ?? [])];
+    if (lines.some((l) => /^\s*GEOIP\s*,\s*(?!LAN\b)/i.test(l))) return true;
+    return [...this.#providers.values()].some(
+      (p) =>
+        p.config.behavior === 'classical' &&
+        p.set !== null &&
+        existsSync(this.#pathOf(p)) &&
+        /GEOIP\s*,\s*(?!LAN\b)/i.test(readFileSync(this.#pathOf(p), 'utf8')),
+    );
+  }
+
+  #statusOf(p: Provider): RuleSetStatus {
+    return {
+      name: p.name,
+      type: p.config.type,
+      behavior: p.config.behavior,
+      format: p.format,
+      entries: p.set?.size ?? 0,
+      badLines: p.set?.badLines ?? 0,
+      updatedAt: p.updatedAt,
+      error: p.error,
+      refreshing: p.refreshing !== null,
+    };
+  }
+}
+
+/** `.txt`, `.list` → text; anything else (`.yaml`, `.yml`, none) → yaml, as mihomo defaults. */
+function formatOf(where: string): RuleSetFormat {
+  const ext = extname(where.split('?')[0] ?? '').toLowerCase();
+  return ext === '.txt' || ext === '.list' ? 'text' : 'yaml';
+}

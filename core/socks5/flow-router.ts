@@ -1,0 +1,106 @@
+import type { Socket } from 'node:net';
+import { isIP } from 'node:net';
+import type { Logger } from '../common/index.js';
+import type { EgressSource } from '../egress/index.js';
+import type { Decision, Flow, RouteTarget, RuleTable } from '../route/index.js';
+
+/** The local program behind a client connection (null: not found). */
+export type ProcessLookup = (socket: Socket) => Promise<{ name: string; path: string } | null>;
+
+/** What routing needs from the app: the current table, the host's own network, and how to find a program. */
+export interface Routing {
+  /** Read per flow: a reload swaps it, open flows keep the decision they were opened with. */
+  table(): RuleTable;
+  /** DIRECT: the host's own network. */
+  readonly direct: EgressSource;
+  readonly processOf?: ProcessLookup;
+}
+
+/** Without routing (the proxy on its own, as in tests of the front end): everything goes to the one source. */
+const UNROUTED: Decision = { target: 'TUNNEL', rule: 'GLOBAL', payload: '' };
+/** A name resolved inside the tunnel is remembered this long (the tunnel's resolver gives no TTL here). */
+const NAME_TTL_MS = 60_000;
+const MAX_NAMES = 4_096;
+/** Decisions a rule would be asked again for at most this often. */
+const MAX_ROUNDS = 4;
+
+/**
+ * Asks the rule table where a flow goes and finds what the table needs on the way: a named
+ * destination's address is resolved **inside the tunnel** (never by the host's resolver, so routing
+ * adds no clear DNS query), cached for a minute; the local program only when a rule asks for it.
+ */
+export class FlowRouter {
+  readonly #names = new Map<string, { ip: string | null; until: number }>();
+
+  constructor(
+    private readonly routing: Routing | null,
+    private readonly tunnel: EgressSource,
+    private readonly log: Logger,
+  ) {}
+
+  get routed(): boolean {
+    return this.routing !== null;
+  }
+
+  /** The egress source for a target (REJECT has none). */
+  sourceFor(target: Exclude<RouteTarget, 'REJECT'>): EgressSource {
+    return target === 'DIRECT' && this.routing ? this.routing.direct : this.tunnel;
+  }
+
+  /** Where `flow` goes; never rejects (a failed lookup leaves that fact unknown, and rules that need it do not match). */
+  async decide(flow: Flow, client?: Socket): Promise<Decision> {
+    if (!this.routing) return UNROUTED;
+    const table = this.routing.table();
+    let f: Flow = flow;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const a = table.decide(f);
+      if ('decision' in a) return a.decision;
+      if (a.need === 'address') f = { ...f, ip: await this.#resolve(f.host) };
+      else f = { ...f, process: client && this.routing.processOf ? await this.#process(client) : null };
+    }
+    const last = table.decide({ ...f, ip: f.ip ?? null, process: f.process ?? null });
+    return 'decision' in last ? last.decision : UNROUTED;
+  }
+
+  /** The same decision without waiting, when the table can give one at once (UDP's per-packet path). */
+  decideNow(flow: Flow): Decision | null {
+    if (!this.routing) return UNROUTED;
+    const a = this.routing.table().decide(flow.ip !== undefined || isIP(flow.host) ? flow : this.#withCachedIp(flow));
+    return 'decision' in a ? a.decision : null;
+  }
+
+  #withCachedIp(flow: Flow): Flow {
+    const hit = this.#names.get(flow.host.toLowerCase());
+    return hit && hit.until > Date.now() ? { ...flow, ip: hit.ip } : flow;
+  }
+
+  async #resolve(host: string): Promise<string | null> {
+    const key = host.toLowerCase();
+    const hit = this.#names.get(key);
+    if (hit && hit.until > Date.now()) return hit.ip;
+    const lease = this.tunnel.acquire();
+    let ip: string | null = null;
+    try {
+      ip = (await lease.egress.resolve(host))[0] ?? null;
+    } catch (err) {
+      this.log.debug(
+        { event: 'route-resolve-failed', host, err: (err as Error).message },
+        'a rule needed the address of a name the tunnel could not resolve',
+      );
+    } finally {
+      lease.release();
+    }
+    if (this.#names.size >= MAX_NAMES) this.#names.delete(this.#names.keys().next().value!);
+    this.#names.set(key, { ip, until: Date.now() + NAME_TTL_MS });
+    return ip;
+  }
+
+  async #process(client: Socket): Promise<{ name: string; path: string } | null> {
+    try {
+      return (await this.routing!.processOf!(client)) ?? null;
+    } catch (err) {
+      this.log.debug({ event: 'process-lookup-failed', err: (err as Error).message }, 'could not find the program');
+      return null;
+    }
+  }
+}
