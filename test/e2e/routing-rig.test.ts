@@ -1,0 +1,122 @@
+import { createSocket } from 'node:dgram';
+import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type RunningApp } from '../../core/app/index.js';
+import { parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader } from '../../core/common/index.js';
+import { curl } from '../helpers/curl.js';
+import { eventually, until } from '../helpers/fds.js';
+import { isRoot } from '../helpers/netns.js';
+import { fileLogger, rigAppConfig } from '../helpers/rig-app.js';
+import { startUdpEcho, type TestUdpEcho } from '../helpers/servers.js';
+import { socksConnect } from '../helpers/socks-client.js';
+import { Rig } from '../rig/rig.js';
+
+/**
+ * Issue #33 on real servers: one rule table sends some flows out of the host directly, others
+ * through a real VPN tunnel, refuses others; told apart by the address each web host sees. The
+ * direct side is a server on this host's loopback (the rig's "internet" is reachable only through
+ * a tunnel), the tunnel side the rig's web host, which answers /ip with the address it sees.
+ */
+describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
+  let rig: Rig;
+  let app: RunningApp;
+  let local: Server;
+  let echo: TestUdpEcho;
+  let localPort = 0;
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-routing-'));
+
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 1, openvpn: [], bigMib: 1 });
+    // A web host on this machine that says who connected: what the "direct" side sees.
+    local = createServer((req, res) => res.end(`direct ${req.socket.remoteAddress}`));
+    await new Promise<void>((r) => local.listen(0, '127.0.0.1', () => r()));
+    localPort = (local.address() as AddressInfo).port;
+    echo = await startUdpEcho();
+    app = await startApp(
+      rigAppConfig(rig, dataDir, {
+        mode: 'rule',
+        rules: [
+          'DOMAIN,localhost,DIRECT',
+          'IP-CIDR,127.0.0.0/8,DIRECT,no-resolve',
+          'DOMAIN-SUFFIX,blocked.test,REJECT',
+          'DST-PORT,9,REJECT',
+          'MATCH,TUNNEL',
+        ],
+      }),
+      fileLogger(join(dataDir, 'gatehop.log')),
+    );
+    await until(() => app.controller!.active ?? undefined, 60_000, 'a first tunnel');
+  }, 240_000);
+
+  afterAll(async () => {
+    await app?.stop();
+    await new Promise<void>((r) => (local ? local.close(() => r()) : r()));
+    await echo?.close();
+    await rig?.down();
+  });
+
+  const proxy = (): string => `127.0.0.1:${app.listening.proxy.port}`;
+
+  it('a name a rule sends DIRECT leaves from this host; another name and an address go through the tunnel', async () => {
+    const direct = await curl(['--socks5-hostname', proxy(), `http://localhost:${localPort}/`]);
+    expect(direct.stdout.toString()).toBe('direct 127.0.0.1');
+    const exit = rig.state.nodes[0]!.exitAddress;
+    // files.test exists only on the rig's side: resolved inside the tunnel, it answers with the node's exit.
+    const byName = await curl(['--socks5-hostname', proxy(), 'http://files.test/ip']);
+    expect(byName.stdout.toString()).toBe(exit);
+    const byAddress = await curl(['-x', `http://${proxy()}`, rig.url('/ip')]);
+    expect(byAddress.stdout.toString()).toBe(exit);
+    const routed = app.proxy.stats.routed;
+    expect(routed.DIRECT).toBeGreaterThanOrEqual(1);
+    expect(routed.TUNNEL).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
+  it('REJECT: SOCKS5 answers 0x02 (not allowed by ruleset); HTTP answers 403 naming the rule', async () => {
+    const { client, reply } = await socksConnect(app.listening.proxy.port, 'ads.blocked.test', 443);
+    expect(reply[1]).toBe(0x02);
+    client.destroy();
+    const http = await curl(['-x', `http://${proxy()}`, '-w', '\n%{http_code}', 'http://www.blocked.test/']);
+    expect(http.stdout.toString()).toBe('403 Forbidden: refused by the rule DOMAIN-SUFFIX,blocked.test\n\n403');
+    const connect = await curl(['-x', `http://${proxy()}`, '-p', 'https://www.blocked.test/']);
+    expect(connect.stderr).toMatch(/403/);
+  }, 30_000);
+
+  it('one UDP association talks to two peers routed apart, each reply attributed to its peer; a refused peer gets nothing', async () => {
+    const up = parseUpstreamUrl(`socks5://${proxy()}`);
+    const { control, relay } = await socks5UdpAssociate(up);
+    const sock = createSocket('udp4');
+    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
+    const got: Array<{ host: string; port: number; data: string }> = [];
+    sock.on('message', (m) => {
+      const d = parseSocks5Udp(m);
+      if (d) got.push({ host: d.host, port: d.port, data: d.data.toString() });
+    });
+    const send = (host: string, port: number, text: string): void =>
+      sock.send(Buffer.concat([socks5UdpHeader(host, port), Buffer.from(text)]), relay.port, relay.host);
+    const inet = rig.state.inetAddress;
+    try {
+      // UDP may drop: send until both peers answered.
+      await eventually(
+        () => {
+          if (!got.some((g) => g.host === inet)) send(inet, 7, 'via tunnel');
+          if (!got.some((g) => g.host === '127.0.0.1')) send('127.0.0.1', echo.port, 'direct');
+          send(inet, 9, 'refused');
+          return got.some((g) => g.host === inet) && got.some((g) => g.host === '127.0.0.1');
+        },
+        20_000,
+        () => `replies from both peers (got ${JSON.stringify(got)})`,
+      );
+      expect(got.find((g) => g.host === inet)).toEqual({ host: inet, port: 7, data: 'via tunnel' });
+      expect(got.find((g) => g.host === '127.0.0.1')).toEqual({ host: '127.0.0.1', port: echo.port, data: 'direct' });
+      expect(got.some((g) => g.data === 'refused')).toBe(false);
+      expect(app.proxy.stats.udp.rejected).toBeGreaterThanOrEqual(1);
+    } finally {
+      sock.close();
+      control.destroy();
+    }
+  }, 60_000);
+});
