@@ -8,6 +8,7 @@ import type { Selector } from '../selector/index.js';
 import type { ProxyServer } from '../socks5/index.js';
 import type { Store } from '../store/index.js';
 import type { NodeList } from '../vpngate/index.js';
+import type { RouteMode, RuleTable } from '../route/index.js';
 
 /** What the admin API reads and steers; the app assembles it (the API never imports core/app). */
 export interface AdminCore {
@@ -54,6 +55,32 @@ export interface AdminCore {
   readonly desktop?: DesktopAccess | null;
   /** POST /reload: re-reads the config and applies what can change live; null: not offered. */
   readonly reload?: (() => Promise<ReloadResult>) | null;
+  /** The rule table, its mode and rule sets (the Clash API's /rules, /providers/rules, mode). */
+  readonly routing?: RoutingAccess | null;
+}
+
+/** One rule set as the API shows it. */
+export interface RuleSetInfo {
+  name: string;
+  type: 'http' | 'file';
+  behavior: 'domain' | 'ipcidr' | 'classical';
+  format: 'yaml' | 'text';
+  entries: number;
+  badLines: number;
+  updatedAt: number | null;
+  error: string | null;
+  refreshing: boolean;
+}
+
+export interface RoutingAccess {
+  readonly mode: RouteMode;
+  /** Switches the mode now (and keeps it for the next start where settings are saved). */
+  setMode(mode: RouteMode): Promise<void>;
+  table(): RuleTable;
+  ruleSets(): RuleSetInfo[];
+  /** Fetches (or re-reads) a rule set now; null: no such set. */
+  refresh(name: string): Promise<RuleSetInfo | null>;
+  errors(): Array<{ source: string; line: number; text: string; message: string }>;
 }
 
 export interface SettingsAccess {

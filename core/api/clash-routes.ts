@@ -13,6 +13,7 @@ import {
   providerOf,
   proxiesOf,
   proxyOf,
+  ruleProvidersOf,
   rulesOf,
 } from './clash-views.js';
 import { ApiFailure, parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
@@ -24,6 +25,8 @@ const clashError = (status: number, message: string): ApiFailure =>
   new ApiFailure(status, status === 404 ? 'GH_ERR_API_NOT_FOUND' : 'GH_ERR_API_BAD_REQUEST', message);
 
 const patchSchema = z.record(z.string(), z.unknown());
+/** A provider health check answers when its sweep ends, or after this long. */
+const HEALTHCHECK_WAIT_MS = 30_000;
 
 export interface ClashRouteDeps {
   /** Re-fetches the node list (PUT /providers/proxies/VPNGate). */
@@ -93,19 +96,18 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
       );
     // Validate everything before changing anything.
     let auto: boolean | null = null;
+    let routeMode: 'rule' | 'global' | 'direct' | null = null;
     if (body.mode !== undefined) {
       const m = scalarText(body.mode).toLowerCase();
-      // Clash's own names too: rule = Gatehop picks the node (auto), global = the one you picked (manual).
-      if (m === 'auto' || m === 'rule') auto = true;
-      else if (m === 'manual' || m === 'global') auto = false;
-      else
-        throw clashError(
-          400,
-          m === 'direct'
-            ? 'mode direct: Gatehop never sends traffic outside a tunnel'
-            : `mode ${m}: Gatehop's modes are auto and manual`,
-        );
-      controller();
+      if (m === 'rule' || m === 'global' || m === 'direct') {
+        if (!core.routing)
+          throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'routing is not offered in this embedding');
+        routeMode = m;
+      } else if (m === 'auto' || m === 'manual') {
+        // Gatehop's node selection (auto: it picks; manual: your pick), as earlier versions named it here.
+        auto = m === 'auto';
+        controller();
+      } else throw clashError(400, `mode ${m}: one of rule, global, direct`);
     }
     let level: string | null = null;
     if (body['log-level'] !== undefined) {
@@ -116,6 +118,7 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
         throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the log level is not changeable in this embedding');
     }
     if (auto !== null) controller().setMode(auto);
+    if (routeMode) await core.routing!.setMode(routeMode);
     if (level) core.logLevel!.set(level);
     sendEmpty(res);
   });
@@ -133,8 +136,14 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
     await core.reload();
     sendEmpty(res);
   });
-  r.on('GET', '/rules', ({ res }) => sendJson(res, 200, rulesOf()));
-  r.on('GET', '/providers/rules', ({ res }) => sendJson(res, 200, { providers: {} }));
+  r.on('GET', '/rules', ({ res }) => sendJson(res, 200, rulesOf(core)));
+  r.on('GET', '/providers/rules', ({ res }) => sendJson(res, 200, ruleProvidersOf(core)));
+  r.on('PUT', '/providers/rules/:name', async ({ params, res }) => {
+    const done = await core.routing?.refresh(params.name!);
+    if (!done) throw clashError(404, `Resource not found: no rule provider ${params.name}`);
+    if (done.error) throw clashError(503, `rule provider ${params.name}: ${done.error}`);
+    sendEmpty(res);
+  });
 
   // ---- the node list as a proxy provider ----
   const provider = (name: string): void => {
@@ -152,10 +161,13 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
     deps.refreshNodes();
     sendEmpty(res);
   });
-  // Test all: started here, results arrive in each proxy's history (as mihomo's async check does).
-  r.on('GET', '/providers/proxies/:name/healthcheck', ({ params, res }) => {
+  // Test all: answered when the checks are done, as mihomo does (yacd reads each proxy's history
+  // right after the answer); a sweep that runs long is answered at 30 s with what it has.
+  r.on('GET', '/providers/proxies/:name/healthcheck', async ({ params, res }) => {
     provider(params.name!);
-    sweep().start({ url: controller().urlTestUrl, timeoutMs: 5_000 });
+    const s = sweep();
+    s.start({ url: controller().urlTestUrl, timeoutMs: 5_000 });
+    await s.wait(HEALTHCHECK_WAIT_MS);
     sendEmpty(res);
   });
   r.on('GET', '/providers/proxies/:name/:proxy/healthcheck', async ({ params, url, res }) => {

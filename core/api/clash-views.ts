@@ -118,10 +118,10 @@ export function configsOf(core: AdminCore) {
     'mixed-port': port,
     'allow-lan': !isLoopbackHost(host),
     'bind-address': host === '0.0.0.0' || host === '::' ? '*' : host,
-    mode: c ? c.mode : 'direct',
-    // Dashboards offer these (sing-box's `mode-list`, its successors' `modes`) instead of rule/global/direct.
-    'mode-list': c ? ['auto', 'manual'] : ['direct'],
-    modes: c ? ['auto', 'manual'] : ['direct'],
+    // Clash's modes are routing modes: rule (the table), global (all through the tunnel), direct.
+    mode: core.routing?.mode ?? (c ? 'global' : 'direct'),
+    'mode-list': ['rule', 'global', 'direct'],
+    modes: ['rule', 'global', 'direct'],
     'log-level': TO_CLASH[core.logLevel?.get() ?? 'info'] ?? 'info',
     // Tunnels carry IPv4 only (lwIP is built without IPv6; IPv6CP is refused).
     ipv6: false,
@@ -129,7 +129,69 @@ export function configsOf(core: AdminCore) {
   };
 }
 
-/** Gatehop's one rule: everything to the group. */
-export function rulesOf() {
-  return { rules: [{ index: 0, type: 'Match', payload: '', proxy: GROUP_NAME, size: -1 }] };
+/** mihomo's names for rule types, as dashboards show them. */
+const CLASH_RULE_TYPE: Record<string, string> = {
+  DOMAIN: 'Domain',
+  'DOMAIN-SUFFIX': 'DomainSuffix',
+  'DOMAIN-KEYWORD': 'DomainKeyword',
+  'DOMAIN-REGEX': 'DomainRegex',
+  'IP-CIDR': 'IPCIDR',
+  'IP-CIDR6': 'IPCIDR6',
+  GEOIP: 'GeoIP',
+  'DST-PORT': 'DstPort',
+  NETWORK: 'Network',
+  'PROCESS-NAME': 'ProcessName',
+  'PROCESS-PATH': 'ProcessPath',
+  'RULE-SET': 'RuleSet',
+  MATCH: 'Match',
+  GLOBAL: 'Match',
+  DIRECT: 'Match',
+};
+
+export function clashRuleType(type: string): string {
+  return CLASH_RULE_TYPE[type] ?? type;
+}
+
+/** Where a rule sends a flow, as Clash names it: the group for the tunnel, DIRECT, REJECT. */
+export function clashTarget(target: string): string {
+  return target === 'TUNNEL' ? GROUP_NAME : target;
+}
+
+/** GET /rules: the table in use (in global or direct mode, the one rule that mode is). */
+export function rulesOf(core: AdminCore) {
+  const r = core.routing;
+  if (!r || r.mode === 'global')
+    return { rules: [{ index: 0, type: 'Match', payload: '', proxy: GROUP_NAME, size: -1 }] };
+  if (r.mode === 'direct') return { rules: [{ index: 0, type: 'Match', payload: '', proxy: 'DIRECT', size: -1 }] };
+  const sets = new Map(r.ruleSets().map((s) => [s.name, s.entries]));
+  return {
+    rules: r.table().rules.map((rule, index) => ({
+      index,
+      type: clashRuleType(rule.type),
+      payload: rule.payload,
+      proxy: clashTarget(rule.target),
+      size: rule.type === 'RULE-SET' ? (sets.get(rule.payload) ?? 0) : -1,
+    })),
+  };
+}
+
+/** GET /providers/rules: the rule sets as mihomo's rule providers. */
+export function ruleProvidersOf(core: AdminCore) {
+  const behavior = { domain: 'Domain', ipcidr: 'IPCIDR', classical: 'Classical' } as const;
+  return {
+    providers: Object.fromEntries(
+      (core.routing?.ruleSets() ?? []).map((s) => [
+        s.name,
+        {
+          name: s.name,
+          type: 'Rule',
+          vehicleType: s.type === 'http' ? 'HTTP' : 'File',
+          behavior: behavior[s.behavior],
+          format: s.format === 'yaml' ? 'YamlRule' : 'TextRule',
+          ruleCount: s.entries,
+          updatedAt: new Date(s.updatedAt ?? 0).toISOString(),
+        },
+      ]),
+    ),
+  };
 }

@@ -90,6 +90,8 @@ export const settingsSchema = z
           .regex(/^https?:\/\//i, 'must be an http or https URL'),
       )
       .max(50),
+    /** Routing (config mode): rule (the rule table decides), global (everything through the tunnel), direct. */
+    mode: z.enum(['rule', 'global', 'direct']),
     language: z.enum(['auto', 'en', 'zh-CN', 'zh-TW', 'fa']),
     /** Start Gatehop when the user logs in: the desktop app's own setting (null in the dashboard of a core without one). */
     startAtLogin: z.boolean().nullable(),

@@ -402,6 +402,11 @@ export const connectionSchema = z.object({
   chains: z.array(z.string()),
   rule: z.string(),
   rulePayload: z.string(),
+  /** Where the rule table sent this connection's latest flow, and by which rule (null before one was routed). */
+  route: z
+    .object({ target: z.enum(['TUNNEL', 'DIRECT', 'REJECT']), rule: z.string(), payload: z.string() })
+    .nullable()
+    .default(null),
 });
 export const connectionsSchema = z.object({
   downloadTotal: z.number(),

@@ -12,6 +12,7 @@ import { inBackoff } from '../selector/index.js';
 import { WEAK_TLS_REMEMBER_MS } from '../store/index.js';
 import type { ProxySession } from '../socks5/index.js';
 import type { AdminCore } from './admin-core.js';
+import { clashRuleType } from './clash-views.js';
 import type { NodeDto, Nodes, Status } from './schemas.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 
@@ -336,9 +337,14 @@ export function connectionsView(core: AdminCore) {
       upload: s.bytesUp,
       download: s.bytesDown,
       start: new Date(s.startedAt).toISOString(),
-      chains: [nodeId ?? s.egressId ?? 'DIRECT', 'GATEHOP'],
-      rule: 'Match',
-      rulePayload: '',
+      // mihomo lists the chain from the outbound to the group: the node, then GATEHOP; or DIRECT / REJECT.
+      chains:
+        s.decision && s.decision.target !== 'TUNNEL'
+          ? [s.decision.target]
+          : [nodeId ?? s.egressId ?? 'DIRECT', 'GATEHOP'],
+      rule: s.decision ? clashRuleType(s.decision.rule) : 'Match',
+      rulePayload: s.decision?.payload ?? '',
+      route: s.decision ? { target: s.decision.target, rule: s.decision.rule, payload: s.decision.payload } : null,
     };
   });
   return { downloadTotal: core.proxy.stats.bytesDown, uploadTotal: core.proxy.stats.bytesUp, connections };

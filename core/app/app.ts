@@ -567,6 +567,21 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           delaySweep,
           exit: exitCheck,
           desktop: extras.desktop ?? null,
+          routing: {
+            get mode() {
+              return routing.mode;
+            },
+            setMode: async (mode) => {
+              // Saved where settings are (the next start keeps it); a --mode flag outranks the saved
+              // value at a start, so the running table is switched here in any case.
+              if (settings) await settings.update({ mode });
+              routing.setMode(mode);
+            },
+            table: () => routing.table(),
+            ruleSets: () => routing.status().ruleSets,
+            refresh: (name) => routing.refresh(name),
+            errors: () => routing.status().errors,
+          },
         },
         { host: config.admin.host, port: config.admin.port, token, corsOrigins: config.adminCorsOrigins },
         logger,

@@ -64,6 +64,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
   if (s.drainGraceMs !== undefined) out.switching = { drainGraceMs: s.drainGraceMs };
   if (s.listSources !== undefined) out.vpngate = { sources: s.listSources };
   if (s.protocols !== undefined) out.tunnel = { protocols: s.protocols };
+  if (s.mode !== undefined) out.mode = s.mode;
   return out;
 }
 
@@ -111,6 +112,7 @@ export function settingsOfConfig(
     drainGraceMs: c.switching.drainGraceMs,
     listSources: [...c.vpngate.sources],
     protocols: [...c.tunnel.protocols],
+    mode: c.mode,
     language,
     notifications: { ...notifications },
     // The desktop app's own (the OS keeps it); the operations layer fills it in where there is one.

@@ -137,6 +137,7 @@ describe('protocols in the window', () => {
       drainGraceMs: 600_000,
       protocols: ['openvpn', 'sstp'],
       listSources: [],
+      mode: 'rule',
       language: 'auto',
       notifications: { switched: true, lost: true, sysproxyChanged: true },
       startAtLogin: null,

@@ -46,6 +46,7 @@ const SETTINGS: SettingsDto = {
   drainGraceMs: 600_000,
   protocols: ['openvpn', 'sstp'],
   listSources: [],
+  mode: 'rule',
   language: 'auto',
   notifications: { switched: true, lost: true, sysproxyChanged: true },
   startAtLogin: false,

@@ -187,8 +187,8 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
       'mixed-port': app.listening.proxy.port,
       'allow-lan': false,
       'bind-address': '127.0.0.1',
-      mode: 'auto',
-      'mode-list': ['auto', 'manual'],
+      mode: 'rule',
+      'mode-list': ['rule', 'global', 'direct'],
       'log-level': 'info',
       ipv6: false,
       tun: { enable: false },
@@ -200,8 +200,14 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     expect(Object.keys(providers.providers)).toEqual(['VPNGate']);
     expect(providers.providers.VPNGate!.proxies.map((p) => p.name)).toEqual(nodes);
     expect(await get('/providers/proxies/VPNGate', providerSchema)).toMatchObject({ vehicleType: 'HTTP' });
+    // The real table (#33): the default one, LAN and local names direct, the rest to the group.
     expect(await get('/rules', rulesSchema)).toEqual({
-      rules: [{ index: 0, type: 'Match', payload: '', proxy: 'GATEHOP', size: -1 }],
+      rules: [
+        { index: 0, type: 'DomainSuffix', payload: 'localhost', proxy: 'DIRECT', size: -1 },
+        { index: 1, type: 'DomainSuffix', payload: 'local', proxy: 'DIRECT', size: -1 },
+        { index: 2, type: 'GeoIP', payload: 'LAN', proxy: 'DIRECT', size: -1 },
+        { index: 3, type: 'Match', payload: '', proxy: 'GATEHOP', size: -1 },
+      ],
     });
     expect(await get('/providers/rules', z.object({ providers: z.record(z.string(), z.unknown()) }))).toEqual({
       providers: {},
@@ -214,7 +220,7 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     // Right after: the pick, not the old node, even though the switch to it runs (and here fails).
     const group = groupSchema.parse((await apiRequest(port, 'GET', '/proxies/GATEHOP', { token })).json());
     expect(group).toMatchObject({ now: 'public-vpn-2', fixed: 'public-vpn-2' });
-    expect((await get('/configs', configSchema)).mode).toBe('manual');
+    expect(app.controller!.mode).toBe('manual');
     // A second pick while the first switch still runs stands too.
     expect((await apiRequest(port, 'PUT', '/proxies/GATEHOP', { token, body: { name: 'public-vpn-3' } })).status).toBe(
       204,
@@ -228,18 +234,32 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     expect((await apiRequest(port, 'DELETE', '/proxies/GATEHOP', { token })).status).toBe(204);
     const auto = groupSchema.parse((await apiRequest(port, 'GET', '/proxies/GATEHOP', { token })).json());
     expect(auto.fixed).toBeUndefined();
-    expect((await get('/configs', configSchema)).mode).toBe('auto');
+    expect(app.controller!.mode).toBe('auto');
   });
 
-  it("PATCH /configs changes what maps (mode, log-level; Clash's rule/global as auto/manual) and refuses the rest with a Clash error body, changing nothing", async () => {
+  it('PATCH /configs switches the routing mode (rule, global, direct: #33) and the log level, and refuses the rest with a Clash error body, changing nothing', async () => {
     const patch = (body: object) => apiRequest(port, 'PATCH', '/configs', { token, body });
     expect((await patch({ mode: 'global' })).status).toBe(204);
-    expect((await get('/configs', configSchema)).mode).toBe('manual');
+    expect((await get('/configs', configSchema)).mode).toBe('global');
+    expect(app.routing.table().mode).toBe('global');
+    expect(await get('/rules', rulesSchema)).toEqual({
+      rules: [{ index: 0, type: 'Match', payload: '', proxy: 'GATEHOP', size: -1 }],
+    });
+    expect((await patch({ mode: 'direct' })).status).toBe(204);
+    expect(app.routing.table().mode).toBe('direct');
     expect((await patch({ mode: 'Rule' })).status).toBe(204);
-    expect((await get('/configs', configSchema)).mode).toBe('auto');
-    const direct = await patch({ mode: 'direct' });
-    expect(direct.status).toBe(400);
-    expect(clashErrorSchema.parse(direct.json()).message).toMatch(/never sends traffic outside a tunnel/);
+    expect((await get('/configs', configSchema)).mode).toBe('rule');
+    // Saved with the settings: the next start keeps it.
+    expect((await apiRequest(port, 'GET', '/settings', { token })).json()).toMatchObject({
+      settings: { mode: 'rule' },
+    });
+    // Node selection keeps its earlier names here.
+    expect((await patch({ mode: 'manual' })).status).toBe(204);
+    expect(app.controller!.mode).toBe('manual');
+    expect((await patch({ mode: 'auto' })).status).toBe(204);
+    const unknown = await patch({ mode: 'tunnel-only' });
+    expect(unknown.status).toBe(400);
+    expect(clashErrorSchema.parse(unknown.json()).message).toMatch(/one of rule, global, direct/);
     const lan = await patch({ 'allow-lan': true, 'log-level': 'debug' });
     expect(lan.status).toBe(400);
     expect(clashErrorSchema.parse(lan.json()).message).toMatch(/^allow-lan: not changeable/);
