@@ -148,6 +148,10 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
         void Promise.resolve()
           .then(() => ops.setMode({ auto }))
           .then(refreshTray, (err) => notifyError(err)),
+      setRouteMode: (mode) =>
+        void Promise.resolve()
+          .then(() => ops.setRouteMode({ mode }))
+          .then(refreshTray, (err) => notifyError(err)),
       setSystemProxy: (on) =>
         void Promise.resolve()
           .then(() => ops.setSystemProxy({ enabled: on }))

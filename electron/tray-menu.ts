@@ -19,6 +19,8 @@ export interface TrayState {
 export interface TrayActions {
   pickNode(nodeId: string): void;
   setAuto(auto: boolean): void;
+  /** Routing: rule, global or direct (the Mode submenu). */
+  setRouteMode(mode: 'rule' | 'global' | 'direct'): void;
   setSystemProxy(on: boolean): void;
   copy(text: string): void;
   refreshNodes(): void;
@@ -158,6 +160,21 @@ export function buildTrayMenu(
       enabled: vpn,
       click: (item) => a.setAuto(item.checked),
     },
+    ...(st?.routing
+      ? [
+          {
+            id: 'routing',
+            label: t(s, 'menu.routing'),
+            submenu: (['rule', 'global', 'direct'] as const).map((m): MenuItemOptions => ({
+              id: `route:${m}`,
+              label: t(s, `menu.routeMode.${m}`),
+              type: 'radio',
+              checked: st.routing!.mode === m,
+              click: () => a.setRouteMode(m),
+            })),
+          },
+        ]
+      : []),
     {
       id: 'sysproxy',
       label: t(s, s.sysproxy?.supported === false ? 'menu.sysproxyUnsupported' : 'menu.sysproxy'),

@@ -16,6 +16,9 @@ import {
   modeRequestSchema,
   modeResponseSchema,
   nodesSchema,
+  routeModeSchema,
+  routingStatusSchema,
+  ruleSetInfoSchema,
   statusSchema,
   tunnelProtocolSchema,
   nodeTestSchema,
@@ -92,6 +95,8 @@ export const settingsSchema = z
       .max(50),
     /** Routing (config mode): rule (the rule table decides), global (everything through the tunnel), direct. */
     mode: z.enum(['rule', 'global', 'direct']),
+    /** The user's rule table in mihomo's syntax (config rules); null: the default table. */
+    rules: z.array(z.string().max(4096)).max(100_000).nullable(),
     language: z.enum(['auto', 'en', 'zh-CN', 'zh-TW', 'fa']),
     /** Start Gatehop when the user logs in: the desktop app's own setting (null in the dashboard of a core without one). */
     startAtLogin: z.boolean().nullable(),
@@ -210,6 +215,20 @@ export const operations = {
     okStatus: 202,
   }),
   setMode: op({ method: 'POST', path: '/mode', input: modeRequestSchema, output: modeResponseSchema }),
+  /** Routing mode (rule, global, direct): live, and kept for the next start. */
+  setRouteMode: op({
+    method: 'PUT',
+    path: '/routing/mode',
+    input: z.object({ mode: routeModeSchema }).strict(),
+    output: routingStatusSchema,
+  }),
+  /** Fetches an http rule set (or re-reads a file one) now; the last good copy stays if that fails. */
+  refreshRuleSet: op({
+    method: 'POST',
+    path: '/routing/rule-sets/:name/refresh',
+    input: z.object({ name: z.string().min(1) }).strict(),
+    output: ruleSetInfoSchema,
+  }),
   closeDraining: op({
     method: 'DELETE',
     path: '/draining/:egressId',

@@ -6,7 +6,7 @@ import type { OpName, OpOutput, Operations, Settings } from './contract.js';
 const TEST_TIMEOUT_MS = 10_000;
 import type { z } from 'zod';
 import { ApiFailure } from './http-util.js';
-import { connectionsView, nodesView, statusView } from './views.js';
+import { connectionsView, nodesView, routingView, statusView } from './views.js';
 
 /** One function per operation of the contract, taking its parsed input. */
 export type OperationImpls = {
@@ -73,6 +73,17 @@ export function implementOperations(
       return null;
     },
     switchNode: (body) => ({ switchId: controller().switchNow(body.nodeId ? { nodeId: body.nodeId } : {}).switchId }),
+    setRouteMode: async ({ mode }) => {
+      if (!core.routing)
+        throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'routing is not offered in this embedding');
+      await core.routing.setMode(mode);
+      return routingView(core)!;
+    },
+    refreshRuleSet: async ({ name }) => {
+      const r = await core.routing?.refresh(name);
+      if (!r) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no rule set ${name}`);
+      return r;
+    },
     setMode: ({ auto }) => {
       const c = controller();
       c.setMode(auto);

@@ -97,6 +97,35 @@ export const exitInfoSchema = z.object({
 });
 export type ExitInfoDto = z.infer<typeof exitInfoSchema>;
 
+export const routeModeSchema = z.enum(['rule', 'global', 'direct']);
+
+export const ruleSetInfoSchema = z.object({
+  name: z.string(),
+  type: z.enum(['http', 'file']),
+  behavior: z.enum(['domain', 'ipcidr', 'classical']),
+  format: z.enum(['yaml', 'text']),
+  entries: z.number().int(),
+  badLines: z.number().int(),
+  updatedAt: z.number().nullable(),
+  /** Why the last load or refresh failed; the last good copy stays in use. */
+  error: z.string().nullable(),
+  refreshing: z.boolean(),
+});
+export type RuleSetInfoDto = z.infer<typeof ruleSetInfoSchema>;
+
+/** Where flows go (issue #33): the mode, the table's size and problems, the rule sets. */
+export const routingStatusSchema = z.object({
+  mode: routeModeSchema,
+  rules: z.number().int(),
+  /** The user's rules (config `rules`) replace the default table. */
+  custom: z.boolean(),
+  errors: z.array(z.object({ source: z.string(), line: z.number().int(), text: z.string(), message: z.string() })),
+  ruleSets: z.array(ruleSetInfoSchema),
+  /** Flows by target since start (TCP connects and UDP peers). */
+  routed: z.record(z.string(), z.number().int()),
+});
+export type RoutingStatusDto = z.infer<typeof routingStatusSchema>;
+
 export const statusSchema = z.object({
   version: z.string(),
   uptimeS: z.number(),
@@ -225,6 +254,8 @@ export const statusSchema = z.object({
   }),
   /** Where the node list came from and every source Gatehop knows, with how each last went; null with the direct egress. */
   list: listStatusSchema.nullable(),
+  /** The rule table; null where the embedder offers no routing. */
+  routing: routingStatusSchema.nullable(),
   /** How nodes are reached from here: by address or DDNS name, straight or through the user's proxy. */
   reach: z
     .object({

@@ -13,7 +13,8 @@ import { WEAK_TLS_REMEMBER_MS } from '../store/index.js';
 import type { ProxySession } from '../socks5/index.js';
 import type { AdminCore } from './admin-core.js';
 import { clashRuleType } from './clash-views.js';
-import type { NodeDto, Nodes, Status } from './schemas.js';
+import type { NodeDto, Nodes, RoutingStatusDto, Status } from './schemas.js';
+import { DEFAULT_RULES } from '../route/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 
 const nodeIdOf = (e: Egress): string | null => (e as Partial<NodeTunnel>).nodeId ?? null;
@@ -148,6 +149,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     desktop: !!core.desktop,
     store: core.store ? { health: core.store.health, incident: core.store.incident } : null,
     list: core.nodes ? core.nodes.status() : null,
+    routing: routingView(core),
     reach: core.reach?.() ?? null,
   };
 }
@@ -348,4 +350,19 @@ export function connectionsView(core: AdminCore) {
     };
   });
   return { downloadTotal: core.proxy.stats.bytesDown, uploadTotal: core.proxy.stats.bytesUp, connections };
+}
+
+/** The routing part of /status. */
+export function routingView(core: AdminCore): RoutingStatusDto | null {
+  const r = core.routing;
+  if (!r) return null;
+  const table = r.table();
+  return {
+    mode: r.mode,
+    rules: table.rules.length,
+    custom: !table.rules.every((x, i) => x.text === DEFAULT_RULES[i]) || table.rules.length !== DEFAULT_RULES.length,
+    errors: r.errors(),
+    ruleSets: r.ruleSets(),
+    routed: { ...core.proxy.stats.routed },
+  };
 }

@@ -364,7 +364,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         () => current,
         store,
         logger,
-        () => (manager ? tunnelDialerOf(manager) : null),
+        () => (manager ? tunnelDialerOf(manager, () => current.mode !== 'global') : null),
         extras.unsafeLoopbackNodes === true,
       )
     : null;
@@ -432,7 +432,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     controller && manager
       ? new ExitCheck({
           url: () => current.exitCheck.url,
-          dialer: () => tunnelDialerOf(manager),
+          dialer: () => tunnelDialerOf(manager, () => current.mode !== 'global'),
           activeNodeId: () => controller.active?.node.id ?? null,
           intervalMs: config.exitCheck.intervalMs,
           logger,
@@ -453,7 +453,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   // Where each flow goes: the rule table (DIRECT on the host's own network, TUNNEL through the group).
   const routing = new RoutingState(config, logger, () => [
     pipeline ? pipeline.routes.listDialer(current) : directDialer(),
-    manager ? tunnelDialerOf(manager) : null,
+    manager ? tunnelDialerOf(manager, () => current.mode !== 'global') : null,
   ]);
   const directEgress = config.egress === 'direct' ? egress : new DirectEgress('direct');
   const proxy = new ProxyServer(

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { isTunnel, type EgressManager, type SstpLinkSpec, type TunnelProtocol } from '../egress/index.js';
 import { probeNode, type Prober, type ProbeResult, type Ranking, type Reachability } from '../selector/index.js';
 import type { Store } from '../store/index.js';
-import { directDialer, upstreamDialer, type Dialer, type VpnGateNode } from '../vpngate/index.js';
+import { directDialer, localGoesDirect, upstreamDialer, type Dialer, type VpnGateNode } from '../vpngate/index.js';
 import type { GatehopConfig } from './config.js';
 
 /** VPN Gate nodes' DDNS names: `<HostName>.opengw.net`. */
@@ -106,7 +106,8 @@ export class NodeRoutes {
   /** The list's own fetches: through the upstream proxy when one is set. */
   listDialer(c: GatehopConfig = this.config()): Dialer {
     const up = c.upstream;
-    return up ? upstreamDialer(up.proxy) : directDialer();
+    // The LAN is local except in the global mode, which sends it through the tunnel too.
+    return up ? localGoesDirect(upstreamDialer(up.proxy), () => this.config().mode !== 'global') : directDialer();
   }
 
   /** The host a node is dialled at: its address, or its DDNS name with connectBy: hostname. */
@@ -251,24 +252,27 @@ function urlOf(up: UpstreamProxy): string {
  * The list's way through a working tunnel: a connection through the active tunnel, leased like a
  * proxy session so a switch lets it finish (make-before-break), names resolved inside the tunnel.
  */
-export function tunnelDialerOf(manager: EgressManager): Dialer | null {
+export function tunnelDialerOf(manager: EgressManager, lanIsLocal: () => boolean = () => true): Dialer | null {
   if (!isTunnel(manager.active)) return null;
-  return {
-    via: 'tunnel',
-    dial: async (host, port, signal) => {
-      const lease = manager.acquire();
-      if (!isTunnel(lease.egress)) {
-        lease.release();
-        throw new GatehopError(ErrorCodes.EGRESS_CLOSED, 'no tunnel is up');
-      }
-      try {
-        const c = await lease.egress.connectTcp(host, port, { signal, timeoutMs: 15_000 });
-        c.stream.once('close', () => lease.release());
-        return c.stream;
-      } catch (err) {
-        lease.release();
-        throw err;
-      }
+  return localGoesDirect(
+    {
+      via: 'tunnel',
+      dial: async (host, port, signal) => {
+        const lease = manager.acquire();
+        if (!isTunnel(lease.egress)) {
+          lease.release();
+          throw new GatehopError(ErrorCodes.EGRESS_CLOSED, 'no tunnel is up');
+        }
+        try {
+          const c = await lease.egress.connectTcp(host, port, { signal, timeoutMs: 15_000 });
+          c.stream.once('close', () => lease.release());
+          return c.stream;
+        } catch (err) {
+          lease.release();
+          throw err;
+        }
+      },
     },
-  };
+    lanIsLocal,
+  );
 }

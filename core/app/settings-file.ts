@@ -65,6 +65,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
   if (s.listSources !== undefined) out.vpngate = { sources: s.listSources };
   if (s.protocols !== undefined) out.tunnel = { protocols: s.protocols };
   if (s.mode !== undefined) out.mode = s.mode;
+  if (s.rules) out.rules = s.rules;
   return out;
 }
 
@@ -113,6 +114,7 @@ export function settingsOfConfig(
     listSources: [...c.vpngate.sources],
     protocols: [...c.tunnel.protocols],
     mode: c.mode,
+    rules: c.rules ? [...c.rules] : null,
     language,
     notifications: { ...notifications },
     // The desktop app's own (the OS keeps it); the operations layer fills it in where there is one.

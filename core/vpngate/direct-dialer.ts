@@ -1,5 +1,13 @@
 import { connect, type Socket } from 'node:net';
-import { abortReason, dialThroughUpstream, ErrorCodes, GatehopError, type UpstreamProxy } from '../common/index.js';
+import {
+  abortReason,
+  classifyAddress,
+  dialThroughUpstream,
+  ErrorCodes,
+  GatehopError,
+  isLocalName,
+  type UpstreamProxy,
+} from '../common/index.js';
 import type { Dialer } from './http-get.js';
 
 /** Straight out of this machine, names through the system resolver. */
@@ -40,4 +48,30 @@ export function directDialer(): Dialer {
 /** Through the user's upstream proxy; the proxy resolves the names. */
 export function upstreamDialer(up: UpstreamProxy): Dialer {
   return { via: 'upstream', dial: (host, port, signal) => dialThroughUpstream(up, host, port, { signal }) };
+}
+
+/**
+ * True for a host that is this machine (always) or its LAN (unless `lan` is false, as in the global
+ * routing mode, which sends the LAN through the tunnel too).
+ */
+export function isLocalHost(host: string, lan = true): boolean {
+  if (isLocalName(host)) return true;
+  const c = classifyAddress(host);
+  if (c === 'loopback' || c === 'unspecified') return true;
+  return lan && c !== null && c !== 'public' && c !== 'reserved';
+}
+
+/**
+ * Gatehop's own requests follow the routing's first rule: a source on this machine or the LAN is
+ * dialled straight, never through the upstream proxy or a tunnel (neither can reach the user's
+ * loopback or LAN). Everything else goes the way `inner` goes.
+ */
+export function localGoesDirect(inner: Dialer, lanIsLocal: () => boolean = () => true): Dialer {
+  if (inner.via === 'direct') return inner;
+  const direct = directDialer();
+  return {
+    via: inner.via,
+    dial: (host, port, signal) =>
+      isLocalHost(host, lanIsLocal()) ? direct.dial(host, port, signal) : inner.dial(host, port, signal),
+  };
 }

@@ -93,6 +93,14 @@ export function status(over: Partial<Status> = {}): Status {
     nodeTest: null,
     exit: null,
     desktop: false,
+    routing: {
+      mode: 'rule',
+      rules: 4,
+      custom: false,
+      errors: [],
+      ruleSets: [],
+      routed: { TUNNEL: 3, DIRECT: 1 },
+    },
     ...over,
   };
 }

@@ -138,6 +138,7 @@ describe('protocols in the window', () => {
       protocols: ['openvpn', 'sstp'],
       listSources: [],
       mode: 'rule',
+      rules: null,
       language: 'auto',
       notifications: { switched: true, lost: true, sysproxyChanged: true },
       startAtLogin: null,

@@ -47,6 +47,7 @@ const SETTINGS: SettingsDto = {
   protocols: ['openvpn', 'sstp'],
   listSources: [],
   mode: 'rule',
+  rules: null,
   language: 'auto',
   notifications: { switched: true, lost: true, sysproxyChanged: true },
   startAtLogin: false,

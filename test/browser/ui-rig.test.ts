@@ -209,6 +209,32 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     await until('the mode to flip back', async () => ((await status()).mode === was ? true : undefined), 10_000);
   });
 
+  it('the Routing mode is switched from the header both ways; Settings shows Routing in English, 简体中文, 繁體中文 and Persian (#33)', async () => {
+    const select = page.getByRole('combobox', { name: 'Routing' });
+    await select.selectOption('rule');
+    await until('rule mode', async () => ((await status()).routing?.mode === 'rule' ? true : undefined), 10_000);
+    await select.selectOption('global');
+    await until('global mode', async () => ((await status()).routing?.mode === 'global' ? true : undefined), 10_000);
+    for (const [locale, tab, title, mode, preset] of [
+      ['en-US', 'Settings', 'Routing', 'Everything', 'Send my country’s sites direct'],
+      ['zh-CN', '设置', '路由', '全部', '本国网站直连'],
+      ['zh-TW', '設定', '路由', '全部', '本國網站直連'],
+      ['fa-IR', 'تنظیمات', 'مسیریابی', 'همه چیز', 'سایت‌های کشورم مستقیم بروند'],
+    ] as const) {
+      const ctx = await newContext(browser, { locale });
+      const p = await ctx.newPage();
+      const errs = collectErrors(p);
+      await p.goto(`http://127.0.0.1:${adminPort}/ui/#token=${TOKEN}`);
+      await p.getByRole('tab', { name: tab }).click();
+      await p.getByRole('heading', { name: title, exact: true }).waitFor();
+      // The mode in use is the one checked, named in the page's language.
+      expect(await p.getByRole('radio', { name: new RegExp(`^${mode} `) }).isChecked()).toBe(true);
+      await p.getByText(preset).waitFor();
+      expect(errs).toEqual([]);
+      await ctx.close();
+    }
+  }, 60_000);
+
   it('Copy puts each form of the proxy address on the clipboard, and the copied address works', async () => {
     await page
       .context()

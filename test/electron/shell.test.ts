@@ -331,6 +331,8 @@ describe('the IPC round trip', () => {
       putSettings: { language: 'en' },
       setSystemProxy: { enabled: false },
       getLatency: {},
+      setRouteMode: { mode: 'global' },
+      refreshRuleSet: { name: 'none' },
     };
     // Restart last: it ends this core (the desktop app relaunches itself).
     for (const name of opNames.filter((n) => n !== 'restart')) {

@@ -14,6 +14,7 @@ import { node, status } from '../../renderer/test/fakes.js';
 const actions = (): TrayActions => ({
   pickNode: vi.fn(),
   setAuto: vi.fn(),
+  setRouteMode: vi.fn(),
   setSystemProxy: vi.fn(),
   copy: vi.fn(),
   refreshNodes: vi.fn(),
@@ -60,6 +61,23 @@ describe('the tray menu', () => {
     expect(a.pickNode).toHaveBeenCalledWith('node-5');
     nodes.find((i) => i.id === 'more')!.click!({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
     expect(a.openWindow).toHaveBeenCalledWith('nodes');
+  });
+
+  it('a Routing submenu shows the mode as radio items and switches it (#33)', () => {
+    const a = actions();
+    const menu = buildTrayMenu(state(), a, 'linux');
+    const routing = menu.find((i) => i.id === 'routing')!;
+    expect(routing.label).toBe('Routing');
+    const items = routing.submenu as Electron.MenuItemConstructorOptions[];
+    expect(items.map((i) => [i.label, i.checked])).toEqual([
+      ['By rules', true],
+      ['Everything through the VPN', false],
+      ['Nothing through the VPN', false],
+    ]);
+    items[1]!.click!({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    expect(a.setRouteMode).toHaveBeenCalledWith('global');
+    const fa = buildTrayMenu(state({ language: 'fa' }), a, 'linux').find((i) => i.id === 'routing')!;
+    expect(fa.label).toBe('مسیریابی');
   });
 
   it('keeps a low-scoring active node in the list', () => {

@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { View } from '../store/types.js';
 import { useActions, useApp } from './context.js';
 import { detach } from '../detach.js';
+import { RouteModeSwitch } from './Routing.js';
 
 const VIEWS: View[] = ['overview', 'nodes', 'latency', 'connections', 'logs', 'settings'];
 
@@ -59,6 +60,7 @@ export function Header() {
         </div>
       </nav>
       <div className="switches">
+        <RouteModeSwitch compact />
         <label className="switch">
           <input
             type="checkbox"

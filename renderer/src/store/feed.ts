@@ -148,6 +148,21 @@ export function connectStore(store: AppStore, client: CoreClient) {
       return r;
     },
     restart: () => act('restart', {}),
+    /** Routing mode from the header or Settings: live, and kept for the next start. */
+    setRouteMode: async (mode: 'rule' | 'global' | 'direct') => {
+      const r = await act('setRouteMode', { mode });
+      if (r.ok) {
+        const st = s().status;
+        if (st) s().setStatus({ ...st, routing: r.value });
+      }
+      return r;
+    },
+    refreshRuleSet: async (name: string) => {
+      const r = await act('refreshRuleSet', { name });
+      const st = await client.call('getStatus', {});
+      if (st.ok) s().setStatus(st.value);
+      return r;
+    },
     setSystemProxy: async (enabled: boolean) => {
       const r = await act('setSystemProxy', { enabled });
       if (r.ok) s().setSysproxy(r.value);

@@ -64,6 +64,7 @@ export function Connections() {
               <tr>
                 <th scope="col">{t('connections.client')}</th>
                 <th scope="col">{t('connections.target')}</th>
+                <th scope="col">{t('connections.route')}</th>
                 <th scope="col">{t('connections.node')}</th>
                 <th scope="col" className="num">
                   {t('connections.up')}
@@ -83,6 +84,20 @@ export function Connections() {
                 <tr key={c.id} aria-rowindex={w.start + i + 2} ref={i === 0 ? w.measure : undefined}>
                   <td>{c.client}</td>
                   <td className="host">{c.target ?? '–'}</td>
+                  <td data-testid={`route-${c.id}`}>
+                    {c.route ? (
+                      <span title={`${c.route.rule}${c.route.payload ? `,${c.route.payload}` : ''}`}>
+                        {t(`connections.routeTo.${c.route.target}`)}
+                        <span className="muted" dir="ltr">
+                          {' '}
+                          · {c.route.rule}
+                          {c.route.payload ? `,${c.route.payload}` : ''}
+                        </span>
+                      </span>
+                    ) : (
+                      '–'
+                    )}
+                  </td>
                   <td>{nodes.get(c.nodeId ?? '')?.host ?? c.nodeId ?? c.egressId ?? '–'}</td>
                   <td className="num">{formatBytes(c.bytesUp)}</td>
                   <td className="num">{formatBytes(c.bytesDown)}</td>

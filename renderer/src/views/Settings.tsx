@@ -6,6 +6,7 @@ import { useActions, useApp } from '../components/context.js';
 import { formatNumber } from '../format.js';
 import type { Settings as SettingsDto } from '../store/types.js';
 import { detach } from '../detach.js';
+import { RoutingSettings } from '../components/Routing.js';
 
 interface Form {
   listen: string;
@@ -358,6 +359,7 @@ export function Settings() {
         ) : null}
         <button type="submit">{t('settings.save')}</button>
       </form>
+      <RoutingSettings />
     </section>
   );
 }
