@@ -217,6 +217,20 @@ export function createMetrics(core: AdminCore): Metrics {
     ['code'],
     () => Object.entries(p.errorReplies).map(([code, n]) => [{ code }, n]),
   );
+  mirrorCounter(
+    registry,
+    'gatehop_route_flows_total',
+    'Flows by the target the rule table named (TCP connects, UDP peers)',
+    ['target'],
+    () => Object.entries(p.routed).map(([target, n]) => [{ target }, n]),
+  );
+  mirrorCounter(
+    registry,
+    'gatehop_route_bytes_total',
+    'Payload bytes by route target (TCP at session end, UDP as it passes)',
+    ['target'],
+    () => Object.entries(p.routedBytes).map(([target, n]) => [{ target }, n]),
+  );
   mirrorCounter(registry, 'gatehop_proxy_malformed_total', 'Malformed client input, by reason', ['reason'], () =>
     Object.entries(p.malformed).map(([reason, n]) => [{ reason }, n]),
   );

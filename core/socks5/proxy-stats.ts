@@ -33,6 +33,8 @@ export interface ProxyStats {
   zeroProgressRetries: number;
   /** Flows (TCP connects, UDP peers) by the target the rule table named: TUNNEL, DIRECT, REJECT. */
   routed: Record<string, number>;
+  /** Payload bytes (both directions) by target: TCP sessions when they end, UDP datagrams as they pass. */
+  routedBytes: Record<string, number>;
 }
 
 export function createProxyStats(): ProxyStats {
@@ -58,6 +60,7 @@ export function createProxyStats(): ProxyStats {
     },
     zeroProgressRetries: 0,
     routed: {},
+    routedBytes: {},
   };
 }
 

@@ -393,6 +393,10 @@ export abstract class ProxySession {
         ? 0
         : Math.max(this.#downSeen, (this.socket.bytesWritten ?? 0) - this.socket.writableLength - this.#downBase);
     this.ctx.stats.closedBytesDown += this.#downFinal;
+    if (this.decision) {
+      const t = this.decision.target;
+      this.ctx.stats.routedBytes[t] = (this.ctx.stats.routedBytes[t] ?? 0) + this.bytesUp + this.#downFinal;
+    }
     for (const u of this.upstreams) u.destroy();
     this.upstreams.clear();
     this.onClose();

@@ -105,7 +105,10 @@ export class UdpAssociation {
     this.#lease = lease;
     this.#egressSocket = socket;
     this.#names.clear(); // names are resolved by the egress that carries the datagrams
-    socket.onMessage((d) => this.#fromEgress(d));
+    socket.onMessage((d) => {
+      this.#countRouted('TUNNEL', d.data.length);
+      this.#fromEgress(d);
+    });
     socket.onClose((err) => {
       if (err && socket === this.#egressSocket) this.opts.onError(err);
     });
@@ -238,7 +241,10 @@ export class UdpAssociation {
           return;
         }
         this.#direct = { lease, socket };
-        socket.onMessage((d) => this.#fromEgress(d));
+        socket.onMessage((d) => {
+          this.#countRouted('DIRECT', d.data.length);
+          this.#fromEgress(d);
+        });
         for (const p of held) this.#toDirect(p.payload, p.host, p.port, p.type);
       },
       (err: Error) => {
@@ -252,13 +258,21 @@ export class UdpAssociation {
 
   #sendOn(socket: EgressUdpSocket, payload: Buffer, ip: string, port: number): void {
     if (this.#closed) return;
+    this.#countRouted('DIRECT', payload.length);
     this.opts.stats.udp.datagramsUp++;
     this.opts.stats.bytesUp += payload.length;
     socket.send(payload, ip, port);
   }
 
+  #countRouted(target: string, bytes: number): void {
+    if (!this.opts.router?.routed) return;
+    const r = this.opts.stats.routedBytes;
+    r[target] = (r[target] ?? 0) + bytes;
+  }
+
   #toTunnel(payload: Buffer, host: string, dstPort: number, type: string): void {
     const { stats } = this.opts;
+    this.#countRouted('TUNNEL', payload.length);
     if (type !== 'domain') {
       this.#send(payload, host, dstPort);
       return;

@@ -348,12 +348,12 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     await page.getByRole('tab', { name: 'Settings' }).click();
     const grace = page.getByLabel('Drain grace (minutes)');
     await grace.fill('7');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     // Applied live (a reload, issue #15): nothing waits for a restart.
     await page.getByText('Saved.', { exact: true }).waitFor();
     // A refused value is shown at its field, before anything is sent.
     await page.getByLabel('Proxy listen address').fill('not an address');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('alert').filter({ hasText: 'HOST:PORT' }).waitFor();
     await page.getByLabel('Proxy listen address').fill(`127.0.0.1:${proxyPort}`);
 
