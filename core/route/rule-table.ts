@@ -57,6 +57,12 @@ export class RuleTable {
   readonly needsAddresses: boolean;
   /** Whether any rule needs the local program (looked up only then). */
   readonly needsProcess: boolean;
+  /**
+   * Whether a flow addressed by IP should have its name read from its first bytes (SNI, Host):
+   * only when some rule matches names (the default table's `localhost` and `local` rules never
+   * match a name a remote server presents), and only in rule mode.
+   */
+  readonly sniffs: boolean;
 
   constructor(o: RuleTableOptions) {
     this.mode = o.mode;
@@ -69,6 +75,13 @@ export class RuleTable {
         !r.noResolve && (r.type === 'IP-CIDR' || r.type === 'IP-CIDR6' || r.type === 'GEOIP' || r.type === 'RULE-SET'),
     );
     this.needsProcess = rules.some((r) => r.type.startsWith('PROCESS-') || r.type === 'RULE-SET');
+    this.sniffs =
+      o.mode === 'rule' &&
+      rules.some(
+        (r) =>
+          (r.type.startsWith('DOMAIN') || r.type === 'RULE-SET') &&
+          !(r.type === 'DOMAIN-SUFFIX' && (r.payload === 'localhost' || r.payload === 'local')),
+      );
   }
 
   get context(): MatchContext {

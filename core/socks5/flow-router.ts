@@ -42,6 +42,11 @@ export class FlowRouter {
     return this.routing !== null;
   }
 
+  /** Whether a flow addressed by IP should be held for its first bytes' name (SNI, Host) before it is routed. */
+  sniffs(): boolean {
+    return this.routing?.table().sniffs ?? false;
+  }
+
   /** The egress source for a target (REJECT has none). */
   sourceFor(target: Exclude<RouteTarget, 'REJECT'>): EgressSource {
     return target === 'DIRECT' && this.routing ? this.routing.direct : this.tunnel;

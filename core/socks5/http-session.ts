@@ -1,9 +1,11 @@
 import { request as httpRequest, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isGatehopError } from '../common/index.js';
 import type { Decision } from '../route/index.js';
 import { ProxySession, type SessionContext } from './session.js';
+import { readFirstBytes } from './first-bytes.js';
+import { sniffName } from './sniff.js';
 import { httpStatusFor } from './reply-codes.js';
 import { bump } from './proxy-stats.js';
 import { parseAuthority, parseBasicAuth, stripHopByHop, withHost } from './http-headers.js';
@@ -124,6 +126,8 @@ export class HttpSession extends ProxySession {
       this.countMalformed('http-bad-connect-target');
       return this.#rawRefusal(400, 'malformed');
     }
+    if (isIP(target.host) !== 0 && this.ctx.router.sniffs())
+      return this.#connectAfterSniff(socket as Socket, head, target);
     try {
       const decision = await this.route(target.host, target.port);
       if (this.closed) return;
@@ -137,6 +141,26 @@ export class HttpSession extends ProxySession {
     } catch (err) {
       if (this.closed) return;
       this.#rawRefusal(httpStatusFor(isGatehopError(err) ? err.code : undefined), 'connect-failed', err as Error);
+    }
+  }
+
+  /** CONNECT to an IP while rules match names: "established" first, then the name from the first bytes routes it. */
+  async #connectAfterSniff(socket: Socket, head: Buffer, target: { host: string; port: number }): Promise<void> {
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    const first = await readFirstBytes(socket, head);
+    if (this.closed) return;
+    const s = sniffName(first);
+    try {
+      const decision = await this.route(target.host, target.port, 'tcp', s && 'name' in s ? s.name : null);
+      if (this.closed) return;
+      if (decision.target === 'REJECT') return this.forceClose('rule-reject');
+      const conn = await this.dial(target.host, target.port, decision.target);
+      if (this.closed) return;
+      if (first.length > 0) conn.stream.write(first);
+      this.relay(socket, conn.stream);
+      socket.resume();
+    } catch (err) {
+      if (!this.closed) this.forceClose('connect-failed', err as Error);
     }
   }
 

@@ -190,8 +190,13 @@ export abstract class ProxySession {
    * the table finds what it needs (a name's address inside the tunnel), the handshake timer still
    * runs: routing is part of the client's wait.
    */
-  protected async route(host: string, port: number, network: Flow['network'] = 'tcp'): Promise<Decision> {
-    const d = await this.ctx.router.decide({ network, host, port }, this.socket);
+  protected async route(
+    host: string,
+    port: number,
+    network: Flow['network'] = 'tcp',
+    sniffedName: string | null = null,
+  ): Promise<Decision> {
+    const d = await this.ctx.router.decide({ network, host, port, sniffedName }, this.socket);
     this.decision = d;
     bump(this.ctx.stats.routed, d.target);
     if (d.target === 'REJECT')

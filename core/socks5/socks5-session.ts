@@ -17,6 +17,8 @@ import {
 import { socksReplyFor } from './reply-codes.js';
 import { bump } from './proxy-stats.js';
 import { UdpAssociation } from './udp-association.js';
+import { readFirstBytes } from './first-bytes.js';
+import { sniffName } from './sniff.js';
 
 /** Greeting (≤ 257) + auth (≤ 513) + request (≤ 262) fit easily; more before the relay is garbage. */
 const MAX_HANDSHAKE_BYTES = 2048;
@@ -181,6 +183,9 @@ export class Socks5Session extends ProxySession {
     this.socket.off('data', this.#onData);
     this.socket.pause();
     const { host, port } = request.target;
+    // Addressed by IP while rules match names: the name comes from the first bytes, so the client
+    // is told "connected" first (as mihomo's sniffer does), and a failure after that closes it.
+    if (request.target.type !== 'domain' && this.ctx.router.sniffs()) return this.#connectAfterSniff(host, port);
     try {
       const decision = await this.route(host, port);
       if (this.closed) return;
@@ -211,6 +216,32 @@ export class Socks5Session extends ProxySession {
         'connect failed',
       );
       this.#refuse(reply, 'connect-failed', err as Error);
+    }
+  }
+
+  async #connectAfterSniff(host: string, port: number): Promise<void> {
+    this.#phase = 'relaying';
+    this.socket.write(encodeReply(Reply.SUCCEEDED, '0.0.0.0', 0));
+    const first = await readFirstBytes(this.socket, this.#buf);
+    this.#buf = Buffer.alloc(0);
+    if (this.closed) return;
+    const s = sniffName(first);
+    const name = s && 'name' in s ? s.name : null;
+    try {
+      const decision = await this.route(host, port, 'tcp', name);
+      if (this.closed) return;
+      if (decision.target === 'REJECT') return this.forceClose('rule-reject');
+      const conn = await this.dial(host, port, decision.target);
+      if (this.closed) return;
+      if (first.length > 0) {
+        conn.stream.write(first);
+        this.bytesUp += first.length;
+        this.ctx.stats.bytesUp += first.length;
+      }
+      this.relay(this.socket, conn.stream);
+      this.socket.resume();
+    } catch (err) {
+      if (!this.closed) this.forceClose('connect-failed', err as Error);
     }
   }
 

@@ -74,7 +74,9 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
     expect(routed.DIRECT).toBeGreaterThanOrEqual(1);
     expect(routed.TUNNEL).toBeGreaterThanOrEqual(2);
     // /metrics: flows and bytes per target (bytes counted when the sessions end).
-    await eventually(() => (app.proxy.stats.routedBytes.DIRECT ?? 0) > 0 && (app.proxy.stats.routedBytes.TUNNEL ?? 0) > 0);
+    await eventually(
+      () => (app.proxy.stats.routedBytes.DIRECT ?? 0) > 0 && (app.proxy.stats.routedBytes.TUNNEL ?? 0) > 0,
+    );
   }, 60_000);
 
   it('REJECT: SOCKS5 answers 0x02 (not allowed by ruleset); HTTP answers 403 naming the rule', async () => {

@@ -55,6 +55,9 @@ import {
 import { parseMirrorDirectory, parseVpnGateCsv } from '../../core/vpngate/index.js';
 import { directoryHtml } from '../helpers/list-site.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
+import { clientHello } from '../helpers/tls-hello.js';
+import { sniffName } from '../../core/socks5/sniff.js';
+import { parseRuleLines, parseRuleSet, RuleParseError, RuleTable } from '../../core/route/index.js';
 import { bytesLike, mutatedFrom, textLike } from './mutate.js';
 
 export interface FuzzTarget<T = unknown> {
@@ -612,7 +615,67 @@ const adminBodies: FuzzTarget<[number, string]> = {
   },
 };
 
+const sniffSeeds = [
+  clientHello('www.example.ir'),
+  Buffer.from('GET / HTTP/1.1\r\nHost: cdn.example\r\n\r\n'),
+  Buffer.from('CONNECT a:443 HTTP/1.1\r\n'),
+];
+
+const sniffFirstBytes: FuzzTarget<Buffer> = {
+  name: 'sniff-first-bytes',
+  what: "a client's first bytes read for their name (TLS SNI, HTTP Host) by the proxy's router (core/socks5)",
+  input: bytesLike(sniffSeeds, 600),
+  run(bytes) {
+    const r = sniffName(bytes);
+    if (r && 'name' in r) must(/^[a-z0-9_.-]{1,253}$/.test(r.name), `name ${JSON.stringify(r.name)}`);
+  },
+};
+
+const ruleSeeds = [
+  'DOMAIN-SUFFIX,ir,DIRECT',
+  'IP-CIDR,10.0.0.0/8,DIRECT,no-resolve',
+  'DOMAIN-REGEX,^ads?\\d*\\.,REJECT',
+  'GEOIP,CN,DIRECT',
+  'DST-PORT,80/443,TUNNEL',
+  'MATCH,PROXY',
+];
+
+const ruleLines: FuzzTarget<string> = {
+  name: 'rule-lines',
+  what: 'rule lines a user pastes (config rules, the window) and classical rule sets (core/route)',
+  input: textLike(ruleSeeds, 300),
+  run(text) {
+    const { rules, errors } = parseRuleLines(text.split('\n'), 'fuzz');
+    for (const e of errors) must(e.message.length > 0 && e.line >= 1, `error ${JSON.stringify(e)}`);
+    const table = new RuleTable({ mode: 'rule', rules: rules.map((r) => r.text) });
+    table.decide({ network: 'tcp', host: 'www.example.ir', port: 443 });
+    table.decide({ network: 'udp', host: '10.1.2.3', port: 53 });
+  },
+};
+
+const ruleSetSeed = "payload:\n  - '+.example.ir'\n  - 'cdn.example'\n  - '10.0.0.0/8'\n";
+
+const ruleSets: FuzzTarget<[number, string]> = {
+  name: 'rule-sets',
+  what: 'rule-provider bodies fetched from a URL (yaml or text; domain, ipcidr, classical) (core/route)',
+  input: fc.tuple(fc.nat({ max: 5 }), textLike([ruleSetSeed], 2048)),
+  run([k, text]) {
+    const behavior = (['domain', 'ipcidr', 'classical'] as const)[k % 3]!;
+    const format = k < 3 ? 'yaml' : 'text';
+    refuses(
+      () => {
+        const set = parseRuleSet(text, behavior, format, () => ({ ruleSets: new Map(), geoip: null }));
+        set.match({ network: 'tcp', host: 'a.example.ir', port: 443 }, false);
+      },
+      (err) => err instanceof RuleParseError,
+    );
+  },
+};
+
 export const TARGETS: FuzzTarget<any>[] = [
+  sniffFirstBytes,
+  ruleLines,
+  ruleSets,
   socks5Heads,
   httpHeaders,
   proxyWire,
