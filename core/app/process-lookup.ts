@@ -46,7 +46,6 @@ async function pidHolding(inode: string): Promise<number | null> {
   const link = `socket:[${inode}]`;
   const pids = (await readdir('/proc').catch(() => [] as string[])).filter((d) => /^\d+$/.test(d));
   for (const pid of pids) {
-    if (Number(pid) === process.pid) continue;
     const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
     for (const fd of fds) {
       if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')) === link) return Number(pid);
