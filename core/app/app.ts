@@ -224,6 +224,13 @@ async function startNodePipeline(
   return { store, nodes, selector, routes, firstRanking: rank(nodes.nodes), rankLatest: () => rank(nodes.nodes) };
 }
 
+let sniffPortsCache: { list: readonly number[]; set: ReadonlySet<number> } | null = null;
+/** The config's sniff ports as a set, made again only when the list changes (a reload). */
+function sniffPortsOf(list: readonly number[]): ReadonlySet<number> {
+  if (sniffPortsCache?.list !== list) sniffPortsCache = { list, set: new Set(list) };
+  return sniffPortsCache.set;
+}
+
 function weakTlsRemembered(store: Store, nodeId: string): boolean {
   return store.weakTlsNodes(Date.now() - WEAK_TLS_REMEMBER_MS).has(nodeId);
 }
@@ -460,7 +467,12 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     { ...config.proxy, host: config.listen.host, port: config.listen.port, credentials },
     source,
     logger,
-    { table: () => routing.table(), direct: new SingleEgressSource(directEgress), processOf: processLookup() },
+    {
+      table: () => routing.table(),
+      direct: new SingleEgressSource(directEgress),
+      processOf: processLookup(),
+      sniffPorts: () => sniffPortsOf(current.sniffPorts),
+    },
   );
   let proxyAt: Endpoint;
   let admin: AdminServer | null = null;

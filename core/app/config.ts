@@ -208,6 +208,8 @@ export const configSchema = z
     mode: z.enum(['rule', 'global', 'direct']).default('rule'),
     /** The rule table in mihomo's syntax; given, it replaces the default table whole (as in Clash). */
     rules: z.array(z.string().max(4096)).max(100_000).optional(),
+    /** Ports whose flows addressed by IP are read for their name (TLS SNI, HTTP Host) when rules match names. */
+    sniffPorts: z.array(z.number().int().min(1).max(65535)).max(64).default([80, 443, 8080, 8443, 8880]),
     /** Rule sets the rules name with RULE-SET,<name>,TARGET. */
     ruleProviders: z
       .record(z.string().regex(/^[\w.-]{1,64}$/, 'a rule set name is letters, digits, _ . -'), ruleProviderSchema)
@@ -261,6 +263,7 @@ export interface GatehopConfig {
   /** The user's rule lines, or null for the default table. */
   readonly rules: readonly string[] | null;
   readonly ruleProviders: Readonly<Record<string, RuleProviderConfig>>;
+  readonly sniffPorts: readonly number[];
   /** null: no upstream proxy. */
   readonly upstream: { readonly proxy: UpstreamProxy; readonly nodes: boolean } | null;
   readonly selector: SelectorOptions;
@@ -358,6 +361,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     listRefreshMs: c.listRefreshMs,
     vpngate: Object.freeze({ ...c.vpngate, sources: Object.freeze([...c.vpngate.sources]) }),
     mode: c.mode,
+    sniffPorts: Object.freeze([...c.sniffPorts]),
     rules: c.rules ? Object.freeze(checkRuleTargets(c.rules)) : null,
     ruleProviders: Object.freeze(
       Object.fromEntries(

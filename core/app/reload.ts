@@ -30,6 +30,7 @@ const LIVE_KEYS = new Set<keyof GatehopConfig>([
   'mode',
   'rules',
   'ruleProviders',
+  'sniffPorts',
 ]);
 
 /** Top-level config keys whose value differs (by content). */

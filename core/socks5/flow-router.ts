@@ -14,6 +14,8 @@ export interface Routing {
   /** DIRECT: the host's own network. */
   readonly direct: EgressSource;
   readonly processOf?: ProcessLookup;
+  /** Ports whose IP-addressed flows are read for a name (default: HTTP's and TLS's). */
+  readonly sniffPorts?: () => ReadonlySet<number>;
 }
 
 /** Without routing (the proxy on its own, as in tests of the front end): everything goes to the one source. */
@@ -21,6 +23,8 @@ const UNROUTED: Decision = { target: 'TUNNEL', rule: 'GLOBAL', payload: '' };
 /** A name resolved inside the tunnel is remembered this long (the tunnel's resolver gives no TTL here). */
 const NAME_TTL_MS = 60_000;
 const MAX_NAMES = 4_096;
+/** Ports whose first client bytes are an HTTP head or a TLS ClientHello. */
+export const SNIFF_PORTS: ReadonlySet<number> = new Set([80, 443, 8080, 8443, 8880]);
 /** Decisions a rule would be asked again for at most this often. */
 const MAX_ROUNDS = 4;
 
@@ -42,9 +46,13 @@ export class FlowRouter {
     return this.routing !== null;
   }
 
-  /** Whether a flow addressed by IP should be held for its first bytes' name (SNI, Host) before it is routed. */
-  sniffs(): boolean {
-    return this.routing?.table().sniffs ?? false;
+  /**
+   * Whether a flow addressed by IP should be held for its first bytes' name (SNI, Host) before it is
+   * routed: only on the ports HTTP and TLS use (as mihomo's sniffer), so a protocol where the server
+   * speaks first (SSH, SMTP, IMAP) never waits for a client that will not speak.
+   */
+  sniffs(port: number): boolean {
+    return (this.routing?.sniffPorts?.() ?? SNIFF_PORTS).has(port) && (this.routing?.table().sniffs ?? false);
   }
 
   /** The egress source for a target (REJECT has none). */

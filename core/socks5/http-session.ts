@@ -126,7 +126,7 @@ export class HttpSession extends ProxySession {
       this.countMalformed('http-bad-connect-target');
       return this.#rawRefusal(400, 'malformed');
     }
-    if (isIP(target.host) !== 0 && this.ctx.router.sniffs())
+    if (isIP(target.host) !== 0 && this.ctx.router.sniffs(target.port))
       return this.#connectAfterSniff(socket as Socket, head, target);
     try {
       const decision = await this.route(target.host, target.port);

@@ -185,7 +185,7 @@ export class Socks5Session extends ProxySession {
     const { host, port } = request.target;
     // Addressed by IP while rules match names: the name comes from the first bytes, so the client
     // is told "connected" first (as mihomo's sniffer does), and a failure after that closes it.
-    if (request.target.type !== 'domain' && this.ctx.router.sniffs()) return this.#connectAfterSniff(host, port);
+    if (request.target.type !== 'domain' && this.ctx.router.sniffs(port)) return this.#connectAfterSniff(host, port);
     try {
       const decision = await this.route(host, port);
       if (this.closed) return;

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -44,6 +45,8 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
           'IP-CIDR,127.0.0.0/8,DIRECT,no-resolve',
           'DOMAIN-SUFFIX,blocked.test,REJECT',
           'DST-PORT,9,REJECT',
+          // Needs the address of every named flow that gets this far: resolved inside the tunnel.
+          'IP-CIDR,192.0.2.0/24,DIRECT',
           'MATCH,TUNNEL',
         ],
       }),
@@ -78,6 +81,34 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
       () => (app.proxy.stats.routedBytes.DIRECT ?? 0) > 0 && (app.proxy.stats.routedBytes.TUNNEL ?? 0) > 0,
     );
   }, 60_000);
+
+  it('no clear DNS packet leaves this host for a tunnel-bound name while an IP rule needs its address', async () => {
+    // A counter on this host's own output for port 53 (UDP and TCP), in a table of this test's own.
+    const table = `gh_dns_${process.pid}`;
+    const nft = (args: string[], input?: string): string => execFileSync('nft', args, { input, encoding: 'utf8' });
+    nft(
+      ['-f', '-'],
+      `table inet ${table} {\n chain out {\n type filter hook output priority 0; policy accept;\n udp dport 53 counter\n tcp dport 53 counter\n }\n}\n`,
+    );
+    const packets = (): number =>
+      [...nft(['list', 'table', 'inet', table]).matchAll(/counter packets (\d+)/g)].reduce(
+        (n, m) => n + Number(m[1]),
+        0,
+      );
+    try {
+      // The counter counts: one datagram to port 53 on loopback (nothing listens there).
+      const probe = createSocket('udp4');
+      await new Promise<void>((r) => probe.send(Buffer.from('x'), 53, '127.0.0.1', () => r()));
+      probe.close();
+      await eventually(() => packets() >= 1, 5_000, 'the counter to see the probe');
+      const before = packets();
+      const byName = await curl(['--socks5-hostname', proxy(), 'http://files.test/ip']);
+      expect(byName.stdout.toString()).toBe(rig.state.nodes[0]!.exitAddress);
+      expect(packets()).toBe(before);
+    } finally {
+      nft(['delete', 'table', 'inet', table]);
+    }
+  }, 30_000);
 
   it('REJECT: SOCKS5 answers 0x02 (not allowed by ruleset); HTTP answers 403 naming the rule', async () => {
     const { client, reply } = await socksConnect(app.listening.proxy.port, 'ads.blocked.test', 443);

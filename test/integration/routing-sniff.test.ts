@@ -39,6 +39,8 @@ describe('a flow addressed by IP is routed by the name in its first bytes (#33)'
           dataDir: mkdtempSync(join(tmpdir(), 'gh-sniff-')),
           mode: 'rule',
           rules: ['DOMAIN-SUFFIX,blocked.test,REJECT', 'MATCH,DIRECT'],
+          // This test's listener is on a free port; 443, 80 and the like are the default.
+          sniffPorts: [port],
         },
       ),
       silentLogger(),

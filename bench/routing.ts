@@ -1,0 +1,226 @@
+/**
+ * Routing benchmark (issue #33), side by side in one run on this machine:
+ *   - the proxy with a 100,000-domain rule set and a 10,000-network CIDR set loaded (mode rule)
+ *     against the same proxy in mode global: bulk throughput (curl through each, best of N) and
+ *     SOCKS5 CONNECT to first byte (p50/p99 over sequential connects);
+ *   - the decision's own cost per TCP flow (a name) and per UDP packet (an address), p50/p99,
+ *     measured in-process on the same table;
+ *   - the RSS the rule sets add (the two proxies' RSS after the same load) and what GeoIP adds.
+ * Targets: throughput ≥ 0.95× global, CONNECT-to-first-byte p99 + ≤ 0.2 ms.
+ * Usage: npm run bench:routing [-- --bytes N --connections N --runs N]
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { GeoIp, parseRuleSet, RuleTable, type RuleSet } from '../core/route/index.js';
+import { freePort, startProcess } from './lib/processes.js';
+
+const arg = (name: string, dflt: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const BYTES = arg('bytes', 512 << 20);
+const CONNECTIONS = arg('connections', 2000);
+const RUNS = arg('runs', 3);
+const DOMAINS = 100_000;
+const CIDRS = 10_000;
+const root = resolve(import.meta.dirname, '..');
+
+/** Deterministic pseudo-random numbers (the same sets every run). */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function makeSets(dir: string): { domains: string; cidrs: string } {
+  const r = rng(33);
+  const word = (): string =>
+    Array.from({ length: 4 + Math.floor(r() * 8) }, () => String.fromCharCode(97 + Math.floor(r() * 26))).join('');
+  const tlds = ['cn', 'ir', 'ru', 'com', 'net'];
+  const domains = Array.from({ length: DOMAINS }, () => `+.${word()}.${tlds[Math.floor(r() * tlds.length)]}`);
+  // Public networks only: the proxy's own target (127.0.0.1) must not match them.
+  const cidrs = Array.from({ length: CIDRS }, () => {
+    const a = 1 + Math.floor(r() * 120);
+    return `${a}.${Math.floor(r() * 256)}.${Math.floor(r() * 256)}.0/24`;
+  });
+  const d = join(dir, 'domains.txt');
+  const c = join(dir, 'cidrs.txt');
+  writeFileSync(d, domains.join('\n'));
+  writeFileSync(c, cidrs.join('\n'));
+  return { domains: d, cidrs: c };
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+function curlSpeed(url: string, proxy: string): number {
+  const out = execFileSync(
+    'curl',
+    ['-s', '-o', '/dev/null', '-w', '%{speed_download} %{size_download}', '--socks5', proxy, url],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const [speed, size] = out.trim().split(' ').map(Number);
+  if (size !== BYTES) throw new Error(`short transfer: ${size} of ${BYTES}`);
+  return speed! / (1 << 20);
+}
+
+function ttfb(proxyPort: number, targetPort: number): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const t0 = process.hrtime.bigint();
+    const s = connect({ port: proxyPort, host: '127.0.0.1', noDelay: true });
+    const deadline = setTimeout(() => s.destroy(new Error('no answer within 5 s')), 5_000);
+    const request = Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, targetPort >> 8, targetPort & 0xff]);
+    let got = 0;
+    let sent = false;
+    s.on('connect', () => s.write(Buffer.from([5, 1, 0])));
+    s.on('data', (c: Buffer) => {
+      got += c.length;
+      if (!sent && got >= 2) {
+        sent = true;
+        s.write(request);
+      }
+      if (got >= 2 + 10 + 1) {
+        clearTimeout(deadline);
+        s.destroy();
+        resolvePromise(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    });
+    s.on('error', (err) => {
+      clearTimeout(deadline);
+      reject(err);
+    });
+  });
+}
+
+const pct = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+/** The decision's own cost: the same table the proxy loads, asked in-process. */
+function decisionCost(files: { domains: string; cidrs: string }): void {
+  const ctx = () => table.context;
+  const sets = new Map<string, RuleSet>([
+    ['domains', parseRuleSet(readFileSync(files.domains, 'utf8'), 'domain', 'text', ctx)],
+    ['cidrs', parseRuleSet(readFileSync(files.cidrs, 'utf8'), 'ipcidr', 'text', ctx)],
+  ]);
+  const table: RuleTable = new RuleTable({
+    mode: 'rule',
+    rules: [
+      'RULE-SET,domains,DIRECT',
+      'RULE-SET,cidrs,DIRECT,no-resolve',
+      'GEOIP,LAN,DIRECT,no-resolve',
+      'MATCH,TUNNEL',
+    ],
+    ruleSets: sets,
+  });
+  const r = rng(7);
+  const names = Array.from({ length: 10_000 }, (_, i) => `host${i}.${['example.org', 'qq.cn', 'cdn.net'][i % 3]}`);
+  const ips = Array.from(
+    { length: 10_000 },
+    () => `${1 + Math.floor(r() * 200)}.${Math.floor(r() * 256)}.${Math.floor(r() * 256)}.${Math.floor(r() * 256)}`,
+  );
+  for (const [label, flows] of [
+    ['TCP flow (a name)', names.map((host) => ({ network: 'tcp' as const, host, port: 443 }))],
+    ['UDP packet (an address)', ips.map((host) => ({ network: 'udp' as const, host, port: 443 }))],
+  ] as const) {
+    for (const f of flows) table.decide(f); // warm-up
+    const samples: number[] = [];
+    for (let round = 0; round < 10; round++)
+      for (const f of flows) {
+        const t0 = process.hrtime.bigint();
+        table.decide(f);
+        samples.push(Number(process.hrtime.bigint() - t0));
+      }
+    samples.sort((a, b) => a - b);
+    console.log(
+      `  ${label.padEnd(24)} p50 ${(pct(samples, 50) / 1000).toFixed(2)} µs  p99 ${(pct(samples, 99) / 1000).toFixed(2)} µs`,
+    );
+  }
+}
+
+async function geoipCost(): Promise<void> {
+  global.gc?.();
+  const before = process.memoryUsage().rss;
+  const t0 = Date.now();
+  const g = await GeoIp.load();
+  global.gc?.();
+  console.log(
+    `  GeoIP: ${g.ranges} ranges, tables ${(g.bytes / 1e6).toFixed(1)} MB, RSS +${((process.memoryUsage().rss - before) / 1e6).toFixed(1)} MB after load, ${Date.now() - t0} ms to load`,
+  );
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'gh-bench-routing-'));
+  const files = makeSets(dir);
+  const config = join(dir, 'gatehop.yaml');
+  writeFileSync(
+    config,
+    [
+      'ruleProviders:',
+      `  domains: { type: file, behavior: domain, format: text, path: ${files.domains} }`,
+      `  cidrs: { type: file, behavior: ipcidr, format: text, path: ${files.cidrs} }`,
+      'rules:',
+      '  - RULE-SET,domains,REJECT',
+      '  - RULE-SET,cidrs,REJECT,no-resolve',
+      '  - GEOIP,LAN,DIRECT,no-resolve',
+      '  - MATCH,TUNNEL',
+      '',
+    ].join('\n'),
+  );
+  const source = await startProcess(process.execPath, [resolve(root, 'bench/lib/source-server.mjs')]);
+  const ports = JSON.parse(source.stdout().split('\n')[0]!) as { http: number; ttfb: number };
+  const start = async (mode: string) => {
+    const port = await freePort();
+    const p = await startProcess(
+      process.execPath,
+      [
+        resolve(root, 'bin/gatehop.js'),
+        ...['--egress', 'direct', '--mode', mode, '--config', config, '--listen', `127.0.0.1:${port}`],
+        ...['--admin', 'off', '--log-level', 'warn', '--log-file', 'off', '--data-dir', join(dir, mode)],
+      ],
+      port,
+    );
+    return { mode, port, p };
+  };
+  const runs = [await start('global'), await start('rule')];
+  try {
+    const url = `http://127.0.0.1:${ports.http}/bytes/${BYTES}`;
+    console.log(`rule sets: ${DOMAINS} domains + ${CIDRS} networks (mode rule) against mode global`);
+    console.log(`bulk: ${(BYTES / (1 << 20)).toFixed(0)} MiB with curl --socks5, best of ${RUNS} (MiB/s)`);
+    const speed: Record<string, number> = {};
+    // Interleaved, so a machine that slows down mid-run slows both.
+    for (let i = 0; i < RUNS; i++)
+      for (const r of runs) speed[r.mode] = Math.max(speed[r.mode] ?? 0, curlSpeed(url, `127.0.0.1:${r.port}`));
+    for (const r of runs) console.log(`  ${r.mode.padEnd(7)} ${speed[r.mode]!.toFixed(0).padStart(6)} MiB/s`);
+    console.log(`  rule/global throughput ${(speed.rule! / speed.global!).toFixed(3)}x (target ≥ 0.95)`);
+    console.log(`latency: ${CONNECTIONS} sequential SOCKS5 CONNECTs, connect start → first byte (ms)`);
+    const lat: Record<string, { p50: number; p99: number }> = {};
+    for (const r of runs) for (let i = 0; i < 200; i++) await ttfb(r.port, ports.ttfb);
+    const samples: Record<string, number[]> = { global: [], rule: [] };
+    for (let i = 0; i < CONNECTIONS; i++) for (const r of runs) samples[r.mode]!.push(await ttfb(r.port, ports.ttfb));
+    for (const r of runs) {
+      const s = samples[r.mode]!.sort((a, b) => a - b);
+      lat[r.mode] = { p50: pct(s, 50), p99: pct(s, 99) };
+      console.log(`  ${r.mode.padEnd(7)} p50 ${lat[r.mode]!.p50.toFixed(3)}  p99 ${lat[r.mode]!.p99.toFixed(3)}`);
+    }
+    console.log(`  rule − global p99 ${(lat.rule!.p99 - lat.global!.p99).toFixed(3)} ms (target ≤ 0.2)`);
+    console.log(
+      `RSS after the same load: global ${rssMb(runs[0]!.p.child.pid!).toFixed(1)} MB, rule ${rssMb(runs[1]!.p.child.pid!).toFixed(1)} MB (the sets add ${(rssMb(runs[1]!.p.child.pid!) - rssMb(runs[0]!.p.child.pid!)).toFixed(1)} MB)`,
+    );
+    console.log('the decision alone, in-process, on the same sets:');
+    decisionCost(files);
+    await geoipCost();
+  } finally {
+    for (const p of [source, ...runs.map((r) => r.p)]) p.child.kill('SIGTERM');
+  }
+}
+
+await main();
