@@ -1,0 +1,114 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import { RoutingState } from '../../core/app/routing.js';
+import { silentLogger } from '../../core/common/index.js';
+import { directDialer } from '../../core/vpngate/index.js';
+import { startEchoServer, type TestTcpServer } from '../helpers/servers.js';
+import { socksConnect } from '../helpers/socks-client.js';
+
+describe('a reload swaps the rule table without touching open flows (#33)', () => {
+  let app: RunningApp;
+  let echo: TestTcpServer;
+  const fromFile: ConfigInput = { mode: 'rule', rules: ['MATCH,DIRECT'] };
+  const fromFlags: ConfigInput = {
+    egress: 'direct',
+    listen: '127.0.0.1:0',
+    admin: 'off',
+    logFile: 'off',
+    dataDir: mkdtempSync(join(tmpdir(), 'gh-route-reload-')),
+  };
+  beforeAll(async () => {
+    echo = await startEchoServer();
+    app = await startApp(buildConfig(fromFile, fromFlags), silentLogger(), {
+      layers: { fromFile, fromFlags },
+      readLayers: () => ({ fromFile, fromFlags }),
+    });
+  });
+  afterAll(async () => {
+    await app.stop();
+    await echo.close();
+  });
+
+  it('an open flow keeps the decision it was opened with; the next one gets the new table', async () => {
+    const open = await socksConnect(app.listening.proxy.port, '127.0.0.1', echo.port);
+    expect(open.reply[1]).toBe(0x00);
+    fromFile.rules = ['IP-CIDR,127.0.0.0/8,REJECT,no-resolve', 'MATCH,DIRECT'];
+    const r = await app.reload();
+    expect(r.applied).toContain('rules');
+    // The open flow still echoes.
+    open.client.write(Buffer.from('still here'));
+    expect((await open.client.read(10)).toString()).toBe('still here');
+    open.client.destroy();
+    const next = await socksConnect(app.listening.proxy.port, '127.0.0.1', echo.port);
+    expect(next.reply[1]).toBe(0x02);
+    next.client.destroy();
+  });
+});
+
+describe('rule sets from a URL: kept on disk, refreshed, junk refused with the last good copy kept (#33)', () => {
+  let server: Server;
+  let body: string | (() => void) = 'payload:\n  - "+.example.ir"\n  - "cdn.example"\n';
+  let url = '';
+  beforeAll(async () => {
+    server = createServer((_q, res) => {
+      if (typeof body === 'function') return body();
+      res.end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/domestic.yaml`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const config = (dataDir: string) =>
+    buildConfig(
+      {
+        mode: 'rule',
+        rules: ['RULE-SET,domestic,DIRECT', 'MATCH,TUNNEL'],
+        ruleProviders: { domestic: { type: 'http', behavior: 'domain', url, interval: 3600 } },
+      },
+      { egress: 'direct', dataDir, logFile: 'off' },
+    );
+
+  it('fetches at start, keeps the copy, refuses HTML and garbage keeping what it had, and a restart needs no network', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-rule-sets-'));
+    const routing = new RoutingState(config(dataDir), silentLogger(), () => [directDialer()]);
+    try {
+      expect(routing.status().ruleSets[0]).toMatchObject({ name: 'domestic', entries: 0, updatedAt: null });
+      await routing.refresh('domestic');
+      expect(routing.status().ruleSets[0]).toMatchObject({ entries: 2, error: null });
+      expect(routing.table().decide({ network: 'tcp', host: 'shop.example.ir', port: 443 })).toMatchObject({
+        decision: { target: 'DIRECT', rule: 'RULE-SET', payload: 'domestic' },
+      });
+      expect(readdirSync(join(dataDir, 'rule-sets'))).toEqual(['domestic.yaml']);
+      body = '<html>captive portal</html>';
+      expect(await routing.refresh('domestic')).toMatchObject({
+        entries: 2,
+        error: expect.stringMatching(/HTML page/),
+      });
+      body = 'payload: [';
+      expect(await routing.refresh('domestic')).toMatchObject({ entries: 2, error: expect.stringMatching(/not YAML/) });
+      expect(routing.table().decide({ network: 'tcp', host: 'shop.example.ir', port: 443 })).toMatchObject({
+        decision: { target: 'DIRECT' },
+      });
+    } finally {
+      routing.close();
+    }
+    // A restart with the site gone: the kept copy is in use at once.
+    await new Promise<void>((r) => server.close(() => r()));
+    const again = new RoutingState(config(dataDir), silentLogger(), () => [directDialer()]);
+    try {
+      expect(again.status().ruleSets[0]).toMatchObject({ entries: 2 });
+      expect(again.table().decide({ network: 'tcp', host: 'cdn.example', port: 443 })).toMatchObject({
+        decision: { target: 'DIRECT' },
+      });
+    } finally {
+      again.close();
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    }
+  });
+});
