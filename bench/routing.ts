@@ -23,7 +23,7 @@ const arg = (name: string, dflt: number): number => {
 };
 const BYTES = arg('bytes', 512 << 20);
 const CONNECTIONS = arg('connections', 2000);
-const RUNS = arg('runs', 3);
+const RUNS = arg('runs', 5);
 const DOMAINS = 100_000;
 const CIDRS = 10_000;
 const root = resolve(import.meta.dirname, '..');
@@ -152,6 +152,7 @@ async function geoipCost(): Promise<void> {
   const t0 = Date.now();
   const g = await GeoIp.load();
   global.gc?.();
+  await new Promise((r) => setTimeout(r, 500));
   console.log(
     `  GeoIP: ${g.ranges} ranges, tables ${(g.bytes / 1e6).toFixed(1)} MB, RSS +${((process.memoryUsage().rss - before) / 1e6).toFixed(1)} MB after load, ${Date.now() - t0} ms to load`,
   );
@@ -190,7 +191,12 @@ async function main(): Promise<void> {
     );
     return { mode, port, p };
   };
+  // What GeoIP adds, measured first, before this process has made anything else.
+  await geoipCost();
   const runs = [await start('global'), await start('rule')];
+  // Idle, right after start: the rule process holds the sets, the global one the same process without them.
+  await new Promise((r) => setTimeout(r, 2_000));
+  const idle = runs.map((r) => rssMb(r.p.child.pid!));
   try {
     const url = `http://127.0.0.1:${ports.http}/bytes/${BYTES}`;
     console.log(`rule sets: ${DOMAINS} domains + ${CIDRS} networks (mode rule) against mode global`);
@@ -215,9 +221,11 @@ async function main(): Promise<void> {
     console.log(
       `RSS after the same load: global ${rssMb(runs[0]!.p.child.pid!).toFixed(1)} MB, rule ${rssMb(runs[1]!.p.child.pid!).toFixed(1)} MB (the sets add ${(rssMb(runs[1]!.p.child.pid!) - rssMb(runs[0]!.p.child.pid!)).toFixed(1)} MB)`,
     );
+    console.log(
+      `RSS idle after start: global ${idle[0]!.toFixed(1)} MB, rule ${idle[1]!.toFixed(1)} MB (the sets add ${(idle[1]! - idle[0]!).toFixed(1)} MB)`,
+    );
     console.log('the decision alone, in-process, on the same sets:');
     decisionCost(files);
-    await geoipCost();
   } finally {
     for (const p of [source, ...runs.map((r) => r.p)]) p.child.kill('SIGTERM');
   }

@@ -145,6 +145,12 @@ const systemProxySchema = z
     bypass: z.array(z.string().min(1)).default([...DEFAULT_BYPASS]),
     /** Set the proxy back when another program rewrites it (it is always noticed and reported). */
     guard: z.boolean().default(false),
+    /**
+     * Point the OS at Gatehop's PAC script (made from the rule table, served on the proxy port at
+     * /proxy.pac) instead of the proxy: browsers then skip the proxy for what the rules send
+     * direct. Off by default: programs that do not read PAC scripts would then use no proxy at all.
+     */
+    pac: z.boolean().default(false),
     /** How often the settings are compared with what Gatehop set. */
     guardIntervalMs: z.number().int().min(1_000).default(15_000),
   })

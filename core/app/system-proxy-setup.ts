@@ -7,6 +7,7 @@ import {
   execRunner,
   SnapshotKeeper,
   SystemProxy,
+  pacUrlOf,
   type ProxyTarget,
   type SnapshotMirror,
   type SysProxySnapshot,
@@ -25,7 +26,12 @@ function storeMirror(store: Store): SnapshotMirror {
 /** The address other programs use to reach the proxy: a wildcard listen address means loopback. */
 export function proxyTarget(listen: Endpoint, config: GatehopConfig): ProxyTarget {
   const host = listen.host === '0.0.0.0' ? '127.0.0.1' : listen.host === '::' ? '::1' : listen.host;
-  return { host, port: listen.port, bypass: config.systemProxy.bypass };
+  return {
+    host,
+    port: listen.port,
+    bypass: config.systemProxy.bypass,
+    ...(config.systemProxy.pac ? { pacUrl: pacUrlOf(host, listen.port) } : {}),
+  };
 }
 
 /** One SystemProxy for this platform (backend null where none exists: its calls say why). */

@@ -11,6 +11,7 @@ export { CidrSet, parseCidr } from './cidr-set.js';
 export { DomainSet, isDomainName } from './domain-set.js';
 export { unsafeRegexReason } from './safe-regex.js';
 export { GeoIp } from './geoip.js';
+export { pacScript } from './pac.js';
 export {
   isLan,
   parseRule,

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import type { Logger } from '../common/index.js';
 import type { EgressSource } from '../egress/index.js';
-import type { Decision, Flow, RouteTarget, RuleTable } from '../route/index.js';
+import { pacScript, type Decision, type Flow, type RouteTarget, type RuleTable } from '../route/index.js';
 
 /** The local program behind a client connection (null: not found). */
 export type ProcessLookup = (socket: Socket) => Promise<{ name: string; path: string } | null>;
@@ -53,6 +53,11 @@ export class FlowRouter {
    */
   sniffs(port: number): boolean {
     return (this.routing?.sniffPorts?.() ?? SNIFF_PORTS).has(port) && (this.routing?.table().sniffs ?? false);
+  }
+
+  /** The PAC script for the system proxy in rule mode, pointing at `proxy` (host:port); null without routing. */
+  pac(proxy: string): string | null {
+    return this.routing ? pacScript(this.routing.table(), proxy) : null;
   }
 
   /** The egress source for a target (REJECT has none). */

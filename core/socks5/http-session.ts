@@ -11,6 +11,8 @@ import { bump } from './proxy-stats.js';
 import { parseAuthority, parseBasicAuth, stripHopByHop, withHost } from './http-headers.js';
 
 const UPGRADE_KEEP = new Set(['connection', 'upgrade']);
+/** Where the proxy serves its PAC script (the system proxy's auto-config URL in rule mode). */
+export const PAC_PATH = '/proxy.pac';
 
 /**
  * One HTTP proxy client connection. Node's HTTP server (llhttp) parses it; this session answers
@@ -60,6 +62,8 @@ export class HttpSession extends ProxySession {
     const begin = await this.#beginRequest(req);
     if (this.closed) return;
     if (!begin.ok) return this.#respondError(res, begin.status!, req);
+    // The system proxy's auto-config script (rule mode), asked of the proxy itself.
+    if (req.method === 'GET' && (req.url ?? '').split('?')[0] === PAC_PATH) return this.#servePac(req, res);
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -196,6 +200,19 @@ export class HttpSession extends ProxySession {
       if (this.closed) return;
       this.#rawRefusal(httpStatusFor(isGatehopError(err) ? err.code : undefined), 'connect-failed', err as Error);
     }
+  }
+
+  #servePac(req: IncomingMessage, res: ServerResponse): void {
+    const host = this.socket.localAddress ?? '127.0.0.1';
+    const at = `${host.includes(':') ? `[${host}]` : host}:${this.socket.localPort ?? 0}`;
+    const script = this.ctx.router.pac(at);
+    if (script === null) return this.#respondError(res, 404, req, 'no routing here, so no PAC');
+    res.writeHead(200, {
+      'Content-Type': 'application/x-ns-proxy-autoconfig',
+      'Content-Length': Buffer.byteLength(script),
+      'Cache-Control': 'no-cache',
+    });
+    res.end(script);
   }
 
   /** Up bytes as the request body arrives; down bytes are counted at the client socket (what the client has taken), as for every session. */

@@ -1,4 +1,12 @@
-import { changedKeys, hostPort, type FlatSettings, type ProxyBackend, type ProxyTarget, type Runner } from './types.js';
+import {
+  changedKeys,
+  hostPort,
+  pacUrlOf,
+  type FlatSettings,
+  type ProxyBackend,
+  type ProxyTarget,
+  type Runner,
+} from './types.js';
 
 /**
  * GNOME's proxy settings (and every desktop that reads them: Unity, Cinnamon, Budgie, Pantheon …):
@@ -65,7 +73,9 @@ export function gnomeDesired(target: ProxyTarget, current: FlatSettings): FlatSe
   const port = String(target.port);
   return {
     ...current,
-    [flatKey(BASE, 'mode')]: "'manual'",
+    // With a PAC: mode auto and its URL; the hosts below stay set (what the script answers points there).
+    [flatKey(BASE, 'mode')]: target.pacUrl ? "'auto'" : "'manual'",
+    ...(target.pacUrl ? { [flatKey(BASE, 'autoconfig-url')]: gvString(target.pacUrl) } : {}),
     [flatKey(BASE, 'ignore-hosts')]: gvStringArray(target.bypass.filter((b) => b !== '<local>')),
     [flatKey(BASE, 'use-same-proxy')]: 'false',
     [flatKey(`${BASE}.http`, 'host')]: host,
@@ -78,7 +88,9 @@ export function gnomeDesired(target: ProxyTarget, current: FlatSettings): FlatSe
 }
 
 export function gnomePointsAt(s: FlatSettings, host: string, port: number): boolean {
-  if (gvParseString(s[flatKey(BASE, 'mode')] ?? '') !== 'manual') return false;
+  const mode = gvParseString(s[flatKey(BASE, 'mode')] ?? '');
+  if (mode === 'auto') return gvParseString(s[flatKey(BASE, 'autoconfig-url')] ?? '') === pacUrlOf(host, port);
+  if (mode !== 'manual') return false;
   return ['http', 'https', 'socks'].some(
     (p) =>
       gvParseString(s[flatKey(`${BASE}.${p}`, 'host')] ?? '') === host &&

@@ -20,6 +20,7 @@ export {
   type ProxyBackend,
   type ProxyTarget,
   type Runner,
+  pacUrlOf,
 } from './types.js';
 export {
   gnomeBackend,

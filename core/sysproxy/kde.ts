@@ -1,4 +1,12 @@
-import { changedKeys, hostPort, type FlatSettings, type ProxyBackend, type ProxyTarget, type Runner } from './types.js';
+import {
+  changedKeys,
+  hostPort,
+  type FlatSettings,
+  type ProxyBackend,
+  type ProxyTarget,
+  type Runner,
+  pacUrlOf,
+} from './types.js';
 
 /**
  * KDE Plasma 5 and 6: `[Proxy Settings]` in kioslaverc, written with kwriteconfig5/6 and read with
@@ -76,7 +84,9 @@ export function kdeParseProxy(v: string | null | undefined): { host: string; por
 export function kdeDesired(target: ProxyTarget, current: FlatSettings): FlatSettings {
   return {
     ...current,
-    ProxyType: '1',
+    // With a PAC: KIO's PACProxy type and the script's URL.
+    ProxyType: target.pacUrl ? '2' : '1',
+    ...(target.pacUrl ? { 'Proxy Config Script': target.pacUrl } : {}),
     httpProxy: kdeProxyValue('http', target.host, target.port),
     httpsProxy: kdeProxyValue('http', target.host, target.port),
     socksProxy: kdeProxyValue('socks', target.host, target.port),
@@ -86,6 +96,7 @@ export function kdeDesired(target: ProxyTarget, current: FlatSettings): FlatSett
 }
 
 export function kdePointsAt(s: FlatSettings, host: string, port: number): boolean {
+  if (s.ProxyType === '2') return s['Proxy Config Script'] === pacUrlOf(host, port);
   if (s.ProxyType !== '1') return false;
   return (['httpProxy', 'httpsProxy', 'socksProxy'] as const).some((k) => {
     const p = kdeParseProxy(s[k]);

@@ -1,6 +1,6 @@
 import { ErrorCodes } from '../common/index.js';
 import { CommandError } from './runner.js';
-import { hostPort, type FlatSettings, type ProxyBackend, type ProxyTarget, type Runner } from './types.js';
+import { hostPort, type FlatSettings, type ProxyBackend, type ProxyTarget, type Runner, pacUrlOf } from './types.js';
 
 /**
  * macOS: `networksetup` on every enabled network service. Per service the keys are
@@ -104,10 +104,13 @@ export function macDesired(target: ProxyTarget, current: FlatSettings): FlatSett
   const services = new Set(Object.keys(current).map((k) => k.split('\t')[0]!));
   const bypass = target.bypass.map((b) => (b === '<local>' ? '*.local' : b)).join('\n');
   for (const s of services) {
-    for (const k of Object.keys(KINDS)) out[key(s, k)] = `on ${target.host} ${target.port}`;
+    // With Gatehop's PAC: the script on and the proxies off (it names the proxy itself); without: the
+    // proxies on and any PAC off (it would win over them), its URL kept.
+    const state = target.pacUrl ? 'off' : 'on';
+    for (const k of Object.keys(KINDS)) out[key(s, k)] = `${state} ${target.host} ${target.port}`;
     out[key(s, 'bypass')] = bypass;
     const auto = (current[key(s, 'autoproxy')] ?? 'off ').split(' ');
-    out[key(s, 'autoproxy')] = `off ${auto.slice(1).join(' ')}`; // a PAC would win over the proxy: off, URL kept
+    out[key(s, 'autoproxy')] = target.pacUrl ? `on ${target.pacUrl}` : `off ${auto.slice(1).join(' ')}`;
   }
   return out;
 }
@@ -124,6 +127,7 @@ export function macOff(current: FlatSettings): FlatSettings {
 export function macPointsAt(s: FlatSettings, host: string, port: number): boolean {
   return Object.entries(s).some(([k, v]) => {
     const field = k.split('\t')[1]!;
+    if (field === 'autoproxy') return v === `on ${pacUrlOf(host, port)}`;
     if (!(field in KINDS) || !v) return false;
     const [state, h, p] = v.split(' ');
     return state === 'on' && h === host && Number(p) === port;

@@ -4,6 +4,16 @@ export interface ProxyTarget {
   port: number;
   /** Hosts and ranges that go direct. */
   bypass: readonly string[];
+  /**
+   * Set: point the OS at this auto-config script (Gatehop's PAC, in rule mode) instead of the
+   * proxy itself, so browsers skip the proxy for what the rules send direct.
+   */
+  pacUrl?: string;
+}
+
+/** The PAC URL Gatehop serves on its own proxy port. */
+export function pacUrlOf(host: string, port: number): string {
+  return `http://${hostPort(host, port)}/proxy.pac`;
 }
 
 /** localhost, loopback, the private ranges and `<local>` (plain host names; Windows/KDE syntax per backend). */

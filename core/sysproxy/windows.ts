@@ -1,6 +1,6 @@
 import { ErrorCodes } from '../common/index.js';
 import { CommandError } from './runner.js';
-import { hostPort, type FlatSettings, type ProxyBackend, type ProxyTarget, type Runner } from './types.js';
+import { hostPort, type FlatSettings, type ProxyBackend, type ProxyTarget, type Runner, pacUrlOf } from './types.js';
 
 /**
  * Windows, per user (no admin rights): WinINet's settings under HKCU. The LAN settings are the
@@ -148,23 +148,24 @@ export function winDesired(target: ProxyTarget, current: FlatSettings): FlatSett
   // One server for every scheme, SOCKS included: "http=…;https=…;socks=…".
   const server = `http=${hp};https=${hp};socks=${hp}`;
   const bypass = winBypass(target.bypass);
+  const pac = target.pacUrl ?? null;
   const out: FlatSettings = {
     ...current,
-    'lan\tProxyEnable': 'REG_DWORD 0x1',
+    // With Gatehop's PAC: the script decides (the manual proxy off); without: the proxy, PAC off.
+    'lan\tProxyEnable': pac ? 'REG_DWORD 0x0' : 'REG_DWORD 0x1',
     'lan\tProxyServer': `REG_SZ ${server}`,
     'lan\tProxyOverride': `REG_SZ ${bypass}`,
-    // A PAC or auto-detection would win over the proxy: both off while Gatehop has it.
-    'lan\tAutoConfigURL': null,
+    'lan\tAutoConfigURL': pac ? `REG_SZ ${pac}` : null,
     'lan\tAutoDetect':
       current['lan\tAutoDetect'] === undefined || current['lan\tAutoDetect'] === null ? null : 'REG_DWORD 0x0',
   };
   for (const k of Object.keys(current)) {
     if (!k.startsWith('conn\t')) continue;
     out[k] = JSON.stringify({
-      flags: PROXY_TYPE.DIRECT | PROXY_TYPE.PROXY,
+      flags: PROXY_TYPE.DIRECT | (pac ? PROXY_TYPE.AUTO_PROXY_URL : PROXY_TYPE.PROXY),
       server,
       bypass,
-      autoconfig: '',
+      autoconfig: pac ?? '',
     } satisfies ConnSettings);
   }
   return out;
@@ -185,6 +186,7 @@ export function winPointsAt(s: FlatSettings, host: string, port: number): boolea
     server.split(';').some((part) => part.replace(/^[a-z]+=/i, '').replace(/^[a-z]+:\/\//i, '') === hp);
   if (s['lan\tProxyEnable'] === 'REG_DWORD 0x1' && serverHas((s['lan\tProxyServer'] ?? '').replace(/^REG_SZ ?/, '')))
     return true;
+  if ((s['lan\tAutoConfigURL'] ?? '').replace(/^REG_SZ ?/, '') === pacUrlOf(host, port)) return true;
   return Object.entries(s).some(([k, v]) => {
     if (!k.startsWith('conn\t') || !v) return false;
     const c = JSON.parse(v) as ConnSettings;

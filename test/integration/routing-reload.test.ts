@@ -34,6 +34,16 @@ describe('a reload swaps the rule table without touching open flows (#33)', () =
     await echo.close();
   });
 
+  it('serves its PAC script at /proxy.pac on the proxy port, made from the table in use (#33)', async () => {
+    const res = await fetch(`http://127.0.0.1:${app.listening.proxy.port}/proxy.pac`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/x-ns-proxy-autoconfig');
+    const text = await res.text();
+    expect(text).toMatch(/^\/\/ Made by Gatehop/);
+    expect(text).toContain(`PROXY 127.0.0.1:${app.listening.proxy.port}`);
+    expect(text).toContain('return "DIRECT";'); // MATCH,DIRECT
+  });
+
   it('an open flow keeps the decision it was opened with; the next one gets the new table', async () => {
     const open = await socksConnect(app.listening.proxy.port, '127.0.0.1', echo.port);
     expect(open.reply[1]).toBe(0x00);

@@ -120,6 +120,17 @@ describe('GNOME (gsettings over dconf, private D-Bus session)', () => {
     expect(await gget(s.env, P, 'autoconfig-url')).toBe("'http://wpad.corp.example/proxy.pac?site=b&v=2'");
   });
 
+  it("in rule mode with systemProxy.pac, points GNOME at Gatehop's PAC and knows it as its own; restore puts the user's back (#33)", async () => {
+    await gset(s.env, P, 'mode', "'none'");
+    const sp = systemProxyIn(s);
+    await sp.apply({ ...target, pacUrl: 'http://127.0.0.1:18080/proxy.pac' });
+    expect(await gget(s.env, P, 'mode')).toBe("'auto'");
+    expect(await gget(s.env, P, 'autoconfig-url')).toBe("'http://127.0.0.1:18080/proxy.pac'");
+    expect((await sp.status()).enabled).toBe(true);
+    expect(await sp.restore()).toBe('restored');
+    expect(await gget(s.env, P, 'mode')).toBe("'none'");
+  });
+
   it('restores a manual corporate proxy exactly, and leaves alone settings the user changed meanwhile', async () => {
     await gset(s.env, P, 'mode', "'manual'");
     await gset(s.env, `${P}.http`, 'host', "'proxy.corp.example'");
@@ -217,6 +228,17 @@ describe('KDE Plasma (kwriteconfig5 / kreadconfig5 on kioslaverc)', () => {
       fs.readFileSync(join(s.env.XDG_CONFIG_HOME!, 'kioslaverc'), 'utf8'),
     );
     expect(file).not.toMatch(/httpProxy|socksProxy/);
+  });
+
+  it("with systemProxy.pac, points KDE at Gatehop's PAC (ProxyType 2) and restores the user's (#33)", async () => {
+    await kwrite(s.env, 'ProxyType', '0');
+    const sp = systemProxyIn(s);
+    await sp.apply({ ...target, pacUrl: 'http://127.0.0.1:18080/proxy.pac' });
+    expect(await kread(s.env, 'ProxyType')).toBe('2');
+    expect(await kread(s.env, 'Proxy Config Script')).toBe('http://127.0.0.1:18080/proxy.pac');
+    expect((await sp.status()).enabled).toBe(true);
+    await sp.restore();
+    expect(await kread(s.env, 'ProxyType')).toBe('0');
   });
 
   it('restores a manual corporate proxy exactly', async () => {
