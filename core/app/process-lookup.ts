@@ -1,15 +1,34 @@
+import { execFile } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { basename } from 'node:path';
 import type { ProcessLookup } from '../socks5/index.js';
 
+/** Runs a program (no shell) and gives its stdout; the deadline keeps a slow tool from holding a flow. */
+export type ToolRunner = (file: string, args: readonly string[]) => Promise<string>;
+
+const execRunner: ToolRunner = (file, args) =>
+  new Promise((resolve, reject) => {
+    execFile(file, [...args], { timeout: 5_000, maxBuffer: 4 * 1024 * 1024, windowsHide: true }, (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    );
+  });
+
 /**
- * The local program behind a client connection, for PROCESS-NAME and PROCESS-PATH rules. Linux:
- * the connection's socket inode from /proc/net/tcp{,6} (its local end is the client's address and
- * port), then the process holding that inode among /proc/<pid>/fd, then its /proc/<pid>/exe.
- * Asked only when a rule needs it. Other systems: not found (null) for now.
+ * The local program behind a client connection, for PROCESS-NAME and PROCESS-PATH rules, asked only
+ * when a rule needs it:
+ *   - Linux: the socket's inode from /proc/net/tcp{,6}, the process holding it among
+ *     /proc/<pid>/fd, and its /proc/<pid>/exe;
+ *   - Windows: `netstat -ano -p TCP` for the PID owning the client's end, `tasklist` for its image
+ *     name (`curl.exe`); the path is not looked up (PROCESS-PATH does not match there);
+ *   - macOS: `lsof` for the PID and command owning the client's end, `ps -o comm=` for its path.
  */
-export function processLookup(platform: NodeJS.Platform = process.platform): ProcessLookup | undefined {
+export function processLookup(
+  platform: NodeJS.Platform = process.platform,
+  run: ToolRunner = execRunner,
+): ProcessLookup | undefined {
+  if (platform === 'win32') return (socket) => windowsLookup(socket, run);
+  if (platform === 'darwin') return (socket) => macLookup(socket, run);
   if (platform !== 'linux') return undefined;
   return async (socket: Socket) => {
     const inode = await socketInode(socket);
@@ -52,4 +71,63 @@ async function pidHolding(inode: string): Promise<number | null> {
     }
   }
   return null;
+}
+
+/** The client's end and ours, as the tools print them (`127.0.0.1:52344`, `[::1]:52344`). */
+function ends(socket: Socket): { client: string; ours: string } | null {
+  const { remoteAddress: ra, remotePort: rp, localAddress: la, localPort: lp } = socket;
+  if (!ra || !rp || !la || !lp) return null;
+  const at = (a: string, p: number): string => {
+    const v4 = a.replace(/^::ffff:/, '');
+    return v4.includes(':') ? `[${v4}]:${p}` : `${v4}:${p}`;
+  };
+  return { client: at(ra, rp), ours: at(la, lp) };
+}
+
+/** `netstat -ano -p TCP`: the PID on the row whose local end is `local` and foreign end `foreign`. */
+export function parseNetstatPid(out: string, local: string, foreign: string): number | null {
+  for (const line of out.split(/\r?\n/)) {
+    const f = line.trim().split(/\s+/);
+    if (f[0]?.toUpperCase() === 'TCP' && f[1] === local && f[2] === foreign && /^\d+$/.test(f[4] ?? ''))
+      return Number(f[4]);
+  }
+  return null;
+}
+
+/** `tasklist /FI "PID eq N" /FO CSV /NH`: the image name (`"curl.exe","4242",…`), or null (`INFO: No tasks…`). */
+export function parseTasklistName(out: string): string | null {
+  const m = /^"([^"]+)","(\d+)"/m.exec(out.trim());
+  return m ? m[1]! : null;
+}
+
+/** `lsof +c 0 -nP -iTCP -sTCP:ESTABLISHED -Fpcn`: the PID and command of the process whose entry is `client->ours`. */
+export function parseLsof(out: string, client: string, ours: string): { pid: number; command: string } | null {
+  let pid: number | null = null;
+  let command = '';
+  for (const line of out.split('\n')) {
+    if (line.startsWith('p')) {
+      pid = Number(line.slice(1));
+      command = '';
+    } else if (line.startsWith('c')) command = line.slice(1);
+    else if (line.startsWith('n') && line.slice(1) === `${client}->${ours}` && pid !== null) return { pid, command };
+  }
+  return null;
+}
+
+async function windowsLookup(socket: Socket, run: ToolRunner): Promise<{ name: string; path: string } | null> {
+  const e = ends(socket);
+  if (!e) return null;
+  const pid = parseNetstatPid(await run('netstat', ['-ano', '-p', 'TCP']), e.client, e.ours);
+  if (pid === null) return null;
+  const name = parseTasklistName(await run('tasklist', ['/FI', `PID eq ${pid}`, '/FO', 'CSV', '/NH']));
+  return name ? { name, path: '' } : null;
+}
+
+async function macLookup(socket: Socket, run: ToolRunner): Promise<{ name: string; path: string } | null> {
+  const e = ends(socket);
+  if (!e) return null;
+  const hit = parseLsof(await run('lsof', ['+c', '0', '-nP', '-iTCP', '-sTCP:ESTABLISHED', '-Fpcn']), e.client, e.ours);
+  if (!hit) return null;
+  const path = (await run('ps', ['-o', 'comm=', '-p', String(hit.pid)]).catch(() => '')).trim();
+  return { name: path ? basename(path) : hit.command, path };
 }
