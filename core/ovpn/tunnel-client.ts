@@ -86,6 +86,8 @@ export interface TunnelClientOptions {
    * remembered. Without it, legacy TLS follows only a refusal in this client's own handshake.
    */
   legacyTls?: boolean;
+  /** How long a TLS handshake may take before it counts as unanswered (default 8 s; tests shorten it). */
+  tlsHandshakeMs?: number;
 }
 
 export interface TunnelTransportOptions {
@@ -196,6 +198,7 @@ export class TunnelClient extends EventEmitter<{
   #framing: Framing = 'none';
   /** Set after a node refused modern TLS: TLS 1.0+ and SECLEVEL 0 for this client from then on. */
   #legacyTls = false;
+  readonly #tlsHandshakeMs: number;
   #warnedCompressed = false;
   renegotiations = 0;
   /** When the server started its recent renegotiations (the last minute's, at most the cap + 1). */
@@ -216,6 +219,7 @@ export class TunnelClient extends EventEmitter<{
     this.#log = opts.logger.child({ component: 'ovpn', remote: `${r.host}:${r.port}/${r.proto}` });
     this.#primary = this.#newKey(0);
     this.#legacyTls = opts.legacyTls === true;
+    this.#tlsHandshakeMs = opts.tlsHandshakeMs ?? TLS_HANDSHAKE_MS;
     const p = opts.profile;
     if (p.tlsCrypt) {
       const key = parseStaticKey(p.tlsCrypt);
@@ -731,8 +735,8 @@ export class TunnelClient extends EventEmitter<{
             const err = Object.assign(
               new Error(
                 heard
-                  ? `the server took our TLS hello and did not answer within ${TLS_HANDSHAKE_MS / 1000} s`
-                  : `no TLS handshake within ${TLS_HANDSHAKE_MS / 1000} s`,
+                  ? `the server took our TLS hello and did not answer within ${this.#tlsHandshakeMs / 1000} s`
+                  : `no TLS handshake within ${this.#tlsHandshakeMs / 1000} s`,
               ),
               { code: heard ? 'TLS_HELLO_UNANSWERED' : 'TLS_HANDSHAKE_TIMEOUT' },
             );
@@ -741,7 +745,7 @@ export class TunnelClient extends EventEmitter<{
                 cause: err,
               }),
             );
-          }, TLS_HANDSHAKE_MS)
+          }, this.#tlsHandshakeMs)
         : null;
     handshakeTimer?.unref();
     tls.once('close', () => handshakeTimer && clearTimeout(handshakeTimer));

@@ -166,7 +166,11 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
   );
 
   it('an old node that speaks only TLS 1.0 refuses ours in silence (OpenVPN 2.6 logs "Sent fatal SSL alert" but the alert never leaves it): silence is not a refusal, so no TLS 1.0 with weak ciphers follows (#34 item 2)', async () => {
-    const client = new TunnelClient({ profile: parseProfile(profileOf('o11', 'udp')), logger: log });
+    const client = new TunnelClient({
+      profile: parseProfile(profileOf('o11', 'udp')),
+      logger: log,
+      tlsHandshakeMs: 3_000,
+    });
     try {
       await expect(client.connect({ timeoutMs: 20_000 })).rejects.toMatchObject({
         code: ErrorCodes.EGRESS_CONNECT_TIMEOUT,

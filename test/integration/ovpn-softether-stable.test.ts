@@ -126,9 +126,10 @@ describe('a SoftEther Stable 4.x node (constructed from the notes)', () => {
     const client = new TunnelClient({
       profile: parseProfile(profile(server.port, 'AES-128-CBC')),
       logger: silentLogger(),
+      tlsHandshakeMs: 1_500,
     });
     open.push(client);
-    await expect(client.connect({ timeoutMs: 20_000 })).rejects.toMatchObject({
+    await expect(client.connect({ timeoutMs: 4_000 })).rejects.toMatchObject({
       code: 'GH_ERR_EGRESS_CONNECT_TIMEOUT',
       message: expect.stringMatching(/no TLS handshake within/),
     });
@@ -143,9 +144,10 @@ describe('a SoftEther Stable 4.x node (constructed from the notes)', () => {
     const client = new TunnelClient({
       profile: parseProfile(profile(server.port, 'AES-128-CBC')),
       logger: silentLogger(),
+      tlsHandshakeMs: 1_500,
     });
     open.push(client);
-    await expect(client.connect({ timeoutMs: 25_000 })).rejects.toMatchObject({
+    await expect(client.connect({ timeoutMs: 6_000 })).rejects.toMatchObject({
       message: expect.stringMatching(/took our TLS hello and did not answer/),
     });
     expect(client.legacyTls).toBe(true);
