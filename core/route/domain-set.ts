@@ -5,24 +5,37 @@
  *   `example.com`    that name only
  *   `+.example.com`  that name and every name under it (DOMAIN-SUFFIX)
  *   `.example.com`   names under it, not itself
- *   `*.example.com`  names exactly one label under it
+ *   `*.example.com`  names exactly one label under it (`*.*.example.com`: exactly two, and so on)
  * Names are compared lower-case, without a trailing dot.
  */
 export class DomainSet {
   readonly #exact = new Set<string>();
   readonly #suffix = new Set<string>();
   readonly #below = new Set<string>();
-  readonly #oneBelow = new Set<string>();
+  /** `*.…` patterns by how many labels their stars stand for. */
+  readonly #starred = new Map<number, Set<string>>();
 
   get size(): number {
-    return this.#exact.size + this.#suffix.size + this.#below.size + this.#oneBelow.size;
+    let starred = 0;
+    for (const set of this.#starred.values()) starred += set.size;
+    return this.#exact.size + this.#suffix.size + this.#below.size + starred;
   }
 
   /** Adds one pattern (the forms above); false when it is not a domain pattern. */
   add(pattern: string): boolean {
     const p = normalizeName(pattern);
     if (p.startsWith('+.')) return addTo(this.#suffix, p.slice(2));
-    if (p.startsWith('*.')) return addTo(this.#oneBelow, p.slice(2));
+    if (p.startsWith('*.')) {
+      let stars = 0;
+      let rest = p;
+      while (rest.startsWith('*.')) {
+        stars++;
+        rest = rest.slice(2);
+      }
+      let set = this.#starred.get(stars);
+      if (!set) this.#starred.set(stars, (set = new Set()));
+      return addTo(set, rest);
+    }
     if (p.startsWith('.')) return addTo(this.#below, p.slice(1));
     return addTo(this.#exact, p);
   }
@@ -40,7 +53,7 @@ export class DomainSet {
     for (let i = n.indexOf('.'); i >= 0; i = n.indexOf('.', i + 1), depth++) {
       const parent = n.slice(i + 1);
       if (this.#suffix.has(parent) || this.#below.has(parent)) return true;
-      if (depth === 1 && this.#oneBelow.has(parent)) return true;
+      if (this.#starred.get(depth)?.has(parent)) return true;
     }
     return false;
   }

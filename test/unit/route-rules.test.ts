@@ -113,14 +113,19 @@ describe('regexes that could backtrack are refused, never run (#33)', () => {
 describe('the domain set and the CIDR set agree with a plain scan (property, #33)', () => {
   const label = fc.stringMatching(/^[a-c]{1,2}$/);
   const name = fc.array(label, { minLength: 1, maxLength: 4 }).map((l) => l.join('.'));
-  const pattern = fc.tuple(fc.constantFrom('', '+.', '.', '*.'), name).map(([p, n]) => p + n);
+  const pattern = fc.tuple(fc.constantFrom('', '+.', '.', '*.', '*.*.'), name).map(([p, n]) => p + n);
 
   const scan = (patterns: string[], n: string): boolean =>
     patterns.some((p) => {
       if (p.startsWith('+.')) return n === p.slice(2) || n.endsWith(`.${p.slice(2)}`);
       if (p.startsWith('*.')) {
-        const base = p.slice(2);
-        return n.endsWith(`.${base}`) && !n.slice(0, -base.length - 1).includes('.');
+        let stars = 0;
+        let base = p;
+        while (base.startsWith('*.')) {
+          stars++;
+          base = base.slice(2);
+        }
+        return n.endsWith(`.${base}`) && n.slice(0, -base.length - 1).split('.').length === stars;
       }
       if (p.startsWith('.')) return n.endsWith(p);
       return n === p;
@@ -164,8 +169,8 @@ describe('rule sets in every behaviour and format (mihomo rule-providers, #33)',
 
   it('domain (yaml and text): every pattern kind, bad lines named with their line', () => {
     const y = load('domain.yaml', 'domain', 'yaml');
-    expect(y.size).toBe(5);
-    expect(y.errors).toEqual([{ line: 8, text: 'not a domain!', message: '"not a domain!" is not a domain pattern' }]);
+    expect(y.size).toBe(6);
+    expect(y.errors).toEqual([{ line: 9, text: 'not a domain!', message: '"not a domain!" is not a domain pattern' }]);
     expect(y.match(tcp('www.digikala.ir'), true)).toBe(true);
     expect(y.match(tcp('digikala.com'), true)).toBe(true);
     expect(y.match(tcp('www.digikala.com'), true)).toBe(false);
@@ -173,6 +178,8 @@ describe('rule sets in every behaviour and format (mihomo rule-providers, #33)',
     expect(y.match(tcp('www.aparat.com'), true)).toBe(true);
     expect(y.match(tcp('pay.shaparak.ir'), true)).toBe(true);
     expect(y.match(tcp('quoted.example'), true)).toBe(true);
+    expect(y.match(tcp('a.b.microsoft.example'), true)).toBe(true); // *.*.: exactly two labels
+    expect(y.match(tcp('b.microsoft.example'), true)).toBe(false);
     const t = load('domain.txt', 'domain', 'text');
     expect(t.size).toBe(4);
     expect(t.match(tcp('news.baidu.cn'), true)).toBe(true);
