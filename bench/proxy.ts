@@ -7,17 +7,17 @@
  *   - latency: 2,000 sequential SOCKS5 CONNECTs, time from TCP connect start to the first payload byte
  * Usage: npm run bench:proxy [-- --bytes N --connections N --runs N]
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { resolve } from 'node:path';
 import { freePort, startProcess } from './lib/processes.js';
+import { curlSpeed as curlSpeedOf, percentile as pct, socksTtfb as ttfb } from './lib/socks-measure.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const BYTES = arg('bytes', 1 << 30);
+const curlSpeed = (url: string, proxy?: string): number => curlSpeedOf(url, BYTES, proxy);
 const CONNECTIONS = arg('connections', 2000);
 const RUNS = arg('runs', 3);
 const root = resolve(import.meta.dirname, '..');
@@ -25,49 +25,6 @@ const root = resolve(import.meta.dirname, '..');
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function curlSpeed(url: string, proxy?: string): number {
-  const args = ['-s', '-o', '/dev/null', '-w', '%{speed_download} %{size_download}', url];
-  if (proxy) args.unshift('--socks5', proxy);
-  const [speed, size] = execFileSync('curl', args, { encoding: 'utf8' }).trim().split(' ').map(Number);
-  if (size !== BYTES) throw new Error(`short transfer: ${size} of ${BYTES}`);
-  return speed! / (1 << 20);
-}
-
-/** Greeting, wait for the method reply (as real clients do), CONNECT, then time to the first payload byte. */
-function ttfb(proxyPort: number, targetPort: number): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const t0 = process.hrtime.bigint();
-    const s = connect({ port: proxyPort, host: '127.0.0.1', noDelay: true });
-    const deadline = setTimeout(() => s.destroy(new Error('no answer within 5 s')), 5_000);
-    const request = Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, targetPort >> 8, targetPort & 0xff]);
-    let got = 0;
-    let sentRequest = false;
-    s.on('connect', () => s.write(Buffer.from([5, 1, 0])));
-    s.on('data', (c: Buffer) => {
-      got += c.length;
-      if (!sentRequest && got >= 2) {
-        sentRequest = true;
-        s.write(request);
-      }
-      if (got >= 2 + 10 + 1) {
-        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-        clearTimeout(deadline);
-        s.destroy();
-        resolvePromise(ms);
-      }
-    });
-    s.on('error', (err) => {
-      clearTimeout(deadline);
-      reject(err);
-    });
-    s.on('close', () => reject(new Error(`connection closed after ${got} bytes`)));
-  });
-}
-
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 async function main(): Promise<void> {

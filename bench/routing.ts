@@ -9,19 +9,19 @@
  * Targets: throughput ≥ 0.95× global, CONNECT-to-first-byte p99 + ≤ 0.2 ms.
  * Usage: npm run bench:routing [-- --bytes N --connections N --runs N]
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GeoIp, parseRuleSet, RuleTable, type RuleSet } from '../core/route/index.js';
 import { freePort, startProcess } from './lib/processes.js';
+import { curlSpeed as curlSpeedOf, percentile as pct, socksTtfb as ttfb } from './lib/socks-measure.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const BYTES = arg('bytes', 512 << 20);
+const curlSpeed = (url: string, proxy: string): number => curlSpeedOf(url, BYTES, proxy);
 const CONNECTIONS = arg('connections', 2000);
 const RUNS = arg('runs', 5);
 const DOMAINS = 100_000;
@@ -59,50 +59,6 @@ function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m?.[1] ?? 0) / 1024;
 }
-
-function curlSpeed(url: string, proxy: string): number {
-  const out = execFileSync(
-    'curl',
-    ['-s', '-o', '/dev/null', '-w', '%{speed_download} %{size_download}', '--socks5', proxy, url],
-    {
-      encoding: 'utf8',
-    },
-  );
-  const [speed, size] = out.trim().split(' ').map(Number);
-  if (size !== BYTES) throw new Error(`short transfer: ${size} of ${BYTES}`);
-  return speed! / (1 << 20);
-}
-
-function ttfb(proxyPort: number, targetPort: number): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const t0 = process.hrtime.bigint();
-    const s = connect({ port: proxyPort, host: '127.0.0.1', noDelay: true });
-    const deadline = setTimeout(() => s.destroy(new Error('no answer within 5 s')), 5_000);
-    const request = Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, targetPort >> 8, targetPort & 0xff]);
-    let got = 0;
-    let sent = false;
-    s.on('connect', () => s.write(Buffer.from([5, 1, 0])));
-    s.on('data', (c: Buffer) => {
-      got += c.length;
-      if (!sent && got >= 2) {
-        sent = true;
-        s.write(request);
-      }
-      if (got >= 2 + 10 + 1) {
-        clearTimeout(deadline);
-        s.destroy();
-        resolvePromise(Number(process.hrtime.bigint() - t0) / 1e6);
-      }
-    });
-    s.on('error', (err) => {
-      clearTimeout(deadline);
-      reject(err);
-    });
-  });
-}
-
-const pct = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 /** The decision's own cost: the same table the proxy loads, asked in-process. */
 function decisionCost(files: { domains: string; cidrs: string }): void {

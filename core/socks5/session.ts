@@ -129,6 +129,44 @@ export abstract class ProxySession {
           );
       }) ?? ((): void => {});
     this.target = `${host}:${port}`;
+    const armed = this.#armConnect(host, port);
+    const controller = armed.controller;
+    const started = performance.now();
+    try {
+      const conn = await this.#connectOn(egress, host, port, armed);
+      this.log.debug(
+        {
+          event: 'connected',
+          target: `${host}:${port}`,
+          egressId: egress.id,
+          durationMs: Math.round(performance.now() - started),
+        },
+        'upstream connected',
+      );
+      return conn;
+    } catch (err) {
+      if (retired && !this.#closed && this.#redials < MAX_REDIALS) {
+        this.#redials++;
+        armed.disarm();
+        offRetire();
+        this.#lease?.release();
+        this.#lease = null;
+        this.ctx.stats.zeroProgressRetries++;
+        this.log.info(
+          { event: 'dial-moved', target: `${host}:${port}`, from: egress.id },
+          'connect moved to another egress',
+        );
+        return this.dial(host, port);
+      }
+      throw err;
+    } finally {
+      offRetire();
+      armed.disarm();
+    }
+  }
+
+  /** One connect's deadline and abort, owned by the session (forceClose aborts what is armed). */
+  #armConnect(host: string, port: number): { controller: AbortController; timeoutMs: number; disarm(): void } {
     const controller = new AbortController();
     const timeoutMs = this.ctx.options.connectTimeoutMs;
     const timer = setTimeout(() => {
@@ -143,7 +181,24 @@ export abstract class ProxySession {
     timer.unref();
     const entry = { controller, timer };
     this.#connects.add(entry);
-    const started = performance.now();
+    return {
+      controller,
+      timeoutMs,
+      disarm: () => {
+        clearTimeout(timer);
+        this.#connects.delete(entry);
+      },
+    };
+  }
+
+  /** Opens host:port on `egress` within an armed connect; the stream joins the session's upstreams. */
+  async #connectOn(
+    egress: Egress,
+    host: string,
+    port: number,
+    armed: { controller: AbortController; timeoutMs: number },
+  ): Promise<EgressTcpConnection> {
+    const { controller, timeoutMs } = armed;
     try {
       const conn = await egress.connectTcp(host, port, { timeoutMs, signal: controller.signal });
       if (this.#closed) {
@@ -151,37 +206,11 @@ export abstract class ProxySession {
         throw new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} closed while connecting`);
       }
       this.addUpstream(conn.stream);
-      this.log.debug(
-        {
-          event: 'connected',
-          target: `${host}:${port}`,
-          egressId: egress.id,
-          durationMs: Math.round(performance.now() - started),
-        },
-        'upstream connected',
-      );
       return conn;
     } catch (err) {
-      if (retired && !this.#closed && this.#redials < MAX_REDIALS) {
-        this.#redials++;
-        clearTimeout(timer);
-        this.#connects.delete(entry);
-        offRetire();
-        this.#lease?.release();
-        this.#lease = null;
-        this.ctx.stats.zeroProgressRetries++;
-        this.log.info(
-          { event: 'dial-moved', target: `${host}:${port}`, from: egress.id },
-          'connect moved to another egress',
-        );
-        return this.dial(host, port);
-      }
+      // A timeout or a session closing aborts the connect: its reason, with its code, is the error.
       if (controller.signal.aborted && controller.signal.reason instanceof GatehopError) throw controller.signal.reason;
       throw err;
-    } finally {
-      offRetire();
-      clearTimeout(timer);
-      this.#connects.delete(entry);
     }
   }
 
@@ -210,36 +239,12 @@ export abstract class ProxySession {
   /** A DIRECT connect: the host's own network, bounded by the same connect timer. */
   async #dialDirect(host: string, port: number): Promise<EgressTcpConnection> {
     this.#directLease ??= this.ctx.router.sourceFor('DIRECT').acquire();
-    const egress = this.#directLease.egress;
     this.target = `${host}:${port}`;
-    const controller = new AbortController();
-    const timeoutMs = this.ctx.options.connectTimeoutMs;
-    const timer = setTimeout(() => {
-      this.ctx.stats.timeouts.connect++;
-      controller.abort(
-        new GatehopError(
-          ErrorCodes.SESSION_CONNECT_TIMEOUT,
-          `connect to ${host}:${port} timed out after ${timeoutMs} ms`,
-        ),
-      );
-    }, timeoutMs);
-    timer.unref();
-    const entry = { controller, timer };
-    this.#connects.add(entry);
+    const armed = this.#armConnect(host, port);
     try {
-      const conn = await egress.connectTcp(host, port, { timeoutMs, signal: controller.signal });
-      if (this.#closed) {
-        conn.stream.destroy();
-        throw new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} closed while connecting`);
-      }
-      this.addUpstream(conn.stream);
-      return conn;
-    } catch (err) {
-      if (controller.signal.aborted && controller.signal.reason instanceof GatehopError) throw controller.signal.reason;
-      throw err;
+      return await this.#connectOn(this.#directLease.egress, host, port, armed);
     } finally {
-      clearTimeout(timer);
-      this.#connects.delete(entry);
+      armed.disarm();
     }
   }
 

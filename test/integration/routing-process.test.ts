@@ -1,11 +1,8 @@
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
-import { silentLogger } from '../../core/common/index.js';
+import type { RunningApp } from '../../core/app/index.js';
+import { startRoutingApp } from '../helpers/routing-app.js';
 import { curl } from '../helpers/curl.js';
 import { socksConnect } from '../helpers/socks-client.js';
 
@@ -18,21 +15,7 @@ describe.runIf(process.platform === 'linux')('routing by the local program (#33)
     web = createServer((_q, r) => r.end('reached'));
     await new Promise<void>((r) => web.listen(0, '127.0.0.1', () => r()));
     port = (web.address() as AddressInfo).port;
-    app = await startApp(
-      buildConfig(
-        {},
-        {
-          egress: 'direct',
-          listen: '127.0.0.1:0',
-          admin: 'off',
-          logFile: 'off',
-          dataDir: mkdtempSync(join(tmpdir(), 'gh-process-')),
-          mode: 'rule',
-          rules: ['PROCESS-NAME,curl,REJECT', 'MATCH,DIRECT'],
-        },
-      ),
-      silentLogger(),
-    );
+    app = await startRoutingApp(['PROCESS-NAME,curl,REJECT', 'MATCH,DIRECT']);
   });
   afterAll(async () => {
     await app.stop();

@@ -1,12 +1,9 @@
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
-import { silentLogger } from '../../core/common/index.js';
+import type { RunningApp } from '../../core/app/index.js';
+import { startRoutingApp } from '../helpers/routing-app.js';
 import { socksConnect } from '../helpers/socks-client.js';
 
 /**
@@ -28,23 +25,8 @@ describe('a flow addressed by IP is routed by the name in its first bytes (#33)'
     });
     await new Promise<void>((r) => target.listen(0, '127.0.0.1', () => r()));
     port = (target.address() as AddressInfo).port;
-    app = await startApp(
-      buildConfig(
-        {},
-        {
-          egress: 'direct',
-          listen: '127.0.0.1:0',
-          admin: 'off',
-          logFile: 'off',
-          dataDir: mkdtempSync(join(tmpdir(), 'gh-sniff-')),
-          mode: 'rule',
-          rules: ['DOMAIN-SUFFIX,blocked.test,REJECT', 'MATCH,DIRECT'],
-          // This test's listener is on a free port; 443, 80 and the like are the default.
-          sniffPorts: [port],
-        },
-      ),
-      silentLogger(),
-    );
+    // This test's listener is on a free port; 443, 80 and the like are the default.
+    app = await startRoutingApp(['DOMAIN-SUFFIX,blocked.test,REJECT', 'MATCH,DIRECT'], { sniffPorts: [port] });
   });
 
   afterAll(async () => {
