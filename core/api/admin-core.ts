@@ -81,6 +81,8 @@ export interface RoutingAccess {
   /** Fetches (or re-reads) a rule set now; null: no such set. */
   refresh(name: string): Promise<RuleSetInfo | null>;
   errors(): Array<{ source: string; line: number; text: string; message: string }>;
+  /** Whether the user's rules replace the default table. */
+  readonly custom: boolean;
 }
 
 export interface SettingsAccess {

@@ -14,7 +14,6 @@ import type { ProxySession } from '../socks5/index.js';
 import type { AdminCore } from './admin-core.js';
 import { clashRuleType } from './clash-views.js';
 import type { NodeDto, Nodes, RoutingStatusDto, Status } from './schemas.js';
-import { DEFAULT_RULES } from '../route/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 
 const nodeIdOf = (e: Egress): string | null => (e as Partial<NodeTunnel>).nodeId ?? null;
@@ -360,7 +359,7 @@ export function routingView(core: AdminCore): RoutingStatusDto | null {
   return {
     mode: r.mode,
     rules: table.rules.length,
-    custom: !table.rules.every((x, i) => x.text === DEFAULT_RULES[i]) || table.rules.length !== DEFAULT_RULES.length,
+    custom: r.custom,
     errors: r.errors(),
     ruleSets: r.ruleSets(),
     routed: { ...core.proxy.stats.routed },

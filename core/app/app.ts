@@ -224,13 +224,6 @@ async function startNodePipeline(
   return { store, nodes, selector, routes, firstRanking: rank(nodes.nodes), rankLatest: () => rank(nodes.nodes) };
 }
 
-let sniffPortsCache: { list: readonly number[]; set: ReadonlySet<number> } | null = null;
-/** The config's sniff ports as a set, made again only when the list changes (a reload). */
-function sniffPortsOf(list: readonly number[]): ReadonlySet<number> {
-  if (sniffPortsCache?.list !== list) sniffPortsCache = { list, set: new Set(list) };
-  return sniffPortsCache.set;
-}
-
 function weakTlsRemembered(store: Store, nodeId: string): boolean {
   return store.weakTlsNodes(Date.now() - WEAK_TLS_REMEMBER_MS).has(nodeId);
 }
@@ -471,7 +464,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       table: () => routing.table(),
       direct: new SingleEgressSource(directEgress),
       processOf: processLookup(),
-      sniffPorts: () => sniffPortsOf(current.sniffPorts),
+      sniffPorts: () => routing.sniffPorts,
     },
   );
   let proxyAt: Endpoint;
@@ -593,6 +586,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
             ruleSets: () => routing.status().ruleSets,
             refresh: (name) => routing.refresh(name),
             errors: () => routing.status().errors,
+            get custom() {
+              return routing.custom;
+            },
           },
         },
         { host: config.admin.host, port: config.admin.port, token, corsOrigins: config.adminCorsOrigins },

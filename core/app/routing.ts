@@ -66,6 +66,7 @@ interface Provider {
  */
 export class RoutingState {
   #config: GatehopConfig;
+  #sniffPorts: ReadonlySet<number>;
   #mode: RouteMode;
   #table: RuleTable;
   readonly #providers = new Map<string, Provider>();
@@ -84,6 +85,7 @@ export class RoutingState {
     private readonly dialers: () => ReadonlyArray<Dialer | null>,
   ) {
     this.#config = config;
+    this.#sniffPorts = new Set(config.sniffPorts);
     this.#mode = config.mode;
     this.#log = logger.child({ component: 'routing' });
     this.#loadProviders(config);
@@ -97,6 +99,16 @@ export class RoutingState {
 
   get mode(): RouteMode {
     return this.#mode;
+  }
+
+  /** Ports whose IP-addressed flows are read for a name (config sniffPorts). */
+  get sniffPorts(): ReadonlySet<number> {
+    return this.#sniffPorts;
+  }
+
+  /** Whether the user's rules replace the default table. */
+  get custom(): boolean {
+    return this.#config.rules !== null;
   }
 
   /** The tray, the window and Clash dashboards switch the mode; the table is rebuilt at once. */
@@ -122,6 +134,7 @@ export class RoutingState {
   apply(next: GatehopConfig): void {
     const before = this.#config;
     this.#config = next;
+    this.#sniffPorts = new Set(next.sniffPorts);
     if (next.mode !== before.mode) this.#mode = next.mode;
     const keep = new Map(this.#providers);
     this.#providers.clear();
@@ -362,16 +375,10 @@ export class RoutingState {
       });
   }
 
+  /** A rule, or a loaded classical set, names a country (not LAN). */
   #wantsGeoIp(): boolean {
-    const lines = [...(this.#config.rules ?? [])];
-    if (lines.some((l) => /^\s*GEOIP\s*,\s*(?!LAN\b)/i.test(l))) return true;
-    return [...this.#providers.values()].some(
-      (p) =>
-        p.config.behavior === 'classical' &&
-        p.set !== null &&
-        existsSync(this.#pathOf(p)) &&
-        /GEOIP\s*,\s*(?!LAN\b)/i.test(readFileSync(this.#pathOf(p), 'utf8')),
-    );
+    if (this.#table.rules.some((r) => r.type === 'GEOIP' && r.payload !== 'LAN')) return true;
+    return [...this.#providers.values()].some((p) => p.set?.namesCountries === true);
   }
 
   #statusOf(p: Provider): RuleSetStatus {

@@ -38,6 +38,8 @@ export class RuleSet implements RuleSetMatcher {
   readonly #conditions: Condition[] = [];
   readonly errors: RuleSetError[] = [];
   badLines = 0;
+  /** A classical set with a GEOIP line other than LAN: the table needs GeoIP loaded. */
+  namesCountries = false;
 
   constructor(
     readonly behavior: RuleSetBehavior,
@@ -59,7 +61,11 @@ export class RuleSet implements RuleSetMatcher {
         if (!this.#domains.add(entry)) throw new RuleParseError(`"${entry}" is not a domain pattern`);
       } else if (this.behavior === 'ipcidr') {
         if (!this.#cidrs.add(entry)) throw new RuleParseError(`"${entry}" is not an IP network`);
-      } else this.#conditions.push(parseClassicalLine(entry));
+      } else {
+        const c = parseClassicalLine(entry);
+        if (c.type === 'GEOIP' && c.payload !== 'LAN') this.namesCountries = true;
+        this.#conditions.push(c);
+      }
       return true;
     } catch (err) {
       this.badLines++;

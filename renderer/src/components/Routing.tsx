@@ -136,7 +136,8 @@ export function RoutingSettings() {
           <option value="">{t('routing.preset.choose')}</option>
           {PRESET_COUNTRIES.map((c) => (
             <option key={c.code} value={c.code}>
-              {t(`routing.country.${c.code}`, { defaultValue: c.code })} (.{c.tld})
+              {/* The domain ending isolated, so a right-to-left page does not turn "(.ir)" into "(ir.)". */}
+              {t(`routing.country.${c.code}`, { defaultValue: c.code })} ({`\u2066.${c.tld}\u2069`})
             </option>
           ))}
         </select>{' '}
