@@ -25,7 +25,7 @@ const NAME_TTL_MS = 60_000;
 const MAX_NAMES = 4_096;
 /** Ports whose first client bytes are an HTTP head or a TLS ClientHello. */
 export const SNIFF_PORTS: ReadonlySet<number> = new Set([80, 443, 8080, 8443, 8880]);
-/** Decisions a rule would be asked again for at most this often. */
+/** How often the table is asked for one flow while it needs facts (an address, a program) it can then be given. */
 const MAX_ROUNDS = 4;
 
 /**

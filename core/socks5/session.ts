@@ -106,8 +106,9 @@ export abstract class ProxySession {
   }
 
   /**
-   * Connects through this session's egress, bounded by the connect timer. The lease is taken on
-   * first use and held for the session's life.
+   * Connects through this session's egress (the tunnel's, or the host's own network for a flow a
+   * rule sent DIRECT), bounded by the connect timer. Each lease is taken on first use and held for
+   * the session's life.
    */
   protected async dial(host: string, port: number, via: 'TUNNEL' | 'DIRECT' = 'TUNNEL'): Promise<EgressTcpConnection> {
     if (this.#closed) throw new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} is closed`);
