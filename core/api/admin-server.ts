@@ -220,6 +220,11 @@ export class AdminServer {
         'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE',
         'access-control-allow-headers': 'Authorization, Content-Type',
         'access-control-max-age': '600',
+        // Chromium asks before a public page (a hosted dashboard) reaches loopback (Private Network
+        // Access); an origin allowed above may, as mihomo's allow-private-network lets it.
+        ...(req.headers['access-control-request-private-network'] === 'true'
+          ? { 'access-control-allow-private-network': 'true' }
+          : {}),
         vary: 'Origin',
       });
       res.end();

@@ -53,6 +53,37 @@ const idParam = <K extends string>(name: K) =>
 const hostPortText = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be HOST:PORT');
 const countryCode = z.string().regex(/^[A-Z]{2}$/, 'must be a two-letter country code');
 
+/** A rule set's name as RULE-SET names it. */
+export const ruleProviderName = z.string().regex(/^[\w.-]{1,64}$/, 'a rule set name is letters, digits, _ . -');
+
+/** A mihomo rule-provider: a rule set from a URL or a file (config `ruleProviders.<name>`, saved settings). */
+export const ruleProviderSchema = z
+  .object({
+    type: z.enum(['http', 'file']),
+    behavior: z.enum(['domain', 'ipcidr', 'classical']),
+    /** yaml (a `payload:` list) or text (one entry per line); unset: a `payload:` list is read as yaml, else the extension decides (.txt, .list: text). */
+    format: z.enum(['yaml', 'text']).optional(),
+    url: z
+      .string()
+      .url()
+      .regex(/^https?:\/\//i, 'must be an http or https URL')
+      .optional(),
+    /** type file: where it is; type http: where the last good copy is kept (default <data-dir>/rule-sets/<name>). */
+    path: z.string().min(1).optional(),
+    /** Seconds between refreshes of an http set (mihomo's unit); default a day. */
+    interval: z
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(86_400),
+  })
+  .strict()
+  .refine((p) => (p.type === 'http' ? !!p.url : !!p.path), {
+    message: 'an http rule set needs url, a file rule set needs path',
+  });
+export type RuleProviderSetting = z.infer<typeof ruleProviderSchema>;
+
 export const settingsSchema = z
   .object({
     /** The proxy's listen address (needs a restart). */
@@ -97,6 +128,8 @@ export const settingsSchema = z
     mode: z.enum(['rule', 'global', 'direct']),
     /** The user's rule table in mihomo's syntax (config rules); null: the default table. */
     rules: z.array(z.string().max(4096)).max(100_000).nullable(),
+    /** Rule sets the rules name with RULE-SET (config ruleProviders): a country preset adds its domestic list here. */
+    ruleProviders: z.record(ruleProviderName, ruleProviderSchema),
     language: z.enum(['auto', 'en', 'zh-CN', 'zh-TW', 'fa']),
     /** Start Gatehop when the user logs in: the desktop app's own setting (null in the dashboard of a core without one). */
     startAtLogin: z.boolean().nullable(),

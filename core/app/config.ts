@@ -18,6 +18,7 @@ import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.j
 import { DEFAULT_BYPASS } from '../sysproxy/index.js';
 import { defaultDataDir } from './paths.js';
 import { parseTarget } from '../route/index.js';
+import { ruleProviderName, ruleProviderSchema } from '../api/index.js';
 
 const endpointText = z.string().refine((s) => {
   try {
@@ -156,32 +157,6 @@ const systemProxySchema = z
   })
   .strict();
 
-/** A mihomo rule-provider (config `ruleProviders.<name>`): a rule set from a URL or a file. */
-const ruleProviderSchema = z
-  .object({
-    type: z.enum(['http', 'file']),
-    behavior: z.enum(['domain', 'ipcidr', 'classical']),
-    /** yaml (a `payload:` list) or text (one entry per line); default from the URL's or path's extension, else yaml. */
-    format: z.enum(['yaml', 'text']).optional(),
-    url: z
-      .string()
-      .url()
-      .regex(/^https?:\/\//i, 'must be an http or https URL')
-      .optional(),
-    /** type file: where it is; type http: where the last good copy is kept (default <data-dir>/rule-sets/<name>). */
-    path: z.string().min(1).optional(),
-    /** Seconds between refreshes of an http set (mihomo's unit); default a day. */
-    interval: z
-      .number()
-      .int()
-      .min(60)
-      .max(30 * 86_400)
-      .default(86_400),
-  })
-  .strict()
-  .refine((p) => (p.type === 'http' ? !!p.url : !!p.path), {
-    message: 'an http rule set needs url, a file rule set needs path',
-  });
 
 /** The config file and the command line share this shape; flags win over the file. */
 export const configSchema = z
@@ -218,7 +193,7 @@ export const configSchema = z
     sniffPorts: z.array(z.number().int().min(1).max(65535)).max(64).default([80, 443, 8080, 8443, 8880]),
     /** Rule sets the rules name with RULE-SET,<name>,TARGET. */
     ruleProviders: z
-      .record(z.string().regex(/^[\w.-]{1,64}$/, 'a rule set name is letters, digits, _ . -'), ruleProviderSchema)
+      .record(ruleProviderName, ruleProviderSchema)
       .default({}),
     upstream: upstreamSchema.optional(),
     selector: selectorOptionsSchema.prefault({}),

@@ -50,7 +50,10 @@ export interface RoutingStatus {
 interface Provider {
   readonly name: string;
   readonly config: RuleProviderConfig;
-  readonly format: RuleSetFormat;
+  /** The format the config or the name says: it also names the kept copy's file. */
+  readonly defaultFormat: RuleSetFormat;
+  /** The format the copy in use was read as. */
+  format: RuleSetFormat;
   set: RuleSet | null;
   updatedAt: number | null;
   error: string | null;
@@ -236,6 +239,7 @@ export class RoutingState {
     const p: Provider = {
       name,
       config: cfg,
+      defaultFormat: cfg.format ?? formatOf(cfg.path ?? cfg.url ?? ''),
       format: cfg.format ?? formatOf(cfg.path ?? cfg.url ?? ''),
       set: null,
       updatedAt: null,
@@ -249,7 +253,7 @@ export class RoutingState {
 
   #pathOf(p: Provider): string {
     return (
-      p.config.path ?? join(this.#config.dataDir, 'rule-sets', `${p.name}.${p.format === 'yaml' ? 'yaml' : 'txt'}`)
+      p.config.path ?? join(this.#config.dataDir, 'rule-sets', `${p.name}.${p.defaultFormat === 'yaml' ? 'yaml' : 'txt'}`)
     );
   }
 
@@ -273,6 +277,8 @@ export class RoutingState {
   }
 
   #parse(p: Provider, text: string): RuleSet {
+    // Unset, the format is what the text is: popular sets publish a YAML `payload:` list under .txt.
+    if (p.config.format === undefined) p.format = looksLikeYamlPayload(text) ? 'yaml' : p.defaultFormat;
     const set = parseRuleSet(text, p.config.behavior, p.format, () => this.#table.context);
     if (set.badLines > 0)
       this.#log.warn(
@@ -396,7 +402,17 @@ export class RoutingState {
   }
 }
 
-/** `.txt`, `.list` → text; anything else (`.yaml`, `.yml`, none) → yaml, as mihomo defaults. */
+/** A YAML rule set: its first line that is not blank or a comment is `payload:`. */
+function looksLikeYamlPayload(text: string): boolean {
+  for (const m of text.slice(0, 64 * 1024).matchAll(/^[^\n]*$/gm)) {
+    const line = m[0].trim();
+    if (line === '' || line.startsWith('#')) continue;
+    return /^payload\s*:/.test(line);
+  }
+  return false;
+}
+
+/** Without a `payload:` list and a format: `.txt`, `.list` → text; anything else (`.yaml`, `.yml`, none) → yaml. */
 function formatOf(where: string): RuleSetFormat {
   const ext = extname(where.split('?')[0] ?? '').toLowerCase();
   return ext === '.txt' || ext === '.list' ? 'text' : 'yaml';

@@ -66,6 +66,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
   if (s.protocols !== undefined) out.tunnel = { protocols: s.protocols };
   if (s.mode !== undefined) out.mode = s.mode;
   if (s.rules) out.rules = s.rules;
+  if (s.ruleProviders) out.ruleProviders = s.ruleProviders;
   return out;
 }
 
@@ -115,6 +116,7 @@ export function settingsOfConfig(
     protocols: [...c.tunnel.protocols],
     mode: c.mode,
     rules: c.rules ? [...c.rules] : null,
+    ruleProviders: Object.fromEntries(Object.entries(c.ruleProviders).map(([k, v]) => [k, { ...v }])),
     language,
     notifications: { ...notifications },
     // The desktop app's own (the OS keeps it); the operations layer fills it in where there is one.

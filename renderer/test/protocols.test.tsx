@@ -139,6 +139,7 @@ describe('protocols in the window', () => {
       listSources: [],
       mode: 'rule',
       rules: null,
+      ruleProviders: {},
       language: 'auto',
       notifications: { switched: true, lost: true, sysproxyChanged: true },
       startAtLogin: null,

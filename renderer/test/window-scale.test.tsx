@@ -48,6 +48,7 @@ const SETTINGS: SettingsDto = {
   listSources: [],
   mode: 'rule',
   rules: null,
+  ruleProviders: {},
   language: 'auto',
   notifications: { switched: true, lost: true, sysproxyChanged: true },
   startAtLogin: false,

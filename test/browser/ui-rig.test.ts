@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -34,6 +35,9 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
   let adminPort = 0;
   let proxyPort = 0;
   const downloads: ChildProcess[] = [];
+  // A page on another origin, as a hosted Clash dashboard is: allowed by adminCorsOrigins.
+  let dashboardSite: Server;
+  let dashboardOrigin = '';
 
   async function startCore(): Promise<void> {
     const child = spawn(
@@ -106,6 +110,9 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'], bigMib: 8 });
     adminPort = await freePort();
     proxyPort = await freePort();
+    dashboardSite = createServer((_q, res) => res.end('<!doctype html><title>dashboard</title>'));
+    await new Promise<void>((r) => dashboardSite.listen(0, '127.0.0.1', () => r()));
+    dashboardOrigin = `http://localhost:${(dashboardSite.address() as { port: number }).port}`;
     writeFileSync(
       join(dataDir, 'gatehop.yaml'),
       [
@@ -118,6 +125,7 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
         // Where am I: the rig's origin echoes the address a request came from.
         'exitCheck:',
         `  url: ${rig.url('/ip')}`,
+        `adminCorsOrigins: [${dashboardOrigin}]`,
       ].join('\n'),
     );
     await startCore();
@@ -131,6 +139,7 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
   afterAll(async () => {
     for (const d of downloads) d.kill('SIGKILL');
     await browser?.close();
+    await new Promise((r) => dashboardSite?.close(r));
     if (core && core.exitCode === null) {
       const exited = new Promise((r) => core!.once('exit', r));
       core.kill('SIGTERM');
@@ -230,10 +239,39 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
       // The mode in use is the one checked, named in the page's language.
       expect(await p.getByRole('radio', { name: new RegExp(`^${mode} `) }).isChecked()).toBe(true);
       await p.getByText(preset).waitFor();
+      // The country the browser's language suggests is chosen (never applied); China and Iran have a domestic list, said where it comes from.
+      const domestic = p.getByTestId('preset-domestic');
+      if (locale === 'zh-CN' || locale === 'fa-IR') expect(await domestic.textContent()).toContain('cdn.jsdelivr.net');
+      else expect(await domestic.count()).toBe(0);
       expect(errs).toEqual([]);
       await ctx.close();
     }
   }, 60_000);
+
+  it('a dashboard on another origin switches the mode as Clash dashboards call it (CORS preflight, bearer secret, PATCH /configs), in Chromium (#33)', async () => {
+    const ctx = await newContext(browser);
+    const p = await ctx.newPage();
+    await p.goto(`${dashboardOrigin}/`);
+    // What yacd, metacubexd and zashboard send: JSON with the secret as a bearer token, from their own origin.
+    const call = (method: string, body?: object) =>
+      p.evaluate(
+        async ({ api, token, method, body }) => {
+          const res = await fetch(`${api}/configs`, {
+            method,
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            ...(body ? { body: JSON.stringify(body) } : {}),
+          });
+          return { status: res.status, body: res.status === 200 ? ((await res.json()) as { mode: string }) : null };
+        },
+        { api: `http://127.0.0.1:${adminPort}`, token: TOKEN, method, body },
+      );
+    expect(await call('PATCH', { mode: 'Direct' })).toEqual({ status: 204, body: null });
+    expect((await status()).routing?.mode).toBe('direct');
+    expect((await call('GET')).body?.mode).toBe('direct');
+    expect(await call('PATCH', { mode: 'global' })).toEqual({ status: 204, body: null });
+    expect((await call('GET')).body?.mode).toBe('global');
+    await ctx.close();
+  });
 
   it('Copy puts each form of the proxy address on the clipboard, and the copied address works', async () => {
     await page

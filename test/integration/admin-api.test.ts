@@ -93,6 +93,21 @@ describe('admin API over the direct egress', () => {
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers['access-control-allow-headers']).toMatch(/Authorization/);
+    expect(preflight.headers['access-control-allow-private-network']).toBeUndefined();
+    // A hosted dashboard (a public origin) calling loopback: Chromium's Private Network Access preflight.
+    const pna = await apiRequest(port, 'OPTIONS', '/configs', {
+      headers: {
+        origin: 'https://dash.example',
+        'access-control-request-method': 'PATCH',
+        'access-control-request-private-network': 'true',
+      },
+    });
+    expect(pna.status).toBe(204);
+    expect(pna.headers['access-control-allow-private-network']).toBe('true');
+    const pnaForeign = await apiRequest(port, 'OPTIONS', '/configs', {
+      headers: { origin: 'https://attacker.example', 'access-control-request-private-network': 'true' },
+    });
+    expect([pnaForeign.status, pnaForeign.headers['access-control-allow-private-network']]).toEqual([403, undefined]);
     expect(
       (await apiRequest(port, 'OPTIONS', '/status', { headers: { origin: 'https://attacker.example' } })).status,
     ).toBe(403);

@@ -1,13 +1,16 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settingsResultSchema, statusSchema } from '../../core/api/index.js';
 import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import { RoutingState } from '../../core/app/routing.js';
 import { silentLogger } from '../../core/common/index.js';
 import { directDialer } from '../../core/vpngate/index.js';
+import { apiRequest } from '../helpers/admin-client.js';
+import { until } from '../helpers/fds.js';
 import { startEchoServer, type TestTcpServer } from '../helpers/servers.js';
 import { socksConnect } from '../helpers/socks-client.js';
 
@@ -120,5 +123,75 @@ describe('rule sets from a URL: kept on disk, refreshed, junk refused with the l
       again.close();
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     }
+  });
+});
+
+describe("the country preset's domestic list: saved with the settings, applied live, read as what it is (#33)", () => {
+  let app: RunningApp;
+  let server: Server;
+  let base = '';
+  let port = 0;
+  let token = '';
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-route-preset-'));
+  const fromFile: ConfigInput = {};
+  const fromFlags: ConfigInput = {
+    egress: 'direct',
+    listen: '127.0.0.1:0',
+    admin: '127.0.0.1:0',
+    logFile: 'off',
+    dataDir,
+  };
+  beforeAll(async () => {
+    // As Loyalsoldier's direct.txt is published: a YAML `payload:` list under a .txt name; and a plain text list.
+    server = createServer((req, res) =>
+      res.end(
+        req.url === '/direct.txt'
+          ? '# built daily\npayload:\n  - "+.shop.example"\n  - "bank.example"\n'
+          : '+.news.example\n# a comment\nmaps.example\n',
+      ),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    app = await startApp(buildConfig(fromFile, fromFlags), silentLogger(), { layers: { fromFile, fromFlags } });
+    port = app.listening.admin!.port;
+    token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  });
+  afterAll(async () => {
+    await app.stop();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('PUT /settings {rules, ruleProviders} takes effect without a restart; a YAML list named .txt is read as YAML, a text one as text', async () => {
+    const ruleProviders = {
+      'cn-domestic': { type: 'http', behavior: 'domain', url: `${base}/direct.txt`, interval: 86_400 },
+      plain: { type: 'http', behavior: 'domain', url: `${base}/plain.txt`, interval: 86_400 },
+    };
+    const put = await apiRequest(port, 'PUT', '/settings', {
+      token,
+      body: { rules: ['RULE-SET,cn-domestic,REJECT', 'RULE-SET,plain,REJECT', 'MATCH,DIRECT'], ruleProviders },
+    });
+    expect(put.status).toBe(200);
+    expect(settingsResultSchema.parse(put.json())).toMatchObject({ restartRequired: [], settings: { ruleProviders } });
+    const sets = await until(
+      async () => {
+        const s = statusSchema.parse((await apiRequest(port, 'GET', '/status', { token })).json()).routing!.ruleSets;
+        return s.length === 2 && s.every((x) => x.entries > 0) ? s : undefined;
+      },
+      10_000,
+      'both rule sets loaded',
+    );
+    expect(sets.map((s) => [s.name, s.format, s.entries, s.badLines])).toEqual([
+      ['cn-domestic', 'yaml', 2, 0],
+      ['plain', 'text', 2, 0],
+    ]);
+    for (const host of ['www.shop.example', 'bank.example', 'a.news.example', 'maps.example']) {
+      const c = await socksConnect(app.listening.proxy.port, host, 443);
+      expect([host, c.reply[1]]).toEqual([host, 0x02]);
+      c.client.destroy();
+    }
+    // Kept where the next start finds it.
+    expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8')).settings.ruleProviders).toEqual(
+      ruleProviders,
+    );
   });
 });

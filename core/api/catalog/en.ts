@@ -234,6 +234,8 @@ export const en = {
       country: 'Country',
       choose: 'Choose…',
       apply: 'Use these rules',
+      domesticList:
+        'Also adds {{name}}: a list of this country’s sites under other endings, kept up to date by volunteers and fetched daily from {{host}}.',
     },
     country: {
       IR: 'Iran',

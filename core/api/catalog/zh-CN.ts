@@ -216,6 +216,7 @@ export const zhCN: Catalog = {
       country: '国家或地区',
       choose: '请选择…',
       apply: '使用这些规则',
+      domesticList: '同时添加 {{name}}：本国使用其他域名后缀的网站列表，由志愿者维护，每天从 {{host}} 获取。',
     },
     country: {
       IR: '伊朗',

@@ -216,6 +216,7 @@ export const zhTW: Catalog = {
       country: '國家或地區',
       choose: '請選擇…',
       apply: '使用這些規則',
+      domesticList: '同時加入 {{name}}：本國使用其他網域字尾的網站清單，由志願者維護，每天從 {{host}} 取得。',
     },
     country: {
       IR: '伊朗',

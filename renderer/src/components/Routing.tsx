@@ -3,14 +3,59 @@ import { useTranslation } from 'react-i18next';
 import { useActions, useApp, useNow } from './context.js';
 import { formatAgo } from '../format.js';
 import { detach } from '../detach.js';
+import type { RuleProviderSetting } from '../store/types.js';
 
 const MODES = ['rule', 'global', 'direct'] as const;
 type Mode = (typeof MODES)[number];
 
+/**
+ * A country's maintained list of domestic sites under other endings (a .com bank, a shop), as a
+ * mihomo rule set. Only where one is maintained and refreshed daily; served by jsDelivr, which
+ * these countries reach where GitHub is slow or filtered.
+ */
+interface DomesticList {
+  name: string;
+  provider: RuleProviderSetting;
+}
+
+export interface PresetCountry {
+  code: string;
+  tld: string;
+  domestic?: DomesticList;
+}
+
 /** The countries offered for "send my country's sites direct", with their domain ending. */
-export const PRESET_COUNTRIES: ReadonlyArray<{ code: string; tld: string }> = [
-  { code: 'IR', tld: 'ir' },
-  { code: 'CN', tld: 'cn' },
+export const PRESET_COUNTRIES: readonly PresetCountry[] = [
+  {
+    code: 'IR',
+    tld: 'ir',
+    // Chocolate4U/Iran-clash-rules, ir.txt: Iranian sites outside .ir (built daily).
+    domestic: {
+      name: 'ir-domestic',
+      provider: {
+        type: 'http',
+        behavior: 'domain',
+        format: 'text',
+        url: 'https://cdn.jsdelivr.net/gh/chocolate4u/Iran-clash-rules@release/ir.txt',
+        interval: 86_400,
+      },
+    },
+  },
+  {
+    code: 'CN',
+    tld: 'cn',
+    // Loyalsoldier/clash-rules, direct.txt: sites reachable directly from mainland China (built daily; a YAML list).
+    domestic: {
+      name: 'cn-domestic',
+      provider: {
+        type: 'http',
+        behavior: 'domain',
+        format: 'yaml',
+        url: 'https://cdn.jsdelivr.net/gh/Loyalsoldier/clash-rules@release/direct.txt',
+        interval: 86_400,
+      },
+    },
+  },
   { code: 'RU', tld: 'ru' },
   { code: 'TR', tld: 'tr' },
   { code: 'VN', tld: 'vn' },
@@ -28,16 +73,28 @@ export const PRESET_COUNTRIES: ReadonlyArray<{ code: string; tld: string }> = [
   { code: 'HK', tld: 'hk' },
 ];
 
-/** The rules of the preset: local names and the LAN, the country's domain ending and its addresses direct; the rest through the VPN. */
-export function presetRules(country: { code: string; tld: string }): string[] {
+/**
+ * The rules of the preset: local names and the LAN, the country's domain ending, its domestic list
+ * (by name, before any rule that needs an address) and its addresses direct; the rest through the VPN.
+ */
+export function presetRules(country: PresetCountry): string[] {
   return [
     'DOMAIN-SUFFIX,localhost,DIRECT',
     'DOMAIN-SUFFIX,local,DIRECT',
     'GEOIP,LAN,DIRECT,no-resolve',
     `DOMAIN-SUFFIX,${country.tld},DIRECT`,
+    ...(country.domestic ? [`RULE-SET,${country.domestic.name},DIRECT`] : []),
     `GEOIP,${country.code},DIRECT`,
     'MATCH,TUNNEL',
   ];
+}
+
+/** The rule sets after applying the preset: the user's own kept, the country's domestic list added. */
+export function presetRuleProviders(
+  country: PresetCountry,
+  current: Readonly<Record<string, RuleProviderSetting>>,
+): Record<string, RuleProviderSetting> {
+  return country.domestic ? { ...current, [country.domestic.name]: country.domestic.provider } : { ...current };
 }
 
 /** The country the OS language and region suggest (zh-CN → CN, fa → IR), or null. Never applied without the user. */
@@ -108,8 +165,8 @@ export function RoutingSettings() {
   const [said, setSaid] = useState<{ ok: boolean; text: string } | null>(null);
   if (!routing || !settings) return null;
   const text = rules ?? (settings.rules ?? []).join('\n');
-  const save = async (lines: string[] | null): Promise<void> => {
-    const r = await actions.saveSettings({ rules: lines });
+  const save = async (lines: string[] | null, ruleProviders?: Record<string, RuleProviderSetting>): Promise<void> => {
+    const r = await actions.saveSettings({ rules: lines, ...(ruleProviders ? { ruleProviders } : {}) });
     if (r.ok) {
       setRules(null);
       setSaid({ ok: true, text: t('routing.rulesSaved') });
@@ -141,9 +198,23 @@ export function RoutingSettings() {
             </option>
           ))}
         </select>{' '}
-        <button type="button" disabled={!preset} onClick={() => preset && detach(save(presetRules(preset)))}>
+        <button
+          type="button"
+          disabled={!preset}
+          onClick={() =>
+            preset && detach(save(presetRules(preset), presetRuleProviders(preset, settings.ruleProviders)))
+          }
+        >
           {t('routing.preset.apply')}
         </button>
+        {preset?.domestic ? (
+          <p className="muted hint" data-testid="preset-domestic">
+            {t('routing.preset.domesticList', {
+              name: `\u2066${preset.domestic.name}\u2069`,
+              host: `\u2066${new URL(preset.domestic.provider.url ?? '').host}\u2069`,
+            })}
+          </p>
+        ) : null}
       </fieldset>
       <div className="field">
         <label htmlFor="route-rules">{t('routing.rules')}</label>

@@ -11,10 +11,10 @@ import type {
   NodeTestDto,
   Status,
 } from '../../../core/api/schemas.js';
-import type { EventMap, Settings, SysproxyState } from '../../../core/api/contract.js';
+import type { EventMap, RuleProviderSetting, Settings, SysproxyState } from '../../../core/api/contract.js';
 import type { Connection } from '../client/core-client.js';
 
-export type { NodeDto, Status, Settings, SysproxyState, Connection };
+export type { NodeDto, Status, Settings, SysproxyState, Connection, RuleProviderSetting };
 export type ListVia = ListViaDto;
 export type NodeTest = NodeTestDto;
 export type ExitInfo = ExitInfoDto;
