@@ -157,7 +157,6 @@ const systemProxySchema = z
   })
   .strict();
 
-
 /** The config file and the command line share this shape; flags win over the file. */
 export const configSchema = z
   .object({
@@ -192,9 +191,7 @@ export const configSchema = z
     /** Ports whose flows addressed by IP are read for their name (TLS SNI, HTTP Host) when rules match names. */
     sniffPorts: z.array(z.number().int().min(1).max(65535)).max(64).default([80, 443, 8080, 8443, 8880]),
     /** Rule sets the rules name with RULE-SET,<name>,TARGET. */
-    ruleProviders: z
-      .record(ruleProviderName, ruleProviderSchema)
-      .default({}),
+    ruleProviders: z.record(ruleProviderName, ruleProviderSchema).default({}),
     upstream: upstreamSchema.optional(),
     selector: selectorOptionsSchema.prefault({}),
     groups: groupOptionsSchema.prefault({}),

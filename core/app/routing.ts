@@ -253,7 +253,8 @@ export class RoutingState {
 
   #pathOf(p: Provider): string {
     return (
-      p.config.path ?? join(this.#config.dataDir, 'rule-sets', `${p.name}.${p.defaultFormat === 'yaml' ? 'yaml' : 'txt'}`)
+      p.config.path ??
+      join(this.#config.dataDir, 'rule-sets', `${p.name}.${p.defaultFormat === 'yaml' ? 'yaml' : 'txt'}`)
     );
   }
 
