@@ -49,6 +49,8 @@ export interface AdminCore {
   readonly delaySweep?: DelaySweep | null;
   /** Where a user-supplied Clash dashboard build lives (served at /ui/external/); null: none. */
   readonly externalUiDir?: string | null;
+  /** Where dashboards keep their own settings (mihomo's /storage/:key); null: not offered. */
+  readonly dashboardStorageDir?: string | null;
   /** Where am I: the exit address through the active tunnel (config exitCheck.url); null: off. */
   readonly exit?: ExitCheckAccess | null;
   /** The desktop app around the core (start at login, restart); null: the CLI. */

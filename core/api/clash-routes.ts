@@ -16,7 +16,8 @@ import {
   ruleProvidersOf,
   rulesOf,
 } from './clash-views.js';
-import { ApiFailure, parseOr400, readJson, sendEmpty, sendJson } from './http-util.js';
+import { DashboardStorage, MAX_DASHBOARD_VALUE_BYTES } from './dashboard-storage.js';
+import { ApiFailure, parseOr400, readJson, readText, sendEmpty, sendJson } from './http-util.js';
 import type { Router } from './router.js';
 import { clashDelayQuerySchema, clashSelectSchema } from './schemas.js';
 
@@ -78,6 +79,22 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
   };
 
   r.on('GET', '/', ({ res }) => sendJson(res, 200, { hello: 'clash' }));
+
+  // mihomo's dashboard storage (zashboard keeps its settings here).
+  const storage = core.dashboardStorageDir ? new DashboardStorage(core.dashboardStorageDir) : null;
+  const store = (): DashboardStorage => {
+    if (!storage) throw clashError(404, 'Resource not found: no dashboard storage here');
+    return storage;
+  };
+  r.on('GET', '/storage/:key', ({ res, params }) => sendJson(res, 200, store().get(params.key!)));
+  r.on('PUT', '/storage/:key', async ({ req, res, params }) => {
+    store().put(params.key!, await readText(req, MAX_DASHBOARD_VALUE_BYTES));
+    sendEmpty(res);
+  });
+  r.on('DELETE', '/storage/:key', ({ res, params }) => {
+    store().delete(params.key!);
+    sendEmpty(res);
+  });
   // meta: the mihomo extensions metacubexd and zashboard use exist here (group delay, `fixed`
   // with DELETE to clear it, /memory, provider health checks); premium: no rule providers.
   r.on('GET', '/version', ({ res }) =>

@@ -568,6 +568,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),
           uiDir: extras.uiDir === undefined ? defaultUiDir() : extras.uiDir,
           externalUiDir: config.externalUi,
+          dashboardStorageDir: join(config.dataDir, 'dashboard-storage'),
           logLevel: { get: () => logger.level, set: (level) => void (logger.level = level) },
           delaySweep,
           exit: exitCheck,

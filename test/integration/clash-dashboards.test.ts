@@ -269,6 +269,28 @@ describe('Clash dashboards drive Gatehop (issue #26)', () => {
     await patch({ 'log-level': 'info' });
   });
 
+  it("keeps a dashboard's own settings at /storage/:key (mihomo's extension, zashboard's sync), bounded, kept on disk", async () => {
+    // Nothing yet: null, so zashboard keeps the settings it has.
+    expect((await apiRequest(port, 'GET', '/storage/zashboard', { token })).json()).toBeNull();
+    const value = { 'config/language': '"fa-IR"', 'config/theme': '"dark"' };
+    expect((await apiRequest(port, 'PUT', '/storage/zashboard', { token, body: value })).status).toBe(204);
+    expect((await apiRequest(port, 'GET', '/storage/zashboard', { token })).json()).toEqual(value);
+    expect(JSON.parse(readFileSync(join(dataDir, 'dashboard-storage', 'zashboard.json'), 'utf8'))).toEqual(value);
+    // Not JSON, too big, a key that could name a path, no token: refused, the value kept.
+    expect((await apiRequest(port, 'PUT', '/storage/zashboard', { token, body: 'not json' })).status).toBe(400);
+    const huge = JSON.stringify({ x: 'y'.repeat(1024 * 1024) });
+    expect((await apiRequest(port, 'PUT', '/storage/zashboard', { token, body: huge })).status).toBe(413);
+    expect((await apiRequest(port, 'PUT', '/storage/..%2Fadmin-token', { token, body: '{}' })).status).toBe(400);
+    expect((await apiRequest(port, 'GET', '/storage/zashboard')).status).toBe(401);
+    for (let i = 0; i < 15; i++)
+      expect((await apiRequest(port, 'PUT', `/storage/k${i}`, { token, body: '{}' })).status).toBe(204);
+    expect((await apiRequest(port, 'PUT', '/storage/one-too-many', { token, body: '{}' })).status).toBe(507);
+    for (let i = 0; i < 15; i++) await apiRequest(port, 'DELETE', `/storage/k${i}`, { token });
+    expect((await apiRequest(port, 'GET', '/storage/zashboard', { token })).json()).toEqual(value);
+    expect((await apiRequest(port, 'DELETE', '/storage/zashboard', { token })).status).toBe(204);
+    expect((await apiRequest(port, 'GET', '/storage/zashboard', { token })).json()).toBeNull();
+  });
+
   it("PUT /configs reloads Gatehop's own config; a Clash config in the body is refused", async () => {
     expect(
       (await apiRequest(port, 'PUT', '/configs?force=true', { token, body: { path: '', payload: '' } })).status,
