@@ -41,6 +41,7 @@ export {
   type UpstreamDialOptions,
   type UpstreamProxy,
 } from './upstream-proxy.js';
+export { dialNodeTcp, tcpErrorCode, type NodeTcpOptions } from './node-tcp.js';
 export { SleepDetector } from './sleep-detector.js';
 export {
   dataEngineStatus,

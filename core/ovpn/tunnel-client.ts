@@ -1,18 +1,11 @@
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import {
   abortReason,
-  dialThroughUpstream,
   ErrorCodes,
   GatehopError,
   isGatehopError,
-  loadNative,
-  parseSocks5Udp,
-  socks5UdpAssociate,
-  socks5UdpHeader,
   type Logger,
   type UpstreamProxy,
   detach,
@@ -27,18 +20,10 @@ import {
 } from './control-messages.js';
 import { ControlDuplex, KeyState } from './key-state.js';
 import type { ControlMessage } from './reliable.js';
-import {
-  DataChannel,
-  dataEngineStatus,
-  isSupportedCipher,
-  PING_PAYLOAD,
-  SUPPORTED_CIPHERS,
-  type SealedBatch,
-} from './data-channel.js';
+import { DataChannel, isSupportedCipher, PING_PAYLOAD, SUPPORTED_CIPHERS, type SealedBatch } from './data-channel.js';
 import { openvpnPrfKeys, sliceKey2 } from './keys.js';
-import { decodeControl, encodeControl, frameTcp, MAX_ACKS, Op, TcpRecordReader } from './packet.js';
-import { lookup } from 'node:dns/promises';
-import { NativeUdpCarrier } from './udp-native.js';
+import { decodeControl, encodeControl, MAX_ACKS, Op } from './packet.js';
+import { openCarrier, type Carrier } from './carrier.js';
 import { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
 import type { OvpnProfile, OvpnRemote } from './profile.js';
 import { framingFor, frame, unframe, type Framing } from './compression-framing.js';
@@ -128,8 +113,6 @@ const HAND_WINDOW_MS = 60_000;
 /** Rekey long before a data packet id could wrap (notes §7.2). */
 const PACKET_ID_REKEY = 0xff000000;
 const MAX_PLAINTEXT = 16 * 1024;
-const MAX_TCP_BUFFER = 4 * 1024 * 1024;
-const UDP_RCVBUF = 1 << 20;
 
 /**
  * An OpenVPN client session over TCP or UDP (key_id 0; openvpn-protocol-notes.md §10). It speaks
@@ -169,20 +152,11 @@ export class TunnelClient extends EventEmitter<{
   readonly #log: Logger;
   readonly #wrapperFactory: (() => ControlWrapper) | null;
   #wrapper: ControlWrapper | null = null;
-  // per attempt
-  #tcp: Socket | null = null;
-  #udp: UdpSocket | null = null;
-  /** The UDP carrier in gatehop-native (recvmmsg/sendmmsg), instead of #udp where it runs. */
-  #nudp: NativeUdpCarrier | null = null;
-  #warnedNativeUdp = false;
-  /** Datagrams read in this turn of the event loop, opened as one batch at its end. */
-  #inbox: Buffer[] = [];
-  #inboxFlush: NodeJS.Immediate | null = null;
+  /** The way to the server for this attempt (carrier.ts): the session above never asks which. */
+  #carrier: Carrier | null = null;
   /** IP packets written in this turn, sealed and sent as one batch when it ends. */
   #outbox: Buffer[] = [];
   #outboxScheduled = false;
-  /** Over a SOCKS5 UDP relay: the association's TCP connection and the header every datagram carries. */
-  #udpRelay: { control: Socket; header: Buffer } | null = null;
   /** Bumped by every teardown: a transport that finishes opening after it is dropped. */
   #transportGen = 0;
   #localSid = randomBytes(8);
@@ -352,182 +326,50 @@ export class TunnelClient extends EventEmitter<{
   }
 
   #openTransport(): void {
-    const { host, port } = this.#remote;
-    const upstream = this.opts.transport?.upstream ?? null;
     const gen = this.#transportGen;
     const current = (): boolean => gen === this.#transportGen && !this.#closedByUs;
-    const failed = (err: unknown): void => {
-      if (!current()) return;
-      const e = err as Error;
-      this.#fatal(
-        isGatehopError(e)
-          ? e
-          : new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${host}:${port} through ${upstream?.display}: ${e.message}`, {
-              cause: e,
-            }),
-      );
-    };
-    if (this.proto === 'tcp') {
-      if (!upstream) {
-        const s = tcpConnect({ host, port, noDelay: true });
-        this.#wireTcp(s);
-        s.on('connect', () => this.#start());
-        return;
-      }
-      dialThroughUpstream(upstream, host, port).then((s) => {
-        if (!current()) return void s.destroy();
-        s.setNoDelay(true);
-        this.#wireTcp(s);
-        s.resume();
+    const { host, port, proto } = this.#remote;
+    openCarrier({
+      host,
+      port,
+      proto,
+      upstream: this.opts.transport?.upstream ?? null,
+      logger: this.#log,
+      sink: {
+        packets: (packets) => current() && this.#onPackets(packets),
+        failed: (err) => current() && this.#fatal(err),
+        malformed: () => void this.stats.malformed++,
+      },
+    }).then(
+      (carrier) => {
+        if (!current()) return carrier.close();
+        this.#carrier = carrier;
         this.#start();
-      }, failed);
-      return;
-    }
-    // 1 MiB: with Linux's 208 KiB default a download dropped hundreds to thousands of datagrams
-    // whenever the event loop was busy for a moment (RcvbufErrors), each one a TCP loss inside.
-    const udpFailed = (err: Error): void =>
-      this.#fatal(new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${host}:${port}: ${err.message}`, { cause: err }));
-    const native = !upstream && dataEngineStatus().engine === 'native' ? loadNative() : null;
-    if (native) {
-      lookup(host, { family: 4 }).then(({ address }) => {
-        if (!current()) return;
-        try {
-          // A connected socket hears only its peer: the kernel drops datagrams from anyone else.
-          this.#nudp = new NativeUdpCarrier(
-            native,
-            address,
-            port,
-            UDP_RCVBUF,
-            (datagrams) => this.#onPackets(datagrams),
-            udpFailed,
-          );
-        } catch (err) {
-          if (!this.#warnedNativeUdp)
-            this.#log.warn(
-              { event: 'native-udp', err: (err as Error).message },
-              `batched UDP unavailable (${(err as Error).message}); using Node's dgram`,
-            );
-          this.#warnedNativeUdp = true;
-          this.#openDgram(address, port);
-          return;
-        }
-        this.#start();
-      }, udpFailed);
-      return;
-    }
-    if (!upstream) return this.#openDgram(host, port);
-    const u = createSocket({ type: 'udp4', recvBufferSize: UDP_RCVBUF });
-    this.#udp = u;
-    u.on('error', udpFailed);
-    socks5UdpAssociate(upstream).then(({ control, relay }) => {
-      if (!current()) return void control.destroy();
-      this.#udpRelay = { control, header: socks5UdpHeader(host, port) };
-      control.once('close', () => {
+      },
+      (err: unknown) => {
         if (current())
           this.#fatal(
-            new GatehopError(
-              ErrorCodes.UPSTREAM_FAILED,
-              `the upstream proxy ${upstream.display} ended the UDP association`,
-            ),
+            isGatehopError(err)
+              ? err
+              : new GatehopError(ErrorCodes.EGRESS_FAILED, `${host}:${port}: ${(err as Error).message}`, {
+                  cause: err,
+                }),
           );
-      });
-      u.on('message', (msg) => {
-        const d = parseSocks5Udp(msg);
-        if (d && d.port === port) this.#receive(d.data);
-        else this.stats.malformed++;
-      });
-      u.connect(relay.port, relay.host, () => this.#start());
-    }, failed);
-  }
-
-  /** Node's dgram socket to the server: the carrier without gatehop-native. */
-  #openDgram(host: string, port: number): void {
-    const u = createSocket({ type: 'udp4', recvBufferSize: UDP_RCVBUF });
-    this.#udp = u;
-    u.on('error', (err) =>
-      this.#fatal(
-        new GatehopError(ErrorCodes.EGRESS_FAILED, `UDP ${this.#remote.host}:${port}: ${err.message}`, { cause: err }),
-      ),
-    );
-    // A connected socket hears only its peer: the kernel drops datagrams from anyone else.
-    u.on('message', (msg) => this.#receive(msg));
-    u.connect(port, host, () => this.#start());
-  }
-
-  #wireTcp(s: Socket): void {
-    const { host, port } = this.#remote;
-    const reader = new TcpRecordReader(2048);
-    this.#tcp = s;
-    s.on('data', (chunk: Buffer) => {
-      let records: Buffer[];
-      try {
-        records = reader.push(chunk);
-      } catch (err) {
-        this.#fatal(
-          new GatehopError(ErrorCodes.OVPN_PROTOCOL, `server sent a bad TCP record: ${(err as Error).message}`, {
-            cause: err,
-          }),
-        );
-        return;
-      }
-      this.#onPackets(records);
-    });
-    s.on('error', (err) =>
-      this.#fatal(
-        new GatehopError(ErrorCodes.EGRESS_CONNECT_REFUSED, `TCP ${host}:${port}: ${err.message}`, { cause: err }),
-      ),
-    );
-    s.on('close', () =>
-      this.#fatal(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `TCP ${host}:${port} closed by the server`)),
+      },
     );
   }
 
   #sendRaw(packet: Buffer): void {
     this.stats.bytesOut += packet.length;
-    if (this.#tcp) {
-      if (this.#tcp.writableLength > MAX_TCP_BUFFER) {
-        this.stats.droppedOut++;
-        return;
-      }
-      this.#tcp.write(frameTcp(packet));
-    } else if (this.#nudp) {
-      if (!this.#nudp.sendOne(packet)) this.stats.droppedOut++;
-    } else if (this.#udp) {
-      if (this.#udpRelay) this.#udp.send([this.#udpRelay.header, packet]);
-      else this.#udp.send(packet);
-    }
+    if (!this.#carrier?.send(packet)) this.stats.droppedOut++;
   }
 
-  /** A sealed batch onto the transport: one write over TCP, one sendmmsg natively over UDP, else dgram per datagram. */
+  /** A sealed batch onto the carrier: one write over TCP, one sendmmsg natively over UDP. */
   #sendSealed(sealed: SealedBatch): void {
-    const { data, lengths, count } = sealed;
-    if (this.#tcp) {
-      if (this.#tcp.writableLength > MAX_TCP_BUFFER) {
-        this.stats.droppedOut += count;
-        return;
-      }
-      this.stats.bytesOut += sealed.bytes - 2 * count;
-      this.#tcp.write(data.subarray(0, sealed.bytes));
-      return;
-    }
-    if (this.#nudp) {
-      const sent = this.#nudp.send(data, lengths, count);
-      // What the kernel did not take (its send buffer full) is lost, as UDP loses it anyway.
-      this.stats.droppedOut += count - sent;
-      for (let i = 0; i < sent; i++) this.stats.bytesOut += lengths[i]!;
-      return;
-    }
-    const u = this.#udp;
-    if (!u) return;
-    let at = 0;
-    for (let i = 0; i < count; i++) {
-      const len = lengths[i]!;
-      this.stats.bytesOut += len;
-      const packet = data.subarray(at, at + len);
-      if (this.#udpRelay) u.send([this.#udpRelay.header, packet]);
-      else u.send(packet);
-      at += len;
-    }
+    const carrier = this.#carrier;
+    const { sent, bytes } = carrier ? carrier.sendBatch(sealed) : { sent: 0, bytes: 0 };
+    this.stats.droppedOut += sealed.count - sent;
+    this.stats.bytesOut += bytes;
   }
 
   #sendControlRaw(plain: Buffer): void {
@@ -587,17 +429,6 @@ export class TunnelClient extends EventEmitter<{
           );
         }
       }
-    });
-  }
-
-  /** A datagram: kept until the end of this turn of the event loop, when all of them are opened together. */
-  #receive(datagram: Buffer): void {
-    this.#inbox.push(datagram);
-    this.#inboxFlush ??= setImmediate(() => {
-      this.#inboxFlush = null;
-      const batch = this.#inbox;
-      this.#inbox = [];
-      this.#onPackets(batch);
     });
   }
 
@@ -1044,7 +875,7 @@ export class TunnelClient extends EventEmitter<{
       this.stats.droppedOut += batch.length;
       return;
     }
-    this.#sendSealed(data.sealBatch(batch, this.#tcp !== null));
+    this.#sendSealed(data.sealBatch(batch, this.#carrier?.framed ?? false));
   }
 
   #startKeepalive(): void {
@@ -1170,29 +1001,14 @@ export class TunnelClient extends EventEmitter<{
     if (this.#pushTimer) clearInterval(this.#pushTimer);
     if (this.#keepalive) clearInterval(this.#keepalive);
     this.#pushTimer = this.#keepalive = null;
-    this.#tcp?.removeAllListeners('close');
-    this.#tcp?.on('error', () => {});
-    this.#tcp?.destroy();
-    this.#tcp = null;
-    try {
-      this.#udp?.close();
-    } catch {
-      /* already closed */
-    }
-    this.#udp = null;
-    this.#nudp?.close();
-    this.#nudp = null;
-    this.#inbox = [];
-    if (this.#inboxFlush) clearImmediate(this.#inboxFlush);
-    this.#inboxFlush = null;
-    this.#udpRelay?.control.destroy();
-    this.#udpRelay = null;
+    this.#carrier?.close();
+    this.#carrier = null;
   }
 
   close(): void {
     this.#closedByUs = true;
     this.#settle?.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'tunnel closed'));
-    if (this.#state === 'DISCONNECTED' && !this.#tcp && !this.#udp && !this.#nudp) return;
+    if (this.#state === 'DISCONNECTED' && !this.#carrier) return;
     const linger = this.#state === 'CONNECTED' && this.#notifyExit();
     this.#setState('DISCONNECTED', 'closed by us');
     if (!linger) {

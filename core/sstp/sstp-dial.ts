@@ -4,11 +4,11 @@
  * request SSTP starts with, `SSTP_DUPLEX_POST` to its fixed URI, answered by `HTTP/1.1 200`.
  */
 import { randomUUID } from 'node:crypto';
-import { connect as tcpConnect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { checkServerIdentity, connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
 import {
   abortReason,
-  dialThroughUpstream,
+  dialNodeTcp,
   ErrorCodes,
   GatehopError,
   isGatehopError,
@@ -44,7 +44,13 @@ export interface SstpConnection {
 export async function dialSstp(o: SstpDialOptions): Promise<SstpConnection> {
   o.signal.throwIfAborted();
   const where = `${o.serverName} (${o.host}:${o.port})`;
-  const tcp = await openTcp(o, where);
+  const tcp = await dialNodeTcp({
+    host: o.host,
+    port: o.port,
+    upstream: o.upstream,
+    signal: o.signal,
+    what: `SSTP to ${where}`,
+  });
   const tls = await startTls(tcp, o, where);
   try {
     const rest = await httpHandshake(tls, o, where);
@@ -55,43 +61,7 @@ export async function dialSstp(o: SstpDialOptions): Promise<SstpConnection> {
   }
 }
 
-async function openTcp(o: SstpDialOptions, where: string): Promise<Socket> {
-  if (o.upstream) {
-    try {
-      return await dialThroughUpstream(o.upstream, o.host, o.port, { signal: o.signal });
-    } catch (err) {
-      if (o.signal.aborted) throw abortReason(o.signal, `SSTP to ${where}`);
-      throw err;
-    }
-  }
-  return new Promise<Socket>((resolve, reject) => {
-    const s = tcpConnect({ host: o.host, port: o.port });
-    const onAbort = (): void => {
-      s.destroy();
-      reject(abortReason(o.signal, `SSTP to ${where}`));
-    };
-    o.signal.addEventListener('abort', onAbort, { once: true });
-    s.once('connect', () => {
-      o.signal.removeEventListener('abort', onAbort);
-      s.removeAllListeners('error');
-      resolve(s);
-    });
-    s.once('error', (err: NodeJS.ErrnoException) => {
-      o.signal.removeEventListener('abort', onAbort);
-      const code =
-        err.code === 'ECONNREFUSED'
-          ? ErrorCodes.EGRESS_CONNECT_REFUSED
-          : err.code === 'EHOSTUNREACH' || err.code === 'ENETUNREACH'
-            ? ErrorCodes.EGRESS_HOST_UNREACHABLE
-            : ErrorCodes.EGRESS_FAILED;
-      reject(new GatehopError(code, `SSTP to ${where}: ${err.message}`, { cause: err }));
-    });
-  });
-}
-
 function startTls(tcp: Socket, o: SstpDialOptions, where: string): Promise<TLSSocket> {
-  // SoftEther and Nagle stall each other (shared/docs/machine-notes.md): small PPP frames go at once.
-  tcp.setNoDelay(true);
   return new Promise<TLSSocket>((resolve, reject) => {
     const tls = tlsConnect({
       socket: tcp,

@@ -1,0 +1,62 @@
+import { connect as tcpConnect, type Socket } from 'node:net';
+import { abortReason, ErrorCodes, GatehopError, isGatehopError, type ErrorCode } from './errors.js';
+import { dialThroughUpstream, type UpstreamProxy } from './upstream-proxy.js';
+
+export interface NodeTcpOptions {
+  host: string;
+  port: number;
+  /** Through the user's proxy (CONNECT or SOCKS5), as OpenVPN's socks-proxy/http-proxy do. */
+  upstream?: UpstreamProxy | null;
+  signal?: AbortSignal;
+  /** What the connection is for, in errors ("SSTP to vpn123.opengw.net (1.2.3.4:443)"). */
+  what: string;
+}
+
+/**
+ * A TCP connection to a node, straight or through the upstream proxy: the one way every tunnel
+ * protocol (OpenVPN over TCP, SSTP, SE-VPN) reaches a node's TCP port. Nagle is off: SoftEther and
+ * Nagle stall each other on small frames (shared/docs/machine-notes.md). Errors carry stable codes:
+ * refused, unreachable, failed; the upstream's own (GH_ERR_UPSTREAM_*) pass through.
+ */
+export async function dialNodeTcp(o: NodeTcpOptions): Promise<Socket> {
+  o.signal?.throwIfAborted();
+  if (o.upstream) {
+    try {
+      const s = await dialThroughUpstream(o.upstream, o.host, o.port, o.signal ? { signal: o.signal } : {});
+      s.setNoDelay(true);
+      return s;
+    } catch (err) {
+      if (o.signal?.aborted) throw abortReason(o.signal, o.what);
+      if (isGatehopError(err)) throw err;
+      throw new GatehopError(
+        ErrorCodes.UPSTREAM_FAILED,
+        `${o.what} through ${o.upstream.display}: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
+  return new Promise<Socket>((resolve, reject) => {
+    const s = tcpConnect({ host: o.host, port: o.port, noDelay: true });
+    const onAbort = (): void => {
+      s.destroy();
+      reject(abortReason(o.signal!, o.what));
+    };
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    s.once('connect', () => {
+      o.signal?.removeEventListener('abort', onAbort);
+      s.removeAllListeners('error');
+      resolve(s);
+    });
+    s.once('error', (err: NodeJS.ErrnoException) => {
+      o.signal?.removeEventListener('abort', onAbort);
+      reject(new GatehopError(tcpErrorCode(err), `${o.what}: ${err.message}`, { cause: err }));
+    });
+  });
+}
+
+/** The stable code for a socket error: refused, unreachable, or failed. */
+export function tcpErrorCode(err: NodeJS.ErrnoException): ErrorCode {
+  if (err.code === 'ECONNREFUSED') return ErrorCodes.EGRESS_CONNECT_REFUSED;
+  if (err.code === 'EHOSTUNREACH' || err.code === 'ENETUNREACH') return ErrorCodes.EGRESS_HOST_UNREACHABLE;
+  return ErrorCodes.EGRESS_FAILED;
+}
