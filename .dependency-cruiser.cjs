@@ -1,14 +1,14 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, health, groups, socks5, egress, selector, sysproxy} → {route, netstack, ovpn, sstp, vpngate, store} → common
+ *   app → {api, health, groups, socks5, egress, selector, sysproxy} → {route, netstack, ovpn, sstp, softether, vpngate, store} → common
  * sysproxy knows only common (OS proxy settings; nothing of egresses, the proxy or the store);
  * socks5 sees only the Egress interface (type-only imports of core/egress) and asks core/route where
  * a flow goes; route names a target and never opens one (it imports only common); netstack never knows
- * about ovpn or sstp, and the two tunnel clients never know each other; every module is imported through its index.ts only; core never touches Electron or
+ * about ovpn, sstp or softether, and the three tunnel clients never know each other; every module is imported through its index.ts only; core never touches Electron or
  * the renderer.
  */
 const MID = '(api|health|groups|socks5|egress|selector|sysproxy)';
-const LOW = '(route|netstack|ovpn|sstp|vpngate|store)';
+const LOW = '(route|netstack|ovpn|sstp|softether|vpngate|store)';
 
 module.exports = {
   forbidden: [
@@ -23,16 +23,16 @@ module.exports = {
     },
     {
       name: 'low-tier-points-down',
-      comment: 'netstack, ovpn, sstp, vpngate and store import only common (vpngate may read ovpn profiles)',
+      comment: 'netstack, ovpn, sstp, softether, vpngate and store import only common (vpngate may read ovpn profiles)',
       severity: 'error',
       from: { path: `^core/${LOW}/` },
       to: { path: `^core/(${MID.slice(1, -1)}|app)/` },
     },
     {
       name: 'low-tier-peers',
-      comment: 'netstack, ovpn and sstp never know each other; they meet in egress (route and store know none of the others)',
+      comment: 'netstack, ovpn, sstp and softether never know each other; they meet in egress (route and store know none of the others)',
       severity: 'error',
-      from: { path: '^core/(route|netstack|ovpn|sstp|store)/' },
+      from: { path: '^core/(route|netstack|ovpn|sstp|softether|store)/' },
       to: { path: `^core/${LOW}/`, pathNot: '^core/$1/' },
     },
     {

@@ -50,6 +50,12 @@ export const ErrorCodes = {
   OVPN_PROTOCOL: 'GH_ERR_OVPN_PROTOCOL',
   /** A malformed SSTP or PPP frame, or a negotiation that cannot finish (LCP, IPCP). */
   SSTP_PROTOCOL: 'GH_ERR_SSTP_PROTOCOL',
+  /** SE-VPN: the node broke SoftEther's protocol (a malformed PACK, HTTP head or data block, or one past its bounds). */
+  SOFTETHER_PROTOCOL: 'GH_ERR_SOFTETHER_PROTOCOL',
+  /** SE-VPN: the node answered with an error (its PACK's `error`), another HTTP status, or a redirect we do not follow. */
+  SOFTETHER_REFUSED: 'GH_ERR_SOFTETHER_REFUSED',
+  /** SE-VPN: the hub refused the user name and password. */
+  SOFTETHER_AUTH_FAILED: 'GH_ERR_SOFTETHER_AUTH_FAILED',
   /** The user's upstream proxy (config `upstream.url`) could not be reached, or failed its handshake. */
   UPSTREAM_FAILED: 'GH_ERR_UPSTREAM_FAILED',
   /** The upstream proxy wants credentials, or refused the ones in `upstream.url`. */

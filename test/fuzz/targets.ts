@@ -58,6 +58,14 @@ import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 import { clientHello } from '../helpers/tls-hello.js';
 import { sniffName } from '../../core/socks5/sniff.js';
 import { parseRuleLines, parseRuleSet, RuleParseError, RuleTable } from '../../core/route/index.js';
+import {
+  BlockReader,
+  encodeBlocks,
+  encodeKeepAlive,
+  MAX_FRAME,
+  Pack,
+  parseResponseHead,
+} from '../../core/softether/index.js';
 import { bytesLike, mutatedFrom, textLike } from './mutate.js';
 
 export interface FuzzTarget<T = unknown> {
@@ -672,6 +680,78 @@ const ruleSets: FuzzTarget<[number, string]> = {
   },
 };
 
+// ---------------------------------------------------------------- SE-VPN (core/softether)
+
+const packSeeds = [
+  new Pack()
+    .addStr('hello', 'SoftEther VPN Server')
+    .addInt('version', 443)
+    .addInt('build', 9798)
+    .addData('random', Buffer.alloc(20, 9))
+    .encode(),
+  new Pack()
+    .addStr('session_name', 'SID-VPN-1')
+    .addData('session_key', Buffer.alloc(20, 1))
+    .addInt('max_connection', 8)
+    .addInt('timeout', 30_000)
+    .addInt64('ticks', 5n)
+    .addUniStr('Msg', 'سلام')
+    .encode(),
+  new Pack().addInt('error', 9).encode(),
+];
+
+const softetherPack: FuzzTarget<Buffer> = {
+  name: 'softether-pack',
+  what: "a node's Hello, Welcome and error PACKs (core/softether Pack.decode)",
+  input: bytesLike(packSeeds, 2048),
+  run(b) {
+    refuses(() => {
+      const p = Pack.decode(b);
+      must(p.size <= 1024, `${p.size} elements`);
+      // What decodes re-encodes to something that decodes to the same names.
+      must(
+        JSON.stringify(Pack.decode(p.encode()).names()) === JSON.stringify(p.names()),
+        'a round trip changed the element names',
+      );
+    }, coded(ErrorCodes.SOFTETHER_PROTOCOL));
+  },
+};
+
+const httpHeadSeeds = [
+  'HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 120\r\nConnection: Keep-Alive\r\n\r\n',
+  'HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n',
+];
+
+const softetherHttpHead: FuzzTarget<string> = {
+  name: 'softether-http-head',
+  what: "the HTTP head of a node's answer to the signature and login POSTs (core/softether parseResponseHead)",
+  input: textLike(httpHeadSeeds, 10_000),
+  run(text) {
+    refuses(() => {
+      const h = parseResponseHead(Buffer.from(text, 'latin1'));
+      if (h) must(h.length <= 8192 && h.contentLength <= 65536, 'a head or body past its bound');
+    }, coded(ErrorCodes.SOFTETHER_PROTOCOL));
+  },
+};
+
+const blockSeeds = [
+  encodeBlocks([Buffer.alloc(60, 1), Buffer.alloc(98, 2)]),
+  Buffer.concat([encodeKeepAlive(20), encodeBlocks([Buffer.alloc(42, 3)])]),
+];
+
+const softetherBlocks: FuzzTarget<Buffer[]> = {
+  name: 'softether-blocks',
+  what: 'the data stream of an established SE-VPN connection, in any chunking (core/softether BlockReader)',
+  input: fc.array(bytesLike(blockSeeds, 400), { minLength: 1, maxLength: 6 }),
+  run(chunks) {
+    const r = new BlockReader();
+    refuses(() => {
+      for (const c of chunks)
+        for (const f of r.push(c)) must(f.length >= 1 && f.length <= MAX_FRAME, `a frame of ${f.length} bytes`);
+    }, coded(ErrorCodes.SOFTETHER_PROTOCOL));
+  },
+};
+
 export const TARGETS: FuzzTarget<any>[] = [
   sniffFirstBytes,
   ruleLines,
@@ -693,6 +773,9 @@ export const TARGETS: FuzzTarget<any>[] = [
   configYaml,
   settingsJson,
   adminBodies,
+  softetherPack,
+  softetherHttpHead,
+  softetherBlocks,
 ];
 
 export { mutatedFrom };

@@ -1,0 +1,5 @@
+export { sha0 } from './sha0.js';
+export { hashPassword, securePassword } from './password.js';
+export { Pack, PackType, DEFAULT_PACK_LIMITS, type PackLimits } from './pack.js';
+export { BlockReader, encodeBlocks, encodeKeepAlive, MAX_FRAME, MAX_BLOCK, MAX_KEEPALIVE } from './blocks.js';
+export { parseResponseHead, MAX_HEAD, MAX_BODY, type HttpResponseHead } from './http-head.js';
