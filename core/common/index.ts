@@ -42,6 +42,7 @@ export {
   type UpstreamProxy,
 } from './upstream-proxy.js';
 export { dialNodeTcp, tcpErrorCode, type NodeTcpOptions } from './node-tcp.js';
+export { checkNodeCertificate, trustedCas, type NodeTrust } from './node-trust.js';
 export { SleepDetector } from './sleep-detector.js';
 export {
   dataEngineStatus,

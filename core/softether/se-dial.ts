@@ -1,0 +1,188 @@
+/**
+ * Into an SE-VPN session (shared/docs/softether-protocol-notes.md; SoftEther's Protocol.c
+ * `ClientConnect`): TCP (straight or through the upstream), TLS under the node trust rule, the
+ * signature POST, the Hello, the login with the password proof, the Welcome. What follows on the
+ * same TLS stream is the session's data (se-session.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import {
+  abortReason,
+  checkNodeCertificate,
+  dialNodeTcp,
+  ErrorCodes,
+  GatehopError,
+  trustedCas,
+  type NodeTrust,
+  type UpstreamProxy,
+} from '../common/index.js';
+import { postHttp, readPackAnswer } from './http-exchange.js';
+import { Pack } from './pack.js';
+import { hashPassword, securePassword } from './password.js';
+
+/** What SoftEther's own client says it is (its ClientStr / version / build); servers log it. */
+const CLIENT_STR = 'SoftEther VPN Client';
+const CLIENT_VER = 443;
+const CLIENT_BUILD = 9798;
+/** The body SoftEther accepts in place of its watermark (HTTP_VPN_TARGET_POSTDATA). */
+const SIGNATURE = Buffer.from('VPNCONNECT');
+
+export interface SeDialOptions {
+  /** Where to connect: the node's address. */
+  host: string;
+  port: number;
+  trust: NodeTrust;
+  /** Send the DDNS name as SNI (SoftEther's client does). */
+  sni?: boolean;
+  upstream?: UpstreamProxy | null;
+  /** VPN Gate's: `VPNGATE` / `vpn` / `vpn`. */
+  hub: string;
+  username: string;
+  password: string;
+  /** TCP connections the session may use (the server's policy may allow fewer). */
+  maxConnection: number;
+  signal: AbortSignal;
+}
+
+/** What the server's Welcome says about the session. */
+export interface Welcome {
+  sessionName: string;
+  connectionName: string;
+  /** Names the session when more connections join it. */
+  sessionKey: Buffer;
+  maxConnection: number;
+  halfConnection: boolean;
+  /** Silence past this ends the session on the server (ms); keep-alives go at a fifth to a half of it. */
+  timeoutMs: number;
+  /** The Hello's server string, version and build. */
+  server: { name: string; version: number; build: number };
+  /** The hub's message to its users (VPN Gate nodes' operators write here), if any. */
+  message: string | null;
+}
+
+export interface SeConnection {
+  tls: TLSSocket;
+  welcome: Welcome;
+  /** Data that came with the Welcome: the start of the block stream. */
+  rest: Buffer;
+}
+
+export async function dialSeVpn(o: SeDialOptions): Promise<SeConnection> {
+  const where = `SE-VPN to ${o.trust.serverName ?? o.host} (${o.host}:${o.port})`;
+  const tls = await openTls(o, where);
+  try {
+    // The signature, answered by the Hello.
+    postHttp(tls, '/vpnsvc/connect.cgi', o.host, 'image/jpeg', SIGNATURE);
+    const hello = (await readPackAnswer(tls, where, o.signal)).pack;
+    const random = hello.getData('random');
+    const serverName = hello.getStr('hello');
+    if (!random || random.length !== 20 || serverName === null)
+      throw new GatehopError(ErrorCodes.SOFTETHER_PROTOCOL, `${where} sent a Hello without its random`);
+    // The login, answered by the Welcome.
+    postHttp(
+      tls,
+      '/vpnsvc/vpn.cgi',
+      o.host,
+      'application/octet-stream',
+      loginPack(o, random).encode({ pencore: true }),
+    );
+    const { pack: w, rest } = await readPackAnswer(tls, where, o.signal);
+    if (w.getInt('Redirect'))
+      throw new GatehopError(ErrorCodes.SOFTETHER_REFUSED, `${where} redirects to a cluster member (not followed)`);
+    const sessionKey = w.getData('session_key');
+    const sessionName = w.getStr('session_name');
+    if (!sessionKey || sessionKey.length !== 20 || sessionName === null)
+      throw new GatehopError(ErrorCodes.SOFTETHER_PROTOCOL, `${where} sent a Welcome without its session`);
+    if (w.getInt('use_encrypt') === 0)
+      throw new GatehopError(ErrorCodes.SOFTETHER_REFUSED, `${where} would carry the session unencrypted (refused)`);
+    const msg = w.getData('Msg');
+    return {
+      tls,
+      rest,
+      welcome: {
+        sessionName,
+        connectionName: w.getStr('connection_name') ?? '',
+        sessionKey,
+        maxConnection: Math.max(1, Math.min(32, w.getInt('max_connection') ?? 1)),
+        halfConnection: w.getBool('half_connection'),
+        timeoutMs: clampTimeout(w.getInt('timeout')),
+        server: { name: serverName, version: hello.getInt('version') ?? 0, build: hello.getInt('build') ?? 0 },
+        message: msg && msg.length > 0 ? msg.toString('utf8').replace(/\0+$/, '').slice(0, 4096) : null,
+      },
+    };
+  } catch (err) {
+    tls.destroy();
+    throw err;
+  }
+}
+
+/** The login PACK: SoftEther's ClientUploadAuth with password authentication and no UDP acceleration. */
+function loginPack(o: SeDialOptions, random: Buffer): Pack {
+  return new Pack()
+    .addStr('method', 'login')
+    .addStr('hubname', o.hub)
+    .addStr('username', o.username)
+    .addInt('authtype', 1)
+    .addData('secure_password', securePassword(hashPassword(o.username, o.password), random))
+    .addStr('client_str', CLIENT_STR)
+    .addInt('client_ver', CLIENT_VER)
+    .addInt('client_build', CLIENT_BUILD)
+    .addInt('protocol', 0)
+    .addStr('hello', CLIENT_STR)
+    .addInt('version', CLIENT_VER)
+    .addInt('build', CLIENT_BUILD)
+    .addInt('client_id', 0)
+    .addInt('max_connection', Math.max(1, Math.min(32, o.maxConnection)))
+    .addInt('use_encrypt', 1)
+    .addInt('use_compress', 0)
+    .addInt('half_connection', 0)
+    .addBool('require_bridge_routing_mode', false)
+    .addBool('require_monitor_mode', false)
+    .addBool('qos', true)
+    .addBool('support_bulk_on_rudp', false)
+    .addBool('support_hmac_on_bulk_of_rudp', false)
+    .addBool('support_udp_recovery', false)
+    .addData('unique_id', randomBytes(20))
+    .addInt('rudp_bulk_max_version', 0);
+}
+
+/** The Welcome's timeout, within what keeps keep-alives sensible (SoftEther's default is 20–60 s). */
+function clampTimeout(ms: number | null): number {
+  if (!ms) return 30_000;
+  return Math.max(5_000, Math.min(600_000, ms));
+}
+
+async function openTls(o: SeDialOptions, where: string): Promise<TLSSocket> {
+  const tcp = await dialNodeTcp({ host: o.host, port: o.port, upstream: o.upstream, signal: o.signal, what: where });
+  return new Promise<TLSSocket>((resolve, reject) => {
+    const tls = tlsConnect({
+      socket: tcp,
+      ...(o.sni !== false && o.trust.serverName ? { servername: o.trust.serverName } : {}),
+      ca: trustedCas(o.trust),
+      // Decided below by the node trust rule (the profile's CA for the chain alone, or the OS roots under the DDNS name).
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
+    });
+    const onAbort = (): void => {
+      tls.destroy();
+      reject(abortReason(o.signal, where));
+    };
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    tls.once('secureConnect', () => {
+      o.signal.removeEventListener('abort', onAbort);
+      tls.removeAllListeners('error');
+      const problem = checkNodeCertificate(tls, o.trust);
+      if (problem) {
+        tls.destroy();
+        reject(new GatehopError(ErrorCodes.SOFTETHER_REFUSED, `${where}: the certificate is refused: ${problem}`));
+        return;
+      }
+      resolve(tls);
+    });
+    tls.once('error', (err: Error) => {
+      o.signal.removeEventListener('abort', onAbort);
+      tls.destroy();
+      reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${where}: ${err.message}`, { cause: err }));
+    });
+  });
+}

@@ -1,0 +1,130 @@
+/**
+ * SE-VPN (#35) against the rig's real SoftEther servers: the handshake (signature, Hello, login
+ * with the SHA-0 password proof, Welcome), the trust rule, and Ethernet frames both ways — an ARP
+ * request to the hub's SecureNAT answered, a DHCP offer for our MAC.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BlockReader, dialSeVpn, encodeBlocks, type SeConnection } from '../../core/softether/index.js';
+import { isRoot } from '../helpers/netns.js';
+import { Rig, type RigNode } from '../rig/rig.js';
+
+/** SecureNAT's defaults: the virtual host answers ARP and DHCP at 192.168.30.1. */
+const SECURENAT_IP = [192, 168, 30, 1];
+const MAC = Buffer.from('02a0b1c2d3e4', 'hex');
+
+function arpRequest(targetIp: number[]): Buffer {
+  return Buffer.concat([
+    Buffer.alloc(6, 0xff),
+    MAC,
+    Buffer.from([0x08, 0x06]),
+    Buffer.from([0, 1, 8, 0, 6, 4, 0, 1]),
+    MAC,
+    Buffer.from([0, 0, 0, 0]),
+    Buffer.alloc(6),
+    Buffer.from(targetIp),
+    Buffer.alloc(18), // to Ethernet's 60-byte minimum
+  ]);
+}
+
+describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
+  let rig: Rig;
+  let ca: string;
+  let node: RigNode;
+  const open: SeConnection[] = [];
+
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 1, openvpn: [], bigMib: 1 });
+    ca = readFileSync(rig.state.caFile, 'utf8');
+    node = rig.state.nodes[0]!;
+  }, 240_000);
+  afterAll(() => {
+    for (const c of open) c.tls.destroy();
+    rig?.down();
+  });
+
+  const dial = (over: Partial<Parameters<typeof dialSeVpn>[0]> = {}) =>
+    dialSeVpn({
+      host: node.vpnAddress,
+      port: 443,
+      trust: { ca: [ca], serverName: null },
+      hub: 'RIG',
+      username: 'vpn',
+      password: 'vpn',
+      maxConnection: 1,
+      signal: AbortSignal.timeout(15_000),
+      ...over,
+    });
+
+  it('logs in (signature, Hello, SHA-0 password proof, Welcome) and names the session', async () => {
+    const c = await dial();
+    open.push(c);
+    expect(c.welcome.sessionKey).toHaveLength(20);
+    expect(c.welcome.sessionName).toMatch(/^SID-/);
+    expect(c.welcome.timeoutMs).toBeGreaterThanOrEqual(5_000);
+    expect(c.welcome.server.name).toMatch(/SoftEther/);
+  });
+
+  it('carries Ethernet frames both ways: the hub’s SecureNAT answers our ARP request', async () => {
+    const c = await dial();
+    open.push(c);
+    const reader = new BlockReader();
+    const reply = new Promise<Buffer>((resolve) => {
+      const onFrames = (chunk: Buffer): void => {
+        for (const f of reader.push(chunk)) {
+          // An ARP reply (opcode 2) from the address we asked about, to our MAC.
+          if (
+            f.readUInt16BE(12) === 0x0806 &&
+            f.readUInt16BE(20) === 2 &&
+            f.subarray(28, 32).equals(Buffer.from(SECURENAT_IP))
+          ) {
+            c.tls.off('data', onFrames);
+            resolve(f);
+          }
+        }
+      };
+      c.tls.on('data', onFrames);
+      if (c.rest.length) onFrames(c.rest);
+      c.tls.resume();
+    });
+    c.tls.write(encodeBlocks([arpRequest(SECURENAT_IP)]));
+    const f = await reply;
+    expect(f.subarray(0, 6)).toEqual(MAC);
+    expect(f.subarray(32, 38)).toEqual(MAC);
+  });
+
+  it('a wrong hub is refused with the server’s words; a certificate from another CA is refused before any login', async () => {
+    await expect(dial({ hub: 'NO_SUCH_HUB' })).rejects.toMatchObject({
+      code: 'GH_ERR_SOFTETHER_REFUSED',
+      message: expect.stringMatching(/no such hub/),
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'gh-other-ca-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        '/CN=another CA',
+        '-days',
+        '1',
+        '-keyout',
+        join(dir, 'k.pem'),
+        '-out',
+        join(dir, 'c.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const otherCa = readFileSync(join(dir, 'c.pem'), 'utf8');
+    await expect(dial({ trust: { ca: [otherCa], serverName: null } })).rejects.toMatchObject({
+      code: 'GH_ERR_SOFTETHER_REFUSED',
+      message: expect.stringMatching(/certificate is refused/),
+    });
+  });
+});
