@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlockReader, dialSeVpn, encodeBlocks, type SeConnection } from '../../core/softether/index.js';
+import { silentLogger } from '../../core/common/index.js';
+import { BlockReader, dialSeVpn, encodeBlocks, SeSession, type SeConnection } from '../../core/softether/index.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig, type RigNode } from '../rig/rig.js';
 
@@ -95,6 +96,36 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
     expect(f.subarray(0, 6)).toEqual(MAC);
     expect(f.subarray(32, 38)).toEqual(MAC);
   });
+
+  /** The first ARP reply from `ip` to our MAC that the session hands up. */
+  const arpReplyFrom = (session: SeSession, ip: number[]): Promise<Buffer> =>
+    new Promise<Buffer>((resolve) => {
+      const onFrames = (frames: Buffer[]): void => {
+        for (const f of frames)
+          if (f.readUInt16BE(12) === 0x0806 && f.readUInt16BE(20) === 2 && f.subarray(28, 32).equals(Buffer.from(ip))) {
+            session.off('frames', onFrames);
+            resolve(f);
+          }
+      };
+      session.on('frames', onFrames);
+    });
+
+  it('an idle session is held by keep-alives past the server’s timeout, and still carries frames after', async () => {
+    const session = new SeSession(await dial(), silentLogger());
+    try {
+      let down: Error | null = null;
+      session.once('down', (e) => (down = e));
+      const idleMs = Math.min(session.welcome.timeoutMs * 1.5, 90_000);
+      await new Promise((r) => setTimeout(r, idleMs));
+      expect(down).toBeNull();
+      expect(session.stats.keepAlivesOut).toBeGreaterThanOrEqual(2);
+      const reply = arpReplyFrom(session, SECURENAT_IP);
+      session.send([arpRequest(SECURENAT_IP)]);
+      expect((await reply).subarray(0, 6)).toEqual(MAC);
+    } finally {
+      session.close();
+    }
+  }, 120_000);
 
   it('a wrong hub is refused with the server’s words; a certificate from another CA is refused before any login', async () => {
     await expect(dial({ hub: 'NO_SUCH_HUB' })).rejects.toMatchObject({
