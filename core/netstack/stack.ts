@@ -8,12 +8,17 @@ import { StackUdpSocket } from './udp-socket.js';
 import { lwipModule, type LwipExports, type LwipImports } from './wasm-module.js';
 
 export interface StackOptions {
-  /** The tunnel's address, netmask (dotted or prefix length), gateway and MTU. */
-  address: string;
-  netmask: string | number;
-  gateway: string;
+  /** The tunnel's address, netmask (dotted or prefix length), gateway and MTU (a raw-IP link). */
+  address?: string;
+  netmask?: string | number;
+  gateway?: string;
   mtu: number;
-  /** Receives every IP packet the stack sends; called after lwIP returns, never from inside it. */
+  /**
+   * An Ethernet link instead (an SE-VPN hub port): this MAC, lwIP's own ARP, and the address from
+   * its DHCP client (renewed as the lease says); onLease tells each one.
+   */
+  ethernet?: { mac: Buffer };
+  /** Receives every IP packet (an Ethernet frame on an Ethernet link) the stack sends; called after lwIP returns, never from inside it. */
   output: (packet: Buffer) => void;
   /** Checksums on by default; only in-process links whose both ends are ours may turn them off. */
   checksums?: boolean;
@@ -26,6 +31,14 @@ export interface StackOptions {
    * (one event-loop turn), so no segment waits for the timer.
    */
   acks?: 'each-segment' | 'delayed' | 'per-batch';
+}
+
+/** What DHCP gave an Ethernet link (dns: the servers it named, else the gateway). */
+export interface StackLease {
+  address: string;
+  netmask: string;
+  gateway: string;
+  dns: string[];
 }
 
 export interface StackStats {
@@ -60,7 +73,8 @@ type StackEvent =
   | { t: 'poll'; id: number }
   | { t: 'udp'; id: number; data: Buffer; address: string; port: number }
   | { t: 'icmp'; address: string; ident: number; seq: number }
-  | { t: 'accepted'; listenerId: number; id: number; pcb: number; address: string; port: number };
+  | { t: 'accepted'; listenerId: number; id: number; pcb: number; address: string; port: number }
+  | { t: 'lease'; lease: StackLease | null };
 
 const TIMER_INTERVAL_MS = 100; // = TCP_TMR_INTERVAL in lwipopts.h
 /** The receive arena's size: a batch's worth of segments (64 KiB is ~45 full segments). */
@@ -72,15 +86,17 @@ const INFO_WORDS = 8;
 const STATS_WORDS = 16;
 
 /**
- * One user-space TCP/IP stack: an lwIP WebAssembly instance with one raw-IP interface.
+ * One user-space TCP/IP stack: an lwIP WebAssembly instance with one interface, raw IP or Ethernet.
  *
  * lwIP is never re-entered. Everything it reports during a call (output packets, TCP and UDP
  * events) is copied out and queued, and handled once the outermost call has returned; input that
  * arrives while lwIP is running is deferred the same way.
  */
 export class Stack {
-  readonly address: string;
+  #address: string;
   readonly mtu: number;
+  #lease: StackLease | null = null;
+  readonly #leaseHandlers = new Set<(lease: StackLease | null) => void>();
   readonly #ex: LwipExports;
   readonly #output: (packet: Buffer) => void;
   readonly #maxConnections: number;
@@ -123,10 +139,12 @@ export class Stack {
   #injectedAssertion = false;
 
   constructor(opts: StackOptions) {
-    if (isIP(opts.address) !== 4) throw new TypeError(`stack address must be IPv4, got ${opts.address}`);
+    if (!opts.ethernet && isIP(opts.address ?? '') !== 4)
+      throw new TypeError(`stack address must be IPv4, got ${opts.address}`);
+    if (opts.ethernet && opts.ethernet.mac.length !== 6) throw new TypeError('an Ethernet MAC is 6 bytes');
     if (!Number.isInteger(opts.mtu) || opts.mtu < 576 || opts.mtu > 65_535)
       throw new RangeError(`MTU ${opts.mtu} out of range 576..65535`);
-    this.address = opts.address;
+    this.#address = opts.ethernet ? '0.0.0.0' : opts.address!;
     this.mtu = opts.mtu;
     this.#output = opts.output;
     this.#maxConnections = opts.maxConnections ?? 4096;
@@ -135,12 +153,20 @@ export class Stack {
     });
     this.#ex = instance.exports as unknown as LwipExports;
     this.#ex._initialize();
-    const rc = this.#ex.gh_init(
-      ipv4ToWasm(opts.address),
-      ipv4ToWasm(netmaskFrom(opts.netmask)),
-      ipv4ToWasm(opts.gateway),
-      opts.mtu,
-    );
+    let rc: number;
+    if (opts.ethernet) {
+      const mac = this.#ex.gh_malloc(6);
+      new Uint8Array(this.#ex.memory.buffer, mac, 6).set(opts.ethernet.mac);
+      rc = this.#ex.gh_init_eth(mac, opts.mtu);
+      this.#ex.gh_free(mac);
+    } else {
+      rc = this.#ex.gh_init(
+        ipv4ToWasm(opts.address!),
+        ipv4ToWasm(netmaskFrom(opts.netmask ?? 24)),
+        ipv4ToWasm(opts.gateway ?? '0.0.0.0'),
+        opts.mtu,
+      );
+    }
     if (rc !== 0) throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `lwIP init failed (${rc})`);
     this.#ex.gh_set_checksums(opts.checksums === false ? 0 : 1);
     this.#acks = opts.acks ?? 'each-segment';
@@ -157,6 +183,48 @@ export class Stack {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** The stack's address: a raw-IP link's from the start, an Ethernet link's once DHCP gave one ('0.0.0.0' before). */
+  get address(): string {
+    return this.#address;
+  }
+
+  /** An Ethernet link's DHCP lease in use, or null (none yet, or lost). */
+  get lease(): StackLease | null {
+    return this.#lease;
+  }
+
+  /** Called with each lease an Ethernet link gets (bound, renewed to another address) or loses (null). */
+  onLease(fn: (lease: StackLease | null) => void): () => void {
+    this.#leaseHandlers.add(fn);
+    return () => this.#leaseHandlers.delete(fn);
+  }
+
+  /** The first lease of an Ethernet link; GH_ERR_EGRESS_CONNECT_TIMEOUT when none comes in time. */
+  whenLeased(opts: { timeoutMs: number; signal?: AbortSignal }): Promise<StackLease> {
+    if (this.#lease) return Promise.resolve(this.#lease);
+    return new Promise<StackLease>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        off();
+        opts.signal?.removeEventListener('abort', onAbort);
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `no DHCP lease within ${opts.timeoutMs} ms`));
+      }, opts.timeoutMs);
+      const onAbort = (): void => {
+        done();
+        reject(abortReason(opts.signal!, 'DHCP'));
+      };
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      const off = this.onLease((lease) => {
+        if (!lease) return;
+        done();
+        resolve(lease);
+      });
+    });
   }
 
   /** Why the stack failed (an lwIP assertion, GH_ERR_NETSTACK_FAILED), or null. */
@@ -411,6 +479,8 @@ export class Stack {
     if (this.#closed) return;
     // Connections reset while lwIP still runs (their abort reaches the peer), then the rest.
     this.#endConnections(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed'));
+    // An Ethernet link gives its address back (DHCP release) while its output still goes out.
+    if (this.#lease && !this.#failure) this.#fromEvent(() => this.#call(() => this.#ex.gh_dhcp_release()));
     this.#closed = true;
     this.#releaseAll();
   }
@@ -578,6 +648,12 @@ export class Stack {
       this.#pings.get(`${ev.address}/${ev.ident}/${ev.seq}`)?.(0);
       return;
     }
+    if (ev.t === 'lease') {
+      this.#lease = ev.lease;
+      this.#address = ev.lease?.address ?? '0.0.0.0';
+      for (const fn of [...this.#leaseHandlers]) fn(ev.lease);
+      return;
+    }
     if (ev.t === 'accepted') {
       const listener = this.#listeners.get(ev.listenerId);
       const stream = new TcpStream(
@@ -668,6 +744,18 @@ export class Stack {
       js_icmp_reply: (src, ident, seq) => void this.#events.push({ t: 'icmp', address: ipv4FromWasm(src), ident, seq }),
       js_tcp_accepted: (listenerId, id, pcb, ip, port) =>
         void this.#events.push({ t: 'accepted', listenerId, id, pcb, address: ipv4FromWasm(ip), port }),
+      js_eth_addr: (ip, mask, gw, dns1, dns2) => {
+        const address = ipv4FromWasm(ip);
+        const gateway = ipv4FromWasm(gw);
+        const dns = [dns1, dns2].filter((d) => d !== 0).map(ipv4FromWasm);
+        this.#events.push({
+          t: 'lease',
+          lease:
+            address === '0.0.0.0'
+              ? null
+              : { address, netmask: ipv4FromWasm(mask), gateway, dns: dns.length ? dns : [gateway] },
+        });
+      },
     };
   }
 }

@@ -27,6 +27,8 @@ export interface LwipExports {
   memory: WebAssembly.Memory;
   _initialize(): void;
   gh_init(ip: number, mask: number, gw: number, mtu: number): number;
+  gh_init_eth(mac: number, mtu: number): number;
+  gh_dhcp_release(): void;
   gh_set_checksums(on: number): void;
   gh_malloc(n: number): number;
   gh_free(p: number): void;
@@ -73,4 +75,5 @@ export interface LwipImports {
   js_udp_recv(id: number, data: number, len: number, srcIp: number, srcPort: number): void;
   js_icmp_reply(srcIp: number, ident: number, seq: number): void;
   js_tcp_accepted(listenerId: number, connId: number, pcb: number, remoteIp: number, remotePort: number): void;
+  js_eth_addr(ip: number, mask: number, gw: number, dns1: number, dns2: number): void;
 }

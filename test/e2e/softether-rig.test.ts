@@ -8,7 +8,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { silentLogger } from '../../core/common/index.js';
+import { Stack } from '../../core/netstack/index.js';
 import { BlockReader, dialSeVpn, encodeBlocks, SeSession, type SeConnection } from '../../core/softether/index.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig, type RigNode } from '../rig/rig.js';
@@ -126,6 +128,48 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
       session.close();
     }
   }, 120_000);
+
+  it('an SE-VPN tunnel into lwIP as Ethernet: an address from the hub’s DHCP, lwIP’s ARP, then a verified download', async () => {
+    const session = new SeSession(await dial(), silentLogger());
+    const stack = new Stack({
+      ethernet: { mac: Buffer.from('02a0b1c2d3e5', 'hex') },
+      mtu: 1500,
+      output: (frame) => session.send([frame]),
+    });
+    session.on('frames', (frames) => stack.inputBatch(frames));
+    try {
+      const lease = await stack.whenLeased({ timeoutMs: 20_000 });
+      expect(lease.address).toMatch(/^192\.168\.30\.\d+$/);
+      expect(lease.gateway).toBe('192.168.30.1');
+      expect(lease.dns.length).toBeGreaterThan(0);
+      expect(stack.address).toBe(lease.address);
+      const c = await stack.connectTcp(rig.state.inetAddress, 80, { timeoutMs: 15_000 });
+      const hash = createHash('sha256');
+      let head = Buffer.alloc(0);
+      let body = 0;
+      await new Promise<void>((resolve, reject) => {
+        c.on('data', (chunk: Buffer) => {
+          if (head !== null && head.indexOf('\r\n\r\n') < 0) {
+            head = Buffer.concat([head, chunk]);
+            const end = head.indexOf('\r\n\r\n');
+            if (end < 0) return;
+            chunk = head.subarray(end + 4);
+          }
+          body += chunk.length;
+          hash.update(chunk);
+        });
+        c.once('end', () => resolve());
+        c.once('error', reject);
+        c.write('GET /big HTTP/1.0\r\nHost: files.test\r\n\r\n');
+      });
+      c.destroy();
+      expect(body).toBe(rig.state.bigBytes);
+      expect(hash.digest('hex')).toBe(rig.state.bigSha256);
+    } finally {
+      stack.close();
+      session.close();
+    }
+  }, 60_000);
 
   it('a wrong hub is refused with the server’s words; a certificate from another CA is refused before any login', async () => {
     await expect(dial({ hub: 'NO_SUCH_HUB' })).rejects.toMatchObject({

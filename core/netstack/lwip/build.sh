@@ -38,10 +38,11 @@ out="$here/lwip.wasm"
 [ "${1:-}" = "--check" ] && out=$(mktemp --suffix=.wasm)
 
 core="init def inet_chksum ip mem memp netif pbuf raw stats tcp tcp_in tcp_out timeouts udp"
-ipv4="ip4 ip4_addr icmp ip4_frag"
+ipv4="ip4 ip4_addr icmp ip4_frag etharp dhcp"
 files=()
 for f in $core; do files+=("$src/src/core/$f.c"); done
 for f in $ipv4; do files+=("$src/src/core/ipv4/$f.c"); done
+files+=("$src/src/netif/ethernet.c")
 
 clang --target=wasm32-wasi --sysroot=/usr -O2 -flto \
   -mbulk-memory -msign-ext -mnontrapping-fptoint -mexec-model=reactor \

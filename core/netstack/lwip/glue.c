@@ -1,7 +1,8 @@
 /*
  * Gatehop netstack glue: lwIP (NO_SYS) behind a small C ABI for TypeScript.
  *
- * One WASM instance is one stack with one raw-IP netif (the OpenVPN tun). The host (JS) provides
+ * One WASM instance is one stack with one netif: raw IP (an OpenVPN tun, SSTP's PPP) or Ethernet
+ * (SE-VPN's hub port, with lwIP's own ARP and DHCP client). The host (JS) provides
  * time, randomness and callbacks; it never re-enters lwIP from a callback (it queues instead).
  * Received TCP data is handed to JS and NOT acknowledged to the window here: JS calls
  * gh_tcp_recved() as its consumer reads, so a slow reader slows the remote sender.
@@ -22,6 +23,9 @@
 #include "lwip/tcp.h"
 #include "lwip/timeouts.h"
 #include "lwip/udp.h"
+#include "lwip/dhcp.h"
+#include "lwip/etharp.h"
+#include "netif/ethernet.h"
 
 #define IMPORT(name) __attribute__((import_module("env"), import_name(#name)))
 #define EXPORT(name) __attribute__((export_name(#name)))
@@ -39,6 +43,7 @@ IMPORT(js_tcp_poll) void js_tcp_poll(uint32_t id);
 IMPORT(js_udp_recv) void js_udp_recv(uint32_t id, const uint8_t *data, uint32_t len, uint32_t src_ip, uint32_t src_port);
 IMPORT(js_icmp_reply) void js_icmp_reply(uint32_t src_ip, uint32_t ident, uint32_t seq);
 IMPORT(js_tcp_accepted) void js_tcp_accepted(uint32_t listener_id, uint32_t conn_id, uint32_t pcb, uint32_t remote_ip, uint32_t remote_port);
+IMPORT(js_eth_addr) void js_eth_addr(uint32_t ip, uint32_t mask, uint32_t gw, uint32_t dns1, uint32_t dns2);
 
 u32_t sys_now(void) { return js_now(); }
 uint32_t gh_rand(void) { return js_rand(); }
@@ -104,6 +109,74 @@ EXPORT(gh_init) int gh_init(uint32_t ip, uint32_t mask, uint32_t gw, uint32_t mt
   netif_set_link_up(&g_netif);
   netif_set_up(&g_netif);
   return 0;
+}
+
+/* ---- Ethernet (SE-VPN): lwIP's ARP, and its DHCP client for the address ---- */
+
+/* DNS servers from the last DHCP answer (option 6), caught by the parse hook: lwIP hands them to
+ * its DNS client only, which this build has not. */
+static uint32_t g_dhcp_dns[2];
+
+void gh_hook_dhcp_option(unsigned char option, unsigned char len, struct pbuf *p, unsigned short offset) {
+  if (option != 6 || len < 4) return;
+  uint8_t v[8] = {0};
+  uint16_t n = len >= 8 ? 8 : 4;
+  if (pbuf_copy_partial(p, v, n, offset) != n) return;
+  /* Network order in memory, as every address crosses this ABI. */
+  memcpy(&g_dhcp_dns[0], v, 4);
+  if (n == 8) memcpy(&g_dhcp_dns[1], v + 4, 4);
+  else g_dhcp_dns[1] = 0;
+}
+
+static err_t eth_link_output(struct netif *netif, struct pbuf *p) {
+  (void)netif;
+  if (p->next == NULL) {
+    js_output((const uint8_t *)p->payload, p->len);
+  } else {
+    u16_t n = pbuf_copy_partial(p, g_scratch, p->tot_len, 0);
+    js_output(g_scratch, n);
+  }
+  return ERR_OK;
+}
+
+/* The address (bound, renewed to another, or lost) for the host. */
+static void eth_status(struct netif *netif) {
+  js_eth_addr(ip4_addr_get_u32(netif_ip4_addr(netif)), ip4_addr_get_u32(netif_ip4_netmask(netif)),
+              ip4_addr_get_u32(netif_ip4_gw(netif)), g_dhcp_dns[0], g_dhcp_dns[1]);
+}
+
+static uint8_t g_mac[6];
+
+static err_t eth_init_cb(struct netif *netif) {
+  netif->name[0] = 'g';
+  netif->name[1] = 'e';
+  netif->output = etharp_output;
+  netif->linkoutput = eth_link_output;
+  netif->mtu = 1500;
+  netif->hwaddr_len = 6;
+  memcpy(netif->hwaddr, g_mac, 6);
+  netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
+  return ERR_OK;
+}
+
+/* An Ethernet netif with this MAC; DHCP starts at once, and js_eth_addr tells the host each address. */
+EXPORT(gh_init_eth) int gh_init_eth(const uint8_t *mac, uint32_t mtu) {
+  g_scratch = (uint8_t *)malloc(SCRATCH_SIZE);
+  if (!g_scratch) return -1;
+  lwip_init();
+  memcpy(g_mac, mac, 6);
+  if (!netif_add(&g_netif, IP4_ADDR_ANY4, IP4_ADDR_ANY4, IP4_ADDR_ANY4, NULL, eth_init_cb, ethernet_input)) return -2;
+  g_netif.mtu = (u16_t)mtu;
+  netif_set_default(&g_netif);
+  netif_set_status_callback(&g_netif, eth_status);
+  netif_set_link_up(&g_netif);
+  netif_set_up(&g_netif);
+  return dhcp_start(&g_netif) == ERR_OK ? 0 : -3;
+}
+
+/* Gives the address back to the server (DHCP release) before the tunnel closes. */
+EXPORT(gh_dhcp_release) void gh_dhcp_release(void) {
+  if (netif_dhcp_data(&g_netif)) dhcp_release_and_stop(&g_netif);
 }
 
 EXPORT(gh_set_checksums) void gh_set_checksums(int on) {

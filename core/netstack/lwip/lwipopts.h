@@ -1,5 +1,6 @@
-/* lwIP options for Gatehop's user-space stack: one raw-IP netif per instance (an OpenVPN tun),
- * IPv4, TCP/UDP/ICMP, a client-only stack sized for a busy desktop. */
+/* lwIP options for Gatehop's user-space stack: one netif per instance, raw IP (an OpenVPN tun,
+ * SSTP's PPP) or Ethernet with ARP and a DHCP client (SE-VPN's hub port), IPv4, TCP/UDP/ICMP, a
+ * client-only stack sized for a busy desktop. */
 #ifndef GATEHOP_LWIPOPTS_H
 #define GATEHOP_LWIPOPTS_H
 
@@ -12,13 +13,23 @@
 
 #define LWIP_IPV4                   1
 #define LWIP_IPV6                   0
-#define LWIP_ARP                    0
-#define LWIP_ETHERNET               0
+#define LWIP_ARP                    1
+#define LWIP_ETHERNET               1
+/* No gratuitous ARP probe before taking the offered address: the hub's SecureNAT hands it out. */
+#define DHCP_DOES_ARP_CHECK         0
+#define LWIP_NETIF_STATUS_CALLBACK  1
+#define ARP_TABLE_SIZE              16
+#define ARP_QUEUEING                1
 #define LWIP_ICMP                   1
 #define LWIP_RAW                    1
 #define LWIP_UDP                    1
 #define LWIP_TCP                    1
-#define LWIP_DHCP                   0
+#define LWIP_DHCP                   1
+/* DNS servers from DHCP (option 6), caught for the host: this build has no DNS client of lwIP's. */
+#define LWIP_HOOK_DHCP_PARSE_OPTION(netif, dhcp, state, msg, msg_type, option, len, pbuf, offset) \
+  do { (void)(msg); gh_hook_dhcp_option(option, len, pbuf, offset); } while (0)
+struct pbuf;
+void gh_hook_dhcp_option(unsigned char option, unsigned char len, struct pbuf *p, unsigned short offset);
 #define LWIP_AUTOIP                 0
 #define LWIP_IGMP                   0
 #define LWIP_DNS                    0
@@ -97,7 +108,6 @@ unsigned int *gh_hook_tcp_out(struct pbuf *p, struct tcp_hdr *hdr, const struct 
 #define MEMP_STATS                  0
 #define SYS_STATS                   0
 
-#define LWIP_NETIF_STATUS_CALLBACK  0
 #define LWIP_NETIF_LINK_CALLBACK    0
 #define LWIP_SINGLE_NETIF           1
 #define LWIP_NETIF_LOOPBACK         0
