@@ -25,7 +25,7 @@ const nodePlace = {
 export const switchStateSchema = z.enum(['idle', 'selecting', 'connecting', 'promoting', 'draining']);
 
 /** What carries a tunnel: OpenVPN (UDP or TCP) or MS-SSTP (PPP in HTTPS). */
-export const tunnelProtocolSchema = z.enum(['openvpn', 'sstp']);
+export const tunnelProtocolSchema = z.enum(['openvpn', 'sstp', 'sevpn']);
 export type TunnelProtocolDto = z.infer<typeof tunnelProtocolSchema>;
 const protocolField = { protocol: tunnelProtocolSchema.nullable() };
 

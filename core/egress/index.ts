@@ -29,6 +29,7 @@ export {
   type LinkSpec,
   type OpenVpnLinkSpec,
   type SstpLinkSpec,
+  type SeVpnLinkSpec,
   type LinkConfig,
   type LinkPhase,
   type TunnelLink,
@@ -37,6 +38,7 @@ export {
 export { openLink } from './links/open-link.js';
 export { OpenVpnLink, openVpnLinkConfig } from './links/openvpn-link.js';
 export { SstpLink } from './links/sstp-link.js';
+export { SeVpnLink, macForNode } from './links/sevpn-link.js';
 export { BALANCE_STRATEGIES, Balancer, type BalanceCandidate, type BalanceStrategy } from './balance.js';
 export {
   EgressManager,

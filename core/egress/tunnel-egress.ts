@@ -104,13 +104,29 @@ export class TunnelEgress implements Egress {
   }
 
   static async open(opts: TunnelEgressOptions): Promise<TunnelEgress> {
-    const { link, config } = await openLink(opts.link, {
+    const opened = await openLink(opts.link, {
       logger: opts.logger.child({ egressId: opts.id, nodeId: opts.nodeId }),
       timeoutMs: opts.connectTimeoutMs ?? 30_000,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
+    const link = opened.link;
+    let config = opened.config;
     const stack = new Stack({ ...stackOptionsOf(config), output: (p) => link.write(p) });
     link.onPackets((batch) => stack.inputBatch(batch));
+    // An Ethernet link (an SE-VPN hub port) has its address once the hub's DHCP gives one.
+    if (config.ethernet) {
+      try {
+        const lease = await stack.whenLeased({
+          timeoutMs: opts.connectTimeoutMs ?? 30_000,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
+        config = { ...config, address: lease.address, netmask: lease.netmask, gateway: lease.gateway, dns: lease.dns };
+      } catch (err) {
+        stack.close();
+        link.close();
+        throw err;
+      }
+    }
     const dns = new DnsResolver(stack, { servers: config.dns, fallback: opts.dnsFallback ?? ['1.1.1.1', '8.8.8.8'] });
     const egress = new TunnelEgress(opts, link, stack, dns, config);
     try {

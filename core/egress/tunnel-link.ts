@@ -1,10 +1,11 @@
 /**
- * The one interface TunnelEgress sees of a tunnel, whatever carries it (OpenVPN, SSTP): IPv4
- * packets in and out, when the server was last heard from, whether the link is up, and close.
+ * The one interface TunnelEgress sees of a tunnel, whatever carries it (OpenVPN, SSTP, SE-VPN):
+ * IPv4 packets (Ethernet frames on an SE-VPN hub port) in and out, when the server was last heard from, whether the link is up, and close.
  * Each protocol's client is wrapped once, in links/; nothing in egress branches on the protocol
  * after links/open-link.ts picked the client.
  */
-export type TunnelProtocol = 'openvpn' | 'sstp';
+export type TunnelProtocol = 'openvpn' | 'sstp' | 'sevpn';
+/** The protocols nodes are tried with (SE-VPN joins them with the protocol ladder). */
 export const TUNNEL_PROTOCOLS: readonly TunnelProtocol[] = ['openvpn', 'sstp'];
 
 export type LinkPhase = 'up' | 'reconnecting' | 'down';
@@ -22,6 +23,11 @@ export interface LinkConfig {
   keepaliveS: number;
   /** For /status: how the tunnel travels ("udp", "tcp", "tls"). */
   transport: string;
+  /**
+   * The link carries Ethernet frames (an SE-VPN hub port): the stack runs ARP and DHCP with this
+   * MAC, and the address, gateway and DNS above are the lease's once it comes.
+   */
+  ethernet?: { mac: Buffer };
 }
 
 export interface TunnelLink {
@@ -74,11 +80,30 @@ export interface SstpLinkSpec {
   upstreamUrl?: string;
 }
 
-export type LinkSpec = OpenVpnLinkSpec | SstpLinkSpec;
+/** How to reach a node with SE-VPN: its address, its TLS port, whom its certificate may come from, the hub. */
+export interface SeVpnLinkSpec {
+  protocol: 'sevpn';
+  host: string;
+  port: number;
+  /** The DDNS name a certificate from the OS roots must be for (null: only `ca` is trusted). */
+  serverName?: string | null;
+  sni?: boolean;
+  /** CAs trusted for the chain alone: the node profile's `<ca>`, the config's extra CA. */
+  ca?: string[];
+  /** VPN Gate's `VPNGATE` / `vpn` / `vpn` by default. */
+  hub?: string;
+  username?: string;
+  password?: string;
+  /** The stable MAC for this node's hub (hex, 12 digits; links/sevpn-link.ts macForNode). */
+  mac: string;
+  upstreamUrl?: string;
+}
+
+export type LinkSpec = OpenVpnLinkSpec | SstpLinkSpec | SeVpnLinkSpec;
 
 /** The same spec with its secrets and certificates left out, for logs and errors. */
 export function describeLink(spec: LinkSpec): string {
-  return spec.protocol === 'sstp'
-    ? `sstp ${spec.serverName} (${spec.host}:${spec.port})`
-    : `openvpn${spec.remoteHost ? ` via ${spec.remoteHost}` : ''}`;
+  if (spec.protocol === 'sstp') return `sstp ${spec.serverName} (${spec.host}:${spec.port})`;
+  if (spec.protocol === 'sevpn') return `sevpn ${spec.serverName ?? spec.host} (${spec.host}:${spec.port})`;
+  return `openvpn${spec.remoteHost ? ` via ${spec.remoteHost}` : ''}`;
 }

@@ -10,6 +10,7 @@ import type { LinkConfig } from './tunnel-link.js';
  * doubles our outgoing packets (measured in core/ovpn/README.md).
  */
 export function stackOptionsOf(config: LinkConfig): Omit<StackOptions, 'output'> {
+  if (config.ethernet) return { ethernet: config.ethernet, mtu: config.mtu, acks: 'per-batch' };
   return {
     address: config.address,
     netmask: config.netmask,

@@ -76,8 +76,13 @@ export function flagOf(code: string | null | undefined): string {
 }
 
 /** A tunnel's protocol as people say it: "OpenVPN UDP", "OpenVPN TCP", "SSTP". */
-export function protocolLabel(protocol: 'openvpn' | 'sstp' | null | undefined, proto?: 'tcp' | 'udp' | null): string {
+export function protocolLabel(
+  protocol: 'openvpn' | 'sstp' | 'sevpn' | null | undefined,
+  proto?: 'tcp' | 'udp' | null,
+): string {
   if (protocol === 'sstp') return 'SSTP';
+  // SoftEther's own protocol; vpngate.net's column calls it SSL-VPN.
+  if (protocol === 'sevpn') return 'SE-VPN';
   if (protocol === 'openvpn') return proto ? `OpenVPN ${proto.toUpperCase()}` : 'OpenVPN';
   return proto ? proto.toUpperCase() : '–';
 }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { silentLogger } from '../../core/common/index.js';
 import { Stack } from '../../core/netstack/index.js';
+import { macForNode, openTunnel, type Tunnel } from '../../core/egress/index.js';
 import { BlockReader, dialSeVpn, encodeBlocks, SeSession, type SeConnection } from '../../core/softether/index.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig, type RigNode } from '../rig/rig.js';
@@ -40,7 +41,7 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
   const open: SeConnection[] = [];
 
   beforeAll(async () => {
-    rig = await Rig.up({ nodes: 1, openvpn: [], bigMib: 1 });
+    rig = await Rig.up({ nodes: 1, openvpn: [], bigMib: 8 });
     ca = readFileSync(rig.state.caFile, 'utf8');
     node = rig.state.nodes[0]!;
   }, 240_000);
@@ -170,6 +171,58 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
       session.close();
     }
   }, 60_000);
+
+  it.each([false, true])(
+    'as a Tunnel (threads: %s): names through the hub’s DNS over UDP, and a verified download',
+    async (threads) => {
+      const t: Tunnel = await openTunnel({
+        id: `sevpn-${threads}`,
+        nodeId: node.name,
+        link: {
+          protocol: 'sevpn',
+          host: node.vpnAddress,
+          port: 443,
+          ca: [ca],
+          serverName: null,
+          hub: 'RIG',
+          mac: macForNode(node.name).toString('hex'),
+        },
+        logger: silentLogger(),
+        threads,
+      });
+      try {
+        expect(t.protocol).toBe('sevpn');
+        // SecureNAT's DNS proxy, asked over UDP inside the hub.
+        expect(await t.resolve('files.test')).toEqual([rig.state.inetAddress]);
+        const c = await t.connectTcp(rig.state.inetAddress, 80, { timeoutMs: 10_000 });
+        const hash = createHash('sha256');
+        let head: Buffer | null = Buffer.alloc(0);
+        let bytes = 0;
+        await new Promise<void>((resolve, reject) => {
+          c.stream.on('data', (chunk: Buffer) => {
+            if (head) {
+              head = Buffer.concat([head, chunk]);
+              const end = head.indexOf('\r\n\r\n');
+              if (end < 0) return;
+              chunk = head.subarray(end + 4);
+              head = null;
+            }
+            bytes += chunk.length;
+            hash.update(chunk);
+          });
+          c.stream.once('end', () => resolve());
+          c.stream.once('error', reject);
+          c.stream.write('GET /big HTTP/1.0\r\nHost: files.test\r\n\r\n');
+        });
+        c.stream.destroy();
+        expect(bytes).toBe(rig.state.bigBytes);
+        expect(hash.digest('hex')).toBe(rig.state.bigSha256);
+      } finally {
+        await t.close();
+      }
+    },
+    60_000,
+  );
 
   it('a wrong hub is refused with the server’s words; a certificate from another CA is refused before any login', async () => {
     await expect(dial({ hub: 'NO_SUCH_HUB' })).rejects.toMatchObject({

@@ -10,7 +10,7 @@ import { ProtocolChoice, type ProtocolMemory } from '../../core/groups/index.js'
 const BOTH = ['openvpn', 'sstp'] as const;
 
 function memory(): ProtocolMemory & { kept: Map<string, unknown> } {
-  const kept = new Map<string, { preferred: 'openvpn' | 'sstp' | null; reason: string }>();
+  const kept = new Map<string, { preferred: 'openvpn' | 'sstp' | 'sevpn' | null; reason: string }>();
   return { kept, load: (n) => kept.get(n) ?? null, save: (n, v) => void kept.set(n, v) };
 }
 

@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import { parseUpstreamUrl, type Logger } from '../../common/index.js';
+import { dialSeVpn, SeSession } from '../../softether/index.js';
+import type { LinkConfig, LinkPhase, OpenedLink, SeVpnLinkSpec, TunnelLink } from '../tunnel-link.js';
+
+/**
+ * A node's stable MAC on its hub: locally administered, unicast, from the node's name, so the
+ * hub's ARP table and SecureNAT's DHCP lease follow us from one session to the next.
+ */
+export function macForNode(nodeId: string): Buffer {
+  const mac = createHash('sha256').update(`gatehop-sevpn:${nodeId}`).digest().subarray(0, 6);
+  mac[0] = (mac[0]! & 0xfc) | 0x02;
+  return Buffer.from(mac);
+}
+
+/** An SE-VPN session (core/softether) as a TunnelLink carrying Ethernet frames. No L1 reconnect. */
+export class SeVpnLink implements TunnelLink {
+  readonly protocol = 'sevpn' as const;
+  readonly counters = { reconnects: 0, decryptFailures: 0 };
+  /** SE-VPN runs on the OS's TLS defaults; it never falls back. */
+  readonly weakTls = false;
+  #up = true;
+
+  constructor(readonly session: SeSession) {
+    session.on('down', () => {
+      this.#up = false;
+    });
+  }
+
+  get phase(): LinkPhase {
+    return this.#up ? 'up' : 'down';
+  }
+
+  get lastReceivedAt(): number {
+    return this.session.lastReceivedAt;
+  }
+
+  write(frame: Buffer): void {
+    this.session.send([frame]);
+  }
+
+  close(): void {
+    this.#up = false;
+    this.session.close();
+  }
+
+  onPackets(fn: (frames: Buffer[]) => void): void {
+    this.session.on('frames', fn);
+  }
+
+  onDown(fn: (reason: string) => void): void {
+    this.session.on('down', (err) => fn(err.message));
+  }
+
+  onPhase(fn: (phase: LinkPhase) => void): void {
+    this.session.on('down', () => fn('down'));
+  }
+
+  onReconnected(): void {}
+}
+
+export async function openSeVpnLink(
+  spec: SeVpnLinkSpec,
+  o: { logger: Logger; timeoutMs: number; signal?: AbortSignal },
+): Promise<OpenedLink> {
+  const deadline = AbortSignal.timeout(o.timeoutMs);
+  const conn = await dialSeVpn({
+    host: spec.host,
+    port: spec.port,
+    trust: { ca: spec.ca ?? [], serverName: spec.serverName ?? null },
+    ...(spec.sni !== undefined ? { sni: spec.sni } : {}),
+    upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,
+    hub: spec.hub ?? 'VPNGATE',
+    username: spec.username ?? 'vpn',
+    password: spec.password ?? 'vpn',
+    maxConnection: 1,
+    signal: o.signal ? AbortSignal.any([o.signal, deadline]) : deadline,
+  });
+  const session = new SeSession(conn, o.logger);
+  if (conn.welcome.message)
+    o.logger.info({ event: 'sevpn-hub-message', text: conn.welcome.message.slice(0, 500) }, 'the hub says');
+  const config: LinkConfig = {
+    // The address, gateway and DNS come from the hub's DHCP once the stack is up (ethernet).
+    address: '0.0.0.0',
+    netmask: '255.255.255.0',
+    gateway: null,
+    dns: [],
+    mtu: 1500,
+    // SoftEther's own keep-alives arrive within half its timeout.
+    keepaliveS: Math.ceil(conn.welcome.timeoutMs / 2000),
+    transport: 'tls',
+    ethernet: { mac: Buffer.from(spec.mac, 'hex') },
+  };
+  return { link: new SeVpnLink(session), config };
+}
