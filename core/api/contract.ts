@@ -111,9 +111,9 @@ export const settingsSchema = z
       .max(24 * 3_600_000),
     /** The order nodes' protocols are tried in (config tunnel.protocols): both, either first, or one alone. */
     protocols: z
-      .array(z.enum(['openvpn', 'sstp']))
+      .array(z.enum(['openvpn', 'sstp', 'sevpn']))
       .min(1, 'at least one protocol')
-      .max(2)
+      .max(3)
       .refine((a) => new Set(a).size === a.length, 'each protocol at most once'),
     /** More places that serve the VPN Gate list (config vpngate.sources); tried when the official ones fail. */
     listSources: z

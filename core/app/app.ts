@@ -250,17 +250,19 @@ function startController(
       const link: LinkSpec =
         o.protocol === 'sstp'
           ? { protocol: 'sstp', ...pipeline.routes.sstpRoute(node) }
-          : {
-              protocol: 'openvpn',
-              profileText: node.profile,
-              ...pipeline.routes.tunnelRoute(node),
-              // A node that refused modern TLS before starts on legacy TLS (no refused handshake first).
-              ...(weakTlsRemembered(store, node.id) ? { legacyTls: true } : {}),
-            };
+          : o.protocol === 'sevpn'
+            ? { protocol: 'sevpn', ...pipeline.routes.sevpnRoute(node) }
+            : {
+                protocol: 'openvpn',
+                profileText: node.profile,
+                ...pipeline.routes.tunnelRoute(node),
+                // A node that refused modern TLS before starts on legacy TLS (no refused handshake first).
+                ...(weakTlsRemembered(store, node.id) ? { legacyTls: true } : {}),
+              };
       const where =
-        link.protocol === 'sstp'
-          ? `${link.host}:${link.port}/sstp`
-          : `${link.remoteHost ?? node.ip}:${node.port}/${node.proto}`;
+        link.protocol === 'openvpn'
+          ? `${link.remoteHost ?? node.ip}:${node.port}/${node.proto}`
+          : `${link.host}:${link.port}/${link.protocol}`;
       const via = link.upstreamUrl && up ? up.proxy.display : null;
       logger.info(
         {

@@ -60,9 +60,13 @@ const tunnelSchema = z
     threads: z.boolean().default(true),
     /** A tunnel worker's JS heap cap (MiB); past it only that tunnel fails. */
     workerHeapMb: z.number().int().min(32).max(4096).default(256),
-    /** The order a node's protocols are tried in: OpenVPN (UDP or TCP, as its profile says), then MS-SSTP (HTTPS). */
+    /**
+     * The order a node's protocols are tried in: OpenVPN (UDP or TCP, as its profile says), MS-SSTP
+     * (HTTPS), and SoftEther's own SE-VPN (TLS on the node's TCP port; opt-in until its figures say
+     * where it belongs in the default order).
+     */
     protocols: z
-      .array(z.enum(['openvpn', 'sstp']))
+      .array(z.enum(['openvpn', 'sstp', 'sevpn']))
       .min(1)
       .refine((a) => new Set(a).size === a.length, 'each protocol at most once')
       .default(['openvpn', 'sstp']),
@@ -79,6 +83,15 @@ const tunnelSchema = z
         /** VPN Gate's SSTP account. */
         username: z.string().min(1).default('vpn'),
         password: z.string().min(1).default('vpn'),
+      })
+      .strict()
+      .prefault({}),
+    /** SE-VPN: the hub and account (VPN Gate's); tunnel.sstp.ca and tunnel.sstp.sni apply to it too. */
+    sevpn: z
+      .object({
+        hub: z.string().min(1).max(255).default('VPNGATE'),
+        username: z.string().min(1).max(255).default('vpn'),
+        password: z.string().min(1).max(255).default('vpn'),
       })
       .strict()
       .prefault({}),

@@ -7,7 +7,15 @@ import {
   type UpstreamProxy,
 } from '../common/index.js';
 import { readFileSync } from 'node:fs';
-import { isTunnel, type EgressManager, type SstpLinkSpec, type TunnelProtocol } from '../egress/index.js';
+import {
+  isTunnel,
+  macForNode,
+  type EgressManager,
+  type SeVpnLinkSpec,
+  type SstpLinkSpec,
+  type TunnelProtocol,
+} from '../egress/index.js';
+import { parseProfile } from '../ovpn/index.js';
 import { probeNode, type Prober, type ProbeResult, type Ranking, type Reachability } from '../selector/index.js';
 import type { Store } from '../store/index.js';
 import { directDialer, localGoesDirect, upstreamDialer, type Dialer, type VpnGateNode } from '../vpngate/index.js';
@@ -52,7 +60,9 @@ export class NodeRoutes {
     if (allowed.includes('openvpn') && node.profile && !(up && node.proto === 'udp' && this.#udp(up) === 'fails'))
       out.push('openvpn');
     if (allowed.includes('sstp') && node.source === 'list') out.push('sstp');
-    return out;
+    // SE-VPN trusts the node by the CA in its profile (or the OS roots under its DDNS name).
+    if (allowed.includes('sevpn') && node.profile) out.push('sevpn');
+    return out.sort((a, b) => allowed.indexOf(a) - allowed.indexOf(b));
   }
 
   /** The TLS port SSTP uses: the node's own TCP port (SoftEther serves every protocol there), else tunnel.sstp.port. */
@@ -73,6 +83,35 @@ export class NodeRoutes {
       username: t.username,
       password: t.password,
       ...(ca ? { ca: [ca] } : {}),
+      ...(up ? { upstreamUrl: urlOf(up) } : {}),
+    };
+  }
+
+  /**
+   * An SE-VPN tunnel to `node`: its address (or name) and TLS port (as SSTP's), the CA in its
+   * profile and the extra CA for the chain, or the OS roots under its DDNS name; the hub and
+   * account; the node's stable MAC.
+   */
+  sevpnRoute(node: VpnGateNode): Omit<SeVpnLinkSpec, 'protocol'> {
+    const c = this.config().tunnel;
+    const up = this.#upstream();
+    const extra = this.#caPem(c.sstp.ca);
+    let profileCa: string | null;
+    try {
+      profileCa = parseProfile(node.profile).ca;
+    } catch {
+      profileCa = null;
+    }
+    return {
+      host: this.hostOf(node),
+      port: this.sstpPort(node),
+      serverName: node.source === 'list' ? `${node.id}.${DDNS_SUFFIX}` : null,
+      sni: c.sstp.sni,
+      ca: [profileCa, extra].filter((x): x is string => !!x),
+      hub: c.sevpn.hub,
+      username: c.sevpn.username,
+      password: c.sevpn.password,
+      mac: macForNode(node.id).toString('hex'),
       ...(up ? { upstreamUrl: urlOf(up) } : {}),
     };
   }
@@ -144,10 +183,11 @@ export class NodeRoutes {
     const upstream = this.#upstream();
     let last: ProbeResult = { rttMs: null, samples: [] };
     for (const p of order) {
+      // SSTP and SE-VPN by a TCP handshake to their TLS port: no protocol packet a filter could read.
       last =
-        p === 'sstp'
-          ? await probeNode('tcp', this.hostOf(node), this.sstpPort(node), { ...opts, upstream })
-          : await probeNode(node.proto, this.hostOf(node), node.port, { ...opts, upstream });
+        p === 'openvpn'
+          ? await probeNode(node.proto, this.hostOf(node), node.port, { ...opts, upstream })
+          : await probeNode('tcp', this.hostOf(node), this.sstpPort(node), { ...opts, upstream });
       if (last.rttMs !== null) {
         this.#probedBy.set(node.id, p);
         return last;

@@ -180,4 +180,4 @@ export class ProtocolChoice {
   }
 }
 
-const label = (p: TunnelProtocol): string => (p === 'sstp' ? 'SSTP' : 'OpenVPN');
+const label = (p: TunnelProtocol): string => (p === 'sstp' ? 'SSTP' : p === 'sevpn' ? 'SE-VPN' : 'OpenVPN');

@@ -116,6 +116,19 @@ describe('protocols in the window', () => {
     mount(<Overview />, store, {}, 'zh-CN');
     expect(screen.getByTestId('protocol-learned').textContent).toMatch(/SSTP/);
     cleanup();
+    // SE-VPN learnt (#35): named as people say it, in the tunnel's row too.
+    store.getState().setStatus(
+      status({
+        active: { ...status().active!, proto: 'tcp', protocol: 'sevpn' },
+        protocols: { order: ['openvpn', 'sstp', 'sevpn'], preferred: 'sevpn', reason: 'x', learn: true },
+      }),
+    );
+    mount(<Overview />, store);
+    expect(screen.getByTestId('active-protocol').textContent).toBe('SE-VPN');
+    expect(screen.getByTestId('protocol-learned').textContent).toMatch(
+      /block OpenVPN: Gatehop connects over SE-VPN first/,
+    );
+    cleanup();
     // Not learnt, or SSTP first because the user chose that: no note.
     store
       .getState()
@@ -156,8 +169,11 @@ describe('protocols in the window', () => {
     expect([...select.options].map((o) => o.textContent)).toEqual([
       'OpenVPN, then SSTP',
       'SSTP, then OpenVPN',
+      'OpenVPN, then SSTP, then SE-VPN',
+      'SE-VPN first, then OpenVPN and SSTP',
       'OpenVPN only',
       'SSTP only',
+      'SE-VPN only',
     ]);
     expect(select.value).toBe('openvpn,sstp');
     fireEvent.change(select, { target: { value: 'sstp' } });

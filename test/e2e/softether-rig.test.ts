@@ -12,6 +12,10 @@ import { createHash } from 'node:crypto';
 import { silentLogger } from '../../core/common/index.js';
 import { Stack } from '../../core/netstack/index.js';
 import { macForNode, openTunnel, type Tunnel } from '../../core/egress/index.js';
+import { startApp } from '../../core/app/index.js';
+import { curl } from '../helpers/curl.js';
+import { eventually } from '../helpers/fds.js';
+import { rigAppConfig } from '../helpers/rig-app.js';
 import { BlockReader, dialSeVpn, encodeBlocks, SeSession, type SeConnection } from '../../core/softether/index.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig, type RigNode } from '../rig/rig.js';
@@ -223,6 +227,32 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
     },
     60_000,
   );
+
+  it('a node whose OpenVPN and SSTP servers are turned off is reached over SE-VPN by the app, when SE-VPN is in the order', async () => {
+    const undo = [rig.setProtocol(node.name, 'OpenVPN', false), rig.setProtocol(node.name, 'SSTP', false)];
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-sevpn-app-'));
+    const app = await startApp(
+      rigAppConfig(rig, dataDir, {
+        tunnel: { protocols: ['openvpn', 'sstp', 'sevpn'], sstp: { ca: rig.state.caFile }, sevpn: { hub: 'RIG' } },
+        groups: { connectTimeoutMs: 5_000, maxAttempts: 3 },
+      }),
+      silentLogger(),
+    );
+    try {
+      await eventually(() => app.controller!.active !== null, 90_000, 'a tunnel comes up');
+      expect(app.controller!.active!.egress.protocol).toBe('sevpn');
+      // OpenVPN and SSTP were tried first and failed there; the node now goes to SE-VPN first.
+      const tried = app.controller!.protocolsFor(app.controller!.active!.node);
+      expect(tried[0]!.protocol).toBe('sevpn');
+      for (const name of ['openvpn', 'sstp'])
+        expect(tried.find((p) => p.protocol === name)?.record?.tried ?? 0).toBeGreaterThanOrEqual(1);
+      const r = await curl(['--socks5-hostname', `127.0.0.1:${app.listening.proxy.port}`, rig.url('/ip')]);
+      expect(r.stdout.toString()).toBe(node.exitAddress);
+    } finally {
+      await app.stop();
+      for (const u of undo) u();
+    }
+  }, 150_000);
 
   it('a wrong hub is refused with the server’s words; a certificate from another CA is refused before any login', async () => {
     await expect(dial({ hub: 'NO_SUCH_HUB' })).rejects.toMatchObject({

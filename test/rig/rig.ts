@@ -595,6 +595,27 @@ export class Rig {
     return new NativeClient(child, this.state.clientNs);
   }
 
+  /**
+   * Turns a SoftEther node's OpenVPN or SSTP server on or off (vpncmd ProtoOptionsSet, as an
+   * operator would); SE-VPN, SoftEther's own, cannot be turned off. Returns a function that undoes it.
+   */
+  setProtocol(nodeName: string, protocol: 'OpenVPN' | 'SSTP', enabled: boolean): () => void {
+    const n = this.node(nodeName);
+    const set = (on: boolean): void =>
+      void this.#ns(n.ns, [
+        '/usr/libexec/softether/vpncmd/vpncmd',
+        'localhost:443',
+        '/SERVER',
+        '/CMD',
+        'ProtoOptionsSet',
+        protocol,
+        '/NAME:Enabled',
+        `/VALUE:${on ? 'true' : 'false'}`,
+      ]);
+    set(enabled);
+    return () => set(!enabled);
+  }
+
   #ns(ns: string, cmd: string[], tolerant = false): string {
     try {
       return execFileSync('ip', ['netns', 'exec', ns, ...cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -82,7 +82,7 @@ export const en = {
     downRate: 'Down',
     tunnels: 'Tunnels',
     pinFailed: 'The pinned node {{node}} failed; the best node stands in until it recovers.',
-    protocolLearned: 'This network seems to block OpenVPN: Gatehop connects over SSTP first here.',
+    protocolLearned: 'This network seems to block {{blocked}}: Gatehop connects over {{protocol}} first here.',
   },
   members: {
     title: 'Tunnels in use',
@@ -324,12 +324,15 @@ export const en = {
       'More places that serve the VPN Gate list (one URL per line). Tried when VPN Gate itself cannot be reached.',
     protocols: 'Tunnel protocols',
     protocolsHint:
-      'OpenVPN is faster where it gets through; SSTP (HTTPS on port 443) gets through filters that break OpenVPN. With both, Gatehop learns which one your network lets through.',
+      'OpenVPN is faster where it gets through; SSTP (HTTPS on port 443) gets through filters that break OpenVPN. With both, Gatehop learns which one your network lets through. SE-VPN is SoftEther’s own protocol, what VPN Gate’s own app speaks: it looks like HTTPS from the first byte and has got through where OpenVPN did not.',
     protocolOrder: {
       'openvpn-sstp': 'OpenVPN, then SSTP',
       'sstp-openvpn': 'SSTP, then OpenVPN',
       openvpn: 'OpenVPN only',
       sstp: 'SSTP only',
+      'openvpn-sstp-sevpn': 'OpenVPN, then SSTP, then SE-VPN',
+      'sevpn-openvpn-sstp': 'SE-VPN first, then OpenVPN and SSTP',
+      sevpn: 'SE-VPN only',
     },
     language: 'Language',
     languageAuto: 'System default',

@@ -86,7 +86,8 @@ export const fa: Catalog = {
     downRate: 'دریافت',
     tunnels: 'تونل‌ها',
     pinFailed: 'سرور ثابت‌شدهٔ {{node}} از کار افتاد؛ تا وقتی برگردد، بهترین سرور جای آن کار می‌کند.',
-    protocolLearned: 'به نظر می‌رسد این شبکه OpenVPN را مسدود می‌کند: Gatehop اینجا ابتدا از SSTP وصل می‌شود.',
+    protocolLearned:
+      'به نظر می‌رسد این شبکه {{blocked}} را مسدود می‌کند: Gatehop اینجا ابتدا از {{protocol}} وصل می‌شود.',
   },
   members: {
     title: 'تونل‌های در حال استفاده',
@@ -329,12 +330,15 @@ export const fa: Catalog = {
       'جاهای دیگری که فهرست VPN Gate را می‌دهند (هر نشانی در یک خط). وقتی خود VPN Gate در دسترس نباشد امتحان می‌شوند.',
     protocols: 'پروتکل‌های تونل',
     protocolsHint:
-      'جایی که OpenVPN عبور کند، سریع‌تر است؛ SSTP (HTTPS روی درگاه ۴۴۳) از فیلترهایی که OpenVPN را می‌شکنند عبور می‌کند. با هر دو، Gatehop یاد می‌گیرد شبکهٔ شما کدام را عبور می‌دهد.',
+      'جایی که OpenVPN عبور کند، سریع‌تر است؛ SSTP (HTTPS روی درگاه ۴۴۳) از فیلترهایی که OpenVPN را می‌شکنند عبور می‌کند. با هر دو، Gatehop یاد می‌گیرد شبکهٔ شما کدام را عبور می‌دهد. SE-VPN پروتکل خود SoftEther است، همان که برنامهٔ خود VPN Gate به کار می‌برد: از نخستین بایت شبیه HTTPS است و جایی که OpenVPN عبور نکرده، عبور کرده است.',
     protocolOrder: {
       'openvpn-sstp': 'اول OpenVPN، سپس SSTP',
       'sstp-openvpn': 'اول SSTP، سپس OpenVPN',
       openvpn: 'فقط OpenVPN',
       sstp: 'فقط SSTP',
+      'openvpn-sstp-sevpn': 'اول OpenVPN، سپس SSTP، سپس SE-VPN',
+      'sevpn-openvpn-sstp': 'اول SE-VPN، سپس OpenVPN و SSTP',
+      sevpn: 'فقط SE-VPN',
     },
     language: 'زبان',
     languageAuto: 'پیش‌فرض سیستم',

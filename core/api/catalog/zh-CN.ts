@@ -75,7 +75,7 @@ export const zhCN: Catalog = {
     downRate: '下行',
     tunnels: '隧道',
     pinFailed: '固定节点 {{node}} 失败；在其恢复前由最佳节点代替。',
-    protocolLearned: '此网络似乎屏蔽了 OpenVPN：Gatehop 在这里优先通过 SSTP 连接。',
+    protocolLearned: '此网络似乎屏蔽了 {{blocked}}：Gatehop 在这里优先通过 {{protocol}} 连接。',
   },
   members: {
     title: '使用中的隧道',
@@ -303,12 +303,15 @@ export const zhCN: Catalog = {
     listSourcesHint: '其他提供 VPN Gate 列表的地址（每行一个网址）。无法访问 VPN Gate 本站时使用。',
     protocols: '隧道协议',
     protocolsHint:
-      '在 OpenVPN 能通过的地方它更快；SSTP（443 端口上的 HTTPS）能穿过阻断 OpenVPN 的过滤。两者都选时，Gatehop 会学习您的网络放行哪一个。',
+      '在 OpenVPN 能通过的地方它更快；SSTP（443 端口上的 HTTPS）能穿过阻断 OpenVPN 的过滤。两者都选时，Gatehop 会学习您的网络放行哪一个。SE-VPN 是 SoftEther 自己的协议，也是 VPN Gate 官方客户端使用的协议：它从第一个字节起就像 HTTPS，在 OpenVPN 不通的地方曾经能通。',
     protocolOrder: {
       'openvpn-sstp': '先 OpenVPN，再 SSTP',
       'sstp-openvpn': '先 SSTP，再 OpenVPN',
       openvpn: '仅 OpenVPN',
       sstp: '仅 SSTP',
+      'openvpn-sstp-sevpn': '先 OpenVPN，再 SSTP，再 SE-VPN',
+      'sevpn-openvpn-sstp': '先 SE-VPN，再 OpenVPN 和 SSTP',
+      sevpn: '仅 SE-VPN',
     },
     drainGraceMin: '排空宽限期（分钟）',
     language: '语言',

@@ -75,7 +75,7 @@ export const zhTW: Catalog = {
     downRate: '下載',
     tunnels: '通道',
     pinFailed: '固定節點 {{node}} 失敗；在其恢復前由最佳節點代替。',
-    protocolLearned: '此網路似乎封鎖了 OpenVPN：Gatehop 在這裡優先透過 SSTP 連線。',
+    protocolLearned: '此網路似乎封鎖了 {{blocked}}：Gatehop 在這裡優先透過 {{protocol}} 連線。',
   },
   members: {
     title: '使用中的通道',
@@ -303,12 +303,15 @@ export const zhTW: Catalog = {
     listSourcesHint: '其他提供 VPN Gate 清單的位址（每行一個網址）。無法連上 VPN Gate 本站時使用。',
     protocols: '通道協定',
     protocolsHint:
-      '在 OpenVPN 能通過的地方它比較快；SSTP（443 連接埠上的 HTTPS）能穿過阻斷 OpenVPN 的過濾。兩者都選時，Gatehop 會學習您的網路放行哪一個。',
+      '在 OpenVPN 能通過的地方它比較快；SSTP（443 連接埠上的 HTTPS）能穿過阻斷 OpenVPN 的過濾。兩者都選時，Gatehop 會學習您的網路放行哪一個。SE-VPN 是 SoftEther 自己的協定，也是 VPN Gate 官方用戶端使用的協定：它從第一個位元組起就像 HTTPS，在 OpenVPN 不通的地方曾經能通。',
     protocolOrder: {
       'openvpn-sstp': '先 OpenVPN，再 SSTP',
       'sstp-openvpn': '先 SSTP，再 OpenVPN',
       openvpn: '僅 OpenVPN',
       sstp: '僅 SSTP',
+      'openvpn-sstp-sevpn': '先 OpenVPN，再 SSTP，再 SE-VPN',
+      'sevpn-openvpn-sstp': '先 SE-VPN，再 OpenVPN 和 SSTP',
+      sevpn: '僅 SE-VPN',
     },
     drainGraceMin: '排空寬限期（分鐘）',
     language: '語言',

@@ -55,9 +55,12 @@ export function Overview() {
           {t('overview.pinFailed', { node: status.pinFailed })}
         </p>
       ) : null}
-      {status.protocols?.preferred === 'sstp' && status.protocols.order[0] !== 'sstp' ? (
+      {status.protocols?.preferred && status.protocols.order[0] !== status.protocols.preferred ? (
         <p role="status" className="banner banner-info" data-testid="protocol-learned">
-          {t('overview.protocolLearned')}
+          {t('overview.protocolLearned', {
+            protocol: protocolLabel(status.protocols.preferred),
+            blocked: protocolLabel(status.protocols.order[0]),
+          })}
         </p>
       ) : null}
       <div className="cards">

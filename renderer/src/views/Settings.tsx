@@ -45,7 +45,15 @@ const toForm = (s: SettingsDto): Form => ({
 });
 
 /** The protocol orders the window offers (tunnel.protocols). */
-const PROTOCOL_ORDERS = ['openvpn,sstp', 'sstp,openvpn', 'openvpn', 'sstp'] as const;
+const PROTOCOL_ORDERS = [
+  'openvpn,sstp',
+  'sstp,openvpn',
+  'openvpn,sstp,sevpn',
+  'sevpn,openvpn,sstp',
+  'openvpn',
+  'sstp',
+  'sevpn',
+] as const;
 
 /** A field's error in the UI language (zod's messages are English): by field first, then by kind of problem. */
 function validationMessage(
@@ -264,7 +272,7 @@ export function Settings() {
             >
               {PROTOCOL_ORDERS.map((o) => (
                 <option key={o} value={o}>
-                  {t(`settings.protocolOrder.${o.replace(',', '-')}`)}
+                  {t(`settings.protocolOrder.${o.replaceAll(',', '-')}`)}
                 </option>
               ))}
             </select>
