@@ -3,7 +3,6 @@
  * with the SHA-0 password proof, Welcome), the trust rule, and Ethernet frames both ways — an ARP
  * request to the hub's SecureNAT answered, a DHCP offer for our MAC.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +18,7 @@ import { rigAppConfig } from '../helpers/rig-app.js';
 import { BlockReader, dialSeVpn, encodeBlocks, SeSession, type SeConnection } from '../../core/softether/index.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig, type RigNode } from '../rig/rig.js';
+import { selfSignedCert } from '../helpers/self-signed.js';
 
 /** SecureNAT's defaults: the virtual host answers ARP and DHCP at 192.168.30.1. */
 const SECURENAT_IP = [192, 168, 30, 1];
@@ -259,27 +259,7 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
       code: 'GH_ERR_SOFTETHER_REFUSED',
       message: expect.stringMatching(/no such hub/),
     });
-    const dir = mkdtempSync(join(tmpdir(), 'gh-other-ca-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-subj',
-        '/CN=another CA',
-        '-days',
-        '1',
-        '-keyout',
-        join(dir, 'k.pem'),
-        '-out',
-        join(dir, 'c.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    const otherCa = readFileSync(join(dir, 'c.pem'), 'utf8');
+    const otherCa = selfSignedCert('another CA').cert;
     await expect(dial({ trust: { ca: [otherCa], serverName: null } })).rejects.toMatchObject({
       code: 'GH_ERR_SOFTETHER_REFUSED',
       message: expect.stringMatching(/certificate is refused/),

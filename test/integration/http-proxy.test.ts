@@ -1,14 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { curl, sha256 } from '../helpers/curl.js';
 import { startProxy, testCredentials, TEST_USER, type RunningProxy } from '../helpers/proxy.js';
 import { makeBlob, Servers, startHttpServer } from '../helpers/servers.js';
 import { RawClient } from '../helpers/socks-client.js';
+import { selfSignedCert } from '../helpers/self-signed.js';
 
 const servers = new Servers();
 afterEach(() => servers.closeAll());
@@ -17,29 +14,9 @@ async function proxy(opts: Parameters<typeof startProxy>[0] = {}): Promise<Runni
   return servers.track(await startProxy(opts));
 }
 
-let tls: { key: Buffer; cert: Buffer };
+let tls: { key: string; cert: string };
 beforeAll(() => {
-  const dir = mkdtempSync(join(tmpdir(), 'gh-tls-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-keyout',
-      join(dir, 'k.pem'),
-      '-out',
-      join(dir, 'c.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  tls = { key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) };
+  tls = selfSignedCert('localhost');
 });
 
 describe('HTTP proxy on the same port', () => {

@@ -23,6 +23,10 @@ function recorder(): CarrierSink & { got: Buffer[]; errors: GatehopError[]; malf
   return r;
 }
 
+/** A carrier to a loopback server. */
+const openTo = (port: number, proto: 'tcp' | 'udp', sink: CarrierSink): Promise<Carrier> =>
+  openCarrier({ host: '127.0.0.1', port, proto, upstream: null, sink, logger: silentLogger() });
+
 const frame = (b: Buffer): Buffer => Buffer.concat([Buffer.from([b.length >> 8, b.length & 255]), b]);
 
 describe('OpenVPN carriers', () => {
@@ -47,14 +51,7 @@ describe('OpenVPN carriers', () => {
       setTimeout(() => s.write(two.subarray(4)), 20);
     });
     const sink = recorder();
-    const c: Carrier = await openCarrier({
-      host: '127.0.0.1',
-      port,
-      proto: 'tcp',
-      upstream: null,
-      sink,
-      logger: silentLogger(),
-    });
+    const c: Carrier = await openTo(port, 'tcp', sink);
     closers.push(() => c.close());
     expect([c.kind, c.framed]).toEqual(['tcp', true]);
     await until(() => (sink.got.length === 2 ? true : undefined), 5_000, 'two records');
@@ -67,14 +64,7 @@ describe('OpenVPN carriers', () => {
   it('TCP: a record of an impossible length is GH_ERR_OVPN_PROTOCOL, said once; the server closing is GH_ERR_NETSTACK_CLOSED', async () => {
     const port = await tcpServer((s) => s.write(Buffer.from([0xff, 0xff, 1, 2, 3])));
     const sink = recorder();
-    const c = await openCarrier({
-      host: '127.0.0.1',
-      port,
-      proto: 'tcp',
-      upstream: null,
-      sink,
-      logger: silentLogger(),
-    });
+    const c = await openTo(port, 'tcp', sink);
     await until(() => (sink.errors.length > 0 ? true : undefined), 5_000, 'an error');
     await new Promise((r) => setTimeout(r, 50));
     expect(sink.errors.map((e) => e.code)).toEqual(['GH_ERR_OVPN_PROTOCOL']);
@@ -82,14 +72,7 @@ describe('OpenVPN carriers', () => {
 
     const closing = await tcpServer((s) => s.end());
     const sink2 = recorder();
-    await openCarrier({
-      host: '127.0.0.1',
-      port: closing,
-      proto: 'tcp',
-      upstream: null,
-      sink: sink2,
-      logger: silentLogger(),
-    });
+    await openTo(closing, 'tcp', sink2);
     await until(() => (sink2.errors.length > 0 ? true : undefined), 5_000, 'the close');
     expect(sink2.errors.map((e) => e.code)).toEqual(['GH_ERR_NETSTACK_CLOSED']);
   });
@@ -98,21 +81,12 @@ describe('OpenVPN carriers', () => {
     const port = await tcpServer(() => {});
     closers.splice(0).forEach((c) => c());
     await new Promise((r) => setTimeout(r, 20));
-    await expect(
-      openCarrier({ host: '127.0.0.1', port, proto: 'tcp', upstream: null, sink: recorder(), logger: silentLogger() }),
-    ).rejects.toMatchObject({ code: 'GH_ERR_EGRESS_CONNECT_REFUSED' });
+    await expect(openTo(port, 'tcp', recorder())).rejects.toMatchObject({ code: 'GH_ERR_EGRESS_CONNECT_REFUSED' });
 
     let peer: Socket | null = null;
     const live = await tcpServer((s) => (peer = s));
     const sink = recorder();
-    const c = await openCarrier({
-      host: '127.0.0.1',
-      port: live,
-      proto: 'tcp',
-      upstream: null,
-      sink,
-      logger: silentLogger(),
-    });
+    const c = await openTo(live, 'tcp', sink);
     await until(() => peer ?? undefined, 5_000, 'the server side');
     c.close();
     peer!.write(frame(Buffer.from('late')));
@@ -131,14 +105,7 @@ describe('OpenVPN carriers', () => {
       server.send(Buffer.concat([Buffer.from('echo:'), m]), rinfo.port, rinfo.address);
     });
     const sink = recorder();
-    const c = await openCarrier({
-      host: '127.0.0.1',
-      port: (server.address() as AddressInfo).port,
-      proto: 'udp',
-      upstream: null,
-      sink,
-      logger: silentLogger(),
-    });
+    const c = await openTo((server.address() as AddressInfo).port, 'udp', sink);
     closers.push(() => c.close());
     expect(['udp-native', 'udp']).toContain(c.kind);
     expect(c.framed).toBe(false);

@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
 import { Op, parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 import { StableServer } from '../helpers/stable-server.js';
+import { selfSignedCert } from '../helpers/self-signed.js';
 
 /**
  * The SoftEther Stable (4.x) behaviours VPN Gate nodes have and the rig's Debian 5.01 server does
@@ -13,27 +11,7 @@ import { StableServer } from '../helpers/stable-server.js';
  */
 let pem: { cert: string; key: string };
 beforeAll(() => {
-  const dir = mkdtempSync(join(tmpdir(), 'gh-stable-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=stable.test',
-      '-keyout',
-      join(dir, 'k.pem'),
-      '-out',
-      join(dir, 'c.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  pem = { cert: readFileSync(join(dir, 'c.pem'), 'utf8'), key: readFileSync(join(dir, 'k.pem'), 'utf8') };
+  pem = selfSignedCert('stable.test');
 });
 
 const open: Array<{ close(): void }> = [];

@@ -3,16 +3,13 @@
  * oversized blocks, or nothing but keep-alives. Each gets a coded error (or is simply lived with)
  * and nothing grows without bound. A real TLS server on loopback, speaking just enough SoftEther.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
 import { dialSeVpn, encodeKeepAlive, Pack, SeSession } from '../../core/softether/index.js';
 import { until } from '../helpers/fds.js';
+import { selfSignedCert } from '../helpers/self-signed.js';
 
 type Behaviour = (socket: TLSSocket, request: () => Promise<string>) => void | Promise<void>;
 
@@ -24,19 +21,7 @@ describe('a hostile SE-VPN server', () => {
   let behaviour: Behaviour = () => {};
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gh-sevpn-hostile-'));
-    execFileSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=hostile', '-days', '1'].concat([
-        '-keyout',
-        join(dir, 'k.pem'),
-        '-out',
-        join(dir, 'c.pem'),
-      ]),
-      { stdio: 'ignore' },
-    );
-    cert = readFileSync(join(dir, 'c.pem'), 'utf8');
-    key = readFileSync(join(dir, 'k.pem'), 'utf8');
+    ({ cert, key } = selfSignedCert('hostile'));
     server = createServer({ cert, key }, (socket) => {
       socket.on('error', () => {});
       let buf = Buffer.alloc(0);

@@ -19,6 +19,11 @@ import {
 } from '../../core/softether/index.js';
 
 const hex = (b: Buffer): string => b.toString('hex');
+const u32 = (n: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
 
 describe('SHA-0', () => {
   it.each([
@@ -125,11 +130,6 @@ describe('PACK', () => {
     }
     throw new Error('accepted');
   };
-  const u32 = (n: number): Buffer => {
-    const b = Buffer.alloc(4);
-    b.writeUInt32BE(n);
-    return b;
-  };
 
   it('refuses hostile PACKs with GH_ERR_SOFTETHER_PROTOCOL before allocating: counts, sizes, types, names, truncation', () => {
     expect(refused(Buffer.concat([u32(0xffffffff)]))).toMatch(/elements/);
@@ -189,11 +189,6 @@ describe('data blocks', () => {
   });
 
   it('drops a block over a frame (≤ twice that), and ends the connection on a larger one or an oversized keep-alive', () => {
-    const u32 = (n: number): Buffer => {
-      const b = Buffer.alloc(4);
-      b.writeUInt32BE(n);
-      return b;
-    };
     const r = new BlockReader();
     expect(
       r.push(Buffer.concat([u32(2), u32(MAX_FRAME + 1), Buffer.alloc(MAX_FRAME + 1), u32(3), Buffer.from('abc')])),
@@ -204,11 +199,6 @@ describe('data blocks', () => {
   });
 
   it('holds at most one block, whatever count a send claims', () => {
-    const u32 = (n: number): Buffer => {
-      const b = Buffer.alloc(4);
-      b.writeUInt32BE(n);
-      return b;
-    };
     const r = new BlockReader();
     r.push(u32(0xfffffffe));
     for (let i = 0; i < 10_000; i++) expect(r.push(Buffer.concat([u32(3), Buffer.from('xyz')]))).toHaveLength(1);

@@ -75,9 +75,8 @@ u32_t *gh_hook_tcp_out(struct pbuf *p, struct tcp_hdr *hdr, const struct tcp_pcb
   return opts;
 }
 
-static err_t netif_output_cb(struct netif *netif, struct pbuf *p, const ip4_addr_t *ipaddr) {
-  (void)netif;
-  (void)ipaddr;
+/* A packet (or a frame) to the host: straight from a single pbuf, or copied once from a chain. */
+static err_t output_pbuf(struct pbuf *p) {
   if (p->next == NULL) {
     js_output((const uint8_t *)p->payload, p->len);
   } else {
@@ -85,6 +84,12 @@ static err_t netif_output_cb(struct netif *netif, struct pbuf *p, const ip4_addr
     js_output(g_scratch, n);
   }
   return ERR_OK;
+}
+
+static err_t netif_output_cb(struct netif *netif, struct pbuf *p, const ip4_addr_t *ipaddr) {
+  (void)netif;
+  (void)ipaddr;
+  return output_pbuf(p);
 }
 
 static err_t netif_init_cb(struct netif *netif) {
@@ -130,13 +135,7 @@ void gh_hook_dhcp_option(unsigned char option, unsigned char len, struct pbuf *p
 
 static err_t eth_link_output(struct netif *netif, struct pbuf *p) {
   (void)netif;
-  if (p->next == NULL) {
-    js_output((const uint8_t *)p->payload, p->len);
-  } else {
-    u16_t n = pbuf_copy_partial(p, g_scratch, p->tot_len, 0);
-    js_output(g_scratch, n);
-  }
-  return ERR_OK;
+  return output_pbuf(p);
 }
 
 /* The address (bound, renewed to another, or lost) for the host. */

@@ -1,0 +1,20 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A throwaway self-signed certificate and its key (PEM) for a test's TLS server, by Debian's openssl. */
+export function selfSignedCert(commonName: string): { cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'gh-cert-'));
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${commonName}`].concat([
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ]),
+    { stdio: 'ignore' },
+  );
+  return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
+}
