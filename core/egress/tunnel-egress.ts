@@ -86,6 +86,12 @@ export class TunnelEgress implements Egress {
       if (addressChanged && this.#state !== 'closed')
         this.#fail(`the server gave a new address (${address}) after reconnecting`);
     });
+    // An Ethernet link's lease lost, or renewed to another address: connections on the old one cannot continue.
+    if (config.ethernet)
+      stack.onLease((lease) => {
+        if (this.#state === 'closed' || lease?.address === config.address) return;
+        this.#fail(lease ? `the hub's DHCP gave a new address (${lease.address})` : "the hub's DHCP lease was lost");
+      });
     // An lwIP assertion: this tunnel's stack is gone (its sessions ended with GH_ERR_NETSTACK_FAILED);
     // the tunnel closes and the controller moves on as for a dead node. The process and every
     // other tunnel run on.
