@@ -342,6 +342,10 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
   }, 60_000);
 
   it('L1: when the server process dies and comes back, the tunnel reconnects and an open TCP connection survives', async () => {
+    // A fresh server first: its address pool then gives this tunnel the address a restarted one
+    // gives back (a client of an earlier test that the server has not yet let go would hold it).
+    rig.kill('o4');
+    await rig.restart('o4');
     const t = await open(profileOf('o4', 'tcp'));
     const s = await t.stack.connectTcp(rig.state.inetAddress, 80);
     let got = '';

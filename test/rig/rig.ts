@@ -291,7 +291,9 @@ export class Rig {
       /* not running */
     }
     const cmd = readFileSync(resolve(this.state.dir, `restart-${n.id}`), 'utf8').trim();
-    const child = spawn('setsid', ['sh', '-c', `exec ${cmd}`], { detached: true, stdio: 'ignore' });
+    // detached: its own session and process group, led by the pid recorded (setsid(1) would fork
+    // here, leaving a pid whose group is gone: the next kill would find no server).
+    const child = spawn('sh', ['-c', `exec ${cmd}`], { detached: true, stdio: 'ignore' });
     child.unref();
     writeFileSync(resolve(this.state.dir, 'pids', n.id), String(child.pid));
     await this.#waitServing(n, 30_000);
