@@ -154,8 +154,7 @@ describe('PACK', () => {
     expect(refused(Buffer.alloc(64 * 1024 + 1))).toMatch(/65537 bytes/);
   });
 
-  it('never throws anything but its coded error on random bytes, and never takes long', () => {
-    const started = Date.now();
+  it('never throws anything but its coded error on random bytes', () => {
     for (let i = 0; i < 2000; i++) {
       const b = randomBytes(1 + (i % 300));
       try {
@@ -164,7 +163,6 @@ describe('PACK', () => {
         expect((err as { code?: string }).code).toBe('GH_ERR_SOFTETHER_PROTOCOL');
       }
     }
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
 
