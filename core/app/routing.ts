@@ -236,11 +236,12 @@ export class RoutingState {
 
   /** A provider with what is on disk now (its file, or the last good copy of its URL). */
   #load(name: string, cfg: RuleProviderConfig): Provider {
+    const defaultFormat = cfg.format ?? formatOf(cfg.path ?? cfg.url ?? '');
     const p: Provider = {
       name,
       config: cfg,
-      defaultFormat: cfg.format ?? formatOf(cfg.path ?? cfg.url ?? ''),
-      format: cfg.format ?? formatOf(cfg.path ?? cfg.url ?? ''),
+      defaultFormat,
+      format: defaultFormat,
       set: null,
       updatedAt: null,
       error: null,
