@@ -23,6 +23,14 @@ import { once } from 'node:events';
 import WebSocket from 'ws';
 import { statusSchema, type Status } from '../../core/api/index.js';
 import { socks5Codec } from '../../core/socks5/index.js';
+import {
+  censusTotal,
+  devNullWithinLoops,
+  fdCensus,
+  fdCensusDiff,
+  HARNESS_CONNECTION,
+  openTcpEnds,
+} from './fd-census.js';
 import { apiRequest, SseReader } from '../../test/helpers/admin-client.js';
 import { freePort } from '../../test/helpers/ports.js';
 import { socksGet } from '../../test/helpers/socks-http.js';
@@ -73,6 +81,17 @@ export interface RequestRecord {
   error: string | null;
 }
 
+/**
+ * The core's fds at the end against the start (± 2), its ends of the harness's own open
+ * connections and libuv's per-loop /dev/null left out, and that /dev/null no more than the loops.
+ */
+export function fdsBack(r: SoakReport): boolean {
+  const base = new Map(Object.entries(r.fds.census.baseline));
+  const end = new Map(Object.entries(r.fds.census.end));
+  const aside = [HARNESS_CONNECTION, '/dev/null'];
+  return devNullWithinLoops(end) && censusTotal(end, aside) <= censusTotal(base, aside) + 2;
+}
+
 export interface SoakReport {
   minutes: number;
   samples: SoakSample[];
@@ -103,6 +122,16 @@ export interface SoakReport {
   fds: {
     baseline: number;
     end: number;
+    /** The kinds whose counts differ between the start and the end (fd-census.ts). */
+    diff: string[];
+    /**
+     * The census at the start and the end: fdsBack leaves out the core's ends of connections this
+     * harness still holds (keep-alives: not the core's to close) and libuv's /dev/null per event
+     * loop (checked apart: no more than the loops).
+     */
+    census: { baseline: Record<string, number>; end: Record<string, number> };
+    /** Tunnels up at the start and at the end: each has its own sockets (and a worker its loop's). */
+    tunnels: { baseline: number; end: number };
     afterEvents: Array<{ kind: string; fds: number; workers: number; expectedWorkers: number }>;
   };
   loopP99MaxMs: number;
@@ -233,6 +262,8 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     return x;
   };
   const baselineFds = fdsOf();
+  const baselineCensus = fdCensus(pid, openTcpEnds(process.pid));
+  const baselineTunnels = (await status()).tunnels.length;
 
   // ------------------------------------------------------------------ traffic
   let stopping = false;
@@ -480,6 +511,7 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
   await sleep(2_000);
   const final = await sample();
   const endFds = fdsOf();
+  const endCensus = fdCensus(pid, openTcpEnds(process.pid));
   const s = await status();
 
   // A failure is excused only if the request was in flight when a node died, and a death excuses
@@ -518,7 +550,14 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     mismatches,
     deaths,
     switches: { total: s.switches.total, failed: s.switches.failed },
-    fds: { baseline: baselineFds, end: endFds, afterEvents },
+    fds: {
+      baseline: baselineFds,
+      end: endFds,
+      diff: fdCensusDiff(baselineCensus, endCensus),
+      census: { baseline: Object.fromEntries(baselineCensus), end: Object.fromEntries(endCensus) },
+      tunnels: { baseline: baselineTunnels, end: s.tunnels.length },
+      afterEvents,
+    },
     loopP99MaxMs,
     native: s.native,
     tunnelWorkers: s.tunnelWorkers,
