@@ -75,6 +75,7 @@ export class NodeRoutes {
     const t = this.config().tunnel.sstp;
     const up = this.#upstream();
     const ca = this.#caPem(t.ca);
+    const profileCa = this.#profileCa(node);
     return {
       host: this.hostOf(node),
       port: this.sstpPort(node),
@@ -83,8 +84,18 @@ export class NodeRoutes {
       username: t.username,
       password: t.password,
       ...(ca ? { ca: [ca] } : {}),
+      ...(profileCa ? { profileCa: [profileCa] } : {}),
       ...(up ? { upstreamUrl: urlOf(up) } : {}),
     };
+  }
+
+  /** The `<ca>` in the node's own OpenVPN profile: the CA its certificate chains to, on every protocol. */
+  #profileCa(node: VpnGateNode): string | null {
+    try {
+      return parseProfile(node.profile).ca;
+    } catch {
+      return null;
+    }
   }
 
   /**
@@ -96,18 +107,14 @@ export class NodeRoutes {
     const c = this.config().tunnel;
     const up = this.#upstream();
     const extra = this.#caPem(c.sstp.ca);
-    let profileCa: string | null;
-    try {
-      profileCa = parseProfile(node.profile).ca;
-    } catch {
-      profileCa = null;
-    }
+    const profileCa = this.#profileCa(node);
     return {
       host: this.hostOf(node),
       port: this.sstpPort(node),
       serverName: node.source === 'list' ? `${node.id}.${DDNS_SUFFIX}` : null,
       sni: c.sstp.sni,
-      ca: [profileCa, extra].filter((x): x is string => !!x),
+      ca: profileCa ? [profileCa] : [],
+      ...(extra ? { roots: [extra] } : {}),
       hub: c.sevpn.hub,
       username: c.sevpn.username,
       password: c.sevpn.password,

@@ -2,21 +2,25 @@ import { X509Certificate } from 'node:crypto';
 import { checkServerIdentity, rootCertificates, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
 
 /**
- * Whom a node's TLS certificate may come from. A SoftEther node presents the same certificate on
- * every protocol, and its OpenVPN profile from the list carries the CA it chains to: that CA (and
- * any the user adds) is trusted for the chain alone, as OpenVPN trusts it (no name: the profile
- * names none). Otherwise the OS's roots vouch for it, and then only under the node's DDNS name.
+ * Whom a node's TLS certificate may come from, the same for SSTP and SE-VPN. A SoftEther node
+ * presents one certificate on every protocol, and its OpenVPN profile from the list carries the CA
+ * it chains to: that CA is trusted for the chain alone, as OpenVPN trusts it (no name: the profile
+ * names none, and the CA is that node's own). Otherwise the OS's roots, and a CA the user adds
+ * (`tunnel.sstp.ca`), vouch for it, and then only under the node's DDNS name: a CA that signs many
+ * servers must not let one stand in for another.
  */
 export interface NodeTrust {
-  /** PEM CAs trusted for the chain alone: the node profile's `<ca>`, and the config's extra CA. */
+  /** PEM CAs trusted for the chain alone: the `<ca>` in the node's own profile. */
   ca: readonly string[];
-  /** `<HostName>.opengw.net`: what a certificate from the OS roots must name; null: the OS roots are not asked. */
+  /** PEM CAs trusted beside the OS roots, under the DDNS name: the user's extra CA. */
+  roots?: readonly string[];
+  /** `<HostName>.opengw.net`: what a certificate from the OS roots must name; null: the roots are not asked. */
   serverName: string | null;
 }
 
 /** The CA list to hand to tls.connect so that either way can verify (the decision is checkNodeCertificate's). */
 export function trustedCas(trust: NodeTrust): string[] {
-  return trust.serverName ? [...rootCertificates, ...trust.ca] : [...trust.ca];
+  return trust.serverName ? [...rootCertificates, ...(trust.roots ?? []), ...trust.ca] : [...trust.ca];
 }
 
 /**
@@ -30,6 +34,7 @@ export function checkNodeCertificate(tls: TLSSocket, trust: NodeTrust): string |
   const own = new Set(trust.ca.map((pem) => fingerprintOf(pem)).filter((f): f is string => f !== null));
   if (chainOf(leaf).some((c) => own.has(c.fingerprint256))) return null;
   if (!trust.serverName) return 'does not chain to the CA in the node’s profile';
+  // Chained to the OS roots or the user's CA (the handshake verified it): the name must match.
   const mismatch = checkServerIdentity(trust.serverName, leaf);
   return mismatch ? `not for ${trust.serverName} (${mismatch.message})` : null;
 }

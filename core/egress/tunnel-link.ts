@@ -73,8 +73,10 @@ export interface SstpLinkSpec {
   port: number;
   serverName: string;
   sni?: boolean;
-  /** Extra CA certificates (PEM) beside the system's. */
+  /** Extra CA certificates (PEM) beside the system's, under the DDNS name (core/common/node-trust). */
   ca?: string[];
+  /** The CA in the node's own OpenVPN profile, trusted for the chain alone. */
+  profileCa?: string[];
   username?: string;
   password?: string;
   upstreamUrl?: string;
@@ -88,8 +90,10 @@ export interface SeVpnLinkSpec {
   /** The DDNS name a certificate from the OS roots must be for (null: only `ca` is trusted). */
   serverName?: string | null;
   sni?: boolean;
-  /** CAs trusted for the chain alone: the node profile's `<ca>`, the config's extra CA. */
+  /** CAs trusted for the chain alone: the node profile's `<ca>`. */
   ca?: string[];
+  /** CAs trusted beside the OS roots, under the DDNS name: the config's extra CA. */
+  roots?: string[];
   /** VPN Gate's `VPNGATE` / `vpn` / `vpn` by default. */
   hub?: string;
   username?: string;

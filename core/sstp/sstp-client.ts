@@ -42,8 +42,10 @@ export interface SstpClientOptions {
   /** The node's DDNS name: SNI, and the name its certificate must be for. */
   serverName: string;
   sni?: boolean;
-  /** Extra trusted CAs (PEM), beside the system's. */
+  /** Extra trusted CAs (PEM), beside the system's, under the DDNS name. */
   ca?: readonly string[];
+  /** The CA in the node's own profile, trusted for the chain alone (core/common/node-trust). */
+  profileCa?: readonly string[];
   /** VPN Gate's SSTP account is vpn / vpn. */
   username?: string;
   password?: string;
@@ -130,6 +132,7 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
         serverName: this.opts.serverName,
         sni: this.opts.sni,
         ca: this.opts.ca,
+        profileCa: this.opts.profileCa,
         upstream: this.opts.upstream,
         signal,
       });

@@ -1,17 +1,21 @@
 /**
- * The way into an SSTP server: TCP (straight, or through the user's upstream proxy), TLS with the
- * node's DDNS name verified against the system's CAs (plus any the config adds), and the HTTP
+ * The way into an SSTP server: TCP (straight, or through the user's upstream proxy), TLS under the
+ * node trust rule shared with SE-VPN (core/common/node-trust: the CA in the node's profile for the
+ * chain alone, or the OS roots and the config's CA under the node's DDNS name), and the HTTP
  * request SSTP starts with, `SSTP_DUPLEX_POST` to its fixed URI, answered by `HTTP/1.1 200`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { checkServerIdentity, connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import {
   abortReason,
+  checkNodeCertificate,
   dialNodeTcp,
   ErrorCodes,
   GatehopError,
   isGatehopError,
+  trustedCas,
+  type NodeTrust,
   type UpstreamProxy,
 } from '../common/index.js';
 
@@ -26,8 +30,10 @@ export interface SstpDialOptions {
   serverName: string;
   /** Send the name as SNI (what Windows does); off, a filter that reads SNI does not see it. */
   sni?: boolean;
-  /** CA certificates (PEM) trusted beside the system's. */
+  /** CA certificates (PEM) trusted beside the system's, under the DDNS name. */
   ca?: readonly string[];
+  /** The CA in the node's own profile, trusted for the chain alone. */
+  profileCa?: readonly string[];
   upstream?: UpstreamProxy | null;
   signal: AbortSignal;
 }
@@ -62,15 +68,17 @@ export async function dialSstp(o: SstpDialOptions): Promise<SstpConnection> {
 }
 
 function startTls(tcp: Socket, o: SstpDialOptions, where: string): Promise<TLSSocket> {
+  const trust: NodeTrust = { ca: o.profileCa ?? [], roots: o.ca ?? [], serverName: o.serverName };
   return new Promise<TLSSocket>((resolve, reject) => {
     const tls = tlsConnect({
       socket: tcp,
       ...(o.sni !== false ? { servername: o.serverName } : {}),
       // Node's own roots (Mozilla's, ISRG Root X1 among them) stay trusted beside any added.
-      ...(o.ca?.length ? { ca: [...rootCertificates, ...o.ca] } : {}),
-      rejectUnauthorized: true,
-      // Verified against the DDNS name whether or not it went out as SNI, and never the IP we dialled.
-      checkServerIdentity: (_host, cert) => checkServerIdentity(o.serverName, cert),
+      ca: trustedCas(trust),
+      // Decided after the handshake by the node trust rule; the name checked is the DDNS name,
+      // whether or not it went out as SNI, and never the IP we dialled.
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
       ALPNProtocols: ['http/1.1'],
     });
     const onAbort = (): void => {
@@ -81,6 +89,14 @@ function startTls(tcp: Socket, o: SstpDialOptions, where: string): Promise<TLSSo
     tls.once('secureConnect', () => {
       o.signal.removeEventListener('abort', onAbort);
       tls.removeAllListeners('error');
+      const problem = checkNodeCertificate(tls, trust);
+      if (problem) {
+        tls.destroy();
+        reject(
+          new GatehopError(ErrorCodes.SSTP_TLS_FAILED, `TLS with ${where}: the certificate is refused: ${problem}`),
+        );
+        return;
+      }
       resolve(tls);
     });
     tls.once('error', (err: NodeJS.ErrnoException) => {

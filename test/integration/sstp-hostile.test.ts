@@ -4,14 +4,11 @@
  * answer the SSTP request with another status, a Call Connect Nak, an Abort, garbage, silence or a
  * hang-up. Each is a coded error naming the node, and nothing is left open.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
 import { AttrId, encodeControl, MsgType, SstpClient } from '../../core/sstp/index.js';
+import { caSignedCert } from '../helpers/self-signed.js';
 
 const NAME = 'public-vpn-7.opengw.net';
 let pki: { ca: string; key: string; cert: string };
@@ -19,47 +16,7 @@ let server: Server | null = null;
 const sockets = new Set<TLSSocket>();
 
 beforeAll(() => {
-  const dir = mkdtempSync(join(tmpdir(), 'gh-sstp-pki-'));
-  const run = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  run(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=Hostile Test CA',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-  );
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${NAME}`, '-keyout', 'node.key', '-out', 'node.csr');
-  writeFileSync(join(dir, 'node.ext'), `subjectAltName=DNS:${NAME}\nextendedKeyUsage=serverAuth\n`);
-  run(
-    'x509',
-    '-req',
-    '-in',
-    'node.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    'node.ext',
-    '-out',
-    'node.crt',
-  );
-  pki = {
-    ca: readFileSync(join(dir, 'ca.crt'), 'utf8'),
-    key: readFileSync(join(dir, 'node.key'), 'utf8'),
-    cert: readFileSync(join(dir, 'node.crt'), 'utf8'),
-  };
+  pki = caSignedCert('Hostile Test CA', NAME);
 });
 
 afterEach(async () => {

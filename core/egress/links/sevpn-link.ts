@@ -64,12 +64,15 @@ export async function openSeVpnLink(
   o: { logger: Logger; timeoutMs: number; signal?: AbortSignal },
 ): Promise<OpenedLink> {
   const deadline = AbortSignal.timeout(o.timeoutMs);
-  const conn = await dialSeVpn({
+  const to = {
     host: spec.host,
     port: spec.port,
-    trust: { ca: spec.ca ?? [], serverName: spec.serverName ?? null },
+    trust: { ca: spec.ca ?? [], roots: spec.roots ?? [], serverName: spec.serverName ?? null },
     ...(spec.sni !== undefined ? { sni: spec.sni } : {}),
     upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,
+  };
+  const conn = await dialSeVpn({
+    ...to,
     hub: spec.hub ?? 'VPNGATE',
     username: spec.username ?? 'vpn',
     password: spec.password ?? 'vpn',

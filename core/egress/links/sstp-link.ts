@@ -59,6 +59,7 @@ export async function openSstpLink(
     serverName: spec.serverName,
     ...(spec.sni !== undefined ? { sni: spec.sni } : {}),
     ...(spec.ca ? { ca: spec.ca } : {}),
+    ...(spec.profileCa ? { profileCa: spec.profileCa } : {}),
     ...(spec.username ? { username: spec.username } : {}),
     ...(spec.password ? { password: spec.password } : {}),
     upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,
