@@ -92,6 +92,8 @@ const tunnelSchema = z
         hub: z.string().min(1).max(255).default('VPNGATE'),
         username: z.string().min(1).max(255).default('vpn'),
         password: z.string().min(1).max(255).default('vpn'),
+        /** TCP connections per session (SoftEther's max_connection; the hub may allow fewer). */
+        connections: z.number().int().min(1).max(32).default(1),
       })
       .strict()
       .prefault({}),

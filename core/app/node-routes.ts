@@ -118,6 +118,7 @@ export class NodeRoutes {
       hub: c.sevpn.hub,
       username: c.sevpn.username,
       password: c.sevpn.password,
+      connections: c.sevpn.connections,
       mac: macForNode(node.id).toString('hex'),
       ...(up ? { upstreamUrl: urlOf(up) } : {}),
     };

@@ -100,6 +100,8 @@ export interface SeVpnLinkSpec {
   password?: string;
   /** The stable MAC for this node's hub (hex, 12 digits; links/sevpn-link.ts macForNode). */
   mac: string;
+  /** TCP connections for the session, 1 to 32 (the hub's policy may allow fewer); default 1. */
+  connections?: number;
   upstreamUrl?: string;
 }
 

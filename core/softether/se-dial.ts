@@ -71,20 +71,14 @@ export async function dialSeVpn(o: SeDialOptions): Promise<SeConnection> {
   const where = `SE-VPN to ${o.trust.serverName ?? o.host} (${o.host}:${o.port})`;
   const tls = await openTls(o, where);
   try {
-    // The signature, answered by the Hello.
-    postHttp(tls, '/vpnsvc/connect.cgi', o.host, 'image/jpeg', SIGNATURE);
-    const hello = (await readPackAnswer(tls, where, o.signal)).pack;
-    const random = hello.getData('random');
-    const serverName = hello.getStr('hello');
-    if (!random || random.length !== 20 || serverName === null)
-      throw new GatehopError(ErrorCodes.SOFTETHER_PROTOCOL, `${where} sent a Hello without its random`);
+    const hello = await signatureAndHello(tls, o, where);
     // The login, answered by the Welcome.
     postHttp(
       tls,
       '/vpnsvc/vpn.cgi',
       o.host,
       'application/octet-stream',
-      loginPack(o, random).encode({ pencore: true }),
+      loginPack(o, hello.random).encode({ pencore: true }),
     );
     const { pack: w, rest } = await readPackAnswer(tls, where, o.signal);
     if (w.getInt('Redirect'))
@@ -106,7 +100,7 @@ export async function dialSeVpn(o: SeDialOptions): Promise<SeConnection> {
         maxConnection: Math.max(1, Math.min(32, w.getInt('max_connection') ?? 1)),
         halfConnection: w.getBool('half_connection'),
         timeoutMs: clampTimeout(w.getInt('timeout')),
-        server: { name: serverName, version: hello.getInt('version') ?? 0, build: hello.getInt('build') ?? 0 },
+        server: hello.server,
         message: msg && msg.length > 0 ? msg.toString('utf8').replace(/\0+$/, '').slice(0, 4096) : null,
       },
     };
@@ -114,6 +108,61 @@ export async function dialSeVpn(o: SeDialOptions): Promise<SeConnection> {
     tls.destroy();
     throw err;
   }
+}
+
+/** Which way an additional connection carries blocks (SoftEther's TCP_BOTH, TCP_CLIENT_TO_SERVER, TCP_SERVER_TO_CLIENT). */
+export type LaneDirection = 'both' | 'up' | 'down';
+
+/** One more TCP connection of an established session (SoftEther's ClientAdditionalConnect). */
+export interface SeAdditionalConnection {
+  tls: TLSSocket;
+  direction: LaneDirection;
+  rest: Buffer;
+}
+
+/**
+ * Joins one more TCP connection to the session `sessionKey` names: the same TLS, signature and
+ * Hello as the first, then `additional_connect` with the key instead of a login. The server
+ * answers with the direction the connection carries (both ways unless the session is half-duplex)
+ * or refuses (too many connections, the session gone): GH_ERR_SOFTETHER_REFUSED.
+ */
+export async function dialSeVpnAdditional(
+  o: Omit<SeDialOptions, 'hub' | 'username' | 'password' | 'maxConnection'>,
+  sessionKey: Buffer,
+): Promise<SeAdditionalConnection> {
+  const where = `SE-VPN additional connection to ${o.trust.serverName ?? o.host} (${o.host}:${o.port})`;
+  const tls = await openTls(o, where);
+  try {
+    await signatureAndHello(tls, o, where);
+    const join = new Pack()
+      .addStr('method', 'additional_connect')
+      .addData('session_key', sessionKey)
+      .addStr('client_str', CLIENT_STR)
+      .addInt('client_ver', CLIENT_VER)
+      .addInt('client_build', CLIENT_BUILD);
+    postHttp(tls, '/vpnsvc/vpn.cgi', o.host, 'application/octet-stream', join.encode({ pencore: true }));
+    const { pack, rest } = await readPackAnswer(tls, where, o.signal);
+    const d = pack.getInt('direction') ?? 0;
+    return { tls, rest, direction: d === 1 ? 'up' : d === 2 ? 'down' : 'both' };
+  } catch (err) {
+    tls.destroy();
+    throw err;
+  }
+}
+
+/** The signature POST, answered by the Hello: the server's random for the login and who it is. */
+async function signatureAndHello(
+  tls: TLSSocket,
+  o: { host: string; signal: AbortSignal },
+  where: string,
+): Promise<{ random: Buffer; server: Welcome['server'] }> {
+  postHttp(tls, '/vpnsvc/connect.cgi', o.host, 'image/jpeg', SIGNATURE);
+  const hello = (await readPackAnswer(tls, where, o.signal)).pack;
+  const random = hello.getData('random');
+  const name = hello.getStr('hello');
+  if (!random || random.length !== 20 || name === null)
+    throw new GatehopError(ErrorCodes.SOFTETHER_PROTOCOL, `${where} sent a Hello without its random`);
+  return { random, server: { name, version: hello.getInt('version') ?? 0, build: hello.getInt('build') ?? 0 } };
 }
 
 /** The login PACK: SoftEther's ClientUploadAuth with password authentication and no UDP acceleration. */
@@ -152,7 +201,10 @@ function clampTimeout(ms: number | null): number {
   return Math.max(5_000, Math.min(600_000, ms));
 }
 
-async function openTls(o: SeDialOptions, where: string): Promise<TLSSocket> {
+async function openTls(
+  o: Pick<SeDialOptions, 'host' | 'port' | 'trust' | 'sni' | 'upstream' | 'signal'>,
+  where: string,
+): Promise<TLSSocket> {
   const tcp = await dialNodeTcp({ host: o.host, port: o.port, upstream: o.upstream, signal: o.signal, what: where });
   return new Promise<TLSSocket>((resolve, reject) => {
     const tls = tlsConnect({

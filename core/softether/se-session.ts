@@ -3,12 +3,27 @@ import { randomInt } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { ErrorCodes, GatehopError, isGatehopError, type Logger } from '../common/index.js';
 import { BlockReader, encodeBlocks, encodeKeepAlive, MAX_FRAME } from './blocks.js';
-import type { SeConnection, Welcome } from './se-dial.js';
+import type { LaneDirection, SeAdditionalConnection, SeConnection, Welcome } from './se-dial.js';
 
-/** What may wait unsent in the TLS socket before frames are dropped (a node that stopped reading). */
+/** What may wait unsent in one connection before frames are dropped (a node that stopped reading). */
 const MAX_BACKLOG = 4 * 1024 * 1024;
 /** Frames written in one turn of the event loop go out as one send (one TLS record when they fit). */
 const MAX_FRAMES_PER_SEND = 64;
+/**
+ * Sends stay on one connection until its unsent bytes pass this and another has less: frames of
+ * one TCP flow spread over connections arrive out of order, which the far end's TCP reads as loss.
+ */
+const LANE_SWITCH_BACKLOG = 64 * 1024;
+/**
+ * A lost or failed additional connection is joined again after this, doubling to
+ * JOIN_RETRY_MAX_MS. The wait matters: SoftEther's server ends the whole session when one of its
+ * connections is reset (seen with 5.01 on the rig: the others are closed within milliseconds), and
+ * a join in that moment is accepted and closed at once; waiting lets the session be found lost.
+ */
+const JOIN_RETRY_MS = 2_000;
+const JOIN_RETRY_MAX_MS = 60_000;
+/** An additional connection lost sooner than this after it joined counts as a failed join. */
+const LANE_MIN_LIFE_MS = 10_000;
 
 export interface SeSessionStats {
   framesIn: number;
@@ -19,13 +34,35 @@ export interface SeSessionStats {
   keepAlivesIn: number;
   keepAlivesOut: number;
   oversizedIn: number;
+  /** Additional connections joined, and the attempts that failed. */
+  joined: number;
+  joinFailures: number;
+}
+
+export interface SeSessionOptions {
+  /** TCP connections wanted in all (the Welcome's max_connection caps it); default 1. */
+  connections?: number;
+  /** Dials one additional connection (se-dial's dialSeVpnAdditional), aborted when the session closes. */
+  join?: (signal: AbortSignal) => Promise<SeAdditionalConnection>;
+}
+
+/** One TCP connection of the session: its own block stream, silence clock and keep-alives. */
+interface Lane {
+  tls: TLSSocket;
+  direction: LaneDirection;
+  joinedAt: number;
+  reader: BlockReader;
+  lastRecv: number;
+  nextKeepAlive: number;
 }
 
 /**
- * An established SE-VPN session on one connection: Ethernet frames both ways in SoftEther's blocks,
- * keep-alives at a random interval in [timeout/5, timeout/2] of the Welcome's timeout (pushed back
- * by data, as SoftEther's client does), and the session declared lost when nothing arrives for the
- * timeout. Emits 'frames' (in order) and, once, 'down' with the reason.
+ * An established SE-VPN session: Ethernet frames both ways in SoftEther's blocks over one or more
+ * TCP connections (SoftEther's "additional connections"). Each connection sends keep-alives at a
+ * random interval in [timeout/5, timeout/2] of the Welcome's timeout (pushed back by data, as
+ * SoftEther's client does) and is dropped after a timeout of silence, as the server drops it; the
+ * session is lost when its last connection is. Lost additional connections are joined again.
+ * Emits 'frames' (in order per connection) and, once, 'down' with the reason.
  */
 export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [GatehopError] }> {
   readonly welcome: Welcome;
@@ -38,40 +75,45 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
     keepAlivesIn: 0,
     keepAlivesOut: 0,
     oversizedIn: 0,
+    joined: 0,
+    joinFailures: 0,
   };
-  readonly #tls: TLSSocket;
   readonly #log: Logger;
-  readonly #reader = new BlockReader();
+  readonly #lanes: Lane[] = [];
+  /** The lane sends stay on (see LANE_SWITCH_BACKLOG). */
+  #current: Lane | null = null;
+  readonly #wanted: number;
+  readonly #join: SeSessionOptions['join'];
+  readonly #aborter = new AbortController();
+  #joining = false;
+  #joinRetryMs = JOIN_RETRY_MS;
+  #nextJoinAt = 0;
   #outbox: Buffer[] = [];
   #flushScheduled = false;
-  #lastRecv = Date.now();
-  #nextKeepAlive = 0;
   #timer: NodeJS.Timeout;
   #closed = false;
 
-  constructor(conn: SeConnection, logger: Logger) {
+  constructor(conn: SeConnection, logger: Logger, o: SeSessionOptions = {}) {
     super();
     this.welcome = conn.welcome;
-    this.#tls = conn.tls;
     this.#log = logger.child({ component: 'softether', session: conn.welcome.sessionName });
-    this.#tls.on('data', (chunk: Buffer) => this.#onData(chunk));
-    this.#tls.on('error', (err: Error) =>
-      this.#fail(new GatehopError(ErrorCodes.EGRESS_FAILED, `SE-VPN connection: ${err.message}`, { cause: err })),
-    );
-    this.#tls.on('close', () =>
-      this.#fail(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'SE-VPN connection closed by the server')),
-    );
-    this.#scheduleKeepAlive();
-    // One timer for both duties: a second is fine against timeouts of tens of seconds.
+    this.#wanted = Math.max(1, Math.min(conn.welcome.maxConnection, o.connections ?? 1));
+    this.#join = o.join;
+    // One timer for every duty: a second is fine against timeouts of tens of seconds.
     this.#timer = setInterval(() => this.#tick(), 1000);
     this.#timer.unref();
-    if (conn.rest.length) this.#onData(conn.rest);
-    this.#tls.resume();
+    this.#addLane(conn.tls, 'both', conn.rest);
+    this.#maybeJoin();
   }
 
-  /** When the last bytes (frames or keep-alives) came from the server. */
+  /** When the last bytes (frames or keep-alives) came from the server, on any connection. */
   get lastReceivedAt(): number {
-    return this.#lastRecv;
+    return Math.max(0, ...this.#lanes.map((l) => l.lastRecv));
+  }
+
+  /** TCP connections carrying the session now, and how many it aims for. */
+  get connections(): { open: number; wanted: number } {
+    return { open: this.#lanes.length, wanted: this.#wanted };
   }
 
   /** Queues Ethernet frames; those of one turn go out together. False when the session is down. */
@@ -95,12 +137,98 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
+    this.#aborter.abort();
     this.#outbox = [];
-    this.#tls.removeAllListeners('data');
-    this.#tls.removeAllListeners('close');
-    this.#tls.on('error', () => {});
-    this.#tls.end();
-    this.#tls.destroy();
+    for (const lane of this.#lanes.splice(0)) closeTls(lane.tls);
+    this.#current = null;
+  }
+
+  #addLane(tls: TLSSocket, direction: LaneDirection, rest: Buffer): void {
+    const now = Date.now();
+    const lane: Lane = { tls, direction, joinedAt: now, reader: new BlockReader(), lastRecv: now, nextKeepAlive: 0 };
+    this.#scheduleKeepAlive(lane);
+    this.#lanes.push(lane);
+    tls.on('data', (chunk: Buffer) => this.#onData(lane, chunk));
+    tls.on('error', (err: Error) =>
+      this.#laneLost(
+        lane,
+        new GatehopError(ErrorCodes.EGRESS_FAILED, `SE-VPN connection: ${err.message}`, { cause: err }),
+      ),
+    );
+    tls.on('close', () =>
+      this.#laneLost(lane, new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'SE-VPN connection closed by the server')),
+    );
+    if (rest.length) this.#onData(lane, rest);
+    tls.resume();
+  }
+
+  #laneLost(lane: Lane, err: GatehopError): void {
+    const i = this.#lanes.indexOf(lane);
+    if (this.#closed || i < 0) return;
+    this.#lanes.splice(i, 1);
+    if (this.#current === lane) this.#current = null;
+    closeTls(lane.tls);
+    if (!this.#lanes.some((l) => l.direction !== 'down') || !this.#lanes.some((l) => l.direction !== 'up')) {
+      this.#fail(err);
+      return;
+    }
+    this.#log.info(
+      { event: 'softether-connection-lost', err: err.message, open: this.#lanes.length },
+      'an SE-VPN connection was lost; the session goes on',
+    );
+    if (Date.now() - lane.joinedAt < LANE_MIN_LIFE_MS) this.#joinFailed();
+    else {
+      // It had worked: start the backoff afresh, but still wait to see whether the session lives.
+      this.#joinRetryMs = JOIN_RETRY_MS;
+      this.#nextJoinAt = Date.now() + JOIN_RETRY_MS;
+    }
+  }
+
+  #joinFailed(): void {
+    this.stats.joinFailures++;
+    this.#nextJoinAt = Date.now() + this.#joinRetryMs;
+    this.#joinRetryMs = Math.min(JOIN_RETRY_MAX_MS, this.#joinRetryMs * 2);
+  }
+
+  /** Joins additional connections, one at a time, until the session has what it wants. */
+  #maybeJoin(): void {
+    if (this.#closed || this.#joining || !this.#join || this.#lanes.length >= this.#wanted) return;
+    if (Date.now() < this.#nextJoinAt) return;
+    this.#joining = true;
+    this.#join(this.#aborter.signal).then(
+      (c) => {
+        this.#joining = false;
+        if (this.#closed || this.#lanes.length >= this.#wanted) {
+          closeTls(c.tls);
+          return;
+        }
+        this.stats.joined++;
+        this.#addLane(c.tls, c.direction, c.rest);
+        this.#maybeJoin();
+      },
+      (err: unknown) => {
+        this.#joining = false;
+        if (this.#closed) return;
+        this.#joinFailed();
+        this.#log.info(
+          { event: 'softether-join-failed', err: (err as Error).message, open: this.#lanes.length },
+          'an additional SE-VPN connection failed; the session goes on with fewer',
+        );
+      },
+    );
+  }
+
+  /** The lane to send on: the current one unless it is backed up and another has less waiting. */
+  #sendLane(): Lane | null {
+    const cur = this.#current;
+    if (cur && cur.tls.writableLength <= LANE_SWITCH_BACKLOG) return cur;
+    let best: Lane | null = null;
+    for (const l of this.#lanes) {
+      if (l.direction === 'down') continue;
+      if (!best || l.tls.writableLength < best.tls.writableLength) best = l;
+    }
+    this.#current = best;
+    return best;
   }
 
   #flush(): void {
@@ -108,59 +236,68 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
     const batch = this.#outbox;
     this.#outbox = [];
     if (this.#closed || batch.length === 0) return;
-    if (this.#tls.writableLength > MAX_BACKLOG) {
+    const lane = this.#sendLane();
+    if (!lane || lane.tls.writableLength > MAX_BACKLOG) {
       this.stats.droppedOut += batch.length;
       return;
     }
     for (let i = 0; i < batch.length; i += MAX_FRAMES_PER_SEND) {
       const part = batch.slice(i, i + MAX_FRAMES_PER_SEND);
       const wire = encodeBlocks(part);
-      this.#tls.write(wire);
+      lane.tls.write(wire);
       this.stats.framesOut += part.length;
       this.stats.bytesOut += wire.length;
     }
-    this.#scheduleKeepAlive();
+    this.#scheduleKeepAlive(lane);
   }
 
-  #onData(chunk: Buffer): void {
+  #onData(lane: Lane, chunk: Buffer): void {
     if (this.#closed) return;
-    this.#lastRecv = Date.now();
+    lane.lastRecv = Date.now();
     this.stats.bytesIn += chunk.length;
     let frames: Buffer[];
+    const before = { k: lane.reader.keepAlives, o: lane.reader.oversized };
     try {
-      frames = this.#reader.push(chunk);
+      frames = lane.reader.push(chunk);
     } catch (err) {
+      // A connection that breaks the framing is one the session cannot trust: end it all.
       this.#fail(isGatehopError(err) ? err : new GatehopError(ErrorCodes.SOFTETHER_PROTOCOL, (err as Error).message));
       return;
     }
-    this.stats.keepAlivesIn = this.#reader.keepAlives;
-    this.stats.oversizedIn = this.#reader.oversized;
+    this.stats.keepAlivesIn += lane.reader.keepAlives - before.k;
+    this.stats.oversizedIn += lane.reader.oversized - before.o;
     if (frames.length === 0) return;
     this.stats.framesIn += frames.length;
     this.emit('frames', frames);
   }
 
-  #scheduleKeepAlive(): void {
+  #scheduleKeepAlive(lane: Lane): void {
     const t = this.welcome.timeoutMs;
-    this.#nextKeepAlive = Date.now() + randomInt(Math.floor(t / 5), Math.floor(t / 2) + 1);
+    lane.nextKeepAlive = Date.now() + randomInt(Math.floor(t / 5), Math.floor(t / 2) + 1);
   }
 
   #tick(): void {
     const now = Date.now();
-    if (now - this.#lastRecv > this.welcome.timeoutMs) {
-      this.#fail(
-        new GatehopError(
-          ErrorCodes.EGRESS_HOST_UNREACHABLE,
-          `nothing from the SE-VPN server for ${Math.round(this.welcome.timeoutMs / 1000)} s`,
-        ),
-      );
-      return;
+    for (const lane of [...this.#lanes]) {
+      if (now - lane.lastRecv > this.welcome.timeoutMs) {
+        this.#laneLost(
+          lane,
+          new GatehopError(
+            ErrorCodes.EGRESS_HOST_UNREACHABLE,
+            `nothing from the SE-VPN server for ${Math.round(this.welcome.timeoutMs / 1000)} s`,
+          ),
+        );
+        if (this.#closed) return;
+        continue;
+      }
+      // Every connection the server reads from must hear from us within its timeout, or it is dropped.
+      if (lane.direction !== 'down' && now >= lane.nextKeepAlive && lane.tls.writableLength <= MAX_BACKLOG) {
+        lane.tls.write(encodeKeepAlive());
+        this.stats.keepAlivesOut++;
+        this.#scheduleKeepAlive(lane);
+      }
     }
-    if (now >= this.#nextKeepAlive && this.#tls.writableLength <= MAX_BACKLOG) {
-      this.#tls.write(encodeKeepAlive());
-      this.stats.keepAlivesOut++;
-      this.#scheduleKeepAlive();
-    }
+    this.#maybeJoin();
   }
 
   #fail(err: GatehopError): void {
@@ -169,4 +306,12 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
     this.close();
     this.emit('down', err);
   }
+}
+
+function closeTls(tls: TLSSocket): void {
+  tls.removeAllListeners('data');
+  tls.removeAllListeners('close');
+  tls.on('error', () => {});
+  tls.end();
+  tls.destroy();
 }

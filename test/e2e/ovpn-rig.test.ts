@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
-import { TunnelEgress, tunnelStackOptions } from '../../core/egress/index.js';
+import { macForNode, openTunnel, TunnelEgress, tunnelStackOptions } from '../../core/egress/index.js';
 import { Stack } from '../../core/netstack/index.js';
 import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 import { isRoot } from '../helpers/netns.js';
@@ -298,16 +298,45 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     );
   }, 90_000);
 
-  it('keepalive holds idle tunnels for two minutes (SoftEther over UDP and TCP drops a session after 10 s without data; OpenVPN pushes ping-restart 30)', async () => {
+  it('keepalive holds idle tunnels for two minutes (SoftEther over UDP and TCP drops a session after 10 s without data; OpenVPN pushes ping-restart 30; SE-VPN by its own keep-alives)', async () => {
     const tunnels = await Promise.all([
       open(profileOf('n3', 'udp')),
       open(profileOf('n2', 'tcp')),
       open(profileOf('o3', 'udp')),
     ]);
+    // SE-VPN to the third SoftEther node, idle beside them (#35): held by SoftEther's keep-alives.
+    const n1 = rig.node('n1');
+    const sevpn = await openTunnel({
+      id: 'idle-sevpn',
+      nodeId: n1.name,
+      link: {
+        protocol: 'sevpn',
+        host: n1.vpnAddress,
+        port: 443,
+        ca: [readFileSync(rig.state.caFile, 'utf8')],
+        serverName: null,
+        hub: 'RIG',
+        mac: macForNode(n1.name).toString('hex'),
+      },
+      logger: log,
+      threads: false,
+    });
     const states: string[] = [];
     for (const t of tunnels) t.client.on('state', (st: string) => states.push(st));
     await new Promise((r) => setTimeout(r, 120_000));
     expect(states).toEqual([]); // never left CONNECTED, no L1 reconnect
+    try {
+      expect(sevpn.linkState()).toBe('up');
+      const c = await sevpn.connectTcp(rig.state.inetAddress, 80, { timeoutMs: 10_000 });
+      let got = '';
+      c.stream.on('data', (b: Buffer) => (got += b.toString('latin1')));
+      c.stream.write('GET /ip HTTP/1.0\r\nHost: files.test\r\n\r\n');
+      await new Promise((r) => c.stream.once('end', r));
+      c.stream.destroy();
+      expect(got.endsWith(n1.exitAddress)).toBe(true);
+    } finally {
+      await sevpn.close();
+    }
     const exits = await Promise.all(tunnels.map((t) => get(t, rig.state.inetAddress, '/ip')));
     expect(exits.map(String)).toEqual([
       rig.node('n3').exitAddress,

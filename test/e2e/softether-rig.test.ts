@@ -1,8 +1,11 @@
 /**
  * SE-VPN (#35) against the rig's real SoftEther servers: the handshake (signature, Hello, login
- * with the SHA-0 password proof, Welcome), the trust rule, and Ethernet frames both ways — an ARP
- * request to the hub's SecureNAT answered, a DHCP offer for our MAC.
+ * with the SHA-0 password proof, Welcome), the trust rule, Ethernet frames both ways (an ARP
+ * request to the hub's SecureNAT answered, a DHCP lease for our MAC), tunnels with a verified
+ * download, additional connections, and the app reaching a node by SE-VPN alone. The two-minute
+ * idle hold runs in ovpn-rig's keep-alive test, beside OpenVPN's idle tunnels (no extra CI time).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,36 +107,6 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
     expect(f.subarray(32, 38)).toEqual(MAC);
   });
 
-  /** The first ARP reply from `ip` to our MAC that the session hands up. */
-  const arpReplyFrom = (session: SeSession, ip: number[]): Promise<Buffer> =>
-    new Promise<Buffer>((resolve) => {
-      const onFrames = (frames: Buffer[]): void => {
-        for (const f of frames)
-          if (f.readUInt16BE(12) === 0x0806 && f.readUInt16BE(20) === 2 && f.subarray(28, 32).equals(Buffer.from(ip))) {
-            session.off('frames', onFrames);
-            resolve(f);
-          }
-      };
-      session.on('frames', onFrames);
-    });
-
-  it('an idle session is held by keep-alives past the server’s timeout, and still carries frames after', async () => {
-    const session = new SeSession(await dial(), silentLogger());
-    try {
-      let down: Error | null = null;
-      session.once('down', (e) => (down = e));
-      const idleMs = Math.min(session.welcome.timeoutMs * 1.5, 90_000);
-      await new Promise((r) => setTimeout(r, idleMs));
-      expect(down).toBeNull();
-      expect(session.stats.keepAlivesOut).toBeGreaterThanOrEqual(2);
-      const reply = arpReplyFrom(session, SECURENAT_IP);
-      session.send([arpRequest(SECURENAT_IP)]);
-      expect((await reply).subarray(0, 6)).toEqual(MAC);
-    } finally {
-      session.close();
-    }
-  }, 120_000);
-
   it('an SE-VPN tunnel into lwIP as Ethernet: an address from the hub’s DHCP, lwIP’s ARP, then a verified download', async () => {
     const session = new SeSession(await dial(), silentLogger());
     const stack = new Stack({
@@ -176,21 +149,60 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
     }
   }, 60_000);
 
+  /** The rig's big file through `t`, checked byte for byte against its SHA-256. */
+  const verifiedDownload = async (t: Tunnel): Promise<void> => {
+    const c = await t.connectTcp(rig.state.inetAddress, 80, { timeoutMs: 10_000 });
+    const hash = createHash('sha256');
+    let head: Buffer | null = Buffer.alloc(0);
+    let bytes = 0;
+    await new Promise<void>((resolve, reject) => {
+      c.stream.on('data', (chunk: Buffer) => {
+        if (head) {
+          head = Buffer.concat([head, chunk]);
+          const end = head.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          chunk = head.subarray(end + 4);
+          head = null;
+        }
+        bytes += chunk.length;
+        hash.update(chunk);
+      });
+      c.stream.once('end', () => resolve());
+      c.stream.once('error', reject);
+      c.stream.write('GET /big HTTP/1.0\r\nHost: files.test\r\n\r\n');
+    });
+    c.stream.destroy();
+    expect(bytes).toBe(rig.state.bigBytes);
+    expect(hash.digest('hex')).toBe(rig.state.bigSha256);
+  };
+
+  const sevpnLink = (connections = 1) => ({
+    protocol: 'sevpn' as const,
+    host: node.vpnAddress,
+    port: 443,
+    ca: [ca],
+    serverName: null,
+    hub: 'RIG',
+    mac: macForNode(node.name).toString('hex'),
+    connections,
+  });
+
+  /** The local ports of this namespace's established TCP connections to the node's TLS port. */
+  const connectionsToNode = (): number[] =>
+    execFileSync('ss', ['-Htn', 'state', 'established', 'dst', `${node.vpnAddress}`, 'dport', '=', ':443'], {
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => Number(/:(\d+)\s+\S+:443\s*$/.exec(l.trim())?.[1] ?? NaN));
+
   it.each([false, true])(
     'as a Tunnel (threads: %s): names through the hub’s DNS over UDP, and a verified download',
     async (threads) => {
       const t: Tunnel = await openTunnel({
         id: `sevpn-${threads}`,
         nodeId: node.name,
-        link: {
-          protocol: 'sevpn',
-          host: node.vpnAddress,
-          port: 443,
-          ca: [ca],
-          serverName: null,
-          hub: 'RIG',
-          mac: macForNode(node.name).toString('hex'),
-        },
+        link: sevpnLink(),
         logger: silentLogger(),
         threads,
       });
@@ -198,35 +210,46 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
         expect(t.protocol).toBe('sevpn');
         // SecureNAT's DNS proxy, asked over UDP inside the hub.
         expect(await t.resolve('files.test')).toEqual([rig.state.inetAddress]);
-        const c = await t.connectTcp(rig.state.inetAddress, 80, { timeoutMs: 10_000 });
-        const hash = createHash('sha256');
-        let head: Buffer | null = Buffer.alloc(0);
-        let bytes = 0;
-        await new Promise<void>((resolve, reject) => {
-          c.stream.on('data', (chunk: Buffer) => {
-            if (head) {
-              head = Buffer.concat([head, chunk]);
-              const end = head.indexOf('\r\n\r\n');
-              if (end < 0) return;
-              chunk = head.subarray(end + 4);
-              head = null;
-            }
-            bytes += chunk.length;
-            hash.update(chunk);
-          });
-          c.stream.once('end', () => resolve());
-          c.stream.once('error', reject);
-          c.stream.write('GET /big HTTP/1.0\r\nHost: files.test\r\n\r\n');
-        });
-        c.stream.destroy();
-        expect(bytes).toBe(rig.state.bigBytes);
-        expect(hash.digest('hex')).toBe(rig.state.bigSha256);
+        await verifiedDownload(t);
       } finally {
         await t.close();
       }
     },
     60_000,
   );
+
+  it('additional connections: a session over 4 TCP connections (as the hub counts them) carries a verified download; when one is reset the server closes the others, and the tunnel goes down instead of joining again and again', async () => {
+    const before = new Set(connectionsToNode());
+    const ours = (): number[] => connectionsToNode().filter((p) => !before.has(p));
+    const sessionsBefore = new Set(rig.softetherSessions(node.name).map((x) => x.name));
+    const ourSessions = () => rig.softetherSessions(node.name).filter((x) => !sessionsBefore.has(x.name));
+    const t: Tunnel = await openTunnel({
+      id: 'sevpn-4',
+      nodeId: node.name,
+      link: sevpnLink(4),
+      logger: silentLogger(),
+      threads: false,
+    });
+    try {
+      await eventually(() => ours().length === 4, 20_000, 'four connections from us');
+      await eventually(() => ourSessions()[0]?.connections === 4, 10_000, 'the hub counts four');
+      await verifiedDownload(t);
+      expect(t.linkState()).toBe('up');
+      // The server's socket of one connection is destroyed (a RST to us, as a middlebox's would be):
+      // SoftEther 5.01 then closes the session's other connections too (a join then is closed at once).
+      rig.cutTcp(node.name, rig.state.rootAddress, ours()[1]!);
+      await eventually(() => t.linkState() === 'down', 10_000, 'the tunnel down');
+      // The hub may keep the session itself a while (for a client to rejoin), but with no connection.
+      await eventually(
+        () => ourSessions().every((x) => x.connections === 0),
+        10_000,
+        () => `no connection of ours on the hub (${JSON.stringify(ourSessions())})`,
+      );
+      expect(ours()).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  }, 90_000);
 
   it('a node whose OpenVPN and SSTP servers are turned off is reached over SE-VPN by the app, when SE-VPN is in the order', async () => {
     const undo = [rig.setProtocol(node.name, 'OpenVPN', false), rig.setProtocol(node.name, 'SSTP', false)];

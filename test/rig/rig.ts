@@ -618,6 +618,39 @@ export class Rig {
     return () => set(!enabled);
   }
 
+  /** The user sessions on a SoftEther node's hub now and their TCP connections, as the server counts them (vpncmd SessionList). */
+  softetherSessions(nodeName: string, hub = 'RIG'): Array<{ name: string; connections: number }> {
+    const out = this.#ns(this.node(nodeName).ns, [
+      '/usr/libexec/softether/vpncmd/vpncmd',
+      'localhost:443',
+      '/SERVER',
+      `/HUB:${hub}`,
+      '/CSV',
+      '/CMD',
+      'SessionList',
+    ]);
+    // CSV: "Session Name,…,TCP Connections,…", the count as "current / max" ("None" for SecureNAT).
+    const rows = out
+      .split('\n')
+      .filter((l) => l.includes(','))
+      .map((l) => [...l.matchAll(/"([^"]*)"|([^,]+)|(?<=,|^)(?=,|$)/g)].map((m) => m[1] ?? m[2] ?? ''));
+    const header = rows.findIndex((r) => r.some((c) => /TCP Connections/i.test(c)));
+    if (header < 0) return [];
+    const col = rows[header]!.findIndex((c) => /TCP Connections/i.test(c));
+    return rows.slice(header + 1).flatMap((r) => {
+      const n = /^(\d+)\s*\//.exec(r[col] ?? '')?.[1];
+      return n === undefined ? [] : [{ name: r[0]!, connections: Number(n) }];
+    });
+  }
+
+  /**
+   * Cuts one TCP connection at a node, as a middlebox's reset would: the node's socket to
+   * `peer`:`peerPort` is destroyed (ss -K), which sends the peer a RST.
+   */
+  cutTcp(nodeName: string, peer: string, peerPort: number): void {
+    this.#ns(this.node(nodeName).ns, ['ss', '-K', 'dst', peer, 'dport', '=', `:${peerPort}`]);
+  }
+
   #ns(ns: string, cmd: string[], tolerant = false): string {
     try {
       return execFileSync('ip', ['netns', 'exec', ns, ...cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { parseUpstreamUrl, type Logger } from '../../common/index.js';
-import { dialSeVpn, SeSession } from '../../softether/index.js';
+import { dialSeVpn, dialSeVpnAdditional, SeSession } from '../../softether/index.js';
 import type { LinkConfig, LinkPhase, OpenedLink, SeVpnLinkSpec, TunnelLink } from '../tunnel-link.js';
 
 /**
@@ -64,6 +64,7 @@ export async function openSeVpnLink(
   o: { logger: Logger; timeoutMs: number; signal?: AbortSignal },
 ): Promise<OpenedLink> {
   const deadline = AbortSignal.timeout(o.timeoutMs);
+  const connections = Math.max(1, Math.min(32, spec.connections ?? 1));
   const to = {
     host: spec.host,
     port: spec.port,
@@ -76,10 +77,18 @@ export async function openSeVpnLink(
     hub: spec.hub ?? 'VPNGATE',
     username: spec.username ?? 'vpn',
     password: spec.password ?? 'vpn',
-    maxConnection: 1,
+    maxConnection: connections,
     signal: o.signal ? AbortSignal.any([o.signal, deadline]) : deadline,
   });
-  const session = new SeSession(conn, o.logger);
+  // More connections join in the background; each has the open timeout of its own.
+  const session = new SeSession(conn, o.logger, {
+    connections,
+    join: (signal) =>
+      dialSeVpnAdditional(
+        { ...to, signal: AbortSignal.any([signal, AbortSignal.timeout(o.timeoutMs)]) },
+        conn.welcome.sessionKey,
+      ),
+  });
   if (conn.welcome.message)
     o.logger.info({ event: 'sevpn-hub-message', text: conn.welcome.message.slice(0, 500) }, 'the hub says');
   const config: LinkConfig = {
