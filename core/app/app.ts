@@ -36,7 +36,6 @@ import {
   type Egress,
   type EgressSource,
   type LinkSpec,
-  type TunnelProtocol,
 } from '../egress/index.js';
 import {
   DelaySweep,
@@ -45,7 +44,6 @@ import {
   SwitchController,
   type NodeTunnel,
   type ProtocolChoiceOptions,
-  type ProtocolMemory,
 } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
@@ -63,6 +61,7 @@ import {
   type VpnGateNode,
 } from '../vpngate/index.js';
 import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
+import { protocolMemoryOf } from './protocol-memory.js';
 import { processLookup } from './process-lookup.js';
 import { RoutingState } from './routing.js';
 import { ExitCheck } from './exit-check.js';
@@ -140,31 +139,6 @@ function nodeListStore(store: Store): NodeListStore {
 /** The protocol order and learning from the config (tunnel.protocols, tunnel.learnProtocol). */
 export function protocolOptionsOf(c: GatehopConfig): ProtocolChoiceOptions {
   return { order: c.tunnel.protocols, learn: c.tunnel.learnProtocol };
-}
-
-/** What each network taught about protocols, in the store's settings (one key per network). */
-function protocolMemoryOf(store: Store): ProtocolMemory {
-  const key = (network: string): string => `protocol-preference ${network}`;
-  return {
-    load: (network) => {
-      try {
-        const v = store.setting(key(network));
-        const parsed = v ? (JSON.parse(v) as { preferred: TunnelProtocol | null; reason: string }) : null;
-        return parsed && (parsed.preferred === null || parsed.preferred === 'openvpn' || parsed.preferred === 'sstp')
-          ? parsed
-          : null;
-      } catch {
-        return null;
-      }
-    },
-    save: (network, v) => {
-      try {
-        store.setSetting(key(network), JSON.stringify(v));
-      } catch {
-        /* remembered for this run only */
-      }
-    },
-  };
 }
 
 /** The node list's source options from the config. */
@@ -302,7 +276,10 @@ function startController(
     logger,
   });
   // The probes go the way this network needs first, as the controller learns it.
-  pipeline.routes.usePreferred(() => controller.protocols.preferred);
+  pipeline.routes.useLearnt(() => ({
+    preferred: controller.protocols.preferred,
+    blocked: controller.protocols.blocked,
+  }));
   void pipeline.firstRanking.then(
     () => controller.start(),
     () => controller.start(),

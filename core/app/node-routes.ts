@@ -35,7 +35,10 @@ export class NodeRoutes {
   /** Which protocol's way each node's latest probe answered on. */
   readonly #probedBy = new Map<string, TunnelProtocol>();
   #ca: { path: string; pem: string } | null = null;
-  #preferred: () => TunnelProtocol | null = () => null;
+  #learnt: () => { preferred: TunnelProtocol | null; blocked: TunnelProtocol | null } = () => ({
+    preferred: null,
+    blocked: null,
+  });
 
   constructor(
     private config: () => GatehopConfig,
@@ -43,9 +46,12 @@ export class NodeRoutes {
     private readonly logger: Logger,
   ) {}
 
-  /** Where the protocol this network needs first comes from (the switch controller's learning, which exists later). */
-  usePreferred(fn: () => TunnelProtocol | null): void {
-    this.#preferred = fn;
+  /**
+   * Where what this network taught comes from (the switch controller's learning, which exists
+   * later): the protocol it needs first, and the one it does not let through.
+   */
+  useLearnt(fn: () => { preferred: TunnelProtocol | null; blocked: TunnelProtocol | null }): void {
+    this.#learnt = fn;
   }
 
   /**
@@ -179,19 +185,27 @@ export class NodeRoutes {
 
   /**
    * Probes take the ways tunnels will take: the node's OpenVPN port (a UDP reset, or a TCP
-   * handshake), then, where the node offers SSTP and that did not answer, a TCP handshake to its
-   * SSTP port; the protocol this network needs first goes first. A network that drops OpenVPN
-   * then still ranks nodes, and the switch tries them over SSTP.
+   * handshake), then, where the node offers SSTP or SE-VPN and that did not answer, a TCP
+   * handshake to their TLS port (once for both); the protocol this network needs first goes first.
+   * A network that drops OpenVPN then still ranks nodes, and the switch tries them over the
+   * protocol that gets through. Where this network was found to block OpenVPN, no OpenVPN probe
+   * packet is sent at all (a filter that sees OpenVPN handshakes may flag the host), until the
+   * network changes or the learning is reset.
    */
   readonly prober: Prober = async (node, opts) => {
-    const offered = this.offered(node);
-    const preferred = this.#preferred();
+    const { preferred, blocked } = this.#learnt();
+    const offered = this.offered(node).filter((p) => !(p === 'openvpn' && blocked === 'openvpn'));
     const order =
       preferred && offered.includes(preferred) ? [preferred, ...offered.filter((p) => p !== preferred)] : offered;
     const upstream = this.#upstream();
     let last: ProbeResult = { rttMs: null, samples: [] };
+    let tlsPortProbed = false;
     for (const p of order) {
-      // SSTP and SE-VPN by a TCP handshake to their TLS port: no protocol packet a filter could read.
+      if (p !== 'openvpn') {
+        // SSTP and SE-VPN by a TCP handshake to their TLS port: no protocol packet a filter could read.
+        if (tlsPortProbed) continue;
+        tlsPortProbed = true;
+      }
       last =
         p === 'openvpn'
           ? await probeNode(node.proto, this.hostOf(node), node.port, { ...opts, upstream })

@@ -19,10 +19,21 @@ export interface ProtocolChoiceOptions {
   threshold?: number;
 }
 
+/**
+ * What a network taught: the protocol to try first, the one found not to get through (null when
+ * none), and why in words.
+ */
+export interface ProtocolLesson {
+  preferred: TunnelProtocol | null;
+  /** Absent in what older versions saved. */
+  blocked?: TunnelProtocol | null;
+  reason: string;
+}
+
 /** What a network taught, kept per network (the store's settings, keyed by the network). */
 export interface ProtocolMemory {
-  load(network: string): { preferred: TunnelProtocol | null; reason: string } | null;
-  save(network: string, v: { preferred: TunnelProtocol | null; reason: string }): void;
+  load(network: string): ProtocolLesson | null;
+  save(network: string, v: ProtocolLesson): void;
 }
 
 interface Evidence {
@@ -44,6 +55,7 @@ export class ProtocolChoice {
   #opts: Required<ProtocolChoiceOptions>;
   #network = 'default';
   #preferred: TunnelProtocol | null = null;
+  #blocked: TunnelProtocol | null = null;
   #reason = '';
   #evidence = new Map<TunnelProtocol, Evidence>();
   readonly #nodes = new Map<string, Map<TunnelProtocol, NodeProtocolRecord>>();
@@ -67,6 +79,14 @@ export class ProtocolChoice {
 
   get reason(): string {
     return this.#reason;
+  }
+
+  /**
+   * The protocol this network was found not to let through (while `preferred` did), or null. The
+   * probes send none of its packets on this network (a filter that sees them may flag the host).
+   */
+  get blocked(): TunnelProtocol | null {
+    return this.#blocked;
   }
 
   get order(): readonly TunnelProtocol[] {
@@ -96,6 +116,7 @@ export class ProtocolChoice {
       remembered?.preferred ?? null,
       remembered ? `remembered for this network: ${remembered.reason}` : 'new network: the configured order',
       false,
+      remembered?.preferred ? (remembered.blocked ?? null) : null,
     );
   }
 
@@ -154,6 +175,8 @@ export class ProtocolChoice {
         target
           ? `${label(blocked)} failed on ${failed} different nodes while ${label(working)} worked: this network seems to block ${label(blocked)}`
           : `${label(blocked)} failed on ${failed} nodes while ${label(working)} works again`,
+        true,
+        target ? blocked : null,
       );
     }
   }
@@ -164,11 +187,12 @@ export class ProtocolChoice {
     return e;
   }
 
-  #set(preferred: TunnelProtocol | null, reason: string, persist = true): void {
+  #set(preferred: TunnelProtocol | null, reason: string, persist = true, blocked: TunnelProtocol | null = null): void {
     const changed = preferred !== this.#preferred;
     this.#preferred = preferred;
+    this.#blocked = preferred ? blocked : null;
     this.#reason = reason;
-    if (persist) this.memory?.save(this.#network, { preferred, reason });
+    if (persist) this.memory?.save(this.#network, { preferred, blocked: this.#blocked, reason });
     if (!changed) return;
     this.#log.info(
       { event: 'protocol-preference', preferred, reason, network: this.#network },

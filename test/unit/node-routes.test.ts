@@ -5,7 +5,10 @@ import { silentLogger } from '../../core/common/index.js';
 import type { Store } from '../../core/store/index.js';
 import { parseVpnGateCsv, staticNodeFromFile } from '../../core/vpngate/index.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
+import { eventually } from '../helpers/fds.js';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -35,5 +38,57 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
     const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger());
     expect(routes.tunnelRoute(mine)).toEqual({});
     expect(routes.hostOf(mine)).toBe('192.168.1.5');
+  });
+});
+
+describe('probes where this network blocks OpenVPN (#35)', () => {
+  it('sends no OpenVPN packet once OpenVPN is known blocked here: the node is probed on its TLS port alone, once for SSTP and SE-VPN', async () => {
+    // A node on loopback: its OpenVPN UDP port a socket that counts what arrives, its TLS port a listener.
+    const udp = createSocket('udp4');
+    let openVpnPackets = 0;
+    udp.on('message', () => openVpnPackets++);
+    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', () => r()));
+    let handshakes = 0;
+    const tls = createServer((s) => {
+      handshakes++;
+      s.destroy();
+    });
+    await new Promise<void>((r) => tls.listen(0, '127.0.0.1', () => r()));
+    try {
+      // Parsed as a public node (the parser refuses rows aimed at this machine), then pointed here.
+      const [listed] = parseVpnGateCsv(
+        vpnGateCsv([
+          {
+            host: 'public-vpn-9',
+            ip: '203.0.113.9',
+            profile: vpnGateProfile('203.0.113.9', udp.address().port, 'udp'),
+          },
+        ]),
+      ).nodes;
+      const node = { ...listed!, ip: '127.0.0.1' };
+      const config = buildConfig(
+        { tunnel: { protocols: ['openvpn', 'sevpn', 'sstp'], sstp: { port: (tls.address() as AddressInfo).port } } },
+        {},
+      );
+      const routes = new NodeRoutes(() => config, store, silentLogger());
+      let learnt: { preferred: 'sevpn' | null; blocked: 'openvpn' | null } = { preferred: null, blocked: null };
+      routes.useLearnt(() => learnt);
+      // Nothing learnt: OpenVPN's hard reset goes first (the server here never answers it), then one TCP handshake.
+      expect((await routes.prober(node, { samples: 1, timeoutMs: 300 })).rttMs).not.toBeNull();
+      await eventually(() => openVpnPackets >= 1, 2_000, 'the OpenVPN probe arrived');
+      expect(handshakes).toBe(1);
+      // Learnt: OpenVPN blocked here, SE-VPN works. No OpenVPN packet any more.
+      learnt = { preferred: 'sevpn', blocked: 'openvpn' };
+      const before = openVpnPackets;
+      expect((await routes.prober(node, { samples: 2, timeoutMs: 300 })).rttMs).not.toBeNull();
+      expect(handshakes).toBe(3);
+      // Even when the TLS port does not answer, OpenVPN is not tried as a fallback.
+      tls.close();
+      expect((await routes.prober(node, { samples: 1, timeoutMs: 300 })).rttMs).toBeNull();
+      expect(openVpnPackets).toBe(before);
+    } finally {
+      udp.close();
+      tls.close();
+    }
   });
 });

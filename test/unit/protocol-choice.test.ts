@@ -103,4 +103,30 @@ describe('ProtocolChoice', () => {
     expect(c.preferred).toBeNull();
     expect(c.reason).toMatch(/SSTP failed on 3 nodes while OpenVPN works again/);
   });
+
+  it('names the protocol this network blocks, keeps it with the lesson, and SE-VPN is remembered like SSTP (a restart behind a filter starts on it)', () => {
+    const mem = memory();
+    const order = ['openvpn', 'sevpn', 'sstp'] as const;
+    const c = new ProtocolChoice({ order: [...order], learn: true }, mem, silentLogger());
+    c.setNetwork('filtered');
+    expect(c.blocked).toBeNull();
+    c.record('s', 'sevpn', true);
+    for (const n of ['a', 'b', 'c']) c.record(n, 'openvpn', false);
+    expect(c.preferred).toBe('sevpn');
+    expect(c.blocked).toBe('openvpn');
+    expect(c.reason).toMatch(/OpenVPN failed on 3 different nodes while SE-VPN worked/);
+    const again = new ProtocolChoice({ order: [...order], learn: true }, mem, silentLogger());
+    again.setNetwork('filtered');
+    expect(again.preferred).toBe('sevpn');
+    expect(again.blocked).toBe('openvpn');
+    expect(again.orderFor('x', [...order])).toEqual(['sevpn', 'openvpn', 'sstp']);
+    // Another network: nothing blocked there yet.
+    again.setNetwork('home');
+    expect(again.blocked).toBeNull();
+    // OpenVPN working again puts the configured order back, and nothing is blocked.
+    c.record('d', 'openvpn', true);
+    for (const n of ['e', 'f', 'g']) c.record(n, 'sevpn', false);
+    expect(c.preferred).toBeNull();
+    expect(c.blocked).toBeNull();
+  });
 });
