@@ -5,12 +5,13 @@
  *   - a V8 CPU profile of the main thread (sampled every 200 µs), summed into the data path's
  *     stages: time inside a native call is charged to the JavaScript function that made it.
  * The profile is written to /tmp for Chrome DevTools. Root only.
- * Usage: npm run bench:tunnel-profile [-- --node n1|o1|o2|o3] [--proto udp|tcp] [--mib N]
+ * Usage: npm run bench:tunnel-profile [-- --node n1|o1|o2|o3] [--proto udp|tcp|sevpn] [--mib N]
+ * (sevpn: SoftEther's own protocol to a SoftEther node, one TCP connection.)
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { dataEngineStatus, silentLogger } from '../core/common/index.js';
-import { openLink, stackOptionsOf, type LinkSpec } from '../core/egress/index.js';
+import { macForNode, openLink, stackOptionsOf, type LinkSpec } from '../core/egress/index.js';
 import { Stack } from '../core/netstack/index.js';
 import { Rig } from '../test/rig/rig.js';
 
@@ -19,7 +20,7 @@ const arg = (name: string, dflt: string): string => {
   return i > 0 ? process.argv[i + 1]! : dflt;
 };
 const NODE = arg('node', 'n1');
-const PROTO = arg('proto', 'udp') as 'udp' | 'tcp';
+const PROTO = arg('proto', 'udp') as 'udp' | 'tcp' | 'sevpn';
 const MIB = Number(arg('mib', '64'));
 
 type ThreadTimes = Map<string, { name: string; user: number; system: number }>;
@@ -51,6 +52,7 @@ const STAGES: Array<[string, RegExp]> = [
   ['lwIP in WebAssembly', /^wasm-function/],
   ['netstack glue (events, copies, streams)', /stack\.ts|tcp-stream\.ts/],
   ['tunnel client (batching, framing, records)', /tunnel-client\.ts|packet\.ts|data-channel\.ts|data-cipher/],
+  ['SE-VPN session (blocks in and out, TLS writes)', /se-session\.ts|blocks\.ts|sevpn-link\.ts/],
   ["the reader (the download's consumer, Node streams)", /readable|stream|events/],
   ['garbage collector', /^\(garbage collector\)$/],
 ];
@@ -66,10 +68,22 @@ function stageOf(path: ProfileNode[]): string {
 const rig = await Rig.up({ nodes: 1, openvpn: ['gcm-udp', 'cbc-udp', 'gcm-tcp'], bigMib: MIB });
 try {
   const n = rig.node(NODE);
-  const spec: LinkSpec = { protocol: 'openvpn', profileText: readFileSync(n.profiles[PROTO]!, 'utf8') };
+  const spec: LinkSpec =
+    PROTO === 'sevpn'
+      ? {
+          protocol: 'sevpn',
+          host: n.vpnAddress,
+          port: 443,
+          ca: [readFileSync(rig.state.caFile, 'utf8')],
+          serverName: null,
+          hub: 'RIG',
+          mac: macForNode(n.name).toString('hex'),
+        }
+      : { protocol: 'openvpn', profileText: readFileSync(n.profiles[PROTO]!, 'utf8') };
   const { link, config } = await openLink(spec, { logger: silentLogger(), timeoutMs: 30_000 });
   const stack = new Stack({ ...stackOptionsOf(config), output: (p) => link.write(p) });
   link.onPackets((batch) => stack.inputBatch(batch));
+  if (config.ethernet) await stack.whenLeased({ timeoutMs: 30_000 });
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -93,7 +107,7 @@ try {
 
   const perGiB = (1 << 30) / got;
   console.log(
-    `${NODE}/${PROTO}, ${dataEngineStatus().engine} data path: ${(got / secs / (1 << 20)).toFixed(1)} MiB/s; CPU s/GiB by thread (the profiler's own thread left out):`,
+    `${NODE}/${PROTO}, ${PROTO === 'sevpn' ? 'TLS (OpenSSL)' : dataEngineStatus().engine} data path: ${(got / secs / (1 << 20)).toFixed(1)} MiB/s; CPU s/GiB by thread (the profiler's own thread left out):`,
   );
   let user = 0;
   let system = 0;

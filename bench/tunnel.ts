@@ -3,13 +3,15 @@
  * rig servers in one run: one HTTP download of the rig's large file each way, MiB/s, ratio, and
  * CPU seconds per GiB of this process (which hosts the whole tunnel). Then core/sstp against the
  * same SoftEther server in the same run as OpenVPN over TCP (both TLS over TCP): the ratio to it.
- * Root only. Usage: npm run bench:tunnel [-- --mib N]
+ * Then SE-VPN against SoftEther's own client (softether-vpnclient) and OpenVPN over TCP on the same
+ * server. Root only. Usage: npm run bench:tunnel [-- --mib N] [-- --only sevpn|sevpn1] [-- --impair MS,LOSS]
  */
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import type { LinkSpec } from '../core/egress/index.js';
+import { macForNode, type LinkSpec } from '../core/egress/index.js';
 import type { DownloadResult } from './lib/tunnel-download.js';
 import { Rig } from '../test/rig/rig.js';
+import { SoftEtherClient } from '../test/rig/softether-client.js';
 
 const argMib = process.argv.indexOf('--mib');
 const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 64;
@@ -20,20 +22,32 @@ type Engine = 'native' | 'javascript';
 async function gatehopDownload(
   rig: Rig,
   node: string,
-  proto: 'tcp' | 'udp' | 'sstp',
+  proto: 'tcp' | 'udp' | 'sstp' | 'sevpn',
   engine: Engine = 'native',
+  sevpnConnections = 1,
 ): Promise<DownloadResult & { cpuPerGiB: number }> {
   const n = rig.node(node);
   const spec: LinkSpec =
-    proto === 'sstp'
+    proto === 'sevpn'
       ? {
-          protocol: 'sstp',
+          protocol: 'sevpn',
           host: n.vpnAddress,
           port: 443,
-          serverName: n.ddns!,
           ca: [readFileSync(rig.state.caFile, 'utf8')],
+          serverName: null,
+          hub: 'RIG',
+          mac: macForNode(n.name).toString('hex'),
+          connections: sevpnConnections,
         }
-      : { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') };
+      : proto === 'sstp'
+        ? {
+            protocol: 'sstp',
+            host: n.vpnAddress,
+            port: 443,
+            serverName: n.ddns!,
+            ca: [readFileSync(rig.state.caFile, 'utf8')],
+          }
+        : { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') };
   const env = { ...process.env, GATEHOP_NATIVE: engine === 'javascript' ? 'off' : (process.env.GATEHOP_NATIVE ?? '') };
   const worker = new Worker(new URL('./lib/tunnel-download-worker.mjs', import.meta.url), {
     workerData: { spec, inetAddress: rig.state.inetAddress, bigBytes: rig.state.bigBytes },
@@ -45,7 +59,7 @@ async function gatehopDownload(
     worker.once('exit', (code) => reject(new Error(`download worker exited ${code}`)));
   });
   await worker.terminate();
-  if (proto !== 'sstp' && r.engine !== engine)
+  if (proto !== 'sstp' && proto !== 'sevpn' && r.engine !== engine)
     throw new Error(`asked for the ${engine} engine, the worker ran ${r.engine} (is gatehop-native built?)`);
   return { ...r, cpuPerGiB: r.user + r.system };
 }
@@ -71,6 +85,32 @@ async function nativeDownload(
   }
 }
 
+/** SoftEther's own client (a tap adapter, `connections` TCP connections): MiB/s and its processes' CPU per GiB. */
+async function softetherClientDownload(
+  rig: Rig,
+  node: string,
+  connections: number,
+): Promise<{ mibs: number; cpuPerGiB: number }> {
+  const c = await SoftEtherClient.start(rig, node, { connections });
+  try {
+    const before = c.cpuSeconds();
+    const out = c.curl(['-o', '/dev/null', '-w', '%{speed_download} %{size_download}', rig.url('/big')]);
+    const after = c.cpuSeconds();
+    const [speed, size] = out.split(' ').map(Number) as [number, number];
+    if (size < rig.state.bigBytes) throw new Error(`short download through vpnclient: ${size} bytes`);
+    return {
+      mibs: speed / (1 << 20),
+      cpuPerGiB: (after.user + after.system - before.user - before.system) * ((1 << 30) / size),
+    };
+  } finally {
+    await c.close();
+  }
+}
+
+/** `--only sevpn` skips the OpenVPN table (the same-server comparison alone); `--only sevpn1` also SE-VPN's extra connections. */
+const argOnly = process.argv.indexOf('--only');
+const ONLY = argOnly > 0 ? process.argv[argOnly + 1] : null;
+
 const rig = await Rig.up({ nodes: 1, openvpn: ['gcm-udp', 'cbc-udp', 'gcm-tcp'], client: true, bigMib: MIB });
 try {
   console.log(`tunnel benchmark: ${MIB} MiB HTTP download through each server; MiB/s, CPU s/GiB (user+system)`);
@@ -88,7 +128,7 @@ try {
     ['o3', 'tcp', 'OpenVPN 2.6 TCP AES-256-GCM'],
   ];
   const f = (x: number, w: number, d = 1): string => x.toFixed(d).padStart(w);
-  for (const [node, proto, label] of cases) {
+  for (const [node, proto, label] of ONLY ? [] : cases) {
     const n = await nativeDownload(rig, node, proto);
     const g = await gatehopDownload(rig, node, proto, 'native');
     const j = await gatehopDownload(rig, node, proto, 'javascript');
@@ -96,24 +136,46 @@ try {
       `  ${label.padEnd(40)} ${f(n.mibs, 7)} ${f(n.cpuPerGiB, 4)} | ${f(g.mibs, 7)} ${f(g.mibs / n.mibs, 6, 2)} ${f(g.user, 5)} ${f(g.system, 4)} ${f(g.cpuPerGiB, 4)} | ${f(j.mibs, 6)} ${f(j.mibs / n.mibs, 6, 2)} ${f(j.cpuPerGiB, 5)}`,
     );
   }
-  // SSTP beside OpenVPN over TCP on the same SoftEther server, alternating, best of two each.
+  // Every protocol Gatehop speaks to one SoftEther server, and SoftEther's own client, in the same
+  // run, best of two each: SSTP against OpenVPN over TCP (target >= 0.8x), SE-VPN against
+  // SoftEther's client (>= 1.0x) and OpenVPN over TCP (>= 1.2x), <= 10 CPU s/GiB; SE-VPN with one
+  // TCP connection against several. With --impair DELAY_MS,LOSS (e.g. 40,0.005) the node's
+  // traffic is delayed and lost both ways (the rig's NFQUEUE), as on a long lossy path.
+  const argImpair = process.argv.indexOf('--impair');
+  const impair = argImpair > 0 ? process.argv[argImpair + 1]!.split(',').map(Number) : null;
+  if (impair) rig.impair('n1', { delayMs: impair[0]!, loss: impair[1] ?? 0 });
   console.log(
-    `\nSSTP against OpenVPN over TCP, same SoftEther server, same run (MiB/s, best of 2; target ratio >= 0.8)`,
+    `\nEvery protocol to one SoftEther 5.01 server, same run (MiB/s, best of 2${
+      impair ? `; ${impair[0]} ms each way, ${((impair[1] ?? 0) * 100).toFixed(1)} % loss` : ''
+    })`,
   );
-  console.log('  protocol                                 gatehop   CPU s/GiB');
-  const best = async (proto: 'tcp' | 'sstp'): Promise<{ mibs: number; cpuPerGiB: number }> => {
-    const runs = [await gatehopDownload(rig, 'n1', proto), await gatehopDownload(rig, 'n1', proto)];
+  console.log(
+    "  vpnclient = Debian's softether-vpnclient, a tap adapter, UDP acceleration off (its processes' CPU only)",
+  );
+  console.log('  client                                   MiB/s   CPU s/GiB');
+  const row = (label: string, r: { mibs: number; cpuPerGiB: number }): void =>
+    console.log(`  ${label.padEnd(40)} ${r.mibs.toFixed(1).padStart(7)}   ${r.cpuPerGiB.toFixed(1).padStart(6)}`);
+  const bestOf = async (run: () => Promise<{ mibs: number; cpuPerGiB: number }>) => {
+    const runs = [await run(), await run()];
     return runs.sort((a, b) => b.mibs - a.mibs)[0]!;
   };
-  const ovpnTcp = await best('tcp');
-  const sstp = await best('sstp');
-  for (const [label, r] of [
-    ['OpenVPN TCP (SoftEther 5.01)', ovpnTcp],
-    ['SSTP (SoftEther 5.01, TLS 1.3)', sstp],
-  ] as const) {
-    console.log(`  ${label.padEnd(40)} ${r.mibs.toFixed(1).padStart(7)}   ${r.cpuPerGiB.toFixed(1).padStart(6)}`);
+  const ovpnUdp = await bestOf(() => gatehopDownload(rig, 'n1', 'udp'));
+  const ovpnTcp = await bestOf(() => gatehopDownload(rig, 'n1', 'tcp'));
+  const sstp = await bestOf(() => gatehopDownload(rig, 'n1', 'sstp'));
+  row('Gatehop OpenVPN UDP', ovpnUdp);
+  row('Gatehop OpenVPN TCP', ovpnTcp);
+  row('Gatehop SSTP (TLS 1.3)', sstp);
+  console.log(`    SSTP / OpenVPN TCP: ${(sstp.mibs / ovpnTcp.mibs).toFixed(2)}×`);
+  for (const k of ONLY === 'sevpn1' ? [1] : [1, 2, 4, 8]) {
+    const se = await bestOf(() => gatehopDownload(rig, 'n1', 'sevpn', 'native', k));
+    const vc = await bestOf(() => softetherClientDownload(rig, 'n1', k));
+    const conns = `${k} connection${k > 1 ? 's' : ''}`;
+    row(`Gatehop SE-VPN, ${conns}`, se);
+    row(`vpnclient, ${conns}`, vc);
+    console.log(
+      `    SE-VPN / vpnclient: ${(se.mibs / vc.mibs).toFixed(2)}×   SE-VPN / OpenVPN TCP: ${(se.mibs / ovpnTcp.mibs).toFixed(2)}×   SE-VPN / OpenVPN UDP: ${(se.mibs / ovpnUdp.mibs).toFixed(2)}×`,
+    );
   }
-  console.log(`  SSTP / OpenVPN TCP: ${(sstp.mibs / ovpnTcp.mibs).toFixed(2)}×`);
 } finally {
   rig.down();
 }

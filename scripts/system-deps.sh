@@ -12,6 +12,8 @@ declare -A NEED=(
   [python3]=python3
   [dnsmasq]=dnsmasq-base
   [vpnserver]=softether-vpnserver
+  # SoftEther's own client: the peer bench:tunnel measures Gatehop's SE-VPN against (test/rig/softether-client.ts).
+  [vpnclient]=softether-vpnclient
   [openvpn]=openvpn
   [iptables]=iptables
   [gcc]=gcc

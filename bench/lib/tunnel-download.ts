@@ -28,6 +28,8 @@ const { link, config } = await openLink(job.spec, { logger: silentLogger(), time
 const stack = new Stack({ ...stackOptionsOf(config), output: (p) => link.write(p) });
 link.onPackets((batch) => stack.inputBatch(batch));
 try {
+  // An Ethernet link (SE-VPN) has its address once the hub's DHCP gives one.
+  if (config.ethernet) await stack.whenLeased({ timeoutMs: 30_000 });
   const s = await stack.connectTcp(job.inetAddress, 80);
   s.on('error', () => {});
   let n = 0;
@@ -44,7 +46,7 @@ try {
     mibs: n / secs / (1 << 20),
     user: cpu.user * perGiB,
     system: cpu.system * perGiB,
-    engine: job.spec.protocol === 'sstp' ? 'tls' : dataEngineStatus().engine,
+    engine: job.spec.protocol === 'openvpn' ? dataEngineStatus().engine : 'tls',
   };
   parentPort!.postMessage(result);
 } finally {

@@ -179,13 +179,22 @@ describe('a hostile SE-VPN server', () => {
       flood();
     });
     const session = new SeSession(await dial(), silentLogger());
+    // The process's memory while it goes on, for the figure in core/softether/README.md (printed,
+    // not judged: RSS also holds what the allocator keeps of freed buffers).
+    const rss0 = process.memoryUsage().rss;
+    let rssPeak = rss0;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20);
     try {
       // ~50 MB of keep-alives go by; the reader holds at most one block at a time whatever comes
       // (softether-wire.test.ts pins that), so nothing of them stays.
       await until(() => (session.stats.keepAlivesIn > 100_000 ? true : undefined), 20_000, '100,000 keep-alives');
       expect(session.stats.framesIn).toBe(0);
       expect(session.stats.bytesIn).toBeGreaterThan(40 * 1024 * 1024);
+      console.log(
+        `keep-alive flood: ${(session.stats.bytesIn / 2 ** 20).toFixed(0)} MiB read; RSS ${(rss0 / 2 ** 20).toFixed(0)} → peak ${(rssPeak / 2 ** 20).toFixed(0)} MiB`,
+      );
     } finally {
+      clearInterval(sampler);
       stop = true;
       session.close();
     }
