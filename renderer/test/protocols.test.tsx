@@ -167,6 +167,7 @@ describe('protocols in the window', () => {
     } as Partial<Actions>);
     const select = screen.getByRole('combobox', { name: 'Tunnel protocols' }) as HTMLSelectElement;
     expect([...select.options].map((o) => o.textContent)).toEqual([
+      'OpenVPN, then SE-VPN, then SSTP',
       'OpenVPN, then SSTP',
       'SSTP, then OpenVPN',
       'OpenVPN, then SSTP, then SE-VPN',

@@ -55,9 +55,9 @@ describe('config', () => {
     expect(() => buildConfig({ tunnel: { workers: 2 } } as never, {})).toThrow(/tunnel/);
   });
 
-  it('tunnel protocols: OpenVPN then SSTP with learning by default; an order of one or both, each once; SSTP as VPN Gate offers it (issue #22)', () => {
+  it('tunnel protocols: OpenVPN, then SE-VPN, then SSTP with learning by default (#35); an order of one or both, each once; SSTP as VPN Gate offers it (issue #22)', () => {
     const t = buildConfig({}, { dataDir: '/tmp/x' }).tunnel;
-    expect(t.protocols).toEqual(['openvpn', 'sstp']);
+    expect(t.protocols).toEqual(['openvpn', 'sevpn', 'sstp']);
     expect(t.learnProtocol).toBe(true);
     expect(t.sstp).toEqual({ sni: true, port: 443, username: 'vpn', password: 'vpn', ca: undefined });
     expect(buildConfig({ tunnel: { protocols: ['sstp', 'openvpn'] } }, {}).tunnel.protocols).toEqual([

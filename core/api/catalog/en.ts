@@ -326,6 +326,7 @@ export const en = {
     protocolsHint:
       'OpenVPN is faster where it gets through; SSTP (HTTPS on port 443) gets through filters that break OpenVPN. With both, Gatehop learns which one your network lets through. SE-VPN is SoftEther’s own protocol, what VPN Gate’s own app speaks: it looks like HTTPS from the first byte and has got through where OpenVPN did not.',
     protocolOrder: {
+      'openvpn-sevpn-sstp': 'OpenVPN, then SE-VPN, then SSTP',
       'openvpn-sstp': 'OpenVPN, then SSTP',
       'sstp-openvpn': 'SSTP, then OpenVPN',
       openvpn: 'OpenVPN only',

@@ -332,6 +332,7 @@ export const fa: Catalog = {
     protocolsHint:
       'جایی که OpenVPN عبور کند، سریع‌تر است؛ SSTP (HTTPS روی درگاه ۴۴۳) از فیلترهایی که OpenVPN را می‌شکنند عبور می‌کند. با هر دو، Gatehop یاد می‌گیرد شبکهٔ شما کدام را عبور می‌دهد. SE-VPN پروتکل خود SoftEther است، همان که برنامهٔ خود VPN Gate به کار می‌برد: از نخستین بایت شبیه HTTPS است و جایی که OpenVPN عبور نکرده، عبور کرده است.',
     protocolOrder: {
+      'openvpn-sevpn-sstp': 'اول OpenVPN، سپس SE-VPN، سپس SSTP',
       'openvpn-sstp': 'اول OpenVPN، سپس SSTP',
       'sstp-openvpn': 'اول SSTP، سپس OpenVPN',
       openvpn: 'فقط OpenVPN',

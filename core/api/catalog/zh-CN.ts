@@ -305,6 +305,7 @@ export const zhCN: Catalog = {
     protocolsHint:
       '在 OpenVPN 能通过的地方它更快；SSTP（443 端口上的 HTTPS）能穿过阻断 OpenVPN 的过滤。两者都选时，Gatehop 会学习您的网络放行哪一个。SE-VPN 是 SoftEther 自己的协议，也是 VPN Gate 官方客户端使用的协议：它从第一个字节起就像 HTTPS，在 OpenVPN 不通的地方曾经能通。',
     protocolOrder: {
+      'openvpn-sevpn-sstp': '先 OpenVPN，再 SE-VPN，再 SSTP',
       'openvpn-sstp': '先 OpenVPN，再 SSTP',
       'sstp-openvpn': '先 SSTP，再 OpenVPN',
       openvpn: '仅 OpenVPN',

@@ -305,6 +305,7 @@ export const zhTW: Catalog = {
     protocolsHint:
       '在 OpenVPN 能通過的地方它比較快；SSTP（443 連接埠上的 HTTPS）能穿過阻斷 OpenVPN 的過濾。兩者都選時，Gatehop 會學習您的網路放行哪一個。SE-VPN 是 SoftEther 自己的協定，也是 VPN Gate 官方用戶端使用的協定：它從第一個位元組起就像 HTTPS，在 OpenVPN 不通的地方曾經能通。',
     protocolOrder: {
+      'openvpn-sevpn-sstp': '先 OpenVPN，再 SE-VPN，再 SSTP',
       'openvpn-sstp': '先 OpenVPN，再 SSTP',
       'sstp-openvpn': '先 SSTP，再 OpenVPN',
       openvpn: '僅 OpenVPN',

@@ -46,6 +46,7 @@ const toForm = (s: SettingsDto): Form => ({
 
 /** The protocol orders the window offers (tunnel.protocols). */
 const PROTOCOL_ORDERS = [
+  'openvpn,sevpn,sstp',
   'openvpn,sstp',
   'sstp,openvpn',
   'openvpn,sstp,sevpn',
