@@ -4,12 +4,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
-import { macForNode, openTunnel, TunnelEgress, tunnelStackOptions } from '../../core/egress/index.js';
+import { openTunnel, TunnelEgress, tunnelStackOptions } from '../../core/egress/index.js';
 import { Stack } from '../../core/netstack/index.js';
 import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 import { isRoot } from '../helpers/netns.js';
 import { eventually, openFdCount, until } from '../helpers/fds.js';
 import { Rig } from '../rig/rig.js';
+import { sevpnLinkOf } from '../helpers/rig-links.js';
 
 const BIG_MIB = Number(process.env.GATEHOP_RIG_BIG_MIB ?? 8);
 const log = silentLogger();
@@ -309,15 +310,7 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     const sevpn = await openTunnel({
       id: 'idle-sevpn',
       nodeId: n1.name,
-      link: {
-        protocol: 'sevpn',
-        host: n1.vpnAddress,
-        port: 443,
-        ca: [readFileSync(rig.state.caFile, 'utf8')],
-        serverName: null,
-        hub: 'RIG',
-        mac: macForNode(n1.name).toString('hex'),
-      },
+      link: sevpnLinkOf(rig, 'n1'),
       logger: log,
       threads: false,
     });
@@ -371,10 +364,11 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
   }, 60_000);
 
   it('L1: when the server process dies and comes back, the tunnel reconnects and an open TCP connection survives', async () => {
-    // A fresh server first: its address pool then gives this tunnel the address a restarted one
-    // gives back (a client of an earlier test that the server has not yet let go would hold it).
+    // A fresh server first, and this tunnel its only client, before and after (no handshake of
+    // the rig's own when it restarts): both times the pool's first address is this tunnel's. (A
+    // client of an earlier test not yet let go, or the rig's own check, would otherwise take it.)
     rig.kill('o4');
-    await rig.restart('o4');
+    await rig.restart('o4', { waitFor: 'listening' });
     const t = await open(profileOf('o4', 'tcp'));
     const s = await t.stack.connectTcp(rig.state.inetAddress, 80);
     let got = '';
@@ -384,7 +378,7 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     await until(() => (got.endsWith(rig.node('o4').exitAddress) ? true : undefined), 10_000);
     const reconnected = new Promise<{ addressChanged: boolean }>((resolve) => t.client.once('reconnected', resolve));
     rig.kill('o4');
-    await rig.restart('o4');
+    await rig.restart('o4', { waitFor: 'listening' });
     expect((await reconnected).addressChanged).toBe(false);
     got = '';
     ask(); // the same TCP connection, opened before the server died

@@ -282,8 +282,14 @@ export class Rig {
    * Starts the node's server again (its configuration is kept); resolves when it serves every
    * profile it has. A listening port is not enough: SoftEther opens its TCP listener before its
    * UDP one, and a client that comes a moment early is refused.
+   *
+   * `waitFor: 'listening'` (an OpenVPN 2.6 node over TCP) resolves once its TCP port listens,
+   * with no handshake of the rig's own: that handshake would take an address from the fresh
+   * server's pool, and which address a client then gets would depend on whether it came before
+   * or after the rig (seen in CI: a tunnel reconnecting while the rig checked the server came
+   * back with another address).
    */
-  async restart(nodeName: string): Promise<void> {
+  async restart(nodeName: string, opts: { waitFor?: 'serving' | 'listening' } = {}): Promise<void> {
     const n = this.node(nodeName);
     try {
       this.kill(nodeName);
@@ -296,7 +302,20 @@ export class Rig {
     const child = spawn('sh', ['-c', `exec ${cmd}`], { detached: true, stdio: 'ignore' });
     child.unref();
     writeFileSync(resolve(this.state.dir, 'pids', n.id), String(child.pid));
-    await this.#waitServing(n, 30_000);
+    if (opts.waitFor === 'listening') await this.#waitListening(n, 30_000);
+    else await this.#waitServing(n, 30_000);
+  }
+
+  /** Until the node's OpenVPN TCP port listens (an OpenVPN 2.6 server serves once it does). */
+  async #waitListening(n: RigNode, timeoutMs: number): Promise<void> {
+    if (n.kind === 'softether' || !n.profiles.tcp)
+      throw new Error(`${n.name}: waitFor 'listening' is for OpenVPN TCP nodes`);
+    const { port } = parseProfile(readFileSync(n.profiles.tcp, 'utf8')).remotes[0]!;
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#ns(n.ns, ['ss', '-Hltn', 'sport', '=', `:${port}`], true).trim()) {
+      if (Date.now() > deadline) throw new Error(`${n.name} does not listen on tcp ${port}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   /**
