@@ -11,9 +11,10 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { dataEngineStatus, silentLogger } from '../core/common/index.js';
-import { macForNode, openLink, stackOptionsOf, type LinkSpec } from '../core/egress/index.js';
+import { openLink, stackOptionsOf, type LinkSpec } from '../core/egress/index.js';
 import { Stack } from '../core/netstack/index.js';
 import { Rig } from '../test/rig/rig.js';
+import { sevpnLinkOf } from '../test/helpers/rig-links.js';
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -70,15 +71,7 @@ try {
   const n = rig.node(NODE);
   const spec: LinkSpec =
     PROTO === 'sevpn'
-      ? {
-          protocol: 'sevpn',
-          host: n.vpnAddress,
-          port: 443,
-          ca: [readFileSync(rig.state.caFile, 'utf8')],
-          serverName: null,
-          hub: 'RIG',
-          mac: macForNode(n.name).toString('hex'),
-        }
+      ? sevpnLinkOf(rig, NODE)
       : { protocol: 'openvpn', profileText: readFileSync(n.profiles[PROTO]!, 'utf8') };
   const { link, config } = await openLink(spec, { logger: silentLogger(), timeoutMs: 30_000 });
   const stack = new Stack({ ...stackOptionsOf(config), output: (p) => link.write(p) });

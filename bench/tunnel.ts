@@ -8,9 +8,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { macForNode, type LinkSpec } from '../core/egress/index.js';
+import type { LinkSpec } from '../core/egress/index.js';
 import type { DownloadResult } from './lib/tunnel-download.js';
 import { Rig } from '../test/rig/rig.js';
+import { sevpnLinkOf } from '../test/helpers/rig-links.js';
 import { SoftEtherClient } from '../test/rig/softether-client.js';
 
 const argMib = process.argv.indexOf('--mib');
@@ -29,16 +30,7 @@ async function gatehopDownload(
   const n = rig.node(node);
   const spec: LinkSpec =
     proto === 'sevpn'
-      ? {
-          protocol: 'sevpn',
-          host: n.vpnAddress,
-          port: 443,
-          ca: [readFileSync(rig.state.caFile, 'utf8')],
-          serverName: null,
-          hub: 'RIG',
-          mac: macForNode(n.name).toString('hex'),
-          connections: sevpnConnections,
-        }
+      ? sevpnLinkOf(rig, node, sevpnConnections)
       : proto === 'sstp'
         ? {
             protocol: 'sstp',

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { silentLogger } from '../../core/common/index.js';
 import { Stack } from '../../core/netstack/index.js';
-import { macForNode, openTunnel, type Tunnel } from '../../core/egress/index.js';
+import { openTunnel, type Tunnel } from '../../core/egress/index.js';
 import { startApp } from '../../core/app/index.js';
 import { curl } from '../helpers/curl.js';
 import { eventually } from '../helpers/fds.js';
@@ -21,6 +21,7 @@ import { rigAppConfig } from '../helpers/rig-app.js';
 import { BlockReader, dialSeVpn, encodeBlocks, SeSession, type SeConnection } from '../../core/softether/index.js';
 import { isRoot } from '../helpers/netns.js';
 import { Rig, type RigNode } from '../rig/rig.js';
+import { sevpnLinkOf } from '../helpers/rig-links.js';
 import { selfSignedCert } from '../helpers/self-signed.js';
 
 /** SecureNAT's defaults: the virtual host answers ARP and DHCP at 192.168.30.1. */
@@ -176,16 +177,7 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
     expect(hash.digest('hex')).toBe(rig.state.bigSha256);
   };
 
-  const sevpnLink = (connections = 1) => ({
-    protocol: 'sevpn' as const,
-    host: node.vpnAddress,
-    port: 443,
-    ca: [ca],
-    serverName: null,
-    hub: 'RIG',
-    mac: macForNode(node.name).toString('hex'),
-    connections,
-  });
+  const sevpnLink = (connections = 1) => sevpnLinkOf(rig, node.name, connections);
 
   /** The local ports of this namespace's established TCP connections to the node's TLS port. */
   const connectionsToNode = (): number[] =>
