@@ -5,8 +5,8 @@
  * after links/open-link.ts picked the client.
  */
 export type TunnelProtocol = 'openvpn' | 'sstp' | 'sevpn';
-/** The protocols nodes are tried with (SE-VPN joins them with the protocol ladder). */
-export const TUNNEL_PROTOCOLS: readonly TunnelProtocol[] = ['openvpn', 'sstp'];
+/** Every protocol a node can be reached with, in the default order (config tunnel.protocols). */
+export const TUNNEL_PROTOCOLS: readonly TunnelProtocol[] = ['openvpn', 'sevpn', 'sstp'];
 
 export type LinkPhase = 'up' | 'reconnecting' | 'down';
 

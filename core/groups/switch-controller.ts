@@ -1,5 +1,5 @@
 import { ErrorCodes, GatehopError, Listeners, type Logger, detach } from '../common/index.js';
-import type { EgressManager, TunnelProtocol } from '../egress/index.js';
+import { TUNNEL_PROTOCOLS, type EgressManager, type TunnelProtocol } from '../egress/index.js';
 import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource } from '../health/index.js';
 import { FailFilter, type Ranking, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
@@ -109,7 +109,7 @@ export class SwitchController {
     this.#listeners = new Listeners(this.#log, 'switch event');
     this.failFilter = new FailFilter(deps.options.failFilter);
     this.protocols = new ProtocolChoice(
-      deps.protocols ?? { order: ['openvpn', 'sstp'], learn: true },
+      deps.protocols ?? { order: TUNNEL_PROTOCOLS, learn: true },
       deps.protocolMemory ?? null,
       deps.logger,
     );
