@@ -56,18 +56,21 @@ async function gatehopDownload(
   return { ...r, cpuPerGiB: r.user + r.system };
 }
 
-/** Debian's openvpn: MiB/s, and the openvpn process's own CPU per GiB (its kernel TUN and TCP work is not in it). */
-async function nativeDownload(
-  rig: Rig,
-  node: string,
-  proto: 'tcp' | 'udp',
-): Promise<{ mibs: number; cpuPerGiB: number }> {
-  const c = await rig.nativeClient(node, proto);
+/** A client with a kernel network device in the rig's client namespace: curl through it, its own CPU. */
+interface KernelClient {
+  curl(args: string[]): string;
+  cpuSeconds(): { user: number; system: number };
+  close(): Promise<void>;
+}
+
+/** One download of the big file through `c` (closed after): MiB/s, and the client's own CPU per GiB. */
+async function kernelClientDownload(rig: Rig, c: KernelClient): Promise<{ mibs: number; cpuPerGiB: number }> {
   try {
     const before = c.cpuSeconds();
     const out = c.curl(['-o', '/dev/null', '-w', '%{speed_download} %{size_download}', rig.url('/big')]);
     const after = c.cpuSeconds();
     const [speed, size] = out.split(' ').map(Number) as [number, number];
+    if (size < rig.state.bigBytes) throw new Error(`short download: ${size} bytes`);
     return {
       mibs: speed / (1 << 20),
       cpuPerGiB: (after.user + after.system - before.user - before.system) * ((1 << 30) / size),
@@ -77,27 +80,13 @@ async function nativeDownload(
   }
 }
 
+/** Debian's openvpn: MiB/s, and the openvpn process's own CPU per GiB (its kernel TUN and TCP work is not in it). */
+const nativeDownload = async (rig: Rig, node: string, proto: 'tcp' | 'udp') =>
+  kernelClientDownload(rig, await rig.nativeClient(node, proto));
+
 /** SoftEther's own client (a tap adapter, `connections` TCP connections): MiB/s and its processes' CPU per GiB. */
-async function softetherClientDownload(
-  rig: Rig,
-  node: string,
-  connections: number,
-): Promise<{ mibs: number; cpuPerGiB: number }> {
-  const c = await SoftEtherClient.start(rig, node, { connections });
-  try {
-    const before = c.cpuSeconds();
-    const out = c.curl(['-o', '/dev/null', '-w', '%{speed_download} %{size_download}', rig.url('/big')]);
-    const after = c.cpuSeconds();
-    const [speed, size] = out.split(' ').map(Number) as [number, number];
-    if (size < rig.state.bigBytes) throw new Error(`short download through vpnclient: ${size} bytes`);
-    return {
-      mibs: speed / (1 << 20),
-      cpuPerGiB: (after.user + after.system - before.user - before.system) * ((1 << 30) / size),
-    };
-  } finally {
-    await c.close();
-  }
-}
+const softetherClientDownload = async (rig: Rig, node: string, connections: number) =>
+  kernelClientDownload(rig, await SoftEtherClient.start(rig, node, { connections }));
 
 /** `--only sevpn` skips the OpenVPN table (the same-server comparison alone); `--only sevpn1` also SE-VPN's extra connections. */
 const argOnly = process.argv.indexOf('--only');
