@@ -1,5 +1,7 @@
 // The rig's "internet" host, run inside the inet namespace:
 //   HTTP :80   /  (small page)   /big (BIG_BYTES of the seeded stream)   /bytes/N   /ip (caller)   /generate_204
+//              /big?rate=B: the same bytes paced by the server at B bytes/s, so they are in flight
+//              from the server for the whole download (a client-side limit lets buffers run ahead)
 //              /health: 200, or the status HEALTH_FILE (JSON {callerAddress: status}) names for the caller,
 //              so a test can make one node's probe fail (Rig.failHealth)
 //   UDP  :7    echo
@@ -30,9 +32,37 @@ function sendStream(res, total) {
   pump();
 }
 
+const PACE_SLICE = 16 * 1024;
+
+/** The seeded stream at `rate` bytes/s: one slice per tick, each tick timed from the start. */
+function sendPaced(res, total, rate) {
+  res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': total });
+  const slices = (function* () {
+    for (const c of seededStream(total))
+      for (let o = 0; o < c.length; o += PACE_SLICE) yield c.subarray(o, o + PACE_SLICE);
+  })();
+  const startedAt = Date.now();
+  let sent = 0;
+  let timer = null;
+  const tick = () => {
+    timer = null;
+    const c = slices.next();
+    if (c.done) return void res.end();
+    res.write(c.value);
+    sent += c.value.length;
+    timer = setTimeout(tick, Math.max(0, startedAt + (sent / rate) * 1000 - Date.now()));
+  };
+  res.on('error', () => {});
+  res.on('close', () => timer && clearTimeout(timer));
+  tick();
+}
+
 const http = createServer((req, res) => {
-  const path = (req.url ?? '/').split('?')[0];
-  if (path === '/big') return sendStream(res, bigBytes);
+  const [path, query = ''] = (req.url ?? '/').split('?');
+  if (path === '/big') {
+    const rate = Number(new URLSearchParams(query).get('rate'));
+    return rate > 0 ? sendPaced(res, bigBytes, rate) : sendStream(res, bigBytes);
+  }
   const m = /^\/bytes\/(\d{1,11})$/.exec(path);
   if (m) return sendStream(res, Math.min(Number(m[1]), 1 << 30));
   if (path === '/ip') return res.end(req.socket.remoteAddress?.replace(/^::ffff:/, ''));
