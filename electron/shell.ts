@@ -302,6 +302,7 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
         reason?: string;
         kind?: string;
         preferred?: string | null;
+        blocked?: string | null;
       };
       if (ev.type === 'done' && ev.outcome === 'switched')
         notifications.notify(
@@ -309,9 +310,14 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
           t('notify.switchedTitle', { node: ev.to ?? '' }),
           t(ev.kind === 'user' ? 'notify.switchedUser' : 'notify.switchedAuto', { reason: ev.reason ?? '' }),
         );
-      // The network blocks OpenVPN: from now on Gatehop goes over SSTP here (the user sees why their node lines say SSTP).
-      if (ev.type === 'protocol' && ev.preferred === 'sstp')
-        notifications.notify('lost', t('notify.protocolTitle'), t('notify.protocolBody'));
+      // The network blocks a protocol: from now on Gatehop goes over another one here (the user sees
+      // why their node lines say SE-VPN or SSTP). Back to the configured order says nothing.
+      if (ev.type === 'protocol' && ev.preferred)
+        notifications.notify(
+          'lost',
+          t('notify.protocolTitle', { blocked: protocolName(ev.blocked ?? 'openvpn') }),
+          t('notify.protocolBody', { protocol: protocolName(ev.preferred) }),
+        );
     } else if (event === 'sysproxy') {
       const ev = data as { type: string; message: string };
       if (ev.type === 'overridden') notifications.notify('sysproxy-changed', t('notify.sysproxyTitle'), ev.message);
@@ -329,6 +335,11 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   openWindow = () => void windows.open();
   if (!autostart.startedAtLogin(o.argv) || openWanted) windows.open();
   return { core, tray, windows, notifications, lifecycle, autostart, sessionWindow, loopDelay };
+}
+
+/** A protocol as the window names it. */
+function protocolName(p: string): string {
+  return p === 'sstp' ? 'SSTP' : p === 'sevpn' ? 'SE-VPN' : p === 'openvpn' ? 'OpenVPN' : p;
 }
 
 function trayNotifications(n: Settings['notifications']): {

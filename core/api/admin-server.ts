@@ -269,7 +269,7 @@ export class AdminServer {
             });
           if (e.type === 'mode' || e.type === 'pin-failed') ev.publish('switch', e);
           if (e.type === 'protocol-learned')
-            ev.publish('switch', { type: 'protocol', preferred: e.preferred, reason: e.reason });
+            ev.publish('switch', { type: 'protocol', preferred: e.preferred, blocked: e.blocked, reason: e.reason });
           this.#publishStatus(false);
         }),
       );

@@ -21,6 +21,8 @@ import {
   ruleSetInfoSchema,
   statusSchema,
   tunnelProtocolSchema,
+  protocolOrderSchema,
+  nodeProtocolsSchema,
   nodeTestSchema,
   exitInfoSchema,
   switchAcceptedSchema,
@@ -109,12 +111,10 @@ export const settingsSchema = z
       .int()
       .min(0)
       .max(24 * 3_600_000),
-    /** The order nodes' protocols are tried in (config tunnel.protocols): both, either first, or one alone. */
-    protocols: z
-      .array(z.enum(['openvpn', 'sstp', 'sevpn']))
-      .min(1, 'at least one protocol')
-      .max(3)
-      .refine((a) => new Set(a).size === a.length, 'each protocol at most once'),
+    /** The order nodes' protocols are tried in (config tunnel.protocols): all three, some, or one alone. */
+    protocols: protocolOrderSchema,
+    /** A node's own order, replacing `protocols` for it (config tunnel.nodeProtocols); the Nodes view sets it. */
+    nodeProtocols: nodeProtocolsSchema,
     /** More places that serve the VPN Gate list (config vpngate.sources); tried when the official ones fail. */
     listSources: z
       .array(
@@ -179,7 +179,13 @@ export const switchEventSchema = z.union([
   z.object({ type: z.literal('mode'), mode: z.enum(['auto', 'manual']), pinned: z.string().nullable() }),
   z.object({ type: z.literal('pin-failed'), nodeId: z.string(), reason: z.string() }),
   /** This network was found to need another protocol first (or the configured order again). */
-  z.object({ type: z.literal('protocol'), preferred: tunnelProtocolSchema.nullable(), reason: z.string() }),
+  z.object({
+    type: z.literal('protocol'),
+    preferred: tunnelProtocolSchema.nullable(),
+    /** The protocol this network was found not to let through (absent from older cores). */
+    blocked: tunnelProtocolSchema.nullable().optional(),
+    reason: z.string(),
+  }),
 ]);
 export const drainEventSchema = z.object({
   type: z.enum(['draining', 'closed']),

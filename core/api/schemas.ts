@@ -24,9 +24,24 @@ const nodePlace = {
 
 export const switchStateSchema = z.enum(['idle', 'selecting', 'connecting', 'promoting', 'draining']);
 
-/** What carries a tunnel: OpenVPN (UDP or TCP) or MS-SSTP (PPP in HTTPS). */
+/** What carries a tunnel: OpenVPN (UDP or TCP), MS-SSTP (PPP in HTTPS) or SoftEther's SE-VPN. */
 export const tunnelProtocolSchema = z.enum(['openvpn', 'sstp', 'sevpn']);
 export type TunnelProtocolDto = z.infer<typeof tunnelProtocolSchema>;
+
+/** An order protocols are tried in (config tunnel.protocols, a node's own order): each at most once. */
+export const protocolOrderSchema = z
+  .array(tunnelProtocolSchema)
+  .min(1, 'at least one protocol')
+  .max(3)
+  .refine((a) => new Set(a).size === a.length, 'each protocol at most once');
+
+/** A node's id, as the list names it (its VPN Gate host name) or a profile file's. */
+const nodeIdKey = z.string().min(1).max(253);
+
+/** The user's own protocol order per node (config tunnel.nodeProtocols): it replaces tunnel.protocols for that node. */
+export const nodeProtocolsSchema = z
+  .record(nodeIdKey, protocolOrderSchema)
+  .refine((o) => Object.keys(o).length <= 10_000, 'at most 10000 nodes');
 const protocolField = { protocol: tunnelProtocolSchema.nullable() };
 
 export const switchRecordSchema = z.object({
@@ -191,6 +206,8 @@ export const statusSchema = z.object({
     .object({
       order: z.array(tunnelProtocolSchema),
       preferred: tunnelProtocolSchema.nullable(),
+      /** The protocol this network was found not to let through while `preferred` did. */
+      blocked: tunnelProtocolSchema.nullable(),
       reason: z.string().nullable(),
       learn: z.boolean(),
     })

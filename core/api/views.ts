@@ -104,6 +104,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
       ? {
           order: [...c.protocols.order],
           preferred: c.protocols.preferred,
+          blocked: c.protocols.blocked,
           reason: c.protocols.reason || null,
           learn: c.protocols.learning,
         }

@@ -37,14 +37,7 @@ import {
   type EgressSource,
   type LinkSpec,
 } from '../egress/index.js';
-import {
-  DelaySweep,
-  PoolRecovery,
-  SelectionState,
-  SwitchController,
-  type NodeTunnel,
-  type ProtocolChoiceOptions,
-} from '../groups/index.js';
+import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store, WEAK_TLS_REMEMBER_MS } from '../store/index.js';
@@ -66,7 +59,7 @@ import { processLookup } from './process-lookup.js';
 import { RoutingState } from './routing.js';
 import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';
-import type { ConfigInput, GatehopConfig } from './config.js';
+import { protocolOptionsOf, type ConfigInput, type GatehopConfig } from './config.js';
 import { defaultUiDir } from './paths.js';
 import { applyConfig, type ReloadOutcome } from './reload.js';
 import { resolveConfig, SettingsFile } from './settings-file.js';
@@ -134,11 +127,6 @@ function nodeListStore(store: Store): NodeListStore {
     saveSource: (r) => store.saveListSource(r),
     forgetSource: (url) => store.forgetListSource(url),
   };
-}
-
-/** The protocol order and learning from the config (tunnel.protocols, tunnel.learnProtocol). */
-export function protocolOptionsOf(c: GatehopConfig): ProtocolChoiceOptions {
-  return { order: c.tunnel.protocols, learn: c.tunnel.learnProtocol };
 }
 
 /** The node list's source options from the config. */

@@ -52,6 +52,7 @@ interface RunFlags {
   listSource?: string[];
   protocols?: string;
   sstpCa?: string;
+  nodeCa?: string;
   allowPrivateNodes?: boolean;
   mode?: string;
 }
@@ -81,7 +82,9 @@ function flagsToConfig(f: RunFlags): ConfigInput {
       ...(f.listSource?.length ? { sources: f.listSource } : {}),
       ...(f.allowPrivateNodes ? { allowPrivateNodes: true } : {}),
     };
-  if (f.protocols !== undefined || f.sstpCa !== undefined) {
+  // --node-ca is the name now (the CA is for SSTP and SE-VPN alike); --sstp-ca keeps working.
+  const nodeCa = f.nodeCa ?? f.sstpCa;
+  if (f.protocols !== undefined || nodeCa !== undefined) {
     out.tunnel = {
       ...(f.protocols !== undefined
         ? {
@@ -91,7 +94,7 @@ function flagsToConfig(f: RunFlags): ConfigInput {
               .filter(Boolean),
           }
         : {}),
-      ...(f.sstpCa !== undefined ? { sstp: { ca: f.sstpCa } } : {}),
+      ...(nodeCa !== undefined ? { sstp: { ca: nodeCa } } : {}),
     };
   }
   if (f.auth === false) out.noAuth = true;
@@ -286,8 +289,12 @@ function withRunOptions(cmd: Command): Command {
       '--upstream <url>',
       'your other proxy, socks5://[user:pass@]host:port or http://host:port: the list and TCP nodes go through it',
     )
-    .option('--protocols <list>', 'the protocols nodes are tried with, in order: openvpn,sstp (default) or one of them')
-    .option('--sstp-ca <file>', 'a CA certificate (PEM) to trust for SSTP beside the system ones')
+    .option(
+      '--protocols <list>',
+      'the protocols nodes are tried with, in order: openvpn,sevpn,sstp (default), any of them in any order, or one',
+    )
+    .option('--node-ca <file>', "a CA certificate (PEM) to trust for nodes' SSTP and SE-VPN beside the system ones")
+    .option('--sstp-ca <file>', 'the old name of --node-ca')
     .option('--mode <mode>', 'rule (the rule table decides, default), global (everything through the tunnel) or direct')
     .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')
     .option('--max-sessions <n>', 'concurrent proxy sessions (default 1024)', positiveInt)

@@ -11,8 +11,15 @@ import {
   type Endpoint,
   type UpstreamProxy,
 } from '../common/index.js';
+import { nodeProtocolsSchema, protocolOrderSchema } from '../api/index.js';
 import { proxyOptionsSchema } from '../socks5/index.js';
-import { groupOptionsSchema, recoveryOptionsSchema, type GroupOptions, type RecoveryOptions } from '../groups/index.js';
+import {
+  groupOptionsSchema,
+  recoveryOptionsSchema,
+  type GroupOptions,
+  type ProtocolChoiceOptions,
+  type RecoveryOptions,
+} from '../groups/index.js';
 import { healthOptionsSchema, type HealthOptions } from '../health/index.js';
 import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
 import { DEFAULT_BYPASS } from '../sysproxy/index.js';
@@ -67,11 +74,12 @@ const tunnelSchema = z
      * TCP does; SE-VPN next, the fastest of the three on a clean path (above SSTP and OpenVPN over
      * TCP); SSTP last.
      */
-    protocols: z
-      .array(z.enum(['openvpn', 'sstp', 'sevpn']))
-      .min(1)
-      .refine((a) => new Set(a).size === a.length, 'each protocol at most once')
-      .default(['openvpn', 'sevpn', 'sstp']),
+    protocols: protocolOrderSchema.default(['openvpn', 'sevpn', 'sstp']),
+    /**
+     * A node's own order by its id (`<node id>: [sevpn]`), replacing `protocols` for that node: a
+     * protocol left out is never used with it, and what the network taught does not reorder it.
+     */
+    nodeProtocols: nodeProtocolsSchema.default({}),
     /** Learn which protocol this network lets through (OpenVPN failing on several nodes while SSTP works) and try it first. */
     learnProtocol: z.boolean().default(true),
     sstp: z
@@ -374,6 +382,9 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     tunnel: Object.freeze({
       ...c.tunnel,
       protocols: [...c.tunnel.protocols],
+      nodeProtocols: Object.freeze(
+        Object.fromEntries(Object.entries(c.tunnel.nodeProtocols).map(([k, v]) => [k, [...v]])),
+      ),
       sstp: Object.freeze({ ...c.tunnel.sstp, ca: c.tunnel.sstp.ca ? resolvePath(c.tunnel.sstp.ca) : undefined }),
     }),
     recovery: Object.freeze(c.recovery),
@@ -405,4 +416,9 @@ function checkRuleTargets(rules: readonly string[]): string[] {
     }
   });
   return [...rules];
+}
+
+/** The protocol order, the nodes' own orders and learning from the config (tunnel.protocols, tunnel.nodeProtocols, tunnel.learnProtocol). */
+export function protocolOptionsOf(c: GatehopConfig): ProtocolChoiceOptions {
+  return { order: c.tunnel.protocols, nodeOrders: c.tunnel.nodeProtocols, learn: c.tunnel.learnProtocol };
 }

@@ -57,10 +57,10 @@ export class NodeRoutes {
   /**
    * The protocols `node` can be reached with: OpenVPN by its profile (not a UDP node through an
    * upstream proxy without UDP), SSTP by its DDNS name (listed nodes; a profile file has none).
-   * Only those in tunnel.protocols.
+   * Only those in the node's own order (tunnel.nodeProtocols), else in tunnel.protocols.
    */
   offered(node: VpnGateNode): TunnelProtocol[] {
-    const allowed = this.config().tunnel.protocols;
+    const allowed = this.#ownOrder(node) ?? this.config().tunnel.protocols;
     const up = this.#upstream();
     const out: TunnelProtocol[] = [];
     if (allowed.includes('openvpn') && node.profile && !(up && node.proto === 'udp' && this.#udp(up) === 'fails'))
@@ -69,6 +69,12 @@ export class NodeRoutes {
     // SE-VPN trusts the node by the CA in its profile (or the OS roots under its DDNS name).
     if (allowed.includes('sevpn') && node.profile) out.push('sevpn');
     return out.sort((a, b) => allowed.indexOf(a) - allowed.indexOf(b));
+  }
+
+  /** The user's own order for `node` (tunnel.nodeProtocols), or null. */
+  #ownOrder(node: VpnGateNode): readonly TunnelProtocol[] | null {
+    const own = this.config().tunnel.nodeProtocols;
+    return Object.hasOwn(own, node.id) ? own[node.id]! : null;
   }
 
   /** The TLS port SSTP uses: the node's own TCP port (SoftEther serves every protocol there), else tunnel.sstp.port. */
@@ -190,13 +196,17 @@ export class NodeRoutes {
    * A network that drops OpenVPN then still ranks nodes, and the switch tries them over the
    * protocol that gets through. Where this network was found to block OpenVPN, no OpenVPN probe
    * packet is sent at all (a filter that sees OpenVPN handshakes may flag the host), until the
-   * network changes or the learning is reset.
+   * network changes or the learning is reset. A node with the user's own order is probed in that
+   * order, OpenVPN included if the user put it there: the user asked for it on that node.
    */
   readonly prober: Prober = async (node, opts) => {
     const { preferred, blocked } = this.#learnt();
-    const offered = this.offered(node).filter((p) => !(p === 'openvpn' && blocked === 'openvpn'));
+    const own = this.#ownOrder(node) !== null;
+    const offered = this.offered(node).filter((p) => own || !(p === 'openvpn' && blocked === 'openvpn'));
     const order =
-      preferred && offered.includes(preferred) ? [preferred, ...offered.filter((p) => p !== preferred)] : offered;
+      !own && preferred && offered.includes(preferred)
+        ? [preferred, ...offered.filter((p) => p !== preferred)]
+        : offered;
     const upstream = this.#upstream();
     let last: ProbeResult = { rttMs: null, samples: [] };
     let tlsPortProbed = false;

@@ -1,8 +1,7 @@
 import { z } from 'zod';
+import { tunnelProtocolSchema as protocol } from '../api/index.js';
 import type { ProtocolMemory } from '../groups/index.js';
 import type { Store } from '../store/index.js';
-
-const protocol = z.enum(['openvpn', 'sstp', 'sevpn']);
 
 /** What a network taught, as saved: older versions saved no `blocked`. */
 const lessonSchema = z.object({

@@ -3,7 +3,7 @@ import type { EgressManager } from '../egress/index.js';
 import type { SwitchController } from '../groups/index.js';
 import type { Selector } from '../selector/index.js';
 import type { ProxyServer } from '../socks5/index.js';
-import type { GatehopConfig } from './config.js';
+import { protocolOptionsOf, type GatehopConfig } from './config.js';
 
 /** What a reload did: the config keys it applied, and those that keep their old value until a restart. */
 export interface ReloadOutcome {
@@ -83,10 +83,7 @@ export async function applyConfig(
     });
   }
   if (changed.includes('groups') || changed.includes('health') || changed.includes('tunnel')) {
-    t.controller?.reconfigure(next.groups, next.health, {
-      order: next.tunnel.protocols,
-      learn: next.tunnel.learnProtocol,
-    });
+    t.controller?.reconfigure(next.groups, next.health, protocolOptionsOf(next));
   }
   if (changed.includes('vpngate') || changed.includes('upstream')) t.nodeList?.apply(next);
   if (changed.includes('mode') || changed.includes('rules') || changed.includes('ruleProviders'))

@@ -63,7 +63,11 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
     };
   if (s.drainGraceMs !== undefined) out.switching = { drainGraceMs: s.drainGraceMs };
   if (s.listSources !== undefined) out.vpngate = { sources: s.listSources };
-  if (s.protocols !== undefined) out.tunnel = { protocols: s.protocols };
+  if (s.protocols !== undefined || s.nodeProtocols !== undefined)
+    out.tunnel = {
+      ...(s.protocols !== undefined ? { protocols: s.protocols } : {}),
+      ...(s.nodeProtocols !== undefined ? { nodeProtocols: s.nodeProtocols } : {}),
+    };
   if (s.mode !== undefined) out.mode = s.mode;
   if (s.rules) out.rules = s.rules;
   if (s.ruleProviders) out.ruleProviders = s.ruleProviders;
@@ -114,6 +118,7 @@ export function settingsOfConfig(
     drainGraceMs: c.switching.drainGraceMs,
     listSources: [...c.vpngate.sources],
     protocols: [...c.tunnel.protocols],
+    nodeProtocols: Object.fromEntries(Object.entries(c.tunnel.nodeProtocols).map(([k, v]) => [k, [...v]])),
     mode: c.mode,
     rules: c.rules ? [...c.rules] : null,
     ruleProviders: Object.fromEntries(Object.entries(c.ruleProviders).map(([k, v]) => [k, { ...v }])),

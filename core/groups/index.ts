@@ -14,6 +14,7 @@ export {
   ProtocolChoice,
   type NodeProtocolRecord,
   type ProtocolChoiceOptions,
+  type ProtocolLearned,
   type ProtocolMemory,
 } from './protocol-choice.js';
 export type { NodeOpener, OpenOptions, Held } from './types.js';

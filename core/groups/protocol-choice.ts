@@ -13,6 +13,11 @@ export interface NodeProtocolRecord {
 export interface ProtocolChoiceOptions {
   /** The order a node's protocols are tried in (config tunnel.protocols). */
   order: readonly TunnelProtocol[];
+  /**
+   * The user's own order for some nodes (config tunnel.nodeProtocols), replacing `order` for them.
+   * What the network taught does not reorder it: the user chose for that node.
+   */
+  nodeOrders?: Readonly<Record<string, readonly TunnelProtocol[]>>;
   /** Learn which protocol this network lets through (config tunnel.learnProtocol). */
   learn: boolean;
   /** Distinct nodes a protocol must fail on, with another one working, before it goes last. */
@@ -27,6 +32,13 @@ export interface ProtocolLesson {
   preferred: TunnelProtocol | null;
   /** Absent in what older versions saved. */
   blocked?: TunnelProtocol | null;
+  reason: string;
+}
+
+/** A change of what this network needs first (null: back to the configured order). */
+export interface ProtocolLearned {
+  preferred: TunnelProtocol | null;
+  blocked: TunnelProtocol | null;
   reason: string;
 }
 
@@ -59,7 +71,7 @@ export class ProtocolChoice {
   #reason = '';
   #evidence = new Map<TunnelProtocol, Evidence>();
   readonly #nodes = new Map<string, Map<TunnelProtocol, NodeProtocolRecord>>();
-  readonly #listeners: Listeners<{ preferred: TunnelProtocol | null; reason: string }>;
+  readonly #listeners: Listeners<ProtocolLearned>;
   readonly #log: Logger;
 
   constructor(
@@ -67,7 +79,7 @@ export class ProtocolChoice {
     private readonly memory: ProtocolMemory | null,
     logger: Logger,
   ) {
-    this.#opts = { threshold: 3, ...opts };
+    this.#opts = { threshold: 3, nodeOrders: {}, ...opts };
     this.#log = logger.child({ component: 'protocols' });
     this.#listeners = new Listeners(this.#log, 'protocol preference');
   }
@@ -97,12 +109,17 @@ export class ProtocolChoice {
     return this.#opts.learn;
   }
 
-  onLearned(fn: (e: { preferred: TunnelProtocol | null; reason: string }) => void): () => void {
+  onLearned(fn: (e: ProtocolLearned) => void): () => void {
     return this.#listeners.add(fn);
   }
 
+  /** The user's own order for `nodeId`, or null where the configured order applies. */
+  nodeOrder(nodeId: string): readonly TunnelProtocol[] | null {
+    return Object.hasOwn(this.#opts.nodeOrders, nodeId) ? this.#opts.nodeOrders[nodeId]! : null;
+  }
+
   updateOptions(opts: ProtocolChoiceOptions): void {
-    this.#opts = { threshold: 3, ...opts };
+    this.#opts = { threshold: 3, nodeOrders: {}, ...opts };
     if (!opts.learn && this.#preferred) this.#set(null, 'learning turned off');
   }
 
@@ -120,11 +137,15 @@ export class ProtocolChoice {
     );
   }
 
-  /** The order to try `node` with, among the protocols it offers. */
+  /**
+   * The order to try `node` with, among the protocols it offers: the user's own order for it, else
+   * the configured order with what this network needs first put first.
+   */
   orderFor(nodeId: string, offered: readonly TunnelProtocol[]): TunnelProtocol[] {
-    const base = this.#opts.order.filter((p) => offered.includes(p));
+    const own = this.nodeOrder(nodeId);
+    const base = (own ?? this.#opts.order).filter((p) => offered.includes(p));
     const first =
-      this.#preferred && base.includes(this.#preferred)
+      !own && this.#preferred && base.includes(this.#preferred)
         ? [this.#preferred, ...base.filter((p) => p !== this.#preferred)]
         : base;
     const rec = this.#nodes.get(nodeId);
@@ -200,7 +221,7 @@ export class ProtocolChoice {
         ? `trying ${label(preferred)} first from now on: ${reason}`
         : `back to the configured protocol order: ${reason}`,
     );
-    this.#listeners.emit({ preferred, reason });
+    this.#listeners.emit({ preferred, blocked: this.#blocked, reason });
   }
 }
 

@@ -53,7 +53,7 @@ export type ControllerEvent =
   | { type: 'pin-failed'; nodeId: string; reason: string }
   | { type: 'mode'; mode: 'auto' | 'manual'; pinned: string | null }
   | { type: 'url-test'; nodeId: string; ms: number | null }
-  | { type: 'protocol-learned'; preferred: TunnelProtocol | null; reason: string };
+  | { type: 'protocol-learned'; preferred: TunnelProtocol | null; blocked: TunnelProtocol | null; reason: string };
 
 /** A held tunnel: the node, its egress, since when, and the listeners to remove when it goes. */
 export interface Held {

@@ -23,7 +23,7 @@ export function status(over: Partial<Status> = {}): Status {
     },
     draining: [],
     standby: [],
-    protocols: { order: ['openvpn', 'sstp'], preferred: null, reason: null, learn: true },
+    protocols: { order: ['openvpn', 'sstp'], preferred: null, blocked: null, reason: null, learn: true },
     members: [
       {
         egressId: 'tunnel-1',

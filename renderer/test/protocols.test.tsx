@@ -19,6 +19,25 @@ import { node, status } from './fakes.js';
 
 afterEach(cleanup);
 
+const SETTINGS: SettingsDto = {
+  listen: '127.0.0.1:1080',
+  authFile: null,
+  countryAllow: [],
+  countryDeny: [],
+  preferProto: 'any',
+  autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' },
+  drainGraceMs: 600_000,
+  protocols: ['openvpn', 'sstp'],
+  nodeProtocols: {},
+  listSources: [],
+  mode: 'rule',
+  rules: null,
+  ruleProviders: {},
+  language: 'auto',
+  notifications: { switched: true, lost: true, sysproxyChanged: true },
+  startAtLogin: null,
+};
+
 function mount(
   ui: React.ReactElement,
   store = createAppStore(),
@@ -37,7 +56,7 @@ function mount(
 }
 
 const tried = (
-  protocol: 'openvpn' | 'sstp',
+  protocol: 'openvpn' | 'sstp' | 'sevpn',
   lastOk: boolean | null,
   lastError: string | null = null,
 ): NodeDto['protocols'][number] => ({
@@ -79,6 +98,37 @@ describe('protocols in the window', () => {
     expect(screen.queryByLabelText('OpenVPN UDP: not tried yet')).toBeNull(); // the profile-only node is gone
   });
 
+  it("a node's own protocol order: chosen on its row, saved as that node's entry alone, and 'as in Settings' removes it (#35)", async () => {
+    const store = createAppStore();
+    const a = node(1, { proto: 'tcp', protocols: [tried('openvpn', null), tried('sevpn', null), tried('sstp', null)] });
+    const b = node(2, { proto: 'tcp', protocols: [tried('sstp', null)] });
+    store.getState().setNodes({ nodes: [a, b], fetchedAt: 1, source: 'x', via: 'direct' });
+    // node-2's order came from the config file and is not one the window offers: shown as it is.
+    store.getState().setSettings({ ...SETTINGS, nodeProtocols: { [b.id]: ['sstp', 'sevpn'] } });
+    const calls: Array<[string, unknown]> = [];
+    const setNodeProtocols: Actions['setNodeProtocols'] = async (id, order) => {
+      calls.push([id, order]);
+      return { ok: true, value: { settings: SETTINGS, restartRequired: [] } };
+    };
+    mount(<Nodes />, store, { setNodeProtocols });
+    const ofA = screen.getByRole('combobox', { name: `Protocols for ${a.host}` }) as HTMLSelectElement;
+    const ofB = screen.getByRole('combobox', { name: `Protocols for ${b.host}` }) as HTMLSelectElement;
+    expect(ofA.value).toBe('');
+    expect(ofA.options[0]!.textContent).toBe('Protocols as in Settings');
+    expect(ofB.value).toBe('sstp,sevpn');
+    expect(ofB.selectedOptions[0]!.textContent).toBe('SSTP → SE-VPN');
+    fireEvent.change(ofA, { target: { value: 'sevpn' } });
+    fireEvent.change(ofB, { target: { value: '' } });
+    expect(calls).toEqual([
+      [a.id, ['sevpn']],
+      [b.id, null],
+    ]);
+    // The filter knows SE-VPN.
+    expect(
+      sortAndFilter([a, b], { sort: 'score', desc: true, country: '', proto: 'sevpn', text: '' }).map((n) => n.id),
+    ).toEqual([a.id]);
+  });
+
   it('a node that refused modern TLS says so on its row, with why, and the others do not (#34)', () => {
     const store = createAppStore();
     store.getState().setNodes({
@@ -102,6 +152,7 @@ describe('protocols in the window', () => {
         protocols: {
           order: ['openvpn', 'sstp'],
           preferred: 'sstp',
+          blocked: 'openvpn',
           reason: 'OpenVPN failed on 3 different nodes while SSTP worked',
           learn: true,
         },
@@ -120,7 +171,13 @@ describe('protocols in the window', () => {
     store.getState().setStatus(
       status({
         active: { ...status().active!, proto: 'tcp', protocol: 'sevpn' },
-        protocols: { order: ['openvpn', 'sstp', 'sevpn'], preferred: 'sevpn', reason: 'x', learn: true },
+        protocols: {
+          order: ['openvpn', 'sstp', 'sevpn'],
+          preferred: 'sevpn',
+          blocked: 'openvpn',
+          reason: 'x',
+          learn: true,
+        },
       }),
     );
     mount(<Overview />, store);
@@ -130,9 +187,11 @@ describe('protocols in the window', () => {
     );
     cleanup();
     // Not learnt, or SSTP first because the user chose that: no note.
-    store
-      .getState()
-      .setStatus(status({ protocols: { order: ['sstp', 'openvpn'], preferred: 'sstp', reason: 'x', learn: true } }));
+    store.getState().setStatus(
+      status({
+        protocols: { order: ['sstp', 'openvpn'], preferred: 'sstp', blocked: null, reason: 'x', learn: true },
+      }),
+    );
     mount(<Overview />, store);
     expect(screen.queryByTestId('protocol-learned')).toBeNull();
     expect(screen.getByTestId('active-protocol').textContent).toBe('OpenVPN UDP');
@@ -140,23 +199,7 @@ describe('protocols in the window', () => {
 
   it('Settings offers the protocol order and saves what is chosen', async () => {
     const store = createAppStore();
-    const settings: SettingsDto = {
-      listen: '127.0.0.1:1080',
-      authFile: null,
-      countryAllow: [],
-      countryDeny: [],
-      preferProto: 'any',
-      autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' },
-      drainGraceMs: 600_000,
-      protocols: ['openvpn', 'sstp'],
-      listSources: [],
-      mode: 'rule',
-      rules: null,
-      ruleProviders: {},
-      language: 'auto',
-      notifications: { switched: true, lost: true, sysproxyChanged: true },
-      startAtLogin: null,
-    };
+    const settings: SettingsDto = SETTINGS;
     store.getState().setSettings(settings);
     const saved: Array<Partial<SettingsDto>> = [];
     mount(<Settings />, store, {

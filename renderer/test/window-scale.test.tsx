@@ -45,6 +45,7 @@ const SETTINGS: SettingsDto = {
   autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' },
   drainGraceMs: 600_000,
   protocols: ['openvpn', 'sstp'],
+  nodeProtocols: {},
   listSources: [],
   mode: 'rule',
   rules: null,

@@ -480,7 +480,7 @@ describe('in Chinese', () => {
     await vi.waitFor(() => expect(item('quit')!.label).toBe('Quit Gatehop'), { timeout: 5000 });
   });
 
-  it("when the network is found to block OpenVPN, a notification says Gatehop goes over SSTP (in the user's language)", async () => {
+  it("when the network is found to block OpenVPN, a notification names the protocol Gatehop goes over now (in the user's language)", async () => {
     // The admin server's event feed, as the shell subscribes to it.
     const feeds: Array<(event: string, data: unknown) => void> = [];
     const original = AdminServer.prototype.onEvent;
@@ -493,13 +493,15 @@ describe('in Chinese', () => {
       for (const fn of feeds)
         fn('switch', {
           type: 'protocol',
-          preferred: 'sstp',
-          reason: 'OpenVPN failed on 3 different nodes while SSTP worked',
+          preferred: 'sevpn',
+          blocked: 'openvpn',
+          reason: 'OpenVPN failed on 3 different nodes while SE-VPN worked',
         });
       expect(FakeNotification.shown.at(-1)).toMatchObject({
-        title: translate('zh-CN', 'shell.notify.protocolTitle'),
-        body: translate('zh-CN', 'shell.notify.protocolBody'),
+        title: translate('zh-CN', 'shell.notify.protocolTitle', { blocked: 'OpenVPN' }),
+        body: translate('zh-CN', 'shell.notify.protocolBody', { protocol: 'SE-VPN' }),
       });
+      expect(FakeNotification.shown.at(-1)!.body).toContain('SE-VPN');
       const before = FakeNotification.shown.length;
       for (const fn of feeds) fn('switch', { type: 'protocol', preferred: null, reason: 'new network' });
       expect(FakeNotification.shown.length).toBe(before); // back to the configured order: nothing to say

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   exitInfoSchema,
+  nodesSchema,
   nodeTestSchema,
   operations,
   refreshEventSchema,
@@ -106,6 +107,41 @@ describe('admin API for the window', () => {
       version: 1,
       settings: { drainGraceMs: 120_000, language: 'zh-CN', protocols: ['sstp', 'openvpn'], listen: busy },
     });
+  });
+
+  it("a node's own protocol order (#35): saved with the settings, live in /nodes at once, and back to the global order when removed", async () => {
+    const protocolsOf = async (): Promise<string[]> => {
+      const nodes = nodesSchema.parse((await apiRequest(port, 'GET', '/nodes', { token })).json()).nodes;
+      return nodes.find((n) => n.id === 'public-vpn-1')!.protocols.map((p) => p.protocol);
+    };
+    await apiRequest(port, 'PUT', '/settings', { token, body: { protocols: ['openvpn', 'sevpn', 'sstp'] } });
+    expect(await protocolsOf()).toEqual(['openvpn', 'sevpn', 'sstp']);
+    // SE-VPN, then SSTP, for this node only: OpenVPN is not used with it at all.
+    const own = await apiRequest(port, 'PUT', '/settings', {
+      token,
+      body: { nodeProtocols: { 'public-vpn-1': ['sevpn', 'sstp'] } },
+    });
+    expect(settingsResultSchema.parse(own.json())).toMatchObject({
+      settings: { nodeProtocols: { 'public-vpn-1': ['sevpn', 'sstp'] } },
+      restartRequired: [],
+    });
+    expect(await protocolsOf()).toEqual(['sevpn', 'sstp']);
+    expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8')).settings.nodeProtocols).toEqual({
+      'public-vpn-1': ['sevpn', 'sstp'],
+    });
+    // Refused at the field: an unknown protocol, an empty order.
+    const bad = await apiRequest(port, 'PUT', '/settings', {
+      token,
+      body: { nodeProtocols: { 'public-vpn-1': ['ftp'] } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json()).toMatchObject({ message: expect.stringMatching(/nodeProtocols/) });
+    expect(
+      (await apiRequest(port, 'PUT', '/settings', { token, body: { nodeProtocols: { 'public-vpn-1': [] } } })).status,
+    ).toBe(400);
+    expect(await protocolsOf()).toEqual(['sevpn', 'sstp']);
+    await apiRequest(port, 'PUT', '/settings', { token, body: { nodeProtocols: {} } });
+    expect(await protocolsOf()).toEqual(['openvpn', 'sevpn', 'sstp']);
   });
 
   it('refreshes the list with progress events: fetching, probing, done', async () => {

@@ -99,6 +99,17 @@ describe('gatehop check', () => {
     expect(r.err).toMatch(/gatehop check: 4 problems/);
   });
 
+  it("checks a node's own protocol order at its line, and takes --node-ca as --sstp-ca before it (#35)", async () => {
+    const cfg = join(dir, 'node-protocols.yaml');
+    writeFileSync(cfg, ['tunnel:', '  nodeProtocols:', '    public-vpn-1: [sevpn, ftp]', ''].join('\n'));
+    const bad = await check(['--config', cfg, '--data-dir', dataDir]);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(new RegExp(`${cfg}:3 tunnel\\.nodeProtocols\\.public-vpn-1\\.1: `));
+    writeFileSync(cfg, ['tunnel:', '  nodeProtocols:', '    public-vpn-1: [sevpn, sstp]', ''].join('\n'));
+    for (const flag of ['--node-ca', '--sstp-ca'])
+      expect(await check(['--config', cfg, '--data-dir', dataDir, flag, cfg])).toMatchObject({ code: 0 });
+  });
+
   it('reports YAML that does not parse at its line', async () => {
     const cfg = join(dir, 'broken.yaml');
     writeFileSync(cfg, 'listen: 127.0.0.1:1080\ngroups: [unclosed\n');

@@ -41,6 +41,24 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
   });
 });
 
+describe("a node's own protocol order (tunnel.nodeProtocols, #35)", () => {
+  it('offers that node only its own protocols, in its own order; other nodes keep the configured ones', () => {
+    const [a, b] = parseVpnGateCsv(
+      vpnGateCsv([
+        { host: 'public-vpn-1', ip: '203.0.113.1', profile: vpnGateProfile('203.0.113.1', 443, 'tcp') },
+        { host: 'public-vpn-2', ip: '203.0.113.2', profile: vpnGateProfile('203.0.113.2', 443, 'tcp') },
+      ]),
+    ).nodes;
+    const config = buildConfig({ tunnel: { nodeProtocols: { 'public-vpn-1': ['sstp', 'sevpn'] } } }, {});
+    const routes = new NodeRoutes(() => config, store, silentLogger());
+    expect(routes.offered(a!)).toEqual(['sstp', 'sevpn']);
+    expect(routes.offered(b!)).toEqual(['openvpn', 'sevpn', 'sstp']);
+    expect(() => buildConfig({ tunnel: { nodeProtocols: { 'public-vpn-1': ['sstp', 'sstp'] } } }, {})).toThrow(
+      /at most once/,
+    );
+  });
+});
+
 describe('probes where this network blocks OpenVPN (#35)', () => {
   it('sends no OpenVPN packet once OpenVPN is known blocked here: the node is probed on its TLS port alone, once for SSTP and SE-VPN', async () => {
     // A node on loopback: its OpenVPN UDP port a socket that counts what arrives, its TLS port a listener.
@@ -86,6 +104,22 @@ describe('probes where this network blocks OpenVPN (#35)', () => {
       tls.close();
       expect((await routes.prober(node, { samples: 1, timeoutMs: 300 })).rttMs).toBeNull();
       expect(openVpnPackets).toBe(before);
+      // The user's own order for this node puts OpenVPN back: they asked for it there, so it is probed.
+      const own = buildConfig(
+        {
+          tunnel: {
+            protocols: ['openvpn', 'sevpn', 'sstp'],
+            nodeProtocols: { [node.id]: ['openvpn'] },
+            sstp: { port: (tls.address() as AddressInfo | null)?.port ?? 1 },
+          },
+        },
+        {},
+      );
+      const mine = new NodeRoutes(() => own, store, silentLogger());
+      mine.useLearnt(() => learnt);
+      expect(mine.offered(node)).toEqual(['openvpn']);
+      await mine.prober(node, { samples: 1, timeoutMs: 300 });
+      await eventually(() => openVpnPackets > before, 2_000, 'the OpenVPN probe the user asked for arrived');
     } finally {
       udp.close();
       tls.close();

@@ -36,7 +36,7 @@ describe('ProtocolChoice', () => {
     c.record('c', 'openvpn', false, 'timed out');
     expect(c.preferred).toBe('sstp');
     expect(c.reason).toBe('OpenVPN failed on 3 different nodes while SSTP worked: this network seems to block OpenVPN');
-    expect(said).toEqual([{ preferred: 'sstp', reason: c.reason }]);
+    expect(said).toEqual([{ preferred: 'sstp', blocked: 'openvpn', reason: c.reason }]);
     expect(c.orderFor('d', BOTH)).toEqual(['sstp', 'openvpn']);
     c.record('e', 'openvpn', false);
     expect(said).toHaveLength(1);
@@ -59,6 +59,33 @@ describe('ProtocolChoice', () => {
     off.record('s', 'sstp', true);
     for (const n of ['a', 'b', 'c', 'd']) off.record(n, 'openvpn', false);
     expect(off.preferred).toBeNull();
+  });
+
+  it("a node's own order (tunnel.nodeProtocols) replaces the configured one for that node, and what the network taught does not reorder it", () => {
+    const c = new ProtocolChoice(
+      { order: ['openvpn', 'sevpn', 'sstp'], nodeOrders: { mine: ['sstp', 'openvpn'], only: ['sevpn'] }, learn: true },
+      memory(),
+      silentLogger(),
+    );
+    const ALL = ['openvpn', 'sevpn', 'sstp'] as const;
+    expect(c.orderFor('mine', ALL)).toEqual(['sstp', 'openvpn']);
+    expect(c.orderFor('only', ALL)).toEqual(['sevpn']);
+    expect(c.orderFor('only', ['openvpn'])).toEqual([]); // forbidden everything it offers: nothing to try
+    expect(c.orderFor('other', ALL)).toEqual(['openvpn', 'sevpn', 'sstp']);
+    // This network blocks OpenVPN: other nodes go SE-VPN first; the user's orders stand.
+    for (const n of ['a', 'b', 'c']) {
+      c.record(n, 'openvpn', false, 'timed out');
+      c.record(n, 'sevpn', true);
+    }
+    expect(c.preferred).toBe('sevpn');
+    expect(c.orderFor('other', ALL)).toEqual(['sevpn', 'openvpn', 'sstp']);
+    expect(c.orderFor('mine', ALL)).toEqual(['sstp', 'openvpn']);
+    expect(c.nodeOrder('mine')).toEqual(['sstp', 'openvpn']);
+    expect(c.nodeOrder('other')).toBeNull();
+    expect(c.nodeOrder('toString')).toBeNull(); // an id is a key, not a property of every object
+    // Changed live (a reload): the node follows the configured order again.
+    c.updateOptions({ order: ['openvpn', 'sevpn', 'sstp'], learn: true });
+    expect(c.orderFor('mine', ALL)).toEqual(['sevpn', 'openvpn', 'sstp']);
   });
 
   it('per node, what worked there goes before what just failed there', () => {

@@ -140,6 +140,10 @@ export const en = {
     protocolWorked: '{{protocol}} worked',
     protocolFailed: '{{protocol}} failed: {{error}}',
     protocolUntried: '{{protocol}}: not tried yet',
+    ownOrder: 'Protocols for {{host}}',
+    ownOrderWhy:
+      'The protocols Gatehop uses with this node, in this order. One protocol alone means only that one with this node. “Protocols as in Settings” follows the order in Settings.',
+    orderAsSettings: 'Protocols as in Settings',
     fetched: 'List fetched {{ago}} from {{source}}',
     sortBy: 'Sort by {{column}}',
     delay: 'Delay',
@@ -324,7 +328,7 @@ export const en = {
       'More places that serve the VPN Gate list (one URL per line). Tried when VPN Gate itself cannot be reached.',
     protocols: 'Tunnel protocols',
     protocolsHint:
-      'OpenVPN is faster where it gets through; SSTP (HTTPS on port 443) gets through filters that break OpenVPN. With both, Gatehop learns which one your network lets through. SE-VPN is SoftEther’s own protocol, what VPN Gate’s own app speaks: it looks like HTTPS from the first byte and has got through where OpenVPN did not.',
+      'Gatehop tries each node with these protocols in this order, and learns which one your network lets through. OpenVPN is the fastest where it gets through, above all over UDP. SE-VPN is SoftEther’s own protocol, what VPN Gate’s own app speaks: it looks like HTTPS from the first byte and has got through where OpenVPN did not. SSTP (HTTPS, the VPN built into Windows) is the last way in. A node can have its own order in the Nodes view.',
     protocolOrder: {
       'openvpn-sevpn-sstp': 'OpenVPN, then SE-VPN, then SSTP',
       'openvpn-sstp': 'OpenVPN, then SSTP',
@@ -423,8 +427,8 @@ export const en = {
       hintTitle: 'Gatehop keeps running',
       hintBody: 'Gatehop is still on in the tray; choose Quit there to stop it.',
       failedTitle: 'Gatehop could not do that',
-      protocolTitle: 'This network blocks OpenVPN',
-      protocolBody: 'Gatehop connects over SSTP first while you are on this network.',
+      protocolTitle: 'This network blocks {{blocked}}',
+      protocolBody: 'Gatehop connects over {{protocol}} first while you are on this network.',
     },
     dialog: {
       startFailed: 'Gatehop could not start',

@@ -144,6 +144,10 @@ export const fa: Catalog = {
     protocolWorked: '{{protocol}} کار کرد',
     protocolFailed: '{{protocol}} ناموفق: {{error}}',
     protocolUntried: '{{protocol}}: هنوز امتحان نشده',
+    ownOrder: 'پروتکل‌ها برای {{host}}',
+    ownOrderWhy:
+      'پروتکل‌هایی که Gatehop با این سرور به کار می‌برد، به همین ترتیب. اگر فقط یک پروتکل باشد، با این سرور فقط همان به کار می‌رود. «مانند تنظیمات» از ترتیب تنظیمات پیروی می‌کند.',
+    orderAsSettings: 'پروتکل‌ها مانند تنظیمات',
     count: '{{shown}} از {{total}} سرور',
     fetched: 'فهرست {{ago}} از {{source}} دریافت شد',
     sortBy: 'مرتب‌سازی بر اساس {{column}}',
@@ -330,7 +334,7 @@ export const fa: Catalog = {
       'جاهای دیگری که فهرست VPN Gate را می‌دهند (هر نشانی در یک خط). وقتی خود VPN Gate در دسترس نباشد امتحان می‌شوند.',
     protocols: 'پروتکل‌های تونل',
     protocolsHint:
-      'جایی که OpenVPN عبور کند، سریع‌تر است؛ SSTP (HTTPS روی درگاه ۴۴۳) از فیلترهایی که OpenVPN را می‌شکنند عبور می‌کند. با هر دو، Gatehop یاد می‌گیرد شبکهٔ شما کدام را عبور می‌دهد. SE-VPN پروتکل خود SoftEther است، همان که برنامهٔ خود VPN Gate به کار می‌برد: از نخستین بایت شبیه HTTPS است و جایی که OpenVPN عبور نکرده، عبور کرده است.',
+      'Gatehop هر سرور را با این پروتکل‌ها و به همین ترتیب امتحان می‌کند و یاد می‌گیرد شبکهٔ شما کدام را عبور می‌دهد. OpenVPN جایی که عبور کند سریع‌ترین است، به‌ویژه روی UDP. SE-VPN پروتکل خود SoftEther است، همان که برنامهٔ خود VPN Gate به کار می‌برد: از نخستین بایت شبیه HTTPS است و جایی که OpenVPN عبور نکرده، عبور کرده است. SSTP (HTTPS، همان VPN درون ویندوز) آخرین راه است. هر سرور می‌تواند در نمای سرورها ترتیب خودش را داشته باشد.',
     protocolOrder: {
       'openvpn-sevpn-sstp': 'اول OpenVPN، سپس SE-VPN، سپس SSTP',
       'openvpn-sstp': 'اول OpenVPN، سپس SSTP',
@@ -428,8 +432,8 @@ export const fa: Catalog = {
       hintTitle: 'Gatehop همچنان اجرا می‌شود',
       hintBody: 'Gatehop هنوز در سینی سیستم روشن است؛ برای توقف آن، از همان‌جا «خروج» را انتخاب کنید.',
       failedTitle: 'Gatehop نتوانست این کار را انجام دهد',
-      protocolTitle: 'این شبکه OpenVPN را مسدود می‌کند',
-      protocolBody: 'تا وقتی روی این شبکه هستید، Gatehop ابتدا از SSTP وصل می‌شود.',
+      protocolTitle: 'این شبکه {{blocked}} را مسدود می‌کند',
+      protocolBody: 'تا وقتی روی این شبکه هستید، Gatehop ابتدا از {{protocol}} وصل می‌شود.',
     },
     dialog: {
       startFailed: 'Gatehop نتوانست شروع شود',

@@ -132,6 +132,9 @@ export const zhCN: Catalog = {
     protocolWorked: '{{protocol}} 可用',
     protocolFailed: '{{protocol}} 失败：{{error}}',
     protocolUntried: '{{protocol}}：尚未尝试',
+    ownOrder: '{{host}} 的协议',
+    ownOrderWhy: 'Gatehop 对此节点使用的协议及其顺序。只选一个协议，则此节点只用该协议。“与设置相同”沿用设置中的顺序。',
+    orderAsSettings: '协议与设置相同',
     count: '显示 {{shown}} / 共 {{total}} 个节点',
     fetched: '列表于 {{ago}} 从 {{source}} 获取',
     sortBy: '按{{column}}排序',
@@ -303,7 +306,7 @@ export const zhCN: Catalog = {
     listSourcesHint: '其他提供 VPN Gate 列表的地址（每行一个网址）。无法访问 VPN Gate 本站时使用。',
     protocols: '隧道协议',
     protocolsHint:
-      '在 OpenVPN 能通过的地方它更快；SSTP（443 端口上的 HTTPS）能穿过阻断 OpenVPN 的过滤。两者都选时，Gatehop 会学习您的网络放行哪一个。SE-VPN 是 SoftEther 自己的协议，也是 VPN Gate 官方客户端使用的协议：它从第一个字节起就像 HTTPS，在 OpenVPN 不通的地方曾经能通。',
+      'Gatehop 按此顺序用这些协议尝试每个节点，并学习您的网络放行哪一个。OpenVPN 在能通过的地方最快，走 UDP 时尤其如此。SE-VPN 是 SoftEther 自己的协议，也是 VPN Gate 官方客户端使用的协议：它从第一个字节起就像 HTTPS，在 OpenVPN 不通的地方曾经能通。SSTP（HTTPS，Windows 自带的 VPN）是最后的办法。在“节点”页中可以为单个节点设定它自己的顺序。',
     protocolOrder: {
       'openvpn-sevpn-sstp': '先 OpenVPN，再 SE-VPN，再 SSTP',
       'openvpn-sstp': '先 OpenVPN，再 SSTP',
@@ -394,8 +397,8 @@ export const zhCN: Catalog = {
       hintTitle: 'Gatehop 仍在运行',
       hintBody: 'Gatehop 仍在托盘中运行；要停止它，请在托盘菜单中选择“退出”。',
       failedTitle: 'Gatehop 无法完成此操作',
-      protocolTitle: '此网络屏蔽了 OpenVPN',
-      protocolBody: '在此网络上，Gatehop 将优先通过 SSTP 连接。',
+      protocolTitle: '此网络屏蔽了 {{blocked}}',
+      protocolBody: '在此网络上，Gatehop 将优先通过 {{protocol}} 连接。',
     },
     dialog: {
       startFailed: 'Gatehop 无法启动',

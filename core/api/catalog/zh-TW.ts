@@ -132,6 +132,10 @@ export const zhTW: Catalog = {
     protocolWorked: '{{protocol}} 可用',
     protocolFailed: '{{protocol}} 失敗：{{error}}',
     protocolUntried: '{{protocol}}：尚未嘗試',
+    ownOrder: '{{host}} 的協定',
+    ownOrderWhy:
+      'Gatehop 對此節點使用的協定及其順序。只選一個協定，則此節點只用該協定。「與設定相同」沿用設定中的順序。',
+    orderAsSettings: '協定與設定相同',
     count: '顯示 {{shown}} / 共 {{total}} 個節點',
     fetched: '清單於 {{ago}} 從 {{source}} 取得',
     sortBy: '依{{column}}排序',
@@ -303,7 +307,7 @@ export const zhTW: Catalog = {
     listSourcesHint: '其他提供 VPN Gate 清單的位址（每行一個網址）。無法連上 VPN Gate 本站時使用。',
     protocols: '通道協定',
     protocolsHint:
-      '在 OpenVPN 能通過的地方它比較快；SSTP（443 連接埠上的 HTTPS）能穿過阻斷 OpenVPN 的過濾。兩者都選時，Gatehop 會學習您的網路放行哪一個。SE-VPN 是 SoftEther 自己的協定，也是 VPN Gate 官方用戶端使用的協定：它從第一個位元組起就像 HTTPS，在 OpenVPN 不通的地方曾經能通。',
+      'Gatehop 依此順序用這些協定嘗試每個節點，並學習您的網路放行哪一個。OpenVPN 在能通過的地方最快，走 UDP 時尤其如此。SE-VPN 是 SoftEther 自己的協定，也是 VPN Gate 官方用戶端使用的協定：它從第一個位元組起就像 HTTPS，在 OpenVPN 不通的地方曾經能通。SSTP（HTTPS，Windows 內建的 VPN）是最後的辦法。在「節點」頁中可以為單一節點設定它自己的順序。',
     protocolOrder: {
       'openvpn-sevpn-sstp': '先 OpenVPN，再 SE-VPN，再 SSTP',
       'openvpn-sstp': '先 OpenVPN，再 SSTP',
@@ -394,8 +398,8 @@ export const zhTW: Catalog = {
       hintTitle: 'Gatehop 仍在執行',
       hintBody: 'Gatehop 仍在系統匣中執行；若要停止，請在系統匣選單中選擇「結束」。',
       failedTitle: 'Gatehop 無法完成這個動作',
-      protocolTitle: '此網路封鎖了 OpenVPN',
-      protocolBody: '在此網路上，Gatehop 將優先透過 SSTP 連線。',
+      protocolTitle: '此網路封鎖了 {{blocked}}',
+      protocolBody: '在此網路上，Gatehop 將優先透過 {{protocol}} 連線。',
     },
     dialog: {
       startFailed: 'Gatehop 無法啟動',

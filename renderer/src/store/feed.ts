@@ -120,6 +120,20 @@ export function connectStore(store: AppStore, client: CoreClient) {
       }
       return r;
     },
+    /**
+     * A node's own protocol order (null: back to the order in Settings). Saved like any setting and
+     * applied at once; the node list is read again so its protocol column shows the new order.
+     */
+    setNodeProtocols: async (nodeId: string, order: Settings['protocols'] | null) => {
+      const { [nodeId]: _old, ...others } = s().settings?.nodeProtocols ?? {};
+      const r = await act('putSettings', { nodeProtocols: order ? { ...others, [nodeId]: order } : others });
+      if (r.ok) {
+        s().setSettings(r.value.settings, r.value.restartRequired);
+        const nodes = await client.call('getNodes', {});
+        if (nodes.ok) s().setNodes(nodes.value);
+      }
+      return r;
+    },
     /** Adds a list source URL (saved like any setting) and fetches from it at once. */
     addListSource: async (url: string) => {
       const current = s().settings?.listSources ?? [];

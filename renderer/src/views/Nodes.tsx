@@ -6,6 +6,7 @@ import { useWindowedRows } from '../components/use-windowed-rows.js';
 import { countryName, flagOf, formatAgo, formatClock, formatMs, formatNumber, protocolLabel } from '../format.js';
 import type { NodeDto } from '../store/types.js';
 import { detach } from '../detach.js';
+import { ProtocolOrderOptions } from '../components/ProtocolOrder.js';
 
 type Column = 'country' | 'host' | 'proto' | 'prior' | 'rttMs' | 'delay' | 'score' | 'history' | 'listed' | 'state';
 const COLUMNS: Array<{ key: Column; label: string; numeric?: boolean }> = [
@@ -53,8 +54,8 @@ export function sortAndFilter(
     (n) =>
       (!opts.country || n.countryCode === opts.country) &&
       (!opts.proto ||
-        (opts.proto === 'sstp'
-          ? n.protocols.some((p) => p.protocol === 'sstp')
+        (opts.proto === 'sstp' || opts.proto === 'sevpn'
+          ? n.protocols.some((p) => p.protocol === opts.proto)
           : n.proto === opts.proto && n.protocols.some((p) => p.protocol === 'openvpn'))) &&
       (!text ||
         n.host.toLowerCase().includes(text) ||
@@ -166,6 +167,7 @@ export function Nodes() {
             <option value="tcp">OpenVPN TCP</option>
             <option value="udp">OpenVPN UDP</option>
             <option value="sstp">SSTP</option>
+            <option value="sevpn">SE-VPN</option>
           </select>
         </label>
         <span className="muted" aria-live="polite">
@@ -351,11 +353,45 @@ const NodeRow = memo(function NodeRow({
           onClick={() => detach(actions.testNode(n.id))}
         >
           {t('nodes.test')}
-        </button>
+        </button>{' '}
+        <NodeProtocolOrder node={n} />
       </td>
     </tr>
   );
 });
+
+/**
+ * This node's own protocol order (config tunnel.nodeProtocols): "as in Settings", or an order that
+ * replaces it for this node (one protocol alone forbids the others here). Absent where the core
+ * offers no settings.
+ */
+function NodeProtocolOrder({ node: n }: { node: NodeDto }) {
+  const { t } = useTranslation();
+  const actions = useActions();
+  const own = useApp((s) => s.settings?.nodeProtocols[n.id]?.join(',') ?? '');
+  const hasSettings = useApp((s) => s.settings !== null);
+  if (!hasSettings) return null;
+  return (
+    <select
+      className="node-order"
+      data-testid={`node-order-${n.id}`}
+      aria-label={t('nodes.ownOrder', { host: n.host })}
+      title={t('nodes.ownOrderWhy')}
+      value={own}
+      onChange={(e) =>
+        detach(
+          actions.setNodeProtocols(
+            n.id,
+            e.target.value ? (e.target.value.split(',') as Array<'openvpn' | 'sstp' | 'sevpn'>) : null,
+          ),
+        )
+      }
+    >
+      <option value="">{t('nodes.orderAsSettings')}</option>
+      <ProtocolOrderOptions current={own} />
+    </select>
+  );
+}
 
 /** "Test all": starts a URL test through every node, or cancels the one running. */
 function TestAll() {

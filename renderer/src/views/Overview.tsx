@@ -59,7 +59,7 @@ export function Overview() {
         <p role="status" className="banner banner-info" data-testid="protocol-learned">
           {t('overview.protocolLearned', {
             protocol: protocolLabel(status.protocols.preferred),
-            blocked: protocolLabel(status.protocols.order[0]),
+            blocked: protocolLabel(status.protocols.blocked ?? status.protocols.order[0]),
           })}
         </p>
       ) : null}

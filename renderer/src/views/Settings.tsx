@@ -7,6 +7,7 @@ import { formatNumber } from '../format.js';
 import type { Settings as SettingsDto } from '../store/types.js';
 import { detach } from '../detach.js';
 import { RoutingSettings } from '../components/Routing.js';
+import { ProtocolOrderOptions } from '../components/ProtocolOrder.js';
 
 interface Form {
   listen: string;
@@ -43,18 +44,6 @@ const toForm = (s: SettingsDto): Form => ({
   notifications: { ...s.notifications },
   startAtLogin: s.startAtLogin,
 });
-
-/** The protocol orders the window offers (tunnel.protocols). */
-const PROTOCOL_ORDERS = [
-  'openvpn,sevpn,sstp',
-  'openvpn,sstp',
-  'sstp,openvpn',
-  'openvpn,sstp,sevpn',
-  'sevpn,openvpn,sstp',
-  'openvpn',
-  'sstp',
-  'sevpn',
-] as const;
 
 /** A field's error in the UI language (zod's messages are English): by field first, then by kind of problem. */
 function validationMessage(
@@ -271,11 +260,7 @@ export function Settings() {
               aria-describedby="hint-protocols"
               onChange={(e) => set('protocols', e.target.value)}
             >
-              {PROTOCOL_ORDERS.map((o) => (
-                <option key={o} value={o}>
-                  {t(`settings.protocolOrder.${o.replaceAll(',', '-')}`)}
-                </option>
-              ))}
+              <ProtocolOrderOptions current={form.protocols} />
             </select>
           </>,
         )}
