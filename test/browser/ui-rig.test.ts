@@ -349,6 +349,27 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     await shot(page, 'nodes-tested');
   }, 90_000);
 
+  it("a node's own protocol order, chosen on its row in Chromium: saved, and the row lists only that protocol; 'as in Settings' undoes it (#35)", async () => {
+    await page.getByRole('tab', { name: 'Nodes' }).click();
+    const one = rig.state.nodes[0]!.name;
+    const row = page.getByRole('row').filter({ hasText: one });
+    const choice = page.getByRole('combobox', { name: `Protocols for ${one}` });
+    expect(await choice.inputValue()).toBe('');
+    await choice.selectOption({ label: 'SE-VPN only' });
+    await expect.poll(() => row.getByRole('cell').nth(2).textContent(), { timeout: 10_000 }).toBe('SE-VPN');
+    const saved = async (): Promise<unknown> => {
+      const res = await fetch(`http://127.0.0.1:${adminPort}/settings`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      return ((await res.json()) as { settings: { nodeProtocols: unknown } }).settings.nodeProtocols;
+    };
+    expect(await saved()).toEqual({ [one]: ['sevpn'] });
+    await shot(page, 'nodes-own-order');
+    await choice.selectOption({ label: 'Protocols as in Settings' });
+    await expect.poll(() => row.getByRole('cell').nth(2).textContent(), { timeout: 10_000 }).toMatch(/^OpenVPN/);
+    expect(await saved()).toEqual({});
+  }, 60_000);
+
   it('in Persian the window is right to left, in Persian, with Persian country names and digits; in zh-CN the countries are Chinese', async () => {
     const fa = await newContext(browser, { locale: 'fa-IR' });
     const p = await fa.newPage();
