@@ -87,11 +87,15 @@ export class NodeConnector {
   /** A new tunnel to `node` with the first of its protocols that comes up. Throws the last failure. */
   readonly openFresh = async (node: VpnGateNode, o: OpenOptions): Promise<NodeTunnel> => {
     const order = this.deps.protocols.orderFor(node.id, this.deps.offered(node));
-    if (order.length === 0)
+    if (order.length === 0) {
+      const own = this.deps.protocols.nodeOrder(node.id);
       throw new GatehopError(
         ErrorCodes.EGRESS_FAILED,
-        `${node.id}: none of tunnel.protocols (${this.deps.protocols.order.join(', ')}) can reach it`,
+        own
+          ? `${node.id}: none of its own protocols (tunnel.nodeProtocols: ${own.join(', ')}) can reach it`
+          : `${node.id}: none of tunnel.protocols (${this.deps.protocols.order.join(', ')}) can reach it`,
       );
+    }
     const failures: string[] = [];
     let last: unknown = null;
     for (const protocol of order) {

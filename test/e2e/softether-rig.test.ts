@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { silentLogger } from '../../core/common/index.js';
+import { networkKeyOf, readNetworkSnapshot, silentLogger } from '../../core/common/index.js';
+import { Store } from '../../core/store/index.js';
+import { protocolMemoryOf } from '../../core/app/protocol-memory.js';
 import { Stack } from '../../core/netstack/index.js';
 import { openTunnel, type Tunnel } from '../../core/egress/index.js';
 import { startApp } from '../../core/app/index.js';
@@ -270,6 +272,45 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
       for (const u of undo) u();
     }
   }, 150_000);
+
+  it('a restart on a network that drops OpenVPN, where SE-VPN was learnt: the first attempt is SE-VPN, and not one OpenVPN packet leaves, probes included', async () => {
+    const filter = rig.filterOpenVpn();
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-sevpn-restart-'));
+    // What the last run on this network learnt, saved where and as the app saves it (the learning
+    // itself runs on the rig in sstp-rig's filter test, and for SE-VPN on the real store in
+    // test/unit/protocol-memory.test.ts).
+    const store = new Store({ path: join(dataDir, 'gatehop.db'), logger: silentLogger() });
+    protocolMemoryOf(store).save(networkKeyOf(readNetworkSnapshot()), {
+      preferred: 'sevpn',
+      blocked: 'openvpn',
+      reason: 'OpenVPN failed on 3 different nodes while SE-VPN worked',
+    });
+    store.close();
+    const app = await startApp(
+      rigAppConfig(rig, dataDir, {
+        // The default protocol order, OpenVPN first; the rig's hub is not named VPNGATE.
+        tunnel: { sstp: { ca: rig.state.caFile }, sevpn: { hub: 'RIG' } },
+        groups: { connectTimeoutMs: 5_000, maxAttempts: 3 },
+      }),
+      silentLogger(),
+    );
+    try {
+      expect(app.controller!.protocols.preferred).toBe('sevpn');
+      expect(app.controller!.protocols.blocked).toBe('openvpn');
+      await eventually(() => app.controller!.active !== null, 60_000, 'a tunnel comes up');
+      expect(app.controller!.active!.egress.protocol).toBe('sevpn');
+      const tried = app.controller!.protocolsFor(app.controller!.active!.node);
+      expect(tried[0]).toMatchObject({ protocol: 'sevpn', record: { tried: 1, worked: 1 } });
+      expect(tried.find((p) => p.protocol === 'openvpn')?.record ?? null).toBeNull();
+      const r = await curl(['--socks5-hostname', `127.0.0.1:${app.listening.proxy.port}`, rig.url('/ip')]);
+      expect(r.stdout.toString()).toBe(node.exitAddress);
+      // The filter saw no OpenVPN packet: no handshake, no probe's hard reset.
+      expect(filter.packets()).toBe(0);
+    } finally {
+      await app.stop();
+      filter();
+    }
+  }, 120_000);
 
   it('a wrong hub is refused with the server’s words; a certificate from another CA is refused before any login', async () => {
     await expect(dial({ hub: 'NO_SUCH_HUB' })).rejects.toMatchObject({

@@ -61,6 +61,9 @@ export interface Impairment {
   loss?: number;
 }
 
+/** Drop rules a test added: call to lift them; `packets()` counts what they dropped so far. */
+export type DropRules = (() => void) & { packets(): number };
+
 /** A host a test adds to the rig (a site, a proxy): its own namespace, reachable from the root namespace, optionally on the lan. */
 export interface RigHost {
   ns: string;
@@ -519,7 +522,7 @@ export class Rig {
    * a network that cannot reach the nodes): the packets vanish, as behind a national filter. The
    * rig's own table; `down` deletes it. Returns a function that lifts this one rule.
    */
-  blockFromHost(cidr: string, opts: { tcpPort?: number } = {}): () => void {
+  blockFromHost(cidr: string, opts: { tcpPort?: number } = {}): DropRules {
     return this.#dropRules([['ip', 'daddr', cidr, ...(opts.tcpPort ? ['tcp', 'dport', String(opts.tcpPort)] : [])]]);
   }
 
@@ -528,9 +531,9 @@ export class Rig {
    * Gate is used most: every UDP datagram to the nodes' OpenVPN port 1194, and every TCP segment
    * to it whose payload starts like an OpenVPN client's first packet (2-byte length, then opcode
    * P_CONTROL_HARD_RESET_CLIENT_V2 with key id 0: 0x38). A TLS ClientHello (0x16 0x03 …) to the
-   * same port passes. Returns a function that lifts it.
+   * same port passes. Returns a function that lifts it; its `packets()` says how many it dropped.
    */
-  filterOpenVpn(): () => void {
+  filterOpenVpn(): DropRules {
     const lan = this.state.lan;
     return this.#dropRules([
       ['ip', 'daddr', lan, 'udp', 'dport', '1194'],
@@ -538,19 +541,28 @@ export class Rig {
     ]);
   }
 
-  /** Drop rules in the rig's own nftables table (output hook); returns a function that deletes them. */
-  #dropRules(matches: string[][]): () => void {
+  /** Drop rules in the rig's own nftables table (output hook), counted; returns a function that deletes them. */
+  #dropRules(matches: string[][]): DropRules {
     const table = this.state.prefix;
     const nft = (...a: string[]): string => execFileSync('nft', a, { encoding: 'utf8' });
     nft('add', 'table', 'inet', table);
     nft('add', 'chain', 'inet', table, 'out', '{ type filter hook output priority 0 ; policy accept ; }');
     const comment = `gh-${Math.random().toString(16).slice(2, 10)}`;
-    for (const match of matches) nft('add', 'rule', 'inet', table, 'out', ...match, 'drop', 'comment', `"${comment}"`);
-    return () => {
+    for (const match of matches)
+      nft('add', 'rule', 'inet', table, 'out', ...match, 'counter', 'drop', 'comment', `"${comment}"`);
+    const lift = () => {
       const listing = nft('-a', 'list', 'chain', 'inet', table, 'out');
       for (const m of listing.matchAll(new RegExp(`comment "${comment}" # handle (\\d+)`, 'g')))
         nft('delete', 'rule', 'inet', table, 'out', 'handle', m[1]!);
     };
+    const packets = (): number => {
+      const listing = nft('list', 'chain', 'inet', table, 'out');
+      let n = 0;
+      for (const m of listing.matchAll(new RegExp(`counter packets (\\d+) bytes \\d+ drop comment "${comment}"`, 'g')))
+        n += Number(m[1]);
+      return n;
+    };
+    return Object.assign(lift, { packets });
   }
 
   /** The API look-alike's behaviour: ok | slow | fail | empty | truncated | html. */
