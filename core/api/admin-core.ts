@@ -41,6 +41,8 @@ export interface AdminCore {
         connectBy: 'ip' | 'hostname';
         upstream: string | null;
         upstreamUdp: 'unknown' | 'works' | 'fails' | null;
+        /** With upstream.nodes: fallback, the path this network needs now; else null. */
+        nodePath?: 'direct' | 'upstream' | null;
       })
     | null;
   /** The core's log level (pino's names), changeable live (the Clash API's log-level). */

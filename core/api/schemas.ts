@@ -281,6 +281,8 @@ export const statusSchema = z.object({
       upstream: z.string().nullable(),
       /** Whether that proxy relays UDP for OpenVPN: learnt once, remembered. null without a SOCKS5 upstream for nodes. */
       upstreamUdp: z.enum(['unknown', 'works', 'fails']).nullable(),
+      /** With upstream.nodes: fallback, how nodes are reached on this network now (direct first; the proxy where direct reached none); else null. */
+      nodePath: z.enum(['direct', 'upstream']).nullable().optional(),
     })
     .nullable(),
   /** The running or last "Test all", or null. */

@@ -159,6 +159,8 @@ async function startNodePipeline(
         ? []
         : OFFICIAL_ENDPOINTS;
   const routes = new NodeRoutes(current, store, logger);
+  // The path that reached nodes on this network last (upstream.nodes: fallback), before the first probe.
+  routes.setNetwork(networkKeyOf(readNetworkSnapshot()));
   const nodes = new NodeList({
     endpoints,
     endpointKind: config.api.length > 0 ? 'api' : 'official',
@@ -387,12 +389,14 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     network.onChange((c) => {
       // What this network taught about protocols applies here; another network starts afresh (or from its own memory).
       controller?.protocols.setNetwork(networkKeyOf(c.snapshot));
+      pipeline?.routes.setNetwork(networkKeyOf(c.snapshot));
       if (c.online) recovery.networkChanged(c.reason);
       // Another VPN client often rewrites the proxy settings when it connects.
       void systemProxy.check().catch(() => undefined);
     });
     network.start();
     controller?.protocols.setNetwork(networkKeyOf(network.snapshot ?? readNetworkSnapshot()));
+    pipeline?.routes.setNetwork(networkKeyOf(network.snapshot ?? readNetworkSnapshot()));
   }
   // Where am I (exitCheck.url): measured through the active tunnel after each switch and every interval.
   const exitCheck =
@@ -530,6 +534,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
                 connectBy: current.vpngate.connectBy,
                 upstream: current.upstream?.proxy.display ?? null,
                 upstreamUdp: pipeline.routes.upstreamUdp,
+                nodePath: pipeline.routes.path,
               })
             : null,
           systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),

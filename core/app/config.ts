@@ -157,8 +157,13 @@ const upstreamUrl = z.string().refine((u) => {
 const upstreamSchema = z
   .object({
     url: upstreamUrl,
-    /** Open tunnels through it too (TCP nodes by CONNECT; UDP nodes only over a SOCKS5 proxy whose UDP relay works). */
-    nodes: z.boolean().default(true),
+    /**
+     * Open tunnels through it too (TCP nodes by CONNECT; UDP nodes only over a SOCKS5 proxy whose
+     * UDP relay works): true always, false never, `fallback` only on a network where no node
+     * answers directly, remembered per network (direct first where it works: faster, and the other
+     * proxy is spared).
+     */
+    nodes: z.union([z.boolean(), z.literal('fallback')]).default(true),
   })
   .strict();
 
@@ -268,7 +273,7 @@ export interface GatehopConfig {
   readonly ruleProviders: Readonly<Record<string, RuleProviderConfig>>;
   readonly sniffPorts: readonly number[];
   /** null: no upstream proxy. */
-  readonly upstream: { readonly proxy: UpstreamProxy; readonly nodes: boolean } | null;
+  readonly upstream: { readonly proxy: UpstreamProxy; readonly nodes: boolean | 'fallback' } | null;
   readonly selector: SelectorOptions;
   readonly groups: GroupOptions;
   readonly health: HealthOptions;

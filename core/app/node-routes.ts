@@ -21,6 +21,9 @@ import type { Store } from '../store/index.js';
 import { directDialer, localGoesDirect, upstreamDialer, type Dialer, type VpnGateNode } from '../vpngate/index.js';
 import type { GatehopConfig } from './config.js';
 
+/** How nodes are reached: directly, or through the user's other proxy. */
+export type NodePath = 'direct' | 'upstream';
+
 /** VPN Gate nodes' DDNS names: `<HostName>.opengw.net`. */
 export const DDNS_SUFFIX = 'opengw.net';
 
@@ -35,6 +38,9 @@ export class NodeRoutes {
   /** Which protocol's way each node's latest probe answered on. */
   readonly #probedBy = new Map<string, TunnelProtocol>();
   #ca: { path: string; pem: string } | null = null;
+  /** With upstream.nodes: fallback, the way nodes are reached on this network now. */
+  #path: NodePath = 'direct';
+  #network = 'default';
   #learnt: () => { preferred: TunnelProtocol | null; blocked: TunnelProtocol | null } = () => ({
     preferred: null,
     blocked: null,
@@ -266,8 +272,70 @@ export class NodeRoutes {
     }
   }
 
-  /** Learns from a ranking of `pool` whether the upstream's UDP relay carries OpenVPN. */
+  /**
+   * The machine is on another network (or back on one it knew): with upstream.nodes: fallback,
+   * nodes are reached the way that worked here last, else directly first.
+   */
+  setNetwork(key: string): void {
+    if (key === this.#network) return;
+    this.#network = key;
+    const remembered = this.#rememberedPath(key);
+    this.#setPath(remembered ?? 'direct', remembered ? 'remembered for this network' : 'a new network: direct first');
+  }
+
+  /** With upstream.nodes: fallback, how nodes are reached on this network now (else null). */
+  get path(): NodePath | null {
+    return this.config().upstream?.nodes === 'fallback' ? this.#path : null;
+  }
+
+  /**
+   * The path ladder (upstream.nodes: fallback): a ranking in which no node of the pool answered
+   * takes the other path for the next one (direct → the upstream, or back when the upstream
+   * reaches none either); a ranking with nodes in it keeps its path, remembered for this network.
+   */
+  #climb(r: Ranking, pool: readonly VpnGateNode[]): void {
+    if (this.config().upstream?.nodes !== 'fallback' || pool.length === 0) return;
+    if (r.ranked.length > 0) return this.#rememberPath();
+    if (!r.excluded.some((x) => x.reason === 'unreachable')) return; // backed off or filtered: says nothing of the path
+    this.#setPath(
+      this.#path === 'direct' ? 'upstream' : 'direct',
+      this.#path === 'direct' ? 'no node answered directly' : 'no node answered through the upstream proxy either',
+    );
+  }
+
+  #setPath(path: NodePath, reason: string): void {
+    const changed = path !== this.#path;
+    this.#path = path;
+    if (!changed || this.config().upstream?.nodes !== 'fallback') return;
+    this.logger.info(
+      { event: 'node-path', path, reason, network: this.#network },
+      path === 'upstream'
+        ? `reaching nodes through the upstream proxy on this network: ${reason}`
+        : `reaching nodes directly on this network: ${reason}`,
+    );
+  }
+
+  #rememberPath(): void {
+    try {
+      if (this.#rememberedPath(this.#network) !== this.#path)
+        this.store.setSetting(`node-path ${this.#network}`, this.#path);
+    } catch {
+      /* remembered for this run only */
+    }
+  }
+
+  #rememberedPath(network: string): NodePath | null {
+    try {
+      const v = this.store.setting(`node-path ${network}`);
+      return v === 'direct' || v === 'upstream' ? v : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Learns from a ranking of `pool` which path reaches nodes, and whether the upstream's UDP relay carries OpenVPN. */
   observe(r: Ranking, pool: readonly VpnGateNode[]): void {
+    this.#climb(r, pool);
     const up = this.#upstream();
     if (!up || this.#udp(up) !== 'unknown') return;
     const udp = new Set(pool.filter((n) => n.proto === 'udp').map((n) => n.id));
@@ -304,10 +372,11 @@ export class NodeRoutes {
     return v === 'works' || v === 'fails' ? v : 'unknown';
   }
 
-  /** The proxy nodes are reached through (upstream.nodes), or null. */
+  /** The proxy nodes are reached through (upstream.nodes, and on `fallback` the path this network needs), or null. */
   #upstream(): UpstreamProxy | null {
     const up = this.config().upstream;
-    return up && up.nodes ? up.proxy : null;
+    if (!up || up.nodes === false) return null;
+    return up.nodes === true || this.#path === 'upstream' ? up.proxy : null;
   }
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { statusSchema, type Status } from '../../core/api/index.js';
 import { startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import { networkKeyOf, readNetworkSnapshot } from '../../core/common/index.js';
 import { isTunnel } from '../../core/egress/index.js';
 import type { NodeTunnel } from '../../core/groups/index.js';
 import { parseProfile } from '../../core/ovpn/index.js';
@@ -306,6 +307,34 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
       expect(a.selector!.last?.excluded.filter((e) => e.reason === 'needs-udp')).toEqual([]);
       await downloadIntact(a);
     }, 180_000);
+
+    it('upstream.nodes: fallback (#35): direct first; where no node answers directly the tunnel comes up through the proxy, and a restart on this network starts there', async () => {
+      unblock.push(rig.blockFromHost(rig.state.lan));
+      const dataDir = mkdtempSync(join(tmpdir(), 'gh-fallback-'));
+      const config = rigAppConfig(rig, dataDir, {
+        api: [api],
+        upstream: { url: proxies[1]!.url, nodes: 'fallback' },
+        tunnel: { protocols: ['openvpn'] },
+      });
+      const pathEvents = (file: string): string[] =>
+        readFileSync(join(dataDir, file), 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"event":"node-path"'))
+          .map((l) => (JSON.parse(l) as { reason: string }).reason);
+      app = await startApp(config, fileLogger(join(dataDir, 'first.log')));
+      const a = app;
+      await eventually(() => isTunnel(a.manager!.active), 90_000, 'a tunnel through the proxy');
+      expect(pathEvents('first.log')).toEqual(['no node answered directly']);
+      const key = networkKeyOf(readNetworkSnapshot());
+      await eventually(() => a.store!.setting(`node-path ${key}`) === 'upstream', 30_000, 'the path remembered');
+      await downloadIntact(a);
+      await a.stop();
+      app = await startApp(config, fileLogger(join(dataDir, 'again.log')));
+      const b = app;
+      await eventually(() => isTunnel(b.manager!.active), 90_000, 'a tunnel again');
+      // Straight to the proxy: no direct round that found nothing first.
+      expect(pathEvents('again.log')).toEqual(['remembered for this network']);
+    }, 240_000);
 
     it('through a SOCKS5 proxy whose UDP relay works (Dante): a UDP node carries the download, and the relay is remembered as working', async () => {
       const udpNode = udpNodes()[0]!;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/app/index.js';
 import { NodeRoutes } from '../../core/app/node-routes.js';
 import { silentLogger } from '../../core/common/index.js';
-import type { Store } from '../../core/store/index.js';
+import { Store } from '../../core/store/index.js';
+import type { Ranking } from '../../core/selector/index.js';
 import { parseVpnGateCsv, staticNodeFromFile } from '../../core/vpngate/index.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 import { eventually } from '../helpers/fds.js';
@@ -124,5 +125,54 @@ describe('probes where this network blocks OpenVPN (#35)', () => {
       udp.close();
       tls.close();
     }
+  });
+});
+
+describe('the path ladder (upstream.nodes: fallback, #35)', () => {
+  it('direct first; the upstream once a ranking reached no node directly; remembered per network in the real store once a ranking on it reaches nodes', () => {
+    const [node] = parseVpnGateCsv(
+      vpnGateCsv([{ host: 'public-vpn-1', ip: '203.0.113.1', profile: vpnGateProfile('203.0.113.1', 443, 'tcp') }]),
+    ).nodes;
+    const real = new Store({ path: ':memory:', logger: silentLogger() });
+    const config = buildConfig({ upstream: { url: 'socks5://127.0.0.1:1', nodes: 'fallback' } }, {});
+    const ranking = (ranked: boolean, reason: 'unreachable' | 'backoff' = 'unreachable') =>
+      ({
+        ranked: ranked ? [{ node: node!, score: 1 }] : [],
+        excluded: ranked ? [] : [{ nodeId: node!.id, reason }],
+        at: 0,
+      }) as unknown as Ranking;
+    const routes = new NodeRoutes(() => config, real, silentLogger());
+    routes.setNetwork('home');
+    expect(routes.path).toBe('direct');
+    expect(routes.tunnelRoute(node!).upstreamUrl).toBeUndefined();
+    // Backed-off nodes say nothing about the path; no node answering directly does.
+    routes.observe(ranking(false, 'backoff'), [node!]);
+    expect(routes.path).toBe('direct');
+    routes.observe(ranking(false), [node!]);
+    expect(routes.path).toBe('upstream');
+    expect(routes.tunnelRoute(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
+    expect(routes.sevpnRoute(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
+    expect(real.setting('node-path home')).toBeNull(); // not yet: nothing reached through it so far
+    routes.observe(ranking(true), [node!]);
+    expect(real.setting('node-path home')).toBe('upstream');
+    // A restart on this network starts through the upstream; another network starts direct.
+    const next = new NodeRoutes(() => config, real, silentLogger());
+    next.setNetwork('home');
+    expect(next.path).toBe('upstream');
+    next.setNetwork('cafe');
+    expect(next.path).toBe('direct');
+    // The upstream reaching none either: back to direct for the next ranking.
+    next.setNetwork('home');
+    next.observe(ranking(false), [node!]);
+    expect(next.path).toBe('direct');
+    // upstream.nodes true or false: no ladder.
+    const always = new NodeRoutes(
+      () => buildConfig({ upstream: { url: 'socks5://127.0.0.1:1' } }, {}),
+      real,
+      silentLogger(),
+    );
+    expect(always.path).toBeNull();
+    expect(always.tunnelRoute(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
+    real.close();
   });
 });
