@@ -23,6 +23,13 @@ import { createSystemProxy } from './system-proxy-setup.js';
 
 const VERSION = '0.1.0';
 
+/** --upstream-nodes: whether tunnels go through --upstream too (config upstream.nodes). */
+const UPSTREAM_NODES = { always: true, fallback: 'fallback', never: false } as const;
+function upstreamNodes(value: string): boolean | 'fallback' {
+  if (!Object.hasOwn(UPSTREAM_NODES, value)) throw new InvalidArgumentError('must be always, fallback or never');
+  return UPSTREAM_NODES[value as keyof typeof UPSTREAM_NODES];
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
@@ -49,6 +56,7 @@ interface RunFlags {
   ovpn?: string[];
   systemProxy?: boolean;
   upstream?: string;
+  upstreamNodes?: boolean | 'fallback';
   listSource?: string[];
   protocols?: string;
   sstpCa?: string;
@@ -76,7 +84,10 @@ function flagsToConfig(f: RunFlags): ConfigInput {
   copy('api', 'api');
   copy('mode', 'mode');
   copy('ovpn', 'ovpn');
-  if (f.upstream !== undefined) out.upstream = { url: f.upstream };
+  if (f.upstreamNodes !== undefined && f.upstream === undefined)
+    fail('--upstream-nodes goes with --upstream (or set upstream.nodes in the config file)', 2);
+  if (f.upstream !== undefined)
+    out.upstream = { url: f.upstream, ...(f.upstreamNodes !== undefined ? { nodes: f.upstreamNodes } : {}) };
   if (f.listSource?.length || f.allowPrivateNodes)
     out.vpngate = {
       ...(f.listSource?.length ? { sources: f.listSource } : {}),
@@ -288,6 +299,11 @@ function withRunOptions(cmd: Command): Command {
     .option(
       '--upstream <url>',
       'your other proxy, socks5://[user:pass@]host:port or http://host:port: the list and TCP nodes go through it',
+    )
+    .option(
+      '--upstream-nodes <when>',
+      'tunnels through --upstream: always (default), fallback (direct first; through it on a network where no node answers directly, remembered) or never (only the list)',
+      upstreamNodes,
     )
     .option(
       '--protocols <list>',

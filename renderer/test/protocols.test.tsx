@@ -197,6 +197,25 @@ describe('protocols in the window', () => {
     expect(screen.getByTestId('active-protocol').textContent).toBe('OpenVPN UDP');
   });
 
+  it('Overview says when nodes are reached through the other proxy because none answered directly here', () => {
+    const store = createAppStore();
+    const reach = { connectBy: 'ip' as const, upstream: 'socks5://10.0.0.2:1080', upstreamUdp: null };
+    store.getState().setStatus(status({ reach: { ...reach, nodePath: 'upstream' } }));
+    mount(<Overview />, store);
+    expect(screen.getByTestId('node-path-upstream').textContent).toMatch(
+      /No node answered directly on this network: .*through your other proxy \(socks5:\/\/10\.0\.0\.2:1080\)/,
+    );
+    cleanup();
+    // Direct works here (or no fallback is set): nothing to say.
+    store.getState().setStatus(status({ reach: { ...reach, nodePath: 'direct' } }));
+    mount(<Overview />, store);
+    expect(screen.queryByTestId('node-path-upstream')).toBeNull();
+    cleanup();
+    store.getState().setStatus(status({ reach: { ...reach, nodePath: null } }));
+    mount(<Overview />, store);
+    expect(screen.queryByTestId('node-path-upstream')).toBeNull();
+  });
+
   it('Settings offers the protocol order and saves what is chosen', async () => {
     const store = createAppStore();
     const settings: SettingsDto = SETTINGS;

@@ -110,6 +110,18 @@ describe('gatehop check', () => {
       expect(await check(['--config', cfg, '--data-dir', dataDir, flag, cfg])).toMatchObject({ code: 0 });
   });
 
+  it('takes --upstream-nodes always|fallback|never with --upstream, and says what is wrong otherwise (#35)', async () => {
+    const up = ['--data-dir', dataDir, '--upstream', 'socks5://127.0.0.1:1'];
+    for (const when of ['always', 'fallback', 'never'])
+      expect(await check([...up, '--upstream-nodes', when])).toMatchObject({ code: 0 });
+    const bad = await check([...up, '--upstream-nodes', 'sometimes']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/--upstream-nodes.*must be always, fallback or never/);
+    const alone = await check(['--data-dir', dataDir, '--upstream-nodes', 'fallback']);
+    expect(alone.code).toBe(2);
+    expect(alone.err).toMatch(/--upstream-nodes goes with --upstream/);
+  });
+
   it('reports YAML that does not parse at its line', async () => {
     const cfg = join(dir, 'broken.yaml');
     writeFileSync(cfg, 'listen: 127.0.0.1:1080\ngroups: [unclosed\n');

@@ -83,6 +83,8 @@ export const en = {
     tunnels: 'Tunnels',
     pinFailed: 'The pinned node {{node}} failed; the best node stands in until it recovers.',
     protocolLearned: 'This network seems to block {{blocked}}: Gatehop connects over {{protocol}} first here.',
+    nodePathUpstream:
+      'No node answered directly on this network: Gatehop reaches nodes through your other proxy ({{proxy}}) here.',
   },
   members: {
     title: 'Tunnels in use',

@@ -76,6 +76,7 @@ export const zhCN: Catalog = {
     tunnels: '隧道',
     pinFailed: '固定节点 {{node}} 失败；在其恢复前由最佳节点代替。',
     protocolLearned: '此网络似乎屏蔽了 {{blocked}}：Gatehop 在这里优先通过 {{protocol}} 连接。',
+    nodePathUpstream: '在此网络上没有节点能直接连通：Gatehop 在这里通过你的另一个代理（{{proxy}}）连接节点。',
   },
   members: {
     title: '使用中的隧道',

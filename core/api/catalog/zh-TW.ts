@@ -76,6 +76,7 @@ export const zhTW: Catalog = {
     tunnels: '通道',
     pinFailed: '固定節點 {{node}} 失敗；在其恢復前由最佳節點代替。',
     protocolLearned: '此網路似乎封鎖了 {{blocked}}：Gatehop 在這裡優先透過 {{protocol}} 連線。',
+    nodePathUpstream: '在此網路上沒有節點能直接連通：Gatehop 在這裡透過你的另一個代理（{{proxy}}）連線節點。',
   },
   members: {
     title: '使用中的通道',

@@ -63,6 +63,11 @@ export function Overview() {
           })}
         </p>
       ) : null}
+      {status.reach?.nodePath === 'upstream' ? (
+        <p role="status" className="banner banner-info" data-testid="node-path-upstream">
+          {t('overview.nodePathUpstream', { proxy: status.reach.upstream ?? '–' })}
+        </p>
+      ) : null}
       <div className="cards">
         <article className="card wide" aria-label={t('overview.active')}>
           <h3>{t('overview.active')}</h3>
