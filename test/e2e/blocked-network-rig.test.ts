@@ -363,6 +363,11 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
       .filter((r): r is string => typeof r === 'string');
     expect(remotes.length).toBeGreaterThan(0);
     expect(remotes.every((r) => r.includes('.opengw.net:'))).toBe(true);
-    expect((await g.status()).reach).toEqual({ connectBy: 'hostname', upstream: null, upstreamUdp: null });
+    expect((await g.status()).reach).toEqual({
+      connectBy: 'hostname',
+      upstream: null,
+      upstreamUdp: null,
+      nodePath: null,
+    });
   }, 120_000);
 });
