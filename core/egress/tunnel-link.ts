@@ -39,7 +39,11 @@ export interface TunnelLink {
   readonly weakTls: boolean;
   write(packet: Buffer): void;
   close(): void;
-  /** IP packets that arrived together (one read of the carrier), in order: a stack takes them as one batch. */
+  /**
+   * IP packets that arrived together (one read of the carrier), in order: a stack takes them as one
+   * batch. They may be views into the carrier's read buffer: a listener that keeps one past the
+   * call copies it (the stack copies each into lwIP's memory at once).
+   */
   onPackets(fn: (packets: Buffer[]) => void): void;
   /** Called once when the link is gone for good (not an L1 reconnect). */
   onDown(fn: (reason: string) => void): void;

@@ -17,61 +17,90 @@ export const MAX_KEEPALIVE = 512;
  */
 type Mode = 'count' | 'size' | 'block' | 'keepalive-size' | 'keepalive';
 
+const EMPTY = Buffer.alloc(0);
+
 export class BlockReader {
   #mode: Mode = 'count';
   #left = 0;
   #want = 4;
-  #buf: Buffer = Buffer.alloc(0);
+  /** The start of the item a chunk ended in (fewer than #want bytes, so at most one block). */
+  #partial: Buffer = EMPTY;
   /** Blocks over MAX_FRAME (and ≤ MAX_BLOCK), dropped as SoftEther drops them. */
   oversized = 0;
   keepAlives = 0;
 
-  /** The frames completed by this chunk, in order; GH_ERR_SOFTETHER_PROTOCOL past the bounds. */
+  /** Bytes held between pushes: the start of one item, never more than a block. */
+  get buffered(): number {
+    return this.#partial.length;
+  }
+
+  /**
+   * The frames completed by this chunk, in order; GH_ERR_SOFTETHER_PROTOCOL past the bounds.
+   * Frames whole in the chunk are views into it (copy one to keep it); only an item cut by the
+   * chunk's end is copied, so a 16 KiB record is never copied whole.
+   */
   push(chunk: Buffer): Buffer[] {
     const frames: Buffer[] = [];
-    const buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
     let at = 0;
-    while (buf.length - at >= this.#want) {
-      const want = this.#want;
-      switch (this.#mode) {
-        case 'count': {
-          const n = buf.readUInt32BE(at);
-          if (n === KEEP_ALIVE_MAGIC) this.#next('keepalive-size', 4);
-          else if (n !== 0) {
-            this.#left = n;
-            this.#next('size', 4);
-          }
-          break;
-        }
-        case 'size': {
-          const size = buf.readUInt32BE(at);
-          if (size > MAX_BLOCK) throw bad(`a data block of ${size} bytes (at most ${MAX_BLOCK})`);
-          if (size === 0) this.#blockDone();
-          else this.#next('block', size);
-          break;
-        }
-        case 'block':
-          if (want > MAX_FRAME) this.oversized++;
-          // A copy: the chunk it came in is not kept alive by a frame that lingers in the stack.
-          else frames.push(Buffer.from(buf.subarray(at, at + want)));
-          this.#blockDone();
-          break;
-        case 'keepalive-size': {
-          const size = buf.readUInt32BE(at);
-          if (size > MAX_KEEPALIVE) throw bad(`a keep-alive of ${size} bytes (at most ${MAX_KEEPALIVE})`);
-          this.keepAlives++;
-          if (size === 0) this.#next('count', 4);
-          else this.#next('keepalive', size);
-          break;
-        }
-        case 'keepalive':
-          this.#next('count', 4);
-          break;
+    if (this.#partial.length > 0) {
+      const need = this.#want - this.#partial.length;
+      if (chunk.length < need) {
+        this.#partial = Buffer.concat([this.#partial, chunk]);
+        return frames;
       }
+      const item = Buffer.concat([this.#partial, chunk.subarray(0, need)]);
+      this.#partial = EMPTY;
+      this.#step(item, 0, frames, false);
+      at = need;
+    }
+    while (chunk.length - at >= this.#want) {
+      const want = this.#want;
+      this.#step(chunk, at, frames, true);
       at += want;
     }
-    this.#buf = at === buf.length ? Buffer.alloc(0) : Buffer.from(buf.subarray(at));
+    if (at < chunk.length) this.#partial = Buffer.from(chunk.subarray(at));
     return frames;
+  }
+
+  /** Reads the #want bytes at buf[at]; `shared`: buf is the caller's chunk, so a frame is copied out. */
+  #step(buf: Buffer, at: number, frames: Buffer[], shared: boolean): void {
+    const want = this.#want;
+    switch (this.#mode) {
+      case 'count': {
+        const n = buf.readUInt32BE(at);
+        if (n === KEEP_ALIVE_MAGIC) this.#next('keepalive-size', 4);
+        else if (n !== 0) {
+          this.#left = n;
+          this.#next('size', 4);
+        }
+        return;
+      }
+      case 'size': {
+        const size = buf.readUInt32BE(at);
+        if (size > MAX_BLOCK) throw bad(`a data block of ${size} bytes (at most ${MAX_BLOCK})`);
+        if (size === 0) this.#blockDone();
+        else this.#next('block', size);
+        return;
+      }
+      case 'block':
+        if (want > MAX_FRAME) this.oversized++;
+        // A view, not a copy: the one reader of frames (the stack) copies each into lwIP's memory
+        // within the call (TunnelLink.onPackets); copying here took over half the reader's time.
+        else frames.push(shared ? buf.subarray(at, at + want) : buf);
+        this.#blockDone();
+        return;
+      case 'keepalive-size': {
+        const size = buf.readUInt32BE(at);
+        if (size > MAX_KEEPALIVE) throw bad(`a keep-alive of ${size} bytes (at most ${MAX_KEEPALIVE})`);
+        this.keepAlives++;
+        if (size === 0) this.#next('count', 4);
+        else this.#next('keepalive', size);
+        return;
+      }
+      case 'keepalive':
+        this.#next('count', 4);
+        return;
+    }
   }
 
   #next(mode: Mode, want: number): void {
@@ -86,14 +115,20 @@ export class BlockReader {
   }
 }
 
-/** One send of frames: the count, then each frame with its size. */
+/** One send of frames: the count, then each frame with its size (one buffer, written in one pass). */
 export function encodeBlocks(frames: readonly Buffer[]): Buffer {
-  const parts: Buffer[] = [u32(frames.length)];
+  let size = 4;
   for (const f of frames) {
     if (f.length > MAX_FRAME) throw new RangeError(`a frame of ${f.length} bytes (at most ${MAX_FRAME})`);
-    parts.push(u32(f.length), f);
+    size += 4 + f.length;
   }
-  return Buffer.concat(parts);
+  const out = Buffer.allocUnsafe(size);
+  let at = out.writeUInt32BE(frames.length, 0);
+  for (const f of frames) {
+    at = out.writeUInt32BE(f.length, at);
+    at += f.copy(out, at);
+  }
+  return out;
 }
 
 /** A keep-alive with random padding, as SoftEther's `SendKeepAlive` makes them. */

@@ -202,6 +202,17 @@ describe('data blocks', () => {
     for (let i = 0; i < 10_000; i++) expect(r.push(Buffer.concat([u32(3), Buffer.from('xyz')]))).toHaveLength(1);
   });
 
+  it('keeps between reads only the start of the item a read ended in, never a whole record', () => {
+    const r = new BlockReader();
+    const sends = encodeBlocks(Array.from({ length: 11 }, (_, i) => Buffer.alloc(1514, i)));
+    const cut = 16_384; // a TLS record's worth, ending inside the 11th frame
+    expect(r.push(sends.subarray(0, cut))).toHaveLength(10);
+    expect(r.buffered).toBe(cut - 4 - 10 * 1518 - 4);
+    const last = r.push(sends.subarray(cut));
+    expect(last).toEqual([Buffer.alloc(1514, 10)]);
+    expect(r.buffered).toBe(0);
+  });
+
   it('refuses to send a frame larger than SoftEther takes', () => {
     expect(() => encodeBlocks([Buffer.alloc(MAX_FRAME + 1)])).toThrow(RangeError);
   });
