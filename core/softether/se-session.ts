@@ -54,6 +54,8 @@ interface Lane {
   reader: BlockReader;
   lastRecv: number;
   nextKeepAlive: number;
+  /** When nextKeepAlive was last drawn: data pushes it back at most once a second (the timer's step). */
+  keepAliveDrawnAt: number;
 }
 
 /**
@@ -145,7 +147,15 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
 
   #addLane(tls: TLSSocket, direction: LaneDirection, rest: Buffer): void {
     const now = Date.now();
-    const lane: Lane = { tls, direction, joinedAt: now, reader: new BlockReader(), lastRecv: now, nextKeepAlive: 0 };
+    const lane: Lane = {
+      tls,
+      direction,
+      joinedAt: now,
+      reader: new BlockReader(),
+      lastRecv: now,
+      nextKeepAlive: 0,
+      keepAliveDrawnAt: 0,
+    };
     this.#scheduleKeepAlive(lane);
     this.#lanes.push(lane);
     tls.on('data', (chunk: Buffer) => this.#onData(lane, chunk));
@@ -248,7 +258,8 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
       this.stats.framesOut += part.length;
       this.stats.bytesOut += wire.length;
     }
-    this.#scheduleKeepAlive(lane);
+    // Data pushes the keep-alive back; drawn anew at most once a second, as the timer checks it so.
+    if (Date.now() - lane.keepAliveDrawnAt >= 1000) this.#scheduleKeepAlive(lane);
   }
 
   #onData(lane: Lane, chunk: Buffer): void {
@@ -273,7 +284,8 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
 
   #scheduleKeepAlive(lane: Lane): void {
     const t = this.welcome.timeoutMs;
-    lane.nextKeepAlive = Date.now() + randomInt(Math.floor(t / 5), Math.floor(t / 2) + 1);
+    lane.keepAliveDrawnAt = Date.now();
+    lane.nextKeepAlive = lane.keepAliveDrawnAt + randomInt(Math.floor(t / 5), Math.floor(t / 2) + 1);
   }
 
   #tick(): void {
