@@ -15,7 +15,7 @@ export interface StackOptions {
   mtu: number;
   /**
    * An Ethernet link instead (an SE-VPN hub port): this MAC, lwIP's own ARP, and the address from
-   * its DHCP client (renewed as the lease says); onLease tells each one.
+   * its DHCP client (renewed at half the lease); onLease tells each new address or loss.
    */
   ethernet?: { mac: Buffer };
   /** Receives every IP packet (an Ethernet frame on an Ethernet link) the stack sends; called after lwIP returns, never from inside it. */
@@ -649,6 +649,8 @@ export class Stack {
       return;
     }
     if (ev.t === 'lease') {
+      // lwIP reports the netif while DHCP binds (address still 0.0.0.0): no lease was lost.
+      if (!ev.lease && !this.#lease) return;
       this.#lease = ev.lease;
       this.#address = ev.lease?.address ?? '0.0.0.0';
       for (const fn of [...this.#leaseHandlers]) fn(ev.lease);

@@ -1,9 +1,10 @@
 /**
  * SE-VPN (#35) against the rig's real SoftEther servers: the handshake (signature, Hello, login
  * with the SHA-0 password proof, Welcome), the trust rule, Ethernet frames both ways (an ARP
- * request to the hub's SecureNAT answered, a DHCP lease for our MAC), tunnels with a verified
- * download, additional connections, and the app reaching a node by SE-VPN alone. The two-minute
- * idle hold runs in ovpn-rig's keep-alive test, beside OpenVPN's idle tunnels (no extra CI time).
+ * request to the hub's SecureNAT answered, a DHCP lease for our MAC, renewed before it ends),
+ * tunnels with a verified download, additional connections, and the app reaching a node by SE-VPN
+ * alone. The two-minute idle hold runs in ovpn-rig's keep-alive test, beside OpenVPN's idle
+ * tunnels (no extra CI time).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -42,6 +43,26 @@ function arpRequest(targetIp: number[]): Buffer {
     Buffer.from(targetIp),
     Buffer.alloc(18), // to Ethernet's 60-byte minimum
   ]);
+}
+
+const DHCP_REQUEST = 3;
+const DHCP_ACK = 5;
+
+/** A DHCP message's type (option 53) when `frame` is IPv4/UDP to `port` (67: to the server, 68: to a client), else null. */
+function dhcpMessageType(frame: Buffer, port: 67 | 68): number | null {
+  if (frame.length < 14 + 20 + 8 + 240 || frame.readUInt16BE(12) !== 0x0800 || frame[23] !== 17) return null;
+  const udp = 14 + (frame[14]! & 0x0f) * 4;
+  if (frame.readUInt16BE(udp + 2) !== port) return null;
+  // Options follow the fixed 236 bytes and the magic cookie; each is type, length, value (0: pad).
+  for (let i = udp + 8 + 240; i + 1 < frame.length && frame[i] !== 255;) {
+    if (frame[i] === 0) {
+      i++;
+      continue;
+    }
+    if (frame[i] === 53) return frame[i + 2] ?? null;
+    i += 2 + frame[i + 1]!;
+  }
+  return null;
 }
 
 describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
@@ -151,6 +172,51 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
       session.close();
     }
   }, 60_000);
+
+  it('the hub’s DHCP lease is renewed before it ends (a 20 s lease here): two renewals acked by the server, the same address past the lease time, never lost, and traffic still flows', async () => {
+    const undo = rig.setDhcpLease(node.name, 'RIG', 20);
+    const session = new SeSession(await dial(), silentLogger());
+    const requests: number[] = [];
+    const acks: number[] = [];
+    const stack = new Stack({
+      ethernet: { mac: Buffer.from('02a0b1c2d3e6', 'hex') },
+      mtu: 1500,
+      output: (frame) => {
+        if (dhcpMessageType(frame, 67) === DHCP_REQUEST) requests.push(Date.now());
+        session.send([frame]);
+      },
+    });
+    session.on('frames', (frames) => {
+      for (const f of frames) if (dhcpMessageType(f, 68) === DHCP_ACK) acks.push(Date.now());
+      stack.inputBatch(frames);
+    });
+    const leases: Array<string | null> = [];
+    stack.onLease((lease) => leases.push(lease?.address ?? null));
+    try {
+      const first = await stack.whenLeased({ timeoutMs: 20_000 });
+      const boundAt = Date.now();
+      // The first REQUEST/ACK is the binding; two more are renewals (lwIP renews at half the lease).
+      await eventually(
+        () => acks.length >= 3,
+        40_000,
+        () => `two renewals acked (${requests.length} requests, ${acks.length} acks)`,
+      );
+      expect(Date.now() - boundAt).toBeGreaterThan(10_000); // renewals, not the binding's own retries
+      expect(stack.lease?.address).toBe(first.address);
+      expect(leases.filter((a) => a !== first.address)).toEqual([]); // never lost, never another address
+      const c = await stack.connectTcp(rig.state.inetAddress, 80, { timeoutMs: 10_000 });
+      let got = '';
+      c.on('data', (b: Buffer) => (got += b.toString('latin1')));
+      c.write('GET /ip HTTP/1.0\r\nHost: files.test\r\n\r\n');
+      await new Promise((r) => c.once('end', r));
+      c.destroy();
+      expect(got.endsWith(node.exitAddress)).toBe(true);
+    } finally {
+      stack.close();
+      session.close();
+      undo();
+    }
+  }, 90_000);
 
   /** The rig's big file through `t`, checked byte for byte against its SHA-256. */
   const verifiedDownload = async (t: Tunnel): Promise<void> => {

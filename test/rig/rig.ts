@@ -649,6 +649,36 @@ export class Rig {
     return () => set(!enabled);
   }
 
+  /**
+   * Sets how long a SoftEther node's SecureNAT leases an address (vpncmd DhcpSet, which takes
+   * every setting at once: the rest are SecureNAT's defaults, as the rig runs them). Returns a
+   * function that puts back the default (7200 s).
+   */
+  setDhcpLease(nodeName: string, hub: string, seconds: number): () => void {
+    const n = this.node(nodeName);
+    const set = (expire: number): void =>
+      void this.#ns(n.ns, [
+        '/usr/libexec/softether/vpncmd/vpncmd',
+        'localhost:443',
+        '/SERVER',
+        `/HUB:${hub}`,
+        '/CMD',
+        'DhcpSet',
+        '/START:192.168.30.10',
+        '/END:192.168.30.200',
+        '/MASK:255.255.255.0',
+        `/EXPIRE:${expire}`,
+        '/GW:192.168.30.1',
+        '/DNS:192.168.30.1',
+        '/DNS2:none',
+        '/DOMAIN:none',
+        '/LOG:yes',
+        '/PUSHROUTE:none',
+      ]);
+    set(seconds);
+    return () => set(7200);
+  }
+
   /** The user sessions on a SoftEther node's hub now and their TCP connections, as the server counts them (vpncmd SessionList). */
   softetherSessions(nodeName: string, hub = 'RIG'): Array<{ name: string; connections: number }> {
     const out = this.#ns(this.node(nodeName).ns, [

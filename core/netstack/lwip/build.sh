@@ -34,6 +34,16 @@ if [ ! -f "$src/src/core/tcp.c" ]; then
   (cd "$cache" && apt-get source -qq "lwip=2.1.3+dfsg1-2" >/dev/null 2>&1 || apt-get source -qq lwip >/dev/null)
 fi
 
+# lwIP counts DHCP lease times in ticks of a 60 s timer (DHCP_COARSE_TIMER_SECS, fixed in dhcp.h):
+# a hub whose lease is under ~2 minutes would see us renew late or drop the address at the first
+# tick. A copy of dhcp.h with a 5 s tick, found before lwIP's own, renews at half the lease for
+# any lease from 10 s up (the tick costs nothing: the stack calls lwIP's timers every 100 ms).
+override="$cache/override"
+mkdir -p "$override/lwip"
+# (lwIP's files end their lines with CR LF.)
+sed 's/^#define DHCP_COARSE_TIMER_SECS  60\r\?$/#define DHCP_COARSE_TIMER_SECS  5/' "$src/src/include/lwip/dhcp.h" > "$override/lwip/dhcp.h"
+grep -q '^#define DHCP_COARSE_TIMER_SECS  5$' "$override/lwip/dhcp.h" || { echo "netstack build: dhcp.h has no DHCP_COARSE_TIMER_SECS 60 to change" >&2; exit 1; }
+
 out="$here/lwip.wasm"
 [ "${1:-}" = "--check" ] && out=$(mktemp --suffix=.wasm)
 
@@ -48,7 +58,7 @@ clang --target=wasm32-wasi --sysroot=/usr -O2 -flto \
   -mbulk-memory -msign-ext -mnontrapping-fptoint -mexec-model=reactor \
   -ffile-prefix-map="$src"=lwip -ffile-prefix-map="$here"=glue -ffile-prefix-map="$root"=. \
   -fno-ident -Wall -Wno-unused-function -Wno-tautological-constant-out-of-range-compare \
-  -I"$here" -I"$src/src/include" \
+  -I"$here" -I"$override" -I"$src/src/include" \
   -fuse-ld=lld -Wl,--strip-all -Wl,--gc-sections \
   -Wl,-z,stack-size=262144 -Wl,--initial-memory=33554432 -Wl,--max-memory=2147483648 \
   -o "$out" "$here/glue.c" "${files[@]}"
