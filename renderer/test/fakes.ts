@@ -1,4 +1,4 @@
-import type { NodeDto, Status } from '../src/store/types.js';
+import type { NodeDto, Settings, Status } from '../src/store/types.js';
 
 export function status(over: Partial<Status> = {}): Status {
   return {
@@ -101,6 +101,29 @@ export function status(over: Partial<Status> = {}): Status {
       ruleSets: [],
       routed: { TUNNEL: 3, DIRECT: 1 },
     },
+    ...over,
+  };
+}
+
+/** The core's default settings as the window gets them, with `over` on top. */
+export function settings(over: Partial<Settings> = {}): Settings {
+  return {
+    listen: '127.0.0.1:1080',
+    authFile: null,
+    countryAllow: [],
+    countryDeny: [],
+    preferProto: 'any',
+    autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' },
+    drainGraceMs: 600_000,
+    protocols: ['openvpn', 'sstp'],
+    nodeProtocols: {},
+    listSources: [],
+    mode: 'rule',
+    rules: null,
+    ruleProviders: {},
+    language: 'auto',
+    notifications: { switched: true, lost: true, sysproxyChanged: true },
+    startAtLogin: false,
     ...over,
   };
 }

@@ -15,28 +15,11 @@ import type { NodeDto, Settings as SettingsDto } from '../src/store/types.js';
 import { Nodes, sortAndFilter } from '../src/views/Nodes.js';
 import { Overview } from '../src/views/Overview.js';
 import { Settings } from '../src/views/Settings.js';
-import { node, status } from './fakes.js';
+import { node, settings as fakeSettings, status } from './fakes.js';
 
 afterEach(cleanup);
 
-const SETTINGS: SettingsDto = {
-  listen: '127.0.0.1:1080',
-  authFile: null,
-  countryAllow: [],
-  countryDeny: [],
-  preferProto: 'any',
-  autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' },
-  drainGraceMs: 600_000,
-  protocols: ['openvpn', 'sstp'],
-  nodeProtocols: {},
-  listSources: [],
-  mode: 'rule',
-  rules: null,
-  ruleProviders: {},
-  language: 'auto',
-  notifications: { switched: true, lost: true, sysproxyChanged: true },
-  startAtLogin: null,
-};
+const SETTINGS: SettingsDto = fakeSettings({ startAtLogin: null });
 
 function mount(
   ui: React.ReactElement,

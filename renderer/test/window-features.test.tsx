@@ -21,7 +21,7 @@ import { Connections } from '../src/views/Connections.js';
 import { Logs } from '../src/views/Logs.js';
 import { Nodes } from '../src/views/Nodes.js';
 import { Settings } from '../src/views/Settings.js';
-import { node, status } from './fakes.js';
+import { node, settings as fakeSettings, status } from './fakes.js';
 
 afterEach(() => {
   cleanup();
@@ -180,24 +180,7 @@ describe('what people reach for', () => {
 
   it('Settings: start at login (where the desktop app is), and Restart now when a saved setting needs it', async () => {
     const store = createAppStore();
-    const settings: SettingsDto = {
-      listen: '127.0.0.1:1080',
-      authFile: null,
-      countryAllow: [],
-      countryDeny: [],
-      preferProto: 'any',
-      autoSelect: { intervalMs: 180_000, toleranceMs: 50, url: 'http://cp.cloudflare.com/generate_204' },
-      drainGraceMs: 600_000,
-      protocols: ['openvpn', 'sstp'],
-      nodeProtocols: {},
-      listSources: [],
-      mode: 'rule',
-      rules: null,
-      ruleProviders: {},
-      language: 'auto',
-      notifications: { switched: true, lost: true, sysproxyChanged: true },
-      startAtLogin: false,
-    };
+    const settings: SettingsDto = fakeSettings();
     store.getState().setSettings(settings);
     store.getState().setStatus(status({ desktop: true }));
     const restarts: number[] = [];
