@@ -311,17 +311,20 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
     }
   }, 90_000);
 
-  it('a node whose OpenVPN and SSTP servers are turned off is reached over SE-VPN by the app, by default', async () => {
-    const undo = [rig.setProtocol(node.name, 'OpenVPN', false), rig.setProtocol(node.name, 'SSTP', false)];
-    const dataDir = mkdtempSync(join(tmpdir(), 'gh-sevpn-app-'));
-    const app = await startApp(
+  /** The app on the rig with the default protocol order (OpenVPN first); the rig's hub is not named VPNGATE (SoftEther keeps that name for VPN Gate). */
+  const startRigApp = (dataDir: string) =>
+    startApp(
       rigAppConfig(rig, dataDir, {
-        // The default protocol order; the rig's hub is not named VPNGATE (SoftEther keeps that name for VPN Gate).
         tunnel: { sstp: { ca: rig.state.caFile }, sevpn: { hub: 'RIG' } },
         groups: { connectTimeoutMs: 5_000, maxAttempts: 3 },
       }),
       silentLogger(),
     );
+
+  it('a node whose OpenVPN and SSTP servers are turned off is reached over SE-VPN by the app, by default', async () => {
+    const undo = [rig.setProtocol(node.name, 'OpenVPN', false), rig.setProtocol(node.name, 'SSTP', false)];
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-sevpn-app-'));
+    const app = await startRigApp(dataDir);
     try {
       await eventually(() => app.controller!.active !== null, 90_000, 'a tunnel comes up');
       expect(app.controller!.active!.egress.protocol).toBe('sevpn');
@@ -352,14 +355,7 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
       reason: 'OpenVPN failed on 3 different nodes while SE-VPN worked',
     });
     store.close();
-    const app = await startApp(
-      rigAppConfig(rig, dataDir, {
-        // The default protocol order, OpenVPN first; the rig's hub is not named VPNGATE.
-        tunnel: { sstp: { ca: rig.state.caFile }, sevpn: { hub: 'RIG' } },
-        groups: { connectTimeoutMs: 5_000, maxAttempts: 3 },
-      }),
-      silentLogger(),
-    );
+    const app = await startRigApp(dataDir);
     try {
       expect(app.controller!.protocols.preferred).toBe('sevpn');
       expect(app.controller!.protocols.blocked).toBe('openvpn');

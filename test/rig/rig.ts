@@ -635,16 +635,7 @@ export class Rig {
   setProtocol(nodeName: string, protocol: 'OpenVPN' | 'SSTP', enabled: boolean): () => void {
     const n = this.node(nodeName);
     const set = (on: boolean): void =>
-      void this.#ns(n.ns, [
-        '/usr/libexec/softether/vpncmd/vpncmd',
-        'localhost:443',
-        '/SERVER',
-        '/CMD',
-        'ProtoOptionsSet',
-        protocol,
-        '/NAME:Enabled',
-        `/VALUE:${on ? 'true' : 'false'}`,
-      ]);
+      void this.#vpncmd(n.ns, null, ['ProtoOptionsSet', protocol, '/NAME:Enabled', `/VALUE:${on ? 'true' : 'false'}`]);
     set(enabled);
     return () => set(!enabled);
   }
@@ -657,12 +648,7 @@ export class Rig {
   setDhcpLease(nodeName: string, hub: string, seconds: number): () => void {
     const n = this.node(nodeName);
     const set = (expire: number): void =>
-      void this.#ns(n.ns, [
-        '/usr/libexec/softether/vpncmd/vpncmd',
-        'localhost:443',
-        '/SERVER',
-        `/HUB:${hub}`,
-        '/CMD',
+      void this.#vpncmd(n.ns, hub, [
         'DhcpSet',
         '/START:192.168.30.10',
         '/END:192.168.30.200',
@@ -681,15 +667,7 @@ export class Rig {
 
   /** The user sessions on a SoftEther node's hub now and their TCP connections, as the server counts them (vpncmd SessionList). */
   softetherSessions(nodeName: string, hub = 'RIG'): Array<{ name: string; connections: number }> {
-    const out = this.#ns(this.node(nodeName).ns, [
-      '/usr/libexec/softether/vpncmd/vpncmd',
-      'localhost:443',
-      '/SERVER',
-      `/HUB:${hub}`,
-      '/CSV',
-      '/CMD',
-      'SessionList',
-    ]);
+    const out = this.#vpncmd(this.node(nodeName).ns, hub, ['SessionList'], ['/CSV']);
     // CSV: "Session Name,…,TCP Connections,…", the count as "current / max" ("None" for SecureNAT).
     const rows = out
       .split('\n')
@@ -710,6 +688,20 @@ export class Rig {
    */
   cutTcp(nodeName: string, peer: string, peerPort: number): void {
     this.#ns(this.node(nodeName).ns, ['ss', '-K', 'dst', peer, 'dport', '=', `:${peerPort}`]);
+  }
+
+  /** vpncmd against the SoftEther server in `ns`, on `hub` (null: the server itself), running one command. */
+  #vpncmd(ns: string, hub: string | null, command: string[], options: string[] = []): string {
+    const target = hub === null ? [] : [`/HUB:${hub}`];
+    return this.#ns(ns, [
+      '/usr/libexec/softether/vpncmd/vpncmd',
+      'localhost:443',
+      '/SERVER',
+      ...target,
+      ...options,
+      '/CMD',
+      ...command,
+    ]);
   }
 
   #ns(ns: string, cmd: string[], tolerant = false): string {
