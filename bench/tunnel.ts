@@ -4,7 +4,8 @@
  * CPU seconds per GiB of this process (which hosts the whole tunnel). Then core/sstp against the
  * same SoftEther server in the same run as OpenVPN over TCP (both TLS over TCP): the ratio to it.
  * Then SE-VPN against SoftEther's own client (softether-vpnclient) and OpenVPN over TCP on the same
- * server. Root only. Usage: npm run bench:tunnel [-- --mib N] [-- --only sevpn|sevpn1] [-- --impair MS,LOSS]
+ * server. Root only. Usage: npm run bench:tunnel [-- --mib N] [-- --only sevpn|sevpn1|se]
+ * [-- --conns 1,4,8] [-- --impair MS,LOSS]
  */
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
@@ -88,9 +89,18 @@ const nativeDownload = async (rig: Rig, node: string, proto: 'tcp' | 'udp') =>
 const softetherClientDownload = async (rig: Rig, node: string, connections: number) =>
   kernelClientDownload(rig, await SoftEtherClient.start(rig, node, { connections }));
 
-/** `--only sevpn` skips the OpenVPN table (the same-server comparison alone); `--only sevpn1` also SE-VPN's extra connections. */
+/**
+ * `--only sevpn` skips the OpenVPN table (the same-server comparison alone); `--only sevpn1` also
+ * SE-VPN's extra connections; `--only se` runs SE-VPN and SoftEther's own client alone (a slow
+ * lossy run of several connection counts). `--conns` names the connection counts (1,2,4,8).
+ */
 const argOnly = process.argv.indexOf('--only');
 const ONLY = argOnly > 0 ? process.argv[argOnly + 1] : null;
+const argConns = process.argv.indexOf('--conns');
+const CONNS =
+  argConns > 0 ? process.argv[argConns + 1]!.split(',').map(Number) : ONLY === 'sevpn1' ? [1] : [1, 2, 4, 8];
+if (!CONNS.every((k) => Number.isInteger(k) && k >= 1 && k <= 32))
+  throw new Error('--conns: counts from 1 to 32, e.g. 1,4,8');
 
 const rig = await Rig.up({ nodes: 1, openvpn: ['gcm-udp', 'cbc-udp', 'gcm-tcp'], client: true, bigMib: MIB });
 try {
@@ -140,22 +150,29 @@ try {
     const runs = [await run(), await run()];
     return runs.sort((a, b) => b.mibs - a.mibs)[0]!;
   };
-  const ovpnUdp = await bestOf(() => gatehopDownload(rig, 'n1', 'udp'));
-  const ovpnTcp = await bestOf(() => gatehopDownload(rig, 'n1', 'tcp'));
-  const sstp = await bestOf(() => gatehopDownload(rig, 'n1', 'sstp'));
-  row('Gatehop OpenVPN UDP', ovpnUdp);
-  row('Gatehop OpenVPN TCP', ovpnTcp);
-  row('Gatehop SSTP (TLS 1.3)', sstp);
-  console.log(`    SSTP / OpenVPN TCP: ${(sstp.mibs / ovpnTcp.mibs).toFixed(2)}×`);
-  for (const k of ONLY === 'sevpn1' ? [1] : [1, 2, 4, 8]) {
+  type Result = { mibs: number; cpuPerGiB: number };
+  let ovpnUdp: Result | null = null;
+  let ovpnTcp: Result | null = null;
+  if (ONLY !== 'se') {
+    ovpnUdp = await bestOf(() => gatehopDownload(rig, 'n1', 'udp'));
+    ovpnTcp = await bestOf(() => gatehopDownload(rig, 'n1', 'tcp'));
+    const sstp = await bestOf(() => gatehopDownload(rig, 'n1', 'sstp'));
+    row('Gatehop OpenVPN UDP', ovpnUdp);
+    row('Gatehop OpenVPN TCP', ovpnTcp);
+    row('Gatehop SSTP (TLS 1.3)', sstp);
+    console.log(`    SSTP / OpenVPN TCP: ${(sstp.mibs / ovpnTcp.mibs).toFixed(2)}×`);
+  }
+  for (const k of CONNS) {
     const se = await bestOf(() => gatehopDownload(rig, 'n1', 'sevpn', 'native', k));
     const vc = await bestOf(() => softetherClientDownload(rig, 'n1', k));
     const conns = `${k} connection${k > 1 ? 's' : ''}`;
     row(`Gatehop SE-VPN, ${conns}`, se);
     row(`vpnclient, ${conns}`, vc);
-    console.log(
-      `    SE-VPN / vpnclient: ${(se.mibs / vc.mibs).toFixed(2)}×   SE-VPN / OpenVPN TCP: ${(se.mibs / ovpnTcp.mibs).toFixed(2)}×   SE-VPN / OpenVPN UDP: ${(se.mibs / ovpnUdp.mibs).toFixed(2)}×`,
-    );
+    const vsOpenVpn =
+      ovpnTcp && ovpnUdp
+        ? `   SE-VPN / OpenVPN TCP: ${(se.mibs / ovpnTcp.mibs).toFixed(2)}×   SE-VPN / OpenVPN UDP: ${(se.mibs / ovpnUdp.mibs).toFixed(2)}×`
+        : '';
+    console.log(`    SE-VPN / vpnclient: ${(se.mibs / vc.mibs).toFixed(2)}×${vsOpenVpn}`);
   }
 } finally {
   rig.down();
