@@ -27,10 +27,12 @@ export interface StackOptions {
   /**
    * When received data is acknowledged: 'each-segment' (default) at once, for senders that clock
    * on ACKs with a small window (SoftEther's SecureNAT); 'delayed', lwIP's every second segment or
-   * on its timer; 'per-batch', every second segment and the rest at the end of each batch of input
-   * (one event-loop turn), so no segment waits for the timer.
+   * on its timer; 'per-batch', in-order data of each batch of input acked once, after its readers
+   * took it, so no segment waits for the timer; 'per-turn', as 'per-batch' but once at the end of
+   * the event loop's turn, after every batch read in it (a TLS carrier hands over one record a
+   * batch, several a turn, and each ACK costs it a record and a write).
    */
-  acks?: 'each-segment' | 'delayed' | 'per-batch';
+  acks?: 'each-segment' | 'delayed' | 'per-batch' | 'per-turn';
 }
 
 /** What DHCP gave an Ethernet link (dns: the servers it named, else the gateway). */
@@ -249,7 +251,8 @@ export class Stack {
       this.#deferredInput.push(Buffer.from(packet));
       return;
     }
-    if (this.#acks === 'per-batch') this.#ackFlush ??= setImmediate(() => this.#flushAcks());
+    if (this.#acks === 'per-batch' || this.#acks === 'per-turn')
+      this.#ackFlush ??= setImmediate(() => this.#flushAcks());
     this.#fromEvent(() => this.#call(() => this.#inputOne(packet)));
   }
 
@@ -264,19 +267,28 @@ export class Stack {
       for (const p of packets) this.input(p);
       return;
     }
-    const batching = this.#acks === 'per-batch';
+    const batching = this.#acks === 'per-batch' || this.#acks === 'per-turn';
+    if (!batching) {
+      this.#fromEvent(() => this.#call(() => packets.forEach((p) => this.#inputOne(p))));
+      return;
+    }
+    // In-order data of the whole batch (or turn) is acked once (glue.c g_batching), after its
+    // readers took it: their reads reopen the window without ACKs of their own
+    // (g_defer_wnd_update), so the one ACK carries the window as it is then. The call's end hands
+    // the data to the readers.
     this.#fromEvent(() =>
       this.#call(() => {
-        // In-order data of the whole batch is acked once, at its end (glue.c g_batching).
-        if (batching) this.#ex.gh_set_batching(1);
+        this.#ex.gh_set_defer_wnd_update(1);
+        this.#ex.gh_set_batching(1);
         try {
           for (const packet of packets) this.#inputOne(packet);
         } finally {
-          if (batching) this.#ex.gh_set_batching(0);
+          this.#ex.gh_set_batching(0);
         }
-        if (batching) this.#ex.gh_flush_acks();
       }),
     );
+    if (this.#acks === 'per-turn') this.#ackFlush ??= setImmediate(() => this.#flushAcks());
+    else this.#flushAcks();
   }
 
   #inputOne(packet: Buffer): void {
@@ -455,9 +467,17 @@ export class Stack {
     };
   }
 
+  /** The ACKs held for the batch or turn, each with the window its readers have reopened by now. */
   #flushAcks(): void {
+    if (this.#ackFlush) clearImmediate(this.#ackFlush);
     this.#ackFlush = null;
-    if (!this.#closed) this.#fromEvent(() => this.#call(() => this.#ex.gh_flush_acks()));
+    if (this.#closed) return;
+    this.#fromEvent(() =>
+      this.#call(() => {
+        this.#ex.gh_set_defer_wnd_update(0);
+        this.#ex.gh_flush_acks();
+      }),
+    );
   }
 
   /**

@@ -58,6 +58,7 @@ export interface LwipExports {
   gh_set_quickack(on: number): void;
   gh_flush_acks(): void;
   gh_set_batching(on: number): void;
+  gh_set_defer_wnd_update(on: number): void;
 }
 
 /** Callbacks lwIP makes into the host, all during a call into the module. */

@@ -16,7 +16,7 @@ import { networkKeyOf, readNetworkSnapshot, silentLogger } from '../../core/comm
 import { Store } from '../../core/store/index.js';
 import { protocolMemoryOf } from '../../core/app/protocol-memory.js';
 import { Stack } from '../../core/netstack/index.js';
-import { openTunnel, type Tunnel } from '../../core/egress/index.js';
+import { openTunnel, stackOptionsOf, type LinkConfig, type Tunnel } from '../../core/egress/index.js';
 import { startApp } from '../../core/app/index.js';
 import { curl } from '../helpers/curl.js';
 import { eventually } from '../helpers/fds.js';
@@ -63,6 +63,47 @@ function dhcpMessageType(frame: Buffer, port: 67 | 68): number | null {
     i += 2 + frame[i + 1]!;
   }
   return null;
+}
+
+/** An SE-VPN link's config before its lease (core/softether's link makes one like it). */
+const ETHERNET_LINK: LinkConfig = {
+  address: '0.0.0.0',
+  netmask: '0.0.0.0',
+  gateway: null,
+  dns: [],
+  mtu: 1500,
+  keepaliveS: 0,
+  transport: 'tls',
+  ethernet: { mac: Buffer.from('02a0b1c2d3e5', 'hex') },
+};
+
+/**
+ * Watches our TCP segments to the hub (IPv4 in Ethernet): how many advanced the acknowledged
+ * sequence, and which advanced it by more than the window the segment carries. SecureNAT's TCP
+ * (SoftEther's Virtual.c) negotiates no window scaling and drops an ACK whose advance exceeds
+ * that window, and then resends on its timer: a download crawls.
+ */
+class AckWindowCheck {
+  advancing = 0;
+  readonly overWindow: Array<{ advance: number; window: number }> = [];
+  #lastAck = new Map<string, number>();
+
+  see(frame: Buffer): void {
+    if (frame.length < 14 + 20 + 20 || frame.readUInt16BE(12) !== 0x0800 || frame[23] !== 6) return;
+    const tcp = 14 + (frame[14]! & 0x0f) * 4;
+    const flags = frame[tcp + 13]!;
+    if (!(flags & 0x10) || flags & 0x02) return; // an ACK, not a SYN
+    const key = `${frame.readUInt16BE(tcp)}`;
+    const ack = frame.readUInt32BE(tcp + 8);
+    const window = frame.readUInt16BE(tcp + 14);
+    const last = this.#lastAck.get(key);
+    this.#lastAck.set(key, ack);
+    if (last === undefined) return;
+    const advance = (ack - last) >>> 0;
+    if (advance === 0 || advance >= 0x80000000) return;
+    this.advancing++;
+    if (advance > window) this.overWindow.push({ advance, window });
+  }
 }
 
 describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
@@ -131,12 +172,16 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
     expect(f.subarray(32, 38)).toEqual(MAC);
   });
 
-  it('an SE-VPN tunnel into lwIP as Ethernet: an address from the hub’s DHCP, lwIP’s ARP, then a verified download', async () => {
+  it('an SE-VPN tunnel into lwIP as Ethernet: an address from the hub’s DHCP, lwIP’s ARP, then a verified download in which no ACK of ours covers more than the window it carries (SecureNAT ignores such an ACK)', async () => {
     const session = new SeSession(await dial(), silentLogger());
+    const acks = new AckWindowCheck();
     const stack = new Stack({
-      ethernet: { mac: Buffer.from('02a0b1c2d3e5', 'hex') },
-      mtu: 1500,
-      output: (frame) => session.send([frame]),
+      // As a tunnel sets it up (core/egress/tunnel-stack-options.ts).
+      ...stackOptionsOf(ETHERNET_LINK),
+      output: (frame) => {
+        acks.see(frame);
+        session.send([frame]);
+      },
     });
     session.on('frames', (frames) => stack.inputBatch(frames));
     try {
@@ -167,6 +212,9 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
       c.destroy();
       expect(body).toBe(rig.state.bigBytes);
       expect(hash.digest('hex')).toBe(rig.state.bigSha256);
+      // Every ACK of the download (8 MiB: hundreds of them) advanced at most its own window.
+      expect(acks.advancing).toBeGreaterThan(100);
+      expect(acks.overWindow).toEqual([]);
     } finally {
       stack.close();
       session.close();

@@ -5,13 +5,16 @@ export interface LinkedStacks {
   b: Stack;
   /** Packets in flight are dropped while true (a cable pulled). */
   cut: boolean;
+  /** Turns in which A was handed packets, and the batches they came in (with batchesToA). */
+  readonly toA: { turns: number; batches: number };
   close(): void;
 }
 
 /**
  * Two stacks wired back to back (10.9.0.1 ↔ 10.9.0.2). Packets are delivered asynchronously, in
  * batches on setImmediate, as a real link would: never from inside the sender's call. With
- * batchesToA, A takes each turn's packets as one batch (inputBatch), as a tunnel hands them over.
+ * batchesToA, A takes each turn's packets as one batch (inputBatch), as a tunnel hands them over;
+ * a number cuts them into batches of at most that many, all in the turn (a TLS carrier's records).
  */
 export function linkStacks(
   opts: {
@@ -20,12 +23,13 @@ export function linkStacks(
     maxConnections?: number;
     impair?: (p: Buffer) => boolean;
     acksA?: StackOptions['acks'];
-    batchesToA?: boolean;
+    batchesToA?: boolean | number;
   } = {},
 ): LinkedStacks {
   const queues: { toA: Buffer[]; toB: Buffer[] } = { toA: [], toB: [] };
   let scheduled = false;
   const state = { cut: false };
+  const toAStats = { turns: 0, batches: 0 };
   const schedule = (): void => {
     if (scheduled) return;
     scheduled = true;
@@ -34,8 +38,13 @@ export function linkStacks(
       const toA = queues.toA.splice(0);
       const toB = queues.toB.splice(0);
       for (const p of toB) if (!b.closed) b.input(p);
+      if (toA.length > 0) toAStats.turns++;
       if (opts.batchesToA) {
-        if (!a.closed && toA.length > 0) a.inputBatch(toA);
+        const size = opts.batchesToA === true ? toA.length : opts.batchesToA;
+        for (let at = 0; at < toA.length && !a.closed; at += size) {
+          toAStats.batches++;
+          a.inputBatch(toA.slice(at, at + size));
+        }
       } else for (const p of toA) if (!a.closed) a.input(p);
     });
   };
@@ -63,6 +72,7 @@ export function linkStacks(
   return {
     a,
     b,
+    toA: toAStats,
     get cut() {
       return state.cut;
     },

@@ -184,6 +184,84 @@ describe('two stacks back to back', () => {
     expect(longest).toBeGreaterThanOrEqual(3);
   });
 
+  it("'per-batch' acks: the batch's ACK leaves after its reader took the data, so it carries the whole window again (a peer that checks an ACK against its window takes it)", async () => {
+    const WINDOW = 256 * 1024; // TCP_WND in lwipopts.h; A's windows go out scaled by 2^4
+    const short: Array<{ advance: number; window: number }> = [];
+    let advancing = 0;
+    let lastAck: number | null = null;
+    const watch = (p: Buffer): boolean => {
+      if (p[9] !== 6 || p[15] !== 1) return true; // A's TCP segments only
+      const ihl = (p[0]! & 0x0f) * 4;
+      const flags = p[ihl + 13]!;
+      if (!(flags & 0x10) || flags & 0x02) return true;
+      const ack = p.readUInt32BE(ihl + 8);
+      const window = p.readUInt16BE(ihl + 14) << 4;
+      if (lastAck !== null && ack !== lastAck) {
+        advancing++;
+        if (window < WINDOW - 2 * 1460) short.push({ advance: (ack - lastAck) >>> 0, window });
+      }
+      lastAck = ack;
+      return true;
+    };
+    link = linkStacks({ impair: watch, acksA: 'per-batch', batchesToA: true });
+    let server: TcpStream | null = null;
+    link.b.listenTcp(9, (s) => {
+      s.on('error', () => {});
+      server = s;
+    });
+    const client = await link.a.connectTcp('10.9.0.2', 9);
+    client.on('error', () => {});
+    await eventually(() => server !== null, 2_000, 'accepted');
+    const got = collect(client); // a reader that keeps up
+    const data = randomBytes(2 * 1024 * 1024);
+    server!.end(data);
+    expect(sha(await got)).toBe(sha(data));
+    expect(advancing).toBeGreaterThan(20);
+    expect(short).toEqual([]);
+  });
+
+  it("'per-turn' acks: one ACK a turn however many batches the turn brought, where 'per-batch' sends one a batch", async () => {
+    const acksWith = async (acks: 'per-batch' | 'per-turn') => {
+      let pureAcks = 0;
+      const watch = (p: Buffer): boolean => {
+        if (p[9] !== 6) return true;
+        const ihl = (p[0]! & 0x0f) * 4;
+        const payload = p.readUInt16BE(2) - ihl - (p[ihl + 12]! >> 4) * 4;
+        if (p[15] === 1 && payload === 0 && p[ihl + 13] === 0x10) pureAcks++;
+        return true;
+      };
+      // Batches of 4 segments, several a turn: what a TLS carrier hands over, a record at a time.
+      const l = linkStacks({ impair: watch, acksA: acks, batchesToA: 4 });
+      link = l;
+      let server: TcpStream | null = null;
+      l.b.listenTcp(9, (s) => {
+        s.on('error', () => {});
+        server = s;
+      });
+      const client = await l.a.connectTcp('10.9.0.2', 9);
+      client.on('error', () => {});
+      await eventually(() => server !== null, 2_000, 'accepted');
+      const got = collect(client);
+      pureAcks = 0;
+      l.toA.turns = 0;
+      l.toA.batches = 0;
+      const data = randomBytes(2 * 1024 * 1024);
+      server!.end(data);
+      expect(sha(await got)).toBe(sha(data));
+      const r = { acks: pureAcks, turns: l.toA.turns, batches: l.toA.batches };
+      l.close();
+      link = null;
+      return r;
+    };
+    const perBatch = await acksWith('per-batch');
+    const perTurn = await acksWith('per-turn');
+    expect(perBatch.batches).toBeGreaterThan(4 * perBatch.turns);
+    expect(perBatch.acks).toBeGreaterThan(0.8 * perBatch.batches);
+    // Measured: 362 ACKs for 362 batches in 16 turns, against 36 for 378 batches in 37 turns.
+    expect(perTurn.acks).toBeLessThanOrEqual(perTurn.turns + 2);
+    expect(perTurn.acks).toBeLessThan(0.25 * perBatch.acks);
+  });
+
   it('honours an AbortSignal during connect', async () => {
     link = linkStacks();
     link.cut = true;

@@ -400,7 +400,23 @@ EXPORT(gh_tcp_write) int gh_tcp_write(struct tcp_pcb *pcb, const void *data, uin
 
 EXPORT(gh_tcp_output) int gh_tcp_output(struct tcp_pcb *pcb) { return tcp_output(pcb); }
 
+/* Set while the host hands a batch's data to its readers (gh_set_defer_wnd_update): a reader's
+ * tcp_recved reopens the window without an ACK of its own, and the batch's one ACK (gh_flush_acks,
+ * after the readers) carries it. Otherwise lwIP sends a window update at the first read of the
+ * batch, while later reads have not reopened the window yet, and that update acks the whole batch
+ * with a window short of it: SoftEther's SecureNAT (no window scaling) ignores an ACK that covers
+ * more than the window it carries, and a second update had to follow for every batch. */
+static int g_defer_wnd_update;
+EXPORT(gh_set_defer_wnd_update) void gh_set_defer_wnd_update(int on) { g_defer_wnd_update = on; }
+
 EXPORT(gh_tcp_recved) void gh_tcp_recved(struct tcp_pcb *pcb, uint32_t len) {
+  if (g_defer_wnd_update) {
+    /* tcp_recved's window arithmetic, with the update left to the batch's ACK. */
+    uint32_t wnd = pcb->rcv_wnd + len;
+    pcb->rcv_wnd = (tcpwnd_size_t)(wnd > TCP_WND_MAX(pcb) || wnd < pcb->rcv_wnd ? TCP_WND_MAX(pcb) : wnd);
+    if (tcp_update_rcv_ann_wnd(pcb) >= TCP_WND_UPDATE_THRESHOLD) tcp_set_flags(pcb, TF_ACK_DELAY);
+    return;
+  }
   while (len > 0) {
     u16_t n = len > 0xffff ? 0xffff : (u16_t)len;
     tcp_recved(pcb, n);
