@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tunnelStackOptions } from '../../core/egress/index.js';
+import { stackOptionsOf, tunnelStackOptions } from '../../core/egress/index.js';
 import type { PushedConfig } from '../../core/ovpn/index.js';
 
 const base: PushedConfig = {
@@ -19,9 +19,12 @@ const base: PushedConfig = {
 };
 
 describe('a tunnel netstack from the pushed config', () => {
-  it("acks per batch for SoftEther and stock OpenVPN alike (never on lwIP's timer, which stalls SecureNAT)", () => {
+  it("acks per batch over UDP and once a turn over TCP and TLS carriers (never on lwIP's timer, which stalls SecureNAT)", () => {
     expect(tunnelStackOptions(base, 'udp').acks).toBe('per-batch');
-    expect(tunnelStackOptions({ ...base, peerId: 0 }, 'tcp').acks).toBe('per-batch');
+    expect(tunnelStackOptions({ ...base, peerId: 0 }, 'tcp').acks).toBe('per-turn');
+    const link = { address: '0.0.0.0', netmask: '0.0.0.0', gateway: null, dns: [], mtu: 1500, keepaliveS: 10 };
+    expect(stackOptionsOf({ ...link, transport: 'tls' }).acks).toBe('per-turn');
+    expect(stackOptionsOf({ ...link, transport: 'tls', ethernet: { mac: Buffer.alloc(6, 2) } }).acks).toBe('per-turn');
   });
 
   it('keeps UDP carrier datagrams within 1500 bytes and honours a smaller pushed tun-mtu', () => {
