@@ -27,6 +27,19 @@ function echo(s: TcpStream): void {
   s.pipe(s);
 }
 
+/** A connection from A to B's port 9, once B has accepted it (errors of teardown ignored). */
+async function connectedPair(l: LinkedStacks): Promise<{ client: TcpStream; server: TcpStream }> {
+  let server: TcpStream | null = null;
+  l.b.listenTcp(9, (s) => {
+    s.on('error', () => {});
+    server = s;
+  });
+  const client = await l.a.connectTcp('10.9.0.2', 9);
+  client.on('error', () => {});
+  await eventually(() => server !== null, 2_000, 'accepted');
+  return { client, server: server! };
+}
+
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 describe('two stacks back to back', () => {
@@ -115,24 +128,17 @@ describe('two stacks back to back', () => {
       return true;
     };
     link = linkStacks({ impair: count, acksA: 'per-batch' });
-    let server: TcpStream | null = null;
-    link.b.listenTcp(9, (s) => {
-      s.on('error', () => {});
-      server = s;
-    });
-    const client = await link.a.connectTcp('10.9.0.2', 9);
-    client.on('error', () => {});
-    await eventually(() => server !== null, 2_000, 'accepted');
+    const { client, server } = await connectedPair(link);
     const got = collect(client);
     fromA = { acks: 0 };
     toA = { segments: 0 };
-    server!.write('x');
+    server.write('x');
     // Ten event-loop turns: far less than lwIP's 100 ms TCP timer, enough for the link and the flush.
     for (let i = 0; i < 10 && fromA.acks === 0; i++) await new Promise((r) => setImmediate(r));
     expect(fromA.acks).toBe(1);
     fromA = { acks: 0 };
     toA = { segments: 0 };
-    server!.end(randomBytes(2 * 1024 * 1024));
+    server.end(randomBytes(2 * 1024 * 1024));
     expect((await got).length).toBe(2 * 1024 * 1024 + 1);
     expect(toA.segments).toBeGreaterThan(1000);
     expect(fromA.acks / toA.segments).toBeLessThan(0.7);
@@ -157,19 +163,12 @@ describe('two stacks back to back', () => {
       return true;
     };
     link = linkStacks({ impair: watch, acksA: 'per-batch', batchesToA: true });
-    let server: TcpStream | null = null;
-    link.b.listenTcp(9, (s) => {
-      s.on('error', () => {});
-      server = s;
-    });
-    const client = await link.a.connectTcp('10.9.0.2', 9);
-    client.on('error', () => {});
-    await eventually(() => server !== null, 2_000, 'accepted');
+    const { client, server } = await connectedPair(link);
     const got = collect(client);
     acks.length = 0;
     segments = 0;
     const data = randomBytes(2 * 1024 * 1024);
-    server!.end(data);
+    server.end(data);
     expect(sha(await got)).toBe(sha(data));
     expect(dropped).toBe(true);
     // Per batch, not per two segments (~0.5): the link hands over several segments per turn.
@@ -204,17 +203,10 @@ describe('two stacks back to back', () => {
       return true;
     };
     link = linkStacks({ impair: watch, acksA: 'per-batch', batchesToA: true });
-    let server: TcpStream | null = null;
-    link.b.listenTcp(9, (s) => {
-      s.on('error', () => {});
-      server = s;
-    });
-    const client = await link.a.connectTcp('10.9.0.2', 9);
-    client.on('error', () => {});
-    await eventually(() => server !== null, 2_000, 'accepted');
+    const { client, server } = await connectedPair(link);
     const got = collect(client); // a reader that keeps up
     const data = randomBytes(2 * 1024 * 1024);
-    server!.end(data);
+    server.end(data);
     expect(sha(await got)).toBe(sha(data));
     expect(advancing).toBeGreaterThan(20);
     expect(short).toEqual([]);
@@ -233,20 +225,13 @@ describe('two stacks back to back', () => {
       // Batches of 4 segments, several a turn: what a TLS carrier hands over, a record at a time.
       const l = linkStacks({ impair: watch, acksA: acks, batchesToA: 4 });
       link = l;
-      let server: TcpStream | null = null;
-      l.b.listenTcp(9, (s) => {
-        s.on('error', () => {});
-        server = s;
-      });
-      const client = await l.a.connectTcp('10.9.0.2', 9);
-      client.on('error', () => {});
-      await eventually(() => server !== null, 2_000, 'accepted');
+      const { client, server } = await connectedPair(l);
       const got = collect(client);
       pureAcks = 0;
       l.toA.turns = 0;
       l.toA.batches = 0;
       const data = randomBytes(2 * 1024 * 1024);
-      server!.end(data);
+      server.end(data);
       expect(sha(await got)).toBe(sha(data));
       const r = { acks: pureAcks, turns: l.toA.turns, batches: l.toA.batches };
       l.close();
