@@ -259,7 +259,8 @@ export class Stack {
   /**
    * IP packets that arrived together, as one batch: lwIP takes them all before anything it says
    * is handled, so one stream's data from the whole batch reaches its reader as one chunk, and
-   * with per-batch ACKs the ACKs for the batch leave with it (one sealed batch, one sendmmsg).
+   * with per-batch ACKs the ACKs for the batch leave with it (one sealed batch, one sendmmsg);
+   * with per-turn ACKs, once at the turn's end.
    */
   inputBatch(packets: readonly Buffer[]): void {
     if (this.#closed) return;
