@@ -1,13 +1,13 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, health, groups, socks5, egress, selector, sysproxy} → {route, netstack, ovpn, sstp, softether, vpngate, store} → common
+ *   app → {api, health, groups, socks5, egress, selector, sysproxy, honesty} → {route, netstack, ovpn, sstp, softether, vpngate, store} → common
  * sysproxy knows only common (OS proxy settings; nothing of egresses, the proxy or the store);
  * socks5 sees only the Egress interface (type-only imports of core/egress) and asks core/route where
  * a flow goes; route names a target and never opens one (it imports only common); netstack never knows
  * about ovpn, sstp or softether, and the three tunnel clients never know each other; every module is imported through its index.ts only; core never touches Electron or
  * the renderer.
  */
-const MID = '(api|health|groups|socks5|egress|selector|sysproxy)';
+const MID = '(api|health|groups|socks5|egress|selector|sysproxy|honesty)';
 const LOW = '(route|netstack|ovpn|sstp|softether|vpngate|store)';
 
 module.exports = {
@@ -63,10 +63,23 @@ module.exports = {
       to: { path: '^core/egress/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'honesty-checks-through-the-egress',
+      comment: 'core/honesty checks a node through the Egress interface alone: it imports common and the Egress types, nothing else of core',
+      severity: 'error',
+      from: { path: '^core/honesty/' },
+      to: { path: '^core/(?!honesty/|common/|egress/)' },
+    },
+    {
+      name: 'honesty-egress-type-only',
+      severity: 'error',
+      from: { path: '^core/honesty/' },
+      to: { path: '^core/egress/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'egress-not-upwards',
       severity: 'error',
       from: { path: '^core/egress/' },
-      to: { path: '^core/(socks5|api|health|groups)/' },
+      to: { path: '^core/(socks5|api|health|groups|honesty)/' },
     },
     {
       name: 'catalog-is-data',

@@ -37,8 +37,7 @@ async function gatehopDownload(
             protocol: 'sstp',
             host: n.vpnAddress,
             port: 443,
-            serverName: n.ddns!,
-            ca: [readFileSync(rig.state.caFile, 'utf8')],
+            trust: { profileCa: [readFileSync(rig.state.caFile, 'utf8')], serverName: n.ddns! },
           }
         : { protocol: 'openvpn', profileText: readFileSync(n.profiles[proto]!, 'utf8') };
   const env = { ...process.env, GATEHOP_NATIVE: engine === 'javascript' ? 'off' : (process.env.GATEHOP_NATIVE ?? '') };

@@ -9,6 +9,7 @@ import type { ProxyServer } from '../socks5/index.js';
 import type { Store } from '../store/index.js';
 import type { NodeList } from '../vpngate/index.js';
 import type { RouteMode, RuleTable } from '../route/index.js';
+import type { HonestyRecord, Tampering } from '../honesty/index.js';
 
 /** What the admin API reads and steers; the app assembles it (the API never imports core/app). */
 export interface AdminCore {
@@ -61,6 +62,25 @@ export interface AdminCore {
   readonly reload?: (() => Promise<ReloadResult>) | null;
   /** The rule table, its mode and rule sets (the Clash API's /rules, /providers/rules, mode). */
   readonly routing?: RoutingAccess | null;
+  /** The honesty checks of nodes (vpngate egress); null: none run in this core. */
+  readonly honesty?: HonestyAccess | null;
+  /** The privacy opt-ins in force (config privacy). */
+  readonly privacy?: () => { encryptedDns: boolean; httpsOnly: boolean };
+}
+
+/** What the API reads and asks of the honesty checks (core/honesty's HonestyMonitor, with the app's way to a tunnel). */
+export interface HonestyAccess {
+  readonly enabled: boolean;
+  readonly records: ReadonlyMap<string, HonestyRecord>;
+  get(nodeId: string): HonestyRecord | null;
+  /** Found to tamper and not accepted by the user. */
+  blocked(nodeId: string): Tampering | null;
+  /** The user saw the verdict and picks the node anyway. */
+  accept(nodeId: string): void;
+  checking(nodeId: string): boolean;
+  /** A check now: through the node's tunnel in use, or one opened for it. */
+  checkNow(nodeId: string): Promise<HonestyRecord | null>;
+  onVerdict(fn: (r: HonestyRecord) => void): () => void;
 }
 
 /** One rule set as the API shows it. */

@@ -13,7 +13,7 @@ import { startRefresh } from './node-refresh.js';
 import { failureOf, implementOperations, type OperationImpls } from './operations.js';
 import { operations, opNames } from './contract.js';
 import { z } from 'zod';
-import { nodesView, statusView } from './views.js';
+import { honestyOf, nodesView, statusView } from './views.js';
 
 export interface AdminServerOptions {
   host: string;
@@ -309,6 +309,13 @@ export class AdminServer {
     if (this.core.systemProxy) this.#unsubscribe.push(this.core.systemProxy.onEvent((e) => ev.publish('sysproxy', e)));
     if (this.core.delaySweep) this.#unsubscribe.push(this.core.delaySweep.onProgress((p) => ev.publish('test', p)));
     if (this.core.exit) this.#unsubscribe.push(this.core.exit.onChange((e) => ev.publish('exit', e)));
+    if (this.core.honesty)
+      this.#unsubscribe.push(
+        this.core.honesty.onVerdict((r) => {
+          ev.publish('honesty', { nodeId: r.nodeId, honesty: honestyOf(this.core, r.nodeId) });
+          this.#publishNodes();
+        }),
+      );
     if (logTap) this.#unsubscribe.push(logTap.subscribe((l) => ev.publish('log', logEventOf(l))));
   }
 

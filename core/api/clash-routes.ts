@@ -202,6 +202,13 @@ export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRoute
       throw clashError(400, `Selector update error: only the ${GROUP_NAME} group can be selected`);
     const { name } = await readJson(req, clashSelectSchema);
     knownNode(name);
+    // A dashboard cannot ask "are you sure?": a node found to tamper is picked in Gatehop's own window.
+    const verdict = core.honesty?.blocked(name);
+    if (verdict)
+      throw clashError(
+        409,
+        `${name} was found to tamper with traffic (${verdict}): pick it in Gatehop's window to use it anyway`,
+      );
     controller().pick(name, `dashboard selected ${name}`);
     sendEmpty(res);
   });

@@ -42,6 +42,7 @@ function history(core: AdminCore, nodeId: string): Array<{ time: string; delay: 
 /** A node as a Clash proxy. `alive`: its last URL test passed, or none failed yet. */
 export function proxyOf(core: AdminCore, nodeId: string) {
   const d = core.controller?.urlDelays.get(nodeId);
+  const h = core.honesty?.get(nodeId);
   return {
     name: nodeId,
     type: 'OpenVPN',
@@ -50,7 +51,10 @@ export function proxyOf(core: AdminCore, nodeId: string) {
     tfo: false,
     alive: d ? d.ms !== null : true,
     history: history(core, nodeId),
-    extra: {},
+    // Gatehop's own: what the honesty checks found (dashboards show extra fields as they are).
+    extra: core.honesty
+      ? { honesty: { verdict: h?.verdict ?? 'unchecked', checkedAt: h ? new Date(h.checkedAt).toISOString() : null } }
+      : {},
     hidden: false,
     icon: '',
   };

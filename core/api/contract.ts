@@ -29,6 +29,7 @@ import {
   switchRecordSchema,
   switchRequestSchema,
   switchStateSchema,
+  honestySchema,
 } from './schemas.js';
 
 export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
@@ -135,6 +136,28 @@ export const settingsSchema = z
     startAtLogin: z.boolean().nullable(),
     /** Desktop notifications by kind (the tray app reads them; live). */
     notifications: z.object({ switched: z.boolean(), lost: z.boolean(), sysproxyChanged: z.boolean() }).strict(),
+    /**
+     * Trust and privacy: check nodes for tampering (config honesty.enabled) and with which plain-HTTP
+     * URLs (null: the published defaults; named ones are compared with Gatehop's own direct copy);
+     * encrypted DNS in the tunnel; HTTPS only through volunteer nodes (config privacy).
+     */
+    privacy: z
+      .object({
+        checkNodes: z.boolean(),
+        checkUrls: z
+          .array(
+            z
+              .string()
+              .url('must be a URL')
+              .regex(/^http:\/\//i, 'must be a plain http:// URL (the check is that nobody changes it on the way)'),
+          )
+          .min(1)
+          .max(8)
+          .nullable(),
+        encryptedDns: z.boolean(),
+        httpsOnly: z.boolean(),
+      })
+      .strict(),
   })
   .strict();
 export type Settings = z.infer<typeof settingsSchema>;
@@ -211,6 +234,8 @@ export const events = {
   test: nodeTestSchema,
   /** Where am I: a new measurement of the exit. */
   exit: exitInfoSchema,
+  /** A node's honesty check ended (or started): its verdict now. */
+  honesty: z.object({ nodeId: z.string(), honesty: honestySchema }),
 } as const;
 export type EventMap = { [K in keyof typeof events]: z.infer<(typeof events)[K]> };
 export type EventKey = keyof EventMap;
@@ -298,6 +323,13 @@ export const operations = {
     path: '/nodes/:nodeId/test',
     input: idParam('nodeId'),
     output: z.object({ nodeId: z.string(), ms: z.number().nullable(), error: z.string().nullable() }),
+  }),
+  /** A node's honesty check now (through its tunnel if one is up, else one opened for it): its verdict. */
+  checkNode: op({
+    method: 'POST',
+    path: '/nodes/:nodeId/check',
+    input: idParam('nodeId'),
+    output: honestySchema,
   }),
   /** Where am I, measured now through the active tunnel. */
   checkExit: op({ method: 'POST', path: '/exit/check', input: none, output: exitInfoSchema }),

@@ -1,5 +1,12 @@
 export { AdminServer, type AdminServerOptions } from './admin-server.js';
-export type { AdminCore, DesktopAccess, ExitCheckAccess, SettingsAccess, SystemProxyControl } from './admin-core.js';
+export type {
+  AdminCore,
+  DesktopAccess,
+  ExitCheckAccess,
+  HonestyAccess,
+  SettingsAccess,
+  SystemProxyControl,
+} from './admin-core.js';
 export { loadOrCreateAdminToken } from './admin-token.js';
 export { EventStream } from './event-stream.js';
 export { failureOf, implementOperations, type OperationImpls } from './operations.js';

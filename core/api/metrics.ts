@@ -1,3 +1,4 @@
+import { HONESTY_VERDICTS, isTampering } from '../honesty/index.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { tunnelWorkerCounters, WorkerTunnelEgress } from '../egress/index.js';
 import { LoopDelay } from './loop-delay.js';
@@ -352,6 +353,35 @@ export function createMetrics(core: AdminCore): Metrics {
       this.reset();
       for (const r of core.selector?.last?.ranked ?? [])
         if (r.terms.rttMs !== null) this.set({ node: r.node.id }, r.terms.rttMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'gatehop_nodes_by_honesty',
+    help: 'Nodes of the pool by what the honesty checks found (honest, dns-tampering, http-tampering, tls-interception, unchecked)',
+    labelNames: ['verdict'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const h = core.honesty;
+      if (!h) return;
+      const counts = new Map<string, number>(HONESTY_VERDICTS.map((v) => [v, 0]));
+      for (const n of core.nodes?.nodes ?? []) {
+        const v = h.get(n.id)?.verdict ?? 'unchecked';
+        counts.set(v, (counts.get(v) ?? 0) + 1);
+      }
+      for (const [verdict, n] of counts) this.set({ verdict }, n);
+    },
+  });
+  new Gauge({
+    name: 'gatehop_node_flagged',
+    help: 'Nodes found to tamper (1 per node and verdict; at most 512 nodes)',
+    labelNames: ['node', 'verdict'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      let n = 0;
+      for (const [id, r] of core.honesty?.records ?? [])
+        if (isTampering(r.verdict) && n++ < 512) this.set({ node: id, verdict: r.verdict }, 1);
     },
   });
   mirrorCounter(registry, 'gatehop_dns_cache_hits_total', 'In-tunnel DNS answers served from cache', [], () => [

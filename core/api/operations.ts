@@ -6,7 +6,23 @@ import type { OpName, OpOutput, Operations, Settings } from './contract.js';
 const TEST_TIMEOUT_MS = 10_000;
 import type { z } from 'zod';
 import { ApiFailure } from './http-util.js';
-import { connectionsView, nodesView, routingView, statusView } from './views.js';
+import { connectionsView, honestyOf, nodesView, routingView, statusView } from './views.js';
+
+/**
+ * A manual pick of a node found to tamper goes through only once the user has seen the verdict
+ * (`confirm`); then it is accepted (pins may go there; automatic selection still never does).
+ */
+export function confirmIfFlagged(core: AdminCore, nodeId: string, confirm: boolean): void {
+  const verdict = core.honesty?.blocked(nodeId);
+  if (!verdict) return;
+  if (!confirm)
+    throw new ApiFailure(
+      409,
+      'GH_ERR_NODE_FLAGGED',
+      `${nodeId} was found to tamper with traffic (${verdict}); pick it again and confirm to use it anyway`,
+    );
+  core.honesty!.accept(nodeId);
+}
 
 /** One function per operation of the contract, taking its parsed input. */
 export type OperationImpls = {
@@ -72,7 +88,25 @@ export function implementOperations(
       s.forceClose('closed by the user');
       return null;
     },
-    switchNode: (body) => ({ switchId: controller().switchNow(body.nodeId ? { nodeId: body.nodeId } : {}).switchId }),
+    switchNode: (body) => {
+      const c = controller();
+      if (body.nodeId) confirmIfFlagged(core, body.nodeId, body.confirm === true);
+      return { switchId: c.switchNow(body.nodeId ? { nodeId: body.nodeId } : {}).switchId };
+    },
+    checkNode: async ({ nodeId }) => {
+      const h = core.honesty;
+      if (!h) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'honesty checks need the vpngate egress');
+      if (!h.enabled)
+        throw new ApiFailure(
+          409,
+          'GH_ERR_API_UNSUPPORTED',
+          'checking nodes is turned off (Settings, or honesty.enabled)',
+        );
+      if (!core.nodes?.nodes.some((n) => n.id === nodeId))
+        throw new ApiFailure(404, 'GH_ERR_NODE_UNKNOWN', `no node ${nodeId} in the pool`);
+      await h.checkNow(nodeId);
+      return honestyOf(core, nodeId)!;
+    },
     setRouteMode: async ({ mode }) => {
       if (!core.routing)
         throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'routing is not offered in this embedding');

@@ -141,6 +141,39 @@ export const routingStatusSchema = z.object({
 });
 export type RoutingStatusDto = z.infer<typeof routingStatusSchema>;
 
+/** What an honesty check of a node found (core/honesty; SECURITY.md "Honesty checks"). */
+export const honestyVerdictSchema = z.enum([
+  'honest',
+  'dns-tampering',
+  'http-tampering',
+  'tls-interception',
+  'unchecked',
+]);
+export type HonestyVerdictDto = z.infer<typeof honestyVerdictSchema>;
+export const honestySchema = z.object({
+  verdict: honestyVerdictSchema,
+  /** When the last check ended; null: never checked. */
+  checkedAt: z.number().nullable(),
+  /** What was asked, what was expected, what came back: the evidence behind a tampering verdict. */
+  evidence: z.array(
+    z.object({
+      check: z.enum(['dns', 'nxdomain', 'http', 'tls']),
+      target: z.string(),
+      expected: z.string(),
+      got: z.string(),
+    }),
+  ),
+  /** Checks that could not conclude, with why. */
+  inconclusive: z.array(z.string()),
+  /** The user chose to use it anyway (manual picks only; automatic selection never takes it). */
+  accepted: z.boolean(),
+  /** A check is running now. */
+  checking: z.boolean(),
+  durationMs: z.number().nullable(),
+  bytes: z.number().nullable(),
+});
+export type HonestyDto = z.infer<typeof honestySchema>;
+
 export const statusSchema = z.object({
   version: z.string(),
   uptimeS: z.number(),
@@ -160,6 +193,8 @@ export const statusSchema = z.object({
       state: z.string(),
       rttMs: z.number().nullable(),
       sessions: z.number().int(),
+      /** What the honesty checks say of this node (null: this core runs none). */
+      honesty: honestyVerdictSchema.nullable(),
     })
     .nullable(),
   draining: z.array(
@@ -213,6 +248,19 @@ export const statusSchema = z.object({
     })
     .nullable(),
   sessions: z.object({ active: z.number().int(), total: z.number().int(), rejected: z.number().int() }),
+  /** The honesty checks (null with the direct egress): on or off, how many nodes each verdict has, the latest finding. */
+  honesty: z
+    .object({
+      enabled: z.boolean(),
+      honest: z.number().int(),
+      flagged: z.number().int(),
+      unchecked: z.number().int(),
+      checking: z.number().int(),
+      lastFlagged: z.object({ nodeId: z.string(), verdict: honestyVerdictSchema, at: z.number() }).nullable(),
+    })
+    .nullable(),
+  /** The privacy opt-ins in force (config privacy). */
+  privacy: z.object({ encryptedDns: z.boolean(), httpsOnly: z.boolean() }),
   /** Bytes relayed since start, both ways (a UI turns two samples into a rate). */
   traffic: z.object({ bytesUp: z.number(), bytesDown: z.number(), at: z.number() }),
   switches: z.object({
@@ -244,6 +292,11 @@ export const statusSchema = z.object({
       wasmMemoryBytes: z.number(),
       /** Its control channel runs on legacy TLS (TLS 1.0+, weak ciphers) because the server refused ours. */
       weakTls: z.boolean(),
+      /**
+       * Which node trust rule accepted the node's certificate (SECURITY.md): the node profile's own
+       * private CA (chain alone), a public CA for the node's DDNS name, or the user's own profile.
+       */
+      trustRule: z.enum(['private-ca', 'public-ca-name', 'own-profile']).nullable(),
     }),
   ),
   /**
@@ -346,13 +399,15 @@ export const nodeSchema = z.object({
   state: nodeStateSchema,
   /** When a list last named it (the pool keeps nodes absent from the latest list); null for your own profiles. */
   lastListedAt: z.number().nullable(),
-  /** Why the latest ranking left it out (backoff, unreachable, country-denied, not-in-top-k, needs-udp), or null. */
+  /** Why the latest ranking left it out (backoff, unreachable, country-denied, not-in-top-k, needs-udp, tampers), or null. */
   excluded: z.string().nullable(),
   /**
    * The node refused modern TLS (an alert or a version or cipher error, never silence): its OpenVPN
    * control channel runs on TLS 1.0+ with weak ciphers. Remembered for 30 days.
    */
   weakTls: z.boolean(),
+  /** Whether it was checked for tampering and what was found (null: this core runs no checks). */
+  honesty: honestySchema.nullable(),
   /** Each protocol the node can be reached with, in the order it is tried, and what it did so far. */
   protocols: z.array(
     z.object({
@@ -394,7 +449,13 @@ export const importResultSchema = z.object({
 export type ImportResult = z.infer<typeof importResultSchema>;
 export type Nodes = z.infer<typeof nodesSchema>;
 
-export const switchRequestSchema = z.object({ nodeId: z.string().min(1).max(255).optional() }).strict();
+export const switchRequestSchema = z
+  .object({
+    nodeId: z.string().min(1).max(255).optional(),
+    /** The user saw that the node was found to tamper and wants it anyway (GH_ERR_NODE_FLAGGED without it). */
+    confirm: z.boolean().optional(),
+  })
+  .strict();
 export const switchAcceptedSchema = z.object({ switchId: z.number().int() });
 
 export const modeRequestSchema = z.object({ auto: z.boolean() }).strict();

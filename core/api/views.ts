@@ -13,7 +13,8 @@ import { WEAK_TLS_REMEMBER_MS } from '../store/index.js';
 import type { ProxySession } from '../socks5/index.js';
 import type { AdminCore } from './admin-core.js';
 import { clashRuleType } from './clash-views.js';
-import type { NodeDto, Nodes, RoutingStatusDto, Status } from './schemas.js';
+import type { HonestyDto, NodeDto, Nodes, RoutingStatusDto, Status } from './schemas.js';
+import { isTampering } from '../honesty/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 
 const nodeIdOf = (e: Egress): string | null => (e as Partial<NodeTunnel>).nodeId ?? null;
@@ -63,6 +64,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
             state: 'ready',
             rttMs: null,
             sessions: proxy.stats.sessionsActive,
+            honesty: null,
           }
         : activeEgress
           ? {
@@ -76,6 +78,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
               state: activeEgress.state,
               rttMs: rtt,
               sessions: m!.members.find((x) => x.primary)?.sessions ?? 0,
+              honesty: core.honesty && activeNode ? (core.honesty.get(activeNode.id)?.verdict ?? 'unchecked') : null,
             }
           : null,
     draining: (m?.draining ?? []).map((d) => ({
@@ -110,6 +113,8 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
         }
       : null,
     sessions: { active: proxy.stats.sessionsActive, total: proxy.stats.sessionsTotal, rejected: proxy.stats.rejected },
+    honesty: honestySummary(core),
+    privacy: core.privacy?.() ?? { encryptedDns: false, httpsOnly: false },
     traffic: { bytesUp: proxy.stats.bytesUp, bytesDown: proxy.stats.bytesDown, at: Date.now() },
     switches: {
       total: c?.counts.switched ?? 0,
@@ -139,6 +144,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
         heapBytes: worker ? d.heapUsedBytes : null,
         wasmMemoryBytes: d.wasmMemoryBytes,
         weakTls: d.weakTls,
+        trustRule: d.trustRule ?? null,
       };
     }),
     tunnelWorkers: { ...tunnelWorkerCounters },
@@ -151,6 +157,45 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     list: core.nodes ? core.nodes.status() : null,
     routing: routingView(core),
     reach: core.reach?.() ?? null,
+  };
+}
+
+/** How many nodes of the pool each verdict has, and the latest finding. */
+function honestySummary(core: AdminCore): Status['honesty'] {
+  const h = core.honesty;
+  if (!h) return null;
+  const pool = poolIndex(core);
+  let honest = 0;
+  let flagged = 0;
+  let checking = 0;
+  let last: { nodeId: string; verdict: HonestyDto['verdict']; at: number } | null = null;
+  for (const id of pool.keys()) {
+    const r = h.get(id);
+    if (h.checking(id)) checking++;
+    if (!r) continue;
+    if (r.verdict === 'honest') honest++;
+    else if (isTampering(r.verdict)) {
+      flagged++;
+      if (!last || r.checkedAt > last.at) last = { nodeId: id, verdict: r.verdict, at: r.checkedAt };
+    }
+  }
+  return { enabled: h.enabled, honest, flagged, unchecked: pool.size - honest - flagged, checking, lastFlagged: last };
+}
+
+/** A node's honesty as /nodes shows it (null: this core runs no checks). */
+export function honestyOf(core: AdminCore, nodeId: string): HonestyDto | null {
+  const h = core.honesty;
+  if (!h) return null;
+  const r = h.get(nodeId);
+  return {
+    verdict: r?.verdict ?? 'unchecked',
+    checkedAt: r?.checkedAt ?? null,
+    evidence: r?.evidence ?? [],
+    inconclusive: r?.inconclusive ?? [],
+    accepted: r?.accepted ?? false,
+    checking: h.checking(nodeId),
+    durationMs: r?.durationMs ?? null,
+    bytes: r?.bytes ?? null,
   };
 }
 
@@ -271,6 +316,7 @@ export function nodesView(core: AdminCore): Nodes {
       lastListedAt: n.lastListedAt ?? null,
       excluded: excluded.get(n.id) ?? null,
       weakTls: weakTls.has(n.id),
+      honesty: honestyOf(core, n.id),
       protocols: (c?.protocolsFor(n) ?? [{ protocol: 'openvpn' as const, record: null }]).map(
         ({ protocol, record: r }) => ({
           protocol,

@@ -53,6 +53,8 @@ import {
   type SourceOptions,
   type VpnGateNode,
 } from '../vpngate/index.js';
+import { createHonesty, honestyAccessOf, wireHonesty } from './honesty-setup.js';
+import type { HonestyMonitor } from '../honesty/index.js';
 import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
 import { protocolMemoryOf } from './protocol-memory.js';
 import { processLookup } from './process-lookup.js';
@@ -107,17 +109,24 @@ interface NodePipeline {
   nodes: NodeList;
   selector: Selector;
   routes: NodeRoutes;
+  /** The honesty checks of nodes (core/honesty): their verdicts keep flagged nodes out of the ranking. */
+  honesty: HonestyMonitor;
+  /** The host network for the honesty checks' reference copies (closed with the pipeline). */
+  honestyDirect: DirectEgress;
   firstRanking: Promise<Ranking>;
   /** Ranks the current list (after a refresh). */
   rankLatest(): Promise<Ranking>;
 }
 
-/** What the node list reads and writes in the store. */
-function nodeListStore(store: Store): NodeListStore {
+/** What the node list reads and writes in the store (a forgotten node's verdict goes with it). */
+function nodeListStore(store: Store, forgotten: (ids: readonly string[]) => void): NodeListStore {
   return {
     loadPool: (since) => store.loadPool<VpnGateNode>(since),
     savePool: (nodes, at) => store.savePoolNodes(nodes, at),
-    forgetNodes: (ids) => store.forgetNodes(ids),
+    forgetNodes: (ids) => {
+      store.forgetNodes(ids);
+      forgotten(ids);
+    },
     loadListMeta: () => {
       const m = store.loadListMeta();
       return m ? { ...m, via: m.via as ListVia } : null;
@@ -150,6 +159,7 @@ async function startNodePipeline(
   logger: Logger,
   tunnelDialer: () => Dialer | null,
   unsafeLoopbackNodes: boolean,
+  late: { controller: () => SwitchController | null; busy: () => boolean },
 ): Promise<NodePipeline> {
   const staticNodes = config.ovpn.map((f) => staticNodeFromFile(f));
   const endpoints =
@@ -159,6 +169,13 @@ async function startNodePipeline(
         ? []
         : OFFICIAL_ENDPOINTS;
   const routes = new NodeRoutes(current, store, logger);
+  const honestyDirect = new DirectEgress('honesty-reference');
+  let ranked: () => readonly string[] = () => [];
+  const honesty = createHonesty(current, store, honestyDirect, logger, {
+    controller: late.controller,
+    busy: late.busy,
+    candidates: () => ranked(),
+  });
   // The path that reached nodes on this network last (upstream.nodes: fallback), before the first probe.
   routes.setNetwork(networkKeyOf(readNetworkSnapshot()));
   const nodes = new NodeList({
@@ -167,7 +184,7 @@ async function startNodePipeline(
     staticNodes,
     refreshMs: config.listRefreshMs,
     logger,
-    store: nodeListStore(store),
+    store: nodeListStore(store, (ids) => honesty.forget(ids)),
     sources: sourceOptionsOf(config),
     dialer: routes.listDialer(),
     tunnelDialer,
@@ -177,7 +194,15 @@ async function startNodePipeline(
         ? null
         : refusedAddress(ip, current().vpngate.allowPrivateNodes),
   });
-  const selector = new Selector(config.selector, store, logger, routes.prober, routes.reachable);
+  // A node found to tamper is not ranked (nor probed): nothing automatic chooses it.
+  const selector = new Selector(
+    config.selector,
+    store,
+    logger,
+    routes.prober,
+    (n) => routes.reachable(n) ?? (honesty.flagged(n.id) ? 'tampers' : null),
+  );
+  ranked = () => selector.last?.ranked.map((r) => r.node.id) ?? [];
   selector.onRanked((r) => routes.observe(r, nodes.nodes));
   await Promise.all([nodes.start(), routes.prepare()]);
   const rank = (list: readonly VpnGateNode[]): Promise<Ranking> =>
@@ -185,7 +210,16 @@ async function startNodePipeline(
       logger.warn({ event: 'ranking-failed', err: (err as Error).message }, 'ranking the node pool failed');
       throw err;
     });
-  return { store, nodes, selector, routes, firstRanking: rank(nodes.nodes), rankLatest: () => rank(nodes.nodes) };
+  return {
+    store,
+    nodes,
+    selector,
+    routes,
+    honesty,
+    honestyDirect,
+    firstRanking: rank(nodes.nodes),
+    rankLatest: () => rank(nodes.nodes),
+  };
 }
 
 function weakTlsRemembered(store: Store, nodeId: string): boolean {
@@ -251,6 +285,8 @@ function startController(
         signal: o.signal,
         unresponsiveMs: current().switching.unresponsiveMs,
         healthDnsName: current().switching.healthDnsName,
+        // Encrypted DNS in the tunnel: names never reach the node's resolver.
+        ...(current().privacy.encryptedDns ? { doh: current().dohServers.map((d) => ({ ...d })) } : {}),
       });
       return opened.then((t) => {
         if (t.diagnostics().weakTls) store.rememberWeakTls(node.id, Date.now());
@@ -258,6 +294,7 @@ function startController(
       });
     },
     offered: (node) => pipeline.routes.offered(node),
+    honesty: pipeline.honesty,
     protocols: protocolOptionsOf(config),
     protocolMemory: protocolMemoryOf(store),
     selection: new SelectionState(store, { mode: config.groups.mode, defaultNode: config.groups.defaultNode }, logger),
@@ -265,6 +302,8 @@ function startController(
     health: config.health,
     logger,
   });
+  wireHonesty(pipeline.honesty, controller, logger);
+  pipeline.honesty.start();
   // The probes go the way this network needs first, as the controller learns it.
   pipeline.routes.useLearnt(() => ({
     preferred: controller.protocols.preferred,
@@ -314,6 +353,7 @@ export interface StartExtras {
 }
 
 export async function startApp(config: GatehopConfig, logger: Logger, extras: StartExtras = {}): Promise<RunningApp> {
+  for (const notice of config.notices) logger.warn({ event: 'config-notice' }, notice);
   const credentials = config.authFile ? Credentials.load(config.authFile) : null;
   if (credentials && credentials.legacyUsers > 0)
     logger.warn(
@@ -327,6 +367,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   let current = config;
   // The manager exists only after the pipeline: the list asks for a tunnel dialer late.
   let manager: EgressManager | null = null;
+  let controller: SwitchController | null = null;
   const pipeline = store
     ? await startNodePipeline(
         config,
@@ -335,6 +376,11 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         logger,
         () => (manager ? tunnelDialerOf(manager, () => current.mode !== 'global') : null),
         extras.unsafeLoopbackNodes === true,
+        {
+          controller: () => controller,
+          // Background checks only while someone uses the proxy (never probing while idle).
+          busy: () => (manager?.activeSessions ?? 0) > 0,
+        },
       )
     : null;
   const egress: Egress =
@@ -362,8 +408,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     pipeline && manager && config.tunnel.threads && findWorkerScript()
       ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb, onWorkerExit: () => heapTrimmer.soon() })
       : null;
-  const controller: SwitchController | null =
-    pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
+  controller = pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
   const network = pipeline ? new NetworkWatch({ logger }) : null;
   // "Test all" (the window, Clash dashboards' health checks): a few nodes at a time.
   const delaySweep =
@@ -436,6 +481,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       direct: new SingleEgressSource(directEgress),
       processOf: processLookup(),
       sniffPorts: () => routing.sniffPorts,
+      httpsOnly: () => current.privacy.httpsOnly && config.egress === 'vpngate',
     },
   );
   let proxyAt: Endpoint;
@@ -455,7 +501,15 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       ? { apply: (c: GatehopConfig) => pipeline.nodes.updateOptions(sourceOptionsOf(c), pipeline.routes.listDialer(c)) }
       : null;
     const out = await applyConfig(
-      { proxy, manager, controller, selector: pipeline?.selector ?? null, nodeList, routing },
+      {
+        proxy,
+        manager,
+        controller,
+        selector: pipeline?.selector ?? null,
+        nodeList,
+        routing,
+        honesty: pipeline?.honesty,
+      },
       current,
       next,
       logger,
@@ -545,6 +599,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           delaySweep,
           exit: exitCheck,
           desktop: extras.desktop ?? null,
+          honesty: pipeline && controller ? honestyAccessOf(pipeline.honesty, controller) : null,
+          privacy: () => ({ ...current.privacy }),
           routing: {
             get mode() {
               return routing.mode;
@@ -599,8 +655,10 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     routing.close();
     await proxy.close();
     if (directEgress !== egress) await directEgress.close();
+    await pipeline?.honesty.stop();
     await controller?.stop();
     await (manager ?? egress).close();
+    await pipeline?.honestyDirect.close();
     await workers?.close();
     heapTrimmer.close();
     await pipeline?.nodes.close();
@@ -640,12 +698,14 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
         loopDelay.close();
         closeRecovery();
         delaySweep?.cancel();
+        await pipeline?.honesty.stop();
         await controller?.stop();
         await delaySweep?.close();
         routing.close();
         await proxy.close();
         if (directEgress !== egress) await directEgress.close();
         await (manager ?? egress).close();
+        await pipeline?.honestyDirect.close();
         await workers?.close();
         heapTrimmer.close();
         await pipeline?.nodes.close();

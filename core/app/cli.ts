@@ -93,7 +93,7 @@ function flagsToConfig(f: RunFlags): ConfigInput {
       ...(f.listSource?.length ? { sources: f.listSource } : {}),
       ...(f.allowPrivateNodes ? { allowPrivateNodes: true } : {}),
     };
-  // --node-ca is the name now (the CA is for SSTP and SE-VPN alike); --sstp-ca keeps working.
+  // --node-ca is the name now (the CA is for every protocol); --sstp-ca keeps working.
   const nodeCa = f.nodeCa ?? f.sstpCa;
   if (f.protocols !== undefined || nodeCa !== undefined) {
     out.tunnel = {
@@ -105,7 +105,7 @@ function flagsToConfig(f: RunFlags): ConfigInput {
               .filter(Boolean),
           }
         : {}),
-      ...(nodeCa !== undefined ? { sstp: { ca: nodeCa } } : {}),
+      ...(nodeCa !== undefined ? { nodeCa } : {}),
     };
   }
   if (f.auth === false) out.noAuth = true;
@@ -309,7 +309,7 @@ function withRunOptions(cmd: Command): Command {
       '--protocols <list>',
       'the protocols nodes are tried with, in order: openvpn,sevpn,sstp (default), any of them in any order, or one',
     )
-    .option('--node-ca <file>', "a CA certificate (PEM) to trust for nodes' SSTP and SE-VPN beside the system ones")
+    .option('--node-ca <file>', 'a CA certificate (PEM) trusted like the OS roots for nodes, under their DDNS name')
     .option('--sstp-ca <file>', 'the old name of --node-ca')
     .option('--mode <mode>', 'rule (the rule table decides, default), global (everything through the tunnel) or direct')
     .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')

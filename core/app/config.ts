@@ -21,6 +21,13 @@ import {
   type RecoveryOptions,
 } from '../groups/index.js';
 import { healthOptionsSchema, type HealthOptions } from '../health/index.js';
+import {
+  DEFAULT_DOH_SERVERS,
+  dohServerSchema,
+  honestyOptionsSchema,
+  type DohServer,
+  type HonestyOptions,
+} from '../honesty/index.js';
 import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
 import { DEFAULT_BYPASS } from '../sysproxy/index.js';
 import { defaultDataDir } from './paths.js';
@@ -82,9 +89,14 @@ const tunnelSchema = z
     nodeProtocols: nodeProtocolsSchema.default({}),
     /** Learn which protocol this network lets through (OpenVPN failing on several nodes while SSTP works) and try it first. */
     learnProtocol: z.boolean().default(true),
+    /**
+     * A CA certificate (PEM file) trusted like the OS roots for nodes on every protocol: it vouches
+     * for a listed node only under the node's DDNS name (core/common/node-trust).
+     */
+    nodeCa: z.string().min(1).optional(),
     sstp: z
       .object({
-        /** A CA certificate (PEM file) trusted beside the system's, for nodes whose certificate another CA signed. */
+        /** The old name of tunnel.nodeCa (read, with a warning). */
         ca: z.string().min(1).optional(),
         /** Send the node's name as TLS SNI, as Windows does; off where a filter blocks by SNI. */
         sni: z.boolean().default(true),
@@ -96,7 +108,7 @@ const tunnelSchema = z
       })
       .strict()
       .prefault({}),
-    /** SE-VPN: the hub and account (VPN Gate's); tunnel.sstp.ca and tunnel.sstp.sni apply to it too. */
+    /** SE-VPN: the hub and account (VPN Gate's); tunnel.sstp.sni applies to it too. */
     sevpn: z
       .object({
         hub: z.string().min(1).max(255).default('VPNGATE'),
@@ -231,6 +243,24 @@ export const configSchema = z
     /** Retrying a start without network (no list, no node answering, no tunnel). */
     recovery: recoveryOptionsSchema.prefault({}),
     systemProxy: systemProxySchema.prefault({}),
+    /** Checks of every node for tampering, through its own tunnel (core/honesty, SECURITY.md). */
+    honesty: honestyOptionsSchema.prefault({}),
+    /** DNS-over-HTTPS resolvers by address: the honesty checks' second opinion, and privacy.encryptedDns. */
+    dohServers: z
+      .array(dohServerSchema)
+      .min(1)
+      .max(4)
+      .default(DEFAULT_DOH_SERVERS.map((d) => ({ ...d }))),
+    /** Less for a node to see (opt-in; README "What a node can see"). */
+    privacy: z
+      .object({
+        /** Every name resolved in a tunnel by DNS over HTTPS through it (dohServers), never by the node's resolver. */
+        encryptedDns: z.boolean().default(false),
+        /** Plain HTTP through a volunteer node is refused with a page that says why; DIRECT is not touched. */
+        httpsOnly: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
     /** Where am I: an address-echo URL fetched through the active tunnel (JSON with ip/country, or the address as text); off when unset. */
     exitCheck: z
       .object({
@@ -281,7 +311,12 @@ export interface GatehopConfig {
   readonly tunnel: z.infer<typeof tunnelSchema>;
   readonly recovery: RecoveryOptions;
   readonly exitCheck: { readonly url: string | null; readonly intervalMs: number };
+  readonly honesty: HonestyOptions;
+  readonly dohServers: readonly DohServer[];
+  readonly privacy: { readonly encryptedDns: boolean; readonly httpsOnly: boolean };
   readonly systemProxy: Readonly<Omit<z.infer<typeof systemProxySchema>, 'bypass'> & { bypass: readonly string[] }>;
+  /** What the config said that still works but should change (old names), for a warning at start and in `gatehop check`. */
+  readonly notices: readonly string[];
 }
 
 export function readConfigFile(path: string): ConfigInput {
@@ -328,6 +363,8 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
       : {}),
     recovery: { ...(fromFile.recovery ?? {}), ...(fromFlags.recovery ?? {}) },
     exitCheck: { ...(fromFile.exitCheck ?? {}), ...(fromFlags.exitCheck ?? {}) },
+    honesty: { ...(fromFile.honesty ?? {}), ...(fromFlags.honesty ?? {}) },
+    privacy: { ...(fromFile.privacy ?? {}), ...(fromFlags.privacy ?? {}) },
     systemProxy: { ...(fromFile.systemProxy ?? {}), ...(fromFlags.systemProxy ?? {}) },
     api: fromFlags.api?.length ? fromFlags.api : fromFile.api,
     ovpn: fromFlags.ovpn?.length ? fromFlags.ovpn : fromFile.ovpn,
@@ -342,6 +379,15 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
   const defaults = proxyOptionsSchema.parse({});
   const dataDir = c.dataDir ?? defaultDataDir();
   const listen = parseEndpoint(c.listen, 'listen');
+  const notices: string[] = [];
+  // One name for the extra CA on every protocol; the SSTP-era name is still read.
+  const nodeCa = c.tunnel.nodeCa ?? c.tunnel.sstp.ca;
+  if (c.tunnel.sstp.ca !== undefined)
+    notices.push(
+      c.tunnel.nodeCa !== undefined
+        ? 'tunnel.sstp.ca is ignored: tunnel.nodeCa is set (it applies to every protocol)'
+        : 'tunnel.sstp.ca is the old name of tunnel.nodeCa (now read for every protocol): rename it',
+    );
   if (c.authFile && c.noAuth) {
     throw new GatehopError(ErrorCodes.CONFIG_INVALID, '--auth-file and --no-auth exclude each other');
   }
@@ -390,10 +436,15 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
       nodeProtocols: Object.freeze(
         Object.fromEntries(Object.entries(c.tunnel.nodeProtocols).map(([k, v]) => [k, [...v]])),
       ),
-      sstp: Object.freeze({ ...c.tunnel.sstp, ca: c.tunnel.sstp.ca ? resolvePath(c.tunnel.sstp.ca) : undefined }),
+      nodeCa: nodeCa ? resolvePath(nodeCa) : undefined,
+      sstp: Object.freeze({ ...c.tunnel.sstp, ca: undefined }),
     }),
+    notices: Object.freeze(notices),
     recovery: Object.freeze(c.recovery),
     exitCheck: Object.freeze({ ...c.exitCheck }),
+    honesty: Object.freeze(c.honesty),
+    dohServers: Object.freeze(c.dohServers.map((d) => Object.freeze(d))),
+    privacy: Object.freeze(c.privacy),
     systemProxy: Object.freeze({ ...c.systemProxy, bypass: Object.freeze([...c.systemProxy.bypass]) }),
   });
 }

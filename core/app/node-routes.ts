@@ -2,8 +2,10 @@ import {
   ErrorCodes,
   GatehopError,
   isGatehopError,
+  pemCertificates,
   socks5UdpAssociate,
   type Logger,
+  type NodeTrust,
   type UpstreamProxy,
 } from '../common/index.js';
 import { readFileSync } from 'node:fs';
@@ -11,12 +13,13 @@ import {
   isTunnel,
   macForNode,
   type EgressManager,
+  type OpenVpnLinkSpec,
   type SeVpnLinkSpec,
   type SstpLinkSpec,
   type TunnelProtocol,
 } from '../egress/index.js';
 import { parseProfile } from '../ovpn/index.js';
-import { probeNode, type Prober, type ProbeResult, type Ranking, type Reachability } from '../selector/index.js';
+import { probeNode, type Prober, type ProbeResult, type RankGate, type Ranking } from '../selector/index.js';
 import type { Store } from '../store/index.js';
 import { directDialer, localGoesDirect, upstreamDialer, type Dialer, type VpnGateNode } from '../vpngate/index.js';
 import type { GatehopConfig } from './config.js';
@@ -88,51 +91,58 @@ export class NodeRoutes {
     return node.proto === 'tcp' ? node.port : this.config().tunnel.sstp.port;
   }
 
-  /** An SSTP tunnel to `node`: its address (or name), its TLS port, its DDNS name, the account, the extra CA. */
+  /**
+   * Whom `node`'s certificate may come from, the same on every protocol (core/common/node-trust):
+   * the `<ca>` of its profile, the user's extra CA (`tunnel.nodeCa`), and for a listed node its
+   * DDNS name, under which alone a public CA may vouch for it. The user's own profile has no name:
+   * OpenVPN's rule, its `<ca>` for the chain.
+   */
+  trustOf(node: VpnGateNode): NodeTrust {
+    const extra = this.#caPem(this.config().tunnel.nodeCa);
+    return {
+      profileCa: this.#profileCa(node),
+      ...(extra ? { extraRoots: [extra] } : {}),
+      serverName: node.source === 'list' ? `${node.id}.${DDNS_SUFFIX}` : null,
+    };
+  }
+
+  /** An SSTP tunnel to `node`: its address (or name), its TLS port, whom its certificate may come from, the account. */
   sstpRoute(node: VpnGateNode): Omit<SstpLinkSpec, 'protocol'> {
     const t = this.config().tunnel.sstp;
     const up = this.#upstream();
-    const ca = this.#caPem(t.ca);
-    const profileCa = this.#profileCa(node);
     return {
       host: this.hostOf(node),
       port: this.sstpPort(node),
-      serverName: `${node.id}.${DDNS_SUFFIX}`,
+      trust: { ...this.trustOf(node), serverName: `${node.id}.${DDNS_SUFFIX}` },
       sni: t.sni,
       username: t.username,
       password: t.password,
-      ...(ca ? { ca: [ca] } : {}),
-      ...(profileCa ? { profileCa: [profileCa] } : {}),
       ...(up ? { upstreamUrl: urlOf(up) } : {}),
     };
   }
 
-  /** The `<ca>` in the node's own OpenVPN profile: the CA its certificate chains to, on every protocol. */
-  #profileCa(node: VpnGateNode): string | null {
+  /** The certificates in the `<ca>` of the node's own OpenVPN profile: the CA its certificate chains to, on every protocol. */
+  #profileCa(node: VpnGateNode): string[] {
     try {
-      return parseProfile(node.profile).ca;
+      const ca = parseProfile(node.profile).ca;
+      return ca ? pemCertificates(ca) : [];
     } catch {
-      return null;
+      return [];
     }
   }
 
   /**
-   * An SE-VPN tunnel to `node`: its address (or name) and TLS port (as SSTP's), the CA in its
-   * profile and the extra CA for the chain, or the OS roots under its DDNS name; the hub and
-   * account; the node's stable MAC.
+   * An SE-VPN tunnel to `node`: its address (or name) and TLS port (as SSTP's), whom its
+   * certificate may come from; the hub and account; the node's stable MAC.
    */
   sevpnRoute(node: VpnGateNode): Omit<SeVpnLinkSpec, 'protocol'> {
     const c = this.config().tunnel;
     const up = this.#upstream();
-    const extra = this.#caPem(c.sstp.ca);
-    const profileCa = this.#profileCa(node);
     return {
       host: this.hostOf(node),
       port: this.sstpPort(node),
-      serverName: node.source === 'list' ? `${node.id}.${DDNS_SUFFIX}` : null,
+      trust: this.trustOf(node),
       sni: c.sstp.sni,
-      ca: profileCa ? [profileCa] : [],
-      ...(extra ? { roots: [extra] } : {}),
       hub: c.sevpn.hub,
       username: c.sevpn.username,
       password: c.sevpn.password,
@@ -151,7 +161,7 @@ export class NodeRoutes {
       this.#ca = { path, pem };
       return pem;
     } catch (err) {
-      throw new GatehopError(ErrorCodes.CONFIG_INVALID, `tunnel.sstp.ca: ${path}: ${(err as Error).message}`, {
+      throw new GatehopError(ErrorCodes.CONFIG_INVALID, `tunnel.nodeCa: ${path}: ${(err as Error).message}`, {
         cause: err,
       });
     }
@@ -187,11 +197,13 @@ export class NodeRoutes {
    * `hostOf(node)`, never at its profile's `remote`: the address dialled is the address probed,
    * shown and remembered. The user's own profile (`--ovpn`) is trusted as it is.
    */
-  tunnelRoute(node: VpnGateNode): { remoteHost?: string; upstreamUrl?: string } {
+  tunnelRoute(node: VpnGateNode): Pick<OpenVpnLinkSpec, 'remoteHost' | 'upstreamUrl' | 'trust'> {
     const up = this.#upstream();
+    const { serverName, extraRoots } = this.trustOf(node);
     return {
       ...(node.source === 'list' ? { remoteHost: this.hostOf(node) } : {}),
       ...(up ? { upstreamUrl: urlOf(up) } : {}),
+      trust: { serverName, ...(extraRoots ? { extraRoots: [...extraRoots] } : {}) },
     };
   }
 
@@ -240,7 +252,7 @@ export class NodeRoutes {
    * does. That is tried once (the first ranking probes UDP nodes through the relay) and remembered
    * per proxy; a relay that answered no UDP probe while TCP nodes answered counts as not working.
    */
-  readonly reachable: Reachability = (node) => {
+  readonly reachable: RankGate = (node) => {
     const up = this.#upstream();
     if (!up || node.proto !== 'udp') return null;
     // SSTP runs over TCP: a UDP node stays reachable through any proxy that way.

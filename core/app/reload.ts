@@ -31,6 +31,12 @@ const LIVE_KEYS = new Set<keyof GatehopConfig>([
   'rules',
   'ruleProviders',
   'sniffPorts',
+  // Read per check, per flow and per tunnel opened.
+  'honesty',
+  'dohServers',
+  'privacy',
+  // Old names: nothing runs on them.
+  'notices',
 ]);
 
 /** Top-level config keys whose value differs (by content). */
@@ -49,6 +55,8 @@ export interface ReloadTargets {
   nodeList?: { apply(next: GatehopConfig): void } | null;
   /** Swaps the rule table (mode, rules, rule sets); open flows keep their decisions. */
   routing?: { apply(next: GatehopConfig): void } | null;
+  /** The honesty checks' background pace. */
+  honesty?: { reconfigure(): void } | null;
 }
 
 /**
@@ -88,6 +96,8 @@ export async function applyConfig(
   if (changed.includes('vpngate') || changed.includes('upstream')) t.nodeList?.apply(next);
   if (changed.includes('mode') || changed.includes('rules') || changed.includes('ruleProviders'))
     t.routing?.apply(next);
+  // After the caller takes `next` as the running config: the sweep reads it.
+  if (changed.includes('honesty')) queueMicrotask(() => t.honesty?.reconfigure());
   logger.info(
     { event: 'config-reloaded', applied, restartRequired, listen },
     changed.length === 0

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ErrorCodes, formatEndpoint, GatehopError, writeFileAtomic, type Logger } from '../common/index.js';
 import { settingsSchema, settingsUpdateSchema, type Settings, type SettingsAccess } from '../api/index.js';
+import { honestyOptions } from '../honesty/index.js';
 import { buildConfig, type ConfigInput, type GatehopConfig } from './config.js';
 
 /**
@@ -68,6 +69,14 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
       ...(s.protocols !== undefined ? { protocols: s.protocols } : {}),
       ...(s.nodeProtocols !== undefined ? { nodeProtocols: s.nodeProtocols } : {}),
     };
+  if (s.privacy !== undefined) {
+    out.honesty = {
+      enabled: s.privacy.checkNodes,
+      // Named URLs carry no published answer: each is compared with Gatehop's own direct copy.
+      ...(s.privacy.checkUrls ? { http: s.privacy.checkUrls.map((url) => ({ url })) } : {}),
+    };
+    out.privacy = { encryptedDns: s.privacy.encryptedDns, httpsOnly: s.privacy.httpsOnly };
+  }
   if (s.mode !== undefined) out.mode = s.mode;
   if (s.rules) out.rules = s.rules;
   if (s.ruleProviders) out.ruleProviders = s.ruleProviders;
@@ -78,7 +87,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
 export function layerInputs(fromFile: ConfigInput, saved: Partial<Settings>): ConfigInput {
   const s = settingsToConfigInput(saved);
   const merged: Record<string, unknown> = { ...fromFile, ...s };
-  for (const k of ['selector', 'groups', 'switching', 'vpngate', 'tunnel'] as const) {
+  for (const k of ['selector', 'groups', 'switching', 'vpngate', 'tunnel', 'honesty', 'privacy'] as const) {
     const a = (fromFile as Record<string, unknown>)[k];
     const b = (s as Record<string, unknown>)[k];
     if (a || b) merged[k] = { ...(a as object), ...(b as object) };
@@ -126,8 +135,19 @@ export function settingsOfConfig(
     notifications: { ...notifications },
     // The desktop app's own (the OS keeps it); the operations layer fills it in where there is one.
     startAtLogin: null,
+    privacy: {
+      checkNodes: c.honesty.enabled,
+      checkUrls:
+        JSON.stringify(c.honesty.http) === JSON.stringify(DEFAULT_HONESTY.http)
+          ? null
+          : c.honesty.http.map((h) => h.url),
+      encryptedDns: c.privacy.encryptedDns,
+      httpsOnly: c.privacy.httpsOnly,
+    },
   };
 }
+
+const DEFAULT_HONESTY = honestyOptions();
 
 const FLAG_OF: Record<string, string> = { listen: '--listen', authFile: '--auth-file' };
 

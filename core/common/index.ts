@@ -42,7 +42,26 @@ export {
   type UpstreamProxy,
 } from './upstream-proxy.js';
 export { dialNodeTcp, tcpErrorCode, type NodeTcpOptions } from './node-tcp.js';
-export { checkNodeCertificate, trustedCas, type NodeTrust } from './node-trust.js';
+export { dialNodeTls, type NodeTlsConnection, type NodeTlsOptions } from './node-tls.js';
+export {
+  judgeNodeCertificate,
+  profileCertificateProblem,
+  trustedCas,
+  TRUST_RULE_TEXT,
+  type NodeTrust,
+  type ProfileCertChecks,
+  type TrustRule,
+  type TrustVerdict,
+} from './node-trust.js';
+export {
+  parseCertificate,
+  pemCertificates,
+  publicRoots,
+  spkiSha256,
+  subjectName,
+  type PublicRootMatch,
+  type PublicRoots,
+} from './public-roots.js';
 export { SleepDetector } from './sleep-detector.js';
 export {
   dataEngineStatus,

@@ -1,59 +1,187 @@
 import { X509Certificate } from 'node:crypto';
-import { checkServerIdentity, rootCertificates, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
+import { checkServerIdentity, type DetailedPeerCertificate, type PeerCertificate, type TLSSocket } from 'node:tls';
+import { parseCertificate, publicRoots, subjectName } from './public-roots.js';
 
 /**
- * Whom a node's TLS certificate may come from, the same for SSTP and SE-VPN. A SoftEther node
- * presents one certificate on every protocol, and its OpenVPN profile from the list carries the CA
- * it chains to: that CA is trusted for the chain alone, as OpenVPN trusts it (no name: the profile
- * names none, and the CA is that node's own). Otherwise the OS's roots, and a CA the user adds
- * (`tunnel.sstp.ca`), vouch for it, and then only under the node's DDNS name: a CA that signs many
- * servers must not let one stand in for another.
+ * Whom a node's TLS certificate may come from: one rule for SSTP, SE-VPN and OpenVPN's control
+ * channel (SECURITY.md, "Node certificates").
+ *
+ * The threat: VPN Gate profiles carry a *public* root as their `<ca>` (ISRG Root X1, Let's
+ * Encrypt's, today), and OpenVPN checks no name. Anyone on the path with a free certificate for any
+ * domain could then stand in for any node. So:
+ *
+ * - A certificate that chains to a publicly trusted root (the OS roots, a profile `<ca>` that is
+ *   itself a public root or issued by one, or the user's `tunnel.nodeCa`) must be valid for the
+ *   node's DDNS name, `<HostName>.opengw.net`; VPN Gate's shared `*.opengw.net` wildcard is valid
+ *   for every such name by the usual rules (RFC 6125: one label).
+ * - A profile `<ca>` that is not a public root is the node's own private CA (self-hosted servers,
+ *   the test rig, SoftEther's self-signed default): it vouches for the chain alone, as OpenVPN
+ *   trusts it. Nobody else can get a certificate from it.
+ * - A node with no DDNS name (the user's own .ovpn) is judged as OpenVPN judges it: its `<ca>` for
+ *   the chain, and its `verify-x509-name` where it has one (checked by the caller).
  */
 export interface NodeTrust {
-  /** PEM CAs trusted for the chain alone: the `<ca>` in the node's own profile. */
-  ca: readonly string[];
-  /** PEM CAs trusted beside the OS roots, under the DDNS name: the user's extra CA. */
-  roots?: readonly string[];
-  /** `<HostName>.opengw.net`: what a certificate from the OS roots must name; null: the roots are not asked. */
+  /** The `<ca>` of the node's profile (PEM; a bundle is split). Each is judged public or private. */
+  profileCa: readonly string[];
+  /** `tunnel.nodeCa`: extra CAs the user trusts like the OS roots, under the DDNS name. */
+  extraRoots?: readonly string[];
+  /** `<HostName>.opengw.net` for a listed node; null for the user's own profile (OpenVPN's rule). */
   serverName: string | null;
+  /** The profile's own `remote-cert-tls` and `verify-x509-name`, applied under every rule, as OpenVPN does. */
+  profileChecks?: ProfileCertChecks;
 }
 
-/** The CA list to hand to tls.connect so that either way can verify (the decision is checkNodeCertificate's). */
-export function trustedCas(trust: NodeTrust): string[] {
-  return trust.serverName ? [...rootCertificates, ...(trust.roots ?? []), ...trust.ca] : [...trust.ca];
+/** What an OpenVPN profile asks of the server's certificate beyond its chain. */
+export interface ProfileCertChecks {
+  remoteCertTls: 'server' | null;
+  verifyX509Name: { name: string; type: 'subject' | 'name' | 'name-prefix' } | null;
 }
 
-/**
- * After the handshake (made with `ca: trustedCas(trust)`, rejectUnauthorized false): null when the
- * certificate is trusted under the rule above, else why not, in words a user can act on.
- */
-export function checkNodeCertificate(tls: TLSSocket, trust: NodeTrust): string | null {
-  if (!tls.authorized) return `not trusted (${String(tls.authorizationError ?? 'no chain')})`;
-  const leaf = tls.getPeerCertificate(true);
-  if (!leaf || Object.keys(leaf).length === 0) return 'no certificate';
-  const own = new Set(trust.ca.map((pem) => fingerprintOf(pem)).filter((f): f is string => f !== null));
-  if (chainOf(leaf).some((c) => own.has(c.fingerprint256))) return null;
-  if (!trust.serverName) return 'does not chain to the CA in the node’s profile';
-  // Chained to the OS roots or the user's CA (the handshake verified it): the name must match.
-  const mismatch = checkServerIdentity(trust.serverName, leaf);
-  return mismatch ? `not for ${trust.serverName} (${mismatch.message})` : null;
+/** Which rule accepted a certificate (shown in /status and the logs). */
+export type TrustRule = 'private-ca' | 'public-ca-name' | 'own-profile';
+
+export type TrustVerdict = { ok: true; rule: TrustRule; detail: string } | { ok: false; why: string };
+
+/** What a rule means, in words for logs and the README. */
+export const TRUST_RULE_TEXT: Readonly<Record<TrustRule, string>> = {
+  'private-ca': 'the private CA in the node’s own profile (chain alone, as OpenVPN)',
+  'public-ca-name': 'a public CA, for the node’s DDNS name',
+  'own-profile': 'the CA in the user’s own profile (as OpenVPN checks it)',
+};
+
+interface Anchors {
+  /** Private profile CAs: chain alone. */
+  private: X509Certificate[];
+  /** The user's extra roots and public profile CAs (the OS roots are asked through publicRoots()). */
+  public: X509Certificate[];
 }
 
-/** The leaf, then each issuer up to the root (a self-signed certificate is its own issuer). */
-function chainOf(cert: DetailedPeerCertificate): DetailedPeerCertificate[] {
-  const out = [cert];
-  let c = cert;
-  while (out.length < 16 && c.issuerCertificate && c.issuerCertificate !== c) {
-    c = c.issuerCertificate;
-    out.push(c);
+function anchorsOf(trust: NodeTrust): Anchors {
+  const roots = publicRoots();
+  const out: Anchors = { private: [], public: [] };
+  for (const pem of trust.profileCa) {
+    const cert = parseCertificate(pem);
+    if (!cert) continue;
+    // A user's own profile keeps OpenVPN's meaning: its <ca> is what it trusts, public or not.
+    if (trust.serverName !== null && roots.vouchesFor(pem)) out.public.push(cert);
+    else out.private.push(cert);
+  }
+  for (const pem of trust.extraRoots ?? []) {
+    const cert = parseCertificate(pem);
+    if (cert) out.public.push(cert);
   }
   return out;
 }
 
-function fingerprintOf(pem: string): string | null {
-  try {
-    return new X509Certificate(pem).fingerprint256;
-  } catch {
-    return null;
+/**
+ * The CA list to hand to tls.connect (with rejectUnauthorized false) so that either rule can
+ * verify; the decision is judgeNodeCertificate's, after the handshake.
+ */
+export function trustedCas(trust: NodeTrust): string[] {
+  const own = [...trust.profileCa, ...(trust.extraRoots ?? [])];
+  // Without a name the public roots cannot vouch for anything: do not even ask them.
+  return trust.serverName === null ? own : [...publicRoots().pems, ...own];
+}
+
+/**
+ * After the handshake: which rule accepts the node's certificate, or why none does, in words a
+ * user can act on. The chain is the one the peer showed, completed from the trust store; every
+ * link is checked here by signature (names alone can be forged), and the CA it ends at decides.
+ */
+export function judgeNodeCertificate(tls: TLSSocket, trust: NodeTrust): TrustVerdict {
+  if (!tls.authorized) return { ok: false, why: `not trusted (${String(tls.authorizationError ?? 'no chain')})` };
+  const leaf = tls.getPeerCertificate(true);
+  if (!leaf || Object.keys(leaf).length === 0) return { ok: false, why: 'no certificate' };
+  const chain = verifiedChain(leaf);
+  if (!chain) return { ok: false, why: 'its chain does not hold together (a signature or a validity date fails)' };
+  const anchors = anchorsOf(trust);
+  const top = chain.at(-1)!;
+  const sameAs = (list: X509Certificate[]): X509Certificate | undefined =>
+    list.find((a) => chain.some((c) => c.fingerprint256 === a.fingerprint256 || c.publicKey.equals(a.publicKey)));
+  const extra = trust.profileChecks ? profileCertificateProblem(leaf, trust.profileChecks) : null;
+  if (extra) return { ok: false, why: extra };
+  const priv = sameAs(anchors.private);
+  if (priv)
+    return trust.serverName === null
+      ? { ok: true, rule: 'own-profile', detail: `chains to ${subjectName(priv)} (the profile’s <ca>)` }
+      : { ok: true, rule: 'private-ca', detail: `chains to ${subjectName(priv)}, the node’s own CA` };
+  const pub = sameAs(anchors.public);
+  const root = publicRoots().rootOf(top);
+  const issuer = pub ? subjectName(pub) : root ? root.name : null;
+  if (!issuer) return { ok: false, why: `it chains to ${subjectName(top)}, which nobody named` };
+  if (trust.serverName === null)
+    return { ok: false, why: `it chains to the public CA ${issuer} and the node has no name to check it against` };
+  const mismatch = checkServerIdentity(trust.serverName, leaf);
+  if (mismatch)
+    return {
+      ok: false,
+      why: `a public CA (${issuer}) issued it for ${namesOf(leaf)}, not for ${trust.serverName}`,
+    };
+  return { ok: true, rule: 'public-ca-name', detail: `${issuer} vouches for it as ${trust.serverName}` };
+}
+
+/**
+ * The leaf and its issuers as X509Certificates, each link checked by signature and every
+ * certificate within its dates, the CAs above the leaf marked as CAs; null when any of that fails.
+ */
+function verifiedChain(leaf: DetailedPeerCertificate): X509Certificate[] | null {
+  const out: X509Certificate[] = [];
+  let c: DetailedPeerCertificate = leaf;
+  for (let depth = 0; depth < 16; depth++) {
+    const x = new X509Certificate(c.raw);
+    const now = Date.now();
+    if (now < Date.parse(x.validFrom) || now > Date.parse(x.validTo)) return null;
+    if (depth > 0) {
+      const child = out.at(-1)!;
+      if (!x.ca || !child.checkIssued(x) || !child.verify(x.publicKey)) return null;
+    }
+    out.push(x);
+    const next = c.issuerCertificate;
+    if (!next || next === c || next.fingerprint256 === c.fingerprint256) break;
+    c = next;
   }
+  return out;
+}
+
+/** The names a certificate is for, short, for an error. */
+function namesOf(cert: DetailedPeerCertificate): string {
+  const san = (cert.subjectaltname ?? '')
+    .split(/,\s*/)
+    .filter((s) => s.startsWith('DNS:'))
+    .map((s) => s.slice(4));
+  const names = san.length > 0 ? san : typeof cert.subject?.CN === 'string' ? [cert.subject.CN] : [];
+  return names.length === 0 ? 'no name' : names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '');
+}
+
+const SERVER_AUTH = '1.3.6.1.5.5.7.3.1';
+
+/** OpenVPN's subject string: "C=JP, O=Example, CN=server" in the certificate's order. */
+function subjectString(cert: PeerCertificate): string {
+  return Object.entries(cert.subject ?? {})
+    .flatMap(([k, v]) => (Array.isArray(v) ? v.map((x: string) => `${k}=${x}`) : [`${k}=${String(v)}`]))
+    .join(', ');
+}
+
+/**
+ * The checks OpenVPN makes beyond the chain, as it makes them: `remote-cert-tls server` (extended
+ * key usage serverAuth) and `verify-x509-name` (a literal match on the CN or subject, no SAN, no
+ * wildcard). Returns why the certificate is refused, or null.
+ */
+export function profileCertificateProblem(cert: PeerCertificate, checks: ProfileCertChecks): string | null {
+  if (checks.remoteCertTls === 'server' && !(cert.ext_key_usage ?? []).includes(SERVER_AUTH)) {
+    return 'remote-cert-tls server: the certificate has no TLS Web Server Authentication key usage';
+  }
+  const v = checks.verifyX509Name;
+  if (v) {
+    const cn = typeof cert.subject?.CN === 'string' ? cert.subject.CN : '';
+    const ok =
+      v.type === 'name'
+        ? cn === v.name
+        : v.type === 'name-prefix'
+          ? cn.startsWith(v.name)
+          : subjectString(cert) === v.name;
+    if (!ok)
+      return `verify-x509-name ${v.name} ${v.type}: the certificate is for "${v.type === 'subject' ? subjectString(cert) : cn}"`;
+  }
+  return null;
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, SleepDetector, type Logger } from '../common/index.js';
-import { DnsResolver, Stack, type StackUdpSocket } from '../netstack/index.js';
+import { abortReason, ErrorCodes, GatehopError, SleepDetector, TRUST_RULE_TEXT, type Logger } from '../common/index.js';
+import { DnsResolver, DohTransport, Stack, type DohEndpoint, type StackUdpSocket } from '../netstack/index.js';
 import { getHeapStatistics } from 'node:v8';
 import type { TunnelDiagnostics } from './worker/messages.js';
 import type {
@@ -25,6 +25,11 @@ export interface TunnelEgressOptions {
   logger: Logger;
   /** Resolvers tried after the tunnel's pushed ones (still through the tunnel). */
   dnsFallback?: string[];
+  /**
+   * privacy.encryptedDns: every name resolved by DNS over HTTPS through the tunnel to these
+   * resolvers (by address), never by the node's resolver.
+   */
+  doh?: DohEndpoint[];
   connectTimeoutMs?: number;
   signal?: AbortSignal;
   /**
@@ -104,12 +109,19 @@ export class TunnelEgress implements Egress {
     });
   }
 
+  /** The resolvers the tunnel gave (pushed, or the hub's DHCP lease): the node's own. */
+  get dnsServers(): readonly string[] {
+    return this.config.dns;
+  }
+
   /** Which protocol carries this tunnel (for /status; nothing here depends on it). */
   get protocol(): TunnelProtocol {
     return this.link.protocol;
   }
 
   static async open(opts: TunnelEgressOptions): Promise<TunnelEgress> {
+    // One deadline for the whole open: the link, then (SE-VPN) the hub's DHCP, within what is left.
+    const deadline = Date.now() + (opts.connectTimeoutMs ?? 30_000);
     const opened = await openLink(opts.link, {
       logger: opts.logger.child({ egressId: opts.id, nodeId: opts.nodeId }),
       timeoutMs: opts.connectTimeoutMs ?? 30_000,
@@ -117,13 +129,24 @@ export class TunnelEgress implements Egress {
     });
     const link = opened.link;
     let config = opened.config;
+    if (link.trustRule)
+      opts.logger.info(
+        {
+          event: 'node-certificate',
+          egressId: opts.id,
+          nodeId: opts.nodeId,
+          protocol: link.protocol,
+          rule: link.trustRule,
+        },
+        `${opts.nodeId} (${link.protocol}): its certificate is trusted by ${TRUST_RULE_TEXT[link.trustRule]}`,
+      );
     const stack = new Stack({ ...stackOptionsOf(config), output: (p) => link.write(p) });
     link.onPackets((batch) => stack.inputBatch(batch));
     // An Ethernet link (an SE-VPN hub port) has its address once the hub's DHCP gives one.
     if (config.ethernet) {
       try {
         const lease = await stack.whenLeased({
-          timeoutMs: opts.connectTimeoutMs ?? 30_000,
+          timeoutMs: Math.max(1_000, deadline - Date.now()),
           ...(opts.signal ? { signal: opts.signal } : {}),
         });
         config = { ...config, address: lease.address, netmask: lease.netmask, gateway: lease.gateway, dns: lease.dns };
@@ -133,7 +156,14 @@ export class TunnelEgress implements Egress {
         throw err;
       }
     }
-    const dns = new DnsResolver(stack, { servers: config.dns, fallback: opts.dnsFallback ?? ['1.1.1.1', '8.8.8.8'] });
+    const doh = opts.doh?.length
+      ? new DohTransport({ connectTcp: (address, port, o) => stack.connectTcp(address, port, o) }, opts.doh)
+      : undefined;
+    const dns = new DnsResolver(stack, {
+      servers: config.dns,
+      fallback: opts.dnsFallback ?? ['1.1.1.1', '8.8.8.8'],
+      ...(doh ? { doh } : {}),
+    });
     const egress = new TunnelEgress(opts, link, stack, dns, config);
     try {
       await egress.#waitForPath(opts.logger, opts.signal);
@@ -247,6 +277,7 @@ export class TunnelEgress implements Egress {
       dnsHits: this.dns.stats.cacheHits,
       dnsMisses: this.dns.stats.cacheMisses,
       weakTls: this.link.weakTls,
+      trustRule: this.link.trustRule,
       wasmMemoryBytes,
       // In the worker this is the tunnel's own heap; on the main thread, everything's.
       heapUsedBytes: getHeapStatistics().used_heap_size,
@@ -343,6 +374,7 @@ export class TunnelEgress implements Egress {
   #fail(reason: string): void {
     this.#state = 'closed';
     this.#stopWatching();
+    this.dns.close();
     this.stack.close();
     // What the link opened (its socket, keep-alives, a reconnect in progress) goes with it.
     this.link.close();
@@ -354,6 +386,7 @@ export class TunnelEgress implements Egress {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
     this.#stopWatching();
+    this.dns.close();
     this.stack.close();
     this.link.close();
     for (const fn of [...this.#closeHandlers]) fn('closed');

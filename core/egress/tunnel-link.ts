@@ -4,6 +4,8 @@
  * Each protocol's client is wrapped once, in links/; nothing in egress branches on the protocol
  * after links/open-link.ts picked the client.
  */
+import type { NodeTrust, TrustRule } from '../common/index.js';
+
 export type TunnelProtocol = 'openvpn' | 'sstp' | 'sevpn';
 /** Every protocol a node can be reached with, in the default order (config tunnel.protocols). */
 export const TUNNEL_PROTOCOLS: readonly TunnelProtocol[] = ['openvpn', 'sevpn', 'sstp'];
@@ -37,6 +39,8 @@ export interface TunnelLink {
   readonly counters: { reconnects: number; decryptFailures: number };
   /** The control channel runs on legacy TLS (TLS 1.0+, weak ciphers) because the server refused ours. */
   readonly weakTls: boolean;
+  /** Which rule of the node trust rule accepted the server's certificate (core/common/node-trust). */
+  readonly trustRule: TrustRule | null;
   write(packet: Buffer): void;
   close(): void;
   /**
@@ -68,6 +72,11 @@ export interface OpenVpnLinkSpec {
   upstreamUrl?: string;
   /** The node refused modern TLS before (remembered per node): start on legacy TLS. */
   legacyTls?: boolean;
+  /**
+   * A listed node's name and the user's extra CAs (core/common/node-trust): the profile's `<ca>`
+   * then vouches under that name when it is a public root. Absent: the profile alone decides.
+   */
+  trust?: { serverName: string | null; extraRoots?: string[] };
 }
 
 /** How to reach a node with SSTP: its address, its TLS port, the DDNS name its certificate is for. */
@@ -75,12 +84,9 @@ export interface SstpLinkSpec {
   protocol: 'sstp';
   host: string;
   port: number;
-  serverName: string;
+  /** Whom its certificate may come from; the DDNS name is also the SNI and the HTTP Host. */
+  trust: NodeTrust & { serverName: string };
   sni?: boolean;
-  /** Extra CA certificates (PEM) beside the system's, under the DDNS name (core/common/node-trust). */
-  ca?: string[];
-  /** The CA in the node's own OpenVPN profile, trusted for the chain alone. */
-  profileCa?: string[];
   username?: string;
   password?: string;
   upstreamUrl?: string;
@@ -91,13 +97,9 @@ export interface SeVpnLinkSpec {
   protocol: 'sevpn';
   host: string;
   port: number;
-  /** The DDNS name a certificate from the OS roots must be for (null: only `ca` is trusted). */
-  serverName?: string | null;
+  /** Whom its certificate may come from (its DDNS name null for the user's own profile). */
+  trust: NodeTrust;
   sni?: boolean;
-  /** CAs trusted for the chain alone: the node profile's `<ca>`. */
-  ca?: string[];
-  /** CAs trusted beside the OS roots, under the DDNS name: the config's extra CA. */
-  roots?: string[];
   /** VPN Gate's `VPNGATE` / `vpn` / `vpn` by default. */
   hub?: string;
   username?: string;
@@ -113,7 +115,7 @@ export type LinkSpec = OpenVpnLinkSpec | SstpLinkSpec | SeVpnLinkSpec;
 
 /** The same spec with its secrets and certificates left out, for logs and errors. */
 export function describeLink(spec: LinkSpec): string {
-  if (spec.protocol === 'sstp') return `sstp ${spec.serverName} (${spec.host}:${spec.port})`;
-  if (spec.protocol === 'sevpn') return `sevpn ${spec.serverName ?? spec.host} (${spec.host}:${spec.port})`;
+  if (spec.protocol === 'sstp') return `sstp ${spec.trust.serverName} (${spec.host}:${spec.port})`;
+  if (spec.protocol === 'sevpn') return `sevpn ${spec.trust.serverName ?? spec.host} (${spec.host}:${spec.port})`;
   return `openvpn${spec.remoteHost ? ` via ${spec.remoteHost}` : ''}`;
 }

@@ -19,6 +19,10 @@ export interface BalanceMembersDeps {
   tunnelId: (kind: string) => string;
   /** A probe of a member measured its RTT. */
   onRtt: (nodeId: string, ms: number) => void;
+  /** A member started taking sessions (an honesty check of it may start). */
+  onUp?: (nodeId: string, egress: NodeTunnel) => void;
+  /** Found to tamper (core/honesty): never a member. */
+  flagged?: (nodeId: string) => boolean;
   signal: AbortSignal;
   logger: Logger;
 }
@@ -177,7 +181,8 @@ export class BalanceMembers {
           pool.has(n.id) &&
           !used.has(n.id) &&
           this.deps.failFilter.allows(n.id) &&
-          !this.deps.selector.backingOff(n.id),
+          !this.deps.selector.backingOff(n.id) &&
+          !(this.deps.flagged?.(n.id) ?? false),
       );
     return pickMemberCandidate(ranked, inUse);
   }
@@ -221,6 +226,15 @@ export class BalanceMembers {
       { event: 'member-up', nodeId: node.id, egressId: egress.id, members: this.#members.length },
       `balance member ${node.id} takes sessions`,
     );
+    this.deps.onUp?.(node.id, egress);
+  }
+
+  /** The node was found to tamper: its member takes no new sessions and is replaced (its sessions drain). */
+  avoid(nodeId: string, why: string): void {
+    const m = this.#members.find((x) => x.node.id === nodeId);
+    if (!m) return;
+    this.#drop(m, why);
+    this.#fillSoon();
   }
 
   #startProbes(m: Held): void {

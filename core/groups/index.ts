@@ -5,6 +5,7 @@ export {
   type ControllerEvent,
   type NodeTunnel,
   type OpenTunnel,
+  type NodeVerdicts,
   type SwitchControllerDeps,
   type SwitchKind,
   type SwitchRecord,

@@ -37,6 +37,19 @@ export interface SwitchControllerDeps {
   protocols?: ProtocolChoiceOptions;
   /** Where what a network taught about protocols is kept. */
   protocolMemory?: ProtocolMemory;
+  /**
+   * The honesty verdicts (core/honesty): a flagged node is never chosen automatically (ranked,
+   * member, standby, better node); a pin goes to one only when the user accepted it.
+   */
+  honesty?: NodeVerdicts;
+}
+
+/** What the controller asks of the honesty checks. */
+export interface NodeVerdicts {
+  /** Found to tamper. */
+  flagged(nodeId: string): unknown;
+  /** Found to tamper and not accepted by the user. */
+  blocked(nodeId: string): unknown;
 }
 
 const HISTORY = 50;
@@ -140,8 +153,10 @@ export class SwitchController {
       },
       logger: this.#log,
     });
+    const flagged = (id: string): boolean => !!deps.honesty?.flagged(id);
     this.#standby = new WarmStandby({
       manager: deps.manager,
+      flagged,
       selector: deps.selector,
       open: openFresh,
       enabled: () => this.deps.options.warmStandby,
@@ -161,6 +176,8 @@ export class SwitchController {
       reserved: () => new Set([this.#active?.node.id, this.#standby.held?.node.id].filter((id): id is string => !!id)),
       tunnelId: (kind) => `${kind}-${++this.#tunnelSeq}`,
       onRtt: (nodeId, ms) => this.#urlTests.rtt.set(nodeId, ms),
+      onUp: (nodeId, egress) => this.#emit({ type: 'member-up', nodeId, egressId: egress.id }),
+      flagged,
       signal,
       logger: deps.logger,
     });
@@ -495,6 +512,8 @@ export class SwitchController {
       mode: this.mode,
       pinned: this.pinned,
       fallbackWhenPinnedFails: this.deps.options.fallbackWhenPinnedFails,
+      flagged: (id) => !!this.deps.honesty?.flagged(id),
+      pinBlocked: (id) => !!this.deps.honesty?.blocked(id),
     });
     if (pinProblem) this.#pinnedFailed(this.pinned!, pinProblem);
     return nodes;
@@ -661,7 +680,10 @@ export class SwitchController {
     const ranking = await this.deps.selector.rank(this.deps.nodes());
     if (this.#running || this.#active !== active) return;
     const current = ranking.ranked.find((r) => r.node.id === active.node.id);
-    const best = ranking.ranked.find((r) => r.node.id !== active.node.id && this.failFilter.allows(r.node.id));
+    const best = ranking.ranked.find(
+      (r) =>
+        r.node.id !== active.node.id && this.failFilter.allows(r.node.id) && !this.deps.honesty?.flagged(r.node.id),
+    );
     if (!best || !current) return;
     const why = this.#urlTests.better(best, current, this.#policy);
     if (!why) return;
@@ -674,6 +696,35 @@ export class SwitchController {
       return;
     }
     void this.#begin(why, 'auto', best.node.id);
+  }
+
+  // ---- honesty ----
+
+  /**
+   * A node was found to tamper (core/honesty): it leaves every automatic role at once. The standby
+   * closes, a member drains while its replacement comes, and the active tunnel is replaced
+   * make-before-break, unless the user pinned that very node and accepted the verdict.
+   */
+  nodeFlagged(nodeId: string, why: string): void {
+    if (this.#stopped) return;
+    if (this.#standby.held?.node.id === nodeId) detach(this.#log, 'standby-drop', this.#standby.drop(why));
+    this.#members.avoid(nodeId, why);
+    if (this.#active?.node.id !== nodeId) return;
+    const accepted = this.mode === 'manual' && this.pinned === nodeId && !this.deps.honesty?.blocked(nodeId);
+    if (accepted) return;
+    if (this.pinned === nodeId) this.#pinnedFailed(nodeId, why);
+    void this.#begin(`${why}: leaving it`, 'urgent');
+  }
+
+  /** A tunnel to `nodeId` for an honesty check alone: opened the usual way, closed by the caller, never made active. */
+  openForCheck(nodeId: string, signal: AbortSignal): Promise<NodeTunnel> {
+    const node = this.deps.nodes().find((n) => n.id === nodeId);
+    if (!node) return Promise.reject(new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${nodeId} in the pool`));
+    return this.#connector.openFresh(node, {
+      signal: AbortSignal.any([signal, this.#abort.signal]),
+      timeoutMs: this.deps.options.connectTimeoutMs,
+      id: `honesty-${++this.#tunnelSeq}`,
+    });
   }
 
   // ---- balance members ----

@@ -7,6 +7,8 @@ export interface NodeTunnel extends Egress, HealthSource {
   readonly nodeId: string;
   /** Which protocol carries it (OpenVPN when not said). */
   readonly protocol?: TunnelProtocol;
+  /** The node's own resolvers, as the tunnel gave them (an honesty check asks them). */
+  readonly dnsServers?: readonly string[];
   /** False while the server has been silent past the liveness limit. */
   readonly responsive: boolean;
   onClose(fn: (reason: string) => void): () => void;
@@ -53,7 +55,9 @@ export type ControllerEvent =
   | { type: 'pin-failed'; nodeId: string; reason: string }
   | { type: 'mode'; mode: 'auto' | 'manual'; pinned: string | null }
   | { type: 'url-test'; nodeId: string; ms: number | null }
-  | { type: 'protocol-learned'; preferred: TunnelProtocol | null; blocked: TunnelProtocol | null; reason: string };
+  | { type: 'protocol-learned'; preferred: TunnelProtocol | null; blocked: TunnelProtocol | null; reason: string }
+  /** A balance member started taking sessions. */
+  | { type: 'member-up'; nodeId: string; egressId: string };
 
 /** A held tunnel: the node, its egress, since when, and the listeners to remove when it goes. */
 export interface Held {

@@ -13,6 +13,8 @@ export interface WarmStandbyDeps {
   connectTimeoutMs: () => number;
   activeId: () => string | null;
   tunnelId: () => string;
+  /** Found to tamper (core/honesty): never the standby. */
+  flagged?: (nodeId: string) => boolean;
   signal: AbortSignal;
   logger: Logger;
 }
@@ -49,7 +51,10 @@ export class WarmStandby {
     const log = this.deps.logger;
     this.#opening = (async () => {
       const busy = new Set(this.deps.manager.draining.map((d) => (d.egress as NodeTunnel).nodeId));
-      const next = this.deps.selector.last?.ranked.find((r) => r.node.id !== activeId && !busy.has(r.node.id))?.node;
+      const flagged = this.deps.flagged ?? (() => false);
+      const next = this.deps.selector.last?.ranked.find(
+        (r) => r.node.id !== activeId && !busy.has(r.node.id) && !flagged(r.node.id),
+      )?.node;
       if (!next) return;
       try {
         const egress = await this.deps.open(next, {

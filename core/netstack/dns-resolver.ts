@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { isIP } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+import type { DohTransport } from './doh-transport.js';
 import type { StackUdpSocket } from './udp-socket.js';
 
 export interface DnsResolverOptions {
@@ -16,6 +17,11 @@ export interface DnsResolverOptions {
   cacheSize?: number;
   minTtlS?: number;
   maxTtlS?: number;
+  /**
+   * Every lookup by DNS over HTTPS through the same stack instead (privacy.encryptedDns): no UDP
+   * query goes to `servers` at all, the node's resolver sees nothing.
+   */
+  doh?: DohTransport;
 }
 
 interface CacheEntry {
@@ -53,9 +59,11 @@ export class DnsResolver {
   readonly #maxTtlS: number;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inflight = new Map<string, Promise<string[]>>();
+  readonly #doh: DohTransport | null;
 
   constructor(stack: UdpOpener, opts: DnsResolverOptions) {
     this.#stack = stack;
+    this.#doh = opts.doh ?? null;
     this.#servers = [...new Set([...opts.servers, ...(opts.fallback ?? [])])].filter((s) => isIP(s) === 4);
     this.#firstGapMs = opts.timeoutMs ?? 1_000;
     this.#lookupMs = opts.lookupTimeoutMs ?? 10_000;
@@ -98,6 +106,11 @@ export class DnsResolver {
    * says "no such name" still counts (the server answered).
    */
   async measure(name: string): Promise<number> {
+    if (this.#doh) {
+      const started = performance.now();
+      await this.#exchangeDoh(name.toLowerCase(), 2 * this.#firstGapMs);
+      return performance.now() - started;
+    }
     const server = this.#servers[0];
     if (!server) throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, 'no DNS server known for this tunnel');
     const started = performance.now();
@@ -106,6 +119,13 @@ export class DnsResolver {
   }
 
   async #lookup(name: string): Promise<string[]> {
+    if (this.#doh) {
+      const { addresses, ttlS, server } = await this.#exchangeDoh(name, this.#lookupMs);
+      this.#remember(name, addresses, addresses.length > 0 ? ttlS : NEGATIVE_TTL_S);
+      if (addresses.length === 0)
+        throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${name}: no such host (${server})`);
+      return addresses;
+    }
     if (this.#servers.length === 0)
       throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `resolve ${name}: no DNS server known for this tunnel`);
     try {
@@ -233,6 +253,49 @@ export class DnsResolver {
           });
       });
     });
+  }
+
+  /** Ends the DNS-over-HTTPS connection, if any (the stack's own sockets end with the stack). */
+  close(): void {
+    this.#doh?.close();
+  }
+
+  /** A and AAAA by DNS over HTTPS (the transport tries its resolvers in turn). */
+  async #exchangeDoh(name: string, deadlineMs: number): Promise<{ addresses: string[]; ttlS: number; server: string }> {
+    const signal = AbortSignal.timeout(deadlineMs);
+    const ask = async (type: 'A' | 'AAAA'): Promise<Answer> => {
+      this.stats.queries++;
+      const q = dnsPacket.encode({
+        type: 'query',
+        id: 0,
+        flags: dnsPacket.RECURSION_DESIRED,
+        questions: [{ type, name }],
+      });
+      const packet = dnsPacket.decode(await this.#doh!.query(q, signal));
+      const records = (packet.answers ?? []).filter((a): a is dnsPacket.StringAnswer => a.type === type);
+      return {
+        addresses: records.map((r) => r.data).filter((ip) => isIP(ip) !== 0),
+        ttl: records.reduce((min, r) => Math.min(min, r.ttl ?? this.#maxTtlS), this.#maxTtlS),
+        rcode: (packet.flags ?? 0) & 0x0f,
+      };
+    };
+    try {
+      const [a, aaaa] = await Promise.all([ask('A'), ask('AAAA')]);
+      return {
+        addresses: [...a.addresses, ...aaaa.addresses],
+        ttlS: Math.min(a.ttl, aaaa.ttl),
+        server: 'DNS over HTTPS',
+      };
+    } catch (err) {
+      if (signal.aborted) {
+        this.stats.timeouts++;
+        throw new GatehopError(
+          ErrorCodes.DNS_TIMEOUT,
+          `resolve ${name}: no DNS-over-HTTPS answer within ${deadlineMs} ms`,
+        );
+      }
+      throw err;
+    }
   }
 
   /** A random id not in use by this lookup (predictable ids would help an off-path spoofer). */

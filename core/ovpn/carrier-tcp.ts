@@ -12,7 +12,13 @@ const MAX_RECORD = 2048;
 /** OpenVPN over TCP, straight to the server or through the upstream proxy: records framed by length. */
 export async function openTcpCarrier(o: CarrierOptions): Promise<Carrier> {
   const where = `TCP ${o.host}:${o.port}`;
-  const socket = await dialNodeTcp({ host: o.host, port: o.port, upstream: o.upstream, what: where });
+  const socket = await dialNodeTcp({
+    host: o.host,
+    port: o.port,
+    upstream: o.upstream,
+    what: where,
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
   return new TcpCarrier(socket, o, where);
 }
 
@@ -50,7 +56,7 @@ class TcpCarrier implements Carrier {
     socket.on('error', (err: NodeJS.ErrnoException) =>
       fail(new GatehopError(tcpErrorCode(err), `${where}: ${err.message}`, { cause: err })),
     );
-    socket.on('close', () => fail(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `${where} closed by the server`)));
+    socket.on('close', () => fail(new GatehopError(ErrorCodes.EGRESS_CLOSED, `${where} closed by the server`)));
     // An upstream dial hands over a paused socket.
     socket.resume();
   }

@@ -131,7 +131,11 @@ function openDgram(
   return new Promise<Carrier>((resolve, reject) => {
     const u = createSocket({ type: 'udp4', recvBufferSize: UDP_RCVBUF });
     const carrier = new DgramCarrier(u, relayed, kind, o.sink, udpFailed);
-    u.once('error', (err) => reject(udpFailed(err)));
+    u.once('error', (err) => {
+      // A socket whose connect failed is closed here: nobody else holds it.
+      carrier.close();
+      reject(udpFailed(err));
+    });
     u.connect(port, host, () => {
       u.removeAllListeners('error');
       carrier.listen();

@@ -40,6 +40,8 @@ export interface CarrierOptions {
   upstream: UpstreamProxy | null;
   sink: CarrierSink;
   logger: Logger;
+  /** Gives up the opening (its attempt timed out or the tunnel closed): nothing is left half-open. */
+  signal?: AbortSignal;
 }
 
 /** The carrier for the remote's protocol and the way to it. */

@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { connect as tlsConnect } from 'node:tls';
-import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import {
+  ErrorCodes,
+  GatehopError,
+  judgeNodeCertificate,
+  trustedCas,
+  type Logger,
+  type NodeTrust,
+  type TrustRule,
+} from '../common/index.js';
 import {
   clientKeyMethod2,
   optionsString,
@@ -16,7 +24,6 @@ import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, MAX_ACKS, Op } from './packet.js';
 import type { OvpnProfile } from './profile.js';
 import type { ControlMessage } from './reliable.js';
-import { checkServerCertificate } from './server-cert.js';
 
 /** The states a session passes through on its way up (the client adds its own around them). */
 export type SessionState = 'WAIT' | 'AUTH' | 'GET_CONFIG';
@@ -45,6 +52,8 @@ export interface ControlSessionOptions {
   wrapper: ControlWrapper | null;
   /** TLS 1.0+ and SECLEVEL 0 (a node that refused modern TLS). */
   legacyTls: boolean;
+  /** Whom the server's certificate may come from: the node trust rule (core/common/node-trust). */
+  trust: NodeTrust;
   tlsHandshakeMs: number;
   maxServerRenegotiationsPerMinute: number;
   logger: Logger;
@@ -84,12 +93,18 @@ export class ControlSession {
   #rekeyAt = Number.POSITIVE_INFINITY;
   #rekeying: { key: KeyState; since: number } | null = null;
   #closed = false;
+  #trustRule: TrustRule | null = null;
 
   constructor(o: ControlSessionOptions, host: ControlSessionHost) {
     this.#o = o;
     this.#host = host;
     this.#primary = this.#newKey(0);
     this.#keys.set(0, this.#primary);
+  }
+
+  /** Which rule accepted the server's certificate at the first handshake (null before it). */
+  get trustRule(): TrustRule | null {
+    return this.#trustRule;
   }
 
   /** The server has answered our hard reset (a UDP attempt without one starts over). */
@@ -270,12 +285,13 @@ export class ControlSession {
     k.tlsIn = duplex;
     const tls = tlsConnect({
       socket: duplex,
-      ...(profile.ca ? { ca: profile.ca } : {}),
+      ca: trustedCas(this.#o.trust),
       ...(profile.cert ? { cert: profile.cert } : {}),
       ...(profile.key ? { key: profile.key } : {}),
-      // OpenVPN checks the chain against <ca> but never a host name.
+      // Decided at secureConnect by the node trust rule: OpenVPN itself checks the chain against
+      // <ca> and never a name, which lets any certificate from a public <ca> pass for any node.
       checkServerIdentity: () => undefined,
-      rejectUnauthorized: true,
+      rejectUnauthorized: false,
       ...(this.#o.legacyTls ? { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
     });
     k.tls = tls;
@@ -325,10 +341,24 @@ export class ControlSession {
         if (weak) logger.warn(fields, `control channel with ${remoteHost} is ${version} (insecure: old node)`);
         else logger.info(fields, `control channel with ${remoteHost} is ${version} after all`);
       }
-      const problem = checkServerCertificate(tls.getPeerCertificate(), profile);
-      if (problem) {
+      const verdict = judgeNodeCertificate(tls, this.#o.trust);
+      if (!verdict.ok) {
         this.#host.fatal(
-          new GatehopError(ErrorCodes.EGRESS_NOT_ALLOWED, `server certificate of ${remoteHost} refused: ${problem}`),
+          new GatehopError(ErrorCodes.NODE_CERT_REFUSED, `server certificate of ${remoteHost} refused: ${verdict.why}`),
+          { reconnect: false },
+        );
+        return;
+      }
+      if (k.keyId === 0) {
+        this.#trustRule = verdict.rule;
+        logger.debug({ event: 'node-certificate-detail', detail: verdict.detail }, verdict.detail);
+      } else if (verdict.rule !== this.#trustRule) {
+        this.#host.fatal(
+          new GatehopError(
+            ErrorCodes.NODE_CERT_REFUSED,
+            `${remoteHost} renegotiated with a certificate under another rule (${verdict.rule}, was ${this.#trustRule})`,
+          ),
+          { reconnect: false },
         );
         return;
       }
@@ -413,7 +443,7 @@ export class ControlSession {
     } else if (text.startsWith('AUTH_FAILED')) {
       this.#host.fatal(new GatehopError(ErrorCodes.EGRESS_NOT_ALLOWED, `the server refused authentication: ${text}`));
     } else if (text.startsWith('RESTART') || text.startsWith('HALT')) {
-      this.#host.fatal(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `the server ended the session: ${text}`));
+      this.#host.fatal(new GatehopError(ErrorCodes.EGRESS_CLOSED, `the server ended the session: ${text}`));
     } else {
       this.#o.logger.debug({ event: 'control-message', text: text.slice(0, 200) }, 'control message ignored');
     }

@@ -6,5 +6,4 @@ export { DataChannel, dataEngineStatus, SUPPORTED_CIPHERS, PING_PAYLOAD, type Da
 export { encodeControl, decodeControl, Op, TcpRecordReader, type ControlPacket } from './packet.js';
 export { parsePushOptions, optionsString, parseServerKeyMethod2 } from './control-messages.js';
 export { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
-export { checkServerCertificate } from './server-cert.js';
 export { framingFor, frame, unframe, type Framing } from './compression-framing.js';

@@ -5,7 +5,9 @@ import {
   ErrorCodes,
   GatehopError,
   isGatehopError,
+  pemCertificates,
   type Logger,
+  type TrustRule,
   type UpstreamProxy,
 } from '../common/index.js';
 import { openCarrier, type Carrier } from './carrier.js';
@@ -61,6 +63,12 @@ export interface TunnelClientOptions {
   legacyTls?: boolean;
   /** How long a TLS handshake may take before it counts as unanswered (default 8 s; tests shorten it). */
   tlsHandshakeMs?: number;
+  /**
+   * Whom the server's certificate may come from (core/common/node-trust). A listed node's: its
+   * DDNS name and the user's extra roots, so a public `<ca>` vouches only under that name.
+   * Without it the profile alone decides, as OpenVPN does (its `<ca>`, `verify-x509-name`).
+   */
+  trust?: { serverName: string | null; extraRoots?: readonly string[] };
 }
 
 export interface TunnelTransportOptions {
@@ -141,9 +149,13 @@ export class TunnelClient extends EventEmitter<{
   #outboxScheduled = false;
   /** Bumped by every teardown: a transport that finishes opening after it is dropped. */
   #transportGen = 0;
+  /** Aborts the carrier being opened when its attempt is torn down (a SYN to a silent node must not linger). */
+  #opening: AbortController | null = null;
   #framing: Framing = 'none';
   /** Set after a node refused modern TLS: TLS 1.0+ and SECLEVEL 0 for this client from then on. */
   #legacyTls = false;
+  /** Kept across an L1 reconnect's new session until that one's handshake says again. */
+  #trustRule: TrustRule | null = null;
   readonly #tlsHandshakeMs: number;
   #warnedCompressed = false;
   renegotiations = 0;
@@ -175,6 +187,11 @@ export class TunnelClient extends EventEmitter<{
   /** When the last data-channel packet (pings included) arrived from the server; 0 before any. */
   get lastReceivedAt(): number {
     return this.#lastRecv;
+  }
+
+  /** Which trust rule accepted the server's certificate (null before the first handshake). */
+  get trustRule(): TrustRule | null {
+    return this.#session?.trustRule ?? this.#trustRule;
   }
 
   /** True when the control channel had to fall back to TLS 1.0+/weak ciphers for this server. */
@@ -281,6 +298,7 @@ export class TunnelClient extends EventEmitter<{
 
   /** A new control session for this attempt (new session ids, new key states). */
   #reset(): void {
+    this.#trustRule = this.#session?.trustRule ?? this.#trustRule;
     this.#session?.close();
     this.#session = new ControlSession(
       {
@@ -290,6 +308,12 @@ export class TunnelClient extends EventEmitter<{
         credentials: this.opts.credentials,
         wrapper: this.#wrapperFactory?.() ?? null,
         legacyTls: this.#legacyTls,
+        trust: {
+          profileCa: this.opts.profile.ca ? pemCertificates(this.opts.profile.ca) : [],
+          extraRoots: this.opts.trust?.extraRoots ?? [],
+          serverName: this.opts.trust?.serverName ?? null,
+          profileChecks: this.opts.profile,
+        },
         tlsHandshakeMs: this.#tlsHandshakeMs,
         maxServerRenegotiationsPerMinute:
           this.opts.maxServerRenegotiationsPerMinute ?? DEFAULT_MAX_SERVER_RENEG_PER_MINUTE,
@@ -316,12 +340,15 @@ export class TunnelClient extends EventEmitter<{
     const gen = this.#transportGen;
     const current = (): boolean => gen === this.#transportGen && !this.#closedByUs;
     const { host, port, proto } = this.#remote;
+    const opening = new AbortController();
+    this.#opening = opening;
     openCarrier({
       host,
       port,
       proto,
       upstream: this.opts.transport?.upstream ?? null,
       logger: this.#log,
+      signal: opening.signal,
       sink: {
         packets: (packets) => current() && this.#onPackets(packets),
         failed: (err) => current() && this.#fatal(err),
@@ -329,6 +356,7 @@ export class TunnelClient extends EventEmitter<{
       },
     }).then(
       (carrier) => {
+        if (this.#opening === opening) this.#opening = null;
         if (!current()) return carrier.close();
         this.#carrier = carrier;
         this.#start();
@@ -569,6 +597,8 @@ export class TunnelClient extends EventEmitter<{
 
   #teardown(): void {
     this.#transportGen++;
+    this.#opening?.abort(new GatehopError(ErrorCodes.ABORTED, 'the attempt was given up'));
+    this.#opening = null;
     this.#session?.close();
     if (this.#keepalive) clearInterval(this.#keepalive);
     this.#keepalive = null;

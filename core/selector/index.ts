@@ -5,7 +5,7 @@ export {
   type RankedNode,
   type Ranking,
   type Prober,
-  type Reachability,
+  type RankGate,
 } from './selector.js';
 export { selectorOptions, selectorOptionsSchema, type SelectorOptions } from './options.js';
 export { computePriors, topK, type PriorTerms } from './priors.js';

@@ -30,11 +30,15 @@ export interface Ranking {
   at: number;
 }
 
-/** Why a node was not ranked: backed off, did not answer, denied country, not probed, or unreachable by the way Gatehop must reach nodes (UDP through a proxy without UDP). */
-export type ExcludeReason = 'backoff' | 'unreachable' | 'country-denied' | 'not-in-top-k' | 'needs-udp';
+/**
+ * Why a node was not ranked: backed off, did not answer, denied country, not probed, unreachable
+ * by the way Gatehop must reach nodes (UDP through a proxy without UDP), or found to tamper with
+ * traffic (core/honesty): never chosen automatically, and not probed.
+ */
+export type ExcludeReason = 'backoff' | 'unreachable' | 'country-denied' | 'not-in-top-k' | 'needs-udp' | 'tampers';
 
-/** A node the way Gatehop reaches nodes cannot reach (null: fine). */
-export type Reachability = (node: VpnGateNode) => 'needs-udp' | null;
+/** Why a node may not be ranked at all before any probe (null: it may). */
+export type RankGate = (node: VpnGateNode) => 'needs-udp' | 'tampers' | null;
 
 export type Prober = (
   node: VpnGateNode,
@@ -61,7 +65,7 @@ export class Selector {
     private readonly store: HistoryStore,
     logger: Logger,
     private readonly prober: Prober = defaultProber,
-    private readonly reachable: Reachability = () => null,
+    private readonly gate: RankGate = () => null,
   ) {
     this.#log = logger.child({ component: 'selector' });
     this.#rankedListeners = new Listeners(this.#log, 'ranking');
@@ -116,10 +120,10 @@ export class Selector {
     const unreachable = new Set<string>();
     const usable = nodes.filter((n) => {
       if (!priors.has(n.id)) return false;
-      const why = this.reachable(n);
+      const why = this.gate(n);
       if (why) {
         excluded.push({ nodeId: n.id, reason: why });
-        unreachable.add(n.id);
+        if (why === 'needs-udp') unreachable.add(n.id);
         return false;
       }
       if (inBackoff(historyOf(n.id), now)) {

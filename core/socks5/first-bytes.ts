@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import { SNIFF_MAX_BYTES, sniffName } from './sniff.js';
 
 /** How long a client addressed by IP is waited for to speak first (a server-first protocol never will). */
@@ -9,7 +9,7 @@ export const SNIFF_WAIT_MS = 300;
  * the client goes quiet for SNIFF_WAIT_MS, or it closes; `already` is what was read before. The
  * socket is paused again afterwards with nothing lost: every byte read is in the result.
  */
-export function readFirstBytes(socket: Socket, already: Buffer): Promise<Buffer> {
+export function readFirstBytes(socket: Readable, already: Buffer): Promise<Buffer> {
   let buf = already;
   const settled = (): boolean => {
     if (buf.length >= SNIFF_MAX_BYTES) return true;

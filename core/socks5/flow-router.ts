@@ -16,6 +16,8 @@ export interface Routing {
   readonly processOf?: ProcessLookup;
   /** Ports whose IP-addressed flows are read for a name (default: HTTP's and TLS's). */
   readonly sniffPorts?: () => ReadonlySet<number>;
+  /** privacy.httpsOnly, read per flow: plain HTTP through the tunnel is refused with a page that says why. */
+  readonly httpsOnly?: () => boolean;
 }
 
 /** Without routing (the proxy on its own, as in tests of the front end): everything goes to the one source. */
@@ -53,6 +55,11 @@ export class FlowRouter {
    */
   sniffs(port: number): boolean {
     return (this.routing?.sniffPorts?.() ?? SNIFF_PORTS).has(port) && (this.routing?.table().sniffs ?? false);
+  }
+
+  /** Whether plain HTTP through a volunteer node is refused now (privacy.httpsOnly). */
+  httpsOnly(): boolean {
+    return this.routing?.httpsOnly?.() ?? false;
   }
 
   /** The PAC script for the system proxy in rule mode, pointing at `proxy` (host:port); null without routing. */

@@ -5,6 +5,7 @@ import { isGatehopError } from '../common/index.js';
 import type { Decision } from '../route/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import { readFirstBytes } from './first-bytes.js';
+import { HTTPS_ONLY_PAGE } from './https-only.js';
 import { sniffName } from './sniff.js';
 import { httpStatusFor } from './reply-codes.js';
 import { bump } from './proxy-stats.js';
@@ -83,6 +84,7 @@ export class HttpSession extends ProxySession {
       const decision = await this.route(host, port);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.#respondError(res, 403, req, refusedBy(decision));
+      if (decision.target === 'TUNNEL' && this.ctx.router.httpsOnly()) return this.#refusePlainRequest(res, req);
       upstream = (await this.dial(host, port, decision.target)).stream;
     } catch (err) {
       if (this.closed) return;
@@ -136,6 +138,9 @@ export class HttpSession extends ProxySession {
       const decision = await this.route(target.host, target.port);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(decision));
+      // HTTPS only through a volunteer node: "established" first, then the first bytes, before any connect.
+      if (decision.target === 'TUNNEL' && this.ctx.router.httpsOnly())
+        return this.#connectGuarded(socket as Socket, head, target);
       const conn = await this.dial(target.host, target.port, decision.target);
       if (this.closed) return;
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -145,6 +150,22 @@ export class HttpSession extends ProxySession {
     } catch (err) {
       if (this.closed) return;
       this.#rawRefusal(httpStatusFor(isGatehopError(err) ? err.code : undefined), 'connect-failed', err as Error);
+    }
+  }
+
+  /** privacy.httpsOnly: "established", the first bytes, and only then the connect (never for plain HTTP). */
+  async #connectGuarded(socket: Socket, head: Buffer, target: { host: string; port: number }): Promise<void> {
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    const first = await this.firstBytesUnlessPlainHttp(socket, head);
+    if (first === null || this.closed) return;
+    try {
+      const conn = await this.dial(target.host, target.port, 'TUNNEL');
+      if (this.closed) return;
+      if (first.length > 0) conn.stream.write(first);
+      this.relay(socket, conn.stream);
+      socket.resume();
+    } catch (err) {
+      if (!this.closed) this.forceClose('connect-failed', err as Error);
     }
   }
 
@@ -158,6 +179,7 @@ export class HttpSession extends ProxySession {
       const decision = await this.route(target.host, target.port, 'tcp', s && 'name' in s ? s.name : null);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.forceClose('rule-reject');
+      if ((await this.firstBytesUnlessPlainHttp(socket, first)) === null) return;
       const conn = await this.dial(target.host, target.port, decision.target);
       if (this.closed) return;
       if (first.length > 0) conn.stream.write(first);
@@ -187,6 +209,8 @@ export class HttpSession extends ProxySession {
       const decision = await this.route(host, port);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(decision));
+      // A plain ws:// upgrade is plain HTTP too.
+      if (decision.target === 'TUNNEL' && this.ctx.router.httpsOnly()) return this.refusePlainHttp(socket);
       const conn = await this.dial(host, port, decision.target);
       if (this.closed) return;
       const headers = withHost(stripHopByHop(req.rawHeaders, UPGRADE_KEEP), url.host);
@@ -200,6 +224,21 @@ export class HttpSession extends ProxySession {
       if (this.closed) return;
       this.#rawRefusal(httpStatusFor(isGatehopError(err) ? err.code : undefined), 'connect-failed', err as Error);
     }
+  }
+
+  /** An absolute http:// request through a volunteer node with HTTPS only on: the page that says why. */
+  #refusePlainRequest(res: ServerResponse, req: IncomingMessage): void {
+    this.ctx.stats.httpsOnlyRefused++;
+    bump(this.ctx.stats.errorReplies, 'http-403');
+    this.log.info({ event: 'https-only-refused', target: req.url }, 'plain HTTP through a volunteer node refused');
+    const body = Buffer.from(HTTPS_ONLY_PAGE, 'utf8');
+    res.writeHead(403, {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Length': body.length,
+      'Cache-Control': 'no-store',
+    });
+    res.end(body);
+    req.resume();
   }
 
   #servePac(req: IncomingMessage, res: ServerResponse): void {

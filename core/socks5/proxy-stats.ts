@@ -35,6 +35,8 @@ export interface ProxyStats {
   routed: Record<string, number>;
   /** Payload bytes (both directions) by target: TCP sessions when they end, UDP datagrams as they pass. */
   routedBytes: Record<string, number>;
+  /** Plain HTTP through the tunnel refused by privacy.httpsOnly. */
+  httpsOnlyRefused: number;
 }
 
 export function createProxyStats(): ProxyStats {
@@ -61,6 +63,7 @@ export function createProxyStats(): ProxyStats {
     zeroProgressRetries: 0,
     routed: {},
     routedBytes: {},
+    httpsOnlyRefused: 0,
   };
 }
 

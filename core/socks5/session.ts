@@ -4,6 +4,8 @@ import { ErrorCodes, GatehopError, type Logger, detach } from '../common/index.j
 import type { Egress, EgressLease, EgressSource, EgressTcpConnection, RetireReason } from '../egress/index.js';
 import type { Decision, Flow } from '../route/index.js';
 import { FirstByteGate } from './first-byte-gate.js';
+import { readFirstBytes } from './first-bytes.js';
+import { httpsOnlyResponse, isPlainHttp } from './https-only.js';
 import type { FlowRouter } from './flow-router.js';
 import type { ProxyOptions } from './options.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
@@ -235,6 +237,35 @@ export abstract class ProxySession {
         'flow refused by a rule',
       );
     return d;
+  }
+
+  /**
+   * privacy.httpsOnly: before anything of a tunnel flow reaches the node, its first bytes are read;
+   * a plain HTTP request is answered with a page that says why (and the session ends: null), else
+   * the bytes are handed back to be sent on. Other flows pass `already` straight back.
+   */
+  protected async firstBytesUnlessPlainHttp(client: Socket | Duplex, already: Buffer): Promise<Buffer | null> {
+    if (this.decision?.target !== 'TUNNEL' || !this.ctx.router.httpsOnly()) return already;
+    const first = await readFirstBytes(client, already);
+    if (this.#closed) return null;
+    if (!isPlainHttp(first)) return first;
+    this.refusePlainHttp(client);
+    return null;
+  }
+
+  /** Answers the client with the HTTPS-only page and ends the session. */
+  protected refusePlainHttp(client: Socket | Duplex): void {
+    this.ctx.stats.httpsOnlyRefused++;
+    this.log.info(
+      { event: 'https-only-refused', target: this.target },
+      'plain HTTP through a volunteer node refused (privacy.httpsOnly)',
+    );
+    this.handshakeDone();
+    if (client.writable) client.end(httpsOnlyResponse(), () => this.forceClose('https-only'));
+    else this.forceClose('https-only');
+    const flushTimer = setTimeout(() => this.forceClose('https-only'), 2_000);
+    flushTimer.unref();
+    client.once('close', () => clearTimeout(flushTimer));
   }
 
   /** A DIRECT connect: the host's own network, bounded by the same connect timer. */

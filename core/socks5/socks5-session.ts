@@ -194,6 +194,9 @@ export class Socks5Session extends ProxySession {
         this.#refuse(Reply.NOT_ALLOWED, 'rule-reject');
         return;
       }
+      // HTTPS only through a volunteer node: the first bytes are looked at before anything (a
+      // connect included) reaches the node; plain HTTP gets a page that says why.
+      if (decision.target === 'TUNNEL' && this.ctx.router.httpsOnly()) return this.#connectGuarded(host, port);
       const conn = await this.dial(host, port, decision.target);
       if (this.closed) return;
       this.#phase = 'relaying';
@@ -219,6 +222,28 @@ export class Socks5Session extends ProxySession {
     }
   }
 
+  /** privacy.httpsOnly: "succeeded" first, then the first bytes; plain HTTP never reaches the node. */
+  async #connectGuarded(host: string, port: number): Promise<void> {
+    this.#phase = 'relaying';
+    this.socket.write(encodeReply(Reply.SUCCEEDED, '0.0.0.0', 0));
+    const first = await this.firstBytesUnlessPlainHttp(this.socket, this.#buf);
+    this.#buf = Buffer.alloc(0);
+    if (first === null || this.closed) return;
+    try {
+      const conn = await this.dial(host, port, 'TUNNEL');
+      if (this.closed) return;
+      if (first.length > 0) {
+        conn.stream.write(first);
+        this.bytesUp += first.length;
+        this.ctx.stats.bytesUp += first.length;
+      }
+      this.relay(this.socket, conn.stream);
+      this.socket.resume();
+    } catch (err) {
+      if (!this.closed) this.forceClose('connect-failed', err as Error);
+    }
+  }
+
   async #connectAfterSniff(host: string, port: number): Promise<void> {
     this.#phase = 'relaying';
     this.socket.write(encodeReply(Reply.SUCCEEDED, '0.0.0.0', 0));
@@ -231,6 +256,7 @@ export class Socks5Session extends ProxySession {
       const decision = await this.route(host, port, 'tcp', name);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.forceClose('rule-reject');
+      if ((await this.firstBytesUnlessPlainHttp(this.socket, first)) === null) return;
       const conn = await this.dial(host, port, decision.target);
       if (this.closed) return;
       if (first.length > 0) {

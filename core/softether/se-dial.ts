@@ -5,15 +5,13 @@
  * same TLS stream is the session's data (se-session.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import {
-  abortReason,
-  checkNodeCertificate,
-  dialNodeTcp,
+  dialNodeTls,
   ErrorCodes,
   GatehopError,
-  trustedCas,
   type NodeTrust,
+  type TrustRule,
   type UpstreamProxy,
 } from '../common/index.js';
 import { postHttp, readPackAnswer } from './http-exchange.js';
@@ -62,6 +60,8 @@ export interface Welcome {
 
 export interface SeConnection {
   tls: TLSSocket;
+  /** Which trust rule accepted the node's certificate. */
+  trustRule: TrustRule;
   welcome: Welcome;
   /** Data that came with the Welcome: the start of the block stream. */
   rest: Buffer;
@@ -69,7 +69,7 @@ export interface SeConnection {
 
 export async function dialSeVpn(o: SeDialOptions): Promise<SeConnection> {
   const where = `SE-VPN to ${o.trust.serverName ?? o.host} (${o.host}:${o.port})`;
-  const tls = await openTls(o, where);
+  const { tls, trustRule } = await openTls(o, where);
   try {
     const hello = await signatureAndHello(tls, o, where);
     // The login, answered by the Welcome.
@@ -92,6 +92,7 @@ export async function dialSeVpn(o: SeDialOptions): Promise<SeConnection> {
     const msg = w.getData('Msg');
     return {
       tls,
+      trustRule,
       rest,
       welcome: {
         sessionName,
@@ -131,7 +132,7 @@ export async function dialSeVpnAdditional(
   sessionKey: Buffer,
 ): Promise<SeAdditionalConnection> {
   const where = `SE-VPN additional connection to ${o.trust.serverName ?? o.host} (${o.host}:${o.port})`;
-  const tls = await openTls(o, where);
+  const { tls } = await openTls(o, where);
   try {
     await signatureAndHello(tls, o, where);
     const join = new Pack()
@@ -201,40 +202,19 @@ function clampTimeout(ms: number | null): number {
   return Math.max(5_000, Math.min(600_000, ms));
 }
 
+/** TCP and TLS under the node trust rule: the one node dial (core/common/node-tls). */
 async function openTls(
   o: Pick<SeDialOptions, 'host' | 'port' | 'trust' | 'sni' | 'upstream' | 'signal'>,
   where: string,
-): Promise<TLSSocket> {
-  const tcp = await dialNodeTcp({ host: o.host, port: o.port, upstream: o.upstream, signal: o.signal, what: where });
-  return new Promise<TLSSocket>((resolve, reject) => {
-    const tls = tlsConnect({
-      socket: tcp,
-      ...(o.sni !== false && o.trust.serverName ? { servername: o.trust.serverName } : {}),
-      ca: trustedCas(o.trust),
-      // Decided below by the node trust rule (the profile's CA for the chain alone, or the OS roots under the DDNS name).
-      rejectUnauthorized: false,
-      checkServerIdentity: () => undefined,
-    });
-    const onAbort = (): void => {
-      tls.destroy();
-      reject(abortReason(o.signal, where));
-    };
-    o.signal.addEventListener('abort', onAbort, { once: true });
-    tls.once('secureConnect', () => {
-      o.signal.removeEventListener('abort', onAbort);
-      tls.removeAllListeners('error');
-      const problem = checkNodeCertificate(tls, o.trust);
-      if (problem) {
-        tls.destroy();
-        reject(new GatehopError(ErrorCodes.SOFTETHER_REFUSED, `${where}: the certificate is refused: ${problem}`));
-        return;
-      }
-      resolve(tls);
-    });
-    tls.once('error', (err: Error) => {
-      o.signal.removeEventListener('abort', onAbort);
-      tls.destroy();
-      reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${where}: ${err.message}`, { cause: err }));
-    });
+): Promise<{ tls: TLSSocket; trustRule: TrustRule }> {
+  const c = await dialNodeTls({
+    host: o.host,
+    port: o.port,
+    trust: o.trust,
+    ...(o.sni !== undefined ? { sni: o.sni } : {}),
+    upstream: o.upstream ?? null,
+    signal: o.signal,
+    what: where,
   });
+  return { tls: c.tls, trustRule: c.rule };
 }

@@ -5,6 +5,8 @@ import { ErrorCodes, GatehopError, isGatehopError, type Logger } from '../common
 import { BlockReader, encodeBlocks, encodeKeepAlive, MAX_FRAME } from './blocks.js';
 import type { LaneDirection, SeAdditionalConnection, SeConnection, Welcome } from './se-dial.js';
 
+/** Frames kept for the first listener at most (see #early). */
+const MAX_EARLY_FRAMES = 256;
 /** What may wait unsent in one connection before frames are dropped (a node that stopped reading). */
 const MAX_BACKLOG = 4 * 1024 * 1024;
 /** Frames written in one turn of the event loop go out as one send (one TLS record when they fit). */
@@ -94,6 +96,12 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
   #flushScheduled = false;
   #timer: NodeJS.Timeout;
   #closed = false;
+  /**
+   * Frames read before anyone listens (those that came with the Welcome: the hub's first ARP or
+   * DHCP answer), handed over when the first 'frames' listener is added. Dropped, they cost a
+   * DHCP timeout. Bounded: a hub that floods before we listen loses the rest.
+   */
+  #early: Buffer[] | null = [];
 
   constructor(conn: SeConnection, logger: Logger, o: SeSessionOptions = {}) {
     super();
@@ -106,6 +114,17 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
     this.#timer.unref();
     this.#addLane(conn.tls, 'both', conn.rest);
     this.#maybeJoin();
+  }
+
+  /**
+   * Listens for frames; the first listener also gets, at once, those read before it (the frames
+   * that came with the Welcome).
+   */
+  onFrames(fn: (frames: Buffer[]) => void): void {
+    this.on('frames', fn);
+    const early = this.#early;
+    this.#early = null;
+    if (early && early.length > 0 && !this.#closed) this.emit('frames', early);
   }
 
   /** When the last bytes (frames or keep-alives) came from the server, on any connection. */
@@ -166,7 +185,7 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
       ),
     );
     tls.on('close', () =>
-      this.#laneLost(lane, new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'SE-VPN connection closed by the server')),
+      this.#laneLost(lane, new GatehopError(ErrorCodes.EGRESS_CLOSED, 'SE-VPN connection closed by the server')),
     );
     if (rest.length) this.#onData(lane, rest);
     tls.resume();
@@ -279,6 +298,11 @@ export class SeSession extends EventEmitter<{ frames: [Buffer[]]; down: [Gatehop
     this.stats.oversizedIn += lane.reader.oversized - before.o;
     if (frames.length === 0) return;
     this.stats.framesIn += frames.length;
+    if (this.#early !== null) {
+      // Nobody listens yet: kept (copied: they may be views into this read) for the first listener.
+      if (this.#early.length < MAX_EARLY_FRAMES) this.#early.push(...frames.map((f) => Buffer.from(f)));
+      return;
+    }
     this.emit('frames', frames);
   }
 

@@ -7,7 +7,15 @@
  */
 import { EventEmitter } from 'node:events';
 import type { TLSSocket } from 'node:tls';
-import { abortReason, ErrorCodes, GatehopError, type Logger, type UpstreamProxy } from '../common/index.js';
+import {
+  abortReason,
+  ErrorCodes,
+  GatehopError,
+  type Logger,
+  type NodeTrust,
+  type TrustRule,
+  type UpstreamProxy,
+} from '../common/index.js';
 import {
   certHashField,
   compoundMac,
@@ -39,13 +47,12 @@ export interface SstpClientOptions {
   /** Where to connect (the node's address or name) and the port (443, or the node's SoftEther TCP port). */
   host: string;
   port: number;
-  /** The node's DDNS name: SNI, and the name its certificate must be for. */
-  serverName: string;
+  /**
+   * Whom the node's certificate may come from (core/common/node-trust); `serverName`, the node's
+   * DDNS name, is also the SNI and the HTTP Host.
+   */
+  trust: NodeTrust & { serverName: string };
   sni?: boolean;
-  /** Extra trusted CAs (PEM), beside the system's, under the DDNS name. */
-  ca?: readonly string[];
-  /** The CA in the node's own profile, trusted for the chain alone (core/common/node-trust). */
-  profileCa?: readonly string[];
   /** VPN Gate's SSTP account is vpn / vpn. */
   username?: string;
   password?: string;
@@ -99,6 +106,8 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
   readonly #log: Logger;
   readonly stats: SstpStats = { bytesIn: 0, bytesOut: 0, packetsIn: 0, packetsOut: 0, droppedOut: 0, echoRequests: 0 };
   config: SstpLinkConfig | null = null;
+  /** Which trust rule accepted the node's certificate (null before TLS). */
+  trustRule: TrustRule | null = null;
 
   constructor(private readonly opts: SstpClientOptions) {
     super();
@@ -115,7 +124,7 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
   }
 
   get #where(): string {
-    return `${this.opts.serverName} (${this.opts.host}:${this.opts.port})`;
+    return `${this.opts.trust.serverName} (${this.opts.host}:${this.opts.port})`;
   }
 
   async connect(o: { timeoutMs: number; signal?: AbortSignal }): Promise<SstpLinkConfig> {
@@ -129,10 +138,8 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
       conn = await dialSstp({
         host: this.opts.host,
         port: this.opts.port,
-        serverName: this.opts.serverName,
-        sni: this.opts.sni,
-        ca: this.opts.ca,
-        profileCa: this.opts.profileCa,
+        trust: this.opts.trust,
+        ...(this.opts.sni !== undefined ? { sni: this.opts.sni } : {}),
         upstream: this.opts.upstream,
         signal,
       });
@@ -146,6 +153,7 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
     }
     this.#tls = conn.tls;
     this.#tlsProtocol = conn.protocol;
+    this.trustRule = conn.trustRule;
     this.#binding = { hash: 'sha256', nonce: Buffer.alloc(32), certDer: conn.certDer };
     const result = new Promise<SstpLinkConfig>((resolve, reject) => (this.#settle = { resolve, reject }));
     const onAbort = (): void => this.#fatal(abortReason(signal, `SSTP with ${this.#where}`));

@@ -1,21 +1,18 @@
 /**
- * The way into an SSTP server: TCP (straight, or through the user's upstream proxy), TLS under the
- * node trust rule shared with SE-VPN (core/common/node-trust: the CA in the node's profile for the
- * chain alone, or the OS roots and the config's CA under the node's DDNS name), and the HTTP
+ * The way into an SSTP server: TCP and TLS by the one node dial (core/common/node-tls: straight or
+ * through the user's upstream proxy, the certificate judged by the node trust rule), and the HTTP
  * request SSTP starts with, `SSTP_DUPLEX_POST` to its fixed URI, answered by `HTTP/1.1 200`.
  */
 import { randomUUID } from 'node:crypto';
-import type { Socket } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import {
   abortReason,
-  checkNodeCertificate,
-  dialNodeTcp,
+  dialNodeTls,
   ErrorCodes,
   GatehopError,
   isGatehopError,
-  trustedCas,
   type NodeTrust,
+  type TrustRule,
   type UpstreamProxy,
 } from '../common/index.js';
 
@@ -26,14 +23,10 @@ export interface SstpDialOptions {
   /** Where to connect: the node's address (or its name). */
   host: string;
   port: number;
-  /** The DDNS name the certificate must be for (`<HostName>.opengw.net`). */
-  serverName: string;
+  /** Whom the certificate may come from; `trust.serverName` is also the HTTP Host and the SNI. */
+  trust: NodeTrust & { serverName: string };
   /** Send the name as SNI (what Windows does); off, a filter that reads SNI does not see it. */
   sni?: boolean;
-  /** CA certificates (PEM) trusted beside the system's, under the DDNS name. */
-  ca?: readonly string[];
-  /** The CA in the node's own profile, trusted for the chain alone. */
-  profileCa?: readonly string[];
   upstream?: UpstreamProxy | null;
   signal: AbortSignal;
 }
@@ -45,75 +38,30 @@ export interface SstpConnection {
   /** The server certificate as DER, for the crypto binding's certificate hash. */
   certDer: Buffer;
   protocol: string | null;
+  /** Which trust rule accepted the certificate. */
+  trustRule: TrustRule;
 }
 
 export async function dialSstp(o: SstpDialOptions): Promise<SstpConnection> {
   o.signal.throwIfAborted();
-  const where = `${o.serverName} (${o.host}:${o.port})`;
-  const tcp = await dialNodeTcp({
+  const where = `${o.trust.serverName} (${o.host}:${o.port})`;
+  const { tls, rule } = await dialNodeTls({
     host: o.host,
     port: o.port,
-    upstream: o.upstream,
+    trust: o.trust,
+    ...(o.sni !== undefined ? { sni: o.sni } : {}),
+    upstream: o.upstream ?? null,
+    alpn: ['http/1.1'],
     signal: o.signal,
     what: `SSTP to ${where}`,
   });
-  const tls = await startTls(tcp, o, where);
   try {
     const rest = await httpHandshake(tls, o, where);
-    return { tls, rest, certDer: tls.getPeerCertificate().raw, protocol: tls.getProtocol() };
+    return { tls, rest, certDer: tls.getPeerCertificate().raw, protocol: tls.getProtocol(), trustRule: rule };
   } catch (err) {
     tls.destroy();
     throw err;
   }
-}
-
-function startTls(tcp: Socket, o: SstpDialOptions, where: string): Promise<TLSSocket> {
-  const trust: NodeTrust = { ca: o.profileCa ?? [], roots: o.ca ?? [], serverName: o.serverName };
-  return new Promise<TLSSocket>((resolve, reject) => {
-    const tls = tlsConnect({
-      socket: tcp,
-      ...(o.sni !== false ? { servername: o.serverName } : {}),
-      // Node's own roots (Mozilla's, ISRG Root X1 among them) stay trusted beside any added.
-      ca: trustedCas(trust),
-      // Decided after the handshake by the node trust rule; the name checked is the DDNS name,
-      // whether or not it went out as SNI, and never the IP we dialled.
-      rejectUnauthorized: false,
-      checkServerIdentity: () => undefined,
-      ALPNProtocols: ['http/1.1'],
-    });
-    const onAbort = (): void => {
-      tls.destroy();
-      reject(abortReason(o.signal, `TLS with ${where}`));
-    };
-    o.signal.addEventListener('abort', onAbort, { once: true });
-    tls.once('secureConnect', () => {
-      o.signal.removeEventListener('abort', onAbort);
-      tls.removeAllListeners('error');
-      const problem = checkNodeCertificate(tls, trust);
-      if (problem) {
-        tls.destroy();
-        reject(
-          new GatehopError(ErrorCodes.SSTP_TLS_FAILED, `TLS with ${where}: the certificate is refused: ${problem}`),
-        );
-        return;
-      }
-      resolve(tls);
-    });
-    tls.once('error', (err: NodeJS.ErrnoException) => {
-      o.signal.removeEventListener('abort', onAbort);
-      tls.destroy();
-      const cert = /CERT|certificate|self[- ]signed|Hostname|altnames|UNABLE_TO/i.test(
-        `${err.code ?? ''} ${err.message}`,
-      );
-      reject(
-        new GatehopError(
-          ErrorCodes.SSTP_TLS_FAILED,
-          `TLS with ${where}: ${cert ? 'the certificate is refused: ' : ''}${err.message}`,
-          { cause: err },
-        ),
-      );
-    });
-  });
 }
 
 function httpHandshake(tls: TLSSocket, o: SstpDialOptions, where: string): Promise<Buffer> {
@@ -173,7 +121,7 @@ function httpHandshake(tls: TLSSocket, o: SstpDialOptions, where: string): Promi
     o.signal.addEventListener('abort', onAbort, { once: true });
     // Content-Length is the largest 64-bit number: the request body is the rest of the connection.
     tls.write(
-      `SSTP_DUPLEX_POST ${SSTP_URI} HTTP/1.1\r\nHost: ${o.serverName}\r\nContent-Length: 18446744073709551615\r\nSSTPCORRELATIONID: {${randomUUID().toUpperCase()}}\r\n\r\n`,
+      `SSTP_DUPLEX_POST ${SSTP_URI} HTTP/1.1\r\nHost: ${o.trust.serverName}\r\nContent-Length: 18446744073709551615\r\nSSTPCORRELATIONID: {${randomUUID().toUpperCase()}}\r\n\r\n`,
     );
   });
 }

@@ -11,4 +11,5 @@ export type {
   Selection,
   StoreHealth,
   StoreIncident,
+  StoredHonesty,
 } from './types.js';

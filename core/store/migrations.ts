@@ -65,4 +65,15 @@ export const MIGRATIONS: readonly string[] = [
      last_via TEXT,
      last_nodes INTEGER
    );`,
+  // v4: each node's honesty verdict (core/honesty) with its evidence, forgotten with the node.
+  `CREATE TABLE node_honesty (
+     node_id TEXT PRIMARY KEY,
+     verdict TEXT NOT NULL,
+     evidence_json TEXT NOT NULL,
+     inconclusive_json TEXT NOT NULL,
+     checked_at INTEGER NOT NULL,
+     duration_ms INTEGER NOT NULL,
+     bytes INTEGER NOT NULL,
+     accepted INTEGER NOT NULL DEFAULT 0
+   );`,
 ];

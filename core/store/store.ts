@@ -13,6 +13,7 @@ import type {
   StoredNodeList,
   StoredPoolEntry,
   StoreHealth,
+  StoredHonesty,
 } from './types.js';
 
 type Db = Database.Database;
@@ -59,6 +60,7 @@ const QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The tables whose rows a fresh file takes over from a damaged one, each as far as it reads. */
 const CARRIED_TABLES = [
+  'node_honesty',
   'selection',
   'settings',
   'system_proxy_snapshot',
@@ -469,7 +471,12 @@ export class Store {
     if (ids.length === 0) return;
     this.#write('forget nodes', (db) =>
       db.transaction(() => {
-        for (const table of ['nodes WHERE id', 'node_history WHERE node_id', 'latency_samples WHERE node_id']) {
+        for (const table of [
+          'nodes WHERE id',
+          'node_history WHERE node_id',
+          'latency_samples WHERE node_id',
+          'node_honesty WHERE node_id',
+        ]) {
           const del = db.prepare(`DELETE FROM ${table} = ?`);
           for (const id of ids) del.run(id);
         }
@@ -652,6 +659,63 @@ export class Store {
       [],
     );
     return new Set(rows.filter((r) => Number(r.value) >= sinceMs).map((r) => r.key.slice('weak-tls '.length)));
+  }
+
+  /** Every node's honesty verdict; a row that does not parse is skipped. */
+  honestyRecords(): StoredHonesty[] {
+    type Row = {
+      node_id: string;
+      verdict: string;
+      evidence_json: string;
+      inconclusive_json: string;
+      checked_at: number;
+      duration_ms: number;
+      bytes: number;
+      accepted: number;
+    };
+    const rows = this.#guard(
+      'read honesty verdicts',
+      (db) => db.prepare('SELECT * FROM node_honesty').all() as Row[],
+      [],
+    );
+    return rows.flatMap((r) => {
+      try {
+        return [
+          {
+            nodeId: r.node_id,
+            verdict: r.verdict,
+            evidence: JSON.parse(r.evidence_json) as unknown[],
+            inconclusive: JSON.parse(r.inconclusive_json) as string[],
+            checkedAt: r.checked_at,
+            durationMs: r.duration_ms,
+            bytes: r.bytes,
+            accepted: r.accepted === 1,
+          },
+        ];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  saveHonesty(h: StoredHonesty): void {
+    this.#write('save honesty verdict', (db) =>
+      db
+        .prepare(
+          `INSERT OR REPLACE INTO node_honesty (node_id, verdict, evidence_json, inconclusive_json, checked_at, duration_ms, bytes, accepted)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          h.nodeId,
+          h.verdict,
+          JSON.stringify(h.evidence),
+          JSON.stringify(h.inconclusive),
+          h.checkedAt,
+          h.durationMs,
+          h.bytes,
+          h.accepted ? 1 : 0,
+        ),
+    );
   }
 
   rememberWeakTls(nodeId: string, at: number): void {

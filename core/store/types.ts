@@ -77,3 +77,15 @@ export interface StoreIncident {
   /** What was carried over into the fresh file: the pinned node, settings, the proxy snapshot, list sources, the pool. */
   carried: string[];
 }
+
+/** A node's honesty verdict as kept (core/honesty owns what the fields mean; the store keeps them). */
+export interface StoredHonesty {
+  nodeId: string;
+  verdict: string;
+  evidence: unknown[];
+  inconclusive: string[];
+  checkedAt: number;
+  durationMs: number;
+  bytes: number;
+  accepted: boolean;
+}

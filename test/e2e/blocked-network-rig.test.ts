@@ -296,7 +296,7 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
       const udpSoftEther = rig.softether.find((n) => udpNodes().includes(n.name))!.name;
       const a = await through(proxies[1]!.url, {
         groups: { mode: 'manual', defaultNode: udpSoftEther },
-        tunnel: { sstp: { ca: rig.state.caFile } },
+        tunnel: { nodeCa: rig.state.caFile },
       });
       await eventually(
         () => (a.manager!.active as NodeTunnel).nodeId === udpSoftEther,

@@ -126,7 +126,7 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
     dialSeVpn({
       host: node.vpnAddress,
       port: 443,
-      trust: { ca: [ca], serverName: null },
+      trust: { profileCa: [ca], serverName: null },
       hub: 'RIG',
       username: 'vpn',
       password: 'vpn',
@@ -183,7 +183,7 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
         session.send([frame]);
       },
     });
-    session.on('frames', (frames) => stack.inputBatch(frames));
+    session.onFrames((frames) => stack.inputBatch(frames));
     try {
       const lease = await stack.whenLeased({ timeoutMs: 20_000 });
       expect(lease.address).toMatch(/^192\.168\.30\.\d+$/);
@@ -234,7 +234,7 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
         session.send([frame]);
       },
     });
-    session.on('frames', (frames) => {
+    session.onFrames((frames) => {
       for (const f of frames) if (dhcpMessageType(f, 68) === DHCP_ACK) acks.push(Date.now());
       stack.inputBatch(frames);
     });
@@ -363,7 +363,7 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
   const startRigApp = (dataDir: string) =>
     startApp(
       rigAppConfig(rig, dataDir, {
-        tunnel: { sstp: { ca: rig.state.caFile }, sevpn: { hub: 'RIG' } },
+        tunnel: { nodeCa: rig.state.caFile, sevpn: { hub: 'RIG' } },
         groups: { connectTimeoutMs: 5_000, maxAttempts: 3 },
       }),
       silentLogger(),
@@ -428,8 +428,8 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
       message: expect.stringMatching(/no such hub/),
     });
     const otherCa = selfSignedCert('another CA').cert;
-    await expect(dial({ trust: { ca: [otherCa], serverName: null } })).rejects.toMatchObject({
-      code: 'GH_ERR_SOFTETHER_REFUSED',
+    await expect(dial({ trust: { profileCa: [otherCa], serverName: null } })).rejects.toMatchObject({
+      code: 'GH_ERR_NODE_CERT_REFUSED',
       message: expect.stringMatching(/certificate is refused/),
     });
   });

@@ -40,13 +40,12 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
   });
   afterAll(() => rig?.down());
 
+  /** The rig's CA as the user's extra CA (tunnel.nodeCa): it vouches under the DDNS name only. */
   const sstpSpec = (n: RigNode, over: { serverName?: string; ca?: string[] } = {}) => ({
     protocol: 'sstp' as const,
     host: n.vpnAddress,
     port: 443,
-    serverName: n.ddns!,
-    ca: [ca],
-    ...over,
+    trust: { profileCa: [], extraRoots: over.ca ?? [ca], serverName: over.serverName ?? n.ddns! },
   });
 
   /** HTTP/1.0 GET through a tunnel by address; the body hashed as it streams. */
@@ -140,7 +139,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
       connectTimeoutMs: 10_000,
     });
     await expect(wrongName).rejects.toMatchObject({
-      code: 'GH_ERR_SSTP_TLS_FAILED',
+      code: 'GH_ERR_NODE_CERT_REFUSED',
       message: expect.stringMatching(/rig-node9\.opengw\.net .*certificate is refused.*rig-node2\.opengw\.net/),
     });
     const untrusted = openTunnel({
@@ -152,7 +151,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
       connectTimeoutMs: 10_000,
     });
     await expect(untrusted).rejects.toMatchObject({
-      code: 'GH_ERR_SSTP_TLS_FAILED',
+      code: 'GH_ERR_NODE_CERT_REFUSED',
       message: expect.stringMatching(/rig-node2\.opengw\.net .*certificate is refused/),
     });
   });
@@ -162,8 +161,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     const bad = new SstpClient({
       host: n.vpnAddress,
       port: 443,
-      serverName: n.ddns!,
-      ca: [ca],
+      trust: { profileCa: [], extraRoots: [ca], serverName: n.ddns! },
       password: 'not-vpn',
       logger: silentLogger(),
     });
@@ -175,8 +173,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     const pap = new SstpClient({
       host: n.vpnAddress,
       port: 443,
-      serverName: n.ddns!,
-      ca: [ca],
+      trust: { profileCa: [], extraRoots: [ca], serverName: n.ddns! },
       auth: ['pap'],
       logger: silentLogger(),
     });
@@ -250,7 +247,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     const [n1, n2, n3] = rig.softether.map((n) => n.name) as [string, string, string];
     const s = await start(
       'switch',
-      { protocols: ['openvpn'], sstp: { ca: rig.state.caFile } },
+      { protocols: ['openvpn'], nodeCa: rig.state.caFile },
       { groups: { mode: 'manual', defaultNode: n1 } },
     );
     const a = s.app;
@@ -263,7 +260,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
       curl(['--max-time', '120', '--limit-rate', '6M', '--socks5-hostname', `127.0.0.1:${port}`, rig.url('/big')]);
     const first = [pull(), pull()];
     await until(() => (a.proxy.stats.sessionsActive >= 2 ? true : undefined), 10_000, 'both downloads running');
-    await s.reload({ protocols: ['sstp'], sstp: { ca: rig.state.caFile } });
+    await s.reload({ protocols: ['sstp'], nodeCa: rig.state.caFile });
     expect(await c.switchNow({ nodeId: n2 }).done).toMatchObject({ outcome: 'switched', to: n2, protocol: 'sstp' });
     expect(c.active!.egress.protocol).toBe('sstp');
     expect(await socksIp(port)).toBe(exitOf(n2));
@@ -273,7 +270,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
       10_000,
       'the download on the SSTP tunnel running',
     );
-    await s.reload({ protocols: ['openvpn'], sstp: { ca: rig.state.caFile } });
+    await s.reload({ protocols: ['openvpn'], nodeCa: rig.state.caFile });
     expect(await c.switchNow({ nodeId: n3 }).done).toMatchObject({ outcome: 'switched', to: n3, protocol: 'openvpn' });
     expect(await socksIp(port)).toBe(exitOf(n3));
     // Both older tunnels drain: the SSTP one and the first OpenVPN one still carry their downloads.
@@ -293,7 +290,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     // Short OpenVPN deadlines for the test; SSTP's CA is the rig's. The default protocol order.
     const s = await start(
       'filtered',
-      { sstp: { ca: rig.state.caFile } },
+      { nodeCa: rig.state.caFile },
       { groups: { connectTimeoutMs: 5_000, maxAttempts: 3 } },
     );
     const a = s.app;
@@ -330,7 +327,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     app = null;
     const again = await start(
       'filtered-again',
-      { sstp: { ca: rig.state.caFile } },
+      { nodeCa: rig.state.caFile },
       { dataDir: s.dataDir, groups: { connectTimeoutMs: 5_000 } },
     );
     expect(again.app.controller!.protocols.preferred).toBe('sstp');

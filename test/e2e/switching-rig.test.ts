@@ -213,7 +213,7 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
 
   it('SE-VPN (#35): a switch from one SE-VPN node to another under a running download breaks nothing, and new requests leave by the new node', async () => {
     // SE-VPN alone; the rig's hub is RIG (SoftEther keeps VPNGATE for VPN Gate), its CA names the nodes.
-    const a = await start({ tunnel: { protocols: ['sevpn'], sstp: { ca: rig.state.caFile }, sevpn: { hub: 'RIG' } } });
+    const a = await start({ tunnel: { protocols: ['sevpn'], nodeCa: rig.state.caFile, sevpn: { hub: 'RIG' } } });
     const c = a.controller!;
     expect(c.active!.egress.protocol).toBe('sevpn');
     const from = c.active!.node.id;

@@ -37,6 +37,7 @@ const state = (over: Partial<TrayState> = {}): TrayState => ({
       state: 'ready',
       rttMs: 41.6,
       sessions: 2,
+      honesty: 'honest',
     },
   }),
   nodes: Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i, state: i === 3 ? 'active' : 'candidate' })),

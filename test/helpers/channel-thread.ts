@@ -15,6 +15,7 @@ export const IDLE_DIAGNOSTICS: TunnelDiagnostics = {
   dnsHits: 0,
   dnsMisses: 0,
   weakTls: false,
+  trustRule: 'private-ca',
   wasmMemoryBytes: 0,
   heapUsedBytes: 0,
 };
@@ -66,7 +67,7 @@ export class ChannelThread extends EventEmitter implements TunnelThread {
     this.host = tunnel ? new TunnelHost(port1, tunnel, () => this.#end(0)) : null;
     port1.on('message', (batch) => this.host?.handle(batch));
     // A null tunnel: opened, then silent (a hung worker).
-    const opened: FromTunnel = { t: 'opened', info: { diagnostics: IDLE_DIAGNOSTICS } };
+    const opened: FromTunnel = { t: 'opened', info: { diagnostics: IDLE_DIAGNOSTICS, dnsServers: [] } };
     if (this.host) this.host.out.send(opened);
     else port1.postMessage([opened]);
   }

@@ -2,6 +2,7 @@ import pino from 'pino';
 import { buildConfig, type ConfigInput, type GatehopConfig } from '../../core/app/index.js';
 import type { Logger } from '../../core/common/index.js';
 import type { Rig } from '../rig/rig.js';
+import { HONESTY_BODY } from '../rig/services/fixed.mjs';
 
 /**
  * The config of a core that runs in the test process over a rig: its API look-alike as the node
@@ -32,4 +33,23 @@ export function rigAppConfig(rig: Rig, dataDir: string, over: ConfigInput = {}):
 /** A logger writing JSON lines to `path` synchronously, so a failing test can read them at once. */
 export function fileLogger(path: string, level = 'info'): Logger {
   return pino({ level, base: undefined }, pino.destination({ dest: path, sync: true }));
+}
+
+/**
+ * The honesty checks (#43) aimed at the rig's own "internet" instead of the public targets it
+ * cannot reach: files.test as the DNS canary, names under nx.test (a zone with no names) for
+ * NXDOMAIN, the fixed page /honesty.txt, TLS to tls.rig.test and DNS over HTTPS at doh.rig.test
+ * (both with certificates from the rig's "public" root: install it with installPublicRoot).
+ */
+export function rigHonesty(rig: Rig): Pick<ConfigInput, 'honesty' | 'dohServers'> {
+  const inet = rig.state.inetAddress;
+  return {
+    honesty: {
+      dns: { canaries: [{ name: 'files.test', addresses: [inet] }], nxdomainZone: 'nx.test' },
+      http: [{ url: 'http://files.test/honesty.txt', status: 200, body: HONESTY_BODY }],
+      tls: [{ host: 'tls.rig.test', port: 443 }],
+      timeoutMs: 15_000,
+    },
+    dohServers: [{ address: inet, serverName: 'doh.rig.test', port: 443, path: '/dns-query' }],
+  };
 }

@@ -61,7 +61,7 @@ describe('OpenVPN carriers', () => {
     expect(Buffer.concat(received)).toEqual(frame(Buffer.from('ping')));
   });
 
-  it('TCP: a record of an impossible length is GH_ERR_OVPN_PROTOCOL, said once; the server closing is GH_ERR_NETSTACK_CLOSED', async () => {
+  it('TCP: a record of an impossible length is GH_ERR_OVPN_PROTOCOL, said once; the server closing is GH_ERR_EGRESS_CLOSED', async () => {
     const port = await tcpServer((s) => s.write(Buffer.from([0xff, 0xff, 1, 2, 3])));
     const sink = recorder();
     const c = await openTo(port, 'tcp', sink);
@@ -74,7 +74,7 @@ describe('OpenVPN carriers', () => {
     const sink2 = recorder();
     await openTo(closing, 'tcp', sink2);
     await until(() => (sink2.errors.length > 0 ? true : undefined), 5_000, 'the close');
-    expect(sink2.errors.map((e) => e.code)).toEqual(['GH_ERR_NETSTACK_CLOSED']);
+    expect(sink2.errors.map((e) => e.code)).toEqual(['GH_ERR_EGRESS_CLOSED']);
   });
 
   it('TCP: a refused port rejects the open with GH_ERR_EGRESS_CONNECT_REFUSED; nothing reaches the sink after close', async () => {

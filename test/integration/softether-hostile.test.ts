@@ -56,7 +56,7 @@ describe('a hostile SE-VPN server', () => {
     dialSeVpn({
       host: '127.0.0.1',
       port,
-      trust: { ca: [cert], serverName: null },
+      trust: { profileCa: [cert], serverName: null },
       hub: 'VPNGATE',
       username: 'vpn',
       password: 'vpn',

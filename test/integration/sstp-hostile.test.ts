@@ -66,7 +66,12 @@ const OK = 'HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\nServer: M
 const status = (attribute: number, code: number): Buffer => Buffer.from([0, 0, 0, attribute, 0, 0, 0, code]);
 
 function client(port: number): SstpClient {
-  const c = new SstpClient({ host: '127.0.0.1', port, serverName: NAME, ca: [pki.ca], logger: silentLogger() });
+  const c = new SstpClient({
+    host: '127.0.0.1',
+    port,
+    trust: { profileCa: [], extraRoots: [pki.ca], serverName: NAME },
+    logger: silentLogger(),
+  });
   c.on('error', () => {});
   return c;
 }
@@ -228,13 +233,12 @@ describe('SSTP against hostile or refusing servers', () => {
     const c = new SstpClient({
       host: '127.0.0.1',
       port,
-      serverName: 'public-vpn-8.opengw.net',
-      ca: [pki.ca],
+      trust: { profileCa: [], extraRoots: [pki.ca], serverName: 'public-vpn-8.opengw.net' },
       logger: silentLogger(),
     });
     c.on('error', () => {});
     await expect(c.connect({ timeoutMs: 5_000 })).rejects.toMatchObject({
-      code: 'GH_ERR_SSTP_TLS_FAILED',
+      code: 'GH_ERR_NODE_CERT_REFUSED',
       message: expect.stringMatching(/public-vpn-8\.opengw\.net .*certificate is refused/),
     });
   });

@@ -42,6 +42,12 @@ export interface RigState {
   nfqDelay: string;
   /** The rig's CA: it signed every node's certificate (SSTP verifies by DDNS name, OpenVPN by this CA). */
   caFile: string;
+  /**
+   * A stand-in for the public roots (#43): install it as the process's extra roots (installPublicRoot)
+   * as ISRG Root X1 is for real. It signed the inet host's HTTPS names (tls.rig.test, doh.rig.test).
+   */
+  publicRootFile: string;
+  publicRootKey: string;
   nodes: RigNode[];
   apiUrl: string;
   apiControlUrl: string;
@@ -52,6 +58,12 @@ export interface RigOptions {
   openvpn?: string[];
   client?: boolean;
   bigMib?: number;
+  /**
+   * SoftEther nodes that tamper (#43), by id: `dns` (its resolver lies for files.test and answers
+   * names under nx.test), `http` (its outgoing HTTP gets a script injected), `tls` (its outgoing
+   * TLS to the inet host meets its own CA).
+   */
+  dishonest?: Record<string, 'dns' | 'http' | 'tls'>;
 }
 
 export interface Impairment {
@@ -115,6 +127,13 @@ export class Rig {
     const args = ['--nodes', String(opts.nodes ?? 2), '--openvpn', (opts.openvpn ?? []).join(',')];
     if (opts.client) args.push('--client');
     if (opts.bigMib) args.push('--big-mib', String(opts.bigMib));
+    if (opts.dishonest)
+      args.push(
+        '--dishonest',
+        Object.entries(opts.dishonest)
+          .map(([id, mode]) => `${id}=${mode}`)
+          .join(','),
+      );
     const out = await new Promise<string>((resolvePromise, reject) => {
       const child = spawn('bash', [resolve(RIG_DIR, 'up'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -254,6 +273,16 @@ export class Rig {
     else map[exit] = status;
     writeFileSync(`${file}.tmp`, JSON.stringify(map));
     renameSync(`${file}.tmp`, file); // the server never reads half a file
+  }
+
+  /**
+   * The node's way out disappears (its exit side drops everything): the tunnel to it stays up, but
+   * nothing it is asked to reach answers. Returns a function that puts it back.
+   */
+  cutExit(nodeName: string): () => void {
+    const n = this.node(nodeName);
+    this.#ns(n.ns, ['iptables', '-I', 'OUTPUT', '-o', 'eth1', '-j', 'DROP']);
+    return () => void this.#ns(n.ns, ['iptables', '-D', 'OUTPUT', '-o', 'eth1', '-j', 'DROP'], true);
   }
 
   /** Every packet to and from the node's VPN side disappears (a dead route, not a closed port). */
@@ -626,6 +655,61 @@ export class Rig {
       });
     });
     return new NativeClient(child, this.state.clientNs);
+  }
+
+  /**
+   * Gives a SoftEther node a new certificate (vpncmd ServerCertSet, as its operator would; every
+   * protocol uses it from the next connection): from the rig's "public" root or its private CA, for
+   * `names` (SAN DNS entries). Returns the certificate's PEM.
+   */
+  setNodeCert(nodeName: string, issuer: 'public' | 'rig', names: string[]): string {
+    const n = this.node(nodeName);
+    const dir = resolve(this.state.dir, 'pki');
+    const id = `${n.id}-${issuer}-${Math.random().toString(16).slice(2, 8)}`;
+    const [ca, key] =
+      issuer === 'public'
+        ? [this.state.publicRootFile, this.state.publicRootKey]
+        : [this.state.caFile, resolve(dir, 'ca.key')];
+    const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+    openssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      `/CN=${names[0]}`,
+      '-keyout',
+      `${id}.key`,
+      '-out',
+      `${id}.csr`,
+    );
+    writeFileSync(
+      resolve(dir, `${id}.ext`),
+      `subjectAltName=${names.map((x) => `DNS:${x}`).join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
+    );
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${id}.csr`,
+      '-CA',
+      ca,
+      '-CAkey',
+      key,
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      `${id}.ext`,
+      '-out',
+      `${id}.crt`,
+    );
+    this.#vpncmd(n.ns, null, [
+      'ServerCertSet',
+      `/LOADCERT:${resolve(dir, `${id}.crt`)}`,
+      `/LOADKEY:${resolve(dir, `${id}.key`)}`,
+    ]);
+    return readFileSync(resolve(dir, `${id}.crt`), 'utf8');
   }
 
   /**

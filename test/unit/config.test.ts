@@ -64,9 +64,15 @@ describe('config', () => {
       'sstp',
       'openvpn',
     ]);
-    expect(
-      buildConfig({ tunnel: { protocols: ['sstp'], sstp: { ca: 'rig-ca.pem', sni: false } } }, {}).tunnel.sstp,
-    ).toMatchObject({ ca: expect.stringMatching(/\/rig-ca\.pem$/), sni: false });
+    // The extra CA is tunnel.nodeCa, for every protocol (#43); the SSTP-era name is still read, with a notice.
+    const old = buildConfig({ tunnel: { protocols: ['sstp'], sstp: { ca: 'rig-ca.pem', sni: false } } }, {});
+    expect(old.tunnel.nodeCa).toMatch(/\/rig-ca\.pem$/);
+    expect(old.tunnel.sstp).toMatchObject({ ca: undefined, sni: false });
+    expect(old.notices).toEqual([expect.stringMatching(/tunnel\.sstp\.ca is the old name of tunnel\.nodeCa/)]);
+    const both = buildConfig({ tunnel: { nodeCa: 'new.pem', sstp: { ca: 'old.pem' } } }, {});
+    expect(both.tunnel.nodeCa).toMatch(/\/new\.pem$/);
+    expect(both.notices).toEqual([expect.stringMatching(/tunnel\.sstp\.ca is ignored/)]);
+    expect(buildConfig({ tunnel: { nodeCa: 'ca.pem' } }, {}).notices).toEqual([]);
     expect(() => buildConfig({ tunnel: { protocols: [] } }, {})).toThrow(/tunnel\.protocols/);
     expect(() => buildConfig({ tunnel: { protocols: ['sstp', 'sstp'] } }, {})).toThrow(
       /tunnel\.protocols: each protocol at most once/,

@@ -23,21 +23,28 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
   it('dials a listed node at its row address, whatever name its profile gives', () => {
     const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger());
     expect(routes.hostOf(node!)).toBe('203.0.113.1');
-    expect(routes.tunnelRoute(node!)).toEqual({ remoteHost: '203.0.113.1' });
+    // …and its certificate is judged under its DDNS name (#43), never the address dialled.
+    expect(routes.tunnelRoute(node!)).toEqual({
+      remoteHost: '203.0.113.1',
+      trust: { serverName: 'public-vpn-1.opengw.net' },
+    });
   });
 
   it('dials its DDNS name with connectBy: hostname, for the probe and the tunnel alike', () => {
     const routes = new NodeRoutes(() => buildConfig({ vpngate: { connectBy: 'hostname' } }, {}), store, silentLogger());
-    expect(routes.tunnelRoute(node!)).toEqual({ remoteHost: routes.hostOf(node!) });
+    expect(routes.tunnelRoute(node!)).toEqual({
+      remoteHost: routes.hostOf(node!),
+      trust: { serverName: 'public-vpn-1.opengw.net' },
+    });
     expect(routes.hostOf(node!)).toBe('public-vpn-1.opengw.net');
   });
 
-  it('trusts the user’s own profile as it is', () => {
+  it('trusts the user’s own profile as it is (no name: OpenVPN’s own rule)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-routes-'));
     writeFileSync(join(dir, 'mine.ovpn'), vpnGateProfile('192.168.1.5', 1194, 'udp'));
     const mine = staticNodeFromFile(join(dir, 'mine.ovpn'));
     const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger());
-    expect(routes.tunnelRoute(mine)).toEqual({});
+    expect(routes.tunnelRoute(mine)).toEqual({ trust: { serverName: null } });
     expect(routes.hostOf(mine)).toBe('192.168.1.5');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../../core/common/index.js';
-import { checkServerCertificate, parseProfile } from '../../core/ovpn/index.js';
+import { ErrorCodes, profileCertificateProblem as checkServerCertificate } from '../../core/common/index.js';
+import { parseProfile } from '../../core/ovpn/index.js';
 import { vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 
 describe('.ovpn profile parsing', () => {

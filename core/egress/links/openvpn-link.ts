@@ -1,4 +1,4 @@
-import { parseUpstreamUrl, type Logger } from '../../common/index.js';
+import { parseUpstreamUrl, type Logger, type TrustRule } from '../../common/index.js';
 import { parseProfile, TunnelClient, type PushedConfig } from '../../ovpn/index.js';
 import type { LinkConfig, LinkPhase, OpenedLink, OpenVpnLinkSpec, TunnelLink } from '../tunnel-link.js';
 
@@ -33,6 +33,10 @@ export class OpenVpnLink implements TunnelLink {
 
   get lastReceivedAt(): number {
     return this.client.lastReceivedAt;
+  }
+
+  get trustRule(): TrustRule | null {
+    return this.client.trustRule;
   }
 
   get weakTls(): boolean {
@@ -81,6 +85,7 @@ export async function openOpenVpnLink(
     logger: o.logger,
     reconnectForMs: 8_000,
     ...(spec.legacyTls ? { legacyTls: true } : {}),
+    ...(spec.trust ? { trust: spec.trust } : {}),
     transport: {
       ...(spec.remoteHost ? { host: spec.remoteHost } : {}),
       upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,

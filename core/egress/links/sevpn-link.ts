@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parseUpstreamUrl, type Logger } from '../../common/index.js';
+import { parseUpstreamUrl, type Logger, type TrustRule } from '../../common/index.js';
 import { dialSeVpn, dialSeVpnAdditional, SeSession } from '../../softether/index.js';
 import type { LinkConfig, LinkPhase, OpenedLink, SeVpnLinkSpec, TunnelLink } from '../tunnel-link.js';
 
@@ -21,7 +21,10 @@ export class SeVpnLink implements TunnelLink {
   readonly weakTls = false;
   #up = true;
 
-  constructor(readonly session: SeSession) {
+  constructor(
+    readonly session: SeSession,
+    readonly trustRule: TrustRule,
+  ) {
     session.on('down', () => {
       this.#up = false;
     });
@@ -45,7 +48,7 @@ export class SeVpnLink implements TunnelLink {
   }
 
   onPackets(fn: (frames: Buffer[]) => void): void {
-    this.session.on('frames', fn);
+    this.session.onFrames(fn);
   }
 
   onDown(fn: (reason: string) => void): void {
@@ -68,7 +71,7 @@ export async function openSeVpnLink(
   const to = {
     host: spec.host,
     port: spec.port,
-    trust: { ca: spec.ca ?? [], roots: spec.roots ?? [], serverName: spec.serverName ?? null },
+    trust: spec.trust,
     ...(spec.sni !== undefined ? { sni: spec.sni } : {}),
     upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,
   };
@@ -103,5 +106,5 @@ export async function openSeVpnLink(
     transport: 'tls',
     ethernet: { mac: Buffer.from(spec.mac, 'hex') },
   };
-  return { link: new SeVpnLink(session), config };
+  return { link: new SeVpnLink(session, conn.trustRule), config };
 }

@@ -1,4 +1,4 @@
-import { parseUpstreamUrl, type Logger } from '../../common/index.js';
+import { parseUpstreamUrl, type Logger, type TrustRule } from '../../common/index.js';
 import { SstpClient } from '../../sstp/index.js';
 import type { LinkConfig, LinkPhase, OpenedLink, SstpLinkSpec, TunnelLink } from '../tunnel-link.js';
 
@@ -11,6 +11,10 @@ export class SstpLink implements TunnelLink {
   readonly counters = { reconnects: 0, decryptFailures: 0 };
   /** SSTP is TLS 1.2+ with the OS's defaults; it never falls back. */
   readonly weakTls = false;
+
+  get trustRule(): TrustRule | null {
+    return this.client.trustRule;
+  }
 
   constructor(readonly client: SstpClient) {
     client.on('error', () => {}); // reported through 'state'
@@ -56,10 +60,8 @@ export async function openSstpLink(
   const client = new SstpClient({
     host: spec.host,
     port: spec.port,
-    serverName: spec.serverName,
+    trust: spec.trust,
     ...(spec.sni !== undefined ? { sni: spec.sni } : {}),
-    ...(spec.ca ? { ca: spec.ca } : {}),
-    ...(spec.profileCa ? { profileCa: spec.profileCa } : {}),
     ...(spec.username ? { username: spec.username } : {}),
     ...(spec.password ? { password: spec.password } : {}),
     upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,

@@ -1,3 +1,4 @@
+import type { TrustRule } from '../../common/index.js';
 import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
 
 /** What crosses a thread boundary for an error: GatehopError's code and message. */
@@ -32,6 +33,8 @@ export interface TunnelDiagnostics {
   dnsMisses: number;
   /** The control channel runs on legacy TLS (the server refused modern TLS): shown as weak. */
   weakTls: boolean;
+  /** Which rule of the node trust rule accepted the server's certificate (core/common/node-trust). */
+  trustRule: TrustRule | null;
   /** lwIP's WebAssembly memory and the JS heap of the thread the tunnel runs in. */
   wasmMemoryBytes: number;
   heapUsedBytes: number;
@@ -40,6 +43,8 @@ export interface TunnelDiagnostics {
 /** What the tunnel's open yields, for the main thread's copy of the egress. */
 export interface TunnelOpened {
   diagnostics: TunnelDiagnostics;
+  /** The resolvers the tunnel gave (pushed, or the hub's DHCP lease): the node's own. */
+  dnsServers: string[];
 }
 
 /** Main thread → tunnel worker. Stream and socket ids are chosen by the main thread. */

@@ -76,7 +76,7 @@ async function open(data: TunnelWorkerData, run: { opening: AbortController; hos
     const tunnel = await TunnelEgress.open({ ...opts, logger, signal: run.opening.signal });
     // The host posts the tunnel's end before it calls back: 'idle' comes after all of it.
     run.host = new TunnelHost(port!, tunnel, () => becomeIdle(run));
-    run.host.out.send({ t: 'opened', info: { diagnostics: tunnel.diagnostics() } });
+    run.host.out.send({ t: 'opened', info: { diagnostics: tunnel.diagnostics(), dnsServers: [...tunnel.dnsServers] } });
   } catch (err) {
     post({ t: 'open-failed', error: errorToJson(err) });
     becomeIdle(run);

@@ -18,7 +18,7 @@ import type {
   EgressTcpConnection,
   EgressUdpSocket,
 } from '../types.js';
-import type { FromTunnel, ToTunnel, TunnelDiagnostics, TunnelWorkerData } from './messages.js';
+import type { FromTunnel, ToTunnel, TunnelDiagnostics, TunnelOpened, TunnelWorkerData } from './messages.js';
 import { Outbox } from './outbox.js';
 import { ThreadHold, type TunnelThread } from './thread-hold.js';
 import { WorkerTcpStream } from './worker-tcp-stream.js';
@@ -73,14 +73,18 @@ export class WorkerTunnelEgress implements Egress {
   #released = false;
   #lastHeard = Date.now();
 
-  private constructor(opts: AttachOptions, hold: ThreadHold, out: Outbox<ToTunnel>, diagnostics: TunnelDiagnostics) {
+  /** The resolvers the tunnel gave: the node's own (what an honesty check asks). */
+  readonly dnsServers: readonly string[];
+
+  private constructor(opts: AttachOptions, hold: ThreadHold, out: Outbox<ToTunnel>, info: TunnelOpened) {
     this.id = opts.id;
     this.nodeId = opts.nodeId;
     this.protocol = opts.protocol ?? 'openvpn';
     this.#hold = hold;
     this.#out = out;
     this.#logger = opts.logger;
-    this.#diagnostics = diagnostics;
+    this.#diagnostics = info.diagnostics;
+    this.dnsServers = Object.freeze([...info.dnsServers]);
     const hangMs = opts.hangMs ?? 10_000;
     const everyMs = Math.min(1_000, hangMs / 2);
     const sleeps = new SleepDetector(everyMs);
@@ -130,7 +134,7 @@ export class WorkerTunnelEgress implements Egress {
               if (settled) continue; // aborted meanwhile: the 'close' sent then ends this tunnel
               settled = true;
               opts.signal?.removeEventListener('abort', onAbort);
-              egress = new WorkerTunnelEgress(opts, hold, out, m.info.diagnostics);
+              egress = new WorkerTunnelEgress(opts, hold, out, m.info);
               resolve(egress);
             } else if (m.t === 'open-failed') {
               fail(errorFromJson(m.error));

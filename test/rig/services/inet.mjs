@@ -4,14 +4,55 @@
 //              from the server for the whole download (a client-side limit lets buffers run ahead)
 //              /health: 200, or the status HEALTH_FILE (JSON {callerAddress: status}) names for the caller,
 //              so a test can make one node's probe fail (Rig.failHealth)
+//              /honesty.txt: a fixed body (the honesty checks' plain-HTTP target, #43)
+//   HTTP :8080 the same (a dishonest node's injector fetches from here, past its own redirect of :80)
+//   HTTPS :443 (with TLS_CERT/TLS_KEY: tls.rig.test and doh.rig.test from the rig's "public" root)
+//              the same pages, and /dns-query: DNS over HTTPS (RFC 8484) answering as the rig's
+//              dnsmasq does: files.test and *.rig.test are this host, anything else does not exist
 //   UDP  :7    echo
-// Usage: node inet.mjs ADDRESS BIG_BYTES [HEALTH_FILE]
+// Usage: node inet.mjs ADDRESS BIG_BYTES [HEALTH_FILE] [TLS_CERT TLS_KEY]
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import dnsPacket from 'dns-packet';
+import { HONESTY_BODY } from './fixed.mjs';
 import { seededStream } from './stream.mjs';
 
-const [address, bigBytes, healthFile] = [process.argv[2], Number(process.argv[3]), process.argv[4]];
+const [address, bigBytes, healthFile, tlsCert, tlsKey] = [
+  process.argv[2],
+  Number(process.argv[3]),
+  process.argv[4],
+  process.argv[5],
+  process.argv[6],
+];
+
+/** DNS over HTTPS, as the rig's dnsmasq answers. */
+function dohAnswer(req, res) {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let q;
+    try {
+      q = dnsPacket.decode(Buffer.concat(chunks));
+    } catch {
+      res.writeHead(400);
+      return res.end();
+    }
+    const question = q.questions?.[0];
+    const name = (question?.name ?? '').toLowerCase();
+    const ours = name === 'files.test' || name === 'rig.test' || name.endsWith('.rig.test');
+    const answer = dnsPacket.encode({
+      type: 'response',
+      id: q.id,
+      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (ours ? 0 : 3),
+      questions: q.questions,
+      answers: ours && question.type === 'A' ? [{ type: 'A', name, ttl: 60, data: address }] : [],
+    });
+    res.writeHead(200, { 'Content-Type': 'application/dns-message', 'Content-Length': answer.length });
+    res.end(answer);
+  });
+}
 
 function healthStatus(caller) {
   try {
@@ -57,7 +98,7 @@ function sendPaced(res, total, rate) {
   tick();
 }
 
-const http = createServer((req, res) => {
+function serve(req, res) {
   const [path, query = ''] = (req.url ?? '/').split('?');
   if (path === '/big') {
     const rate = Number(new URLSearchParams(query).get('rate'));
@@ -74,10 +115,24 @@ const http = createServer((req, res) => {
     res.writeHead(204);
     return res.end();
   }
+  if (path === '/honesty.txt') {
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(HONESTY_BODY) });
+    return res.end(HONESTY_BODY);
+  }
+  if (path === '/dns-query' && req.method === 'POST' && req.socket.encrypted) return dohAnswer(req, res);
   res.setHeader('Content-Type', 'text/html');
   res.end('<!doctype html><title>files.test</title><p>Hello from the rig internet.</p>\n');
-});
+}
+const http = createServer(serve);
 http.keepAliveTimeout = 60_000;
+const http8080 = createServer(serve);
+const https = tlsCert ? createHttpsServer({ cert: readFileSync(tlsCert), key: readFileSync(tlsKey) }, serve) : null;
 const udp = createSocket('udp4');
 udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));
-udp.bind(7, address, () => http.listen(80, address, () => process.stdout.write('ready\n')));
+udp.bind(7, address, () =>
+  http.listen(80, address, () =>
+    http8080.listen(8080, address, () =>
+      https ? https.listen(443, address, () => process.stdout.write('ready\n')) : process.stdout.write('ready\n'),
+    ),
+  ),
+);

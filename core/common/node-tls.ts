@@ -1,0 +1,72 @@
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { abortReason, ErrorCodes, GatehopError } from './errors.js';
+import { dialNodeTcp } from './node-tcp.js';
+import { judgeNodeCertificate, trustedCas, type NodeTrust, type TrustRule } from './node-trust.js';
+import type { UpstreamProxy } from './upstream-proxy.js';
+
+export interface NodeTlsOptions {
+  host: string;
+  port: number;
+  trust: NodeTrust;
+  /** Send the DDNS name as SNI (SoftEther's client and Windows' SSTP do); off where a filter reads SNI. */
+  sni?: boolean;
+  upstream?: UpstreamProxy | null;
+  alpn?: string[];
+  signal: AbortSignal;
+  /** What the connection is for, in errors ("SSTP to vpn123.opengw.net (1.2.3.4:443)"). */
+  what: string;
+}
+
+/** A TLS connection to a node whose certificate the node trust rule accepted, and the rule that did. */
+export interface NodeTlsConnection {
+  tls: TLSSocket;
+  rule: TrustRule;
+  /** Why the rule accepted it ("ISRG Root X1 vouches for it as vpn1.opengw.net"). */
+  detail: string;
+}
+
+/**
+ * The one TLS dial to a node for SSTP and SE-VPN: TCP (straight or through the upstream), then
+ * TLS judged by the node trust rule (node-trust.ts) after the handshake. The name checked is the
+ * DDNS name, whether or not it went out as SNI, and never the address dialled. A refused
+ * certificate is GH_ERR_NODE_CERT_REFUSED with the reason; the connection is closed before any
+ * protocol byte is sent.
+ */
+export async function dialNodeTls(o: NodeTlsOptions): Promise<NodeTlsConnection> {
+  const tcp = await dialNodeTcp({ host: o.host, port: o.port, upstream: o.upstream, signal: o.signal, what: o.what });
+  return new Promise<NodeTlsConnection>((resolve, reject) => {
+    const name = o.trust.serverName;
+    const tls = tlsConnect({
+      socket: tcp,
+      ...(o.sni !== false && name ? { servername: name } : {}),
+      ca: trustedCas(o.trust),
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
+      ...(o.alpn ? { ALPNProtocols: o.alpn } : {}),
+    });
+    const settle = (err: Error | null, value?: NodeTlsConnection): void => {
+      o.signal.removeEventListener('abort', onAbort);
+      tls.off('error', onError);
+      tls.off('secureConnect', onSecure);
+      if (err) {
+        tls.destroy();
+        reject(err);
+      } else resolve(value!);
+    };
+    const onAbort = (): void => settle(abortReason(o.signal, `TLS with ${o.what}`));
+    const onError = (err: Error): void =>
+      settle(new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${o.what}: ${err.message}`, { cause: err }));
+    const onSecure = (): void => {
+      const verdict = judgeNodeCertificate(tls, o.trust);
+      if (!verdict.ok)
+        return settle(
+          new GatehopError(ErrorCodes.NODE_CERT_REFUSED, `${o.what}: the certificate is refused: ${verdict.why}`),
+        );
+      settle(null, { tls, rule: verdict.rule, detail: verdict.detail });
+    };
+    if (o.signal.aborted) return onAbort();
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    tls.once('error', onError);
+    tls.once('secureConnect', onSecure);
+  });
+}

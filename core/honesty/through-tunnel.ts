@@ -1,0 +1,315 @@
+/**
+ * The few exchanges an honesty check makes through one node's tunnel, each bounded in time (the
+ * caller's signal) and in bytes (a shared meter): a DNS query over UDP to a resolver, DNS over
+ * HTTPS to a resolver by address, a plain-HTTP GET, a TLS handshake checked against the OS roots.
+ * Nothing here decides anything about the node; checks.ts does.
+ */
+import { randomInt, X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { Duplex } from 'node:stream';
+import {
+  checkServerIdentity,
+  connect as tlsConnect,
+  type DetailedPeerCertificate,
+  type PeerCertificate,
+  type TLSSocket,
+} from 'node:tls';
+import * as dnsPacket from 'dns-packet';
+import { abortReason, ErrorCodes, GatehopError, publicRoots, subjectName } from '../common/index.js';
+import type { Egress } from '../egress/index.js';
+import type { DohServer } from './options.js';
+
+/** Bytes moved so far by one check, both ways; past `max` every exchange stops. */
+export class ByteMeter {
+  n = 0;
+  constructor(readonly max: number) {}
+
+  add(bytes: number): void {
+    this.n += bytes;
+    if (this.n > this.max)
+      throw new GatehopError(ErrorCodes.BUFFER_OVERFLOW, `the check's byte budget (${this.max}) is spent`);
+  }
+}
+
+export interface Exchange {
+  signal: AbortSignal;
+  meter: ByteMeter;
+}
+
+/** A DNS answer: the response code and the addresses of the asked type. */
+export interface DnsAnswer {
+  rcode: string;
+  addresses: string[];
+}
+
+const MAX_HTTP_HEAD = 16 * 1024;
+
+/** One A query to `server` (UDP, port 53) through the egress; two tries. */
+export async function dnsOverUdp(egress: Egress, server: string, name: string, x: Exchange): Promise<DnsAnswer> {
+  const socket = await egress.bindUdp();
+  const id = randomInt(1, 0xffff);
+  const query = dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ type: 'A', name, class: 'IN' }],
+  });
+  try {
+    return await new Promise<DnsAnswer>((resolve, reject) => {
+      let tries = 0;
+      let timer: NodeJS.Timeout | null = null;
+      const send = (): void => {
+        tries++;
+        try {
+          x.meter.add(query.length);
+        } catch (err) {
+          return finish(err as Error);
+        }
+        socket.send(query, server, 53);
+        timer = setTimeout(
+          () =>
+            tries < 2
+              ? send()
+              : finish(new GatehopError(ErrorCodes.DNS_TIMEOUT, `${server} did not answer for ${name}`)),
+          2_000,
+        );
+      };
+      const finish = (err: Error | null, value?: DnsAnswer): void => {
+        if (timer) clearTimeout(timer);
+        x.signal.removeEventListener('abort', onAbort);
+        if (err) reject(err);
+        else resolve(value!);
+      };
+      const onAbort = (): void => finish(abortReason(x.signal, `DNS ${name} at ${server}`));
+      socket.onMessage((d) => {
+        if (d.address !== server || d.port !== 53) return;
+        try {
+          x.meter.add(d.data.length);
+          const r = dnsPacket.decode(d.data);
+          if (r.id !== id) return;
+          finish(null, answerOf(r));
+        } catch (err) {
+          finish(err as Error);
+        }
+      });
+      socket.onClose(() => finish(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'the tunnel closed')));
+      x.signal.throwIfAborted();
+      x.signal.addEventListener('abort', onAbort, { once: true });
+      send();
+    });
+  } finally {
+    socket.close();
+  }
+}
+
+function answerOf(r: dnsPacket.Packet): DnsAnswer {
+  const rcode = (r as { rcode?: string }).rcode ?? 'NOERROR';
+  const addresses = (r.answers ?? [])
+    .filter((a): a is dnsPacket.StringAnswer => a.type === 'A' && typeof a.data === 'string')
+    .map((a) => a.data);
+  return { rcode, addresses };
+}
+
+/** A TCP stream through the egress whose bytes count on the meter, and whose life ends with the signal. */
+async function openMetered(egress: Egress, host: string, port: number, x: Exchange): Promise<Duplex> {
+  const { stream } = await egress.connectTcp(host, port, { signal: x.signal, timeoutMs: 6_000 });
+  const onAbort = (): void => void stream.destroy(abortReason(x.signal, `${host}:${port}`));
+  x.signal.addEventListener('abort', onAbort, { once: true });
+  stream.once('close', () => x.signal.removeEventListener('abort', onAbort));
+  const write = stream.write.bind(stream);
+  stream.write = ((chunk: Buffer | string, ...rest: unknown[]) => {
+    x.meter.add(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
+    return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof stream.write;
+  stream.on('data', (c: Buffer) => {
+    try {
+      x.meter.add(c.length);
+    } catch (err) {
+      stream.destroy(err as Error);
+    }
+  });
+  return stream;
+}
+
+/** The certificate verdict of a TLS handshake against the OS roots (public-roots.ts), by name. */
+export interface TlsOutcome {
+  /** Chains to a public root and is valid for the name asked. */
+  trusted: boolean;
+  /** OpenSSL's reason when the chain does not verify (UNABLE_TO_GET_ISSUER_CERT_LOCALLY, …), or a name mismatch. */
+  error: string | null;
+  /** Who issued the certificate shown (the top of what it sent). */
+  issuer: string;
+  /** The names it is for. */
+  subject: string;
+}
+
+/** TLS to `serverName` at `host`:`port` through the egress, verified against the OS roots. */
+export async function tlsHandshake(
+  egress: Egress,
+  host: string,
+  port: number,
+  serverName: string,
+  x: Exchange,
+): Promise<{ tls: TLSSocket; outcome: TlsOutcome }> {
+  const stream = await openMetered(egress, host, port, x);
+  return new Promise((resolve, reject) => {
+    const tls = tlsConnect({
+      socket: stream,
+      ...(isIP(serverName) ? {} : { servername: serverName }),
+      ca: [...publicRoots().pems],
+      rejectUnauthorized: false,
+      ALPNProtocols: ['http/1.1'],
+    });
+    const fail = (err: Error): void => {
+      tls.destroy();
+      reject(err);
+    };
+    tls.once('error', fail);
+    tls.once('secureConnect', () => {
+      tls.off('error', fail);
+      tls.on('error', () => {});
+      const cert = tls.getPeerCertificate(true);
+      const top = topOf(cert);
+      const nameError = tls.authorized ? (tlsCheckName(serverName, cert) ?? null) : null;
+      resolve({
+        tls,
+        outcome: {
+          trusted: tls.authorized && nameError === null,
+          error: tls.authorized ? nameError : String(tls.authorizationError ?? 'UNKNOWN'),
+          issuer: top,
+          subject: typeof cert.subject?.CN === 'string' ? cert.subject.CN : (cert.subjectaltname ?? ''),
+        },
+      });
+    });
+  });
+}
+
+/** Node's own name rule (RFC 6125), as a browser applies it. */
+function tlsCheckName(serverName: string, cert: PeerCertificate): string | undefined {
+  const err = checkServerIdentity(serverName, cert);
+  return err ? `ERR_TLS_CERT_ALTNAME_INVALID: ${err.message}` : undefined;
+}
+
+/** The issuer at the top of the chain the server showed (its root or last intermediate), by name. */
+function topOf(cert: DetailedPeerCertificate): string {
+  let c = cert;
+  for (let i = 0; i < 16 && c.issuerCertificate && c.issuerCertificate !== c; i++) c = c.issuerCertificate;
+  try {
+    const x = new X509Certificate(c.raw);
+    return x.subject === x.issuer ? subjectName(x) : (x.issuer.match(/CN=([^\n]+)/)?.[1] ?? subjectName(x));
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** A response to a plain request: status, headers (lower-case), body (at most what the meter allows). */
+export interface HttpResponse {
+  status: number;
+  headers: Map<string, string>;
+  body: Buffer;
+}
+
+/** HTTP/1.0 GET of `url` (plain http://) through the egress; the body whole, within the budget. */
+export async function httpGet(egress: Egress, url: string, x: Exchange): Promise<HttpResponse> {
+  const u = new URL(url);
+  const stream = await openMetered(egress, u.hostname.replace(/^\[|\]$/g, ''), Number(u.port || 80), x);
+  const request = `GET ${u.pathname}${u.search} HTTP/1.0\r\nHost: ${u.host}\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\nConnection: close\r\n\r\n`;
+  return readResponse(stream, Buffer.from(request, 'latin1'));
+}
+
+/** A request written to `stream` and its response read to the end (Connection: close). */
+function readResponse(stream: Duplex, request: Buffer): Promise<HttpResponse> {
+  return new Promise<HttpResponse>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (err: Error | null): void => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', finish);
+      stream.destroy();
+      if (err) return reject(err);
+      try {
+        resolve(parseResponse(Buffer.concat(chunks, size)));
+      } catch (e) {
+        reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    };
+    const onData = (c: Buffer): void => {
+      chunks.push(c);
+      size += c.length;
+    };
+    const onEnd = (): void => finish(null);
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+    stream.once('error', finish);
+    stream.write(request);
+  });
+}
+
+function parseResponse(raw: Buffer): HttpResponse {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end < 0 || end > MAX_HTTP_HEAD)
+    throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, 'the answer is not an HTTP response');
+  const lines = raw.subarray(0, end).toString('latin1').split('\r\n');
+  const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '');
+  if (!m)
+    throw new GatehopError(
+      ErrorCodes.SESSION_PROTOCOL,
+      `not an HTTP status line: ${JSON.stringify(lines[0]?.slice(0, 40))}`,
+    );
+  const headers = new Map<string, string>();
+  for (const l of lines.slice(1)) {
+    const i = l.indexOf(':');
+    if (i > 0) headers.set(l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim());
+  }
+  let body = raw.subarray(end + 4);
+  const length = Number(headers.get('content-length'));
+  if (Number.isInteger(length) && length >= 0 && length < body.length) body = body.subarray(0, length);
+  return { status: Number(m[1]), headers, body };
+}
+
+/**
+ * One A query by DNS over HTTPS (RFC 8484, POST) to a resolver dialled by address through the egress,
+ * its certificate checked for the resolver's name against the OS roots. A certificate that does not
+ * verify is thrown as GH_ERR_NODE_CERT_REFUSED with the issuer shown (it is itself evidence).
+ */
+export async function dnsOverHttps(egress: Egress, doh: DohServer, name: string, x: Exchange): Promise<DnsAnswer> {
+  const { tls, outcome } = await tlsHandshake(egress, doh.address, doh.port, doh.serverName, x);
+  if (!outcome.trusted) {
+    tls.destroy();
+    throw Object.assign(
+      new GatehopError(
+        ErrorCodes.NODE_CERT_REFUSED,
+        `${doh.serverName} (${doh.address}) showed a certificate from ${outcome.issuer}: ${outcome.error}`,
+      ),
+      { outcome },
+    );
+  }
+  const query = dnsPacket.encode({
+    type: 'query',
+    id: 0,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ type: 'A', name, class: 'IN' }],
+  });
+  const head = `POST ${doh.path} HTTP/1.1\r\nHost: ${doh.serverName}\r\nContent-Type: application/dns-message\r\nAccept: application/dns-message\r\nContent-Length: ${query.length}\r\nConnection: close\r\n\r\n`;
+  const res = await readResponse(tls, Buffer.concat([Buffer.from(head, 'latin1'), query]));
+  if (res.status !== 200)
+    throw new GatehopError(ErrorCodes.EGRESS_FAILED, `${doh.serverName} answered HTTP ${res.status}`);
+  const body = res.headers.get('transfer-encoding')?.includes('chunked') ? unchunk(res.body) : res.body;
+  return answerOf(dnsPacket.decode(body));
+}
+
+/** A chunked body joined (HTTP/1.1 servers may chunk even a short answer). */
+function unchunk(b: Buffer): Buffer {
+  const out: Buffer[] = [];
+  let o = 0;
+  while (o < b.length) {
+    const eol = b.indexOf('\r\n', o);
+    if (eol < 0) break;
+    const n = parseInt(b.subarray(o, eol).toString('latin1'), 16);
+    if (!Number.isFinite(n) || n <= 0) break;
+    out.push(b.subarray(eol + 2, eol + 2 + n));
+    o = eol + 2 + n + 2;
+  }
+  return Buffer.concat(out);
+}

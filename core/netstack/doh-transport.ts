@@ -1,0 +1,238 @@
+import type { Duplex } from 'node:stream';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { abortReason, ErrorCodes, GatehopError, publicRoots } from '../common/index.js';
+
+/** A DNS-over-HTTPS resolver dialled by address (RFC 8484); its certificate must be valid for `serverName`. */
+export interface DohEndpoint {
+  address: string;
+  serverName: string;
+  port: number;
+  path: string;
+}
+
+/** What the transport needs of a stack: TCP connections through it (so no query leaves the tunnel in clear). */
+export interface TcpOpener {
+  connectTcp(address: string, port: number, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<Duplex>;
+}
+
+/** The largest answer taken (a DNS message is at most 64 KiB). */
+const MAX_RESPONSE = 65_535 + 16 * 1024;
+
+interface Pending {
+  body: Buffer;
+  resolve: (b: Buffer) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * DNS over HTTPS through a tunnel's own stack (privacy.encryptedDns): one HTTP/1.1 keep-alive
+ * connection at a time per resolver, queries sent one after another on it, the next resolver tried
+ * when one fails. The node sees only TLS to the resolver's address, never a name.
+ */
+export class DohTransport {
+  #conn: { tls: TLSSocket; endpoint: DohEndpoint } | null = null;
+  #connecting: Promise<{ tls: TLSSocket; endpoint: DohEndpoint }> | null = null;
+  #queue: Pending[] = [];
+  #busy = false;
+  #next = 0;
+  #closed = false;
+  readonly stats = { queries: 0, connections: 0, failures: 0 };
+
+  constructor(
+    private readonly stack: TcpOpener,
+    private readonly endpoints: readonly DohEndpoint[],
+    private readonly timeoutMs = 5_000,
+  ) {
+    if (endpoints.length === 0) throw new GatehopError(ErrorCodes.CONFIG_INVALID, 'no DNS-over-HTTPS resolver given');
+  }
+
+  /** A DNS message in, its answer out (wire format). */
+  query(message: Buffer, signal?: AbortSignal): Promise<Buffer> {
+    if (this.#closed) return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'the tunnel is closed'));
+    this.stats.queries++;
+    return new Promise<Buffer>((resolve, reject) => {
+      const p: Pending = { body: message, resolve, reject };
+      if (signal) {
+        const onAbort = (): void => {
+          const i = this.#queue.indexOf(p);
+          if (i >= 0) this.#queue.splice(i, 1);
+          reject(abortReason(signal, 'DNS over HTTPS'));
+        };
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        const done = (): void => signal.removeEventListener('abort', onAbort);
+        p.resolve = (b) => (done(), resolve(b));
+        p.reject = (e) => (done(), reject(e));
+      }
+      this.#queue.push(p);
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    if (this.#busy || this.#closed) return;
+    const p = this.#queue.shift();
+    if (!p) return;
+    this.#busy = true;
+    this.#send(p)
+      .then(p.resolve, (err: Error) => {
+        this.stats.failures++;
+        p.reject(err);
+      })
+      .finally(() => {
+        this.#busy = false;
+        this.#pump();
+      });
+  }
+
+  /** One exchange: on this connection, or on a new one (the next resolver) if it fails before an answer. */
+  async #send(p: Pending): Promise<Buffer> {
+    let last: Error | null = null;
+    for (let attempt = 0; attempt < Math.max(2, this.endpoints.length); attempt++) {
+      let conn: { tls: TLSSocket; endpoint: DohEndpoint };
+      try {
+        conn = await this.#connection();
+      } catch (err) {
+        last = err as Error;
+        this.#next = (this.#next + 1) % this.endpoints.length;
+        continue;
+      }
+      try {
+        return await exchange(conn.tls, conn.endpoint, p.body, this.timeoutMs);
+      } catch (err) {
+        last = err as Error;
+        this.#drop();
+      }
+    }
+    throw new GatehopError(ErrorCodes.DNS_TIMEOUT, `DNS over HTTPS failed: ${last?.message ?? 'no resolver'}`);
+  }
+
+  #connection(): Promise<{ tls: TLSSocket; endpoint: DohEndpoint }> {
+    if (this.#conn && !this.#conn.tls.destroyed) return Promise.resolve(this.#conn);
+    this.#connecting ??= this.#open(this.endpoints[this.#next]!).finally(() => (this.#connecting = null));
+    return this.#connecting;
+  }
+
+  async #open(endpoint: DohEndpoint): Promise<{ tls: TLSSocket; endpoint: DohEndpoint }> {
+    const tcp = await this.stack.connectTcp(endpoint.address, endpoint.port, { timeoutMs: this.timeoutMs });
+    const tls = await new Promise<TLSSocket>((resolve, reject) => {
+      const t = tlsConnect({
+        socket: tcp,
+        servername: endpoint.serverName,
+        ca: [...publicRoots().pems],
+        // Verified by Node: the chain to the OS roots and the resolver's name.
+        rejectUnauthorized: true,
+        ALPNProtocols: ['http/1.1'],
+      });
+      const timer = setTimeout(() => {
+        t.destroy();
+        reject(new GatehopError(ErrorCodes.DNS_TIMEOUT, `TLS with ${endpoint.serverName} took too long`));
+      }, this.timeoutMs);
+      t.once('secureConnect', () => {
+        clearTimeout(timer);
+        t.removeAllListeners('error');
+        t.on('error', () => {});
+        resolve(t);
+      });
+      t.once('error', (err: Error) => {
+        clearTimeout(timer);
+        t.destroy();
+        reject(
+          new GatehopError(ErrorCodes.NODE_CERT_REFUSED, `DNS over HTTPS to ${endpoint.serverName}: ${err.message}`),
+        );
+      });
+    });
+    if (this.#closed) {
+      tls.destroy();
+      throw new GatehopError(ErrorCodes.EGRESS_CLOSED, 'the tunnel is closed');
+    }
+    this.stats.connections++;
+    this.#conn = { tls, endpoint };
+    tls.once('close', () => {
+      if (this.#conn?.tls === tls) this.#conn = null;
+    });
+    return this.#conn;
+  }
+
+  #drop(): void {
+    this.#conn?.tls.destroy();
+    this.#conn = null;
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#drop();
+    for (const p of this.#queue.splice(0)) p.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'the tunnel is closed'));
+  }
+}
+
+/** One POST and its response on a keep-alive connection (Content-Length or chunked). */
+function exchange(tls: TLSSocket, e: DohEndpoint, body: Buffer, timeoutMs: number): Promise<Buffer> {
+  const head =
+    `POST ${e.path} HTTP/1.1\r\nHost: ${e.serverName}\r\nContent-Type: application/dns-message\r\n` +
+    `Accept: application/dns-message\r\nContent-Length: ${body.length}\r\n\r\n`;
+  return new Promise<Buffer>((resolve, reject) => {
+    let buf = Buffer.alloc(0);
+    const timer = setTimeout(
+      () => finish(new GatehopError(ErrorCodes.DNS_TIMEOUT, `${e.serverName} did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const finish = (err: Error | null, value?: Buffer): void => {
+      clearTimeout(timer);
+      tls.off('data', onData);
+      tls.off('close', onClose);
+      if (err) reject(err);
+      else resolve(value!);
+    };
+    const onClose = (): void =>
+      finish(new GatehopError(ErrorCodes.EGRESS_CLOSED, `${e.serverName} closed the connection`));
+    const onData = (c: Buffer): void => {
+      buf = Buffer.concat([buf, c]);
+      if (buf.length > MAX_RESPONSE)
+        return finish(new GatehopError(ErrorCodes.BUFFER_OVERFLOW, `${e.serverName} sent too long an answer`));
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const lines = buf.subarray(0, end).toString('latin1').split('\r\n');
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(lines[0] ?? '')?.[1];
+      const header = (name: string): string | undefined =>
+        lines
+          .slice(1)
+          .find((l) => l.toLowerCase().startsWith(`${name}:`))
+          ?.slice(name.length + 1)
+          .trim();
+      const rest = buf.subarray(end + 4);
+      let msg: Buffer | null;
+      const length = header('content-length');
+      if (length !== undefined) {
+        if (rest.length < Number(length)) return;
+        msg = rest.subarray(0, Number(length));
+      } else if (/chunked/i.test(header('transfer-encoding') ?? '')) {
+        msg = dechunk(rest);
+        if (!msg) return;
+      } else
+        return finish(new GatehopError(ErrorCodes.SESSION_PROTOCOL, `${e.serverName}: an answer without a length`));
+      if (status !== '200')
+        return finish(new GatehopError(ErrorCodes.EGRESS_FAILED, `${e.serverName} answered HTTP ${status}`));
+      finish(null, Buffer.from(msg));
+    };
+    tls.on('data', onData);
+    tls.once('close', onClose);
+    tls.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+  });
+}
+
+/** A whole chunked body, or null while its last chunk has not come. */
+function dechunk(b: Buffer): Buffer | null {
+  const out: Buffer[] = [];
+  let o = 0;
+  for (;;) {
+    const eol = b.indexOf('\r\n', o);
+    if (eol < 0) return null;
+    const n = parseInt(b.subarray(o, eol).toString('latin1'), 16);
+    if (!Number.isFinite(n)) return null;
+    if (n === 0) return Buffer.concat(out);
+    if (b.length < eol + 2 + n + 2) return null;
+    out.push(b.subarray(eol + 2, eol + 2 + n));
+    o = eol + 2 + n + 2;
+  }
+}

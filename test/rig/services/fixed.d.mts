@@ -1,0 +1,1 @@
+export declare const HONESTY_BODY: string;
