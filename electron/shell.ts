@@ -142,7 +142,7 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     {
       pickNode: (nodeId) =>
         void Promise.resolve()
-          .then(() => ops.switchNode({ nodeId }))
+          .then(() => pickNode(nodeId))
           .catch((err) => notifyError(err)),
       setAuto: (auto) =>
         void Promise.resolve()
@@ -243,6 +243,30 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
     notifications.notify('lost', t('notify.failedTitle'), errorToJson(err).message);
   }
 
+  /**
+   * A pick from the tray. A node found to tamper is picked only after the user has seen what was
+   * found (the core refuses it otherwise), and then kept: the user chose it knowingly.
+   */
+  async function pickNode(nodeId: string): Promise<void> {
+    const n = tray.state.nodes.find((x) => x.id === nodeId);
+    const v = n?.honesty?.verdict;
+    const flagged =
+      (v === 'dns-tampering' || v === 'http-tampering' || v === 'tls-interception') && !n?.honesty?.accepted;
+    if (flagged) {
+      const { response } = await e.dialog.showMessageBox({
+        type: 'warning',
+        title: t('dialog.flaggedTitle', { node: n?.host ?? nodeId }),
+        message: t('dialog.flaggedTitle', { node: n?.host ?? nodeId }),
+        detail: t('dialog.flaggedBody', { why: translate(language(), `honesty.why.${v}`) }),
+        buttons: [t('dialog.useAnyway'), t('dialog.cancel')],
+        defaultId: 1,
+        cancelId: 1,
+      });
+      if (response !== 0) return;
+    }
+    await ops.switchNode({ nodeId, ...(flagged ? { confirm: true } : {}) });
+  }
+
   async function offerRestart(reason: string): Promise<void> {
     const { response } = await e.dialog.showMessageBox({
       type: 'error',
@@ -317,6 +341,16 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
           'lost',
           t('notify.protocolTitle', { blocked: protocolName(ev.blocked ?? 'openvpn') }),
           t('notify.protocolBody', { protocol: protocolName(ev.preferred) }),
+        );
+    } else if (event === 'honesty') {
+      // A node found to tamper is said once, in the user's language (the core already left it).
+      const ev = data as { nodeId: string; honesty: { verdict: string; checking: boolean } };
+      const v = ev.honesty.verdict;
+      if (v === 'dns-tampering' || v === 'http-tampering' || v === 'tls-interception')
+        notifications.notify(
+          'lost',
+          t('notify.flaggedTitle', { node: tray.state.nodes.find((x) => x.id === ev.nodeId)?.host ?? ev.nodeId }),
+          t('notify.flaggedBody', { verdict: translate(language(), `honesty.verdict.${v}`) }),
         );
     } else if (event === 'sysproxy') {
       const ev = data as { type: string; message: string };

@@ -50,6 +50,15 @@ export function countryMark(code: string, platform: NodeJS.Platform): string {
   return String.fromCodePoint(...[...code.toUpperCase()].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
 }
 
+/** What the honesty checks found, as a node's menu line ends: " · ✓", " · ⚠ tampers (DNS)", or nothing. */
+export function honestyMark(s: TrayState, n: Pick<NodeDto, 'honesty'>): string {
+  const v = n.honesty?.verdict;
+  if (v === 'honest') return ` · ${t(s, 'menu.checked')}`;
+  if (v === 'dns-tampering' || v === 'http-tampering' || v === 'tls-interception')
+    return ` · ${t(s, 'menu.flagged', { verdict: translate(s.language, `honesty.verdict.${v}`) })}`;
+  return '';
+}
+
 /** How a node is reached first, short: its OpenVPN transport (TCP, UDP) or SSTP. */
 export function wayOf(n: Pick<NodeDto, 'proto' | 'protocols'>): string {
   return n.protocols[0]?.protocol === 'sstp' ? 'SSTP' : n.proto.toUpperCase();
@@ -134,7 +143,7 @@ export function buildTrayMenu(
     ? nodes.map((n) => ({
         id: `node:${n.id}`,
         type: 'radio' as const,
-        label: `${countryMark(n.countryCode, platform)} ${countryNameIn(s.language, n.countryCode, n.country)} · ${n.host} · ${ms(s, n.rttMs)} · ${wayOf(n)}`,
+        label: `${countryMark(n.countryCode, platform)} ${countryNameIn(s.language, n.countryCode, n.country)} · ${n.host} · ${ms(s, n.rttMs)} · ${wayOf(n)}${honestyMark(s, n)}`,
         checked: n.id === activeId,
         click: () => a.pickNode(n.id),
       }))

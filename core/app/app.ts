@@ -202,7 +202,12 @@ async function startNodePipeline(
     routes.prober,
     (n) => routes.reachable(n) ?? (honesty.flagged(n.id) ? 'tampers' : null),
   );
-  ranked = () => selector.last?.ranked.map((r) => r.node.id) ?? [];
+  // The sweep's order: the ranked nodes (what selection would take next), then the rest of the pool.
+  ranked = () => {
+    const first = selector.last?.ranked.map((r) => r.node.id) ?? [];
+    const seen = new Set(first);
+    return [...first, ...nodes.nodes.map((n) => n.id).filter((id) => !seen.has(id))];
+  };
   selector.onRanked((r) => routes.observe(r, nodes.nodes));
   await Promise.all([nodes.start(), routes.prepare()]);
   const rank = (list: readonly VpnGateNode[]): Promise<Ranking> =>

@@ -43,6 +43,7 @@ export {
 } from './upstream-proxy.js';
 export { dialNodeTcp, tcpErrorCode, type NodeTcpOptions } from './node-tcp.js';
 export { dialNodeTls, type NodeTlsConnection, type NodeTlsOptions } from './node-tls.js';
+export { decodeChunked } from './http-chunked.js';
 export {
   judgeNodeCertificate,
   profileCertificateProblem,

@@ -501,7 +501,14 @@ export class SwitchController {
   async #candidates(kind: SwitchKind, nodeId?: string): Promise<VpnGateNode[]> {
     const pool = this.deps.nodes();
     const activeId = this.#active?.node.id ?? null;
-    if (nodeId) return pool.filter((n) => n.id === nodeId && n.id !== activeId);
+    if (nodeId) {
+      // The user's pick of a node found to tamper goes through only once they accepted it (the API asks).
+      if (this.deps.honesty?.blocked(nodeId)) {
+        this.#pinnedFailed(nodeId, 'it was found to tamper with traffic (pick it again to use it anyway)');
+        return [];
+      }
+      return pool.filter((n) => n.id === nodeId && n.id !== activeId);
+    }
     const { nodes, pinProblem } = orderCandidates({
       pool,
       ranking: await this.#ranking(kind),

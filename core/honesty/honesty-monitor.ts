@@ -32,6 +32,8 @@ export interface HonestyMonitorDeps {
   busy?: () => boolean;
   /** Whether a node's tunnel is in use now (checked through that tunnel instead). */
   inUse?: (nodeId: string) => boolean;
+  /** The check itself (tests put a stand-in here). */
+  check?: typeof checkNodeHonesty;
 }
 
 /** How many checks run at once: one for the nodes in use, one for the background sweep. */
@@ -53,6 +55,8 @@ export class HonestyMonitor {
   #sweep: NodeJS.Timeout | null = null;
   #sweeping = false;
   #stopped = false;
+  /** Nodes the sweep could not reach, and until when it leaves them (a dead node must not hold the sweep up). */
+  readonly #unreachableUntil = new Map<string, number>();
 
   constructor(private readonly deps: HonestyMonitorDeps) {
     this.#log = deps.logger.child({ component: 'honesty' });
@@ -109,7 +113,10 @@ export class HonestyMonitor {
 
   /** The node is gone from the pool: its verdict goes with it (the store forgets it with the node). */
   forget(ids: readonly string[]): void {
-    for (const id of ids) this.#records.delete(id);
+    for (const id of ids) {
+      this.#records.delete(id);
+      this.#unreachableUntil.delete(id);
+    }
   }
 
   /** Due for a check: never checked, checked too long ago, or inconclusive and due a retry. */
@@ -142,7 +149,7 @@ export class HonestyMonitor {
     this.#log.info({ event: 'honesty-check', nodeId, why }, `checking ${nodeId} for tampering (${why})`);
     let report: HonestyReport;
     try {
-      report = await checkNodeHonesty(tunnel.egress, tunnel.resolvers, this.deps.options(), {
+      report = await (this.deps.check ?? checkNodeHonesty)(tunnel.egress, tunnel.resolvers, this.deps.options(), {
         direct: this.deps.direct,
         doh: this.deps.doh(),
         signal: this.#abort.signal,
@@ -214,7 +221,11 @@ export class HonestyMonitor {
     if (this.#sweeping || this.#stopped || !this.enabled || !openForCheck || this.#running.size >= MAX_RUNNING)
       return null;
     if (busy && !busy()) return null;
-    const nodeId = (sweepCandidates?.() ?? []).find((id) => this.due(id) && !this.#running.has(id) && !inUse?.(id));
+    const now = Date.now();
+    const nodeId = (sweepCandidates?.() ?? []).find(
+      (id) =>
+        this.due(id, now) && !this.#running.has(id) && !inUse?.(id) && (this.#unreachableUntil.get(id) ?? 0) <= now,
+    );
     if (!nodeId) return null;
     this.#sweeping = true;
     let tunnel: (CheckTunnel & { close(): Promise<void> }) | null = null;
@@ -222,7 +233,9 @@ export class HonestyMonitor {
       tunnel = await openForCheck(nodeId, this.#abort.signal);
       return await this.#check(nodeId, tunnel, 'background');
     } catch (err) {
-      // Not up: nothing to say of its honesty (a node that is down is not dishonest).
+      // Not up: nothing to say of its honesty (a node that is down is not dishonest); the next
+      // sweeps take others first.
+      this.#unreachableUntil.set(nodeId, Date.now() + this.deps.options().retryUncheckedMs);
       this.#log.debug(
         { event: 'honesty-sweep-skipped', nodeId, err: (err as Error).message },
         `could not check ${nodeId}: ${(err as Error).message}`,

@@ -18,3 +18,4 @@ export {
   type HonestyVerdict,
   type Tampering,
 } from './types.js';
+export { parseResponse as parseCheckResponse } from './through-tunnel.js';

@@ -15,7 +15,7 @@ import {
   type TLSSocket,
 } from 'node:tls';
 import * as dnsPacket from 'dns-packet';
-import { abortReason, ErrorCodes, GatehopError, publicRoots, subjectName } from '../common/index.js';
+import { abortReason, decodeChunked, ErrorCodes, GatehopError, publicRoots, subjectName } from '../common/index.js';
 import type { Egress } from '../egress/index.js';
 import type { DohServer } from './options.js';
 
@@ -246,12 +246,13 @@ function readResponse(stream: Duplex, request: Buffer): Promise<HttpResponse> {
   });
 }
 
-function parseResponse(raw: Buffer): HttpResponse {
+/** A whole plain-HTTP answer (what came through a node: untrusted): status, headers, body; a coded refusal if it is not HTTP. */
+export function parseResponse(raw: Buffer): HttpResponse {
   const end = raw.indexOf('\r\n\r\n');
   if (end < 0 || end > MAX_HTTP_HEAD)
     throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, 'the answer is not an HTTP response');
   const lines = raw.subarray(0, end).toString('latin1').split('\r\n');
-  const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '');
+  const m = /^HTTP\/1\.[01] ([1-5]\d\d)/.exec(lines[0] ?? '');
   if (!m)
     throw new GatehopError(
       ErrorCodes.SESSION_PROTOCOL,
@@ -295,21 +296,8 @@ export async function dnsOverHttps(egress: Egress, doh: DohServer, name: string,
   const res = await readResponse(tls, Buffer.concat([Buffer.from(head, 'latin1'), query]));
   if (res.status !== 200)
     throw new GatehopError(ErrorCodes.EGRESS_FAILED, `${doh.serverName} answered HTTP ${res.status}`);
-  const body = res.headers.get('transfer-encoding')?.includes('chunked') ? unchunk(res.body) : res.body;
+  const body = res.headers.get('transfer-encoding')?.includes('chunked')
+    ? (decodeChunked(res.body) ?? Buffer.alloc(0))
+    : res.body;
   return answerOf(dnsPacket.decode(body));
-}
-
-/** A chunked body joined (HTTP/1.1 servers may chunk even a short answer). */
-function unchunk(b: Buffer): Buffer {
-  const out: Buffer[] = [];
-  let o = 0;
-  while (o < b.length) {
-    const eol = b.indexOf('\r\n', o);
-    if (eol < 0) break;
-    const n = parseInt(b.subarray(o, eol).toString('latin1'), 16);
-    if (!Number.isFinite(n) || n <= 0) break;
-    out.push(b.subarray(eol + 2, eol + 2 + n));
-    o = eol + 2 + n + 2;
-  }
-  return Buffer.concat(out);
 }

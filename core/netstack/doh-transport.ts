@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { abortReason, ErrorCodes, GatehopError, publicRoots } from '../common/index.js';
+import { abortReason, decodeChunked, ErrorCodes, GatehopError, publicRoots } from '../common/index.js';
 
 /** A DNS-over-HTTPS resolver dialled by address (RFC 8484); its certificate must be valid for `serverName`. */
 export interface DohEndpoint {
@@ -188,32 +188,16 @@ function exchange(tls: TLSSocket, e: DohEndpoint, body: Buffer, timeoutMs: numbe
       finish(new GatehopError(ErrorCodes.EGRESS_CLOSED, `${e.serverName} closed the connection`));
     const onData = (c: Buffer): void => {
       buf = Buffer.concat([buf, c]);
-      if (buf.length > MAX_RESPONSE)
-        return finish(new GatehopError(ErrorCodes.BUFFER_OVERFLOW, `${e.serverName} sent too long an answer`));
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const lines = buf.subarray(0, end).toString('latin1').split('\r\n');
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(lines[0] ?? '')?.[1];
-      const header = (name: string): string | undefined =>
-        lines
-          .slice(1)
-          .find((l) => l.toLowerCase().startsWith(`${name}:`))
-          ?.slice(name.length + 1)
-          .trim();
-      const rest = buf.subarray(end + 4);
-      let msg: Buffer | null;
-      const length = header('content-length');
-      if (length !== undefined) {
-        if (rest.length < Number(length)) return;
-        msg = rest.subarray(0, Number(length));
-      } else if (/chunked/i.test(header('transfer-encoding') ?? '')) {
-        msg = dechunk(rest);
-        if (!msg) return;
-      } else
-        return finish(new GatehopError(ErrorCodes.SESSION_PROTOCOL, `${e.serverName}: an answer without a length`));
-      if (status !== '200')
-        return finish(new GatehopError(ErrorCodes.EGRESS_FAILED, `${e.serverName} answered HTTP ${status}`));
-      finish(null, Buffer.from(msg));
+      let answer: DohAnswer | null;
+      try {
+        answer = parseDohAnswer(buf, e.serverName);
+      } catch (err) {
+        return finish(err as Error);
+      }
+      if (!answer) return;
+      if (answer.status !== 200)
+        return finish(new GatehopError(ErrorCodes.EGRESS_FAILED, `${e.serverName} answered HTTP ${answer.status}`));
+      finish(null, Buffer.from(answer.body));
     };
     tls.on('data', onData);
     tls.once('close', onClose);
@@ -221,18 +205,40 @@ function exchange(tls: TLSSocket, e: DohEndpoint, body: Buffer, timeoutMs: numbe
   });
 }
 
-/** A whole chunked body, or null while its last chunk has not come. */
-function dechunk(b: Buffer): Buffer | null {
-  const out: Buffer[] = [];
-  let o = 0;
-  for (;;) {
-    const eol = b.indexOf('\r\n', o);
-    if (eol < 0) return null;
-    const n = parseInt(b.subarray(o, eol).toString('latin1'), 16);
-    if (!Number.isFinite(n)) return null;
-    if (n === 0) return Buffer.concat(out);
-    if (b.length < eol + 2 + n + 2) return null;
-    out.push(b.subarray(eol + 2, eol + 2 + n));
-    o = eol + 2 + n + 2;
+export interface DohAnswer {
+  status: number;
+  body: Buffer;
+}
+
+/**
+ * A DoH server's HTTP/1.1 answer as read so far (a resolver on the far side of a node: untrusted
+ * bytes): null while incomplete, the status and body once whole (Content-Length or chunked); a
+ * coded refusal for an answer past MAX_RESPONSE, with no length, or not HTTP at all.
+ */
+export function parseDohAnswer(buf: Buffer, from = 'the resolver'): DohAnswer | null {
+  if (buf.length > MAX_RESPONSE) throw new GatehopError(ErrorCodes.BUFFER_OVERFLOW, `${from} sent too long an answer`);
+  const end = buf.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const lines = buf.subarray(0, end).toString('latin1').split('\r\n');
+  const status = /^HTTP\/1\.[01] ([1-5]\d\d)/.exec(lines[0] ?? '')?.[1];
+  if (!status) throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, `${from}: not an HTTP answer`);
+  const header = (name: string): string | undefined =>
+    lines
+      .slice(1)
+      .find((l) => l.toLowerCase().startsWith(`${name}:`))
+      ?.slice(name.length + 1)
+      .trim();
+  const rest = buf.subarray(end + 4);
+  const length = header('content-length');
+  if (length !== undefined) {
+    const n = Number(length);
+    if (!Number.isInteger(n) || n < 0 || n > MAX_RESPONSE)
+      throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, `${from}: a bad Content-Length`);
+    return rest.length < n ? null : { status: Number(status), body: rest.subarray(0, n) };
   }
+  if (/chunked/i.test(header('transfer-encoding') ?? '')) {
+    const body = decodeChunked(rest);
+    return body ? { status: Number(status), body } : null;
+  }
+  throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, `${from}: an answer without a length`);
 }

@@ -3,7 +3,7 @@ export { Stack, type StackOptions, type StackStats, type StackLease, type Connec
 export { TcpStream, type TcpInfo, type TcpStreamStats } from './tcp-stream.js';
 export { StackUdpSocket, type StackDatagram } from './udp-socket.js';
 export { DnsResolver, type DnsResolverOptions, type UdpOpener } from './dns-resolver.js';
-export { DohTransport, type DohEndpoint, type TcpOpener } from './doh-transport.js';
+export { DohTransport, parseDohAnswer, type DohAnswer, type DohEndpoint, type TcpOpener } from './doh-transport.js';
 export { LwipErr, lwipErrName } from './lwip-errors.js';
 export { lwipModule as compileLwip } from './wasm-module.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { eventKeys, opNames } from '../../core/api/index.js';
+import { eventKeys, opNames, type NodeDto } from '../../core/api/index.js';
 import { channelOf, EVENT_CHANNEL } from '../../electron/ipc-channels.js';
 import { Lifecycle } from '../../electron/lifecycle.js';
 import { runShell, type Shell } from '../../electron/shell.js';
@@ -58,6 +58,32 @@ async function start(
 }
 
 const menuOf = (): FakeMenu => FakeTray.all[0]!.menu!;
+/** A node as the tray lists it (the core's /nodes shape). */
+const trayNode = (id: string): NodeDto => ({
+  id,
+  host: id,
+  ip: '203.0.113.9',
+  port: 443,
+  proto: 'tcp',
+  country: 'Japan',
+  countryCode: 'JP',
+  prior: 1,
+  rttMs: 20,
+  score: 50,
+  scoreTerms: null,
+  successes: 0,
+  failures: 0,
+  lastSuccessAt: null,
+  lastFailureAt: null,
+  backoffUntil: null,
+  urlDelayMs: null,
+  state: 'candidate',
+  lastListedAt: 1,
+  excluded: null,
+  weakTls: false,
+  honesty: null,
+  protocols: [],
+});
 const item = (id: string, menu = menuOf().template): Electron.MenuItemConstructorOptions | undefined => {
   for (const i of menu) {
     if (i.id === id) return i;
@@ -88,6 +114,43 @@ describe('the tray', () => {
     ]);
     click('open');
     expect(FakeBrowserWindow.all).toHaveLength(1);
+  });
+
+  it('a node found to tamper is picked from the tray only after a dialog says what was found; Cancel does nothing (#43)', async () => {
+    const { shell, fake } = await start({ argv: ['--hidden'] });
+    const flagged = {
+      ...trayNode('tampering-1'),
+      honesty: {
+        verdict: 'dns-tampering' as const,
+        checkedAt: 1,
+        evidence: [],
+        inconclusive: [],
+        accepted: false,
+        checking: false,
+        durationMs: 1,
+        bytes: 1,
+      },
+    };
+    shell.tray.update({ nodes: [flagged] });
+    await vi.waitFor(() => expect(item('node:tampering-1')?.label).toMatch(/⚠ tampers \(DNS\)$/), { timeout: 2000 });
+    click('node:tampering-1');
+    await vi.waitFor(() => expect(fake.dialogs).toHaveLength(1));
+    expect(fake.dialogs[0]).toMatchObject({
+      type: 'warning',
+      title: 'tampering-1 was found to tamper with traffic',
+      detail: expect.stringMatching(/wrong addresses[\s\S]*Use it anyway\?/),
+      buttons: ['Use it anyway', 'Cancel'],
+      cancelId: 1,
+    });
+    // Cancel (the fake's default answer): nothing reaches the core, nothing fails.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(FakeNotification.shown).toEqual([]);
+    // "Use it anyway": the pick goes to the core with the user's confirmation (this direct core refuses any pick).
+    fake.dialogAnswer.push(0);
+    click('node:tampering-1');
+    await vi.waitFor(() =>
+      expect(FakeNotification.shown.map((n) => n.body)).toContainEqual(expect.stringMatching(/vpngate egress/)),
+    );
   });
 
   it('rebuilds the menu at most twice a second, and always ends on the latest state', async () => {
@@ -325,6 +388,7 @@ describe('the IPC round trip', () => {
       importNodes: { csv: 'not a list' },
       closeConnection: { id: '999' },
       testNode: { nodeId: 'n1' },
+      checkNode: { nodeId: 'n1' },
       switchNode: {},
       setMode: { auto: true },
       closeDraining: { egressId: 'x' },

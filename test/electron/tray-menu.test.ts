@@ -64,6 +64,35 @@ describe('the tray menu', () => {
     expect(a.openWindow).toHaveBeenCalledWith('nodes');
   });
 
+  it('says on each node what the honesty checks found: ✓ checked, ⚠ tampers (in the menu’s language) (#43)', () => {
+    const h = (verdict: 'honest' | 'tls-interception') => ({
+      verdict,
+      checkedAt: 1,
+      evidence: [],
+      inconclusive: [],
+      accepted: false,
+      checking: false,
+      durationMs: 1,
+      bytes: 1,
+    });
+    const nodes = [
+      node(0, { score: 100, honesty: h('tls-interception') }),
+      node(1, { score: 99, honesty: h('honest') }),
+    ];
+    const labels = (language: 'en' | 'zh-CN') =>
+      (
+        buildTrayMenu(state({ nodes, language }), actions(), 'linux').find((i) => i.id === 'nodes')!
+          .submenu as Electron.MenuItemConstructorOptions[]
+      )
+        .filter((i) => i.type === 'radio')
+        .map((i) => i.label);
+    expect(labels('en')).toEqual([
+      '🇰🇷 South Korea · public-vpn-0 · 10 ms · UDP · ⚠ tampers (reads HTTPS)',
+      '🇯🇵 Japan · public-vpn-1 · 11 ms · TCP · ✓',
+    ]);
+    expect(labels('zh-CN')[0]).toMatch(/⚠ 篡改（窃听 HTTPS）$/);
+  });
+
   it('a Routing submenu shows the mode as radio items and switches it (#33)', () => {
     const a = actions();
     const menu = buildTrayMenu(state(), a, 'linux');

@@ -67,6 +67,8 @@ import {
   parseResponseHead,
 } from '../../core/softether/index.js';
 import { bytesLike, mutatedFrom, textLike } from './mutate.js';
+import { parseDohAnswer } from '../../core/netstack/index.js';
+import { parseCheckResponse } from '../../core/honesty/index.js';
 
 export interface FuzzTarget<T = unknown> {
   name: string;
@@ -752,7 +754,49 @@ const softetherBlocks: FuzzTarget<Buffer[]> = {
   },
 };
 
+const dohAnswerSeeds = [
+  Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/dns-message\r\nContent-Length: 12\r\n\r\n0123456789ab'),
+  Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\n'),
+  Buffer.from('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n'),
+];
+
+const dohAnswer: FuzzTarget<Buffer> = {
+  name: 'doh-answer',
+  what: "a DNS-over-HTTPS resolver's HTTP/1.1 answer, across a node (core/netstack parseDohAnswer; privacy.encryptedDns)",
+  input: bytesLike(dohAnswerSeeds, 2_000),
+  run(buf) {
+    refuses(
+      () => {
+        const a = parseDohAnswer(buf);
+        if (a) must(a.body.length <= buf.length, 'a body longer than what came');
+      },
+      (err) =>
+        isGatehopError(err) && (err.code === ErrorCodes.SESSION_PROTOCOL || err.code === ErrorCodes.BUFFER_OVERFLOW),
+    );
+  },
+};
+
+const checkPageSeeds = [
+  Buffer.from('HTTP/1.1 204 No Content\r\n\r\n'),
+  Buffer.from('HTTP/1.0 200 OK\r\nContent-Length: 22\r\n\r\nMicrosoft Connect Test'),
+  Buffer.from('HTTP/1.1 200 OK\r\n\r\nsuccess\n<script src="x"></script>'),
+];
+
+const honestyPage: FuzzTarget<Buffer> = {
+  name: 'honesty-page',
+  what: 'a plain-HTTP answer that came through a node to an honesty check (core/honesty parseCheckResponse)',
+  input: bytesLike(checkPageSeeds, 2_000),
+  run(buf) {
+    refuses(() => {
+      const r = parseCheckResponse(buf);
+      must(r.status >= 100 && r.status <= 599 && r.body.length <= buf.length, 'a status or body out of bounds');
+    }, coded(ErrorCodes.SESSION_PROTOCOL));
+  },
+};
+
 export const TARGETS: FuzzTarget<any>[] = [
+  dohAnswer,
+  honestyPage,
   sniffFirstBytes,
   ruleLines,
   ruleSets,

@@ -65,6 +65,23 @@ describe('layering lint', () => {
     expect(r.out).toMatch(/common-is-the-floor/);
   });
 
+  it('honesty checks a node through the Egress types alone: an egress implementation or the switching is refused (#43)', async () => {
+    const ok = await cruise({
+      ...egress,
+      'core/honesty/index.ts': "import type { Egress } from '../egress/index.js';\nexport type T = Egress;\n",
+    });
+    expect(ok.code).toBe(0);
+    const bad = await cruise({
+      ...egress,
+      'core/groups/index.ts': 'export const g = 1;\n',
+      'core/honesty/index.ts':
+        "import { DirectEgress } from '../egress/index.js';\nimport { g } from '../groups/index.js';\nexport const h = [DirectEgress, g];\n",
+    });
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toMatch(/honesty-egress-type-only/);
+    expect(bad.out).toMatch(/honesty-checks-through-the-egress/);
+  });
+
   it('fails netstack knowing about ovpn', async () => {
     const r = await cruise({
       'core/ovpn/index.ts': 'export const o = 1;\n',

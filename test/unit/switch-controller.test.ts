@@ -113,6 +113,7 @@ function world(
     ips?: Record<string, string>;
     open?: (inner: OpenTunnel) => OpenTunnel;
     offered?: SwitchControllerDeps['offered'];
+    honesty?: SwitchControllerDeps['honesty'];
   } = {},
 ): World {
   const store = opts.store ?? new Store({ path: ':memory:', logger: log });
@@ -140,6 +141,7 @@ function world(
     open: opts.open ? opts.open(open) : open,
     options: groups,
     ...(opts.offered ? { offered: opts.offered } : {}),
+    ...(opts.honesty ? { honesty: opts.honesty } : {}),
     health: healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0 }),
     logger: log,
     selection: new SelectionState(store, { mode: groups.mode, defaultNode: groups.defaultNode }, log),
@@ -155,6 +157,41 @@ const states = (w: World) => w.events.flatMap((e) => (e.type === 'state' ? [e.st
 const activeNode = (w: World) => (w.manager.active as FakeTunnel | null)?.nodeId ?? null;
 
 describe('SwitchController', () => {
+  it('never chooses a node found to tamper; leaves the active one when it is found out; a pin goes there only once accepted (#43)', async () => {
+    const flagged = new Set<string>();
+    const accepted = new Set<string>();
+    const w = world({
+      honesty: { flagged: (id) => flagged.has(id), blocked: (id) => flagged.has(id) && !accepted.has(id) },
+    });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active (best score)');
+    await eventually(() => w.controller.state === 'idle');
+    // Found out while in use: left at once, make-before-break, for the next best.
+    flagged.add('a');
+    w.controller.nodeFlagged('a', 'a tampers (dns-tampering)');
+    await eventually(() => activeNode(w) === 'b', 2_000, 'b takes over');
+    expect(w.controller.lastSwitch).toMatchObject({ kind: 'urgent', from: 'a', to: 'b' });
+    await eventually(() => w.controller.state === 'idle');
+    // "The best now" never picks it, though it still scores best (the ranking predates the verdict).
+    flagged.add('b');
+    expect((await w.controller.switchNow().done).to).toBe('c');
+    await eventually(() => w.controller.state === 'idle');
+    // A pin to it: not without the user's consent (pinned, but the fallback serves)…
+    const pinned = await w.controller.switchNow({ nodeId: 'a' }).done;
+    expect(pinned.outcome).not.toBe('switched');
+    expect(activeNode(w)).toBe('c');
+    expect(w.events).toContainEqual(
+      expect.objectContaining({ type: 'pin-failed', nodeId: 'a', reason: expect.stringMatching(/tamper/) }),
+    );
+    await eventually(() => w.controller.state === 'idle');
+    // …and with it the pin holds, even when found out again.
+    accepted.add('a');
+    expect(await w.controller.switchNow({ nodeId: 'a' }).done).toMatchObject({ outcome: 'switched', to: 'a' });
+    w.controller.nodeFlagged('a', 'a tampers again');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(activeNode(w)).toBe('a');
+  });
+
   it('leaves an active node that fails its probes maxFails times, and skips it while it is dead (issue #15)', async () => {
     const { createServer } = await import('node:net');
     const target = createServer((c) => c.end());

@@ -209,6 +209,39 @@ export const en = {
       importHint: 'A list file someone sent you (it may be weeks old). You can also drop it on this window.',
     },
   },
+  honesty: {
+    label: 'Checks',
+    activeFlagged: '{{host}}, the node in use, was found to tamper with traffic: {{verdict}}.',
+    honest: 'checked',
+    honestWhy: 'Checked {{ago}}: its DNS answers, a plain web page and HTTPS certificates came back unchanged.',
+    unchecked: 'not checked yet',
+    uncheckedWhy:
+      'Not checked yet, or the checks could not reach their targets through it (a node that is down is not held against it).',
+    checking: 'checking…',
+    verdict: {
+      'dns-tampering': 'tampers (DNS)',
+      'http-tampering': 'tampers (web pages)',
+      'tls-interception': 'tampers (reads HTTPS)',
+    },
+    why: {
+      'dns-tampering':
+        'Its resolver gave wrong addresses for names whose addresses are known: it can send you to fake sites. Gatehop never chooses it by itself.',
+      'http-tampering':
+        'It changed a plain web page on the way (for example, it added a script). Gatehop never chooses it by itself.',
+      'tls-interception':
+        'It answered HTTPS with a certificate from its own authority: it tries to read encrypted traffic. Gatehop never chooses it by itself.',
+    },
+    evidence: '{{target}}: expected {{expected}}, got {{got}}',
+    check: 'Check',
+    checkFor: 'Check {{host}} for tampering',
+    confirmTitle: '{{host}} was found to tamper with traffic',
+    confirmBody: '{{why}} Use it anyway? Prefer HTTPS sites while you do.',
+    useAnyway: 'Use it anyway',
+    cancel: 'Cancel',
+    accepted: 'you chose to use it',
+    overview: 'Node checks: {{honest}} checked, {{flagged}} found to tamper',
+    off: 'Node checks are off (Settings).',
+  },
   state: {
     active: 'active',
     draining: 'draining',
@@ -355,6 +388,18 @@ export const en = {
     restartNow: 'Restart now',
     startAtLogin: 'Start Gatehop when I log in',
     listSeparator: ', ',
+    privacy: 'Trust and privacy',
+    checkNodes: 'Check nodes for tampering',
+    checkNodesHint:
+      'Through each node’s own tunnel, when it is first used and then daily: a few names whose addresses are known, plain web pages whose content is known, and HTTPS certificates. A node found to tamper is never chosen automatically.',
+    checkUrls: 'Plain web pages to check (one http:// link per line; empty: the built-in ones)',
+    checkUrlsHint: 'Gatehop compares each page fetched through the node with the same page fetched directly.',
+    encryptedDns: 'Encrypted DNS in the tunnel',
+    encryptedDnsHint:
+      'Names are looked up by DNS over HTTPS through the tunnel: the volunteer’s resolver never sees which sites you visit (the node still sees the addresses).',
+    httpsOnly: 'HTTPS only through volunteer nodes',
+    httpsOnlyHint:
+      'Plain http:// pages through a node are refused with a page that says why; sites that go direct are not affected.',
     names: {
       listen: 'proxy listen address',
       authFile: 'credentials file',
@@ -368,6 +413,7 @@ export const en = {
       language: 'language',
       notifications: 'notifications',
       startAtLogin: 'start at login',
+      privacy: 'trust and privacy',
     },
     invalid: '{{field}}: {{message}}',
   },
@@ -401,6 +447,8 @@ export const en = {
       nodes: 'Nodes',
       noNodes: 'No nodes yet',
       more: 'More…',
+      checked: '✓',
+      flagged: '⚠ {{verdict}}',
       auto: 'Auto-select',
       routing: 'Routing',
       routeMode: { rule: 'By rules', global: 'Everything through the VPN', direct: 'Nothing through the VPN' },
@@ -420,6 +468,8 @@ export const en = {
       quit: 'Quit Gatehop',
     },
     notify: {
+      flaggedTitle: '{{node}} tampers with traffic',
+      flaggedBody: '{{verdict}}. Gatehop does not use it by itself.',
       switchedTitle: 'Switched to {{node}}',
       switchedUser: 'You asked: {{reason}}',
       switchedAuto: 'Automatic: {{reason}}',
@@ -433,6 +483,10 @@ export const en = {
       protocolBody: 'Gatehop connects over {{protocol}} first while you are on this network.',
     },
     dialog: {
+      flaggedTitle: '{{node}} was found to tamper with traffic',
+      flaggedBody: '{{why}} Use it anyway?',
+      useAnyway: 'Use it anyway',
+      cancel: 'Cancel',
       startFailed: 'Gatehop could not start',
       portInUse: "The proxy's port is taken by another program.",
       settingsInvalid:

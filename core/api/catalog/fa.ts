@@ -215,6 +215,38 @@ export const fa: Catalog = {
         'پروندهٔ فهرستی که کسی برایتان فرستاده (ممکن است چند هفته قدیمی باشد). می‌توانید آن را روی همین پنجره هم رها کنید.',
     },
   },
+  honesty: {
+    label: 'بررسی',
+    activeFlagged: 'گرهٔ در حال استفاده، {{host}}، در حال دستکاری ترافیک دیده شد: {{verdict}}.',
+    honest: 'بررسی‌شده',
+    honestWhy: '{{ago}} بررسی شد: پاسخ‌های DNS، یک صفحهٔ وب ساده و گواهی‌های HTTPS بدون تغییر برگشتند.',
+    unchecked: 'هنوز بررسی نشده',
+    uncheckedWhy: 'هنوز بررسی نشده، یا بررسی‌ها از راه آن به مقصد نرسیدند (گرهی که در دسترس نیست متهم نمی‌شود).',
+    checking: 'در حال بررسی…',
+    verdict: {
+      'dns-tampering': 'دستکاری (DNS)',
+      'http-tampering': 'دستکاری (صفحه‌های وب)',
+      'tls-interception': 'دستکاری (شنود HTTPS)',
+    },
+    why: {
+      'dns-tampering':
+        'سرور نام آن برای نام‌هایی که نشانی‌شان معلوم است نشانی نادرست داد: می‌تواند شما را به سایت‌های جعلی بفرستد. Gatehop هرگز خودش آن را انتخاب نمی‌کند.',
+      'http-tampering':
+        'یک صفحهٔ وب ساده را در راه تغییر داد (مثلاً اسکریپتی افزود). Gatehop هرگز خودش آن را انتخاب نمی‌کند.',
+      'tls-interception':
+        'به HTTPS با گواهی‌ای از مرجع خودش پاسخ داد: می‌کوشد ترافیک رمزشده را بخواند. Gatehop هرگز خودش آن را انتخاب نمی‌کند.',
+    },
+    evidence: '{{target}}: انتظار {{expected}}، دریافت {{got}}',
+    check: 'بررسی',
+    checkFor: 'بررسی دستکاری در {{host}}',
+    confirmTitle: '{{host}} در حال دستکاری ترافیک دیده شد',
+    confirmBody: '{{why}} با این حال از آن استفاده شود؟ در این مدت سایت‌های HTTPS را ترجیح دهید.',
+    useAnyway: 'با این حال استفاده کن',
+    cancel: 'لغو',
+    accepted: 'شما استفاده از آن را برگزیدید',
+    overview: 'بررسی گره‌ها: {{honest}} بررسی‌شده، {{flagged}} دستکاری‌کننده',
+    off: 'بررسی گره‌ها خاموش است (تنظیمات).',
+  },
   state: {
     active: 'فعال',
     draining: 'در حال تخلیه',
@@ -361,6 +393,18 @@ export const fa: Catalog = {
     restartNow: 'همین حالا راه‌اندازی دوباره',
     startAtLogin: 'اجرای Gatehop هنگام ورود به سیستم',
     listSeparator: '، ',
+    privacy: 'اعتماد و حریم خصوصی',
+    checkNodes: 'بررسی گره‌ها برای دستکاری',
+    checkNodesHint:
+      'از راه تونل خود هر گره، در نخستین استفاده و سپس روزانه: چند نام با نشانی معلوم، صفحه‌های وب ساده با محتوای معلوم و گواهی‌های HTTPS. گرهی که دستکاری کند هرگز خودکار انتخاب نمی‌شود.',
+    checkUrls: 'صفحه‌های وب ساده برای بررسی (هر خط یک پیوند http://؛ خالی: پیش‌فرض‌ها)',
+    checkUrlsHint: 'Gatehop هر صفحه‌ای را که از راه گره گرفته شده با همان صفحه که مستقیم گرفته شده مقایسه می‌کند.',
+    encryptedDns: 'DNS رمزشده در تونل',
+    encryptedDnsHint:
+      'نام‌ها با DNS از راه HTTPS درون تونل جستجو می‌شوند: سرور نام داوطلب نمی‌بیند به کدام سایت‌ها می‌روید (گره همچنان نشانی‌ها را می‌بیند).',
+    httpsOnly: 'فقط HTTPS از راه گره‌های داوطلب',
+    httpsOnlyHint:
+      'صفحه‌های ساده http:// از راه گره رد می‌شوند و صفحه‌ای دلیل را می‌گوید؛ سایت‌هایی که مستقیم می‌روند تأثیر نمی‌پذیرند.',
     names: {
       listen: 'نشانی گوش دادن پراکسی',
       authFile: 'پروندهٔ اعتبارنامه‌ها',
@@ -374,6 +418,7 @@ export const fa: Catalog = {
       language: 'زبان',
       notifications: 'اعلان‌ها',
       startAtLogin: 'اجرا هنگام ورود',
+      privacy: 'اعتماد و حریم خصوصی',
     },
     invalid: '{{field}}: {{message}}',
   },
@@ -406,6 +451,8 @@ export const fa: Catalog = {
       nodes: 'سرورها',
       noNodes: 'هنوز سروری نیست',
       more: 'بیشتر…',
+      checked: '✓',
+      flagged: '⚠ {{verdict}}',
       auto: 'انتخاب خودکار',
       routing: 'مسیریابی',
       routeMode: { rule: 'طبق قواعد', global: 'همه چیز از VPN', direct: 'هیچ چیز از VPN' },
@@ -425,6 +472,8 @@ export const fa: Catalog = {
       quit: 'خروج از Gatehop',
     },
     notify: {
+      flaggedTitle: '{{node}} ترافیک را دستکاری می‌کند',
+      flaggedBody: '{{verdict}}. Gatehop خودش از آن استفاده نمی‌کند.',
       switchedTitle: 'به {{node}} تغییر کرد',
       switchedUser: 'به درخواست شما: {{reason}}',
       switchedAuto: 'خودکار: {{reason}}',
@@ -438,6 +487,10 @@ export const fa: Catalog = {
       protocolBody: 'تا وقتی روی این شبکه هستید، Gatehop ابتدا از {{protocol}} وصل می‌شود.',
     },
     dialog: {
+      flaggedTitle: '{{node}} در حال دستکاری ترافیک دیده شد',
+      flaggedBody: '{{why}} با این حال استفاده شود؟',
+      useAnyway: 'با این حال استفاده کن',
+      cancel: 'لغو',
       startFailed: 'Gatehop نتوانست شروع شود',
       portInUse: 'درگاه پراکسی را برنامهٔ دیگری گرفته است.',
       settingsInvalid:

@@ -59,6 +59,9 @@ export function connectStore(store: AppStore, client: CoreClient) {
       case 'exit':
         s().setExit(ev.data);
         break;
+      case 'honesty':
+        s().setNodeHonesty(ev.data.nodeId, ev.data.honesty);
+        break;
       case 'sysproxy':
         // What someone else did to the OS proxy is the user's to know; our own changes they made themselves.
         if (ev.data.type === 'overridden' || ev.data.type === 'left-alone' || ev.data.type === 'recovered')
@@ -83,7 +86,19 @@ export function connectStore(store: AppStore, client: CoreClient) {
 
   const actions = {
     loadAll,
-    switchTo: (nodeId: string) => act('switchNode', { nodeId }),
+    /** A pick; `confirm` once the user has seen that the node was found to tamper (GH_ERR_NODE_FLAGGED without it). */
+    switchTo: (nodeId: string, confirm?: boolean) => act('switchNode', { nodeId, ...(confirm ? { confirm } : {}) }),
+    /** A node's honesty check now; its row follows with the verdict (the core sends the nodes again). */
+    checkNode: async (nodeId: string) => {
+      s().setChecking(nodeId, true);
+      try {
+        const r = await act('checkNode', { nodeId });
+        if (r.ok) s().setNodeHonesty(nodeId, r.value);
+        return r;
+      } finally {
+        s().setChecking(nodeId, false);
+      }
+    },
     setAuto: async (auto: boolean) => {
       const r = await act('setMode', { auto });
       if (r.ok) {

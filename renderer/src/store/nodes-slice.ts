@@ -13,6 +13,11 @@ export interface NodesSlice {
   setNodes(n: { nodes: NodeDto[]; fetchedAt: number | null; source: string; via: ListVia }): void;
   setNodesError(message: string): void;
   setRefresh(p: RefreshProgress | null): void;
+  /** Nodes whose honesty check the user started from the window (the button waits). */
+  checking: Readonly<Record<string, true>>;
+  setChecking(nodeId: string, on: boolean): void;
+  /** One node's new verdict (a check ended): only its row re-renders. */
+  setNodeHonesty(nodeId: string, honesty: NodeDto['honesty']): void;
 }
 
 /** Two node rows say the same thing (every field; nested ones by value). */
@@ -79,4 +84,18 @@ export const nodesSlice: StateCreator<AppState, [], [], NodesSlice> = (set) => (
     set((s) => ({ nodes: shareNodes(s.nodes, nodes), fetchedAt, source, via, nodesState: 'ready', nodesError: null })),
   setNodesError: (message) => set((s) => ({ nodesState: s.nodes.length ? 'ready' : 'error', nodesError: message })),
   setRefresh: (refresh) => set({ refresh }),
+  checking: {},
+  setChecking: (nodeId, on) =>
+    set((s) => {
+      const { [nodeId]: _was, ...rest } = s.checking;
+      return { checking: on ? { ...rest, [nodeId]: true } : rest };
+    }),
+  setNodeHonesty: (nodeId, honesty) =>
+    set((s) => {
+      const i = s.nodes.findIndex((n) => n.id === nodeId);
+      if (i < 0 || JSON.stringify(s.nodes[i]!.honesty) === JSON.stringify(honesty)) return {};
+      const nodes = [...s.nodes];
+      nodes[i] = { ...nodes[i]!, honesty };
+      return { nodes };
+    }),
 });

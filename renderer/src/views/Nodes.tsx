@@ -7,6 +7,7 @@ import { countryName, flagOf, formatAgo, formatClock, formatMs, formatNumber, pr
 import type { NodeDto } from '../store/types.js';
 import { detach } from '../detach.js';
 import { ProtocolOrderOptions } from '../components/ProtocolOrder.js';
+import { CheckButton, ConfirmFlaggedPick, HonestyMark, tamperingOf } from '../components/Honesty.js';
 
 type Column = 'country' | 'host' | 'proto' | 'prior' | 'rttMs' | 'delay' | 'score' | 'history' | 'listed' | 'state';
 const COLUMNS: Array<{ key: Column; label: string; numeric?: boolean }> = [
@@ -270,6 +271,7 @@ const NodeRow = memo(function NodeRow({
 }) {
   const { t, i18n } = useTranslation();
   const actions = useActions();
+  const [confirming, setConfirming] = useState(false);
   renderCounts.nodeRow++;
   const terms = n.scoreTerms
     ? t('nodes.scoreTerms', {
@@ -333,6 +335,7 @@ const NodeRow = memo(function NodeRow({
             · {t('nodes.weakTls')}
           </span>
         ) : null}
+        <HonestyMark node={n} />
       </td>
       <td className="row-actions">
         {n.state === 'active' ? (
@@ -341,7 +344,10 @@ const NodeRow = memo(function NodeRow({
           <button
             type="button"
             aria-label={t('nodes.connect', { host: n.host })}
-            onClick={() => detach(actions.switchTo(n.id))}
+            onClick={() =>
+              // A node found to tamper: the user is told what was found before it is used.
+              tamperingOf(n) && !n.honesty?.accepted ? setConfirming(true) : detach(actions.switchTo(n.id))
+            }
           >
             {t('nodes.connectShort')}
           </button>
@@ -354,7 +360,8 @@ const NodeRow = memo(function NodeRow({
         >
           {t('nodes.test')}
         </button>{' '}
-        <NodeProtocolOrder node={n} />
+        <CheckButton node={n} /> <NodeProtocolOrder node={n} />
+        {confirming ? <ConfirmFlaggedPick node={n} onClose={() => setConfirming(false)} /> : null}
       </td>
     </tr>
   );

@@ -63,6 +63,7 @@ export function Overview() {
           })}
         </p>
       ) : null}
+      <ActiveFlagged />
       {status.reach?.nodePath === 'upstream' ? (
         <p role="status" className="banner banner-info" data-testid="node-path-upstream">
           {t('overview.nodePathUpstream', { proxy: status.reach.upstream ?? '–' })}
@@ -88,6 +89,18 @@ export function Overview() {
                 <dd>{formatMs(a.rttMs, t)}</dd>
                 <dt>{t('overview.since')}</dt>
                 <dd>{formatAgo(a.since, now, t)}</dd>
+                {a.honesty ? (
+                  <>
+                    <dt>{t('honesty.label')}</dt>
+                    <dd data-testid="active-honesty">
+                      {a.honesty === 'honest'
+                        ? `✓ ${t('honesty.honest')}`
+                        : a.honesty === 'unchecked'
+                          ? t('honesty.unchecked')
+                          : `⚠ ${t(`honesty.verdict.${a.honesty}`)}`}
+                    </dd>
+                  </>
+                ) : null}
               </dl>
             </>
           ) : (
@@ -115,12 +128,40 @@ export function Overview() {
           <p className="big">{standby ? (standbyHost ?? standby.nodeId) : t('overview.noStandby')}</p>
         </article>
         {status.egress === 'vpngate' ? <WhereAmI /> : null}
+        {status.honesty ? (
+          <article className="card" data-testid="honesty-summary">
+            <h3>{t('honesty.label')}</h3>
+            <p>
+              {status.honesty.enabled
+                ? t('honesty.overview', {
+                    honest: formatNumber(status.honesty.honest),
+                    flagged: formatNumber(status.honesty.flagged),
+                  })
+                : t('honesty.off')}
+            </p>
+          </article>
+        ) : null}
         <ProxyAddress />
         <TrafficChart />
       </div>
       <Members />
       <Draining now={now} />
     </section>
+  );
+}
+
+/** The node in use was found to tamper: said at the top (it is left at once, unless the user chose it knowingly). */
+function ActiveFlagged() {
+  const { t } = useTranslation();
+  const verdict = useApp((s) => s.status?.active?.honesty);
+  const host = useApp((s) =>
+    s.status?.active?.nodeId ? (nodeIndex(s.nodes).get(s.status.active.nodeId)?.host ?? s.status.active.nodeId) : null,
+  );
+  if (!verdict || verdict === 'honest' || verdict === 'unchecked' || !host) return null;
+  return (
+    <p role="alert" className="banner banner-error" data-testid="active-flagged">
+      {t('honesty.activeFlagged', { host, verdict: t(`honesty.verdict.${verdict}`) })}
+    </p>
   );
 }
 

@@ -26,6 +26,11 @@ interface Form {
   language: SettingsDto['language'];
   notifications: SettingsDto['notifications'];
   startAtLogin: boolean | null;
+  checkNodes: boolean;
+  /** One http:// URL per line; empty: the built-in checks. */
+  checkUrls: string;
+  encryptedDns: boolean;
+  httpsOnly: boolean;
 }
 
 const toForm = (s: SettingsDto): Form => ({
@@ -43,6 +48,10 @@ const toForm = (s: SettingsDto): Form => ({
   language: s.language,
   notifications: { ...s.notifications },
   startAtLogin: s.startAtLogin,
+  checkNodes: s.privacy.checkNodes,
+  checkUrls: (s.privacy.checkUrls ?? []).join('\n'),
+  encryptedDns: s.privacy.encryptedDns,
+  httpsOnly: s.privacy.httpsOnly,
 });
 
 /** A field's error in the UI language (zod's messages are English): by field first, then by kind of problem. */
@@ -57,6 +66,7 @@ function validationMessage(
     countryDeny: 'validation.country',
     url: 'validation.url',
     listSources: 'validation.url',
+    checkUrls: 'validation.url',
     protocols: 'validation.protocols',
   };
   const key = byField[field];
@@ -92,8 +102,20 @@ function fromForm(f: Form): Partial<SettingsDto> {
     language: f.language,
     notifications: f.notifications,
     ...(f.startAtLogin !== null ? { startAtLogin: f.startAtLogin } : {}),
+    privacy: {
+      checkNodes: f.checkNodes,
+      checkUrls: lines(f.checkUrls).length > 0 ? lines(f.checkUrls) : null,
+      encryptedDns: f.encryptedDns,
+      httpsOnly: f.httpsOnly,
+    },
   };
 }
+
+const lines = (text: string): string[] =>
+  text
+    .split(/\s+/)
+    .map((u) => u.trim())
+    .filter(Boolean);
 
 /** Which setting each form field edits. */
 const SETTING_OF: Record<keyof Form, keyof SettingsDto> = {
@@ -111,6 +133,10 @@ const SETTING_OF: Record<keyof Form, keyof SettingsDto> = {
   language: 'language',
   notifications: 'notifications',
   startAtLogin: 'startAtLogin',
+  checkNodes: 'privacy',
+  checkUrls: 'privacy',
+  encryptedDns: 'privacy',
+  httpsOnly: 'privacy',
 };
 
 const FIELD_OF: Record<string, keyof Form> = {
@@ -123,6 +149,7 @@ const FIELD_OF: Record<string, keyof Form> = {
   'autoSelect.url': 'url',
   drainGraceMs: 'drainGraceMin',
   listSources: 'listSources',
+  privacy: 'checkUrls',
 };
 
 export function Settings() {
@@ -212,7 +239,19 @@ export function Settings() {
     </div>
   );
   const text = (
-    k: Exclude<keyof Form, 'preferProto' | 'language' | 'notifications' | 'listSources' | 'protocols' | 'startAtLogin'>,
+    k: Exclude<
+      keyof Form,
+      | 'preferProto'
+      | 'language'
+      | 'notifications'
+      | 'listSources'
+      | 'protocols'
+      | 'startAtLogin'
+      | 'checkNodes'
+      | 'checkUrls'
+      | 'encryptedDns'
+      | 'httpsOnly'
+    >,
     type = 'text',
   ) => (
     // Addresses, paths, URLs, codes and numbers read left to right, in a right-to-left page too.
@@ -326,6 +365,48 @@ export function Settings() {
               {t(`settings.notify.${k}`)}
             </label>
           ))}
+        </fieldset>
+        <fieldset className="field privacy" data-testid="privacy">
+          <legend>{t('settings.privacy')}</legend>
+          {(['checkNodes', 'encryptedDns', 'httpsOnly'] as const).map((k) => (
+            <div key={k}>
+              <label className="check">
+                <input
+                  type="checkbox"
+                  id={`set-${k}`}
+                  checked={form[k]}
+                  aria-describedby={`hint-${k}`}
+                  onChange={(e) => set(k, e.target.checked)}
+                />{' '}
+                {t(`settings.${k}`)}
+              </label>
+              <p className="muted hint" id={`hint-${k}`}>
+                {t(`settings.${k}Hint`)}
+              </p>
+            </div>
+          ))}
+          {form.checkNodes
+            ? field(
+                'checkUrls',
+                t('settings.checkUrls'),
+                <>
+                  <p className="muted hint" id="hint-checkUrls">
+                    {t('settings.checkUrlsHint')}
+                  </p>
+                  <textarea
+                    id="set-checkUrls"
+                    dir="ltr"
+                    rows={2}
+                    spellCheck={false}
+                    value={form.checkUrls}
+                    placeholder="http://connectivitycheck.gstatic.com/generate_204"
+                    aria-invalid={!!fieldErrors.checkUrls}
+                    aria-describedby={fieldErrors.checkUrls ? 'err-checkUrls hint-checkUrls' : 'hint-checkUrls'}
+                    onChange={(e) => set('checkUrls', e.target.value)}
+                  />
+                </>,
+              )
+            : null}
         </fieldset>
         {coreError ? (
           <p role="alert" className="field-error">
