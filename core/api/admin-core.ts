@@ -64,6 +64,8 @@ export interface AdminCore {
   readonly routing?: RoutingAccess | null;
   /** The honesty checks of nodes (vpngate egress); null: none run in this core. */
   readonly honesty?: HonestyAccess | null;
+  /** Forgets the way nodes were reached on this network (the path ladder), with its protocol lesson. */
+  readonly forgetNodePath?: () => void;
   /** The privacy opt-ins in force (config privacy). */
   readonly privacy?: () => { encryptedDns: boolean; httpsOnly: boolean };
 }

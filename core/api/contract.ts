@@ -324,6 +324,16 @@ export const operations = {
     input: idParam('nodeId'),
     output: z.object({ nodeId: z.string(), ms: z.number().nullable(), error: z.string().nullable() }),
   }),
+  /**
+   * Forgets what this network taught (the protocol that does not get through, the way nodes were
+   * reached): every protocol is tried again, in the configured order.
+   */
+  forgetNetwork: op({
+    method: 'DELETE',
+    path: '/protocols/network',
+    input: none,
+    output: z.object({ forgotten: z.boolean() }),
+  }),
   /** A node's honesty check now (through its tunnel if one is up, else one opened for it): its verdict. */
   checkNode: op({
     method: 'POST',

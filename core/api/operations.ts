@@ -93,6 +93,13 @@ export function implementOperations(
       if (body.nodeId) confirmIfFlagged(core, body.nodeId, body.confirm === true);
       return { switchId: c.switchNow(body.nodeId ? { nodeId: body.nodeId } : {}).switchId };
     },
+    forgetNetwork: () => {
+      const c = controller();
+      const had = c.protocols.lesson !== null;
+      c.protocols.forget();
+      core.forgetNodePath?.();
+      return { forgotten: had };
+    },
     checkNode: async ({ nodeId }) => {
       const h = core.honesty;
       if (!h) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'honesty checks need the vpngate egress');

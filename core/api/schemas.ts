@@ -245,6 +245,18 @@ export const statusSchema = z.object({
       blocked: tunnelProtocolSchema.nullable(),
       reason: z.string().nullable(),
       learn: z.boolean(),
+      /**
+       * What this network taught, kept across restarts (#44): when, until when no packet of the
+       * blocked protocol is sent here, and how nodes were reached then; null: nothing learnt here.
+       */
+      lesson: z
+        .object({
+          at: z.number(),
+          expiresAt: z.number(),
+          path: z.enum(['direct', 'upstream']),
+        })
+        .nullable()
+        .optional(),
     })
     .nullable(),
   sessions: z.object({ active: z.number().int(), total: z.number().int(), rejected: z.number().int() }),

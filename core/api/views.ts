@@ -110,6 +110,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
           blocked: c.protocols.blocked,
           reason: c.protocols.reason || null,
           learn: c.protocols.learning,
+          lesson: lessonOf(c),
         }
       : null,
     sessions: { active: proxy.stats.sessionsActive, total: proxy.stats.sessionsTotal, rejected: proxy.stats.rejected },
@@ -158,6 +159,11 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     routing: routingView(core),
     reach: core.reach?.() ?? null,
   };
+}
+
+function lessonOf(c: NonNullable<AdminCore['controller']>): NonNullable<Status['protocols']>['lesson'] {
+  const l = c.protocols.lesson;
+  return l ? { at: l.at, expiresAt: l.expiresAt, path: l.path } : null;
 }
 
 /** How many nodes of the pool each verdict has, and the latest finding. */

@@ -307,6 +307,8 @@ function startController(
     health: config.health,
     logger,
   });
+  // What a network teaches is kept with the way nodes were reached there (direct, or the upstream).
+  pipeline.routes.usePathListener((path) => controller.protocols.setPath(path));
   wireHonesty(pipeline.honesty, controller, logger);
   pipeline.honesty.start();
   // The probes go the way this network needs first, as the controller learns it.
@@ -606,6 +608,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           desktop: extras.desktop ?? null,
           honesty: pipeline && controller ? honestyAccessOf(pipeline.honesty, controller) : null,
           privacy: () => ({ ...current.privacy }),
+          forgetNodePath: pipeline ? () => pipeline.routes.forgetPath() : undefined,
           routing: {
             get mode() {
               return routing.mode;

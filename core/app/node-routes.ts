@@ -48,6 +48,7 @@ export class NodeRoutes {
     preferred: null,
     blocked: null,
   });
+  #onPath: (path: NodePath) => void = () => {};
 
   constructor(
     private config: () => GatehopConfig,
@@ -295,6 +296,22 @@ export class NodeRoutes {
     this.#setPath(remembered ?? 'direct', remembered ? 'remembered for this network' : 'a new network: direct first');
   }
 
+  /** Told of the way nodes are reached whenever it changes (and at once): what is learnt is kept with it. */
+  usePathListener(fn: (path: NodePath) => void): void {
+    this.#onPath = fn;
+    fn(this.#path);
+  }
+
+  /** Forgets the way that reached nodes on this network (Settings → This network): direct first again. */
+  forgetPath(): void {
+    try {
+      this.store.setSetting(`node-path ${this.#network}`, '');
+    } catch {
+      /* nothing was kept */
+    }
+    this.#setPath('direct', 'forgotten by the user');
+  }
+
   /** With upstream.nodes: fallback, how nodes are reached on this network now (else null). */
   get path(): NodePath | null {
     return this.config().upstream?.nodes === 'fallback' ? this.#path : null;
@@ -318,6 +335,7 @@ export class NodeRoutes {
   #setPath(path: NodePath, reason: string): void {
     const changed = path !== this.#path;
     this.#path = path;
+    if (changed) this.#onPath(path);
     if (!changed || this.config().upstream?.nodes !== 'fallback') return;
     this.logger.info(
       { event: 'node-path', path, reason, network: this.#network },

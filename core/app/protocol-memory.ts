@@ -8,6 +8,8 @@ const lessonSchema = z.object({
   preferred: protocol.nullable(),
   blocked: protocol.nullable().optional(),
   reason: z.string(),
+  at: z.number().optional(),
+  path: z.enum(['direct', 'upstream']).optional(),
 });
 
 /**

@@ -41,7 +41,7 @@ export {
   type UpstreamDialOptions,
   type UpstreamProxy,
 } from './upstream-proxy.js';
-export { dialNodeTcp, tcpErrorCode, type NodeTcpOptions } from './node-tcp.js';
+export { dialNodeTcp, isNetworkFailure, tcpErrorCode, type NodeTcpOptions } from './node-tcp.js';
 export { dialNodeTls, type NodeTlsConnection, type NodeTlsOptions } from './node-tls.js';
 export { decodeChunked } from './http-chunked.js';
 export {

@@ -54,9 +54,25 @@ export async function dialNodeTcp(o: NodeTcpOptions): Promise<Socket> {
   });
 }
 
-/** The stable code for a socket error: refused, unreachable, or failed. */
+/** The stable code for a socket error: refused, unreachable, reset, or failed. */
 export function tcpErrorCode(err: NodeJS.ErrnoException): ErrorCode {
   if (err.code === 'ECONNREFUSED') return ErrorCodes.EGRESS_CONNECT_REFUSED;
   if (err.code === 'EHOSTUNREACH' || err.code === 'ENETUNREACH') return ErrorCodes.EGRESS_HOST_UNREACHABLE;
+  if (err.code === 'ECONNRESET' || err.code === 'EPIPE') return ErrorCodes.EGRESS_CONNECTION_RESET;
   return ErrorCodes.EGRESS_FAILED;
+}
+
+/**
+ * A failure of the network on the way, not an answer of the node (#44: what the protocol ladder
+ * learns from): silence (a timeout), a reset, a refused port, no route.
+ */
+export function isNetworkFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (
+    code === ErrorCodes.EGRESS_CONNECT_TIMEOUT ||
+    code === ErrorCodes.EGRESS_CONNECT_REFUSED ||
+    code === ErrorCodes.EGRESS_HOST_UNREACHABLE ||
+    code === ErrorCodes.EGRESS_NETWORK_UNREACHABLE ||
+    code === ErrorCodes.EGRESS_CONNECTION_RESET
+  );
 }

@@ -1,6 +1,6 @@
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { abortReason, ErrorCodes, GatehopError } from './errors.js';
-import { dialNodeTcp } from './node-tcp.js';
+import { dialNodeTcp, tcpErrorCode } from './node-tcp.js';
 import { judgeNodeCertificate, trustedCas, type NodeTrust, type TrustRule } from './node-trust.js';
 import type { UpstreamProxy } from './upstream-proxy.js';
 
@@ -54,8 +54,8 @@ export async function dialNodeTls(o: NodeTlsOptions): Promise<NodeTlsConnection>
       } else resolve(value!);
     };
     const onAbort = (): void => settle(abortReason(o.signal, `TLS with ${o.what}`));
-    const onError = (err: Error): void =>
-      settle(new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${o.what}: ${err.message}`, { cause: err }));
+    const onError = (err: NodeJS.ErrnoException): void =>
+      settle(new GatehopError(tcpErrorCode(err), `TLS with ${o.what}: ${err.message}`, { cause: err }));
     const onSecure = (): void => {
       const verdict = judgeNodeCertificate(tls, o.trust);
       if (!verdict.ok)

@@ -12,9 +12,11 @@ export {
   type SwitchState,
 } from './switch-controller.js';
 export {
+  LESSON_TTL_MS,
   ProtocolChoice,
   type NodeProtocolRecord,
   type ProtocolChoiceOptions,
+  type ProtocolFailure,
   type ProtocolLearned,
   type ProtocolMemory,
 } from './protocol-choice.js';

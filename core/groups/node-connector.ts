@@ -1,4 +1,4 @@
-import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { ErrorCodes, GatehopError, isNetworkFailure, type Logger } from '../common/index.js';
 import type { EgressManager, TunnelProtocol } from '../egress/index.js';
 import type { Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
@@ -108,7 +108,7 @@ export class NodeConnector {
       } catch (err) {
         if (o.signal.aborted) throw err;
         const msg = (err as Error).message;
-        this.deps.protocols.record(node.id, protocol, false, msg);
+        this.deps.protocols.record(node.id, protocol, false, { message: msg, network: isNetworkFailure(err) });
         this.#log.info(
           { event: 'protocol-attempt-failed', nodeId: node.id, protocol, err: msg, durationMs: Date.now() - started },
           `${node.id} over ${protocol}: ${msg}`,

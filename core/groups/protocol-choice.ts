@@ -8,6 +8,8 @@ export interface NodeProtocolRecord {
   lastOk: boolean | null;
   lastError: string | null;
   at: number;
+  /** The last failure was the network's (silence, a reset, a refused port), not the node's answer. */
+  network?: boolean;
 }
 
 export interface ProtocolChoiceOptions {
@@ -33,6 +35,26 @@ export interface ProtocolLesson {
   /** Absent in what older versions saved. */
   blocked?: TunnelProtocol | null;
   reason: string;
+  /** When it was learnt (absent in older saves: it counts as learnt at the first load). */
+  at?: number;
+  /** How nodes were reached when it was learnt: directly, or through the user's other proxy. */
+  path?: 'direct' | 'upstream';
+}
+
+/**
+ * How long a network's lesson holds (#44). While it holds, no packet of the blocked protocol is
+ * sent on that network (not even a probe): each one costs the user a connect timeout (20 s) and
+ * shows the filter the protocol again. A week, because national filters change over months, not
+ * days, while a lesson learnt from one node whose OpenVPN was merely off must not keep the faster
+ * protocol away for longer than that; a network that changes (another interface or /24) starts
+ * afresh at once, and Settings can forget a lesson any time.
+ */
+export const LESSON_TTL_MS = 7 * 24 * 3_600_000;
+
+/** Why an attempt failed, as far as learning goes: `network` for silence, a reset or a refused port. */
+export interface ProtocolFailure {
+  message: string;
+  network: boolean;
 }
 
 /** A change of what this network needs first (null: back to the configured order). */
@@ -69,6 +91,8 @@ export class ProtocolChoice {
   #preferred: TunnelProtocol | null = null;
   #blocked: TunnelProtocol | null = null;
   #reason = '';
+  #learntAt: number | null = null;
+  #path: 'direct' | 'upstream' = 'direct';
   #evidence = new Map<TunnelProtocol, Evidence>();
   readonly #nodes = new Map<string, Map<TunnelProtocol, NodeProtocolRecord>>();
   readonly #listeners: Listeners<ProtocolLearned>;
@@ -101,6 +125,39 @@ export class ProtocolChoice {
     return this.#blocked;
   }
 
+  /** What this network taught, as /status and Settings show it (null: nothing, the configured order). */
+  get lesson(): {
+    network: string;
+    preferred: TunnelProtocol;
+    blocked: TunnelProtocol | null;
+    reason: string;
+    at: number;
+    expiresAt: number;
+    path: 'direct' | 'upstream';
+  } | null {
+    if (!this.#preferred || this.#learntAt === null) return null;
+    return {
+      network: this.#network,
+      preferred: this.#preferred,
+      blocked: this.#blocked,
+      reason: this.#reason,
+      at: this.#learntAt,
+      expiresAt: this.#learntAt + LESSON_TTL_MS,
+      path: this.#path,
+    };
+  }
+
+  /** How nodes are reached now (the path ladder): kept with what is learnt. */
+  setPath(path: 'direct' | 'upstream'): void {
+    this.#path = path;
+  }
+
+  /** The user forgets what this network taught (Settings): the configured order again, every protocol tried. */
+  forget(): void {
+    this.#evidence = new Map();
+    this.#set(null, 'forgotten by the user');
+  }
+
   get order(): readonly TunnelProtocol[] {
     return this.#opts.order;
   }
@@ -128,12 +185,20 @@ export class ProtocolChoice {
     if (key === this.#network) return;
     this.#network = key;
     this.#evidence = new Map();
-    const remembered = this.#opts.learn ? this.memory?.load(key) : null;
+    const loaded = this.#opts.learn ? this.memory?.load(key) : null;
+    const at = loaded ? (loaded.at ?? Date.now()) : null;
+    const expired = loaded?.preferred && at !== null && Date.now() - at > LESSON_TTL_MS;
+    const remembered = expired ? null : loaded;
     this.#set(
       remembered?.preferred ?? null,
-      remembered ? `remembered for this network: ${remembered.reason}` : 'new network: the configured order',
-      false,
+      expired
+        ? `what this network taught is over ${LESSON_TTL_MS / 86_400_000} days old: every protocol is tried again`
+        : remembered
+          ? `remembered for this network: ${remembered.reason}`
+          : 'new network: the configured order',
+      !!expired,
       remembered?.preferred ? (remembered.blocked ?? null) : null,
+      remembered?.preferred ? at : null,
     );
   }
 
@@ -156,7 +221,14 @@ export class ProtocolChoice {
     return [...first.filter((p) => !failedHere(p)), ...first.filter(failedHere)];
   }
 
-  record(nodeId: string, protocol: TunnelProtocol, ok: boolean, error?: string): void {
+  /**
+   * An attempt's outcome. A failure for a network reason (silence, a reset, a refused port) on a
+   * node where another protocol then worked is learnt at once (#44): that node was up, only this
+   * protocol did not get through. Other failures count towards `threshold` distinct nodes.
+   */
+  record(nodeId: string, protocol: TunnelProtocol, ok: boolean, failure?: string | ProtocolFailure): void {
+    const error = typeof failure === 'string' ? failure : failure?.message;
+    const network = typeof failure === 'object' && failure.network;
     const perNode = this.#nodes.get(nodeId) ?? new Map<TunnelProtocol, NodeProtocolRecord>();
     this.#nodes.set(nodeId, perNode);
     const r = perNode.get(protocol) ?? { tried: 0, worked: 0, lastOk: null, lastError: null, at: 0 };
@@ -166,13 +238,39 @@ export class ProtocolChoice {
       lastOk: ok,
       lastError: ok ? null : (error ?? 'failed'),
       at: Date.now(),
+      ...(ok ? {} : { network }),
     });
     const ev = this.#evidenceOf(protocol);
     if (ok) {
       ev.workedOn.add(nodeId);
       ev.failedOn.clear(); // it gets through here after all: earlier failures were the nodes'
     } else ev.failedOn.add(nodeId);
-    if (this.#opts.learn) this.#learn();
+    if (!this.#opts.learn) return;
+    if (ok && this.#learnAtOnce(nodeId, protocol)) return;
+    this.#learn();
+  }
+
+  /**
+   * `working` just came up on `nodeId`: if another protocol failed on this very node for a network
+   * reason, this network blocks that one (the node itself was there): learnt at once.
+   */
+  #learnAtOnce(nodeId: string, working: TunnelProtocol): boolean {
+    const rec = this.#nodes.get(nodeId);
+    const blocked = this.#opts.order.find(
+      (p) => p !== working && rec?.get(p)?.lastOk === false && rec.get(p)?.network === true,
+    );
+    if (!blocked) return false;
+    const target = working === this.#opts.order[0] ? null : working;
+    if (this.#preferred === target && this.#blocked === blocked) return true;
+    this.#set(
+      target,
+      target
+        ? `${label(blocked)} got no answer from ${nodeId} (${rec!.get(blocked)!.lastError}) while ${label(working)} worked there: this network seems to block ${label(blocked)}`
+        : `${label(working)} works again`,
+      true,
+      target ? blocked : null,
+    );
+    return true;
   }
 
   /** Per node, what each protocol did (for /nodes). */
@@ -208,12 +306,26 @@ export class ProtocolChoice {
     return e;
   }
 
-  #set(preferred: TunnelProtocol | null, reason: string, persist = true, blocked: TunnelProtocol | null = null): void {
+  #set(
+    preferred: TunnelProtocol | null,
+    reason: string,
+    persist = true,
+    blocked: TunnelProtocol | null = null,
+    learntAt: number | null = preferred ? Date.now() : null,
+  ): void {
     const changed = preferred !== this.#preferred;
     this.#preferred = preferred;
     this.#blocked = preferred ? blocked : null;
     this.#reason = reason;
-    if (persist) this.memory?.save(this.#network, { preferred, blocked: this.#blocked, reason });
+    this.#learntAt = preferred ? learntAt : null;
+    if (persist)
+      this.memory?.save(this.#network, {
+        preferred,
+        blocked: this.#blocked,
+        reason,
+        ...(this.#learntAt !== null ? { at: this.#learntAt } : {}),
+        path: this.#path,
+      });
     if (!changed) return;
     this.#log.info(
       { event: 'protocol-preference', preferred, reason, network: this.#network },

@@ -4,6 +4,7 @@ import { Reply, type ReplyCode } from './socks5-codec.js';
 /** The one table from egress error codes to SOCKS5 replies and HTTP statuses. */
 const TABLE: Partial<Record<ErrorCode, { socks: ReplyCode; http: number }>> = {
   [ErrorCodes.EGRESS_CONNECT_REFUSED]: { socks: Reply.CONNECTION_REFUSED, http: 502 },
+  [ErrorCodes.EGRESS_CONNECTION_RESET]: { socks: Reply.CONNECTION_REFUSED, http: 502 },
   [ErrorCodes.EGRESS_HOST_UNREACHABLE]: { socks: Reply.HOST_UNREACHABLE, http: 502 },
   [ErrorCodes.EGRESS_DNS_NOT_FOUND]: { socks: Reply.HOST_UNREACHABLE, http: 502 },
   [ErrorCodes.EGRESS_NETWORK_UNREACHABLE]: { socks: Reply.NETWORK_UNREACHABLE, http: 502 },

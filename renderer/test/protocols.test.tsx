@@ -228,4 +228,44 @@ describe('protocols in the window', () => {
     });
     expect(saved).toEqual([{ protocols: ['sstp'] }]);
   });
+
+  it('Settings says what this network taught, until when, and forgets it on request (#44; in Chinese too)', async () => {
+    const store = createAppStore();
+    store.getState().setSettings(SETTINGS);
+    const st = status();
+    const learnt = {
+      ...st,
+      protocols: {
+        order: ['openvpn', 'sevpn', 'sstp'] as Array<'openvpn' | 'sevpn' | 'sstp'>,
+        preferred: 'sevpn' as const,
+        blocked: 'openvpn' as const,
+        reason: 'x',
+        learn: true,
+        lesson: { at: 100_000 - 2 * 3_600_000, expiresAt: Date.UTC(2026, 11, 11), path: 'direct' as const },
+      },
+    };
+    store.getState().setStatus(learnt);
+    let forgot = 0;
+    const forgetNetwork: Actions['forgetNetwork'] = async () => {
+      forgot++;
+      store
+        .getState()
+        .setStatus({ ...learnt, protocols: { ...learnt.protocols, preferred: null, blocked: null, lesson: null } });
+      return { ok: true, value: { forgotten: true } };
+    };
+    mount(<Settings />, store, { forgetNetwork });
+    const box = screen.getByTestId('network-lesson');
+    expect(box.textContent).toMatch(
+      /OpenVPN does not get through here: Gatehop uses SE-VPN first and sends no OpenVPN on this network until .*2026.* \(learnt 2 h ago\)/,
+    );
+    await act(async () => {
+      fireEvent.click(screen.getByRole('button', { name: 'Forget what this network taught' }));
+    });
+    expect(forgot).toBe(1);
+    expect(screen.getByTestId('network-lesson').textContent).toMatch(/Forgotten: every protocol is tried again/);
+    cleanup();
+    store.getState().setStatus(learnt);
+    mount(<Settings />, store, {}, 'zh-CN');
+    expect(screen.getByTestId('network-lesson').textContent).toMatch(/OpenVPN 在这里无法通过：Gatehop 先用 SE-VPN/);
+  });
 });

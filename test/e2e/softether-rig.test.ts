@@ -12,9 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { networkKeyOf, readNetworkSnapshot, silentLogger } from '../../core/common/index.js';
-import { Store } from '../../core/store/index.js';
-import { protocolMemoryOf } from '../../core/app/protocol-memory.js';
+import { silentLogger } from '../../core/common/index.js';
 import { Stack } from '../../core/netstack/index.js';
 import { openTunnel, stackOptionsOf, type LinkConfig, type Tunnel } from '../../core/egress/index.js';
 import { startApp } from '../../core/app/index.js';
@@ -390,37 +388,67 @@ describe.skipIf(!isRoot)('SE-VPN on the rig (#35)', () => {
     }
   }, 150_000);
 
-  it('a restart on a network that drops OpenVPN, where SE-VPN was learnt: the first attempt is SE-VPN, and not one OpenVPN packet leaves, probes included', async () => {
-    const filter = rig.filterOpenVpn();
+  it('a network that drops OpenVPN (SSTP off) is learnt at the first start; the restart sends not one OpenVPN packet; another network tries OpenVPN again (#44)', async () => {
+    const undoSstp = rig.softether.map((n) => rig.setProtocol(n.name, 'SSTP', false));
+    let filter = rig.filterOpenVpn();
     const dataDir = mkdtempSync(join(tmpdir(), 'gh-sevpn-restart-'));
-    // What the last run on this network learnt, saved where and as the app saves it (the learning
-    // itself runs on the rig in sstp-rig's filter test, and for SE-VPN on the real store in
-    // test/unit/protocol-memory.test.ts).
-    const store = new Store({ path: join(dataDir, 'gatehop.db'), logger: silentLogger() });
-    protocolMemoryOf(store).save(networkKeyOf(readNetworkSnapshot()), {
-      preferred: 'sevpn',
-      blocked: 'openvpn',
-      reason: 'OpenVPN failed on 3 different nodes while SE-VPN worked',
-    });
-    store.close();
-    const app = await startRigApp(dataDir);
     try {
-      expect(app.controller!.protocols.preferred).toBe('sevpn');
-      expect(app.controller!.protocols.blocked).toBe('openvpn');
-      await eventually(() => app.controller!.active !== null, 60_000, 'a tunnel comes up');
-      expect(app.controller!.active!.egress.protocol).toBe('sevpn');
-      const tried = app.controller!.protocolsFor(app.controller!.active!.node);
-      expect(tried[0]).toMatchObject({ protocol: 'sevpn', record: { tried: 1, worked: 1 } });
-      expect(tried.find((p) => p.protocol === 'openvpn')?.record ?? null).toBeNull();
-      const r = await curl(['--socks5-hostname', `127.0.0.1:${app.listening.proxy.port}`, rig.url('/ip')]);
-      expect(r.stdout.toString()).toBe(node.exitAddress);
-      // The filter saw no OpenVPN packet: no handshake, no probe's hard reset.
-      expect(filter.packets()).toBe(0);
-    } finally {
-      await app.stop();
+      // The first start: OpenVPN gets no answer from the node, SE-VPN comes up on it: learnt at once.
+      const first = await startRigApp(dataDir);
+      let sevpnMs = 0;
+      try {
+        await eventually(() => first.controller!.active !== null, 60_000, 'a tunnel comes up');
+        expect(first.controller!.active!.egress.protocol).toBe('sevpn');
+        expect(first.controller!.protocols).toMatchObject({ preferred: 'sevpn', blocked: 'openvpn' });
+        expect(first.controller!.protocols.lesson).toMatchObject({ path: 'direct' });
+        expect(filter.packets()).toBeGreaterThan(0); // the filter counts: it saw the first start's OpenVPN
+        sevpnMs = first.controller!.lastSwitch!.durationMs;
+      } finally {
+        await first.stop();
+      }
+      // The restart on the same network: SE-VPN first, and the filter sees no OpenVPN packet at all.
       filter();
+      filter = rig.filterOpenVpn();
+      const t0 = Date.now();
+      const again = await startRigApp(dataDir);
+      try {
+        expect(again.controller!.protocols).toMatchObject({ preferred: 'sevpn', blocked: 'openvpn' });
+        await eventually(() => again.controller!.active !== null, 60_000, 'a tunnel comes up');
+        const upMs = Date.now() - t0;
+        expect(again.controller!.active!.egress.protocol).toBe('sevpn');
+        const tried = again.controller!.protocolsFor(again.controller!.active!.node);
+        expect(tried[0]).toMatchObject({ protocol: 'sevpn', record: { tried: 1, worked: 1 } });
+        expect(tried.find((p) => p.protocol === 'openvpn')?.record ?? null).toBeNull();
+        const r = await curl(['--socks5-hostname', `127.0.0.1:${again.listening.proxy.port}`, rig.url('/ip')]);
+        expect(r.stdout.toString()).toMatch(/^10\./);
+        expect(filter.packets()).toBe(0);
+        console.log(`restart on the learnt network: up in ${upMs} ms (the first start's switch took ${sevpnMs} ms)`);
+        // Another network (an interface with another /24 appears) and no filter there: OpenVPN again.
+        filter();
+        rig.addHost('elsewhere');
+        await eventually(() => again.controller!.protocols.preferred === null, 15_000, 'the new network noticed');
+        expect(again.controller!.protocols.lesson).toBeNull();
+        // The next tunnel to the node (its current one ends) is tried with OpenVPN first again.
+        const target = again.nodes!.nodes.find((n) => n.id === again.controller!.active!.node.id)!;
+        const openvpnOf = () => again.controller!.protocolsFor(target).find((p) => p.protocol === 'openvpn');
+        const attemptsBefore = openvpnOf()?.record?.tried ?? 0;
+        await again.controller!.active!.egress.close();
+        await eventually(
+          () => again.controller!.active?.egress.protocol === 'openvpn',
+          60_000,
+          'the node again, over OpenVPN',
+        );
+        const openvpn = openvpnOf();
+        expect(openvpn?.record?.tried ?? 0).toBe(attemptsBefore + 1);
+        expect(openvpn?.record?.lastOk).toBe(true);
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      filter();
+      for (const undo of undoSstp) undo();
     }
-  }, 120_000);
+  }, 180_000);
 
   it('a wrong hub is refused with the server’s words; a certificate from another CA is refused before any login', async () => {
     await expect(dial({ hub: 'NO_SUCH_HUB' })).rejects.toMatchObject({

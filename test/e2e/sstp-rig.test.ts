@@ -300,14 +300,9 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     expect(c.active!.egress.protocol).toBe('sstp');
     expect(softether).toContain(c.active!.node.id);
     expect(await socksIp(port)).toBe(exitOf(c.active!.node.id));
-    // Each further node tried over OpenVPN first fails there; three of them and SSTP is what this network gets.
-    for (const id of softether) {
-      if (c.protocols.preferred === 'sstp') break;
-      if (c.active!.node.id === id) continue;
-      expect(await c.switchNow({ nodeId: id }).done).toMatchObject({ outcome: 'switched', protocol: 'sstp' });
-    }
+    // OpenVPN got no answer from that very node while SSTP worked there: learnt at once (#44).
     await eventually(() => c.protocols.preferred === 'sstp', 5_000, 'SSTP learnt as this network’s protocol');
-    expect(c.protocols.reason).toMatch(/OpenVPN failed on 3 different nodes while SSTP worked/);
+    expect(c.protocols.reason).toMatch(/OpenVPN got no answer from rig-node\d .* while SSTP worked there/);
     const learned = readFileSync(s.log, 'utf8')
       .split('\n')
       .filter((l) => l.includes('"protocol-preference"'));

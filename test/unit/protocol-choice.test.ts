@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
-import { ProtocolChoice, type ProtocolMemory } from '../../core/groups/index.js';
+import { LESSON_TTL_MS, ProtocolChoice, type ProtocolMemory } from '../../core/groups/index.js';
 
 const BOTH = ['openvpn', 'sstp'] as const;
 
@@ -40,6 +40,51 @@ describe('ProtocolChoice', () => {
     expect(c.orderFor('d', BOTH)).toEqual(['sstp', 'openvpn']);
     c.record('e', 'openvpn', false);
     expect(said).toHaveLength(1);
+  });
+
+  it('learns at once when a protocol got no answer from a node where another then worked, and keeps it for a week (#44)', () => {
+    const mem = memory();
+    const c = new ProtocolChoice({ order: ['openvpn', 'sevpn', 'sstp'], learn: true }, mem, silentLogger());
+    c.setNetwork('net-a');
+    // The node's answer (a refused certificate, a refused login) teaches nothing about the network.
+    c.record('a', 'openvpn', false, { message: 'certificate refused', network: false });
+    c.record('a', 'sevpn', true);
+    expect(c.preferred).toBeNull();
+    // Silence, a reset, a refused port: the network's.
+    c.record('b', 'openvpn', false, { message: 'no TLS handshake within 8 s', network: true });
+    expect(c.preferred).toBeNull(); // nothing worked on b yet
+    c.record('b', 'sevpn', true);
+    expect(c.preferred).toBe('sevpn');
+    expect(c.blocked).toBe('openvpn');
+    expect(c.reason).toMatch(/^OpenVPN got no answer from b \(no TLS handshake within 8 s\) while SE-VPN worked there/);
+    const lesson = c.lesson!;
+    expect(lesson.expiresAt - lesson.at).toBe(LESSON_TTL_MS);
+    expect(LESSON_TTL_MS).toBe(7 * 86_400_000);
+    // The next start on this network knows it; a week later it is gone, and saved as gone.
+    const next = new ProtocolChoice({ order: ['openvpn', 'sevpn', 'sstp'], learn: true }, mem, silentLogger());
+    next.setNetwork('net-a');
+    expect(next.blocked).toBe('openvpn');
+    mem.kept.set('net-a', { ...(mem.kept.get('net-a') as object), at: Date.now() - LESSON_TTL_MS - 1 });
+    const later = new ProtocolChoice({ order: ['openvpn', 'sevpn', 'sstp'], learn: true }, mem, silentLogger());
+    later.setNetwork('net-a');
+    expect(later.preferred).toBeNull();
+    expect(later.reason).toMatch(/over 7 days old: every protocol is tried again/);
+    expect(mem.kept.get('net-a')).toMatchObject({ preferred: null });
+  });
+
+  it('the user forgets what a network taught: every protocol is tried again, and the next start too (#44)', () => {
+    const mem = memory();
+    const c = new ProtocolChoice({ order: ['openvpn', 'sevpn'], learn: true }, mem, silentLogger());
+    c.setNetwork('net-a');
+    c.record('b', 'openvpn', false, { message: 'timed out', network: true });
+    c.record('b', 'sevpn', true);
+    expect(c.lesson).not.toBeNull();
+    c.forget();
+    expect(c.lesson).toBeNull();
+    expect(c.orderFor('x', ['openvpn', 'sevpn'])).toEqual(['openvpn', 'sevpn']);
+    const next = new ProtocolChoice({ order: ['openvpn', 'sevpn'], learn: true }, mem, silentLogger());
+    next.setNetwork('net-a');
+    expect(next.preferred).toBeNull();
   });
 
   it('does not learn from dead nodes: OpenVPN working anywhere since clears the failures', () => {

@@ -388,6 +388,13 @@ export const en = {
     restartNow: 'Restart now',
     startAtLogin: 'Start Gatehop when I log in',
     listSeparator: ', ',
+    networkTitle: 'This network',
+    networkLesson:
+      '{{blocked}} does not get through here: Gatehop uses {{preferred}} first and sends no {{blocked}} on this network until {{until}} (learnt {{ago}}{{path}}).',
+    networkViaProxy: ', through your other proxy',
+    networkNothing: 'Nothing learnt about this network yet: every protocol is tried, in the order above.',
+    networkForget: 'Forget what this network taught',
+    networkForgotten: 'Forgotten: every protocol is tried again.',
     privacy: 'Trust and privacy',
     checkNodes: 'Check nodes for tampering',
     checkNodesHint:

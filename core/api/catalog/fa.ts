@@ -393,6 +393,13 @@ export const fa: Catalog = {
     restartNow: 'همین حالا راه‌اندازی دوباره',
     startAtLogin: 'اجرای Gatehop هنگام ورود به سیستم',
     listSeparator: '، ',
+    networkTitle: 'این شبکه',
+    networkLesson:
+      '{{blocked}} در این شبکه عبور نمی‌کند: Gatehop نخست از {{preferred}} استفاده می‌کند و تا {{until}} هیچ بستهٔ {{blocked}} در این شبکه نمی‌فرستد (آموخته‌شده {{ago}}{{path}}).',
+    networkViaProxy: '، از راه پراکسی دیگر شما',
+    networkNothing: 'هنوز چیزی دربارهٔ این شبکه آموخته نشده: همهٔ پروتکل‌ها به ترتیب بالا امتحان می‌شوند.',
+    networkForget: 'فراموش کردن آموخته‌های این شبکه',
+    networkForgotten: 'فراموش شد: همهٔ پروتکل‌ها دوباره امتحان می‌شوند.',
     privacy: 'اعتماد و حریم خصوصی',
     checkNodes: 'بررسی گره‌ها برای دستکاری',
     checkNodesHint:

@@ -358,6 +358,13 @@ export const zhCN: Catalog = {
     restartNow: '立即重启',
     startAtLogin: '登录时启动 Gatehop',
     listSeparator: '、',
+    networkTitle: '当前网络',
+    networkLesson:
+      '{{blocked}} 在这里无法通过：Gatehop 先用 {{preferred}}，在 {{until}} 之前不会在此网络上发送任何 {{blocked}}（{{ago}}学到{{path}}）。',
+    networkViaProxy: '，经由你的其他代理',
+    networkNothing: '尚未了解当前网络：按上面的顺序尝试每种协议。',
+    networkForget: '忘记当前网络学到的内容',
+    networkForgotten: '已忘记：将重新尝试每种协议。',
     privacy: '信任与隐私',
     checkNodes: '检查节点是否篡改',
     checkNodesHint:

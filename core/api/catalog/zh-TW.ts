@@ -359,6 +359,13 @@ export const zhTW: Catalog = {
     restartNow: '立即重新啟動',
     startAtLogin: '登入時啟動 Gatehop',
     listSeparator: '、',
+    networkTitle: '目前網路',
+    networkLesson:
+      '{{blocked}} 在這裡無法通過：Gatehop 先用 {{preferred}}，在 {{until}} 之前不會在此網路上送出任何 {{blocked}}（{{ago}}學到{{path}}）。',
+    networkViaProxy: '，經由你的其他代理',
+    networkNothing: '尚未了解目前網路：依上面的順序嘗試每種協定。',
+    networkForget: '忘記目前網路學到的內容',
+    networkForgotten: '已忘記：將重新嘗試每種協定。',
     privacy: '信任與隱私',
     checkNodes: '檢查節點是否竄改',
     checkNodesHint:

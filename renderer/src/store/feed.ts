@@ -166,6 +166,13 @@ export function connectStore(store: AppStore, client: CoreClient) {
       return r;
     },
     cancelTest: () => act('cancelNodeTest', {}),
+    /** Forgets what this network taught (Settings → This network); the status is read again. */
+    forgetNetwork: async () => {
+      const r = await act('forgetNetwork', {});
+      const st = await client.call('getStatus', {});
+      if (st.ok) s().setStatus(st.value);
+      return r;
+    },
     testNode: async (nodeId: string) => {
       const r = await act('testNode', { nodeId });
       if (r.ok) s().setTestResult(nodeId, { ms: r.value.ms, error: r.value.error });

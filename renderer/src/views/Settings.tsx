@@ -8,6 +8,7 @@ import type { Settings as SettingsDto } from '../store/types.js';
 import { detach } from '../detach.js';
 import { RoutingSettings } from '../components/Routing.js';
 import { ProtocolOrderOptions } from '../components/ProtocolOrder.js';
+import { NetworkLesson } from '../components/NetworkLesson.js';
 
 interface Form {
   listen: string;
@@ -301,6 +302,7 @@ export function Settings() {
             >
               <ProtocolOrderOptions current={form.protocols} />
             </select>
+            <NetworkLesson />
           </>,
         )}
         {field('intervalS', t('settings.intervalS'), text('intervalS', 'number'))}

@@ -5,7 +5,7 @@
 //              /health: 200, or the status HEALTH_FILE (JSON {callerAddress: status}) names for the caller,
 //              so a test can make one node's probe fail (Rig.failHealth)
 //              /honesty.txt: a fixed body (the honesty checks' plain-HTTP target, #43)
-//   HTTP :8080 the same (a dishonest node's injector fetches from here, past its own redirect of :80)
+//   HTTP :18080 the same (a dishonest node's injector fetches from here, past its own redirect of :80)
 //   HTTPS :443 (with TLS_CERT/TLS_KEY: tls.rig.test and doh.rig.test from the rig's "public" root)
 //              the same pages, and /dns-query: DNS over HTTPS (RFC 8484) answering as the rig's
 //              dnsmasq does: files.test and *.rig.test are this host, anything else does not exist
@@ -125,13 +125,13 @@ function serve(req, res) {
 }
 const http = createServer(serve);
 http.keepAliveTimeout = 60_000;
-const http8080 = createServer(serve);
+const httpSecond = createServer(serve);
 const https = tlsCert ? createHttpsServer({ cert: readFileSync(tlsCert), key: readFileSync(tlsKey) }, serve) : null;
 const udp = createSocket('udp4');
 udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));
 udp.bind(7, address, () =>
   http.listen(80, address, () =>
-    http8080.listen(8080, address, () =>
+    httpSecond.listen(18080, address, () =>
       https ? https.listen(443, address, () => process.stdout.write('ready\n')) : process.stdout.write('ready\n'),
     ),
   ),
