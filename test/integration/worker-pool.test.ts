@@ -46,6 +46,25 @@ describe('TunnelWorkerPool (#32: workers for the process life)', () => {
     expect(p.stats.ended).toBeGreaterThanOrEqual(2);
   });
 
+  it('keeps what a burst gave back (no thread created again for the next burst), and shrinks to one spare after idleTimeoutMs (#44)', async () => {
+    const p = (pool = new TunnelWorkerPool({ heapLimitMb: 64, idleTimeoutMs: 1_500 }));
+    // Two bursts of three tunnels at once, as two balance members and a pick give back and take
+    // three workers out of step: the second burst reuses the first burst's threads.
+    for (let burst = 0; burst < 2; burst++) {
+      await Promise.all([0, 1, 2].map((i) => openBroken(p, burst * 3 + i).catch((e: unknown) => e)));
+      await eventually(() => p.stats.reused >= (burst + 1) * 3, 5_000, `burst ${burst} given back`);
+    }
+    const created = p.stats.created;
+    expect(created).toBeLessThanOrEqual(4);
+    expect(p.stats.ended).toBe(0);
+    expect(p.idle).toBeGreaterThanOrEqual(3);
+    // Idle past the timeout: ended down to one spare, which stays.
+    await eventually(() => p.idle === 1, 10_000, 'the extras ended');
+    expect(p.stats.ended).toBe(created - 1);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(p.idle).toBe(1);
+  });
+
   it('a worker that failed is ended, never given back', async () => {
     const p = (pool = new TunnelWorkerPool({ heapLimitMb: 64 }));
     const w = p.take();

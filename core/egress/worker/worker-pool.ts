@@ -8,17 +8,25 @@ export interface TunnelWorkerPoolOptions {
   /** The V8 heap cap (old generation) of each tunnel worker, MiB. */
   heapLimitMb: number;
   /**
-   * Idle workers kept for the next tunnels (default 2). One is always started ahead (a switch does
-   * not wait for a thread to boot); a second holds the worker of the tunnel a switch just left, so
-   * the switch after it needs no new thread either.
+   * Idle workers kept at most (default 4): what a burst of tunnels (balance members, a standby,
+   * several draining) gave back waits here for the next ones instead of being ended and created
+   * again. Each costs ~12 MB (its V8 heap after a collection) while it waits.
    */
   maxIdle?: number;
+  /**
+   * An idle worker beyond the first is ended after waiting this long (default 10 minutes): the pool
+   * shrinks back to one spare after a burst, but a worker given back at one switch is still here
+   * for the next (a user's pick, the soak's every 2 minutes).
+   */
+  idleTimeoutMs?: number;
   /**
    * Called when a tunnel has let go of its worker, given back or ended: the native memory its
    * tunnel used can be given back to the OS (HeapTrimmer).
    */
   onWorkerExit?: () => void;
 }
+
+const IDLE_TIMEOUT_MS = 10 * 60_000;
 
 /** Starts one tunnel worker thread; it loads its modules and then waits for an 'open'. */
 export function spawnTunnelWorker(heapLimitMb: number, name: string): Worker {
@@ -28,10 +36,11 @@ export function spawnTunnelWorker(heapLimitMb: number, name: string): Worker {
   });
 }
 
-/** An idle worker and the listeners that drop it from the pool if it fails while idle. */
+/** An idle worker, the listeners that drop it from the pool if it fails while idle, and its idle timeout. */
 interface IdleWorker {
   worker: Worker;
   drop: () => void;
+  expiry: NodeJS.Timeout;
 }
 
 /**
@@ -42,6 +51,12 @@ interface IdleWorker {
  * server's whole handshake, so one is always started ahead. Idle workers do not keep the process
  * alive; `close()` ends them. A worker that crashed, hung or ran out of heap is never given back:
  * its owner terminates it.
+ *
+ * Why idle workers wait minutes rather than being capped at two (#44): with two balance members, a
+ * user's pick gives back two workers and takes two, but not in step; a cap of two ended the third
+ * given back and a new thread was created for the next take, one per switch (12 threads for 12
+ * picks), and the RSS grew with every new thread (+2 MB per switch, mostly in glibc's thread
+ * arenas). The most recently given back is taken first, so extras age out after a burst.
  */
 export class TunnelWorkerPool implements ThreadHome {
   #opts: TunnelWorkerPoolOptions;
@@ -64,10 +79,10 @@ export class TunnelWorkerPool implements ThreadHome {
 
   /** A started worker (an idle one if there is one); a new one starts behind it when none is left. */
   take(): Worker {
-    const entry = this.#idle.shift();
+    const entry = this.#idle.pop();
     let w: Worker;
     if (entry) {
-      entry.worker.off('error', entry.drop).off('exit', entry.drop);
+      this.#unlisten(entry);
       w = entry.worker;
     } else w = this.#spawn();
     this.stats.taken++;
@@ -89,7 +104,7 @@ export class TunnelWorkerPool implements ThreadHome {
     }
     const w = thread;
     const heap = this.#heapOf.get(w);
-    if (this.#closed || this.#idle.length >= (this.#opts.maxIdle ?? 2) || heap !== this.#opts.heapLimitMb) {
+    if (this.#closed || this.#idle.length >= (this.#opts.maxIdle ?? 4) || heap !== this.#opts.heapLimitMb) {
       this.#end(w);
       return;
     }
@@ -110,7 +125,7 @@ export class TunnelWorkerPool implements ThreadHome {
     this.#opts = { ...this.#opts, ...opts };
     if (!heapChanged) return;
     for (const e of this.#idle.splice(0)) {
-      e.worker.off('error', e.drop).off('exit', e.drop);
+      this.#unlisten(e);
       this.#end(e.worker);
     }
     this.#refill();
@@ -121,7 +136,7 @@ export class TunnelWorkerPool implements ThreadHome {
     const idle = this.#idle.splice(0);
     await Promise.all(
       idle.map(async (e) => {
-        e.worker.off('error', e.drop).off('exit', e.drop);
+        this.#unlisten(e);
         this.stats.ended++;
         await e.worker.terminate();
       }),
@@ -138,10 +153,28 @@ export class TunnelWorkerPool implements ThreadHome {
     // A worker that fails while idle is dropped; the next take starts a fresh one.
     const drop = (): void => {
       const i = this.#idle.findIndex((e) => e.worker === w);
-      if (i >= 0) this.#idle.splice(i, 1);
+      if (i >= 0) clearTimeout(this.#idle.splice(i, 1)[0]!.expiry);
+    };
+    // Waited too long: ended, unless it is the last spare (the next switch must not wait for a boot).
+    const expire = (): void => {
+      const i = this.#idle.findIndex((e) => e.worker === w);
+      if (i < 0) return;
+      if (this.#idle.length === 1) {
+        this.#idle[i]!.expiry = setTimeout(expire, this.#opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS).unref();
+        return;
+      }
+      const [e] = this.#idle.splice(i, 1);
+      this.#unlisten(e!);
+      this.#end(w);
     };
     w.once('error', drop).once('exit', drop);
-    this.#idle.push({ worker: w, drop });
+    const expiry = setTimeout(expire, this.#opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS).unref();
+    this.#idle.push({ worker: w, drop, expiry });
+  }
+
+  #unlisten(e: IdleWorker): void {
+    clearTimeout(e.expiry);
+    e.worker.off('error', e.drop).off('exit', e.drop);
   }
 
   #end(w: Worker): void {
