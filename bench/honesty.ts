@@ -1,5 +1,5 @@
 /**
- * npm run bench:honesty [-- --rounds 10]
+ * npm run bench:honesty [-- --rounds 10] [-- --short]   (`--short`, bench:check's version: 3 rounds)
  *
  * What one honesty check of a node costs (#43), measured through real tunnels on the rig: its
  * duration and the bytes it moves through the tunnel, for an honest node and for each kind of
@@ -16,9 +16,13 @@ import { installPublicRoot } from '../test/helpers/pki.js';
 import { rigHonesty } from '../test/helpers/rig-app.js';
 import { sevpnLinkOf } from '../test/helpers/rig-links.js';
 import { Rig } from '../test/rig/rig.js';
+import { FigureSheet } from './lib/figures.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '10' } } });
-const rounds = Number(values.rounds);
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '10' }, short: { type: 'boolean', default: false } },
+});
+const rounds = values.short ? 3 : Number(values.rounds);
+const sheet = new FigureSheet('honesty');
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -61,6 +65,12 @@ try {
   console.log('|---|---|---|---|---|');
   for (const r of rows)
     console.log(`| ${r.node} | ${r.verdict} | ${Math.round(r.ms)} | ${r.bytes} | ${Math.round(r.openMs)} |`);
+  for (const r of rows) {
+    sheet.set(`${r.verdict} check`, r.ms, 'ms', 'lower');
+    sheet.set(`${r.verdict} bytes`, r.bytes, 'B', 'lower');
+    sheet.set(`${r.verdict} tunnel open`, r.openMs, 'ms', 'lower');
+  }
+  sheet.save();
   const pace = honestyOptions().sweepEveryMs;
   const honest = rows[0]!;
   console.log(

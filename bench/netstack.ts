@@ -4,7 +4,8 @@
  *   2. our stack ↔ the Linux kernel through a TUN device (tun_bridge.py relays; root only)
  *   3. kernel ↔ kernel over a veth pair between two namespaces: the ceiling (root only)
  *   4. memory per idle and per busy connection (two stacks, WASM memory and RSS)
- * Usage: npm run bench:netstack [-- --mib N]
+ * Usage: npm run bench:netstack [-- --mib N] [-- --short]
+ * `--short` (bench:check's version): 128 MiB. Figures are saved with bench/lib/figures.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,9 +14,11 @@ import { Stack, type TcpStream } from '../core/netstack/index.js';
 import { KernelPeer, KERNEL_IP } from '../test/helpers/kernel-peer.js';
 import { isRoot, NetNs, waitForLine } from '../test/helpers/netns.js';
 import { linkStacks } from '../test/helpers/stack-link.js';
+import { FigureSheet, isShort } from './lib/figures.js';
 
 const argMib = process.argv.indexOf('--mib');
-const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 512;
+const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : isShort() ? 128 : 512;
+const sheet = new FigureSheet('netstack');
 const BYTES = MIB << 20;
 
 function cpuSeconds(): number {
@@ -142,6 +145,10 @@ const s1 = await twoStacks(true);
 console.log(`netstack benchmark (${MIB} MiB per transfer, one TCP connection, MTU 1500)`);
 console.log(`  two stacks, checksums off   ${fmt(s0.mibs)} MiB/s   CPU ${s0.cpuPerGiB.toFixed(2)} s/GiB`);
 console.log(`  two stacks, checksums on    ${fmt(s1.mibs)} MiB/s   CPU ${s1.cpuPerGiB.toFixed(2)} s/GiB`);
+sheet.set('two stacks, checksums off', s0.mibs, 'MiB/s', 'higher');
+sheet.set('two stacks, checksums off CPU', s0.cpuPerGiB, 's/GiB', 'lower');
+sheet.set('two stacks, checksums on', s1.mibs, 'MiB/s', 'higher');
+sheet.set('two stacks, checksums on CPU', s1.cpuPerGiB, 's/GiB', 'lower');
 if (isRoot) {
   const k = await stackToKernel();
   const veth = await kernelToKernel();
@@ -150,6 +157,10 @@ if (isRoot) {
   );
   console.log(`  kernel ← kernel over veth   ${fmt(veth)} MiB/s   (ceiling)`);
   console.log(`  two stacks vs veth          ${(s1.mibs / veth).toFixed(2)}x (checksums on)`);
+  sheet.set('stack ← kernel over TUN', k.mibs, 'MiB/s', 'higher');
+  sheet.set('stack ← kernel over TUN CPU', k.cpuPerGiB, 's/GiB', 'lower');
+  sheet.set('kernel ← kernel over veth', veth, 'MiB/s', 'higher');
+  sheet.set('stack ← kernel / veth', k.mibs / veth, '×', 'higher');
 } else {
   console.log('  (stack↔kernel and veth need root)');
 }
@@ -157,3 +168,7 @@ const m = await memoryPerConnection();
 console.log(
   `memory: idle connection ${(m.idleBytes / 1024).toFixed(1)} KiB lwIP heap + ${(m.idleRss / 1024).toFixed(1)} KiB RSS (both ends); busy connection (full window in flight) ${(m.busyBytes / 1024).toFixed(0)} KiB lwIP heap`,
 );
+sheet.set('idle connection lwIP heap', m.idleBytes / 1024, 'KiB', 'lower');
+sheet.set('idle connection RSS', m.idleRss / 1024, 'KiB', 'lower');
+sheet.set('busy connection lwIP heap', m.busyBytes / 1024, 'KiB', 'lower');
+sheet.save();

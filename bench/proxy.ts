@@ -5,21 +5,26 @@
  *     also through a bare Node.js pipe() relay (bench/lib/bare-relay.mjs), the ceiling of a relay
  *     on Node's sockets on this machine
  *   - latency: 2,000 sequential SOCKS5 CONNECTs, time from TCP connect start to the first payload byte
- * Usage: npm run bench:proxy [-- --bytes N --connections N --runs N]
+ * Usage: npm run bench:proxy [-- --bytes N --connections N --runs N] [-- --short]
+ * `--short` (bench:check's version): 256 MiB, 500 connections, best of 2. Figures are saved with
+ * bench/lib/figures.ts.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { freePort, startProcess } from './lib/processes.js';
 import { curlSpeed as curlSpeedOf, percentile as pct, socksTtfb as ttfb } from './lib/socks-measure.js';
+import { FigureSheet, isShort } from './lib/figures.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
-const BYTES = arg('bytes', 1 << 30);
+const SHORT = isShort();
+const sheet = new FigureSheet('proxy');
+const BYTES = arg('bytes', SHORT ? 256 << 20 : 1 << 30);
 const curlSpeed = (url: string, proxy?: string): number => curlSpeedOf(url, BYTES, proxy);
-const CONNECTIONS = arg('connections', 2000);
-const RUNS = arg('runs', 3);
+const CONNECTIONS = arg('connections', SHORT ? 500 : 2000);
+const RUNS = arg('runs', SHORT ? 2 : 3);
 const root = resolve(import.meta.dirname, '..');
 
 function cpuSeconds(pid: number): number {
@@ -80,6 +85,9 @@ async function main(): Promise<void> {
         `  ${name.padEnd(11)} ${speed.toFixed(0).padStart(6)} MiB/s  ${(speed / direct).toFixed(2)}x direct` +
           (cpu ? `  proxy CPU ${cpu.toFixed(2)} s/GiB` : ''),
       );
+      sheet.set(`bulk ${name}`, speed, 'MiB/s', 'higher');
+      if (name !== 'direct') sheet.set(`bulk ${name} / direct`, speed / direct, '×', 'higher');
+      if (cpu) sheet.set(`bulk ${name} CPU`, cpu, 's/GiB', 'lower');
     }
     console.log(`latency: ${CONNECTIONS} sequential SOCKS5 CONNECTs, connect start → first byte (ms)`);
     const lat: Record<string, { p50: number; p99: number }> = {};
@@ -93,8 +101,12 @@ async function main(): Promise<void> {
       samples.sort((a, b) => a - b);
       lat[name] = { p50: pct(samples, 50), p99: pct(samples, 99) };
       console.log(`  ${name.padEnd(11)} p50 ${lat[name]!.p50.toFixed(3)}  p99 ${lat[name]!.p99.toFixed(3)}`);
+      sheet.set(`connect→first byte ${name} p50`, lat[name]!.p50, 'ms', 'lower');
+      sheet.set(`connect→first byte ${name} p99`, lat[name]!.p99, 'ms', 'lower');
     }
     console.log(`  gatehop/microsocks p99 ratio ${(lat.gatehop!.p99 / lat.microsocks!.p99).toFixed(2)}`);
+    sheet.set('connect→first byte p99 gatehop / microsocks', lat.gatehop!.p99 / lat.microsocks!.p99, '×', 'lower');
+    sheet.save();
   } finally {
     for (const p of [source, gatehop, microsocks, bare]) p.child.kill('SIGTERM');
   }
