@@ -158,15 +158,7 @@ export class HttpSession extends ProxySession {
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     const first = await this.firstBytesUnlessPlainHttp(socket, head);
     if (first === null || this.closed) return;
-    try {
-      const conn = await this.dial(target.host, target.port, 'TUNNEL');
-      if (this.closed) return;
-      if (first.length > 0) conn.stream.write(first);
-      this.relay(socket, conn.stream);
-      socket.resume();
-    } catch (err) {
-      if (!this.closed) this.forceClose('connect-failed', err as Error);
-    }
+    await this.dialWithFirstBytes(socket, first, target, 'TUNNEL');
   }
 
   /** CONNECT to an IP while rules match names: "established" first, then the name from the first bytes routes it. */
@@ -180,11 +172,7 @@ export class HttpSession extends ProxySession {
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.forceClose('rule-reject');
       if ((await this.firstBytesUnlessPlainHttp(socket, first)) === null) return;
-      const conn = await this.dial(target.host, target.port, decision.target);
-      if (this.closed) return;
-      if (first.length > 0) conn.stream.write(first);
-      this.relay(socket, conn.stream);
-      socket.resume();
+      await this.dialWithFirstBytes(socket, first, target, decision.target);
     } catch (err) {
       if (!this.closed) this.forceClose('connect-failed', err as Error);
     }

@@ -253,6 +253,31 @@ export abstract class ProxySession {
     return null;
   }
 
+  /**
+   * Dials the target and relays, sending ahead the client's first bytes (already read off its
+   * socket, for a sniff or the HTTPS-only check). A failed dial closes the session with its reason.
+   */
+  protected async dialWithFirstBytes(
+    client: Socket,
+    first: Buffer,
+    target: { host: string; port: number },
+    via: 'TUNNEL' | 'DIRECT',
+  ): Promise<void> {
+    try {
+      const conn = await this.dial(target.host, target.port, via);
+      if (this.#closed) return;
+      if (first.length > 0) {
+        conn.stream.write(first);
+        this.bytesUp += first.length;
+        this.ctx.stats.bytesUp += first.length;
+      }
+      this.relay(client, conn.stream);
+      client.resume();
+    } catch (err) {
+      if (!this.#closed) this.forceClose('connect-failed', err as Error);
+    }
+  }
+
   /** Answers the client with the HTTPS-only page and ends the session. */
   protected refusePlainHttp(client: Socket | Duplex): void {
     this.ctx.stats.httpsOnlyRefused++;

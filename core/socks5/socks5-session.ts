@@ -229,19 +229,7 @@ export class Socks5Session extends ProxySession {
     const first = await this.firstBytesUnlessPlainHttp(this.socket, this.#buf);
     this.#buf = Buffer.alloc(0);
     if (first === null || this.closed) return;
-    try {
-      const conn = await this.dial(host, port, 'TUNNEL');
-      if (this.closed) return;
-      if (first.length > 0) {
-        conn.stream.write(first);
-        this.bytesUp += first.length;
-        this.ctx.stats.bytesUp += first.length;
-      }
-      this.relay(this.socket, conn.stream);
-      this.socket.resume();
-    } catch (err) {
-      if (!this.closed) this.forceClose('connect-failed', err as Error);
-    }
+    await this.dialWithFirstBytes(this.socket, first, { host, port }, 'TUNNEL');
   }
 
   async #connectAfterSniff(host: string, port: number): Promise<void> {
@@ -257,15 +245,7 @@ export class Socks5Session extends ProxySession {
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.forceClose('rule-reject');
       if ((await this.firstBytesUnlessPlainHttp(this.socket, first)) === null) return;
-      const conn = await this.dial(host, port, decision.target);
-      if (this.closed) return;
-      if (first.length > 0) {
-        conn.stream.write(first);
-        this.bytesUp += first.length;
-        this.ctx.stats.bytesUp += first.length;
-      }
-      this.relay(this.socket, conn.stream);
-      this.socket.resume();
+      await this.dialWithFirstBytes(this.socket, first, { host, port }, decision.target);
     } catch (err) {
       if (!this.closed) this.forceClose('connect-failed', err as Error);
     }
