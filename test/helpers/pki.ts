@@ -60,18 +60,7 @@ function caIn(dir: string, parentChain: string | null): TestCa {
     certFile: join(dir, 'ca.crt'),
     issue(names, opts = {}) {
       const id = `leaf${n++}`;
-      run(dir, [
-        'req',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-subj',
-        `/CN=${names[0]}`,
-        '-keyout',
-        `${id}.key`,
-        '-out',
-        `${id}.csr`,
-      ]);
+      newKeyAndCsr(dir, id, names[0]!);
       writeFileSync(
         join(dir, `${id}.ext`),
         `subjectAltName=${names.map((x) => `DNS:${x}`).join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\nbasicConstraints=CA:FALSE\n`,
@@ -91,18 +80,7 @@ function caIn(dir: string, parentChain: string | null): TestCa {
     intermediate(name) {
       const sub = mkdtempSync(join(tmpdir(), 'gh-ica-'));
       const id = `ica${n++}`;
-      run(dir, [
-        'req',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-subj',
-        `/CN=${name}`,
-        '-keyout',
-        `${id}.key`,
-        '-out',
-        `${id}.csr`,
-      ]);
+      newKeyAndCsr(dir, id, name);
       writeFileSync(
         join(dir, `${id}.ext`),
         'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n',
@@ -113,6 +91,22 @@ function caIn(dir: string, parentChain: string | null): TestCa {
       return caIn(sub, above);
     },
   };
+}
+
+/** A new RSA key (`id`.key) and a request for `commonName` (`id`.csr) in `dir`. */
+function newKeyAndCsr(dir: string, id: string, commonName: string): void {
+  run(dir, [
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    `/CN=${commonName}`,
+    '-keyout',
+    `${id}.key`,
+    '-out',
+    `${id}.csr`,
+  ]);
 }
 
 function signCsr(dir: string, id: string, days: number): void {

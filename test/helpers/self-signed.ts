@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { testRootCa } from './pki.js';
 
 /** A throwaway self-signed certificate and its key (PEM) for a test's TLS server, by Debian's openssl. */
 export function selfSignedCert(commonName: string): { cert: string; key: string } {
@@ -21,45 +22,7 @@ export function selfSignedCert(commonName: string): { cert: string; key: string 
 
 /** A throwaway CA and a server certificate it signed for `serverName` (PEM), by Debian's openssl. */
 export function caSignedCert(caName: string, serverName: string): { ca: string; key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'gh-pki-'));
-  const run = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  run(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    `/CN=${caName}`,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-  );
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${serverName}`, '-keyout', 'node.key', '-out', 'node.csr');
-  writeFileSync(join(dir, 'node.ext'), `subjectAltName=DNS:${serverName}\nextendedKeyUsage=serverAuth\n`);
-  run(
-    'x509',
-    '-req',
-    '-in',
-    'node.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    'node.ext',
-    '-out',
-    'node.crt',
-  );
-  return {
-    ca: readFileSync(join(dir, 'ca.crt'), 'utf8'),
-    key: readFileSync(join(dir, 'node.key'), 'utf8'),
-    cert: readFileSync(join(dir, 'node.crt'), 'utf8'),
-  };
+  const ca = testRootCa(caName);
+  const leaf = ca.issue([serverName]);
+  return { ca: ca.cert, key: leaf.key, cert: leaf.cert };
 }
