@@ -133,6 +133,21 @@ export function settings(over: Partial<Settings> = {}): Settings {
   };
 }
 
+/** What the honesty checks say of a node: unchecked unless `over` says otherwise. */
+export function honesty(over: Partial<NonNullable<NodeDto['honesty']>> = {}): NonNullable<NodeDto['honesty']> {
+  return {
+    verdict: 'unchecked',
+    checkedAt: null,
+    evidence: [],
+    inconclusive: [],
+    accepted: false,
+    checking: false,
+    durationMs: null,
+    bytes: null,
+    ...over,
+  };
+}
+
 export function node(i: number, over: Partial<NodeDto> = {}): NodeDto {
   return {
     id: `node-${i}`,

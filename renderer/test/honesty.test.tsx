@@ -6,49 +6,18 @@
  * counts the verdicts; Settings turns checks and the privacy opt-ins on and off. In the four
  * languages (Chinese and Persian here).
  */
-import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { I18nextProvider } from 'react-i18next';
+import { cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AppContext } from '../src/components/context.js';
-import { createI18n } from '../src/i18n/index.js';
 import type { Actions } from '../src/store/feed.js';
 import { createAppStore } from '../src/store/index.js';
 import type { NodeDto, Settings as SettingsDto } from '../src/store/types.js';
 import { Nodes } from '../src/views/Nodes.js';
 import { Overview } from '../src/views/Overview.js';
 import { Settings } from '../src/views/Settings.js';
-import { node, settings as fakeSettings, status } from './fakes.js';
+import { honesty, node, settings as fakeSettings, status } from './fakes.js';
+import { mount } from './mount.js';
 
 afterEach(cleanup);
-
-function mount(
-  ui: React.ReactElement,
-  store = createAppStore(),
-  actions: Partial<Actions> = {},
-  lng: 'en' | 'zh-CN' | 'fa' = 'en',
-) {
-  const all = new Proxy(actions, {
-    get: (o, k) => (o as Record<string, unknown>)[k as string] ?? (async () => ({ ok: true, value: null })),
-  }) as Actions;
-  render(
-    <I18nextProvider i18n={createI18n(lng)}>
-      <AppContext.Provider value={{ store, actions: all, now: () => 100_000 }}>{ui}</AppContext.Provider>
-    </I18nextProvider>,
-  );
-  return store;
-}
-
-const honesty = (over: Partial<NonNullable<NodeDto['honesty']>>): NonNullable<NodeDto['honesty']> => ({
-  verdict: 'unchecked',
-  checkedAt: null,
-  evidence: [],
-  inconclusive: [],
-  accepted: false,
-  checking: false,
-  durationMs: null,
-  bytes: null,
-  ...over,
-});
 
 const FLAGGED = node(1, {
   honesty: honesty({

@@ -1,14 +1,12 @@
 // @vitest-environment happy-dom
-import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { I18nextProvider } from 'react-i18next';
+import { act, cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AppContext } from '../src/components/context.js';
-import { createI18n } from '../src/i18n/index.js';
 import type { Actions } from '../src/store/feed.js';
 import { createAppStore } from '../src/store/index.js';
 import { Nodes } from '../src/views/Nodes.js';
 import { Overview } from '../src/views/Overview.js';
 import { node, status } from './fakes.js';
+import { mount } from './mount.js';
 
 afterEach(cleanup);
 
@@ -46,24 +44,16 @@ const blocked = status({
   },
 });
 
-function mount(ui: React.ReactElement, actions: Partial<Actions>, lng: 'en' | 'zh-CN' = 'en') {
+function mountBlocked(ui: React.ReactElement, actions: Partial<Actions>, lng: 'en' | 'zh-CN' = 'en') {
   const store = createAppStore();
   store.getState().setStatus(blocked);
   store.getState().setNodes({ nodes: [], fetchedAt: null, source: 'none', via: 'none' });
-  const all = new Proxy(actions, {
-    get: (t, k) => (t as Record<string | symbol, unknown>)[k] ?? (async () => ({ ok: true, value: null })),
-  }) as Actions;
-  render(
-    <I18nextProvider i18n={createI18n(lng)}>
-      <AppContext.Provider value={{ store, actions: all, now: () => 100_000 }}>{ui}</AppContext.Provider>
-    </I18nextProvider>,
-  );
-  return store;
+  return mount(ui, store, actions, lng);
 }
 
 describe('no node list yet (issue #20)', () => {
   it('Overview says what was tried, each source with why it failed, and offers a source URL and a file', () => {
-    mount(<Overview />, {});
+    mountBlocked(<Overview />, {});
     expect(screen.getByRole('heading', { name: 'No node list yet' })).toBeTruthy();
     expect(screen.getByText(/fetch https:\/\/www\.vpngate\.net\/api\/iphone\/: timed out/)).toBeTruthy();
     expect(screen.getByText(/the list is an HTML page/)).toBeTruthy();
@@ -74,7 +64,7 @@ describe('no node list yet (issue #20)', () => {
   });
 
   it('in Chinese too', () => {
-    mount(<Overview />, {}, 'zh-CN');
+    mountBlocked(<Overview />, {}, 'zh-CN');
     expect(screen.getByRole('heading', { name: '尚无节点列表' })).toBeTruthy();
     expect(screen.getByLabelText('添加来源网址')).toBeTruthy();
     expect(screen.getByRole('button', { name: '导入列表文件…' })).toBeTruthy();
@@ -86,7 +76,7 @@ describe('no node list yet (issue #20)', () => {
       ok: true as const,
       value: { settings: {} as never, restartRequired: [] },
     }));
-    mount(<Nodes />, { addListSource });
+    mountBlocked(<Nodes />, { addListSource });
     const input = screen.getByLabelText('Add a source URL');
     fireEvent.change(input, { target: { value: 'ftp://nope' } });
     fireEvent.click(screen.getByRole('button', { name: 'Add' }));
@@ -106,7 +96,7 @@ describe('no node list yet (issue #20)', () => {
         error: { code: 'GH_ERR_LIST_INVALID', message: 'the list is an HTML page, not CSV' },
       })
       .mockResolvedValueOnce({ ok: true, value: { imported: 97, skipped: {}, nodes: 97 } });
-    mount(<Nodes />, { importList });
+    mountBlocked(<Nodes />, { importList });
     const picker = screen.getAllByLabelText('Import a list file…').find((e) => e.tagName === 'INPUT')!;
     await act(async () => fireEvent.change(picker, { target: { files: [new File(['<html>'], 'portal.html')] } }));
     expect(await screen.findByText('That file is not a VPN Gate list: the list is an HTML page, not CSV')).toBeTruthy();
@@ -116,7 +106,7 @@ describe('no node list yet (issue #20)', () => {
   });
 
   it('with a list: says where it came from and when, and shows when each node was last listed', () => {
-    const store = mount(<Nodes />, {});
+    const store = mountBlocked(<Nodes />, {});
     act(() => {
       store.getState().setStatus(
         status({

@@ -4,11 +4,8 @@
  * #22): the Nodes view's protocol column and filter, the active tunnel's protocol and the note
  * when the network was found to block OpenVPN, and the protocol order in Settings.
  */
-import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
-import { I18nextProvider } from 'react-i18next';
+import { act, cleanup, fireEvent, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AppContext } from '../src/components/context.js';
-import { createI18n } from '../src/i18n/index.js';
 import type { Actions } from '../src/store/feed.js';
 import { createAppStore } from '../src/store/index.js';
 import type { NodeDto, Settings as SettingsDto } from '../src/store/types.js';
@@ -16,27 +13,11 @@ import { Nodes, sortAndFilter } from '../src/views/Nodes.js';
 import { Overview } from '../src/views/Overview.js';
 import { Settings } from '../src/views/Settings.js';
 import { node, settings as fakeSettings, status } from './fakes.js';
+import { mount } from './mount.js';
 
 afterEach(cleanup);
 
 const SETTINGS: SettingsDto = fakeSettings({ startAtLogin: null });
-
-function mount(
-  ui: React.ReactElement,
-  store = createAppStore(),
-  actions: Partial<Actions> = {},
-  lng: 'en' | 'zh-CN' = 'en',
-) {
-  const all = new Proxy(actions, {
-    get: (o, k) => (o as Record<string, unknown>)[k as string] ?? (async () => ({ ok: true, value: null })),
-  }) as Actions;
-  render(
-    <I18nextProvider i18n={createI18n(lng)}>
-      <AppContext.Provider value={{ store, actions: all, now: () => 100_000 }}>{ui}</AppContext.Provider>
-    </I18nextProvider>,
-  );
-  return store;
-}
 
 const tried = (
   protocol: 'openvpn' | 'sstp' | 'sevpn',

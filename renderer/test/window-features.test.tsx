@@ -5,15 +5,12 @@
  * now in Settings; and the window in Persian (right to left, Persian digits) and with country
  * names in the UI language.
  */
-import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
-import { I18nextProvider } from 'react-i18next';
+import { act, cleanup, fireEvent, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { App } from '../src/components/App.js';
-import { AppContext } from '../src/components/context.js';
 import { ProxyAddress, proxyForms } from '../src/components/ProxyAddress.js';
 import { WhereAmI } from '../src/components/WhereAmI.js';
 import { formatBytes, formatNumber, setFormatLocale } from '../src/format.js';
-import { createI18n, type Language } from '../src/i18n/index.js';
 import type { Actions } from '../src/store/feed.js';
 import { createAppStore } from '../src/store/index.js';
 import type { Settings as SettingsDto } from '../src/store/types.js';
@@ -22,24 +19,13 @@ import { Logs } from '../src/views/Logs.js';
 import { Nodes } from '../src/views/Nodes.js';
 import { Settings } from '../src/views/Settings.js';
 import { node, settings as fakeSettings, status } from './fakes.js';
+import { mount } from './mount.js';
 
 afterEach(() => {
   cleanup();
   setFormatLocale('en');
   document.documentElement.dir = 'ltr';
 });
-
-function mount(ui: React.ReactElement, store = createAppStore(), actions: Partial<Actions> = {}, lng: Language = 'en') {
-  const all = new Proxy(actions, {
-    get: (o, k) => (o as Record<string, unknown>)[k as string] ?? (async () => ({ ok: true, value: null })),
-  }) as Actions;
-  render(
-    <I18nextProvider i18n={createI18n(lng)}>
-      <AppContext.Provider value={{ store, actions: all, now: () => 100_000 }}>{ui}</AppContext.Provider>
-    </I18nextProvider>,
-  );
-  return store;
-}
 
 describe('what people reach for', () => {
   it('copies the proxy address as SOCKS5, HTTP and a terminal line, and says so', async () => {

@@ -14,6 +14,7 @@ import { runShell, type Shell } from '../../electron/shell.js';
 import { TRAY_MIN_INTERVAL_MS } from '../../electron/tray-controller.js';
 import { APP_URL, WEB_PREFERENCES } from '../../electron/window-controller.js';
 import { IpcCoreClient, type GatehopBridge } from '../../renderer/src/client/ipc-core-client.js';
+import { honesty } from '../../renderer/test/fakes.js';
 import { loadSandboxedPreload } from './sandboxed-preload.js';
 import {
   createFakeElectron,
@@ -120,16 +121,7 @@ describe('the tray', () => {
     const { shell, fake } = await start({ argv: ['--hidden'] });
     const flagged = {
       ...trayNode('tampering-1'),
-      honesty: {
-        verdict: 'dns-tampering' as const,
-        checkedAt: 1,
-        evidence: [],
-        inconclusive: [],
-        accepted: false,
-        checking: false,
-        durationMs: 1,
-        bytes: 1,
-      },
+      honesty: honesty({ verdict: 'dns-tampering', checkedAt: 1 }),
     };
     shell.tray.update({ nodes: [flagged] });
     await vi.waitFor(() => expect(item('node:tampering-1')?.label).toMatch(/⚠ tampers \(DNS\)$/), { timeout: 2000 });

@@ -9,7 +9,7 @@ import {
   type TrayState,
 } from '../../electron/tray-menu.js';
 import { trayIconPath } from '../../electron/icons.js';
-import { node, status } from '../../renderer/test/fakes.js';
+import { honesty, node, status } from '../../renderer/test/fakes.js';
 
 const actions = (): TrayActions => ({
   pickNode: vi.fn(),
@@ -65,16 +65,7 @@ describe('the tray menu', () => {
   });
 
   it('says on each node what the honesty checks found: ✓ checked, ⚠ tampers (in the menu’s language) (#43)', () => {
-    const h = (verdict: 'honest' | 'tls-interception') => ({
-      verdict,
-      checkedAt: 1,
-      evidence: [],
-      inconclusive: [],
-      accepted: false,
-      checking: false,
-      durationMs: 1,
-      bytes: 1,
-    });
+    const h = (verdict: 'honest' | 'tls-interception') => honesty({ verdict, checkedAt: 1 });
     const nodes = [
       node(0, { score: 100, honesty: h('tls-interception') }),
       node(1, { score: 99, honesty: h('honest') }),

@@ -266,6 +266,25 @@ export function Settings() {
       onChange={(e) => set(k, e.target.value)}
     />
   );
+  /** A list of URLs, one a line, with its hint above: the list sources, the honesty check pages. */
+  const urlList = (k: 'listSources' | 'checkUrls', rows: number, placeholder: string) => (
+    <>
+      <p className="muted hint" id={`hint-${k}`}>
+        {t(`settings.${k}Hint`)}
+      </p>
+      <textarea
+        id={`set-${k}`}
+        dir="ltr"
+        rows={rows}
+        spellCheck={false}
+        value={form[k]}
+        placeholder={placeholder}
+        aria-invalid={!!fieldErrors[k]}
+        aria-describedby={fieldErrors[k] ? `err-${k} hint-${k}` : `hint-${k}`}
+        onChange={(e) => set(k, e.target.value)}
+      />
+    </>
+  );
   return (
     <section aria-labelledby="settings-h" className="view">
       <h2 id="settings-h">{t('settings.title')}</h2>
@@ -309,26 +328,7 @@ export function Settings() {
         {field('toleranceMs', t('settings.toleranceMs'), text('toleranceMs', 'number'))}
         {field('url', t('settings.testUrl'), text('url', 'url'))}
         {field('drainGraceMin', t('settings.drainGraceMin'), text('drainGraceMin', 'number'))}
-        {field(
-          'listSources',
-          t('settings.listSources'),
-          <>
-            <p className="muted hint" id="hint-listSources">
-              {t('settings.listSourcesHint')}
-            </p>
-            <textarea
-              id="set-listSources"
-              dir="ltr"
-              rows={3}
-              spellCheck={false}
-              value={form.listSources}
-              placeholder="https://example.org/vpngate.csv"
-              aria-invalid={!!fieldErrors.listSources}
-              aria-describedby={fieldErrors.listSources ? 'err-listSources hint-listSources' : 'hint-listSources'}
-              onChange={(e) => set('listSources', e.target.value)}
-            />
-          </>,
-        )}
+        {field('listSources', t('settings.listSources'), urlList('listSources', 3, 'https://example.org/vpngate.csv'))}
         {field(
           'language',
           t('settings.language'),
@@ -391,22 +391,7 @@ export function Settings() {
             ? field(
                 'checkUrls',
                 t('settings.checkUrls'),
-                <>
-                  <p className="muted hint" id="hint-checkUrls">
-                    {t('settings.checkUrlsHint')}
-                  </p>
-                  <textarea
-                    id="set-checkUrls"
-                    dir="ltr"
-                    rows={2}
-                    spellCheck={false}
-                    value={form.checkUrls}
-                    placeholder="http://connectivitycheck.gstatic.com/generate_204"
-                    aria-invalid={!!fieldErrors.checkUrls}
-                    aria-describedby={fieldErrors.checkUrls ? 'err-checkUrls hint-checkUrls' : 'hint-checkUrls'}
-                    onChange={(e) => set('checkUrls', e.target.value)}
-                  />
-                </>,
+                urlList('checkUrls', 2, 'http://connectivitycheck.gstatic.com/generate_204'),
               )
             : null}
         </fieldset>
