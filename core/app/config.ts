@@ -31,7 +31,6 @@ import {
 import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
 import { DEFAULT_BYPASS } from '../sysproxy/index.js';
 import { defaultDataDir } from './paths.js';
-import { parseTarget } from '../route/index.js';
 import { ruleProviderName, ruleProviderSchema } from '../api/index.js';
 
 const endpointText = z.string().refine((s) => {
@@ -416,7 +415,9 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     vpngate: Object.freeze({ ...c.vpngate, sources: Object.freeze([...c.vpngate.sources]) }),
     mode: c.mode,
     sniffPorts: Object.freeze([...c.sniffPorts]),
-    rules: c.rules ? Object.freeze(checkRuleTargets(c.rules)) : null,
+    // Lines the table cannot read (an unknown target or type, a malformed logic rule) are named by
+    // the table and left out when it is built; none stops the start (#45).
+    rules: c.rules ? Object.freeze([...c.rules]) : null,
     ruleProviders: Object.freeze(
       Object.fromEntries(
         Object.entries(c.ruleProviders).map(([k, v]) => [
@@ -453,26 +454,6 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/**
- * The config's rules: an unknown target is an error at load (a rule that means to send somewhere
- * Gatehop has no way to must not quietly go through the tunnel); other bad lines are named when the
- * table is built and the rest still load.
- */
-function checkRuleTargets(rules: readonly string[]): string[] {
-  rules.forEach((line, i) => {
-    const t = line.trim();
-    if (t === '' || t.startsWith('#')) return;
-    const parts = t.split(',');
-    const target = /^(MATCH|FINAL)$/i.test(parts[0]?.trim() ?? '') ? parts[1] : parts[2];
-    if (target === undefined) return;
-    try {
-      parseTarget(target);
-    } catch (err) {
-      throw new GatehopError(ErrorCodes.CONFIG_INVALID, `rules.${i}: ${(err as Error).message}`);
-    }
-  });
-  return [...rules];
-}
 
 /** The protocol order, the nodes' own orders and learning from the config (tunnel.protocols, tunnel.nodeProtocols, tunnel.learnProtocol). */
 export function protocolOptionsOf(c: GatehopConfig): ProtocolChoiceOptions {

@@ -1,6 +1,7 @@
 import {
   parseRule,
   RuleParseError,
+  type Condition,
   type CountryLookup,
   type MatchContext,
   type Rule,
@@ -70,14 +71,16 @@ export class RuleTable {
     this.rules = rules;
     this.errors = errors;
     this.#ctx = { ruleSets: o.ruleSets ?? new Map(), geoip: o.geoip ?? null };
-    this.needsAddresses = rules.some(
+    // A logic rule needs what its conditions need.
+    const all = rules.flatMap(withSubs);
+    this.needsAddresses = all.some(
       (r) =>
         !r.noResolve && (r.type === 'IP-CIDR' || r.type === 'IP-CIDR6' || r.type === 'GEOIP' || r.type === 'RULE-SET'),
     );
-    this.needsProcess = rules.some((r) => r.type.startsWith('PROCESS-') || r.type === 'RULE-SET');
+    this.needsProcess = all.some((r) => r.type.startsWith('PROCESS-') || r.type === 'RULE-SET');
     this.sniffs =
       o.mode === 'rule' &&
-      rules.some(
+      all.some(
         (r) =>
           (r.type.startsWith('DOMAIN') || r.type === 'RULE-SET') &&
           !(r.type === 'DOMAIN-SUFFIX' && (r.payload === 'localhost' || r.payload === 'local')),
@@ -114,6 +117,11 @@ export class RuleTable {
       geoip: this.#ctx.geoip,
     });
   }
+}
+
+/** A condition and, for a logic rule, every condition inside it. */
+function withSubs(c: Condition): Condition[] {
+  return [c, ...(c.subs ?? []).flatMap(withSubs)];
 }
 
 /** Parses rule lines; bad ones are named with their line and left out, the rest kept in order. */

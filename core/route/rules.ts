@@ -1,6 +1,8 @@
 import { classifyAddress } from '../common/index.js';
 import { CidrSet } from './cidr-set.js';
 import { DomainSet, isDomainName, normalizeName } from './domain-set.js';
+import { LOGIC_TYPES, logicCondition, splitLogic } from './logic-rule.js';
+import { RuleParseError } from './rule-error.js';
 import { unsafeRegexReason } from './safe-regex.js';
 import type { Flow, Need, RouteTarget } from './types.js';
 
@@ -29,6 +31,8 @@ export interface Condition {
   readonly noResolve: boolean;
   /** True, false, or what the flow must carry before the rule can tell. */
   match(flow: Flow, ctx: MatchContext): boolean | Need;
+  /** A logic rule's conditions (AND, OR, NOT): what the table looks into for what rules need. */
+  readonly subs?: readonly Condition[];
 }
 
 export interface Rule extends Condition {
@@ -37,7 +41,7 @@ export interface Rule extends Condition {
   readonly text: string;
 }
 
-export class RuleParseError extends Error {}
+export { RuleParseError };
 
 /** Names the rule tables accept for the tunnel besides `TUNNEL` (what pasted Clash rules call it). */
 const TUNNEL_ALIASES = new Set(['TUNNEL', 'PROXY', 'GATEHOP']);
@@ -194,6 +198,16 @@ export function parseRule(line: string): Rule {
   const text = line.trim();
   const parts = text.split(',');
   const type = (parts[0] ?? '').trim().toUpperCase();
+  if (LOGIC_TYPES.has(type)) {
+    const { payload, subs, after } = splitLogic(text);
+    if (after.length === 0) throw new RuleParseError(`a logic rule is ${type},((CONDITION),(CONDITION)),TARGET`);
+    const condition = logicCondition(
+      type,
+      payload,
+      subs.map((t) => conditionOf(t, false)),
+    );
+    return { ...condition, target: parseTarget(after[0]!), text };
+  }
   if (type === 'MATCH' || type === 'FINAL') {
     if (parts.length !== 2) throw new RuleParseError('MATCH takes one target: MATCH,TARGET');
     const target = parseTarget(parts[1]!);
@@ -207,9 +221,28 @@ export function parseRule(line: string): Rule {
 
 /** A classical rule set's line: `TYPE,PAYLOAD[,no-resolve]` (no target). */
 export function parseClassicalLine(line: string): Condition {
-  const parts = line.trim().split(',');
-  if (parts.length < 2) throw new RuleParseError('a rule-set line is TYPE,PAYLOAD');
+  return conditionOf(line.trim(), true);
+}
+
+/**
+ * A condition without a target: `TYPE,PAYLOAD[,no-resolve]`, or a logic one (a rule set's line, or
+ * a condition of a logic rule; there a RULE-SET is allowed, in a rule set it is not).
+ */
+function conditionOf(text: string, inRuleSet: boolean): Condition {
+  const parts = text.split(',');
+  const head = (parts[0] ?? '').trim().toUpperCase();
+  if (LOGIC_TYPES.has(head)) {
+    const { payload, subs, after } = splitLogic(text);
+    if (after.length > 0) throw new RuleParseError(`"${text.slice(0, 60)}": a condition has no target`);
+    return logicCondition(
+      head,
+      payload,
+      subs.map((t) => conditionOf(t, inRuleSet)),
+    );
+  }
+  if (parts.length < 2) throw new RuleParseError(`a ${inRuleSet ? 'rule-set line' : 'condition'} is TYPE,PAYLOAD`);
   const type = parts[0]!.trim().toUpperCase();
-  if (type === 'RULE-SET' || type === 'MATCH') throw new RuleParseError(`${type} cannot appear inside a rule set`);
+  if (type === 'MATCH' || (inRuleSet && type === 'RULE-SET'))
+    throw new RuleParseError(`${type} cannot appear inside a ${inRuleSet ? 'rule set' : 'logic rule'}`);
   return parseCondition(type, parts[1]!, parts.slice(2));
 }

@@ -648,6 +648,8 @@ const ruleSeeds = [
   'GEOIP,CN,DIRECT',
   'DST-PORT,80/443,TUNNEL',
   'MATCH,PROXY',
+  'AND,((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535)),REJECT',
+  'OR,((AND,((NETWORK,UDP),(DST-PORT,443))),(NOT,((DOMAIN-SUFFIX,ir)))),DIRECT',
 ];
 
 const ruleLines: FuzzTarget<string> = {

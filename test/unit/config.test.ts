@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildConfig, defaultDataDir, readConfigFile } from '../../core/app/index.js';
+import { RuleTable } from '../../core/route/index.js';
 import { parseEndpoint } from '../../core/common/index.js';
 
 describe('config', () => {
@@ -35,6 +36,19 @@ describe('config', () => {
     expect(() => buildConfig({ lisen: 'x' } as never, {})).toThrow(/lisen|Unrecognized/);
     expect(() => buildConfig({}, { listen: 'nope' })).toThrow(/listen/);
     expect(() => buildConfig({}, { proxy: { maxSessions: -1 } })).toThrow(/proxy.maxSessions/);
+  });
+
+  it('a rule line it cannot read never stops the start: a logic rule and a group name load, the table names the second (#45)', () => {
+    const rules = [
+      'AND,((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535)),REJECT',
+      'DOMAIN-SUFFIX,jp.example,Japan',
+      'MATCH,TUNNEL',
+    ];
+    const c = buildConfig({ rules } as never, {});
+    expect(c.rules).toEqual(rules);
+    const t = new RuleTable({ mode: 'rule', rules: c.rules! });
+    expect(t.rules.map((r) => r.type)).toEqual(['AND', 'MATCH']);
+    expect(t.errors).toMatchObject([{ line: 2, message: expect.stringMatching(/unknown target "Japan"/) }]);
   });
 
   it('balance: one tunnel by default; 1..4 tunnels and the four strategies, anything else refused naming the field (issue #15)', () => {

@@ -263,3 +263,74 @@ describe('the rule table (#33)', () => {
     expect(t.needsAddresses).toBe(true);
   });
 });
+
+describe('logic rules: AND, OR, NOT nested to any depth, as mihomo writes them (#45)', () => {
+  const udp = (host: string, port: number): Flow => ({ network: 'udp', host, port });
+  const rule = (text: string, flow: Flow) => parseRule(text).match(flow, ctx);
+
+  it.each([
+    // mihomo's own test form, and what Clash users write to block QUIC.
+    ['AND,((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535)),REJECT', tcp('baidu.com', 10080), true],
+    ['AND,((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535)),REJECT', tcp('baidu.com', 443), false],
+    ['AND,((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535)),REJECT', udp('baidu.com', 10080), false],
+    ['AND,((NETWORK,UDP),(DST-PORT,443)),REJECT', udp('www.google.com', 443), true],
+    ['AND,((NETWORK,UDP),(DST-PORT,443)),REJECT', tcp('www.google.com', 443), false],
+    ['OR,((DOMAIN,a.example),(DOMAIN-SUFFIX,b.example)),DIRECT', tcp('x.b.example'), true],
+    ['OR,((DOMAIN,a.example),(DOMAIN-SUFFIX,b.example)),DIRECT', tcp('c.example'), false],
+    ['NOT,((DOMAIN-SUFFIX,ir)),TUNNEL', tcp('digikala.ir'), false],
+    ['NOT,((DOMAIN-SUFFIX,ir)),TUNNEL', tcp('example.com'), true],
+    // Nested, with spaces as people paste them.
+    ['OR,((AND,((NETWORK,UDP),(DST-PORT,443))), (DOMAIN,quic.example)),REJECT', udp('x.example', 443), true],
+    ['OR,((AND,((NETWORK,UDP),(DST-PORT,443))), (DOMAIN,quic.example)),REJECT', tcp('quic.example'), true],
+    ['OR,((AND,((NETWORK,UDP),(DST-PORT,443))), (DOMAIN,quic.example)),REJECT', tcp('x.example', 443), false],
+    ['NOT,((OR,((DOMAIN,a.example),(DOMAIN,b.example)))),DIRECT', tcp('b.example'), false],
+    // A condition that needs the address decides only when the others cannot settle it without it.
+    ['AND,((NETWORK,UDP),(IP-CIDR,10.0.0.0/8)),DIRECT', tcp('intranet.example'), false],
+    ['AND,((NETWORK,TCP),(IP-CIDR,10.0.0.0/8)),DIRECT', tcp('intranet.example'), 'address'],
+    ['OR,((DOMAIN,intranet.example),(IP-CIDR,10.0.0.0/8)),DIRECT', tcp('intranet.example'), true],
+    ['OR,((DOMAIN,x.example),(IP-CIDR,10.0.0.0/8)),DIRECT', tcp('intranet.example'), 'address'],
+    ['AND,((NETWORK,TCP),(IP-CIDR,10.0.0.0/8,no-resolve)),DIRECT', tcp('intranet.example'), false],
+  ] as const)('%s on %o is %s', (text, flow, want) => {
+    expect(rule(text, flow)).toBe(want);
+  });
+
+  it('takes the target after the conditions, and names what is malformed', () => {
+    expect(parseRule('AND,((NETWORK,UDP),(DST-PORT,443)),REJECT')).toMatchObject({
+      type: 'AND',
+      payload: '((NETWORK,UDP),(DST-PORT,443))',
+      target: 'REJECT',
+    });
+    for (const [text, message] of [
+      ['AND,((NETWORK,UDP),(DST-PORT,443)', /unbalanced parentheses/],
+      ['AND,((NETWORK,UDP),(DST-PORT,443))', /a logic rule is AND,/],
+      ['AND,(NETWORK,UDP),REJECT', /each condition of a logic rule is in parentheses/],
+      ['NOT,((DOMAIN,a.example),(DOMAIN,b.example)),REJECT', /NOT takes one condition/],
+      ['AND,((MATCH,TUNNEL)),REJECT', /MATCH cannot appear inside a logic rule/],
+      ['AND,((BOGUS,1)),REJECT', /unknown rule type "BOGUS"/],
+      [`${'AND,('.repeat(20)}(DOMAIN,a.example)${'))'.repeat(20)},REJECT`, /nested deeper than 16/],
+    ] as const)
+      expect(() => parseRule(text), text).toThrow(message);
+  });
+
+  it('the table asks for what a logic rule’s conditions need, and a line it cannot read never stops it', () => {
+    const t = new RuleTable({
+      mode: 'rule',
+      rules: [
+        'AND,((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535)),REJECT',
+        'DOMAIN-SUFFIX,jp.example,Japan',
+        'OR,((PROCESS-NAME,curl),(IP-CIDR,10.0.0.0/8)),DIRECT',
+        'MATCH,TUNNEL',
+      ],
+    });
+    expect(t.errors.map((e) => [e.line, e.message])).toEqual([
+      [2, 'unknown target "Japan" (DIRECT, REJECT or TUNNEL)'],
+    ]);
+    expect(t.needsAddresses).toBe(true);
+    expect(t.needsProcess).toBe(true);
+    expect(t.sniffs).toBe(true);
+    expect(t.decide(tcp('baidu.com', 20000))).toEqual({
+      decision: { target: 'REJECT', rule: 'AND', payload: '((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535))' },
+    });
+    expect(t.decide(tcp('shop.jp.example', 443, { process: null }))).toEqual({ need: 'address' });
+  });
+});
