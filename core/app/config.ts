@@ -454,7 +454,6 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-
 /** The protocol order, the nodes' own orders and learning from the config (tunnel.protocols, tunnel.nodeProtocols, tunnel.learnProtocol). */
 export function protocolOptionsOf(c: GatehopConfig): ProtocolChoiceOptions {
   return { order: c.tunnel.protocols, nodeOrders: c.tunnel.nodeProtocols, learn: c.tunnel.learnProtocol };
