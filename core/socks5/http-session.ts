@@ -41,14 +41,17 @@ export class HttpSession extends ProxySession {
     this.#rawRefusal(status, 'malformed');
   }
 
-  /** Starts a request: admission and credentials (scrypt off the thread; a backed-off client waits). */
-  async #beginRequest(req: IncomingMessage): Promise<{ ok: boolean; status?: number }> {
+  /**
+   * Starts a request: admission and, unless `anonymous`, credentials (scrypt off the thread; a
+   * backed-off client waits).
+   */
+  async #beginRequest(req: IncomingMessage, anonymous = false): Promise<{ ok: boolean; status?: number }> {
     this.#sawRequest = true;
     this.handshakeDone();
     this.touch();
     if (this.rejected) return { ok: false, status: 503 };
     const creds = this.ctx.options.credentials;
-    if (creds) {
+    if (creds && !anonymous) {
       const given = parseBasicAuth(req.headers['proxy-authorization']);
       if (!given || !(await creds.verify(given.username, given.password, req.socket.remoteAddress ?? ''))) {
         this.ctx.stats.authFailures++;
@@ -60,11 +63,14 @@ export class HttpSession extends ProxySession {
   }
 
   async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const begin = await this.#beginRequest(req);
+    // The system proxy's auto-config script (rule mode), asked of the proxy itself. It is answered
+    // without proxy credentials: the OS and browsers fetch a PAC file without them, and behind a
+    // 407 they go DIRECT, outside the tunnel (#45). It tells where flows go, nothing secret.
+    const pac = req.method === 'GET' && (req.url ?? '').split('?')[0] === PAC_PATH;
+    const begin = await this.#beginRequest(req, pac);
     if (this.closed) return;
     if (!begin.ok) return this.#respondError(res, begin.status!, req);
-    // The system proxy's auto-config script (rule mode), asked of the proxy itself.
-    if (req.method === 'GET' && (req.url ?? '').split('?')[0] === PAC_PATH) return this.#servePac(req, res);
+    if (pac) return this.#servePac(req, res);
     let url: URL;
     try {
       url = new URL(req.url ?? '');

@@ -1,5 +1,6 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, get as httpGet, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,37 @@ describe('a reload swaps the rule table without touching open flows (#33)', () =
     expect(text).toMatch(/^\/\/ Made by Gatehop/);
     expect(text).toContain(`PROXY 127.0.0.1:${app.listening.proxy.port}`);
     expect(text).toContain('return "DIRECT";'); // MATCH,DIRECT
+  });
+
+  it('answers /proxy.pac without proxy credentials where they are required, and nothing else (#45)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-pac-auth-'));
+    const users = join(dir, 'users');
+    const salt = '00112233';
+    writeFileSync(
+      users,
+      `carol:${salt}:${createHash('sha256')
+        .update(salt + 'hunter2')
+        .digest('hex')}\n`,
+    );
+    const input: ConfigInput = { ...fromFlags, dataDir: dir, authFile: users };
+    const authed = await startApp(buildConfig(fromFile, input), silentLogger(), {});
+    try {
+      const at = `http://127.0.0.1:${authed.listening.proxy.port}`;
+      // The OS fetches the PAC file with no Proxy-Authorization: a 407 would send browsers DIRECT.
+      const pac = await fetch(`${at}/proxy.pac`);
+      expect(pac.status).toBe(200);
+      expect(await pac.text()).toMatch(/^\/\/ Made by Gatehop/);
+      // Anything else still asks for credentials (fetch() turns a 407 into a network error: node:http).
+      const status = await new Promise<number | undefined>((resolve, reject) =>
+        httpGet(`${at}/`, (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        }).once('error', reject),
+      );
+      expect(status).toBe(407);
+    } finally {
+      await authed.stop();
+    }
   });
 
   it('an open flow keeps the decision it was opened with; the next one gets the new table', async () => {
