@@ -9,7 +9,7 @@
  * Targets: throughput ≥ 0.95× global, CONNECT-to-first-byte p99 + ≤ 0.2 ms.
  * Usage: npm run bench:routing [-- --bytes N --connections N --runs N]
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GeoIp, parseRuleSet, RuleTable, type RuleSet } from '../core/route/index.js';
@@ -37,7 +37,8 @@ function rng(seed: number): () => number {
   };
 }
 
-function makeSets(dir: string): { domains: string; cidrs: string } {
+/** The two sets in each data directory's rule-sets/ (a rule set's path is kept inside its data directory). */
+function makeSets(dataDirs: string[]): void {
   const r = rng(33);
   const word = (): string =>
     Array.from({ length: 4 + Math.floor(r() * 8) }, () => String.fromCharCode(97 + Math.floor(r() * 26))).join('');
@@ -48,11 +49,11 @@ function makeSets(dir: string): { domains: string; cidrs: string } {
     const a = 1 + Math.floor(r() * 120);
     return `${a}.${Math.floor(r() * 256)}.${Math.floor(r() * 256)}.0/24`;
   });
-  const d = join(dir, 'domains.txt');
-  const c = join(dir, 'cidrs.txt');
-  writeFileSync(d, domains.join('\n'));
-  writeFileSync(c, cidrs.join('\n'));
-  return { domains: d, cidrs: c };
+  for (const dataDir of dataDirs) {
+    mkdirSync(join(dataDir, 'rule-sets'), { recursive: true });
+    writeFileSync(join(dataDir, 'rule-sets', 'domains.txt'), domains.join('\n'));
+    writeFileSync(join(dataDir, 'rule-sets', 'cidrs.txt'), cidrs.join('\n'));
+  }
 }
 
 function rssMb(pid: number): number {
@@ -122,14 +123,14 @@ async function geoipCost(): Promise<void> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gh-bench-routing-'));
-  const files = makeSets(dir);
+  makeSets(['global', 'rule'].map((mode) => join(dir, mode)));
   const config = join(dir, 'gatehop.yaml');
   writeFileSync(
     config,
     [
       'ruleProviders:',
-      `  domains: { type: file, behavior: domain, format: text, path: ${files.domains} }`,
-      `  cidrs: { type: file, behavior: ipcidr, format: text, path: ${files.cidrs} }`,
+      '  domains: { type: file, behavior: domain, format: text, path: domains.txt }',
+      '  cidrs: { type: file, behavior: ipcidr, format: text, path: cidrs.txt }',
       'rules:',
       '  - RULE-SET,domains,REJECT',
       '  - RULE-SET,cidrs,REJECT,no-resolve',
@@ -187,7 +188,8 @@ async function main(): Promise<void> {
       `RSS idle after start: global ${idle[0]!.toFixed(1)} MB, rule ${idle[1]!.toFixed(1)} MB (the sets add ${(idle[1]! - idle[0]!).toFixed(1)} MB)`,
     );
     console.log('the decision alone, in-process, on the same sets:');
-    decisionCost(files);
+    const sets = join(dir, 'rule', 'rule-sets');
+    decisionCost({ domains: join(sets, 'domains.txt'), cidrs: join(sets, 'cidrs.txt') });
   } finally {
     for (const p of [source, ...runs.map((r) => r.p)]) p.child.kill('SIGTERM');
   }

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { extname } from 'node:path';
 import { detach, writeFileAtomic, type Logger } from '../common/index.js';
 import {
   DEFAULT_RULES,
@@ -13,6 +13,7 @@ import {
 } from '../route/index.js';
 import { httpGet, type Dialer } from '../vpngate/index.js';
 import type { GatehopConfig, RuleProviderConfig } from './config.js';
+import { ruleSetPath } from './rule-set-path.js';
 
 /** A rule set's body may be this large (a 120,000-line domestic list is ~3 MiB). */
 export const MAX_RULE_SET_BYTES = 32 * 1024 * 1024;
@@ -59,6 +60,8 @@ interface Provider {
   error: string | null;
   refreshing: Promise<void> | null;
   timer: NodeJS.Timeout | null;
+  /** Where its file or kept copy is; null when its configured path was refused (then it never loads). */
+  readonly path: string | null;
 }
 
 /**
@@ -237,6 +240,7 @@ export class RoutingState {
   /** A provider with what is on disk now (its file, or the last good copy of its URL). */
   #load(name: string, cfg: RuleProviderConfig): Provider {
     const defaultFormat = cfg.format ?? formatOf(cfg.path ?? cfg.url ?? '');
+    const where = ruleSetPath(this.#config.dataDir, name, defaultFormat, cfg.path);
     const p: Provider = {
       name,
       config: cfg,
@@ -247,22 +251,20 @@ export class RoutingState {
       error: null,
       refreshing: null,
       timer: null,
+      path: 'path' in where ? where.path : null,
     };
+    if ('error' in where) {
+      p.error = where.error;
+      this.#log.warn({ event: 'rule-set-path-refused', name, path: cfg.path }, `rule set ${name}: ${where.error}`);
+    }
     this.#readFile(p);
     return p;
   }
 
-  #pathOf(p: Provider): string {
-    return (
-      p.config.path ??
-      join(this.#config.dataDir, 'rule-sets', `${p.name}.${p.defaultFormat === 'yaml' ? 'yaml' : 'txt'}`)
-    );
-  }
-
   /** Reads the set's file (its own, or the kept copy of its URL); a missing copy of a URL set is not an error yet. */
   #readFile(p: Provider): void {
-    const path = this.#pathOf(p);
-    if (p.config.type === 'http' && !existsSync(path)) return;
+    const path = p.path;
+    if (path === null || (p.config.type === 'http' && !existsSync(path))) return;
     try {
       const size = statSync(path).size;
       if (size > MAX_RULE_SET_BYTES) throw new Error(`larger than ${MAX_RULE_SET_BYTES} bytes`);
@@ -292,7 +294,7 @@ export class RoutingState {
 
   /** An http set is fetched when it has no copy or its copy is older than its interval; then every interval. */
   #schedule(p: Provider): void {
-    if (this.#closed || p.config.type !== 'http' || p.timer) return;
+    if (this.#closed || p.config.type !== 'http' || p.timer || p.path === null) return;
     const intervalMs = p.config.interval * 1000;
     const age = p.updatedAt === null ? Infinity : Date.now() - p.updatedAt;
     const wait = age >= intervalMs ? 0 : intervalMs - age;
@@ -309,6 +311,8 @@ export class RoutingState {
 
   /** Fetches an http set, directly first and then through the tunnel; the last good copy stays on any failure. */
   #fetch(p: Provider): Promise<void> {
+    const path = p.path;
+    if (path === null) return Promise.resolve();
     p.refreshing ??= (async () => {
       const url = p.config.url!;
       const failures: string[] = [];
@@ -318,7 +322,7 @@ export class RoutingState {
           const res = await httpGet(url, { dialer, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_RULE_SET_BYTES });
           if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
           const set = this.#parse(p, res.body);
-          writeFileAtomic(this.#pathOf(p), res.body, { mode: 0o644 });
+          writeFileAtomic(path, res.body, { mode: 0o644 });
           p.set = set;
           p.updatedAt = Date.now();
           p.error = null;
