@@ -39,8 +39,11 @@ export interface RuleTableOptions {
   geoip?: CountryLookup | null;
 }
 
-/** What the table answered: a decision, or what the flow must carry before it can decide. */
-export type Answer = { decision: Decision } | { need: Need };
+/**
+ * What the table answered: a decision, or what the flow must carry before it can decide and the
+ * rule that asked (`at`): the caller asks again from there, never from the first rule.
+ */
+export type Answer = { decision: Decision } | { need: Need; at: number };
 
 const FINAL: Decision = { target: 'TUNNEL', rule: 'MATCH', payload: '' };
 
@@ -94,15 +97,19 @@ export class RuleTable {
   /**
    * Where `flow` goes. In `global` mode everything goes through the tunnel, in `direct` mode nothing
    * does; in `rule` mode the first rule that matches decides, and a rule that must know the flow's
-   * address (or program) first answers `need` (the caller finds it out and asks again).
+   * address (or program) first answers `need` with its index (the caller finds it out and asks
+   * again `from` there). One pass, in order, as mihomo evaluates: a rule passed before the address
+   * was known is never asked again with it, so a `no-resolve` rule above a resolving one never
+   * matches a named flow by the address a later rule had resolved (#45).
    */
-  decide(flow: Flow): Answer {
+  decide(flow: Flow, from = 0): Answer {
     if (this.mode === 'global') return { decision: { target: 'TUNNEL', rule: 'GLOBAL', payload: '' } };
     if (this.mode === 'direct') return { decision: { target: 'DIRECT', rule: 'DIRECT', payload: '' } };
-    for (const r of this.rules) {
+    for (let i = from; i < this.rules.length; i++) {
+      const r = this.rules[i]!;
       const m = r.match(flow, this.#ctx);
       if (m === true) return { decision: { target: r.target, rule: r.type, payload: r.payload } };
-      if (m !== false) return { need: m };
+      if (m !== false) return { need: m, at: i };
     }
     return { decision: FINAL };
   }

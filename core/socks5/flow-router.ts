@@ -77,26 +77,32 @@ export class FlowRouter {
     if (!this.routing) return UNROUTED;
     const table = this.routing.table();
     let f: Flow = flow;
+    // Each round goes on from the rule that asked: rules above it never see what it needed.
+    let from = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const a = table.decide(f);
+      const a = table.decide(f, from);
       if ('decision' in a) return a.decision;
+      from = a.at;
       if (a.need === 'address') f = { ...f, ip: await this.#resolve(f.host) };
       else f = { ...f, process: client && this.routing.processOf ? await this.#process(client) : null };
     }
-    const last = table.decide({ ...f, ip: f.ip ?? null, process: f.process ?? null });
+    const last = table.decide({ ...f, ip: f.ip ?? null, process: f.process ?? null }, from);
     return 'decision' in last ? last.decision : UNROUTED;
   }
 
-  /** The same decision without waiting, when the table can give one at once (UDP's per-packet path). */
+  /**
+   * The same decision without waiting, when the table can give one at once (UDP's per-packet path):
+   * a named flow's cached address is given only to the rule that asks for it, as decide() does.
+   */
   decideNow(flow: Flow): Decision | null {
     if (!this.routing) return UNROUTED;
-    const a = this.routing.table().decide(flow.ip !== undefined || isIP(flow.host) ? flow : this.#withCachedIp(flow));
+    const table = this.routing.table();
+    let a = table.decide(flow);
+    if ('need' in a && a.need === 'address' && flow.ip === undefined && !isIP(flow.host)) {
+      const hit = this.#names.get(flow.host.toLowerCase());
+      if (hit && hit.until > Date.now()) a = table.decide({ ...flow, ip: hit.ip }, a.at);
+    }
     return 'decision' in a ? a.decision : null;
-  }
-
-  #withCachedIp(flow: Flow): Flow {
-    const hit = this.#names.get(flow.host.toLowerCase());
-    return hit && hit.until > Date.now() ? { ...flow, ip: hit.ip } : flow;
   }
 
   async #resolve(host: string): Promise<string | null> {

@@ -255,7 +255,7 @@ describe('the rule table (#33)', () => {
     expect(t.decide(tcp('x.ads.example'))).toEqual({
       decision: { target: 'REJECT', rule: 'DOMAIN-SUFFIX', payload: 'ads.example' },
     });
-    expect(t.decide(tcp('intranet.example'))).toEqual({ need: 'address' });
+    expect(t.decide(tcp('intranet.example'))).toEqual({ need: 'address', at: 1 });
     expect(t.decide(tcp('intranet.example', 443, { ip: '10.1.1.1' }))).toMatchObject({
       decision: { target: 'DIRECT' },
     });
@@ -331,6 +331,25 @@ describe('logic rules: AND, OR, NOT nested to any depth, as mihomo writes them (
     expect(t.decide(tcp('baidu.com', 20000))).toEqual({
       decision: { target: 'REJECT', rule: 'AND', payload: '((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535))' },
     });
-    expect(t.decide(tcp('shop.jp.example', 443, { process: null }))).toEqual({ need: 'address' });
+    expect(t.decide(tcp('shop.jp.example', 443, { process: null }))).toEqual({ need: 'address', at: 1 });
+  });
+});
+
+describe('one pass, in order, as mihomo evaluates (#45)', () => {
+  it('a no-resolve rule above a resolving one never matches a named flow by the address the later rule resolved', () => {
+    const t = new RuleTable({
+      mode: 'rule',
+      rules: ['IP-CIDR,10.0.0.0/8,DIRECT,no-resolve', 'IP-CIDR,192.0.2.0/24,REJECT', 'MATCH,TUNNEL'],
+    });
+    // The second rule asks for the address; the first one had been passed without it.
+    const first = t.decide(tcp('app.example'));
+    expect(first).toEqual({ need: 'address', at: 1 });
+    // Resolved inside the tunnel to an address the first rule covers: still not DIRECT.
+    expect(t.decide(tcp('app.example', 443, { ip: '10.1.1.1' }), 1)).toEqual({
+      decision: { target: 'TUNNEL', rule: 'MATCH', payload: '' },
+    });
+    expect(t.decide(tcp('app.example', 443, { ip: '192.0.2.7' }), 1)).toMatchObject({ decision: { target: 'REJECT' } });
+    // A flow addressed by IP meets the first rule as before.
+    expect(t.decide(tcp('10.1.1.1'))).toMatchObject({ decision: { target: 'DIRECT' } });
   });
 });
