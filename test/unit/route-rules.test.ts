@@ -92,7 +92,8 @@ describe('rule matchers in mihomo syntax (#33)', () => {
   });
 });
 
-describe('regexes that could backtrack are refused, never run (#33)', () => {
+describe('regexes that could backtrack are refused, never run (#33, #45)', () => {
+
   it.each([
     ['(a+)+$', /quantified group/],
     ['(a|aa)*b', /quantified group/],
@@ -101,11 +102,22 @@ describe('regexes that could backtrack are refused, never run (#33)', () => {
     ['(?=a)a', /lookaround/],
     ['a*b*c*d', /more than two unbounded/],
     ['x'.repeat(600), /longer than 512/],
+    // Polynomial, not exponential: each quantifier alone is bounded, together they are not (#45).
+    [`${'a?'.repeat(20)}${'a'.repeat(17)}`, /together can backtrack too long/],
+    ['\\w{1,60}\\w{1,60}\\w{1,60}\\.', /together can backtrack too long/],
+    ['.*a?b?c?.*', /together can backtrack too long/],
   ])('%s', (re, why) => {
     expect(unsafeRegexReason(re)).toMatch(why);
   });
 
-  it.each(['^ads?\\d*\\.', '\\.example\\.(com|net)$', '^[a-z]+-cdn\\.', '.*tracker.*'])('%s is taken', (re) => {
+  it.each([
+    '^ads?\\d*\\.',
+    '\\.example\\.(com|net)$',
+    '^[a-z]+-cdn\\.',
+    '.*tracker.*',
+    '^[a-z]{2,8}\\d{1,3}\\.example\\.com$',
+    '^img\\d*?\\.',
+  ])('%s is taken', (re) => {
     expect(unsafeRegexReason(re)).toBeNull();
   });
 });
