@@ -93,7 +93,6 @@ describe('rule matchers in mihomo syntax (#33)', () => {
 });
 
 describe('regexes that could backtrack are refused, never run (#33, #45)', () => {
-
   it.each([
     ['(a+)+$', /quantified group/],
     ['(a|aa)*b', /quantified group/],
