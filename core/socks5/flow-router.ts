@@ -24,6 +24,12 @@ export interface Routing {
 const UNROUTED: Decision = { target: 'TUNNEL', rule: 'GLOBAL', payload: '' };
 /** A name resolved inside the tunnel is remembered this long (the tunnel's resolver gives no TTL here). */
 const NAME_TTL_MS = 60_000;
+/**
+ * A lookup that failed (no tunnel up yet, the tunnel's resolver timed out) is remembered this long
+ * only: cached for the minute, it made `GEOIP,CN,DIRECT` miss every named flow for a minute after a
+ * start (#45); not cached at all, every flow of a busy page would ask again at once.
+ */
+const FAILED_LOOKUP_TTL_MS = 2_000;
 const MAX_NAMES = 4_096;
 /** Ports whose first client bytes are an HTTP head or a TLS ClientHello. */
 export const SNIFF_PORTS: ReadonlySet<number> = new Set([80, 443, 8080, 8443, 8880]);
@@ -111,9 +117,11 @@ export class FlowRouter {
     if (hit && hit.until > Date.now()) return hit.ip;
     const lease = this.tunnel.acquire();
     let ip: string | null = null;
+    let ttl = NAME_TTL_MS;
     try {
       ip = (await lease.egress.resolve(host))[0] ?? null;
     } catch (err) {
+      ttl = FAILED_LOOKUP_TTL_MS;
       this.log.debug(
         { event: 'route-resolve-failed', host, err: (err as Error).message },
         'a rule needed the address of a name the tunnel could not resolve',
@@ -122,7 +130,7 @@ export class FlowRouter {
       lease.release();
     }
     if (this.#names.size >= MAX_NAMES) this.#names.delete(this.#names.keys().next().value!);
-    this.#names.set(key, { ip, until: Date.now() + NAME_TTL_MS });
+    this.#names.set(key, { ip, until: Date.now() + ttl });
     return ip;
   }
 

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../../core/common/index.js';
+import type { EgressSource } from '../../core/egress/index.js';
+import { RuleTable } from '../../core/route/index.js';
+import { FlowRouter } from '../../core/socks5/index.js';
+
+/** A tunnel whose resolver fails while `down` (no tunnel up yet) and answers 10.1.1.1 after. */
+function tunnel(state: { down: boolean; asked: number }): EgressSource {
+  return {
+    acquire: () =>
+      ({
+        egress: {
+          resolve: async () => {
+            state.asked++;
+            if (state.down) throw new Error('no tunnel is up');
+            return ['10.1.1.1'];
+          },
+        },
+        release: () => undefined,
+        onRetire: () => () => undefined,
+      }) as never,
+  };
+}
+
+describe('FlowRouter: names resolved in the tunnel for the rules (#45)', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('a lookup that failed (no tunnel yet) is asked again after 2 s, not a minute; an answer is kept the minute', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const state = { down: true, asked: 0 };
+    const table = new RuleTable({ mode: 'rule', rules: ['IP-CIDR,10.0.0.0/8,DIRECT', 'MATCH,TUNNEL'] });
+    const router = new FlowRouter({ table: () => table, direct: tunnel(state) }, tunnel(state), silentLogger());
+    const flow = { network: 'tcp', host: 'intranet.example', port: 443 } as const;
+    expect((await router.decide(flow)).target).toBe('TUNNEL'); // unknown address: the rule does not match
+    state.down = false;
+    expect((await router.decide(flow)).target).toBe('TUNNEL'); // within the 2 s, the failure stands
+    vi.setSystemTime(Date.now() + 2_500);
+    expect((await router.decide(flow)).target).toBe('DIRECT');
+    const asked = state.asked;
+    vi.setSystemTime(Date.now() + 50_000);
+    expect((await router.decide(flow)).target).toBe('DIRECT');
+    expect(state.asked).toBe(asked); // the answer is kept the minute
+  });
+});
