@@ -7,13 +7,13 @@ import type { ProxyStats } from './proxy-stats.js';
 import { detach } from '../common/index.js';
 import type { Decision } from '../route/index.js';
 import type { FlowRouter } from './flow-router.js';
+import { NameLookups } from './name-lookups.js';
 import { bump } from './proxy-stats.js';
 
 /** After re-homing, the old egress socket still takes replies this long. */
 const REHOME_LINGER_MS = 5_000;
-/** Name lookups waiting at once per association; datagrams past this are dropped (UDP may drop). */
+/** Routing decisions waiting at once per association; datagrams past this are dropped (UDP may drop). */
 const MAX_PENDING_LOOKUPS = 32;
-const MAX_CACHED_NAMES = 256;
 /** Decisions remembered per association, by peer (the table is asked again for a new peer). */
 const MAX_CACHED_DECISIONS = 256;
 /** Packets held while the DIRECT socket opens; more are dropped (UDP may drop). */
@@ -52,12 +52,20 @@ export class UdpAssociation {
   #clientPort: number;
   #closed = false;
   #pendingLookups = 0;
-  readonly #names = new Map<string, string>();
+  /** Names of tunnel-bound targets, resolved by the egress that carries the datagrams. */
+  readonly #names = new NameLookups({
+    resolve: (host) => this.#lease!.egress.resolve(host),
+    onDrop: (host, why, err) => this.#dropUnresolved(host, why, err),
+  });
   readonly #decisions = new Map<string, Decision>();
   /** The DIRECT leg, opened at the first packet a rule sends direct. */
   #direct: { lease: EgressLease; socket: EgressUdpSocket } | null = null;
   #directOpening: Array<{ payload: Buffer; host: string; port: number; type: string }> | null = null;
-  readonly #directNames = new Map<string, string>();
+  /** Names of DIRECT targets, resolved by the host (the rule chose so). */
+  readonly #directNames = new NameLookups({
+    resolve: (host) => this.#direct!.lease.egress.resolve(host),
+    onDrop: (host, why, err) => this.#dropUnresolved(host, why, err),
+  });
 
   constructor(private readonly opts: UdpAssociationOptions) {
     this.#clientAddress = unmapIpv4(opts.clientAddress);
@@ -209,20 +217,9 @@ export class UdpAssociation {
   /** A packet a rule sent direct: the host's own socket; a name resolved by the host (the rule chose so). */
   #toDirect(payload: Buffer, host: string, port: number, type: string): void {
     if (this.#direct) {
-      const { socket, lease } = this.#direct;
+      const { socket } = this.#direct;
       if (type !== 'domain') return this.#sendOn(socket, payload, host, port);
-      const ip = this.#directNames.get(host);
-      if (ip) return this.#sendOn(socket, payload, ip, port);
-      lease.egress.resolve(host).then(
-        (addrs) => {
-          if (!addrs[0] || this.#closed) return;
-          if (this.#directNames.size >= MAX_CACHED_NAMES) this.#directNames.clear();
-          this.#directNames.set(host, addrs[0]);
-          this.#sendOn(socket, payload, addrs[0], port);
-        },
-        () => this.opts.stats.udp.otherDropped++,
-      );
-      return;
+      return this.#directNames.with(host, (ip) => this.#sendOn(socket, payload, ip, port));
     }
     if (this.#directOpening) {
       if (this.#directOpening.length < MAX_HELD_DIRECT) this.#directOpening.push({ payload, host, port, type });
@@ -271,37 +268,17 @@ export class UdpAssociation {
   }
 
   #toTunnel(payload: Buffer, host: string, dstPort: number, type: string): void {
-    const { stats } = this.opts;
     this.#countRouted('TUNNEL', payload.length);
     if (type !== 'domain') {
       this.#send(payload, host, dstPort);
       return;
     }
-    const cached = this.#names.get(host);
-    if (cached) {
-      this.#send(payload, cached, dstPort);
-      return;
-    }
-    if (this.#pendingLookups >= MAX_PENDING_LOOKUPS) {
-      stats.udp.otherDropped++;
-      return;
-    }
-    this.#pendingLookups++;
-    this.#lease!.egress.resolve(host).then(
-      (addresses) => {
-        this.#pendingLookups--;
-        const ip = addresses[0];
-        if (!ip || this.#closed) return;
-        if (this.#names.size >= MAX_CACHED_NAMES) this.#names.clear();
-        this.#names.set(host, ip);
-        this.#send(payload, ip, dstPort);
-      },
-      (err: Error) => {
-        this.#pendingLookups--;
-        stats.udp.otherDropped++;
-        this.opts.log.debug({ event: 'udp-resolve-failed', host, err: err.message }, 'UDP target did not resolve');
-      },
-    );
+    this.#names.with(host, (ip) => this.#send(payload, ip, dstPort));
+  }
+
+  #dropUnresolved(host: string, why: 'full' | 'no-answer' | 'failed', err?: Error): void {
+    this.opts.stats.udp.otherDropped++;
+    if (err) this.opts.log.debug({ event: 'udp-resolve-failed', host, err: err.message }, 'UDP target did not resolve');
   }
 
   #send(payload: Buffer, ip: string, port: number): void {
@@ -332,8 +309,8 @@ export class UdpAssociation {
     this.#direct = null;
     this.#directOpening = null;
     this.#decisions.clear();
-    this.#directNames.clear();
+    this.#directNames.close();
     for (const entry of [...this.#lingering]) this.#endLinger(entry);
-    this.#names.clear();
+    this.#names.close();
   }
 }
