@@ -58,7 +58,7 @@ export function judge(r: SoakReport): string[] {
   }
   row(
     'open fds: start (steady, before traffic) → end (traffic stopped)',
-    `${r.fds.baseline} → ${r.fds.end} (tunnels ${r.fds.tunnels.baseline} → ${r.fds.tunnels.end}${
+    `${r.fds.baseline} → ${r.fds.end} (tunnels ${r.fds.tunnels.baseline} → ${r.fds.tunnels.end}, idle pool threads ${r.fds.idleThreads.baseline} → ${r.fds.idleThreads.end}${
       r.fds.diff.length ? `; ${r.fds.diff.join(', ')}` : ''
     })`,
     'back to baseline (± 2; the harness’s open connections and libuv’s /dev/null per loop aside)',

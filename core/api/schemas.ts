@@ -333,6 +333,8 @@ export const statusSchema = z.object({
     /** Threads created for tunnels, and tunnels that reused a thread an earlier one gave back. */
     threadsCreated: z.number().int(),
     threadsReused: z.number().int(),
+    /** Threads waiting in the pool for the next tunnel now (each an event loop of its own, with its fds). */
+    idleThreads: z.number().int(),
   }),
   /** Where the node list came from and every source Gatehop knows, with how each last went; null with the direct egress. */
   list: listStatusSchema.nullable(),

@@ -64,7 +64,7 @@ export function status(over: Partial<Status> = {}): Status {
         trustRule: 'public-ca-name',
       },
     ],
-    tunnelWorkers: { started: 1, failures: 0, threadsCreated: 2, threadsReused: 0 },
+    tunnelWorkers: { started: 1, failures: 0, threadsCreated: 2, threadsReused: 0, idleThreads: 1 },
     store: { health: 'ok', incident: null },
     native: {
       loaded: true,

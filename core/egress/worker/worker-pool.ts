@@ -61,6 +61,8 @@ interface IdleWorker {
 export class TunnelWorkerPool implements ThreadHome {
   #opts: TunnelWorkerPoolOptions;
   readonly #idle: IdleWorker[] = [];
+  /** What this pool added to `tunnelWorkerCounters.idleThreads` (kept in step by #counted()). */
+  #countedIdle = 0;
   readonly #heapOf = new WeakMap<Worker, number>();
   #closed = false;
   #seq = 0;
@@ -154,6 +156,7 @@ export class TunnelWorkerPool implements ThreadHome {
     const drop = (): void => {
       const i = this.#idle.findIndex((e) => e.worker === w);
       if (i >= 0) clearTimeout(this.#idle.splice(i, 1)[0]!.expiry);
+      this.#counted();
     };
     // Waited too long: ended, unless it is the last spare (the next switch must not wait for a boot).
     const expire = (): void => {
@@ -170,11 +173,19 @@ export class TunnelWorkerPool implements ThreadHome {
     w.once('error', drop).once('exit', drop);
     const expiry = setTimeout(expire, this.#opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS).unref();
     this.#idle.push({ worker: w, drop, expiry });
+    this.#counted();
   }
 
   #unlisten(e: IdleWorker): void {
     clearTimeout(e.expiry);
     e.worker.off('error', e.drop).off('exit', e.drop);
+    this.#counted();
+  }
+
+  /** Brings the process-wide count of idle threads in step with this pool's. */
+  #counted(): void {
+    tunnelWorkerCounters.idleThreads += this.#idle.length - this.#countedIdle;
+    this.#countedIdle = this.#idle.length;
   }
 
   #end(w: Worker): void {
