@@ -229,6 +229,8 @@ export const configSchema = z
     mode: z.enum(['rule', 'global', 'direct']).default('rule'),
     /** The rule table in mihomo's syntax; given, it replaces the default table whole (as in Clash). */
     rules: z.array(z.string().max(4096)).max(100_000).optional(),
+    /** Named rule lists that `SUB-RULE,(CONDITION),NAME` lines hand a flow to (mihomo's `sub-rules`). */
+    subRules: z.record(z.string().min(1).max(128), z.array(z.string().max(4096)).max(100_000)).default({}),
     /** Ports whose flows addressed by IP are read for their name (TLS SNI, HTTP Host) when rules match names. */
     sniffPorts: z.array(z.number().int().min(1).max(65535)).max(64).default([80, 443, 8080, 8443, 8880]),
     /** Rule sets the rules name with RULE-SET,<name>,TARGET. */
@@ -299,6 +301,7 @@ export interface GatehopConfig {
   readonly mode: 'rule' | 'global' | 'direct';
   /** The user's rule lines, or null for the default table. */
   readonly rules: readonly string[] | null;
+  readonly subRules: Readonly<Record<string, readonly string[]>>;
   readonly ruleProviders: Readonly<Record<string, RuleProviderConfig>>;
   readonly sniffPorts: readonly number[];
   /** null: no upstream proxy. */
@@ -418,6 +421,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     // Lines the table cannot read (an unknown target or type, a malformed logic rule) are named by
     // the table and left out when it is built; none stops the start (#45).
     rules: c.rules ? Object.freeze([...c.rules]) : null,
+    subRules: Object.freeze(Object.fromEntries(Object.entries(c.subRules).map(([k, v]) => [k, Object.freeze([...v])]))),
     ruleProviders: Object.freeze(
       Object.fromEntries(
         Object.entries(c.ruleProviders).map(([k, v]) => [

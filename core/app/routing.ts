@@ -200,6 +200,7 @@ export class RoutingState {
       mode: this.#mode,
       rules: this.#config.rules ?? DEFAULT_RULES,
       source: this.#config.rules ? 'config rules' : 'default rules',
+      subRules: this.#config.subRules,
       ruleSets,
       geoip: this.#geoip,
     });
@@ -221,14 +222,15 @@ export class RoutingState {
     if (this.#started && why !== 'geoip') this.#maybeLoadGeoIp();
   }
 
-  /** RULE-SET rules naming a set the config does not have. */
+  /** RULE-SET rules (in logic rules and sub-rules too) naming a set the config does not have. */
   #missingSets(): RuleError[] {
-    return this.#table.rules
+    return this.#table.conditions
       .filter((r) => r.type === 'RULE-SET' && !this.#providers.has(r.payload))
       .map((r) => ({
         source: 'config rules',
-        line: (this.#config.rules ?? []).findIndex((l) => l.trim() === r.text) + 1,
-        text: r.text,
+        // 0 when the rule is in a sub-rule list.
+        line: (this.#config.rules ?? []).findIndex((l) => l.includes(`RULE-SET,${r.payload}`)) + 1,
+        text: `RULE-SET,${r.payload}`,
         message: `no rule set named "${r.payload}" in ruleProviders`,
       }));
   }
@@ -344,7 +346,13 @@ export class RoutingState {
       if (p.timer === null && !this.#closed) {
         p.timer = setTimeout(() => {
           p.timer = null;
-          detach(this.#log, 'rule-set-retry', this.#fetch(p));
+          // Back on its interval once a retry succeeds: without this a set that failed once and
+          // then came back was never refreshed again (#45).
+          detach(
+            this.#log,
+            'rule-set-retry',
+            this.#fetch(p).finally(() => this.#schedule(p)),
+          );
         }, RETRY_MS);
         p.timer.unref();
       }
@@ -389,7 +397,8 @@ export class RoutingState {
 
   /** A rule, or a loaded classical set, names a country (not LAN). */
   #wantsGeoIp(): boolean {
-    if (this.#table.rules.some((r) => r.type === 'GEOIP' && r.payload !== 'LAN')) return true;
+    if (this.#table.conditions.some((c) => (c.type === 'GEOIP' || c.type === 'SRC-GEOIP') && c.payload !== 'LAN'))
+      return true;
     return [...this.#providers.values()].some((p) => p.set?.namesCountries === true);
   }
 

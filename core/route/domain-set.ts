@@ -1,45 +1,61 @@
+import { WildcardTrie } from './wildcard-trie.js';
+
 /**
- * A set of domain patterns, matched by walking a name's suffixes label by label: at most one hash
- * lookup per label, whatever the set's size (a 100,000-line domestic list costs the same per flow as
- * ten lines). The four kinds are those of mihomo's `domain` rule sets:
- *   `example.com`    that name only
- *   `+.example.com`  that name and every name under it (DOMAIN-SUFFIX)
- *   `.example.com`   names under it, not itself
- *   `*.example.com`  names exactly one label under it (`*.*.example.com`: exactly two, and so on)
- * Names are compared lower-case, without a trailing dot.
+ * A set of domain patterns with the meaning mihomo's domain trie gives them:
+ *   `example.com`        that name only
+ *   `+.example.com`      that name and every name under it (DOMAIN-SUFFIX)
+ *   `.example.com`       names under it, not itself
+ *   `*.example.com`      names exactly one label under it (`*.*.example.com`: exactly two)
+ *   `test.*.baidu.com`, `www.baidu.*`, `+.stun.*.*`, `.apple.*`: `*` stands for one label anywhere
+ * A name is in the set when any pattern matches it (mihomo's search tries every path; its order of
+ * preference matters only for tries that map names to data, not for a set).
+ *
+ * The forms every published list is made of (no `*`, or `*` only as leading labels) are hash sets
+ * walked by suffix, one lookup per label whatever the set's size; a `*` anywhere else goes to a
+ * small label trie. Names are compared lower-case; a lookup ignores a trailing dot.
  */
 export class DomainSet {
   readonly #exact = new Set<string>();
   readonly #suffix = new Set<string>();
   readonly #below = new Set<string>();
-  /** `*.…` patterns by how many labels their stars stand for. */
+  /** Leading `*.` patterns by how many labels their stars stand for. */
   readonly #starred = new Map<number, Set<string>>();
+  /** Patterns with a `*` label other than leading ones (`test.*.baidu.com`, `.apple.*`). */
+  readonly #wild = new WildcardTrie();
 
   get size(): number {
     let starred = 0;
     for (const set of this.#starred.values()) starred += set.size;
-    return this.#exact.size + this.#suffix.size + this.#below.size + starred;
+    return this.#exact.size + this.#suffix.size + this.#below.size + starred + this.#wild.size;
   }
 
-  /** Adds one pattern (the forms above); false when it is not a domain pattern. */
+  /** Adds one pattern (the forms above); false when mihomo would refuse it too (see domainPatternError). */
   add(pattern: string): boolean {
-    const p = normalizeName(pattern);
-    if (p.startsWith('+.')) return addTo(this.#suffix, p.slice(2));
-    if (p.startsWith('*.')) {
-      let stars = 0;
-      let rest = p;
-      while (rest.startsWith('*.')) {
-        stars++;
-        rest = rest.slice(2);
-      }
-      let set = this.#starred.get(stars);
-      if (!set) this.#starred.set(stars, (set = new Set()));
-      return addTo(set, rest);
+    if (domainPatternError(pattern) !== null) return false;
+    const p = pattern.toLowerCase();
+    if (p.startsWith('+.')) {
+      const rest = p.slice(2);
+      if (hasStar(rest)) return this.#wild.add(rest) && this.#wild.add('.' + rest);
+      return addTo(this.#suffix, rest);
     }
-    if (p.startsWith('.')) return addTo(this.#below, p.slice(1));
-    return addTo(this.#exact, p);
+    if (p.startsWith('.')) {
+      const rest = p.slice(1);
+      return hasStar(rest) ? this.#wild.add(p) : addTo(this.#below, rest);
+    }
+    let stars = 0;
+    let rest = p;
+    while (rest.startsWith('*.')) {
+      stars++;
+      rest = rest.slice(2);
+    }
+    if (hasStar(rest)) return this.#wild.add(p);
+    if (stars === 0) return addTo(this.#exact, rest);
+    let set = this.#starred.get(stars);
+    if (!set) this.#starred.set(stars, (set = new Set()));
+    return addTo(set, rest);
   }
 
+  /** A DOMAIN-SUFFIX: the name and every name under it, `*` taken literally as mihomo's rule does. */
   addSuffix(domain: string): boolean {
     return addTo(this.#suffix, normalizeName(domain));
   }
@@ -55,8 +71,33 @@ export class DomainSet {
       if (this.#suffix.has(parent) || this.#below.has(parent)) return true;
       if (this.#starred.get(depth)?.has(parent)) return true;
     }
-    return false;
+    return this.#wild.size > 0 && this.#wild.has(n);
   }
+}
+
+/** The longest pattern or name a set takes (DNS names are at most 253; a little room for `+.`). */
+const MAX_PATTERN = 255;
+
+/**
+ * Why mihomo's trie would refuse `pattern` (null: it takes it): empty, a trailing dot, space at
+ * either end, or an empty label other than a leading one (`.example.com`). Labels may hold any
+ * other character: vendors' sets list names such as `Mijia Cloud`. Control characters,
+ * ASCII punctuation other than `-`, `_`, `*`, `+` and `.`, and patterns over 255 characters are
+ * refused here though mihomo takes them (no name carries them; such a line is a broken one).
+ */
+export function domainPatternError(pattern: string): string | null {
+  if (pattern === '') return 'empty';
+  if (pattern.length > MAX_PATTERN) return `longer than ${MAX_PATTERN} characters`;
+  if (pattern.endsWith('.')) return 'ends with a dot';
+  if (/^\s|\s$/.test(pattern)) return 'space at an end';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(pattern)) return 'a control character';
+  // mihomo would take these too and never match a name with them: naming them finds broken lines.
+  if (/[!"#$%&'()/:;<=>?@[\\\]^`{|}~,]/.test(pattern)) return 'a character no name has';
+  const labels = pattern.split('.');
+  if (labels.slice(1).some((l) => l === '')) return 'an empty label';
+  if (labels.length === 1 && labels[0] === '') return 'empty';
+  return null;
 }
 
 const LABELS = /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
@@ -70,8 +111,12 @@ export function normalizeName(name: string): string {
   return name.trim().toLowerCase().replace(/\.$/, '');
 }
 
+function hasStar(rest: string): boolean {
+  return rest === '*' || rest.startsWith('*.') || rest.endsWith('.*') || rest.includes('.*.');
+}
+
 function addTo(set: Set<string>, domain: string): boolean {
-  if (!isDomainName(domain)) return false;
+  if (domainPatternError(domain) !== null || domain.startsWith('.')) return false;
   set.add(domain);
   return true;
 }

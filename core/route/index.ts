@@ -3,17 +3,19 @@ export {
   ROUTE_TARGETS,
   type Decision,
   type Flow,
+  type InboundType,
   type Need,
   type RouteMode,
   type RouteTarget,
 } from './types.js';
 export { CidrSet, parseCidr } from './cidr-set.js';
 export { DomainSet, isDomainName } from './domain-set.js';
-export { unsafeRegexReason } from './safe-regex.js';
+export { compileUserRegex, MAX_REGEX_LENGTH } from './user-regex.js';
+export { globMatch } from './glob.js';
+export { isLan } from './flow-facts.js';
 export { GeoIp } from './geoip.js';
 export { pacScript } from './pac.js';
 export {
-  isLan,
   parseRule,
   parseTarget,
   RuleParseError,
@@ -21,6 +23,7 @@ export {
   type MatchContext,
   type Rule,
   type RuleSetMatcher,
+  type SiteLookup,
 } from './rules.js';
 export {
   MAX_RULE_SET_ENTRIES,
@@ -36,5 +39,6 @@ export {
   RuleTable,
   type Answer,
   type RuleError,
+  type RulePath,
   type RuleTableOptions,
 } from './rule-table.js';

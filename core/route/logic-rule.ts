@@ -36,7 +36,7 @@ export function splitLogic(text: string): { payload: string; subs: string[]; aft
 }
 
 /** The index of the parenthesis that closes the one at `open`. */
-function matchingParen(text: string, open: number): number {
+export function matchingParen(text: string, open: number): number {
   let depth = 0;
   for (let i = open; i < text.length; i++) {
     if (text[i] === '(') {

@@ -1,15 +1,8 @@
 import { parse as parseYaml } from 'yaml';
 import { CidrSet } from './cidr-set.js';
 import { DomainSet } from './domain-set.js';
-import {
-  addressOf,
-  nameOf,
-  parseClassicalLine,
-  RuleParseError,
-  type Condition,
-  type MatchContext,
-  type RuleSetMatcher,
-} from './rules.js';
+import { addressOf, nameOf } from './flow-facts.js';
+import { parseClassicalLine, RuleParseError, type Condition, type MatchContext, type RuleSetMatcher } from './rules.js';
 import type { Flow, Need } from './types.js';
 
 export type RuleSetBehavior = 'domain' | 'ipcidr' | 'classical';

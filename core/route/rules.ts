@@ -1,9 +1,6 @@
-import { classifyAddress } from '../common/index.js';
-import { CidrSet } from './cidr-set.js';
-import { DomainSet, isDomainName, normalizeName } from './domain-set.js';
-import { LOGIC_TYPES, logicCondition, splitLogic } from './logic-rule.js';
+import { parseCondition } from './conditions.js';
+import { LOGIC_TYPES, logicCondition, matchingParen, splitLogic } from './logic-rule.js';
 import { RuleParseError } from './rule-error.js';
-import { unsafeRegexReason } from './safe-regex.js';
 import type { Flow, Need, RouteTarget } from './types.js';
 
 /** What a rule set looks like to the table: a matcher over flows, by name. */
@@ -18,9 +15,15 @@ export interface CountryLookup {
   country(ip: string): string | null;
 }
 
+/** Where a GEOSITE rule finds its list: whether `name` is in the list `code` (`cn`, `google@cn`). */
+export interface SiteLookup {
+  matches(code: string, name: string): boolean;
+}
+
 export interface MatchContext {
   readonly ruleSets: ReadonlyMap<string, RuleSetMatcher>;
   readonly geoip: CountryLookup | null;
+  readonly geosite?: SiteLookup | null;
 }
 
 /** One parsed rule without its target (a classical rule set's lines have none). */
@@ -36,12 +39,15 @@ export interface Condition {
 }
 
 export interface Rule extends Condition {
+  /** Where a match sends the flow (a SUB-RULE's is unused: its sub-rules decide). */
   readonly target: RouteTarget;
+  /** SUB-RULE: the name of the `subRules` list asked when the condition matches. */
+  readonly sub?: string;
   /** The rule as written (for `GET /rules`, errors and logs). */
   readonly text: string;
 }
 
-export { RuleParseError };
+export { RuleParseError, parseCondition };
 
 /** Names the rule tables accept for the tunnel besides `TUNNEL` (what pasted Clash rules call it). */
 const TUNNEL_ALIASES = new Set(['TUNNEL', 'PROXY', 'GATEHOP']);
@@ -52,142 +58,6 @@ export function parseTarget(raw: string): RouteTarget {
   if (t === 'REJECT' || t === 'REJECT-DROP') return 'REJECT';
   if (TUNNEL_ALIASES.has(t)) return 'TUNNEL';
   throw new RuleParseError(`unknown target "${raw.trim()}" (DIRECT, REJECT or TUNNEL)`);
-}
-
-/** The name domain rules see: the destination's name, or the one its first bytes announced. */
-export function nameOf(flow: Flow): string | null {
-  if (classifyAddress(flow.host) === null) return normalizeName(flow.host);
-  return flow.sniffedName ? normalizeName(flow.sniffedName) : null;
-}
-
-/** The address IP rules see: undefined when a name was not resolved yet, null when it cannot be. */
-export function addressOf(flow: Flow): string | null | undefined {
-  if (classifyAddress(flow.host) !== null) return flow.host;
-  return flow.ip;
-}
-
-/** An IP condition: the address, or the need to resolve it (unless no-resolve). */
-function ipMatch(flow: Flow, noResolve: boolean, test: (ip: string) => boolean): boolean | Need {
-  const ip = addressOf(flow);
-  if (ip === undefined) return noResolve ? false : 'address';
-  return ip !== null && test(ip);
-}
-
-function domain(payload: string): string {
-  const d = normalizeName(payload);
-  if (!isDomainName(d)) throw new RuleParseError(`"${payload}" is not a domain name`);
-  return d;
-}
-
-/**
- * Parses one condition in mihomo's syntax, `TYPE,PAYLOAD[,…]` (the parts after the target, such as
- * `no-resolve`, come in `options`). Throws RuleParseError naming what is wrong.
- */
-export function parseCondition(type: string, payload: string, options: readonly string[]): Condition {
-  const t = type.trim().toUpperCase();
-  const p = payload.trim();
-  const noResolve = options.some((o) => o.trim().toLowerCase() === 'no-resolve');
-  const make = (match: Condition['match']): Condition => ({ type: t, payload: p, noResolve, match });
-  switch (t) {
-    case 'DOMAIN': {
-      const d = domain(p);
-      return make((f) => nameOf(f) === d);
-    }
-    case 'DOMAIN-SUFFIX': {
-      const set = new DomainSet();
-      set.addSuffix(domain(p));
-      return make((f) => {
-        const n = nameOf(f);
-        return n !== null && set.has(n);
-      });
-    }
-    case 'DOMAIN-KEYWORD': {
-      const k = p.toLowerCase();
-      if (k === '' || k.length > 253) throw new RuleParseError('an empty or too long keyword');
-      return make((f) => nameOf(f)?.includes(k) ?? false);
-    }
-    case 'DOMAIN-REGEX': {
-      const why = unsafeRegexReason(p);
-      if (why) throw new RuleParseError(`regex "${p}" refused: ${why}`);
-      let re: RegExp;
-      try {
-        re = new RegExp(p, 'i');
-      } catch (err) {
-        throw new RuleParseError(`regex "${p}": ${(err as Error).message}`);
-      }
-      return make((f) => {
-        const n = nameOf(f);
-        return n !== null && re.test(n);
-      });
-    }
-    case 'IP-CIDR':
-    case 'IP-CIDR6': {
-      const set = new CidrSet();
-      if (!set.add(p)) throw new RuleParseError(`"${p}" is not an IP network`);
-      return make((f) => ipMatch(f, noResolve, (ip) => set.has(ip)));
-    }
-    case 'GEOIP': {
-      const code = p.toUpperCase();
-      if (!/^[A-Z]{2}$/.test(code) && code !== 'LAN') throw new RuleParseError(`"${p}" is not a country code or LAN`);
-      return {
-        type: t,
-        payload: code,
-        noResolve,
-        match: (f, ctx) =>
-          ipMatch(f, noResolve, (ip) => {
-            if (code === 'LAN') return isLan(ip);
-            return ctx.geoip?.country(ip) === code;
-          }),
-      };
-    }
-    case 'DST-PORT': {
-      const test = parsePorts(p);
-      return make((f) => test(f.port));
-    }
-    case 'NETWORK': {
-      const n = p.toLowerCase();
-      if (n !== 'tcp' && n !== 'udp') throw new RuleParseError(`network "${p}" is not tcp or udp`);
-      return make((f) => f.network === n);
-    }
-    case 'PROCESS-NAME':
-    case 'PROCESS-PATH': {
-      if (p === '') throw new RuleParseError('an empty program');
-      const want = p.toLowerCase();
-      return make((f) => {
-        if (f.process === undefined) return 'process';
-        if (f.process === null) return false;
-        return (t === 'PROCESS-NAME' ? f.process.name : f.process.path).toLowerCase() === want;
-      });
-    }
-    case 'RULE-SET': {
-      if (p === '') throw new RuleParseError('a rule set needs a name');
-      return make((f, ctx) => {
-        const set = ctx.ruleSets.get(p);
-        return set ? set.match(f, !noResolve) : false;
-      });
-    }
-    default:
-      throw new RuleParseError(`unknown rule type "${type.trim()}"`);
-  }
-}
-
-/** LAN for GEOIP: private, loopback, link-local and unspecified addresses (and multicast/broadcast on the link). */
-export function isLan(ip: string): boolean {
-  const c = classifyAddress(ip);
-  return c !== null && c !== 'public' && c !== 'reserved';
-}
-
-function parsePorts(p: string): (port: number) => boolean {
-  const parts = p.split('/').map((x) => x.trim());
-  const ranges: Array<[number, number]> = [];
-  for (const part of parts) {
-    const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(part);
-    const lo = m ? Number(m[1]) : NaN;
-    const hi = m?.[2] !== undefined ? Number(m[2]) : lo;
-    if (!(lo >= 0 && hi <= 65535 && lo <= hi)) throw new RuleParseError(`"${p}" is not a port, range or list of them`);
-    ranges.push([lo, hi]);
-  }
-  return (port) => ranges.some(([lo, hi]) => port >= lo && port <= hi);
 }
 
 /**
@@ -208,6 +78,7 @@ export function parseRule(line: string): Rule {
     );
     return { ...condition, target: parseTarget(after[0]!), text };
   }
+  if (type === 'SUB-RULE') return parseSubRule(text);
   if (type === 'MATCH' || type === 'FINAL') {
     if (parts.length !== 2) throw new RuleParseError('MATCH takes one target: MATCH,TARGET');
     const target = parseTarget(parts[1]!);
@@ -215,8 +86,42 @@ export function parseRule(line: string): Rule {
   }
   if (parts.length < 3) throw new RuleParseError('a rule is TYPE,PAYLOAD,TARGET');
   const target = parseTarget(parts[2]!);
-  const condition = parseCondition(type, parts[1]!, parts.slice(3));
+  const condition =
+    type === 'RULE-SET' ? ruleSetCondition(parts[1]!, parts.slice(3)) : parseCondition(type, parts[1]!, parts.slice(3));
   return { ...condition, target, text };
+}
+
+/**
+ * `SUB-RULE,(CONDITION),NAME`: when the condition matches, the `subRules` list NAME decides, first
+ * match wins; when nothing in it matches, the table goes on after this rule (mihomo's semantics).
+ */
+function parseSubRule(text: string): Rule {
+  const start = text.indexOf(',') + 1;
+  const open = text.indexOf('(', start);
+  if (open < 0 || text.slice(start, open).trim() !== '')
+    throw new RuleParseError('a sub-rule is SUB-RULE,(CONDITION),NAME');
+  const close = matchingParen(text, open);
+  const rest = text.slice(close + 1).trim();
+  const name = rest.startsWith(',') ? rest.slice(1).trim() : '';
+  if (name === '' || name.includes(',')) throw new RuleParseError('a sub-rule is SUB-RULE,(CONDITION),NAME');
+  const condition = conditionOf(text.slice(open + 1, close).trim(), false);
+  return { ...condition, type: 'SUB-RULE', payload: text.slice(open, close + 1), target: 'TUNNEL', sub: name, text };
+}
+
+/** `RULE-SET,NAME`: the set's matcher, found by name when a flow is matched (sets reload apart). */
+function ruleSetCondition(payload: string, options: readonly string[]): Condition {
+  const p = payload.trim();
+  if (p === '') throw new RuleParseError('a rule set needs a name');
+  const noResolve = options.some((o) => o.trim().toLowerCase() === 'no-resolve');
+  return {
+    type: 'RULE-SET',
+    payload: p,
+    noResolve,
+    match: (f, ctx) => {
+      const set = ctx.ruleSets.get(p);
+      return set ? set.match(f, !noResolve) : false;
+    },
+  };
 }
 
 /** A classical rule set's line: `TYPE,PAYLOAD[,no-resolve]` (no target). */
@@ -242,7 +147,8 @@ function conditionOf(text: string, inRuleSet: boolean): Condition {
   }
   if (parts.length < 2) throw new RuleParseError(`a ${inRuleSet ? 'rule-set line' : 'condition'} is TYPE,PAYLOAD`);
   const type = parts[0]!.trim().toUpperCase();
-  if (type === 'MATCH' || (inRuleSet && type === 'RULE-SET'))
+  if (type === 'MATCH' || type === 'SUB-RULE' || (inRuleSet && type === 'RULE-SET'))
     throw new RuleParseError(`${type} cannot appear inside a ${inRuleSet ? 'rule set' : 'logic rule'}`);
+  if (type === 'RULE-SET') return ruleSetCondition(parts[1]!, parts.slice(2));
   return parseCondition(type, parts[1]!, parts.slice(2));
 }

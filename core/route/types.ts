@@ -24,7 +24,17 @@ export interface Flow {
   readonly sniffedName?: string | null;
   /** The local program that opened the connection, when a rule needs it and it could be found. */
   readonly process?: { readonly name: string; readonly path: string } | null;
+  /** The client's end of the connection (SRC-IP-CIDR, SRC-PORT); absent where the front end has none. */
+  readonly src?: { readonly ip: string; readonly port: number };
+  /** The local port the client reached Gatehop on (IN-PORT). */
+  readonly inPort?: number;
+  /** How the client asked (IN-TYPE): SOCKS5, plain HTTP proxying, or HTTP CONNECT (`HTTPS`, as mihomo names it). */
+  readonly inType?: InboundType;
+  /** The proxy user the client authenticated as (IN-USER); absent without authentication. */
+  readonly inUser?: string;
 }
+
+export type InboundType = 'SOCKS5' | 'HTTP' | 'HTTPS';
 
 /** The table's answer: the target, and the rule that chose it as Clash shows it (`DOMAIN-SUFFIX` / `ir`). */
 export interface Decision {

@@ -2,7 +2,14 @@ import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import type { Logger } from '../common/index.js';
 import type { EgressSource } from '../egress/index.js';
-import { pacScript, type Decision, type Flow, type RouteTarget, type RuleTable } from '../route/index.js';
+import {
+  pacScript,
+  type Decision,
+  type Flow,
+  type RouteTarget,
+  type RulePath,
+  type RuleTable,
+} from '../route/index.js';
 
 /** The local program behind a client connection (null: not found). */
 export type ProcessLookup = (socket: Socket) => Promise<{ name: string; path: string } | null>;
@@ -84,7 +91,7 @@ export class FlowRouter {
     const table = this.routing.table();
     let f: Flow = flow;
     // Each round goes on from the rule that asked: rules above it never see what it needed.
-    let from = 0;
+    let from: RulePath = [];
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const a = table.decide(f, from);
       if ('decision' in a) return a.decision;

@@ -2,7 +2,7 @@ import { request as httpRequest, STATUS_CODES, type IncomingMessage, type Server
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isGatehopError } from '../common/index.js';
-import type { Decision } from '../route/index.js';
+import type { Decision, InboundType } from '../route/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import { readFirstBytes } from './first-bytes.js';
 import { HTTPS_ONLY_PAGE } from './https-only.js';
@@ -22,6 +22,7 @@ export const PAC_PATH = '/proxy.pac';
  */
 export class HttpSession extends ProxySession {
   readonly kind = 'http' as const;
+  protected inType: InboundType = 'HTTP';
   #sawRequest = false;
 
   constructor(id: number, socket: Socket, ctx: SessionContext, rejected: boolean, onClosed: (s: ProxySession) => void) {
@@ -58,6 +59,7 @@ export class HttpSession extends ProxySession {
         this.log.info({ event: 'auth-failed', user: given?.username }, 'HTTP proxy authentication failed');
         return { ok: false, status: 407 };
       }
+      this.user = given.username;
     }
     return { ok: true };
   }
@@ -87,6 +89,7 @@ export class HttpSession extends ProxySession {
     let upstream: Duplex;
     try {
       // Each request of a keep-alive connection is its own flow, routed by its own host.
+      this.inType = 'HTTP';
       const decision = await this.route(host, port);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.#respondError(res, 403, req, refusedBy(decision));
@@ -141,6 +144,7 @@ export class HttpSession extends ProxySession {
     if (isIP(target.host) !== 0 && this.ctx.router.sniffs(target.port))
       return this.#connectAfterSniff(socket as Socket, head, target);
     try {
+      this.inType = 'HTTPS';
       const decision = await this.route(target.host, target.port);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(decision));
@@ -174,6 +178,7 @@ export class HttpSession extends ProxySession {
     if (this.closed) return;
     const s = sniffName(first);
     try {
+      this.inType = 'HTTPS';
       const decision = await this.route(target.host, target.port, 'tcp', s && 'name' in s ? s.name : null);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.forceClose('rule-reject');
@@ -200,6 +205,7 @@ export class HttpSession extends ProxySession {
     try {
       const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
       const port = url.port ? Number(url.port) : 80;
+      this.inType = 'HTTP';
       const decision = await this.route(host, port);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(decision));

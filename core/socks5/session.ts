@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import { ErrorCodes, GatehopError, type Logger, detach } from '../common/index.js';
 import type { Egress, EgressLease, EgressSource, EgressTcpConnection, RetireReason } from '../egress/index.js';
-import type { Decision, Flow } from '../route/index.js';
+import type { Decision, Flow, InboundType } from '../route/index.js';
 import { FirstByteGate } from './first-byte-gate.js';
 import { readFirstBytes } from './first-bytes.js';
 import { httpsOnlyResponse, isPlainHttp } from './https-only.js';
@@ -57,6 +57,10 @@ export abstract class ProxySession {
   #directLease: EgressLease | null = null;
   /** The rule that placed this session's latest flow (null before one was routed). */
   decision: Decision | null = null;
+  /** The proxy user the client authenticated as (IN-USER rules); undefined without authentication. */
+  protected user: string | undefined;
+  /** How the client asked for its latest flow (IN-TYPE rules): set by the protocol before it routes. */
+  protected abstract inType: InboundType;
   #closed = false;
   /** Connects made again because their egress left meanwhile (at most MAX_REDIALS). */
   #redials = 0;
@@ -228,7 +232,20 @@ export abstract class ProxySession {
     network: Flow['network'] = 'tcp',
     sniffedName: string | null = null,
   ): Promise<Decision> {
-    const d = await this.ctx.router.decide({ network, host, port, sniffedName }, this.socket);
+    const s = this.socket;
+    const flow: Flow = {
+      network,
+      host,
+      port,
+      sniffedName,
+      ...(s.remoteAddress !== undefined && s.remotePort !== undefined
+        ? { src: { ip: s.remoteAddress, port: s.remotePort } }
+        : {}),
+      ...(s.localPort !== undefined ? { inPort: s.localPort } : {}),
+      inType: this.inType,
+      ...(this.user !== undefined ? { inUser: this.user } : {}),
+    };
+    const d = await this.ctx.router.decide(flow, s);
     this.decision = d;
     bump(this.ctx.stats.routed, d.target);
     if (d.target === 'REJECT')

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { isGatehopError, detach } from '../common/index.js';
+import type { InboundType } from '../route/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import {
   Command,
@@ -28,6 +29,7 @@ type Phase = 'greeting' | 'auth' | 'checking' | 'request' | 'connecting' | 'rela
 /** One SOCKS5 client connection (RFC 1928 / RFC 1929). */
 export class Socks5Session extends ProxySession {
   readonly kind = 'socks5' as const;
+  protected inType: InboundType = 'SOCKS5';
   #phase: Phase = 'greeting';
   #buf: Buffer = Buffer.alloc(0);
   #udp: UdpAssociation | null = null;
@@ -145,6 +147,7 @@ export class Socks5Session extends ProxySession {
       this.#writeAndClose(encodeAuthResult(false), 'auth-failed');
       return;
     }
+    this.user = username;
     this.socket.write(encodeAuthResult(true));
     this.#phase = 'request';
     // The request may have come with the credentials: go on with what is buffered.
@@ -267,6 +270,11 @@ export class Socks5Session extends ProxySession {
         log: this.log,
         onActivity: () => this.touch(),
         onError: (err) => this.forceClose('udp-error', err),
+        flowFacts: {
+          ...(this.socket.localPort !== undefined ? { inPort: this.socket.localPort } : {}),
+          inType: 'SOCKS5' as const,
+          ...(this.user !== undefined ? { inUser: this.user } : {}),
+        },
       });
       this.#udp = udp;
       const bound = await udp.open();

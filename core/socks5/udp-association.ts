@@ -5,7 +5,7 @@ import type { Egress, EgressLease, EgressSource, EgressUdpSocket, UdpDatagram } 
 import { encodeUdpHeader, parseUdpHeader, unmapIpv4 } from './socks5-codec.js';
 import type { ProxyStats } from './proxy-stats.js';
 import { detach } from '../common/index.js';
-import type { Decision } from '../route/index.js';
+import type { Decision, Flow } from '../route/index.js';
 import type { FlowRouter } from './flow-router.js';
 import { NameLookups } from './name-lookups.js';
 import { bump } from './proxy-stats.js';
@@ -34,6 +34,8 @@ export interface UdpAssociationOptions {
   readonly log: Logger;
   readonly onActivity: () => void;
   readonly onError: (err: Error) => void;
+  /** What rules may ask of every packet's flow and the association knows from its control connection. */
+  readonly flowFacts?: Pick<Flow, 'inPort' | 'inType' | 'inUser'>;
 }
 
 /**
@@ -177,14 +179,22 @@ export class UdpAssociation {
     if (router?.routed) {
       // One association talks to many peers: each packet goes where the table sends its peer.
       const key = `${host}:${dstPort}`;
-      const known = this.#decisions.get(key) ?? router.decideNow({ network: 'udp', host, port: dstPort });
+      // The client's address and port are the association's (one sender), so the key is the peer.
+      const flow: Flow = {
+        network: 'udp',
+        host,
+        port: dstPort,
+        src: { ip: this.#clientAddress, port: this.#clientPort },
+        ...this.opts.flowFacts,
+      };
+      const known = this.#decisions.get(key) ?? router.decideNow(flow);
       if (known) return this.#dispatch(known, key, payload, host, dstPort, type);
       if (this.#pendingLookups >= MAX_PENDING_LOOKUPS) {
         stats.udp.otherDropped++;
         return;
       }
       this.#pendingLookups++;
-      router.decide({ network: 'udp', host, port: dstPort }).then(
+      router.decide(flow).then(
         (d) => {
           this.#pendingLookups--;
           if (!this.#closed) this.#dispatch(d, key, payload, host, dstPort, type);
