@@ -31,6 +31,7 @@ import {
 import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
 import { DEFAULT_BYPASS } from '../sysproxy/index.js';
 import { defaultDataDir } from './paths.js';
+import { DEFAULT_GEOSITE_URL } from './geosite-source.js';
 import { ruleProviderName, ruleProviderSchema } from '../api/index.js';
 
 const endpointText = z.string().refine((s) => {
@@ -198,6 +199,21 @@ const systemProxySchema = z
   })
   .strict();
 
+/** Where GEOSITE rules find v2fly's domain lists (config `geosite:`). */
+const geositeSchema = z
+  .object({
+    /** A geosite.dat (v2fly's GeoSiteList), fetched when a rule names GEOSITE and kept in the data dir. */
+    url: z.string().url().default(DEFAULT_GEOSITE_URL),
+    /** How often the kept copy is fetched again. */
+    updateIntervalHours: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 90)
+      .default(72),
+  })
+  .strict();
+
 /** The config file and the command line share this shape; flags win over the file. */
 export const configSchema = z
   .object({
@@ -235,6 +251,7 @@ export const configSchema = z
     sniffPorts: z.array(z.number().int().min(1).max(65535)).max(64).default([80, 443, 8080, 8443, 8880]),
     /** Rule sets the rules name with RULE-SET,<name>,TARGET. */
     ruleProviders: z.record(ruleProviderName, ruleProviderSchema).default({}),
+    geosite: geositeSchema.prefault({}),
     upstream: upstreamSchema.optional(),
     selector: selectorOptionsSchema.prefault({}),
     groups: groupOptionsSchema.prefault({}),
@@ -303,6 +320,7 @@ export interface GatehopConfig {
   readonly rules: readonly string[] | null;
   readonly subRules: Readonly<Record<string, readonly string[]>>;
   readonly ruleProviders: Readonly<Record<string, RuleProviderConfig>>;
+  readonly geosite: { readonly url: string; readonly updateIntervalMs: number };
   readonly sniffPorts: readonly number[];
   /** null: no upstream proxy. */
   readonly upstream: { readonly proxy: UpstreamProxy; readonly nodes: boolean | 'fallback' } | null;
@@ -430,6 +448,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
         ]),
       ),
     ),
+    geosite: Object.freeze({ url: c.geosite.url, updateIntervalMs: c.geosite.updateIntervalHours * 3_600_000 }),
     upstream: c.upstream ? Object.freeze({ proxy: parseUpstreamUrl(c.upstream.url), nodes: c.upstream.nodes }) : null,
     selector: Object.freeze(c.selector),
     groups: Object.freeze(c.groups),

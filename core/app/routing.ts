@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { extname } from 'node:path';
+import { extname, join } from 'node:path';
 import { detach, writeFileAtomic, type Logger } from '../common/index.js';
 import {
   DEFAULT_RULES,
@@ -13,6 +13,7 @@ import {
 } from '../route/index.js';
 import { httpGet, type Dialer } from '../vpngate/index.js';
 import type { GatehopConfig, RuleProviderConfig } from './config.js';
+import { GeoSiteSource, type GeoSiteStatus } from './geosite-source.js';
 import { ruleSetPath } from './rule-set-path.js';
 
 /** A rule set's body may be this large (a 120,000-line domestic list is ~3 MiB). */
@@ -36,6 +37,8 @@ export interface RuleSetStatus {
   /** Why the last load or refresh failed (the last good copy, if any, stays in use). */
   error: string | null;
   refreshing: boolean;
+  /** When the next refresh is due (http sets; null while none is planned). */
+  nextRefreshAt: number | null;
 }
 
 export interface RoutingStatus {
@@ -46,6 +49,8 @@ export interface RoutingStatus {
   errors: RuleError[];
   ruleSets: RuleSetStatus[];
   geoip: { loaded: boolean; ranges: number; bytes: number; error: string | null } | null;
+  /** v2fly's domain lists for GEOSITE rules; null while no rule names one. */
+  geosite: GeoSiteStatus | null;
 }
 
 interface Provider {
@@ -60,6 +65,9 @@ interface Provider {
   error: string | null;
   refreshing: Promise<void> | null;
   timer: NodeJS.Timeout | null;
+  nextAt: number | null;
+  /** Replaced by a reload: a fetch still in flight must not write the kept copy or rebuild the table. */
+  retired: boolean;
   /** Where its file or kept copy is; null when its configured path was refused (then it never loads). */
   readonly path: string | null;
 }
@@ -79,6 +87,7 @@ export class RoutingState {
   #geoip: GeoIp | null = null;
   #geoipError: string | null = null;
   #geoipLoading: Promise<void> | null = null;
+  #geosite: GeoSiteSource | null = null;
   readonly #log: Logger;
   #closed = false;
   #started = false;
@@ -89,6 +98,7 @@ export class RoutingState {
     logger: Logger,
     /** How a rule set is fetched, in order: straight (or through the upstream proxy), then a working tunnel. */
     private readonly dialers: () => ReadonlyArray<Dialer | null>,
+    private readonly timing: { readonly retryMs: number } = { retryMs: RETRY_MS },
   ) {
     this.#config = config;
     this.#sniffPorts = new Set(config.sniffPorts);
@@ -134,6 +144,7 @@ export class RoutingState {
     this.#started = true;
     for (const p of this.#providers.values()) this.#schedule(p);
     this.#maybeLoadGeoIp();
+    this.#maybeStartGeoSite();
   }
 
   /** A reload: new mode, rules and rule sets (sets whose settings did not change keep their copy). */
@@ -151,7 +162,10 @@ export class RoutingState {
         keep.delete(name);
       } else this.#providers.set(name, this.#load(name, cfg));
     }
-    for (const gone of keep.values()) if (gone.timer) clearTimeout(gone.timer);
+    for (const gone of keep.values()) {
+      gone.retired = true;
+      if (gone.timer) clearTimeout(gone.timer);
+    }
     this.#rebuild('reload');
     if (!this.#closed) this.start();
   }
@@ -172,7 +186,7 @@ export class RoutingState {
       mode: this.#mode,
       rules: this.#table.rules.length,
       custom: this.#config.rules !== null,
-      errors: [...this.#table.errors, ...this.#missingSets()],
+      errors: [...this.#table.errors, ...this.#missingSets(), ...this.#missingSites()],
       ruleSets: [...this.#providers.values()].map((p) => this.#statusOf(p)),
       geoip:
         this.#geoip || this.#geoipLoading || this.#geoipError
@@ -183,12 +197,21 @@ export class RoutingState {
               error: this.#geoipError,
             }
           : null,
+      geosite: this.#geosite?.status() ?? null,
     };
+  }
+
+  /** Fetches the GEOSITE data now (when a rule uses it). */
+  async refreshGeoSite(): Promise<GeoSiteStatus | null> {
+    if (!this.#geosite) return null;
+    await this.#geosite.refresh();
+    return this.#geosite.status();
   }
 
   close(): void {
     this.#closed = true;
     for (const p of this.#providers.values()) if (p.timer) clearTimeout(p.timer);
+    this.#geosite?.close();
   }
 
   // ---- internals ----
@@ -203,6 +226,7 @@ export class RoutingState {
       subRules: this.#config.subRules,
       ruleSets,
       geoip: this.#geoip,
+      geosite: this.#geosite?.site ?? null,
     });
   }
 
@@ -218,8 +242,9 @@ export class RoutingState {
       `routing: mode ${this.#mode}, ${this.#table.rules.length} rules`,
     );
     for (const fn of this.#changeListeners) fn();
-    // A fetched set or new rules may ask for countries now.
+    // A fetched set or new rules may ask for countries or domain lists now.
     if (this.#started && why !== 'geoip') this.#maybeLoadGeoIp();
+    if (this.#started && why !== 'geosite') this.#maybeStartGeoSite();
   }
 
   /** RULE-SET rules (in logic rules and sub-rules too) naming a set the config does not have. */
@@ -253,6 +278,8 @@ export class RoutingState {
       error: null,
       refreshing: null,
       timer: null,
+      nextAt: null,
+      retired: false,
       path: 'path' in where ? where.path : null,
     };
     if ('error' in where) {
@@ -296,12 +323,14 @@ export class RoutingState {
 
   /** An http set is fetched when it has no copy or its copy is older than its interval; then every interval. */
   #schedule(p: Provider): void {
-    if (this.#closed || p.config.type !== 'http' || p.timer || p.path === null) return;
+    if (this.#closed || p.config.type !== 'http' || p.timer || p.path === null || p.retired) return;
     const intervalMs = p.config.interval * 1000;
     const age = p.updatedAt === null ? Infinity : Date.now() - p.updatedAt;
     const wait = age >= intervalMs ? 0 : intervalMs - age;
+    p.nextAt = Date.now() + wait;
     p.timer = setTimeout(() => {
       p.timer = null;
+      p.nextAt = null;
       detach(
         this.#log,
         'rule-set-refresh',
@@ -324,6 +353,8 @@ export class RoutingState {
           const res = await httpGet(url, { dialer, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_RULE_SET_BYTES });
           if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
           const set = this.#parse(p, res.body);
+          // A reload replaced this set while it was fetched: the new one owns the kept copy (#45).
+          if (p.retired) return;
           writeFileAtomic(path, res.body, { mode: 0o644 });
           p.set = set;
           p.updatedAt = Date.now();
@@ -343,9 +374,11 @@ export class RoutingState {
         { event: 'rule-set-fetch-failed', name: p.name, url, err: p.error, keeping: p.set?.size ?? 0 },
         `rule set ${p.name} could not be fetched from ${url} (${p.error}); ${p.set ? 'keeping the last good copy' : 'no copy yet'}`,
       );
-      if (p.timer === null && !this.#closed) {
+      if (p.timer === null && !this.#closed && !p.retired) {
+        p.nextAt = Date.now() + this.timing.retryMs;
         p.timer = setTimeout(() => {
           p.timer = null;
+          p.nextAt = null;
           // Back on its interval once a retry succeeds: without this a set that failed once and
           // then came back was never refreshed again (#45).
           detach(
@@ -353,13 +386,50 @@ export class RoutingState {
             'rule-set-retry',
             this.#fetch(p).finally(() => this.#schedule(p)),
           );
-        }, RETRY_MS);
+        }, this.timing.retryMs);
         p.timer.unref();
       }
     })().finally(() => {
       p.refreshing = null;
     });
     return p.refreshing;
+  }
+
+  /**
+   * The GEOSITE data is read (and fetched when missing or stale) only once a rule or a classical
+   * set names GEOSITE; a changed URL starts over with the new one.
+   */
+  #maybeStartGeoSite(): void {
+    const wants =
+      this.#table.conditions.some((c) => c.type === 'GEOSITE') ||
+      [...this.#providers.values()].some((p) => p.set?.namesSites === true);
+    if (!wants || this.#closed) return;
+    const cfg = this.#config.geosite;
+    if (this.#geosite?.url === cfg.url) return this.#geosite.start();
+    this.#geosite?.close();
+    this.#geosite = new GeoSiteSource({
+      url: cfg.url,
+      updateIntervalMs: cfg.updateIntervalMs,
+      path: join(this.#config.dataDir, 'geosite.dat'),
+      dialers: this.dialers,
+      log: this.#log,
+      onLoaded: () => this.#rebuild('geosite'),
+    });
+    this.#geosite.start();
+  }
+
+  /** GEOSITE rules naming a list the loaded data does not have (nothing while it is not loaded). */
+  #missingSites(): RuleError[] {
+    const site = this.#geosite?.site;
+    if (!site) return [];
+    return this.#table.conditions
+      .filter((c) => c.type === 'GEOSITE' && !site.has(c.payload.replace(/^!/, '').split('@')[0]!))
+      .map((c) => ({
+        source: 'config rules',
+        line: (this.#config.rules ?? []).findIndex((l) => l.toLowerCase().includes(`geosite,${c.payload}`)) + 1,
+        text: `GEOSITE,${c.payload}`,
+        message: `geosite.dat has no list named "${c.payload.replace(/^!/, '').split('@')[0]}"`,
+      }));
   }
 
   /** GeoIP is loaded only when a rule or a classical set asks for a country (not LAN). */
@@ -413,6 +483,7 @@ export class RoutingState {
       updatedAt: p.updatedAt,
       error: p.error,
       refreshing: p.refreshing !== null,
+      nextRefreshAt: p.nextAt,
     };
   }
 }

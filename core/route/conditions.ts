@@ -78,7 +78,8 @@ export function parseCondition(type: string, payload: string, options: readonly 
     }
     case 'GEOSITE': {
       const code = p.toLowerCase();
-      if (!/^[a-z0-9!_-]+(@[a-z0-9!_-]+)*$/.test(code)) throw new RuleParseError(`"${p}" is not a GEOSITE list name`);
+      if (!/^!?[a-z0-9!._-]+(@[a-z0-9!._-]*)*$/.test(code))
+        throw new RuleParseError(`"${p}" is not a GEOSITE list name`);
       return {
         type: t,
         payload: code,

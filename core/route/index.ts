@@ -14,6 +14,7 @@ export { compileUserRegex, MAX_REGEX_LENGTH } from './user-regex.js';
 export { globMatch } from './glob.js';
 export { isLan } from './flow-facts.js';
 export { GeoIp } from './geoip.js';
+export { GeoSite, MAX_GEOSITE_BYTES } from './geosite.js';
 export { pacScript } from './pac.js';
 export {
   parseRule,

@@ -33,6 +33,8 @@ export class RuleSet implements RuleSetMatcher {
   badLines = 0;
   /** A classical set with a GEOIP line other than LAN: the table needs GeoIP loaded. */
   namesCountries = false;
+  /** A classical set with a GEOSITE line: the table needs the domain lists loaded. */
+  namesSites = false;
 
   constructor(
     readonly behavior: RuleSetBehavior,
@@ -57,6 +59,7 @@ export class RuleSet implements RuleSetMatcher {
       } else {
         const c = parseClassicalLine(entry);
         if (c.type === 'GEOIP' && c.payload !== 'LAN') this.namesCountries = true;
+        if (c.type === 'GEOSITE') this.namesSites = true;
         this.#conditions.push(c);
       }
       return true;

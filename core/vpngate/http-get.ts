@@ -31,6 +31,8 @@ export interface HttpGetResult {
   /** The URL that answered, after redirects. */
   url: string;
   body: string;
+  /** The body as it came (binary data: geosite.dat, mrs rule sets). */
+  bytes: Buffer;
 }
 
 /**
@@ -52,8 +54,8 @@ export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpGe
       current = new URL(location, current).toString();
       continue;
     }
-    const body = await readBody(res, opts.maxBytes, signal, current);
-    return { status: res.statusCode ?? 0, url: current, body };
+    const bytes = await readBody(res, opts.maxBytes, signal, current);
+    return { status: res.statusCode ?? 0, url: current, bytes, body: bytes.toString('utf8') };
   }
 }
 
@@ -126,7 +128,7 @@ function describeNetError(err: NodeJS.ErrnoException): string {
     : err.message;
 }
 
-async function readBody(res: IncomingMessage, maxBytes: number, signal: AbortSignal, url: string): Promise<string> {
+async function readBody(res: IncomingMessage, maxBytes: number, signal: AbortSignal, url: string): Promise<Buffer> {
   const encoding = (res.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') {
     res.destroy();
@@ -161,5 +163,5 @@ async function readBody(res: IncomingMessage, maxBytes: number, signal: AbortSig
     );
   }
   if (!res.complete) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `the body broke off after ${size} bytes`);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }

@@ -57,7 +57,7 @@ import { directoryHtml } from '../helpers/list-site.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 import { clientHello } from '../helpers/tls-hello.js';
 import { sniffName } from '../../core/socks5/sniff.js';
-import { parseRuleLines, parseRuleSet, RuleParseError, RuleTable } from '../../core/route/index.js';
+import { GeoSite, parseRuleLines, parseRuleSet, RuleParseError, RuleTable } from '../../core/route/index.js';
 import {
   BlockReader,
   encodeBlocks,
@@ -69,6 +69,7 @@ import {
 import { bytesLike, mutatedFrom, textLike } from './mutate.js';
 import { parseDohAnswer } from '../../core/netstack/index.js';
 import { parseCheckResponse } from '../../core/honesty/index.js';
+import { writeGeoSite } from '../helpers/geosite-writer.js';
 
 export interface FuzzTarget<T = unknown> {
   name: string;
@@ -684,6 +685,35 @@ const ruleSets: FuzzTarget<[number, string]> = {
   },
 };
 
+const geositeSeed = Buffer.from(
+  writeGeoSite({
+    cn: [
+      { type: 'domain', value: 'baidu.com' },
+      { type: 'full', value: 'www.qq.com', attrs: ['cn'] },
+      { type: 'plain', value: 'taobao' },
+      { type: 'regexp', value: '^cdn\\d+\\.' },
+    ],
+  }),
+);
+
+const geosite: FuzzTarget<Buffer> = {
+  name: 'geosite',
+  what: 'geosite.dat from the configured URL or the kept copy (core/route GeoSite, protobuf-reader)',
+  input: bytesLike([geositeSeed], 1024),
+  run(b) {
+    refuses(
+      () => {
+        const site = GeoSite.parse(b);
+        for (const list of site.lists) {
+          site.matches(list, 'www.baidu.com');
+          site.matches(`!${list}@cn`, 'cdn1.example');
+        }
+      },
+      (err) => err instanceof RuleParseError,
+    );
+  },
+};
+
 // ---------------------------------------------------------------- SE-VPN (core/softether)
 
 const packSeeds = [
@@ -802,6 +832,7 @@ export const TARGETS: FuzzTarget<any>[] = [
   sniffFirstBytes,
   ruleLines,
   ruleSets,
+  geosite,
   socks5Heads,
   httpHeaders,
   proxyWire,
