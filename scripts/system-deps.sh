@@ -30,6 +30,8 @@ declare -A NEED=(
   # A client that reads at a set pace (curl into pv -L): the Clash byte counters' test.
   [pv]=pv
   [tinyproxy]=tinyproxy
+  # mihomo's binary rule sets (format: mrs) are zstd streams: the tests write their fixtures with zstd's own CLI.
+  [zstd]=zstd
   # The renderer's browser tests drive Debian's Chromium through playwright-core.
   [chromium]=chromium
 )

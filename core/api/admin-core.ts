@@ -90,7 +90,7 @@ export interface RuleSetInfo {
   name: string;
   type: 'http' | 'file';
   behavior: 'domain' | 'ipcidr' | 'classical';
-  format: 'yaml' | 'text';
+  format: 'yaml' | 'text' | 'mrs';
   entries: number;
   badLines: number;
   updatedAt: number | null;

@@ -65,7 +65,7 @@ export const ruleProviderSchema = z
     type: z.enum(['http', 'file']),
     behavior: z.enum(['domain', 'ipcidr', 'classical']),
     /** yaml (a `payload:` list) or text (one entry per line); unset: a `payload:` list is read as yaml, else the extension decides (.txt, .list: text). */
-    format: z.enum(['yaml', 'text']).optional(),
+    format: z.enum(['yaml', 'text', 'mrs']).optional(),
     url: z
       .string()
       .url()

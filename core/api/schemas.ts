@@ -118,7 +118,7 @@ export const ruleSetInfoSchema = z.object({
   name: z.string(),
   type: z.enum(['http', 'file']),
   behavior: z.enum(['domain', 'ipcidr', 'classical']),
-  format: z.enum(['yaml', 'text']),
+  format: z.enum(['yaml', 'text', 'mrs']),
   entries: z.number().int(),
   badLines: z.number().int(),
   updatedAt: z.number().nullable(),

@@ -4,7 +4,9 @@ import { detach, writeFileAtomic, type Logger } from '../common/index.js';
 import {
   DEFAULT_RULES,
   GeoIp,
+  parseMrsRuleSet,
   parseRuleSet,
+  type MatchContext,
   RuleTable,
   type RouteMode,
   type RuleError,
@@ -297,7 +299,7 @@ export class RoutingState {
     try {
       const size = statSync(path).size;
       if (size > MAX_RULE_SET_BYTES) throw new Error(`larger than ${MAX_RULE_SET_BYTES} bytes`);
-      p.set = this.#parse(p, readFileSync(path, 'utf8'));
+      p.set = this.#parse(p, readFileSync(path));
       p.updatedAt = statSync(path).mtimeMs;
       p.error = null;
     } catch (err) {
@@ -309,10 +311,16 @@ export class RoutingState {
     }
   }
 
-  #parse(p: Provider, text: string): RuleSet {
-    // Unset, the format is what the text is: popular sets publish a YAML `payload:` list under .txt.
-    if (p.config.format === undefined) p.format = looksLikeYamlPayload(text) ? 'yaml' : p.defaultFormat;
-    const set = parseRuleSet(text, p.config.behavior, p.format, () => this.#table.context);
+  #parse(p: Provider, body: Buffer): RuleSet {
+    // Unset, the format is what the body is: popular sets publish a YAML `payload:` list under .txt,
+    // and an mrs set is a zstd stream whatever its name.
+    if (p.config.format === undefined)
+      p.format = isZstd(body) ? 'mrs' : looksLikeYamlPayload(body.toString('utf8')) ? 'yaml' : p.defaultFormat;
+    const context = (): MatchContext => this.#table.context;
+    const set =
+      p.format === 'mrs'
+        ? parseMrsRuleSet(body, p.config.behavior, context)
+        : parseRuleSet(body.toString('utf8'), p.config.behavior, p.format, context);
     if (set.badLines > 0)
       this.#log.warn(
         { event: 'rule-set-bad-lines', name: p.name, bad: set.badLines, first: set.errors[0] },
@@ -352,10 +360,10 @@ export class RoutingState {
         try {
           const res = await httpGet(url, { dialer, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_RULE_SET_BYTES });
           if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
-          const set = this.#parse(p, res.body);
+          const set = this.#parse(p, res.bytes);
           // A reload replaced this set while it was fetched: the new one owns the kept copy (#45).
           if (p.retired) return;
-          writeFileAtomic(path, res.body, { mode: 0o644 });
+          writeFileAtomic(path, res.bytes, { mode: 0o644 });
           p.set = set;
           p.updatedAt = Date.now();
           p.error = null;
@@ -499,7 +507,12 @@ function looksLikeYamlPayload(text: string): boolean {
 }
 
 /** Without a `payload:` list and a format: `.txt`, `.list` → text; anything else (`.yaml`, `.yml`, none) → yaml. */
+/** zstd's frame magic: what every mrs file starts with. */
+function isZstd(b: Buffer): boolean {
+  return b.length >= 4 && b.readUInt32LE(0) === 0xfd2fb528;
+}
+
 function formatOf(where: string): RuleSetFormat {
   const ext = extname(where.split('?')[0] ?? '').toLowerCase();
-  return ext === '.txt' || ext === '.list' ? 'text' : 'yaml';
+  return ext === '.txt' || ext === '.list' ? 'text' : ext === '.mrs' ? 'mrs' : 'yaml';
 }

@@ -7,16 +7,16 @@ import { join, resolve, sep } from 'node:path';
  * read from its path, and an http set's copy is written there; with any path allowed, whoever holds
  * the admin token (`PUT /settings`) could read or overwrite any file the user can. mihomo keeps
  * providers inside its home directory for the same reason. Without a `path`, the kept copy is
- * `<data-dir>/rule-sets/<name>.yaml|txt`.
+ * `<data-dir>/rule-sets/<name>.yaml|txt|mrs`.
  */
 export function ruleSetPath(
   dataDir: string,
   name: string,
-  defaultFormat: 'yaml' | 'text',
+  defaultFormat: 'yaml' | 'text' | 'mrs',
   path: string | undefined,
 ): { path: string } | { error: string } {
   const base = join(dataDir, 'rule-sets');
-  if (path === undefined) return { path: join(base, `${name}.${defaultFormat === 'yaml' ? 'yaml' : 'txt'}`) };
+  if (path === undefined) return { path: join(base, `${name}.${defaultFormat === 'text' ? 'txt' : defaultFormat}`) };
   const root = resolve(dataDir);
   const target = resolve(base, path);
   const inside = (p: string, r: string): boolean => p.startsWith(r + sep);

@@ -27,6 +27,29 @@ export class CidrSet {
     return true;
   }
 
+  /** Adds the range from..to, each 16 bytes (IPv4 as ::ffff:a.b.c.d, as mihomo's mrs stores it). */
+  addRange(from: Uint8Array, to: Uint8Array): boolean {
+    if (from.length !== 16 || to.length !== 16) return false;
+    const mapped = (b: Uint8Array): boolean =>
+      b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff;
+    const words = (b: Uint8Array): Words => {
+      const v = new DataView(b.buffer, b.byteOffset, 16);
+      return [v.getUint32(0), v.getUint32(4), v.getUint32(8), v.getUint32(12)];
+    };
+    if (mapped(from) !== mapped(to)) return false;
+    if (mapped(from)) {
+      const [s, e] = [words(from)[3], words(to)[3]];
+      if (s > e) return false;
+      this.#v4.push([s, e]);
+    } else {
+      const [s, e] = [words(from), words(to)];
+      if (cmpWords(s, e) > 0) return false;
+      this.#v6.push([s, e]);
+    }
+    this.#dirty = true;
+    return true;
+  }
+
   has(ip: string): boolean {
     if (this.#dirty) this.#build();
     const a = parseAddress(ip);

@@ -15,6 +15,7 @@ export { globMatch } from './glob.js';
 export { isLan } from './flow-facts.js';
 export { GeoIp } from './geoip.js';
 export { GeoSite, MAX_GEOSITE_BYTES } from './geosite.js';
+export { readMrs, readMrsPayload, MAX_MRS_BYTES } from './mrs.js';
 export { pacScript } from './pac.js';
 export {
   parseRule,
@@ -28,6 +29,7 @@ export {
 } from './rules.js';
 export {
   MAX_RULE_SET_ENTRIES,
+  parseMrsRuleSet,
   parseRuleSet,
   RuleSet,
   type RuleSetBehavior,

@@ -1,12 +1,13 @@
 import { parse as parseYaml } from 'yaml';
 import { CidrSet } from './cidr-set.js';
 import { DomainSet } from './domain-set.js';
+import { readMrs } from './mrs.js';
 import { addressOf, nameOf } from './flow-facts.js';
 import { parseClassicalLine, RuleParseError, type Condition, type MatchContext, type RuleSetMatcher } from './rules.js';
 import type { Flow, Need } from './types.js';
 
 export type RuleSetBehavior = 'domain' | 'ipcidr' | 'classical';
-export type RuleSetFormat = 'yaml' | 'text';
+export type RuleSetFormat = 'yaml' | 'text' | 'mrs';
 
 /** A line a rule set could not take: where, what, why. The rest of the set still loads. */
 export interface RuleSetError {
@@ -71,6 +72,15 @@ export class RuleSet implements RuleSetMatcher {
     }
   }
 
+  /** An ipcidr set's range from mrs: two 16-byte addresses (IPv4 mapped), both of one family. */
+  addRange(from: Uint8Array, to: Uint8Array, line: number): boolean {
+    if (this.#cidrs.addRange(from, to)) return true;
+    this.badLines++;
+    if (this.errors.length < MAX_ERRORS_KEPT)
+      this.errors.push({ line, text: 'range', message: 'a range of two address families, or backwards' });
+    return false;
+  }
+
   match(flow: Flow, resolve: boolean): boolean | Need {
     if (this.behavior === 'domain') {
       const n = nameOf(flow);
@@ -115,6 +125,28 @@ export function parseRuleSet(
     throw new RuleParseError(
       set.errors.length ? `no usable entry (line ${set.errors[0]!.line}: ${set.errors[0]!.message})` : 'no entry in it',
     );
+  return set;
+}
+
+/**
+ * A mihomo binary rule set (`format: mrs`; domain and ipcidr behaviours only, as mihomo writes
+ * them). Throws RuleParseError when it is not one, or not of the behaviour the config says.
+ */
+export function parseMrsRuleSet(bytes: Uint8Array, behavior: RuleSetBehavior, context: () => MatchContext): RuleSet {
+  if (behavior === 'classical')
+    throw new RuleParseError('mrs rule sets hold domain or ipcidr sets, not classical ones');
+  const read = readMrs(bytes, behavior);
+  const set = new RuleSet(behavior, context);
+  if ('domains' in read) {
+    if (read.domains.length > MAX_RULE_SET_ENTRIES)
+      throw new RuleParseError(`more than ${MAX_RULE_SET_ENTRIES} entries`);
+    read.domains.forEach((d, i) => set.add(d, i + 1));
+  } else {
+    if (read.ranges.length > MAX_RULE_SET_ENTRIES)
+      throw new RuleParseError(`more than ${MAX_RULE_SET_ENTRIES} entries`);
+    read.ranges.forEach(([from, to], i) => set.addRange(from, to, i + 1));
+  }
+  if (set.size === 0) throw new RuleParseError('no entry in it');
   return set;
 }
 

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 /**
  * One fuzz target per parser that takes bytes from outside Gatehop: what a SOCKS/HTTP client, a
  * list site, a mirror page, an OpenVPN or SSTP server, a config file, settings.json or an admin
@@ -57,7 +58,14 @@ import { directoryHtml } from '../helpers/list-site.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 import { clientHello } from '../helpers/tls-hello.js';
 import { sniffName } from '../../core/socks5/sniff.js';
-import { GeoSite, parseRuleLines, parseRuleSet, RuleParseError, RuleTable } from '../../core/route/index.js';
+import {
+  GeoSite,
+  parseRuleLines,
+  parseRuleSet,
+  readMrsPayload,
+  RuleParseError,
+  RuleTable,
+} from '../../core/route/index.js';
 import {
   BlockReader,
   encodeBlocks,
@@ -70,6 +78,7 @@ import { bytesLike, mutatedFrom, textLike } from './mutate.js';
 import { parseDohAnswer } from '../../core/netstack/index.js';
 import { parseCheckResponse } from '../../core/honesty/index.js';
 import { writeGeoSite } from '../helpers/geosite-writer.js';
+import { writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
 
 export interface FuzzTarget<T = unknown> {
   name: string;
@@ -714,6 +723,26 @@ const geosite: FuzzTarget<Buffer> = {
   },
 };
 
+const mrsSeeds = [
+  execFileSync('zstd', ['-q', '-d', '-c'], { input: writeMrsDomains(['+.example.com', '.below.org', 'test.*.x']) }),
+  execFileSync('zstd', ['-q', '-d', '-c'], { input: writeMrsRanges([['10.0.0.0', '10.0.0.255']]) }),
+];
+
+const mrs: FuzzTarget<[number, Buffer]> = {
+  name: 'mrs',
+  what: "mihomo's binary rule sets after zstd (header, LOUDS domain trie, address ranges) (core/route mrs)",
+  input: fc.tuple(fc.nat({ max: 1 }), bytesLike(mrsSeeds, 512)),
+  run([k, raw]) {
+    refuses(
+      () => {
+        const read = readMrsPayload(raw, k === 0 ? 'domain' : 'ipcidr');
+        if ('domains' in read) for (const d of read.domains) must(d.length <= 512, `a key of ${d.length}`);
+      },
+      (err) => err instanceof RuleParseError,
+    );
+  },
+};
+
 // ---------------------------------------------------------------- SE-VPN (core/softether)
 
 const packSeeds = [
@@ -833,6 +862,7 @@ export const TARGETS: FuzzTarget<any>[] = [
   ruleLines,
   ruleSets,
   geosite,
+  mrs,
   socks5Heads,
   httpHeaders,
   proxyWire,

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { buildConfig, startApp, type ConfigInput } from '../../core/app/index.js
 import { silentLogger } from '../../core/common/index.js';
 import { until } from '../helpers/fds.js';
 import { writeGeoSite } from '../helpers/geosite-writer.js';
+import { writeMrsDomains } from '../helpers/mrs-writer.js';
 import { startEchoServer, type TestTcpServer } from '../helpers/servers.js';
 import { socksConnect } from '../helpers/socks-client.js';
 
@@ -84,6 +85,43 @@ describe('GEOSITE rules on real SOCKS5 flows: the data fetched once, kept, and r
       expect(served).toBe(before);
     } finally {
       await app.stop();
+    }
+  });
+});
+
+describe('an mrs rule set from a URL: fetched as bytes, kept byte for byte, routing real flows (#45)', () => {
+  it('REJECTs the names the binary set lists; the kept copy is the file as served', async () => {
+    const mrs = writeMrsDomains(['+.ads.example', 'tracker.test']);
+    const server = createServer((_q, res) => res.end(mrs));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ads.mrs`;
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-mrs-'));
+    const app = await startApp(
+      buildConfig(
+        {
+          mode: 'rule',
+          rules: ['RULE-SET,ads,REJECT', 'MATCH,DIRECT'],
+          ruleProviders: { ads: { type: 'http', behavior: 'domain', url, interval: 86_400 } },
+        },
+        { egress: 'direct', listen: '127.0.0.1:0', admin: 'off', logFile: 'off', dataDir },
+      ),
+      silentLogger(),
+      {},
+    );
+    try {
+      const st = await until(
+        () => app.routing.status().ruleSets.find((s) => s.entries > 0),
+        10_000,
+        'the mrs set fetched',
+      );
+      expect(st).toMatchObject({ name: 'ads', format: 'mrs', entries: 3, error: null });
+      expect(readFileSync(join(dataDir, 'rule-sets', 'ads.mrs')).equals(mrs)).toBe(true);
+      const refused = await socksConnect(app.listening.proxy.port, 'x.ads.example', 443);
+      expect(refused.reply[1]).toBe(0x02);
+      refused.client.destroy();
+    } finally {
+      await app.stop();
+      await new Promise<void>((r) => server.close(() => r()));
     }
   });
 });

@@ -1,0 +1,88 @@
+import { execFileSync } from 'node:child_process';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DomainSet, parseMrsRuleSet, RuleParseError, RuleTable, type Flow } from '../../core/route/index.js';
+import { writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
+
+const ctx = () => ({ ruleSets: new Map(), geoip: null });
+const tcp = (host: string): Flow => ({ network: 'tcp', host, port: 443 });
+
+describe('mrs rule sets (mihomo’s binary format, #45)', () => {
+  it('a domain set: every pattern form means what it means in the text set it was made from', () => {
+    const patterns = ['+.example.com', '.below.org', '*.star.net', 'exact.io', 'test.*.baidu.com', 'mijia cloud'];
+    const set = parseMrsRuleSet(writeMrsDomains(patterns), 'domain', ctx);
+    expect(set.size).toBe(7); // `+.example.com` is two keys in the binary set
+    for (const [name, want] of [
+      ['example.com', true],
+      ['a.b.example.com', true],
+      ['below.org', false],
+      ['x.below.org', true],
+      ['a.star.net', true],
+      ['a.b.star.net', false],
+      ['exact.io', true],
+      ['www.exact.io', false],
+      ['test.x.baidu.com', true],
+      ['mijia cloud', true],
+      ['other.com', false],
+    ] as const)
+      expect(set.match(tcp(name), false), name).toBe(want);
+  });
+
+  it('agrees with the text set of the same patterns (property)', () => {
+    const label = fc.stringMatching(/^[a-c]{1,2}$/);
+    const body = fc.array(fc.oneof(label, fc.constant('*')), { minLength: 1, maxLength: 3 }).map((l) => l.join('.'));
+    const pattern = fc.tuple(fc.constantFrom('', '+.', '.', '*.'), body).map(([p, b]) => p + b);
+    const name = fc.array(label, { minLength: 1, maxLength: 4 }).map((l) => l.join('.'));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(pattern, { minLength: 1, maxLength: 8 }),
+        fc.array(name, { maxLength: 8 }),
+        (ps, ns) => {
+          const text = new DomainSet();
+          for (const p of ps) text.add(p);
+          const bin = parseMrsRuleSet(writeMrsDomains(ps), 'domain', ctx);
+          for (const n of ns) expect(bin.match(tcp(n), false), `${n} in ${ps.join(' ')}`).toBe(text.has(n));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('an ipcidr set: IPv4 (stored mapped) and IPv6 ranges, through the table', () => {
+    const bytes = writeMrsRanges([
+      ['10.0.0.0', '10.255.255.255'],
+      ['192.0.2.8', '192.0.2.15'],
+      ['2001:db8::', '2001:db8::ffff'],
+    ]);
+    const set = parseMrsRuleSet(bytes, 'ipcidr', ctx);
+    const t = new RuleTable({
+      mode: 'rule',
+      rules: ['RULE-SET,lan,DIRECT', 'MATCH,TUNNEL'],
+      ruleSets: new Map([['lan', set]]),
+    });
+    expect(t.decide(tcp('10.9.9.9'))).toMatchObject({ decision: { target: 'DIRECT' } });
+    expect(t.decide(tcp('192.0.2.16'))).toMatchObject({ decision: { target: 'TUNNEL' } });
+    expect(t.decide(tcp('2001:db8::1234'))).toMatchObject({ decision: { target: 'DIRECT' } });
+    expect(t.decide(tcp('2001:db8::1:0'))).toMatchObject({ decision: { target: 'TUNNEL' } });
+    expect(t.decide(tcp('named.example'))).toEqual({ need: 'address', at: [0] });
+  });
+
+  it('a damaged, foreign or oversized file is refused with a reason, before it allocates what it claims', () => {
+    const good = writeMrsDomains(['+.example.com']);
+    const raw = execFileSync('zstd', ['-q', '-d', '-c'], { input: good });
+    const pack = (b: Buffer) => execFileSync('zstd', ['-q', '-c'], { input: b });
+    const huge = Buffer.from(raw);
+    huge.writeBigInt64BE(1n << 40n, 4 + 1 + 8 + 8 + 1); // the leaves' count
+    for (const [bytes, why] of [
+      [good.subarray(0, good.length - 4), /zstd/],
+      [Buffer.from('payload:\n  - x\n'), /not zstd-compressed/],
+      [pack(Buffer.from('MRS\x02')), /no MRS\\x01 header/],
+      [pack(raw.subarray(0, raw.length - 3)), /past the end|cut short/],
+      [pack(huge), /past the end/],
+      [writeMrsRanges([['10.0.0.0', '10.0.0.255']]), /ipcidr set, the config says domain/],
+      [pack(Buffer.alloc(70 * 1024 * 1024)), /larger than 67108864 bytes unpacked/],
+    ] as const)
+      expect(() => parseMrsRuleSet(bytes, 'domain', ctx), String(why)).toThrow(why);
+    expect(() => parseMrsRuleSet(good, 'classical', ctx)).toThrow(RuleParseError);
+  });
+});
