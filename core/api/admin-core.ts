@@ -1,7 +1,8 @@
 import type { HeapTrimmer, LogTap } from '../common/index.js';
 import type { LoopDelay } from './loop-delay.js';
 import type { ReloadResult, Settings, SysproxyState } from './contract.js';
-import type { ExitInfoDto } from './schemas.js';
+import type { ExitInfoDto, RuleImportResult, ruleImportRequestSchema } from './schemas.js';
+import type { z } from 'zod';
 import type { EgressManager } from '../egress/index.js';
 import type { DelaySweep, PoolRecovery, SwitchController } from '../groups/index.js';
 import type { Selector } from '../selector/index.js';
@@ -109,6 +110,8 @@ export interface RoutingAccess {
   errors(): Array<{ source: string; line: number; text: string; message: string }>;
   /** Whether the user's rules replace the default table. */
   readonly custom: boolean;
+  /** Reads (and with `apply`, saves) a Clash config's routing; undefined where settings cannot be saved. */
+  importRules?(request: z.output<typeof ruleImportRequestSchema>): Promise<RuleImportResult>;
 }
 
 export interface SettingsAccess {

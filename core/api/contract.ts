@@ -18,6 +18,8 @@ import {
   nodesSchema,
   routeModeSchema,
   routingStatusSchema,
+  ruleImportRequestSchema,
+  ruleImportResultSchema,
   ruleSetInfoSchema,
   statusSchema,
   tunnelProtocolSchema,
@@ -131,6 +133,8 @@ export const settingsSchema = z
     rules: z.array(z.string().max(4096)).max(100_000).nullable(),
     /** Rule sets the rules name with RULE-SET (config ruleProviders): a country preset adds its domestic list here. */
     ruleProviders: z.record(ruleProviderName, ruleProviderSchema),
+    /** Named rule lists for SUB-RULE lines (config subRules; what an imported Clash config's sub-rules become). */
+    subRules: z.record(z.string().min(1).max(128), z.array(z.string().max(4096)).max(100_000)),
     language: z.enum(['auto', 'en', 'zh-CN', 'zh-TW', 'fa']),
     /** Start Gatehop when the user logs in: the desktop app's own setting (null in the dashboard of a core without one). */
     startAtLogin: z.boolean().nullable(),
@@ -292,6 +296,14 @@ export const operations = {
     path: '/routing/rule-sets/:name/refresh',
     input: z.object({ name: z.string().min(1) }).strict(),
     output: ruleSetInfoSchema,
+  }),
+  /** A mihomo/Clash config's rules, sub-rules, rule sets and mode, with its group names mapped (read, or applied). */
+  importRules: op({
+    method: 'POST',
+    path: '/routing/import',
+    input: ruleImportRequestSchema,
+    output: ruleImportResultSchema,
+    maxBodyBytes: 16 * 1024 * 1024 + 64 * 1024,
   }),
   closeDraining: op({
     method: 'DELETE',

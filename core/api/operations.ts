@@ -125,6 +125,15 @@ export function implementOperations(
       if (!r) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no rule set ${name}`);
       return r;
     },
+    importRules: async (request) => {
+      if (!core.routing?.importRules)
+        throw new ApiFailure(
+          409,
+          'GH_ERR_API_UNSUPPORTED',
+          'importing rules needs saved settings (a core with a data dir)',
+        );
+      return core.routing.importRules(request);
+    },
     setMode: ({ auto }) => {
       const c = controller();
       c.setMode(auto);

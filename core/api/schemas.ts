@@ -568,3 +568,59 @@ export const clashDelayQuerySchema = z.object({
   timeout: z.coerce.number().int().min(1).max(60_000),
 });
 export const clashTrafficSchema = z.object({ up: z.number(), down: z.number() });
+
+const routeTargetSchema = z.enum(['TUNNEL', 'DIRECT', 'REJECT']);
+
+/**
+ * A mihomo/Clash config's routing brought over (`POST /routing/import`, `gatehop import-rules`):
+ * the YAML itself or a URL Gatehop fetches (directly, then through the tunnel). Without `apply`
+ * it only reads the file and lists what its rules target; with it, the rules, sub-rules, rule sets
+ * and mode are saved with each name mapped (given here, else saved from an earlier import, else
+ * Gatehop's guess), and the mapping is kept for the next import.
+ */
+export const ruleImportRequestSchema = z
+  .object({
+    config: z
+      .string()
+      .min(1)
+      .max(16 * 1024 * 1024)
+      .optional(),
+    url: z
+      .string()
+      .url()
+      .regex(/^https?:\/\//i, 'must be an http or https URL')
+      .optional(),
+    mapping: z.record(z.string().min(1).max(256), routeTargetSchema).optional(),
+    apply: z.boolean().default(false),
+  })
+  .strict()
+  .refine((r) => (r.config === undefined) !== (r.url === undefined), {
+    message: 'give the config text or its url, one of them',
+  });
+
+export const ruleImportResultSchema = z.object({
+  mode: routeModeSchema.nullable(),
+  rules: z.number().int(),
+  subRules: z.array(z.string()),
+  ruleSets: z.array(z.string()),
+  targets: z.array(
+    z.object({
+      name: z.string(),
+      /** Gatehop's guess: builtin, all-direct, all-reject, first-member, has-proxies, a-proxy, unknown. */
+      guess: routeTargetSchema,
+      why: z.string(),
+      rules: z.number().int(),
+      /** What an earlier import mapped it to. */
+      saved: routeTargetSchema.nullable(),
+      /** What it maps to now: given, else saved, else the guess. */
+      use: routeTargetSchema,
+    }),
+  ),
+  /** Names that are neither Gatehop's own targets nor mapped by an earlier import: the ones to ask about. */
+  ask: z.array(z.string()),
+  skipped: z.array(z.object({ what: z.string(), why: z.string() })),
+  applied: z.boolean(),
+  restartRequired: z.array(z.string()),
+});
+export type RuleImportRequest = z.input<typeof ruleImportRequestSchema>;
+export type RuleImportResult = z.infer<typeof ruleImportResultSchema>;

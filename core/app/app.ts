@@ -59,6 +59,7 @@ import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
 import { protocolMemoryOf } from './protocol-memory.js';
 import { processLookup } from './process-lookup.js';
 import { RoutingState } from './routing.js';
+import { importRules } from './rule-import.js';
 import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';
 import { protocolOptionsOf, type ConfigInput, type GatehopConfig } from './config.js';
@@ -623,6 +624,16 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
             ruleSets: () => routing.status().ruleSets,
             refresh: (name) => routing.refresh(name),
             errors: () => routing.status().errors,
+            ...(settings
+              ? {
+                  importRules: (request) =>
+                    importRules(request, {
+                      dataDir: config.dataDir,
+                      fetchText: (url) => routing.fetchText(url),
+                      settings,
+                    }),
+                }
+              : {}),
             get custom() {
               return routing.custom;
             },

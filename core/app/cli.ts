@@ -18,6 +18,7 @@ import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
 import { checkSetup, describeSources, formatProblem } from './check.js';
 import { importListCommand } from './import-list.js';
+import { importRulesCommand } from './import-rules-command.js';
 import { resolveConfig } from './settings-file.js';
 import { createSystemProxy } from './system-proxy-setup.js';
 
@@ -381,6 +382,28 @@ export function buildCli(): Command {
     .option('--allow-private-nodes', 'keep nodes at private (LAN) addresses; off by default')
     .action((file: string, opts: { dataDir?: string; config?: string; allowPrivateNodes?: boolean }) =>
       importListCommand(file, subcommandConfig(opts)),
+    );
+
+  program
+    .command('import-rules')
+    .description(
+      "bring a mihomo/Clash config's rules, sub-rules, rule sets and mode over, mapping each group name to TUNNEL, DIRECT or REJECT",
+    )
+    .argument('<file|url>', 'the Clash config (YAML), a file or an http(s) URL')
+    .option('--map <name=target>', 'map a group name (repeatable): --map "PROXY=TUNNEL"', collect, [])
+    .option('--yes', "take Gatehop's guess for every name not mapped, without asking")
+    .option('--dry-run', 'show what would be imported and save nothing')
+    .option('--data-dir <dir>', 'the data directory the daemon uses')
+    .option('--config <file>', 'the config file the daemon uses')
+    .action(
+      (source: string, opts: { map: string[]; yes?: boolean; dryRun?: boolean; dataDir?: string; config?: string }) => {
+        const config = subcommandConfig(opts);
+        const layers = {
+          fromFile: opts.config ? readConfigFile(opts.config) : {},
+          fromFlags: opts.dataDir ? { dataDir: opts.dataDir } : {},
+        };
+        return importRulesCommand(source, { map: opts.map, yes: !!opts.yes, dryRun: !!opts.dryRun }, config, layers);
+      },
     );
 
   const sysproxy = program

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger, errorToJson, formatEndpoint, refusedAddress } from '../common/index.js';
+import { createLogger, errorToJson, refusedAddress } from '../common/index.js';
 import { importResultSchema, type ImportResult } from '../api/index.js';
 import { Store } from '../store/index.js';
 import { describeSkipped, parseVpnGateCsv } from '../vpngate/index.js';
+import { callRunningCore, refusalOf } from './admin-call.js';
 import type { GatehopConfig } from './config.js';
 
 function fail(message: string): never {
@@ -61,31 +62,8 @@ export async function importListCommand(file: string, config: GatehopConfig): Pr
 
 /** POST /nodes/import to a core listening on this config's admin address, or null when none answers. */
 async function toRunningCore(csv: string, config: GatehopConfig): Promise<ImportResult | null> {
-  if (!config.admin) return null;
-  let token = config.adminToken;
-  if (!token) {
-    try {
-      token = readFileSync(join(config.dataDir, 'admin-token'), 'utf8').trim();
-    } catch {
-      return null;
-    }
-  }
-  const host = config.admin.host === '0.0.0.0' ? '127.0.0.1' : config.admin.host === '::' ? '::1' : config.admin.host;
-  let res: Response;
-  try {
-    res = await fetch(`http://${formatEndpoint({ host, port: config.admin.port })}/nodes/import`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/csv' },
-      body: csv,
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch {
-    return null; // nothing listening: write the store instead
-  }
-  const body: unknown = await res.json().catch(() => null);
-  if (!res.ok)
-    fail(
-      `the running Gatehop refused the list: ${(body as { message?: string } | null)?.message ?? `HTTP ${res.status}`}`,
-    );
-  return importResultSchema.parse(body);
+  const a = await callRunningCore(config, 'POST', '/nodes/import', { type: 'text/csv', data: csv });
+  if (!a) return null; // nothing listening: write the store instead
+  if (!a.ok) fail(`the running Gatehop refused the list: ${refusalOf(a)}`);
+  return importResultSchema.parse(a.body);
 }

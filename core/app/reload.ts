@@ -29,7 +29,9 @@ const LIVE_KEYS = new Set<keyof GatehopConfig>([
   'exitCheck',
   'mode',
   'rules',
+  'subRules',
   'ruleProviders',
+  'geosite',
   'sniffPorts',
   // Read per check, per flow and per tunnel opened.
   'honesty',
@@ -94,7 +96,7 @@ export async function applyConfig(
     t.controller?.reconfigure(next.groups, next.health, protocolOptionsOf(next));
   }
   if (changed.includes('vpngate') || changed.includes('upstream')) t.nodeList?.apply(next);
-  if (changed.includes('mode') || changed.includes('rules') || changed.includes('ruleProviders'))
+  if (['mode', 'rules', 'subRules', 'ruleProviders', 'geosite'].some((k) => changed.includes(k as keyof GatehopConfig)))
     t.routing?.apply(next);
   // After the caller takes `next` as the running config: the sweep reads it.
   if (changed.includes('honesty')) queueMicrotask(() => t.honesty?.reconfigure());

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { detach, writeFileAtomic, type Logger } from '../common/index.js';
+import { detach, ErrorCodes, GatehopError, writeFileAtomic, type Logger } from '../common/index.js';
 import {
   DEFAULT_RULES,
   GeoIp,
+  MAX_CLASH_CONFIG_BYTES,
   parseMrsRuleSet,
   parseRuleSet,
   type MatchContext,
@@ -201,6 +202,28 @@ export class RoutingState {
           : null,
       geosite: this.#geosite?.status() ?? null,
     };
+  }
+
+  /**
+   * A text by URL the way rule sets are fetched (directly or through the upstream proxy, then
+   * through a working tunnel): a Clash config being imported.
+   */
+  async fetchText(url: string, maxBytes = MAX_CLASH_CONFIG_BYTES): Promise<string> {
+    const failures: string[] = [];
+    for (const dialer of this.dialers()) {
+      if (!dialer) continue;
+      try {
+        const res = await httpGet(url, { dialer, timeoutMs: FETCH_TIMEOUT_MS, maxBytes });
+        if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+        return res.body;
+      } catch (err) {
+        failures.push(`${dialer.via}: ${(err as Error).message}`);
+      }
+    }
+    throw new GatehopError(
+      ErrorCodes.LIST_FETCH_FAILED,
+      `${url} could not be fetched (${failures.join('; ') || 'no way to fetch it'})`,
+    );
   }
 
   /** Fetches the GEOSITE data now (when a rule uses it). */

@@ -80,6 +80,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
   if (s.mode !== undefined) out.mode = s.mode;
   if (s.rules) out.rules = s.rules;
   if (s.ruleProviders) out.ruleProviders = s.ruleProviders;
+  if (s.subRules) out.subRules = s.subRules;
   return out;
 }
 
@@ -131,6 +132,7 @@ export function settingsOfConfig(
     mode: c.mode,
     rules: c.rules ? [...c.rules] : null,
     ruleProviders: Object.fromEntries(Object.entries(c.ruleProviders).map(([k, v]) => [k, { ...v }])),
+    subRules: Object.fromEntries(Object.entries(c.subRules).map(([k, v]) => [k, [...v]])),
     language,
     notifications: { ...notifications },
     // The desktop app's own (the OS keeps it); the operations layer fills it in where there is one.

@@ -15,6 +15,15 @@ export { globMatch } from './glob.js';
 export { isLan } from './flow-facts.js';
 export { GeoIp } from './geoip.js';
 export { GeoSite, MAX_GEOSITE_BYTES } from './geosite.js';
+export {
+  MAX_CLASH_CONFIG_BYTES,
+  readClashConfig,
+  retarget,
+  ruleTarget,
+  type ClashImport,
+  type ImportedProvider,
+  type ImportedTarget,
+} from './clash-import.js';
 export { readMrs, readMrsPayload, MAX_MRS_BYTES } from './mrs.js';
 export { pacScript } from './pac.js';
 export {

@@ -125,6 +125,7 @@ export function settings(over: Partial<Settings> = {}): Settings {
     mode: 'rule',
     rules: null,
     ruleProviders: {},
+    subRules: {},
     language: 'auto',
     notifications: { switched: true, lost: true, sysproxyChanged: true },
     startAtLogin: false,

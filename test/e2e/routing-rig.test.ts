@@ -1,17 +1,20 @@
 import { execFileSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../core/app/index.js';
+import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import { ruleImportResultSchema } from '../../core/api/index.js';
+import { apiRequest } from '../helpers/admin-client.js';
+import { writeMrsDomains } from '../helpers/mrs-writer.js';
 import { parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader } from '../../core/common/index.js';
 import { curl } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
-import { fileLogger, rigAppConfig } from '../helpers/rig-app.js';
+import { fileLogger, rigAppInput } from '../helpers/rig-app.js';
 import { startUdpEcho, type TestUdpEcho } from '../helpers/servers.js';
 import { socksConnect } from '../helpers/socks-client.js';
 import { Rig } from '../rig/rig.js';
@@ -37,21 +40,24 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
     await new Promise<void>((r) => local.listen(0, '127.0.0.1', () => r()));
     localPort = (local.address() as AddressInfo).port;
     echo = await startUdpEcho();
-    app = await startApp(
-      rigAppConfig(rig, dataDir, {
-        mode: 'rule',
-        rules: [
-          'DOMAIN,localhost,DIRECT',
-          'IP-CIDR,127.0.0.0/8,DIRECT,no-resolve',
-          'DOMAIN-SUFFIX,blocked.test,REJECT',
-          'DST-PORT,9,REJECT',
-          // Needs the address of every named flow that gets this far: resolved inside the tunnel.
-          'IP-CIDR,192.0.2.0/24,DIRECT',
-          'MATCH,TUNNEL',
-        ],
-      }),
-      fileLogger(join(dataDir, 'gatehop.log')),
-    );
+    // The rules come from the "config file" and the rig's settings from the "command line", so the
+    // import test below can save settings over the file's rules, as a user's would be.
+    const fromFile: ConfigInput = {
+      mode: 'rule',
+      rules: [
+        'DOMAIN,localhost,DIRECT',
+        'IP-CIDR,127.0.0.0/8,DIRECT,no-resolve',
+        'DOMAIN-SUFFIX,blocked.test,REJECT',
+        'DST-PORT,9,REJECT',
+        // Needs the address of every named flow that gets this far: resolved inside the tunnel.
+        'IP-CIDR,192.0.2.0/24,DIRECT',
+        'MATCH,TUNNEL',
+      ],
+    };
+    const { mode: _flagMode, ...fromFlags } = rigAppInput(rig, dataDir, { admin: '127.0.0.1:0' });
+    app = await startApp(buildConfig(fromFile, fromFlags), fileLogger(join(dataDir, 'gatehop.log')), {
+      layers: { fromFile, fromFlags },
+    });
     await until(() => app.controller!.active ?? undefined, 60_000, 'a first tunnel');
   }, 240_000);
 
@@ -154,4 +160,79 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
       control.destroy();
     }
   }, 60_000);
+
+  it('a Clash config with three groups, logic rules, rule sets in every format and a sub-rule list imports, asks for the mapping and routes as mapped (#45)', async () => {
+    // The rule sets are served from this host, as a subscription's would be from the internet.
+    const sets = createServer((req, res) => {
+      if (req.url === '/ads.yaml') return res.end('payload:\n  - "+.yaml-ads.test"\n');
+      if (req.url === '/trackers.txt') return res.end('DOMAIN-SUFFIX,text-ads.test\n');
+      res.end(writeMrsDomains(['+.mrs-ads.test']));
+    });
+    await new Promise<void>((r) => sets.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(sets.address() as AddressInfo).port}`;
+    const clash = (extra = ''): string => `
+mode: rule
+proxies:
+  - { name: hk1, type: ss, server: 192.0.2.1, port: 8388, cipher: aes-128-gcm, password: x }
+proxy-groups:
+  - { name: "🚀 节点选择", type: select, proxies: [hk1, DIRECT] }
+  - { name: "🎯 全球直连", type: select, proxies: [DIRECT] }
+  - { name: "🛑 广告拦截", type: select, proxies: [REJECT, DIRECT] }${extra ? `\n  - { name: Japan, type: select, proxies: [hk1] }` : ''}
+rule-providers:
+  ads: { type: http, behavior: domain, format: yaml, url: "${base}/ads.yaml", interval: 86400 }
+  trackers: { type: http, behavior: classical, format: text, url: "${base}/trackers.txt", interval: 86400 }
+  binary: { type: http, behavior: domain, format: mrs, url: "${base}/binary.mrs", interval: 86400 }
+sub-rules:
+  udp-rules: [ "DST-PORT,9,🛑 广告拦截", "MATCH,🚀 节点选择" ]
+rules:
+  - DOMAIN,localhost,🎯 全球直连
+  - RULE-SET,ads,🛑 广告拦截
+  - RULE-SET,trackers,🛑 广告拦截
+  - RULE-SET,binary,🛑 广告拦截
+  - AND,((NETWORK,TCP),(DOMAIN-SUFFIX,logic.test)),🛑 广告拦截
+  - SUB-RULE,(NETWORK,UDP),udp-rules${extra}
+  - IP-CIDR,127.0.0.0/8,🎯 全球直连,no-resolve
+  - MATCH,🚀 节点选择
+`;
+    const port = app.listening.admin!.port;
+    const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    const post = async (body: object) => {
+      const r = await apiRequest(port, 'POST', '/routing/import', { token, body });
+      expect(r.status, r.text).toBe(200);
+      return ruleImportResultSchema.parse(r.json());
+    };
+    try {
+      const read = await post({ config: clash() });
+      expect(read.applied).toBe(false);
+      expect(read.ask).toEqual(['🎯 全球直连', '🛑 广告拦截', '🚀 节点选择']);
+      expect(Object.fromEntries(read.targets.map((t) => [t.name, t.guess]))).toEqual({
+        '🎯 全球直连': 'DIRECT',
+        '🛑 广告拦截': 'REJECT',
+        '🚀 节点选择': 'TUNNEL',
+      });
+      const done = await post({ config: clash(), mapping: { '🚀 节点选择': 'TUNNEL' }, apply: true });
+      expect(done).toMatchObject({ applied: true, rules: 8, ruleSets: ['ads', 'trackers', 'binary'] });
+      await until(
+        () => (app.routing.status().ruleSets.filter((s) => s.entries > 0).length === 3 ? true : undefined),
+        20_000,
+        'the three imported rule sets fetched',
+      );
+      // Mapped DIRECT: from this host. Mapped TUNNEL: the node's exit. Mapped REJECT: refused.
+      const direct = await curl(['--socks5-hostname', proxy(), `http://localhost:${localPort}/`]);
+      expect(direct.stdout.toString()).toBe('direct 127.0.0.1');
+      const tunnel = await curl(['--socks5-hostname', proxy(), 'http://files.test/ip']);
+      expect(tunnel.stdout.toString()).toBe(rig.state.nodes[0]!.exitAddress);
+      for (const name of ['www.yaml-ads.test', 'x.text-ads.test', 'mrs-ads.test', 'www.logic.test']) {
+        const { client, reply } = await socksConnect(app.listening.proxy.port, name, 443);
+        expect(reply[1], name).toBe(0x02);
+        client.destroy();
+      }
+      // An updated file with a new group: only the new name is asked about; the others keep their answers.
+      const again = await post({ config: clash('\n  - DOMAIN-SUFFIX,jp,Japan') });
+      expect(again.ask).toEqual(['Japan']);
+      expect(again.targets.find((t) => t.name === '🚀 节点选择')).toMatchObject({ saved: 'TUNNEL', use: 'TUNNEL' });
+    } finally {
+      await new Promise<void>((r) => sets.close(() => r()));
+    }
+  }, 90_000);
 });

@@ -10,24 +10,26 @@ import { HONESTY_BODY } from '../rig/services/fixed.mjs';
  * by section for groups and switching.
  */
 export function rigAppConfig(rig: Rig, dataDir: string, over: ConfigInput = {}): GatehopConfig {
-  return buildConfig(
-    {},
-    {
-      egress: 'vpngate',
-      api: [rig.state.apiUrl],
-      listen: '127.0.0.1:0',
-      admin: 'off',
-      dataDir,
-      logFile: 'off',
-      // The rig's "internet" is in 10.0.0.0/8, which the default rule table sends direct: through the tunnel here.
-      mode: 'global',
-      ...over,
-      // The rig's nodes sit at private 10.K addresses, which a real list may not name by default.
-      vpngate: { allowPrivateNodes: true, ...over.vpngate },
-      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
-      switching: { healthDnsName: 'files.test', ...over.switching },
-    },
-  );
+  return buildConfig({}, rigAppInput(rig, dataDir, over));
+}
+
+/** rigAppConfig's flags, for a test that also passes them to startApp as layers (saved settings on top). */
+export function rigAppInput(rig: Rig, dataDir: string, over: ConfigInput = {}): ConfigInput {
+  return {
+    egress: 'vpngate',
+    api: [rig.state.apiUrl],
+    listen: '127.0.0.1:0',
+    admin: 'off',
+    dataDir,
+    logFile: 'off',
+    // The rig's "internet" is in 10.0.0.0/8, which the default rule table sends direct: through the tunnel here.
+    mode: 'global',
+    ...over,
+    // The rig's nodes sit at private 10.K addresses, which a real list may not name by default.
+    vpngate: { allowPrivateNodes: true, ...over.vpngate },
+    groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
+    switching: { healthDnsName: 'files.test', ...over.switching },
+  };
 }
 
 /** A logger writing JSON lines to `path` synchronously, so a failing test can read them at once. */
