@@ -32,7 +32,9 @@ export function pacScript(table: RuleTable, proxy: string): string {
         const [net, mask] = v4NetMask(r.payload);
         lines.push(`  if (ip && isInNet(h, "${net}", "${mask}")) ${then}`);
       } else if (r.type === 'GEOIP' && r.payload === 'LAN') {
-        lines.push(`  if (isPlainHostName(h) || (ip && (${LAN_TESTS}))) ${then}`);
+        // Addresses only, as the table's GEOIP,LAN: a plain name ("printer") is a name, which the
+        // table does not match by LAN (it said DIRECT here before #45, the table TUNNEL).
+        lines.push(`  if (ip && (${LAN_TESTS})) ${then}`);
       } else if (r.type === 'MATCH') {
         lines.push(`  ${then}`);
         break;

@@ -248,6 +248,47 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     }
   }, 60_000);
 
+  it('Settings → Routing imports a pasted Clash config in Chromium: names listed with guesses, mapped, applied and saved (#45)', async () => {
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    const box = page.getByLabel('Config, or its https:// address');
+    await box.fill(
+      [
+        'proxies: [{ name: hk1, type: ss, server: 192.0.2.1, port: 8388, cipher: aes-128-gcm, password: x }]',
+        'proxy-groups:',
+        '  - { name: "🚀 节点选择", type: select, proxies: [hk1] }',
+        '  - { name: Domestic, type: select, proxies: [DIRECT] }',
+        'rules:',
+        '  - DOMAIN-SUFFIX,example.cn,Domestic',
+        '  - AND,((NETWORK,UDP),(DST-PORT,443)),REJECT',
+        '  - MATCH,🚀 节点选择',
+      ].join('\n'),
+    );
+    await page.getByRole('button', { name: 'Read', exact: true }).click();
+    await page.getByText('3 rules, 0 rule sets, 0 sub-rule lists. Where should each name go?').waitFor();
+    expect(await page.getByLabel('Where Domestic goes').inputValue()).toBe('DIRECT');
+    expect(await page.getByLabel('Where 🚀 节点选择 goes').inputValue()).toBe('TUNNEL');
+    await page.getByLabel('Where Domestic goes').selectOption('TUNNEL');
+    await page.getByTestId('clash-import').getByRole('button', { name: 'Use these rules' }).click();
+    await page.getByText('3 rules imported and in use.').waitFor();
+    const saved = (await (
+      await fetch(`http://127.0.0.1:${adminPort}/settings`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { settings: { rules: string[] | null } };
+    expect(saved.settings.rules).toEqual([
+      'DOMAIN-SUFFIX,example.cn,TUNNEL',
+      'AND,((NETWORK,UDP),(DST-PORT,443)),REJECT',
+      'MATCH,TUNNEL',
+    ]);
+    await shot(page, 'routing-import', false);
+    // Back to the default table for the tests after this one.
+    const put = await fetch(`http://127.0.0.1:${adminPort}/settings`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: null, subRules: {} }),
+    });
+    expect(put.status).toBe(200);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
   it('a dashboard on another origin switches the mode as Clash dashboards call it (CORS preflight, bearer secret, PATCH /configs), in Chromium (#33)', async () => {
     const ctx = await newContext(browser);
     const p = await ctx.newPage();

@@ -43,7 +43,8 @@ describe('the PAC script made from the rule table (#33)', () => {
     expect(find(t, 'http://mybank.example/', 'mybank.example')).toBe('DIRECT');
     expect(find(t, 'http://5.160.1.1/', '5.160.1.1')).toBe('DIRECT');
     expect(find(t, 'http://192.168.1.1/', '192.168.1.1')).toBe('DIRECT');
-    expect(find(t, 'http://printer/', 'printer')).toBe('DIRECT');
+    // A plain name is a name: GEOIP,LAN does not match it in the table, so not in the script either (#45).
+    expect(find(t, 'http://printer/', 'printer')).toBe(P);
     // A name is never resolved by the script (isInNet above throws if it were).
     expect(find(t, 'https://www.example.com/', 'www.example.com')).toBe(P);
   });
@@ -51,6 +52,15 @@ describe('the PAC script made from the rule table (#33)', () => {
   it('stops at the first rule PAC cannot express: the proxy decides from there, so order holds', () => {
     const t = new RuleTable({ mode: 'rule', rules: ['GEOIP,CN,DIRECT', 'DOMAIN-SUFFIX,cn,DIRECT', 'MATCH,DIRECT'] });
     expect(find(t, 'https://www.qq.cn/', 'www.qq.cn')).toBe(P);
+  });
+
+  it('agrees with the table wherever it answers DIRECT (#45 review: the plain-host rule said DIRECT where the table did not)', () => {
+    const t = new RuleTable({ mode: 'rule' }); // the default table
+    for (const host of ['printer', 'nas.local', 'localhost', '192.168.1.1', '10.0.0.2', 'example.com', '8.8.8.8']) {
+      const a = t.decide({ network: 'tcp', host, port: 80 });
+      const target = 'decision' in a ? a.decision.target : 'TUNNEL';
+      if (find(t, `http://${host}/`, host) === 'DIRECT') expect(target, host).toBe('DIRECT');
+    }
   });
 
   it('follows the mode: global sends everything to the proxy, direct nothing', () => {

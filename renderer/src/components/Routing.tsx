@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useActions, useApp, useNow } from './context.js';
+import { ClashImport } from './ClashImport.js';
 import { formatAgo } from '../format.js';
 import { detach } from '../detach.js';
 import type { RuleProviderSetting } from '../store/types.js';
@@ -243,6 +244,7 @@ export function RoutingSettings() {
           </p>
         ) : null}
       </div>
+      <ClashImport />
       {routing.errors.length > 0 ? (
         <div className="field" role="alert" data-testid="rule-errors">
           <p>{t('routing.errors', { count: routing.errors.length })}</p>

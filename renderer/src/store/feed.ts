@@ -1,7 +1,7 @@
 import type { CoreClient, OpInput, OpName, OpOutput, Result } from '../client/core-client.js';
 import { LATENCY_WINDOW_MS } from './latency-slice.js';
 import type { AppStore } from './index.js';
-import type { Settings } from './types.js';
+import type { RuleImportRequest, Settings } from './types.js';
 import { detach } from '../detach.js';
 
 /**
@@ -191,6 +191,12 @@ export function connectStore(store: AppStore, client: CoreClient) {
         const st = s().status;
         if (st) s().setStatus({ ...st, routing: r.value });
       }
+      return r;
+    },
+    /** A Clash config's routing: read (what it targets), then applied with the user's mapping; settings and status read again. */
+    importRules: async (request: RuleImportRequest) => {
+      const r = await client.call('importRules', request);
+      if (r.ok && r.value.applied) await loadAll();
       return r;
     },
     refreshRuleSet: async (name: string) => {

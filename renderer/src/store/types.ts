@@ -9,12 +9,23 @@ import type {
   logEventSchema,
   NodeDto,
   NodeTestDto,
+  RuleImportRequest,
+  RuleImportResult,
   Status,
 } from '../../../core/api/schemas.js';
 import type { EventMap, RuleProviderSetting, Settings, SysproxyState } from '../../../core/api/contract.js';
 import type { Connection } from '../client/core-client.js';
 
-export type { NodeDto, Status, Settings, SysproxyState, Connection, RuleProviderSetting };
+export type {
+  NodeDto,
+  Status,
+  Settings,
+  SysproxyState,
+  Connection,
+  RuleProviderSetting,
+  RuleImportRequest,
+  RuleImportResult,
+};
 export type ListVia = ListViaDto;
 export type NodeTest = NodeTestDto;
 export type ExitInfo = ExitInfoDto;
