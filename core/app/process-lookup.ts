@@ -28,19 +28,60 @@ const execRunner: ToolRunner = (file, args) =>
 export function processLookup(
   platform: NodeJS.Platform = process.platform,
   run: ToolRunner = execRunner,
+  stats: ProcessLookupStats = { fullWalks: 0, recentHits: 0 },
 ): ProcessLookup | undefined {
-  if (platform === 'win32') return (socket) => windowsLookup(socket, run);
-  if (platform === 'darwin') return (socket) => macLookup(socket, run);
+  const once = perSocket();
+  if (platform === 'win32') return once((socket) => windowsLookup(socket, run));
+  if (platform === 'darwin') return once((socket) => macLookup(socket, run));
   if (platform !== 'linux') return undefined;
-  return async (socket: Socket) => {
+  const recent = new RecentPids(RECENT_PIDS);
+  return once(async (socket: Socket) => {
     const inode = await socketInode(socket);
     if (inode === null) return null;
-    const pid = await pidHolding(inode);
+    const pid = await pidHolding(inode, recent, stats);
     if (pid === null) return null;
     const path = await readlink(`/proc/${pid}/exe`).catch(() => null);
     if (path) return { name: basename(path.replace(/ \(deleted\)$/, '')), path };
     const comm = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => null);
     return comm ? { name: comm.trim(), path: '' } : null;
+  });
+}
+
+/** How the Linux lookups went: walks of every process, and sockets found among recent owners. */
+export interface ProcessLookupStats {
+  fullWalks: number;
+  recentHits: number;
+}
+
+/** Processes whose sockets were found lately, looked at first (a browser opens many connections). */
+const RECENT_PIDS = 16;
+
+class RecentPids {
+  readonly #pids: number[] = [];
+  constructor(private readonly max: number) {}
+
+  get list(): readonly number[] {
+    return this.#pids;
+  }
+
+  touch(pid: number): void {
+    const i = this.#pids.indexOf(pid);
+    if (i >= 0) this.#pids.splice(i, 1);
+    this.#pids.unshift(pid);
+    if (this.#pids.length > this.max) this.#pids.pop();
+  }
+}
+
+/**
+ * One lookup per client connection, however many rules and requests ask (an HTTP keep-alive
+ * connection carries many flows): the answer is kept with the socket and goes with it.
+ */
+function perSocket(): (lookup: ProcessLookup) => ProcessLookup {
+  const known = new WeakMap<Socket, ReturnType<ProcessLookup>>();
+  return (lookup) => (socket) => {
+    let p = known.get(socket);
+    if (!p) known.set(socket, (p = lookup(socket)));
+    return p;
   };
 }
 
@@ -63,15 +104,31 @@ async function socketInode(socket: Socket): Promise<string | null> {
   return null;
 }
 
-async function pidHolding(inode: string): Promise<number | null> {
+/**
+ * The process holding the socket `inode`: the processes that held recent clients' sockets first
+ * (most connections come from a few programs), then every process (one readlink per descriptor,
+ * which on a desktop with thousands of them is what a lookup costs).
+ */
+async function pidHolding(inode: string, recent: RecentPids, stats: ProcessLookupStats): Promise<number | null> {
   const link = `socket:[${inode}]`;
-  const pids = (await readdir('/proc').catch(() => [] as string[])).filter((d) => /^\d+$/.test(d));
-  for (const pid of pids) {
+  const holds = async (pid: string): Promise<boolean> => {
     const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
-    for (const fd of fds) {
-      if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')) === link) return Number(pid);
+    for (const fd of fds) if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')) === link) return true;
+    return false;
+  };
+  for (const pid of [...recent.list])
+    if (await holds(String(pid))) {
+      stats.recentHits++;
+      recent.touch(pid);
+      return pid;
     }
-  }
+  stats.fullWalks++;
+  const pids = (await readdir('/proc').catch(() => [] as string[])).filter((d) => /^\d+$/.test(d));
+  for (const pid of pids)
+    if (!recent.list.includes(Number(pid)) && (await holds(pid))) {
+      recent.touch(Number(pid));
+      return Number(pid);
+    }
   return null;
 }
 

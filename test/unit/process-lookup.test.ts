@@ -59,3 +59,34 @@ describe('the program behind a connection on Windows and macOS (#33)', () => {
     expect(await mac(client)).toEqual({ name: 'curl', path: '/usr/bin/curl' });
   });
 });
+
+describe.skipIf(process.platform !== 'linux')(
+  'PROCESS-NAME on Linux: found once per connection, recent programs first (#45 review)',
+  () => {
+    it('a second connection from the same program is found without walking every process; a socket asked twice is looked up once', async () => {
+      const { createServer, connect } = await import('node:net');
+      const accepted: Socket[] = [];
+      const server = createServer((s) => accepted.push(s));
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      const port = (server.address() as { port: number }).port;
+      const clients = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+      try {
+        await Promise.all(clients.map((c) => new Promise((r) => c.once('connect', r))));
+        while (accepted.length < 2) await new Promise((r) => setTimeout(r, 10));
+        const stats = { fullWalks: 0, recentHits: 0 };
+        const lookup = processLookup('linux', undefined, stats)!;
+        const first = await lookup(accepted[0]!);
+        expect(first?.path).toBe(process.execPath);
+        expect(stats).toEqual({ fullWalks: 1, recentHits: 0 });
+        expect(await lookup(accepted[1]!)).toEqual(first);
+        expect(stats).toEqual({ fullWalks: 1, recentHits: 1 });
+        // The same connection asked again (another rule, the next request on a keep-alive connection).
+        expect(await lookup(accepted[0]!)).toEqual(first);
+        expect(stats).toEqual({ fullWalks: 1, recentHits: 1 });
+      } finally {
+        for (const c of [...clients, ...accepted]) c.destroy();
+        await new Promise<void>((r) => server.close(() => r()));
+      }
+    });
+  },
+);
