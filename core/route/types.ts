@@ -42,6 +42,11 @@ export interface Decision {
   /** The rule's type (`MATCH` for the final rule, `GLOBAL`/`DIRECT` for a mode). */
   readonly rule: string;
   readonly payload: string;
+  /**
+   * The address a named flow was decided with, when a rule needed it and the tunnel's resolver gave
+   * it: a DIRECT flow is dialled there, never looked up again by name in clear (#45).
+   */
+  readonly address?: string;
 }
 
 /** A rule needs what the flow does not carry yet: its address (resolved inside the tunnel) or its program. */

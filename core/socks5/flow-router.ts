@@ -38,6 +38,11 @@ const NAME_TTL_MS = 60_000;
  */
 const FAILED_LOOKUP_TTL_MS = 2_000;
 const MAX_NAMES = 4_096;
+/** A decision with the in-tunnel address it was made with, when a named flow's address was resolved for it. */
+function withAddress(d: Decision, f: Flow): Decision {
+  return typeof f.ip === 'string' && !isIP(f.host) ? { ...d, address: f.ip } : d;
+}
+
 /** Ports whose first client bytes are an HTTP head or a TLS ClientHello. */
 export const SNIFF_PORTS: ReadonlySet<number> = new Set([80, 443, 8080, 8443, 8880]);
 /** How often the table is asked for one flow while it needs facts (an address, a program) it can then be given. */
@@ -94,13 +99,13 @@ export class FlowRouter {
     let from: RulePath = [];
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const a = table.decide(f, from);
-      if ('decision' in a) return a.decision;
+      if ('decision' in a) return withAddress(a.decision, f);
       from = a.at;
       if (a.need === 'address') f = { ...f, ip: await this.#resolve(f.host) };
       else f = { ...f, process: client && this.routing.processOf ? await this.#process(client) : null };
     }
     const last = table.decide({ ...f, ip: f.ip ?? null, process: f.process ?? null }, from);
-    return 'decision' in last ? last.decision : UNROUTED;
+    return 'decision' in last ? withAddress(last.decision, f) : UNROUTED;
   }
 
   /**

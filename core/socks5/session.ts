@@ -57,6 +57,8 @@ export abstract class ProxySession {
   #directLease: EgressLease | null = null;
   /** The rule that placed this session's latest flow (null before one was routed). */
   decision: Decision | null = null;
+  /** The destination the latest decision was made for (its `address` is that name's, resolved in the tunnel). */
+  #routedHost: string | null = null;
   /** The proxy user the client authenticated as (IN-USER rules); undefined without authentication. */
   protected user: string | undefined;
   /** How the client asked for its latest flow (IN-TYPE rules): set by the protocol before it routes. */
@@ -121,7 +123,12 @@ export abstract class ProxySession {
     // The client's part is done once we dial: from here the connect timer alone bounds the wait
     // (a slow tunnel must not turn a connect into a handshake timeout).
     this.handshakeDone();
-    if (via === 'DIRECT') return this.#dialDirect(host, port);
+    if (via === 'DIRECT') {
+      // Decided on the address the tunnel's resolver gave: dialled there, so the name is not looked
+      // up again in clear (nor fails where only the tunnel knows it).
+      const address = host === this.#routedHost ? this.decision?.address : undefined;
+      return this.#dialDirect(address ?? host, port);
+    }
     const egress = this.leaseEgress();
     // The egress may stop taking sessions while we connect. Found down (a balance member that died
     // or fails its probes): this connect is given up at once and made on an egress that works.
@@ -247,6 +254,7 @@ export abstract class ProxySession {
     };
     const d = await this.ctx.router.decide(flow, s);
     this.decision = d;
+    this.#routedHost = host;
     bump(this.ctx.stats.routed, d.target);
     if (d.target === 'REJECT')
       this.log.debug(

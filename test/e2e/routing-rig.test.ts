@@ -51,6 +51,8 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
         'DST-PORT,9,REJECT',
         // Needs the address of every named flow that gets this far: resolved inside the tunnel.
         'IP-CIDR,192.0.2.0/24,DIRECT',
+        // here.test is a name only the rig's resolver (inside the tunnel) knows: it answers 127.0.0.1.
+        'IP-CIDR,127.0.0.1/32,DIRECT',
         'MATCH,TUNNEL',
       ],
     };
@@ -110,6 +112,30 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
       const before = packets();
       const byName = await curl(['--socks5-hostname', proxy(), 'http://files.test/ip']);
       expect(byName.stdout.toString()).toBe(rig.state.nodes[0]!.exitAddress);
+      expect(packets()).toBe(before);
+    } finally {
+      nft(['delete', 'table', 'inet', table]);
+    }
+  }, 30_000);
+
+  it('one pass, and a DIRECT flow decided on its in-tunnel address is dialled at that address: no clear DNS, no failure for a name only the tunnel knows (#45)', async () => {
+    const table = `gh_dns2_${process.pid}`;
+    const nft = (args: string[], input?: string): string => execFileSync('nft', args, { input, encoding: 'utf8' });
+    nft(
+      ['-f', '-'],
+      `table inet ${table} {\n chain out {\n type filter hook output priority 0; policy accept;\n udp dport 53 counter\n tcp dport 53 counter\n }\n}\n`,
+    );
+    const packets = (): number =>
+      [...nft(['list', 'table', 'inet', table]).matchAll(/counter packets (\d+)/g)].reduce(
+        (n, m) => n + Number(m[1]),
+        0,
+      );
+    try {
+      const before = packets();
+      // here.test → 127.0.0.1 inside the tunnel. The no-resolve 127/8 rule is passed (a name), the
+      // 192.0.2/24 rule has it resolved, the 127.0.0.1/32 rule sends it DIRECT: to 127.0.0.1, not by name.
+      const r = await curl(['--socks5-hostname', proxy(), `http://here.test:${localPort}/`]);
+      expect(r.stdout.toString()).toBe('direct 127.0.0.1');
       expect(packets()).toBe(before);
     } finally {
       nft(['delete', 'table', 'inet', table]);

@@ -42,3 +42,34 @@ describe('FlowRouter: names resolved in the tunnel for the rules (#45)', () => {
     expect(state.asked).toBe(asked); // the answer is kept the minute
   });
 });
+
+describe('FlowRouter: a decision made on an in-tunnel address carries it, for the DIRECT dial (#45)', () => {
+  it('the address a rule needed comes with the decision; a decision by name alone has none', async () => {
+    const state = { down: false, asked: 0 };
+    const table = new RuleTable({
+      mode: 'rule',
+      rules: [
+        'DOMAIN-SUFFIX,home.example,DIRECT',
+        'IP-CIDR,10.0.0.0/8,DIRECT,no-resolve',
+        'IP-CIDR,10.1.0.0/16,DIRECT',
+        'MATCH,TUNNEL',
+      ],
+    });
+    const router = new FlowRouter({ table: () => table, direct: tunnel(state) }, tunnel(state), silentLogger());
+    // Decided by the third rule on the address the tunnel gave: DIRECT, to be dialled at 10.1.1.1.
+    expect(await router.decide({ network: 'tcp', host: 'only-in-tunnel.example', port: 443 })).toEqual({
+      target: 'DIRECT',
+      rule: 'IP-CIDR',
+      payload: '10.1.0.0/16',
+      address: '10.1.1.1',
+    });
+    // By name: no lookup, no address (a DIRECT flow by name is resolved where it leaves, as before).
+    expect(await router.decide({ network: 'tcp', host: 'nas.home.example', port: 443 })).toEqual({
+      target: 'DIRECT',
+      rule: 'DOMAIN-SUFFIX',
+      payload: 'home.example',
+    });
+    // Addressed by IP: the address is the destination itself.
+    expect((await router.decide({ network: 'tcp', host: '10.1.2.3', port: 443 })).address).toBeUndefined();
+  });
+});
