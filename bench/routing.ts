@@ -6,13 +6,26 @@
  *   - the decision's own cost per TCP flow (a name) and per UDP packet (an address), p50/p99,
  *     measured in-process on the same table;
  *   - the RSS the rule sets add (the two proxies' RSS after the same load) and what GeoIP adds.
+ *   - the rule formats of #45 in-process: a GEOSITE list of the `cn` list's size, a 100,000-name
+ *     mrs set (load time, RSS, decision p50/p99) and the worst regexes RE2 accepts (cost per flow).
  * Targets: throughput ≥ 0.95× global, CONNECT-to-first-byte p99 + ≤ 0.2 ms.
- * Usage: npm run bench:routing [-- --bytes N --connections N --runs N]
+ * Usage: npm run bench:routing [-- --bytes N --connections N --runs N] [--formats-only]
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { GeoIp, parseRuleSet, RuleTable, type RuleSet } from '../core/route/index.js';
+import {
+  compileUserRegex,
+  GeoIp,
+  GeoSite,
+  parseMrsRuleSet,
+  parseRuleSet,
+  RuleTable,
+  type Flow,
+  type RuleSet,
+} from '../core/route/index.js';
+import { bigSiteList, writeGeoSite } from '../test/helpers/geosite-writer.js';
+import { writeMrsDomains } from '../test/helpers/mrs-writer.js';
 import { freePort, startProcess } from './lib/processes.js';
 import { curlSpeed as curlSpeedOf, percentile as pct, socksTtfb as ttfb } from './lib/socks-measure.js';
 
@@ -121,7 +134,98 @@ async function geoipCost(): Promise<void> {
   );
 }
 
+/** p50/p99 in µs of `fn` over `flows`, ten rounds after a warm-up. */
+function perFlow(flows: readonly Flow[], fn: (f: Flow) => unknown): { p50: number; p99: number } {
+  for (const f of flows) fn(f);
+  const samples: number[] = [];
+  for (let round = 0; round < 10; round++)
+    for (const f of flows) {
+      const t0 = process.hrtime.bigint();
+      fn(f);
+      samples.push(Number(process.hrtime.bigint() - t0));
+    }
+  samples.sort((a, b) => a - b);
+  return { p50: pct(samples, 50) / 1000, p99: pct(samples, 99) / 1000 };
+}
+
+/** JS heap and external memory in use (RSS in-process is dominated by what the GC has not returned yet). */
+function retained(): number {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
+
+/** Load time of `load`, and the memory what it made keeps (heap and external, after a GC). */
+function measured<T>(load: () => T): { value: T; ms: number; keptMb: number } {
+  global.gc?.();
+  const before = retained();
+  const t0 = performance.now();
+  const value = load();
+  const ms = performance.now() - t0;
+  global.gc?.();
+  return { value, ms, keptMb: (retained() - before) / 1e6 };
+}
+
+/** `n` random names under the given endings (random words: compressed sizes as real lists have). */
+function randomNames(n: number, seed: number): string[] {
+  const r = rng(seed);
+  const word = (): string =>
+    Array.from({ length: 4 + Math.floor(r() * 8) }, () => String.fromCharCode(97 + Math.floor(r() * 26))).join('');
+  return Array.from({ length: n }, () => `${word()}.${['cn', 'com.cn', 'net', 'com'][Math.floor(r() * 4)]}`);
+}
+
+/** #45's formats: GEOSITE at the cn list's size, a 100,000-name mrs set, the worst regexes RE2 takes. */
+function formatsCost(): void {
+  const listed = randomNames(110_000, 45);
+  const names = Array.from({ length: 10_000 }, (_, i) => ({
+    network: 'tcp' as const,
+    host: i % 2 ? `www.${listed[i * 11]!}` : `host${i}.example.org`,
+    port: 443,
+  }));
+  // v2fly's cn list has ~110,000 entries (mostly domain:, some full:).
+  const dat = writeGeoSite({
+    cn: listed.map((value, i) => ({ type: i % 10 === 0 ? ('full' as const) : ('domain' as const), value })),
+    other: bigSiteList(1_000),
+  });
+  const site = measured(() => {
+    const s = GeoSite.parse(dat);
+    s.matches('cn', 'warm.example'); // the list is decoded on first use: part of the load
+    return s;
+  });
+  const siteTable = new RuleTable({ mode: 'rule', rules: ['GEOSITE,cn,DIRECT', 'MATCH,TUNNEL'], geosite: site.value });
+  const sd = perFlow(names, (f) => siteTable.decide(f));
+  console.log(
+    `  GEOSITE cn (110,000 entries, ${(dat.length / 1e6).toFixed(1)} MB file): load ${site.ms.toFixed(0)} ms, keeps ${site.keptMb.toFixed(1)} MB; decision p50 ${sd.p50.toFixed(2)} µs p99 ${sd.p99.toFixed(2)} µs`,
+  );
+  const domains = listed.slice(0, 100_000).map((d) => `+.${d}`);
+  const mrsBytes = writeMrsDomains(domains);
+  const ctx = () => mrsTable.context;
+  const mrs = measured(() => parseMrsRuleSet(mrsBytes, 'domain', ctx));
+  const mrsTable: RuleTable = new RuleTable({
+    mode: 'rule',
+    rules: ['RULE-SET,cn,DIRECT', 'MATCH,TUNNEL'],
+    ruleSets: new Map([['cn', mrs.value]]),
+  });
+  const md = perFlow(names, (f) => mrsTable.decide(f));
+  console.log(
+    `  mrs domain set (100,000 names, ${(mrsBytes.length / 1e6).toFixed(2)} MB file): load ${mrs.ms.toFixed(0)} ms, keeps ${mrs.keptMb.toFixed(1)} MB; decision p50 ${md.p50.toFixed(2)} µs p99 ${md.p99.toFixed(2)} µs`,
+  );
+  // A name of 253 characters that the patterns nearly match: the worst case for a backtracking engine.
+  const long = `${'a'.repeat(61)}.${'a'.repeat(61)}.${'a'.repeat(61)}.${'a'.repeat(61)}.b`;
+  for (const pattern of ['(a+)+$', '(a|aa)*c', `${'a?'.repeat(30)}${'a'.repeat(30)}$`, `(${'[a-z]+'.repeat(40)})c`]) {
+    const re = compileUserRegex(pattern, true);
+    const c = perFlow([{ network: 'tcp', host: long, port: 443 }], (f) => re.test(f.host));
+    console.log(
+      `  regex ${pattern.slice(0, 40).padEnd(40)} on a 253-char name: p50 ${c.p50.toFixed(1)} µs p99 ${c.p99.toFixed(1)} µs`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--formats-only')) {
+    console.log('rule formats (#45), in-process:');
+    formatsCost();
+    return;
+  }
   const dir = mkdtempSync(join(tmpdir(), 'gh-bench-routing-'));
   makeSets(['global', 'rule'].map((mode) => join(dir, mode)));
   const config = join(dir, 'gatehop.yaml');
@@ -190,6 +294,8 @@ async function main(): Promise<void> {
     console.log('the decision alone, in-process, on the same sets:');
     const sets = join(dir, 'rule', 'rule-sets');
     decisionCost({ domains: join(sets, 'domains.txt'), cidrs: join(sets, 'cidrs.txt') });
+    console.log('rule formats (#45), in-process:');
+    formatsCost();
   } finally {
     for (const p of [source, ...runs.map((r) => r.p)]) p.child.kill('SIGTERM');
   }

@@ -56,15 +56,16 @@ function domainKeys(r: Reader): string[] {
   const bitmap = r.words(r.length('label bitmap', 8));
   const labels = r.bytes(r.length('labels'));
   if (!r.done) throw new RuleParseError('bytes after the mrs domain set');
-  const bit = (words: BigUint64Array, i: number): boolean =>
-    i >> 6 < words.length && ((words[i >> 6]! >> BigInt(i & 63)) & 1n) === 1n;
+  // Each uint64 as two uint32 halves, low first: bit i is in half i >> 5 (no BigInt on the hot path).
+  const bit = (halves: Uint32Array, i: number): boolean =>
+    i >> 5 < halves.length && ((halves[i >> 5]! >>> (i & 31)) & 1) === 1;
   // LOUDS: nodes in breadth-first order; for each, a 0 per child (whose label is the next label)
   // and then a 1. Children get the next node ids in order. Node 0 is the root.
   const parent = new Int32Array(labels.length + 1);
   const label = new Uint8Array(labels.length + 1);
   let next = 1;
   let at = 0;
-  const maxBits = bitmap.length * 64;
+  const maxBits = bitmap.length * 32;
   for (let node = 0; node < next; node++) {
     for (;;) {
       if (at >= maxBits) throw new RuleParseError('an mrs domain set whose bitmap ends early');
@@ -85,9 +86,11 @@ function domainKeys(r: Reader): string[] {
       chars.push(label[n]!);
       if (chars.length > 512) throw new RuleParseError('an mrs domain key longer than any name');
     }
-    // mihomo reverses a name by code points before storing its UTF-8 bytes: undo both.
-    const stored = Buffer.from(chars.reverse()).toString('utf8');
-    const key = Array.from(stored).reverse().join('');
+    // The stored key is the name reversed, so walking up reads the name forwards; mihomo reverses by
+    // code points before storing UTF-8, so a name with non-ASCII bytes is undone in both steps.
+    const key = chars.every((c) => c < 0x80)
+      ? String.fromCharCode(...chars)
+      : Array.from(Buffer.from(chars.reverse()).toString('utf8')).reverse().join('');
     // In the binary set `+.` stands alone for "names under it" (mihomo's `.` form); the name itself is its own key.
     out.push(key.startsWith('+.') ? key.slice(1) : key);
   }
@@ -163,11 +166,15 @@ class Reader {
     return Number(n);
   }
 
-  words(n: number): BigUint64Array {
+  /** `n` big-endian uint64 words as 2n uint32 halves, low half first. */
+  words(n: number): Uint32Array {
     const raw = this.bytes(n * 8);
-    const out = new BigUint64Array(n);
+    const out = new Uint32Array(n * 2);
     const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-    for (let i = 0; i < n; i++) out[i] = view.getBigUint64(i * 8, false);
+    for (let i = 0; i < n; i++) {
+      out[2 * i + 1] = view.getUint32(i * 8, false);
+      out[2 * i] = view.getUint32(i * 8 + 4, false);
+    }
     return out;
   }
 }

@@ -62,7 +62,7 @@ function int64(n: number): Buffer {
 
 /** A bitmap with the given bits set, as mihomo's []uint64: a count, then each word big-endian. */
 function words(bits: number[]): Buffer {
-  const n = bits.length ? Math.floor(Math.max(...bits) / 64) + 1 : 0;
+  const n = bits.length ? Math.floor(bits.reduce((a, b) => Math.max(a, b), 0) / 64) + 1 : 0;
   const w = new BigUint64Array(n);
   for (const i of bits) w[i >> 6] = w[i >> 6]! | (1n << BigInt(i & 63));
   const out = Buffer.alloc(8 * n);

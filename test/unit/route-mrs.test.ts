@@ -9,9 +9,17 @@ const tcp = (host: string): Flow => ({ network: 'tcp', host, port: 443 });
 
 describe('mrs rule sets (mihomo’s binary format, #45)', () => {
   it('a domain set: every pattern form means what it means in the text set it was made from', () => {
-    const patterns = ['+.example.com', '.below.org', '*.star.net', 'exact.io', 'test.*.baidu.com', 'mijia cloud'];
+    const patterns = [
+      '+.example.com',
+      '.below.org',
+      '*.star.net',
+      'exact.io',
+      'test.*.baidu.com',
+      'mijia cloud',
+      'bücher.中文.cn', // stored reversed by code points, as UTF-8
+    ];
     const set = parseMrsRuleSet(writeMrsDomains(patterns), 'domain', ctx);
-    expect(set.size).toBe(7); // `+.example.com` is two keys in the binary set
+    expect(set.size).toBe(8); // `+.example.com` is two keys in the binary set
     for (const [name, want] of [
       ['example.com', true],
       ['a.b.example.com', true],
@@ -23,6 +31,8 @@ describe('mrs rule sets (mihomo’s binary format, #45)', () => {
       ['www.exact.io', false],
       ['test.x.baidu.com', true],
       ['mijia cloud', true],
+      ['bücher.中文.cn', true],
+      ['xbücher.中文.cn', false],
       ['other.com', false],
     ] as const)
       expect(set.match(tcp(name), false), name).toBe(want);
