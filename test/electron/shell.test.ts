@@ -378,6 +378,7 @@ describe('the IPC round trip', () => {
     // Every operation reaches the core and comes back validated (ok, or the core's coded refusal).
     const inputs: Record<string, unknown> = {
       importNodes: { csv: 'not a list' },
+      importRules: { config: 'rules: [MATCH,DIRECT]' },
       closeConnection: { id: '999' },
       testNode: { nodeId: 'n1' },
       checkNode: { nodeId: 'n1' },

@@ -52,8 +52,9 @@ describe('gatehop-native', () => {
       execFileSync(process.execPath, ['-e', CHILD, BINARY], { encoding: 'utf8', timeout: 60_000 }),
     ) as { before: number; after: number; released: boolean };
     expect(out.released).toBe(true);
-    // Each worker's arena held several MiB of freed buffers; measured here ~3x less RSS after the trim.
-    expect(out.before - out.after).toBeGreaterThan(16 << 20);
+    // Each worker's arena held several MiB of freed buffers: measured 14–40 MiB given back (less
+    // when the machine is busy and threads share arenas; 16 MiB failed a busy CI run), never near 0.
+    expect(out.before - out.after).toBeGreaterThan(8 << 20);
   });
 
   it('is reported unloaded, with the reason, when turned off', async () => {
