@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { detach, ErrorCodes, GatehopError, writeFileAtomic, type Logger } from '../common/index.js';
 import {
+  AsnDb,
   DEFAULT_RULES,
   GeoIp,
   MAX_CLASH_CONFIG_BYTES,
@@ -54,6 +55,8 @@ export interface RoutingStatus {
   geoip: { loaded: boolean; ranges: number; bytes: number; error: string | null } | null;
   /** v2fly's domain lists for GEOSITE rules; null while no rule names one. */
   geosite: GeoSiteStatus | null;
+  /** AS numbers for IP-ASN rules; null while no rule names one. */
+  asn: { loaded: boolean; ranges: number; bytes: number; error: string | null } | null;
 }
 
 interface Provider {
@@ -91,6 +94,9 @@ export class RoutingState {
   #geoipError: string | null = null;
   #geoipLoading: Promise<void> | null = null;
   #geosite: GeoSiteSource | null = null;
+  #asn: AsnDb | null = null;
+  #asnError: string | null = null;
+  #asnLoading: Promise<void> | null = null;
   readonly #log: Logger;
   #closed = false;
   #started = false;
@@ -148,6 +154,7 @@ export class RoutingState {
     for (const p of this.#providers.values()) this.#schedule(p);
     this.#maybeLoadGeoIp();
     this.#maybeStartGeoSite();
+    this.#maybeLoadAsn();
   }
 
   /** A reload: new mode, rules and rule sets (sets whose settings did not change keep their copy). */
@@ -201,6 +208,15 @@ export class RoutingState {
             }
           : null,
       geosite: this.#geosite?.status() ?? null,
+      asn:
+        this.#asn || this.#asnLoading || this.#asnError
+          ? {
+              loaded: this.#asn !== null,
+              ranges: this.#asn?.ranges ?? 0,
+              bytes: this.#asn?.bytes ?? 0,
+              error: this.#asnError,
+            }
+          : null,
     };
   }
 
@@ -252,6 +268,7 @@ export class RoutingState {
       ruleSets,
       geoip: this.#geoip,
       geosite: this.#geosite?.site ?? null,
+      asn: this.#asn,
     });
   }
 
@@ -270,6 +287,7 @@ export class RoutingState {
     // A fetched set or new rules may ask for countries or domain lists now.
     if (this.#started && why !== 'geoip') this.#maybeLoadGeoIp();
     if (this.#started && why !== 'geosite') this.#maybeStartGeoSite();
+    if (this.#started && why !== 'asn') this.#maybeLoadAsn();
   }
 
   /** RULE-SET rules (in logic rules and sub-rules too) naming a set the config does not have. */
@@ -461,6 +479,33 @@ export class RoutingState {
         text: `GEOSITE,${c.payload}`,
         message: `geosite.dat has no list named "${c.payload.replace(/^!/, '').split('@')[0]}"`,
       }));
+  }
+
+  /** The ASN data is loaded only when a rule names an AS (IP-ASN, SRC-IP-ASN), a slice at a time. */
+  #maybeLoadAsn(): void {
+    if (this.#asn || this.#asnLoading || this.#closed) return;
+    const wants =
+      this.#table.conditions.some((c) => c.type === 'IP-ASN' || c.type === 'SRC-IP-ASN') ||
+      [...this.#providers.values()].some((p) => p.set?.namesAsns === true);
+    if (!wants) return;
+    const started = Date.now();
+    this.#asnLoading = AsnDb.load()
+      .then((db) => {
+        this.#asn = db;
+        this.#asnError = null;
+        this.#log.info(
+          { event: 'asn-loaded', ranges: db.ranges, bytes: db.bytes, durationMs: Date.now() - started },
+          `ASN data loaded: ${db.ranges} ranges in ${Date.now() - started} ms`,
+        );
+        this.#rebuild('asn');
+      })
+      .catch((err: unknown) => {
+        this.#asnError = (err as Error).message;
+        this.#log.warn({ event: 'asn-failed', err: this.#asnError }, `ASN data could not be loaded: ${this.#asnError}`);
+      })
+      .finally(() => {
+        this.#asnLoading = null;
+      });
   }
 
   /** GeoIP is loaded only when a rule or a classical set asks for a country (not LAN). */

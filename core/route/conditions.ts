@@ -16,8 +16,6 @@ const NOT_EXPRESSIBLE: Readonly<Record<string, string>> = {
   DSCP: 'Gatehop does not read the DSCP field of the packets it proxies',
   UID: 'Gatehop does not look up which user owns a connection',
   'IN-NAME': 'Gatehop has one listener, unnamed',
-  'IP-ASN': 'no ASN database is loaded yet (GEOIP works)',
-  'SRC-IP-ASN': 'no ASN database is loaded yet (GEOIP works)',
 };
 
 const IN_TYPES = new Set(['SOCKS5', 'HTTP', 'HTTPS', 'MIXED']);
@@ -116,6 +114,25 @@ export function parseCondition(type: string, payload: string, options: readonly 
         match: (f, ctx) => {
           const test = (ip: string): boolean => (code === 'LAN' ? isLan(ip) : ctx.geoip?.country(ip) === code);
           return t === 'SRC-GEOIP' ? srcMatch(f, test) : ipMatch(f, noResolve, test);
+        },
+      };
+    }
+    case 'IP-ASN':
+    case 'SRC-IP-ASN': {
+      const asns = p.split('/').map((x) => x.trim().replace(/^AS/i, ''));
+      if (asns.some((x) => !/^\d{1,10}$/.test(x)))
+        throw new RuleParseError(`"${p}" is not an AS number (13335, AS13335)`);
+      const want = new Set(asns.map(Number));
+      return {
+        type: t,
+        payload: p,
+        noResolve,
+        match: (f, ctx) => {
+          const test = (ip: string): boolean => {
+            const n = ctx.asn?.asn(ip);
+            return n !== null && n !== undefined && want.has(n);
+          };
+          return t === 'SRC-IP-ASN' ? srcMatch(f, test) : ipMatch(f, noResolve, test);
         },
       };
     }

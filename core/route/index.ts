@@ -14,6 +14,7 @@ export { compileUserRegex, MAX_REGEX_LENGTH } from './user-regex.js';
 export { globMatch } from './glob.js';
 export { isLan } from './flow-facts.js';
 export { GeoIp } from './geoip.js';
+export { AsnDb } from './asn.js';
 export { GeoSite, MAX_GEOSITE_BYTES } from './geosite.js';
 export {
   MAX_CLASH_CONFIG_BYTES,
@@ -34,6 +35,7 @@ export {
   type MatchContext,
   type Rule,
   type RuleSetMatcher,
+  type AsnLookup,
   type SiteLookup,
 } from './rules.js';
 export {

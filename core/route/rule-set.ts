@@ -36,6 +36,8 @@ export class RuleSet implements RuleSetMatcher {
   namesCountries = false;
   /** A classical set with a GEOSITE line: the table needs the domain lists loaded. */
   namesSites = false;
+  /** A classical set with an IP-ASN line: the table needs the ASN data loaded. */
+  namesAsns = false;
 
   constructor(
     readonly behavior: RuleSetBehavior,
@@ -61,6 +63,7 @@ export class RuleSet implements RuleSetMatcher {
         const c = parseClassicalLine(entry);
         if (c.type === 'GEOIP' && c.payload !== 'LAN') this.namesCountries = true;
         if (c.type === 'GEOSITE') this.namesSites = true;
+        if (c.type === 'IP-ASN' || c.type === 'SRC-IP-ASN') this.namesAsns = true;
         this.#conditions.push(c);
       }
       return true;

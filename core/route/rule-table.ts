@@ -5,6 +5,7 @@ import {
   type CountryLookup,
   type MatchContext,
   type Rule,
+  type AsnLookup,
   type RuleSetMatcher,
   type SiteLookup,
 } from './rules.js';
@@ -39,6 +40,7 @@ export interface RuleTableOptions {
   ruleSets?: ReadonlyMap<string, RuleSetMatcher>;
   geoip?: CountryLookup | null;
   geosite?: SiteLookup | null;
+  asn?: AsnLookup | null;
   /** Named rule lists that SUB-RULE lines hand a flow to (config `subRules`, mihomo's `sub-rules`). */
   subRules?: Readonly<Record<string, readonly string[]>>;
 }
@@ -82,7 +84,12 @@ export class RuleTable {
     this.rules = dropUnreachable(rules, subs, o.rules ?? DEFAULT_RULES, o.source ?? 'rules', errors);
     this.subRules = subs;
     this.errors = errors;
-    this.#ctx = { ruleSets: o.ruleSets ?? new Map(), geoip: o.geoip ?? null, geosite: o.geosite ?? null };
+    this.#ctx = {
+      ruleSets: o.ruleSets ?? new Map(),
+      geoip: o.geoip ?? null,
+      geosite: o.geosite ?? null,
+      asn: o.asn ?? null,
+    };
     // A logic rule needs what its conditions need; a SUB-RULE what its list needs.
     const all = [...this.rules, ...[...subs.values()].flat()].flatMap(withSubs);
     this.conditions = all;

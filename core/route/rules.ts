@@ -15,6 +15,11 @@ export interface CountryLookup {
   country(ip: string): string | null;
 }
 
+/** Where an IP-ASN rule finds an address's autonomous system (null: unknown). */
+export interface AsnLookup {
+  asn(ip: string): number | null;
+}
+
 /** Where a GEOSITE rule finds its list: whether `name` is in the list `code` (`cn`, `google@cn`). */
 export interface SiteLookup {
   matches(code: string, name: string): boolean;
@@ -24,6 +29,7 @@ export interface MatchContext {
   readonly ruleSets: ReadonlyMap<string, RuleSetMatcher>;
   readonly geoip: CountryLookup | null;
   readonly geosite?: SiteLookup | null;
+  readonly asn?: AsnLookup | null;
 }
 
 /** One parsed rule without its target (a classical rule set's lines have none). */

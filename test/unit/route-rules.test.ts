@@ -21,6 +21,7 @@ const ctx = {
   ruleSets: new Map(),
   geoip: { country: (ip: string) => (ip.startsWith('5.160.') ? 'IR' : 'US') },
   geosite: { matches: (code: string, name: string) => code === 'cn' && /(^|\.)baidu\.com$/.test(name) },
+  asn: { asn: (ip: string) => (ip.startsWith('1.1.1.') ? 13335 : ip.startsWith('10.') ? null : 15169) },
 };
 const matches = (rule: string, flow: Flow): boolean | string => {
   const [type, payload, ...options] = rule.split(',');
@@ -100,6 +101,13 @@ describe('rule matchers in mihomo syntax (#33)', () => {
     ['IP-SUFFIX,::1/16', tcp('10.0.0.1'), false],
     ['SRC-GEOIP,LAN', tcp('x.example', 443, { src: { ip: '192.168.1.2', port: 1 } }), true],
     ['SRC-GEOIP,IR', tcp('x.example', 443, { src: { ip: '5.160.2.2', port: 1 } }), true],
+    ['IP-ASN,13335', tcp('1.1.1.1'), true],
+    ['IP-ASN,AS15169/13335', tcp('8.8.8.8'), true],
+    ['IP-ASN,13335', tcp('8.8.8.8'), false],
+    ['IP-ASN,13335', tcp('x.example'), 'address'],
+    ['IP-ASN,13335,no-resolve', tcp('x.example'), false],
+    ['IP-ASN,13335', tcp('10.1.1.1'), false],
+    ['SRC-IP-ASN,13335', tcp('x.example', 443, { src: { ip: '1.1.1.9', port: 1 } }), true],
     ['GEOSITE,cn', tcp('www.baidu.com'), true],
     ['GEOSITE,cn', tcp('www.example.com'), false],
     ['GEOSITE,CN', tcp('5.160.1.1', 443, { sniffedName: 'baidu.com' }), true],
@@ -116,7 +124,8 @@ describe('rule matchers in mihomo syntax (#33)', () => {
     ['DOMAIN-SUFFIX,ir', /a rule is TYPE,PAYLOAD,TARGET/],
     ['DOMAIN-SUFFIX,ir,Proxy-Group-X', /unknown target "Proxy-Group-X"/],
     ['DSCP,4,DIRECT', /DSCP is not supported: Gatehop does not read the DSCP field/],
-    ['IP-ASN,13335,DIRECT', /IP-ASN is not supported/],
+    ['UID,1000,DIRECT', /UID is not supported/],
+    ['IP-ASN,cloudflare,DIRECT', /not an AS number/],
     ['SRC-IP-CIDR,1.1.1.1/33,DIRECT', /not an IP network/],
     ['IN-TYPE,REDIR,DIRECT', /inbound type "REDIR"/],
     ['IP-SUFFIX,1.2.3.4,DIRECT', /not ADDRESS\/BITS/],
