@@ -204,7 +204,7 @@ export function ruleProvidersOf(core: AdminCore) {
           type: 'Rule',
           vehicleType: s.type === 'http' ? 'HTTP' : 'File',
           behavior: behavior[s.behavior],
-          format: s.format === 'yaml' ? 'YamlRule' : 'TextRule',
+          format: s.format === 'yaml' ? 'YamlRule' : s.format === 'mrs' ? 'MrsRule' : 'TextRule',
           ruleCount: s.entries,
           updatedAt: new Date(s.updatedAt ?? 0).toISOString(),
         },

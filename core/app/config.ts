@@ -440,13 +440,11 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     // the table and left out when it is built; none stops the start (#45).
     rules: c.rules ? Object.freeze([...c.rules]) : null,
     subRules: Object.freeze(Object.fromEntries(Object.entries(c.subRules).map(([k, v]) => [k, Object.freeze([...v])]))),
+    // A relative rule-set path is taken in <data-dir>/rule-sets (rule-set-path.ts), not against the
+    // directory Gatehop was started from: resolved here, `path: ads.txt` was refused as outside the
+    // data dir wherever the set actually was.
     ruleProviders: Object.freeze(
-      Object.fromEntries(
-        Object.entries(c.ruleProviders).map(([k, v]) => [
-          k,
-          Object.freeze({ ...v, ...(v.path ? { path: resolvePath(v.path) } : {}) }),
-        ]),
-      ),
+      Object.fromEntries(Object.entries(c.ruleProviders).map(([k, v]) => [k, Object.freeze({ ...v })])),
     ),
     geosite: Object.freeze({ url: c.geosite.url, updateIntervalMs: c.geosite.updateIntervalHours * 3_600_000 }),
     upstream: c.upstream ? Object.freeze({ proxy: parseUpstreamUrl(c.upstream.url), nodes: c.upstream.nodes }) : null,

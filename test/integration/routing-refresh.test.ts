@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -90,5 +90,30 @@ describe('rule-set refreshes keep their schedule and their kept copy (#45 review
     expect(routing.table().decide({ network: 'tcp', host: 'a.old.example', port: 443 })).toMatchObject({
       decision: { target: 'TUNNEL' },
     });
+  });
+});
+
+describe('a file rule set with a relative path is read from <data-dir>/rule-sets, wherever Gatehop was started (#45)', () => {
+  it('loads `path: ads.txt` from the data dir, not the working directory', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-rs-relative-'));
+    mkdirSync(join(dataDir, 'rule-sets'), { recursive: true });
+    writeFileSync(join(dataDir, 'rule-sets', 'ads.txt'), '+.ads.example\n+.tracker.example\n');
+    const config = buildConfig(
+      {
+        mode: 'rule',
+        rules: ['RULE-SET,ads,REJECT', 'MATCH,DIRECT'],
+        ruleProviders: { ads: { type: 'file', behavior: 'domain', format: 'text', path: 'ads.txt' } },
+      },
+      { egress: 'direct', dataDir, logFile: 'off' },
+    );
+    const routing = new RoutingState(config, silentLogger(), () => []);
+    try {
+      expect(routing.status().ruleSets[0]).toMatchObject({ name: 'ads', entries: 2, error: null });
+      expect(routing.table().decide({ network: 'tcp', host: 'x.ads.example', port: 443 })).toMatchObject({
+        decision: { target: 'REJECT' },
+      });
+    } finally {
+      routing.close();
+    }
   });
 });
