@@ -15,24 +15,39 @@ const MAX_DEPTH = 16;
 /**
  * `TYPE,((A),(B)),REST…` → the payload `((A),(B))`, the condition texts `A`, `B` and what follows (`REST…`,
  * split at commas: the target and options of a rule, nothing for a condition inside another).
+ * mihomo also takes the conditions unwrapped, `TYPE,(A),(B),REST…` (its own tests nest
+ * `(AND,(DOMAIN,baidu.com),(NETWORK,TCP))` so): a run of parenthesised groups is the payload, and
+ * a single group is the wrapped list.
  */
 export function splitLogic(text: string): { payload: string; subs: string[]; after: string[] } {
   const start = text.indexOf(',') + 1;
   const open = start + (text.slice(start).length - text.slice(start).trimStart().length);
   if (start === 0 || text[open] !== '(')
     throw new RuleParseError(`a logic rule is ${text.split(',')[0]},((CONDITION),(CONDITION)),TARGET`);
-  const close = matchingParen(text, open);
-  const subs = topLevel(text.slice(open + 1, close)).map((s) => {
+  // The run of top-level groups: `(A)`, `,(B)`, … up to the first part that is not one.
+  const groups: Array<[number, number]> = [];
+  let at = open;
+  for (;;) {
+    const close = matchingParen(text, at);
+    groups.push([at, close]);
+    const next = /^\s*,\s*\(/.exec(text.slice(close + 1));
+    if (!next) break;
+    at = close + next[0].length;
+  }
+  const end = groups[groups.length - 1]![1];
+  const inner =
+    groups.length === 1 ? topLevel(text.slice(open + 1, end)) : groups.map(([a, b]) => text.slice(a, b + 1));
+  const subs = inner.map((s) => {
     const t = s.trim();
     if (!t.startsWith('(') || matchingParen(t, 0) !== t.length - 1)
       throw new RuleParseError(`"${t.slice(0, 60)}": each condition of a logic rule is in parentheses`);
     return t.slice(1, -1).trim();
   });
   if (subs.length === 0 || subs.some((s) => s === '')) throw new RuleParseError('an empty condition in a logic rule');
-  const rest = text.slice(close + 1).trim();
+  const rest = text.slice(end + 1).trim();
   if (rest !== '' && !rest.startsWith(','))
     throw new RuleParseError(`"${rest.slice(0, 60)}" after a logic rule's conditions`);
-  return { payload: text.slice(open, close + 1), subs, after: rest === '' ? [] : rest.slice(1).split(',') };
+  return { payload: text.slice(open, end + 1), subs, after: rest === '' ? [] : rest.slice(1).split(',') };
 }
 
 /** The index of the parenthesis that closes the one at `open`. */

@@ -554,3 +554,41 @@ describe('SUB-RULE hands a flow to a named list, as mihomo’s sub-rules (#45)',
     expect(t.decide(tcp('x.example'))).toMatchObject({ decision: { target: 'DIRECT', rule: 'MATCH' } });
   });
 });
+
+describe('mihomo’s own logic-rule tests (rules/logic_test/logic_test.go), through the table (#45)', () => {
+  const rule = (text: string) => parseRule(text);
+  it('TestAND: matches, a malformed payload is refused, an AND nested without double parentheses is taken', () => {
+    const and = rule('AND,((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535)),DIRECT');
+    expect(and.target).toBe('DIRECT');
+    expect(and.noResolve).toBe(false);
+    expect(and.match({ network: 'tcp', host: 'baidu.com', port: 20000 }, ctx)).toBe(true);
+    expect(() => rule('AND,(DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535)),DIRECT')).toThrow(RuleParseError);
+    const nested = rule('AND,((AND,(DOMAIN,baidu.com),(NETWORK,TCP)),(NETWORK,TCP),(DST-PORT,10001-65535)),DIRECT');
+    expect(nested.match({ network: 'tcp', host: 'baidu.com', port: 20000 }, ctx)).toBe(true);
+    expect(nested.match({ network: 'tcp', host: 'qq.com', port: 20000 }, ctx)).toBe(false);
+  });
+
+  it('TestNOT: one condition; two, or an empty one, are refused', () => {
+    expect(rule('NOT,((DST-PORT,6000-6500)),REJECT').match({ network: 'tcp', host: 'x', port: 6100 }, ctx)).toBe(false);
+    expect(() => rule('NOT,((DST-PORT,5600-6666),(DOMAIN,baidu.com)),DIRECT')).toThrow(RuleParseError);
+    expect(() => rule('NOT,(()),DIRECT')).toThrow(RuleParseError);
+  });
+
+  it('TestOR: any condition; a name needs no address', () => {
+    const or = rule('OR,((DOMAIN,baidu.com),(NETWORK,TCP),(DST-PORT,10001-65535)),DIRECT');
+    expect(or.match({ network: 'tcp', host: '1.2.3.4', port: 80 }, ctx)).toBe(true);
+    const t = new RuleTable({ mode: 'rule', rules: [or.text, 'MATCH,TUNNEL'] });
+    expect(t.decide({ network: 'udp', host: 'baidu.com', port: 53 })).toMatchObject({ decision: { target: 'DIRECT' } });
+  });
+
+  it('the unwrapped form at the top level too: AND,(A),(B),TARGET', () => {
+    const t = new RuleTable({ mode: 'rule', rules: ['AND,(NETWORK,UDP),(DST-PORT,443),REJECT', 'MATCH,TUNNEL'] });
+    expect(t.errors).toEqual([]);
+    expect(t.decide({ network: 'udp', host: 'x.example', port: 443 })).toMatchObject({
+      decision: { target: 'REJECT' },
+    });
+    expect(t.decide({ network: 'tcp', host: 'x.example', port: 443 })).toMatchObject({
+      decision: { target: 'TUNNEL' },
+    });
+  });
+});
