@@ -1,6 +1,8 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, health, groups, socks5, egress, selector, sysproxy, honesty} → {route, netstack, ovpn, sstp, softether, vpngate, store} → common
+ *   app → {api, health, groups, socks5, egress, selector, sysproxy, honesty} → router → {route, netstack, ovpn, sstp, softether, vpngate, store} → common
+ * router (routing in one place: the table's state, rule sets, the per-flow decision, sniffing, and
+ * the egress each target opens on) imports common, route, vpngate (fetching sets) and the Egress types;
  * sysproxy knows only common (OS proxy settings; nothing of egresses, the proxy or the store);
  * socks5 sees only the Egress interface (type-only imports of core/egress) and asks core/route where
  * a flow goes; route names a target and never opens one (it imports only common); netstack never knows
@@ -26,7 +28,20 @@ module.exports = {
       comment: 'netstack, ovpn, sstp, softether, vpngate and store import only common (vpngate may read ovpn profiles)',
       severity: 'error',
       from: { path: `^core/${LOW}/` },
-      to: { path: `^core/(${MID.slice(1, -1)}|app)/` },
+      to: { path: `^core/(${MID.slice(1, -1)}|app|router)/` },
+    },
+    {
+      name: 'router-below-the-front-ends',
+      comment: 'core/router imports common, route, vpngate and the Egress types: nothing of the front ends, the tunnels or the app',
+      severity: 'error',
+      from: { path: '^core/router/' },
+      to: { path: '^core/(?!router/|common/|route/|vpngate/|egress/)' },
+    },
+    {
+      name: 'router-egress-type-only',
+      severity: 'error',
+      from: { path: '^core/router/' },
+      to: { path: '^core/egress/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'low-tier-peers',
@@ -50,10 +65,10 @@ module.exports = {
     },
     {
       name: 'socks5-sees-only-egress-interface',
-      comment: 'socks5 imports common, the Egress types and route (where a flow goes), nothing else of core',
+      comment: 'socks5 imports common, the Egress types, router (where a flow goes and on what) and route types, nothing else of core',
       severity: 'error',
       from: { path: '^core/socks5/' },
-      to: { path: '^core/(?!socks5/|common/|egress/|route/)' },
+      to: { path: '^core/(?!socks5/|common/|egress/|route/|router/)' },
     },
     {
       name: 'socks5-egress-type-only',
@@ -79,7 +94,7 @@ module.exports = {
       name: 'egress-not-upwards',
       severity: 'error',
       from: { path: '^core/egress/' },
-      to: { path: '^core/(socks5|api|health|groups|honesty)/' },
+      to: { path: '^core/(socks5|api|health|groups|honesty|router)/' },
     },
     {
       name: 'catalog-is-data',

@@ -57,8 +57,7 @@ import { createHonesty, honestyAccessOf, wireHonesty } from './honesty-setup.js'
 import type { HonestyMonitor } from '../honesty/index.js';
 import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
 import { protocolMemoryOf } from './protocol-memory.js';
-import { processLookup } from './process-lookup.js';
-import { RoutingState } from './routing.js';
+import { processLookup, RoutingState } from '../router/index.js';
 import { importRules } from './rule-import.js';
 import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';

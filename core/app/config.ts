@@ -31,7 +31,7 @@ import {
 import { selectorOptionsSchema, type SelectorOptions } from '../selector/index.js';
 import { DEFAULT_BYPASS } from '../sysproxy/index.js';
 import { defaultDataDir } from './paths.js';
-import { DEFAULT_GEOSITE_URL } from './geosite-source.js';
+import { DEFAULT_GEOSITE_URL } from '../router/index.js';
 import { ruleProviderName, ruleProviderSchema } from '../api/index.js';
 
 const endpointText = z.string().refine((s) => {

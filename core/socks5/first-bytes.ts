@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { SNIFF_MAX_BYTES, sniffName } from './sniff.js';
+import { SNIFF_MAX_BYTES, sniffName } from '../router/index.js';
 
 /** How long a client addressed by IP is waited for to speak first (a server-first protocol never will). */
 export const SNIFF_WAIT_MS = 300;

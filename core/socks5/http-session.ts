@@ -6,7 +6,7 @@ import type { Decision, InboundType } from '../route/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import { readFirstBytes } from './first-bytes.js';
 import { HTTPS_ONLY_PAGE } from './https-only.js';
-import { sniffName } from './sniff.js';
+import { sniffName } from '../router/index.js';
 import { httpStatusFor } from './reply-codes.js';
 import { bump } from './proxy-stats.js';
 import { parseAuthority, parseBasicAuth, stripHopByHop, withHost } from './http-headers.js';

@@ -3,6 +3,5 @@ export { proxyOptionsSchema, type ProxyOptions } from './options.js';
 export { Credentials, formatAuthLine, upsertAuthFile, hashPassword } from './credentials.js';
 export type { ProxyStats } from './proxy-stats.js';
 export type { ProxySession } from './session.js';
-export { FlowRouter, type ProcessLookup, type Routing } from './flow-router.js';
 export * as socks5Codec from './socks5-codec.js';
 export { stripHopByHop, parseBasicAuth, parseAuthority } from './http-headers.js';

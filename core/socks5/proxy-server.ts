@@ -7,7 +7,7 @@ import { HttpSession } from './http-session.js';
 import type { ProxyOptions } from './options.js';
 import { createProxyStats, bump, type ProxyStats } from './proxy-stats.js';
 import type { ProxySession, SessionContext } from './session.js';
-import { FlowRouter, type Routing } from './flow-router.js';
+import { Router, type Routing } from '../router/index.js';
 import { TcpQueues } from './tcp-queues.js';
 import { Socks5Session } from './socks5-session.js';
 
@@ -35,11 +35,10 @@ export class ProxyServer {
     this.#log = logger.child({ component: 'proxy' });
     this.#ctx = {
       options,
-      egress,
       stats: this.stats,
       logger: this.#log,
       queues: new TcpQueues(),
-      router: new FlowRouter(routing, egress, this.#log),
+      router: new Router(routing, egress, this.#log),
     };
     // Down bytes are what clients have taken: ended sessions' totals plus the live ones' counts now.
     Object.defineProperty(this.stats, 'bytesDown', {

@@ -1,12 +1,12 @@
 import type { Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import { ErrorCodes, GatehopError, type Logger, detach } from '../common/index.js';
-import type { Egress, EgressLease, EgressSource, EgressTcpConnection, RetireReason } from '../egress/index.js';
+import type { Egress, EgressLease, EgressTcpConnection, RetireReason } from '../egress/index.js';
 import type { Decision, Flow, InboundType } from '../route/index.js';
 import { FirstByteGate } from './first-byte-gate.js';
 import { readFirstBytes } from './first-bytes.js';
 import { httpsOnlyResponse, isPlainHttp } from './https-only.js';
-import type { FlowRouter } from './flow-router.js';
+import type { Router } from '../router/index.js';
 import type { ProxyOptions } from './options.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
 import type { TcpQueues } from './tcp-queues.js';
@@ -14,13 +14,12 @@ import type { TcpQueues } from './tcp-queues.js';
 export interface SessionContext {
   /** Replaced whole by a reload; sessions read it when they need a value. */
   options: ProxyOptions;
-  readonly egress: EgressSource;
   readonly stats: ProxyStats;
   readonly logger: Logger;
   /** The kernel's queues of client connections (what clients have not read yet). */
   readonly queues: TcpQueues;
-  /** Where each flow goes (the rule table); its TUNNEL source is `egress`. */
-  readonly router: FlowRouter;
+  /** Where each flow goes, and the egress each target opens on (TUNNEL and DIRECT alike): one owner. */
+  readonly router: Router;
 }
 
 /** Errors that are part of normal life (a peer hung up): logged at debug, not as failures. */
@@ -337,7 +336,7 @@ export abstract class ProxySession {
 
   /** The egress this session is bound to for life (leased on first use). */
   protected leaseEgress(): Egress {
-    this.#lease ??= this.ctx.egress.acquire();
+    this.#lease ??= this.ctx.router.sourceFor('TUNNEL').acquire();
     return this.#lease.egress;
   }
 

@@ -19,7 +19,7 @@ import { socksReplyFor } from './reply-codes.js';
 import { bump } from './proxy-stats.js';
 import { UdpAssociation } from './udp-association.js';
 import { readFirstBytes } from './first-bytes.js';
-import { sniffName } from './sniff.js';
+import { sniffName } from '../router/index.js';
 
 /** Greeting (≤ 257) + auth (≤ 513) + request (≤ 262) fit easily; more before the relay is garbage. */
 const MAX_HANDSHAKE_BYTES = 2048;
@@ -260,7 +260,7 @@ export class Socks5Session extends ProxySession {
     const bindHost = this.socket.localAddress ?? '127.0.0.1';
     try {
       const udp = new UdpAssociation({
-        source: this.ctx.egress,
+        source: this.ctx.router.sourceFor('TUNNEL'),
         router: this.ctx.router,
         clientAddress,
         // RFC 1928 §7: DST.ADDR/DST.PORT, when not zero, name where the client will send from.

@@ -6,8 +6,7 @@ import { encodeUdpHeader, parseUdpHeader, unmapIpv4 } from './socks5-codec.js';
 import type { ProxyStats } from './proxy-stats.js';
 import { detach } from '../common/index.js';
 import type { Decision, Flow } from '../route/index.js';
-import type { FlowRouter } from './flow-router.js';
-import { NameLookups } from './name-lookups.js';
+import { NameLookups, type Router } from '../router/index.js';
 import { bump } from './proxy-stats.js';
 
 /** After re-homing, the old egress socket still takes replies this long. */
@@ -23,7 +22,7 @@ export interface UdpAssociationOptions {
   /** Where the association leases its egress; at a switch it re-homes to the new active one. */
   readonly source: EgressSource;
   /** Routes each packet by its peer: TUNNEL (source), DIRECT (a socket on the host's network) or dropped. */
-  readonly router?: FlowRouter;
+  readonly router?: Router;
   /** The TCP control connection's peer: only datagrams from this address are relayed. */
   readonly clientAddress: string;
   /** 0 when the client did not say; then the first datagram's source port is fixed. */

@@ -57,7 +57,7 @@ import { parseMirrorDirectory, parseVpnGateCsv } from '../../core/vpngate/index.
 import { directoryHtml } from '../helpers/list-site.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 import { clientHello } from '../helpers/tls-hello.js';
-import { sniffName } from '../../core/socks5/sniff.js';
+import { sniffName } from '../../core/router/index.js';
 import {
   GeoSite,
   parseRuleLines,

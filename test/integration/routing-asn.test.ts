@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/app/index.js';
-import { RoutingState } from '../../core/app/routing.js';
+import { RoutingState } from '../../core/router/index.js';
 import { silentLogger } from '../../core/common/index.js';
 import { AsnDb, GeoIp } from '../../core/route/index.js';
 import { until } from '../helpers/fds.js';

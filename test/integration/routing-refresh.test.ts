@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/app/index.js';
-import { RoutingState } from '../../core/app/routing.js';
+import { RoutingState } from '../../core/router/index.js';
 import { silentLogger } from '../../core/common/index.js';
 import { directDialer } from '../../core/vpngate/index.js';
 import { until } from '../helpers/fds.js';

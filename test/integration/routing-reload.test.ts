@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settingsResultSchema, statusSchema } from '../../core/api/index.js';
 import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
-import { RoutingState } from '../../core/app/routing.js';
+import { RoutingState } from '../../core/router/index.js';
 import { silentLogger } from '../../core/common/index.js';
 import { directDialer } from '../../core/vpngate/index.js';
 import { apiRequest } from '../helpers/admin-client.js';

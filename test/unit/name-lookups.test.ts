@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NameLookups } from '../../core/socks5/name-lookups.js';
+import { NameLookups } from '../../core/router/index.js';
 
 /** A resolver whose answers the test releases by hand, counting what was asked. */
 function resolver() {

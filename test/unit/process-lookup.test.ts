@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { parseLsof, parseNetstatPid, parseTasklistName, processLookup } from '../../core/app/process-lookup.js';
+import { parseLsof, parseNetstatPid, parseTasklistName, processLookup } from '../../core/router/index.js';
 
 /**
  * PROCESS-NAME on Windows and macOS (#33), against the tools' documented outputs (as the system

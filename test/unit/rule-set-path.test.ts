@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ruleSetPath } from '../../core/app/rule-set-path.js';
+import { ruleSetPath } from '../../core/router/index.js';
 
 describe('a rule set’s path stays inside the data directory (#45: the admin token is no file read/write)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gh-rsp-'));

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { describe, expect, it } from 'vitest';
-import { sniffName } from '../../core/socks5/sniff.js';
+import { sniffName } from '../../core/router/index.js';
 import { clientHello } from '../helpers/tls-hello.js';
 
 /** The first bytes a real TLS client (Node's OpenSSL) sends for `servername`. */

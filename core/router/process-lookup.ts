@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { basename } from 'node:path';
-import type { ProcessLookup } from '../socks5/index.js';
+import type { ProcessLookup } from './router.js';
 
 /** Runs a program (no shell) and gives its stdout; the deadline keeps a slow tool from holding a flow. */
 export type ToolRunner = (file: string, args: readonly string[]) => Promise<string>;

@@ -52,8 +52,10 @@ const MAX_ROUNDS = 4;
  * Asks the rule table where a flow goes and finds what the table needs on the way: a named
  * destination's address is resolved **inside the tunnel** (never by the host's resolver, so routing
  * adds no clear DNS query), cached for a minute; the local program only when a rule asks for it.
+ * It also owns where each target leads (`sourceFor`): the front ends lease TUNNEL and DIRECT egress
+ * from it alone.
  */
-export class FlowRouter {
+export class Router {
   readonly #names = new Map<string, { ip: string | null; until: number }>();
 
   constructor(

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
 import type { EgressSource } from '../../core/egress/index.js';
 import { RuleTable } from '../../core/route/index.js';
-import { FlowRouter } from '../../core/socks5/index.js';
+import { Router } from '../../core/router/index.js';
 
 /** A tunnel whose resolver fails while `down` (no tunnel up yet) and answers 10.1.1.1 after. */
 function tunnel(state: { down: boolean; asked: number }): EgressSource {
@@ -22,14 +22,14 @@ function tunnel(state: { down: boolean; asked: number }): EgressSource {
   };
 }
 
-describe('FlowRouter: names resolved in the tunnel for the rules (#45)', () => {
+describe('Router: names resolved in the tunnel for the rules (#45)', () => {
   afterEach(() => vi.useRealTimers());
 
   it('a lookup that failed (no tunnel yet) is asked again after 2 s, not a minute; an answer is kept the minute', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const state = { down: true, asked: 0 };
     const table = new RuleTable({ mode: 'rule', rules: ['IP-CIDR,10.0.0.0/8,DIRECT', 'MATCH,TUNNEL'] });
-    const router = new FlowRouter({ table: () => table, direct: tunnel(state) }, tunnel(state), silentLogger());
+    const router = new Router({ table: () => table, direct: tunnel(state) }, tunnel(state), silentLogger());
     const flow = { network: 'tcp', host: 'intranet.example', port: 443 } as const;
     expect((await router.decide(flow)).target).toBe('TUNNEL'); // unknown address: the rule does not match
     state.down = false;
@@ -43,7 +43,7 @@ describe('FlowRouter: names resolved in the tunnel for the rules (#45)', () => {
   });
 });
 
-describe('FlowRouter: a decision made on an in-tunnel address carries it, for the DIRECT dial (#45)', () => {
+describe('Router: a decision made on an in-tunnel address carries it, for the DIRECT dial (#45)', () => {
   it('the address a rule needed comes with the decision; a decision by name alone has none', async () => {
     const state = { down: false, asked: 0 };
     const table = new RuleTable({
@@ -55,7 +55,7 @@ describe('FlowRouter: a decision made on an in-tunnel address carries it, for th
         'MATCH,TUNNEL',
       ],
     });
-    const router = new FlowRouter({ table: () => table, direct: tunnel(state) }, tunnel(state), silentLogger());
+    const router = new Router({ table: () => table, direct: tunnel(state) }, tunnel(state), silentLogger());
     // Decided by the third rule on the address the tunnel gave: DIRECT, to be dialled at 10.1.1.1.
     expect(await router.decide({ network: 'tcp', host: 'only-in-tunnel.example', port: 443 })).toEqual({
       target: 'DIRECT',

@@ -16,9 +16,31 @@ import {
   type RuleSetFormat,
 } from '../route/index.js';
 import { httpGet, type Dialer } from '../vpngate/index.js';
-import type { GatehopConfig, RuleProviderConfig } from './config.js';
+
 import { GeoSiteSource, type GeoSiteStatus } from './geosite-source.js';
 import { ruleSetPath } from './rule-set-path.js';
+
+/** A rule provider as the config gives it (mihomo's rule-providers). */
+export interface RuleProviderConfig {
+  readonly type: 'http' | 'file';
+  readonly behavior: 'domain' | 'ipcidr' | 'classical';
+  readonly url?: string | undefined;
+  readonly path?: string | undefined;
+  readonly interval: number;
+  readonly format?: RuleSetFormat | undefined;
+}
+
+/** What routing reads of the config (the app's config is one). */
+export interface RoutingConfig {
+  readonly dataDir: string;
+  readonly mode: RouteMode;
+  /** The user's rule lines, or null for the default table. */
+  readonly rules: readonly string[] | null;
+  readonly subRules: Readonly<Record<string, readonly string[]>>;
+  readonly ruleProviders: Readonly<Record<string, RuleProviderConfig>>;
+  readonly sniffPorts: readonly number[];
+  readonly geosite: { readonly url: string; readonly updateIntervalMs: number };
+}
 
 /** A rule set's body may be this large (a 120,000-line domestic list is ~3 MiB). */
 export const MAX_RULE_SET_BYTES = 32 * 1024 * 1024;
@@ -85,7 +107,7 @@ interface Provider {
  * A reload or a mode change builds a new table; open flows keep the decision they were opened with.
  */
 export class RoutingState {
-  #config: GatehopConfig;
+  #config: RoutingConfig;
   #sniffPorts: ReadonlySet<number>;
   #mode: RouteMode;
   #table: RuleTable;
@@ -103,7 +125,7 @@ export class RoutingState {
   readonly #changeListeners = new Set<() => void>();
 
   constructor(
-    config: GatehopConfig,
+    config: RoutingConfig,
     logger: Logger,
     /** How a rule set is fetched, in order: straight (or through the upstream proxy), then a working tunnel. */
     private readonly dialers: () => ReadonlyArray<Dialer | null>,
@@ -158,7 +180,7 @@ export class RoutingState {
   }
 
   /** A reload: new mode, rules and rule sets (sets whose settings did not change keep their copy). */
-  apply(next: GatehopConfig): void {
+  apply(next: RoutingConfig): void {
     const before = this.#config;
     this.#config = next;
     this.#sniffPorts = new Set(next.sniffPorts);
@@ -303,7 +325,7 @@ export class RoutingState {
       }));
   }
 
-  #loadProviders(config: GatehopConfig): void {
+  #loadProviders(config: RoutingConfig): void {
     for (const [name, cfg] of Object.entries(config.ruleProviders)) this.#providers.set(name, this.#load(name, cfg));
   }
 
