@@ -1,4 +1,5 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
@@ -16,4 +17,25 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: {
     closeSync(fd);
   }
   renameSync(tmp, path);
+}
+
+let asyncWrites = 0;
+
+/** writeFileAtomic off the main loop: the write and the fsync run in libuv's pool (a 32 MiB rule set). */
+export async function writeFileAtomicAsync(
+  path: string,
+  data: string | Uint8Array,
+  opts: { mode?: number } = {},
+): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  // Its own temp name: two writes of one path may overlap while they wait on the disk.
+  const tmp = `${path}.${process.pid}.${++asyncWrites}.tmp`;
+  const fh = await open(tmp, 'w', opts.mode ?? 0o600);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
 }

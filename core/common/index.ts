@@ -31,7 +31,7 @@ export {
   type NetworkSnapshot,
   type NetworkWatchOptions,
 } from './network-watch.js';
-export { writeFileAtomic } from './atomic-write.js';
+export { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
 export {
   dialThroughUpstream,
   parseSocks5Udp,

@@ -40,8 +40,10 @@ export {
 } from './rules.js';
 export {
   MAX_RULE_SET_ENTRIES,
+  ENTRIES_PER_TURN,
   parseMrsRuleSet,
   parseRuleSet,
+  parseRuleSetAsync,
   RuleSet,
   type RuleSetBehavior,
   type RuleSetError,
