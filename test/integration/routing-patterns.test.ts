@@ -1,0 +1,80 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
+import { silentLogger } from '../../core/common/index.js';
+
+/**
+ * mihomo's domain-trie tables (component/trie/domain_test.go, TestTrie_Wildcard) through the
+ * whole path: a rule set of those patterns, real HTTP proxy requests, and the 403 that names the
+ * rule that refused each. Every name is refused (RULE-SET or MATCH), so nothing leaves this host.
+ */
+describe('mihomo’s trie tables through real proxy requests (#45)', () => {
+  let app: RunningApp;
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-patterns-'));
+    mkdirSync(join(dataDir, 'rule-sets'), { recursive: true });
+    writeFileSync(
+      join(dataDir, 'rule-sets', 'trie.txt'),
+      [
+        '*.example.com',
+        'sub.*.example.com',
+        '*.dev',
+        '.org',
+        '.example.net',
+        '.apple.*',
+        '+.foo.com',
+        '+.stun.*.*',
+        '+.stun.*.*.*',
+        '+.stun.*.*.*.*',
+        'stun.l.google.com',
+        'Mijia Cloud',
+      ].join('\n'),
+    );
+    app = await startApp(
+      buildConfig(
+        {
+          mode: 'rule',
+          rules: ['RULE-SET,trie,REJECT', 'MATCH,REJECT'],
+          ruleProviders: { trie: { type: 'file', behavior: 'domain', format: 'text', path: 'trie.txt' } },
+        },
+        { egress: 'direct', listen: '127.0.0.1:0', admin: 'off', logFile: 'off', dataDir },
+      ),
+      silentLogger(),
+    );
+  });
+  afterAll(() => app.stop());
+
+  /** The rule that refused a plain HTTP request for `host` through the proxy. */
+  const refusedBy = (host: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        { host: '127.0.0.1', port: app.listening.proxy.port, path: `http://${host}/`, headers: { host } },
+        (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve(`${res.statusCode} ${/refused by the rule (\S+)/.exec(body)?.[1] ?? body}`));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+
+  it.each([
+    ['sub.example.com', true],
+    ['sub.foo.example.com', true],
+    ['test.org', true],
+    ['test.example.net', true],
+    ['test.apple.com', true],
+    ['test.foo.com', true],
+    ['foo.com', true],
+    ['global.stun.website.com', true],
+    ['foo.sub.example.com', false],
+    ['foo.example.dev', false],
+    ['example.com', false],
+  ])('%s is in the set: %s', async (host, inSet) => {
+    expect(await refusedBy(host)).toBe(inSet ? '403 RULE-SET,trie' : '403 MATCH');
+  });
+});
