@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { bareAddress, ipv6Groups } from './ipv6.js';
 
 /**
  * What kind of destination an IP address is, as far as whether Gatehop may be sent there by
@@ -15,7 +16,7 @@ export type AddressClass =
 
 /** The class of `ip`, or null when it is not an IP address. */
 export function classifyAddress(ip: string): AddressClass | null {
-  const bare = ip.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const bare = bareAddress(ip);
   const v = isIP(bare);
   if (v === 4) return classifyV4(v4Octets(bare));
   if (v === 6) return classifyV6(bare.toLowerCase());
@@ -57,7 +58,7 @@ function classifyV4([a, b, c, d]: number[]): AddressClass {
 }
 
 function classifyV6(ip: string): AddressClass {
-  const words = expandV6(ip);
+  const words = ipv6Groups(ip);
   if (!words) return 'reserved';
   if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff)
     return classifyV4([words[6]! >> 8, words[6]! & 0xff, words[7]! >> 8, words[7]! & 0xff]);
@@ -68,21 +69,4 @@ function classifyV6(ip: string): AddressClass {
   if ((w0 & 0xff00) === 0xff00) return 'multicast';
   if ((w0 & 0xfe00) === 0xfc00) return 'private';
   return 'public';
-}
-
-/** The eight 16-bit words of an IPv6 address (a trailing dotted IPv4 part included). */
-function expandV6(ip: string): number[] | null {
-  let s = ip;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (dotted) {
-    const o = v4Octets(dotted[1]!);
-    s = `${s.slice(0, dotted.index)}${((o[0]! << 8) | o[1]!).toString(16)}:${((o[2]! << 8) | o[3]!).toString(16)}`;
-  }
-  const [head, tail] = s.split('::') as [string, string | undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const fill = tail !== undefined ? 8 - h.length - t.length : 0;
-  if (fill < 0) return null;
-  const words = [...h, ...Array<string>(fill).fill('0'), ...t].map((w) => parseInt(w, 16));
-  return words.length === 8 && words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff) ? words : null;
 }

@@ -32,6 +32,7 @@ export {
   type NetworkWatchOptions,
 } from './network-watch.js';
 export { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
+export { bareAddress, ipv6Groups } from './ipv6.js';
 export {
   dialThroughUpstream,
   parseSocks5Udp,

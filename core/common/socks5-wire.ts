@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { ipv6Groups } from './ipv6.js';
 
 /**
  * SOCKS5's address and UDP wire format (RFC 1928 §4, §5, §7), once, for both directions: the proxy
@@ -93,27 +94,10 @@ export function unmapIpv4(host: string): string {
   return host.toLowerCase().startsWith('::ffff:') && isIP(host.slice(7)) === 4 ? host.slice(7) : host;
 }
 
-/** An IPv6 literal's 16 bytes, a dotted IPv4 tail (`::ffff:1.2.3.4`, `64:ff9b::1.2.3.4`) included. */
+/** An IPv6 literal's 16 bytes, a dotted IPv4 tail (`::ffff:1.2.3.4`, `64:ff9b::1.2.3.4`) included; zeros if it is not one. */
 export function ipv6ToBytes(host: string): Buffer {
   const out = Buffer.alloc(16);
-  const [headText, tailText] = host.includes('::') ? host.split('::') : [host, undefined];
-  const parse = (text: string | undefined): number[] => {
-    if (!text) return [];
-    const words: number[] = [];
-    for (const part of text.split(':')) {
-      if (part.includes('.')) {
-        const b = part.split('.').map(Number);
-        words.push(((b[0]! << 8) | b[1]!) & 0xffff, ((b[2]! << 8) | b[3]!) & 0xffff);
-      } else {
-        words.push(parseInt(part, 16) & 0xffff);
-      }
-    }
-    return words;
-  };
-  const head = parse(headText);
-  const tail = parse(tailText);
-  const words = [...head, ...new Array<number>(Math.max(0, 8 - head.length - tail.length)).fill(0), ...tail];
-  words.slice(0, 8).forEach((w, i) => out.writeUInt16BE(w, i * 2));
+  (ipv6Groups(host) ?? []).forEach((w, i) => out.writeUInt16BE(w, i * 2));
   return out;
 }
 

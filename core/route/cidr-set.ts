@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { bareAddress, ipv6Groups } from '../common/index.js';
 
 /**
  * A set of IPv4 and IPv6 networks, held as sorted, merged address ranges and matched by binary
@@ -170,7 +171,7 @@ type Address = { v: 4; value: number } | { v: 6; words: Words };
 
 /** An address as a number (IPv4) or four words (IPv6); mapped IPv4 becomes IPv4 unless `unmap` is false. */
 export function parseAddress(ip: string, unmap = true): Address | null {
-  const bare = ip.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const bare = bareAddress(ip);
   const v = isIP(bare);
   if (v === 4) return { v: 4, value: v4Number(bare) };
   if (v !== 6) return null;
@@ -185,19 +186,8 @@ function v4Number(ip: string): number {
 }
 
 function v6Words(ip: string): Words | null {
-  let s = ip;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (dotted) {
-    const n = v4Number(dotted[1]!);
-    s = `${s.slice(0, dotted.index)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const [head, tail] = s.split('::') as [string, string | undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const fill = tail !== undefined ? 8 - h.length - t.length : 0;
-  if (fill < 0) return null;
-  const g = [...h, ...Array<string>(fill).fill('0'), ...t].map((x) => parseInt(x, 16));
-  if (g.length !== 8 || g.some((x) => !(x >= 0 && x <= 0xffff))) return null;
+  const g = ipv6Groups(ip);
+  if (!g) return null;
   return [
     ((g[0]! << 16) | g[1]!) >>> 0,
     ((g[2]! << 16) | g[3]!) >>> 0,
