@@ -1,3 +1,5 @@
+import { isDomainName } from '../route/index.js';
+
 /**
  * The name a connection addressed by IP announces in its first bytes: the TLS ClientHello's SNI or
  * an HTTP request's Host. Bytes come from a local client (untrusted all the same): every length is
@@ -18,11 +20,10 @@ export function sniffName(buf: Buffer): SniffResult {
   return null;
 }
 
-const NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
-
+/** A name the first bytes announced, as domain rules compare names (the table's own test of a name). */
 function valid(name: string): string | null {
   const n = name.toLowerCase().replace(/\.$/, '');
-  return NAME.test(n) && !/^[\d.]+$/.test(n) ? n : null;
+  return isDomainName(n) && !/^[\d.]+$/.test(n) ? n : null;
 }
 
 function sniffTls(buf: Buffer): SniffResult {
