@@ -36,7 +36,8 @@ export const LOG_FILES_KEPT = 4;
  * was logged in one turn of the event loop (pino-roll rolls when the stream drains, after it). A
  * log file that
  * cannot be written (full disk, read-only) never takes the process down: the error is reported
- * once on stderr and the file is dropped.
+ * once on stderr, and lines go on to the console while the file's stream keeps failing (it is not
+ * taken out of the stream list; what it fails to write is lost).
  */
 export async function openLogger(opts: LoggerOptions): Promise<Logger> {
   if (!opts.file) return createLogger(opts);

@@ -14,9 +14,10 @@ import { parseCertificate, publicRoots, subjectName } from './public-roots.js';
  *   itself a public root or issued by one, or the user's `tunnel.nodeCa`) must be valid for the
  *   node's DDNS name, `<HostName>.opengw.net`; VPN Gate's shared `*.opengw.net` wildcard is valid
  *   for every such name by the usual rules (RFC 6125: one label).
- * - A profile `<ca>` that is not a public root is the node's own private CA (self-hosted servers,
- *   the test rig, SoftEther's self-signed default): it vouches for the chain alone, as OpenVPN
- *   trusts it. Nobody else can get a certificate from it.
+ * - A profile `<ca>` that is not a public root is a private CA the profile names (self-hosted
+ *   servers, the test rig, SoftEther's self-signed default): it vouches for the chain alone, as
+ *   OpenVPN trusts it. It is whatever the list row carried, not proven to be the node's: only a
+ *   holder of that CA's key can pass it, which for a list source is the source itself.
  * - A node with no DDNS name (the user's own .ovpn) is judged as OpenVPN judges it: its `<ca>` for
  *   the chain, and its `verify-x509-name` where it has one (checked by the caller).
  */

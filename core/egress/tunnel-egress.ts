@@ -20,7 +20,7 @@ import type { LinkConfig, LinkSpec, TunnelLink, TunnelProtocol } from './tunnel-
 export interface TunnelEgressOptions {
   id: string;
   nodeId: string;
-  /** What carries the tunnel and how to reach the node (OpenVPN profile, or SSTP host and name). */
+  /** What carries the tunnel and how to reach the node (OpenVPN profile, or the SSTP or SE-VPN host and name). */
   link: LinkSpec;
   logger: Logger;
   /** Resolvers tried after the tunnel's pushed ones (still through the tunnel). */
@@ -53,7 +53,7 @@ const SILENT_ECHO_EVERY_TICKS = 4;
 /** A liveness tick this much later than due means the thread did not run meanwhile. */
 const STALL_GAP_MS = 750;
 /**
- * A tunnel (an OpenVPN or SSTP link, links/) carrying a user-space TCP/IP stack (core/netstack)
+ * A tunnel (an OpenVPN, SSTP or SE-VPN link, links/) carrying a user-space TCP/IP stack (core/netstack)
  * behind the Egress interface. Names are resolved through the tunnel's DNS only.
  */
 export class TunnelEgress implements Egress {
@@ -176,7 +176,7 @@ export class TunnelEgress implements Egress {
   }
 
   /**
-   * A protocol's own keepalive (OpenVPN's ping-restart, SSTP's echo) takes tens of seconds to call
+   * A protocol's own keepalive (OpenVPN's ping-restart, SSTP's echo, SE-VPN's keep-alive) takes tens of seconds to call
    * a server dead. Whenever the server has been quiet for a while, ask it something that needs an
    * answer (an ICMP echo to the tunnel's gateway, again every tick while quiet); quiet past the
    * limit (SilenceLimits: `unresponsiveMs`, longer for a node whose echoes take long) means the

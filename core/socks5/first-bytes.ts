@@ -6,7 +6,8 @@ export const SNIFF_WAIT_MS = 300;
 
 /**
  * Reads a paused client's first bytes until they name a host (or cannot), SNIFF_MAX_BYTES arrive,
- * the client goes quiet for SNIFF_WAIT_MS, or it closes; `already` is what was read before. The
+ * SNIFF_WAIT_MS pass from the start (a fixed deadline, not a silence timer), or it closes;
+ * `already` is what was read before. The
  * socket is paused again afterwards with nothing lost: every byte read is in the result.
  */
 export function readFirstBytes(socket: Readable, already: Buffer): Promise<Buffer> {

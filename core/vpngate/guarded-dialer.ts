@@ -10,7 +10,9 @@ import type { Dialer } from './http-get.js';
  * when the dialer goes straight out, every address it has is checked, and the checked address is
  * the one dialled, so a name that answers differently the second time (DNS rebinding) cannot slip
  * through. Through a tunnel or the upstream proxy the far side resolves names: only literal
- * addresses and local names are checked there, and this machine's loopback is not what they reach.
+ * addresses and local names are checked there. For a tunnel that far side is a node, far from this
+ * machine; the user's upstream proxy may be on this machine or its LAN, where a name such as
+ * `127.0.0.1.nip.io` does reach local addresses (known gap, #47: checking needs a lookup here).
  */
 export function guardedDialer(
   inner: Dialer,
