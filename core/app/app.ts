@@ -561,6 +561,49 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   let adminAt: Endpoint | null = null;
   let dashboardUrl: string | null = null;
   const loopDelay = new LoopDelay();
+  /**
+   * Every way out, one list, in order: a start that failed half-way and stop() alike (they were two
+   * lists, and the failed start's skipped the delay sweep and the first ranking, #47). Each step
+   * runs whatever the one before did; a failure is logged with its step and the rest still run.
+   */
+  const teardown = async (): Promise<void> => {
+    const steps: ReadonlyArray<readonly [string, () => unknown]> = [
+      // First: the user must not be left pointing at a port that is about to close.
+      ['sysproxy-restore', () => systemProxy.restore({ onlyOwn: true })],
+      ['sysproxy', () => systemProxy.close()],
+      ['admin', () => admin?.close()],
+      ['loop-delay', () => loopDelay.close()],
+      ['recovery', () => closeRecovery()],
+      ['delay-sweep-cancel', () => delaySweep?.cancel()],
+      ['honesty', () => pipeline?.honesty.stop()],
+      ['controller', () => controller?.stop()],
+      ['delay-sweep', () => delaySweep?.close()],
+      ['routing', () => routing.close()],
+      ['proxy', () => proxy.close()],
+      ['direct-egress', () => (directEgress !== egress ? directEgress.close() : undefined)],
+      ['egress', () => (manager ?? egress).close()],
+      ['honesty-direct', () => pipeline?.honestyDirect.close()],
+      ['workers', () => workers?.close()],
+      ['heap-trimmer', () => heapTrimmer.close()],
+      ['nodes', () => pipeline?.nodes.close()],
+      ['first-ranking', () => pipeline?.firstRanking.catch(() => undefined)],
+      ['store', () => store?.close()],
+    ];
+    for (const [step, run] of steps) {
+      try {
+        await run();
+      } catch (err) {
+        logger.error(
+          {
+            event: step === 'sysproxy-restore' ? 'sysproxy-restore-failed' : 'stop-step-failed',
+            step,
+            err: (err as Error).message,
+          },
+          `stopping, ${step} failed: ${(err as Error).message}`,
+        );
+      }
+    }
+  };
   try {
     proxyAt = await proxy.listen();
     routing.start();
@@ -665,22 +708,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       });
     }
   } catch (err) {
-    await systemProxy.restore({ onlyOwn: true }).catch(() => {});
-    systemProxy.close();
-    await admin?.close().catch(() => {});
-    loopDelay.close();
-    closeRecovery();
-    routing.close();
-    await proxy.close();
-    if (directEgress !== egress) await directEgress.close();
-    await pipeline?.honesty.stop();
-    await controller?.stop();
-    await (manager ?? egress).close();
-    await pipeline?.honestyDirect.close();
-    await workers?.close();
-    heapTrimmer.close();
-    await pipeline?.nodes.close();
-    store?.close();
+    await teardown();
     throw err;
   }
   let stopping: Promise<void> | null = null;
@@ -707,28 +735,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     reload,
     stop: () =>
       (stopping ??= (async () => {
-        // First: the user must not be left pointing at a port that is about to close.
-        await systemProxy
-          .restore({ onlyOwn: true })
-          .catch((err: Error) => logger.error({ event: 'sysproxy-restore-failed', err: err.message }, err.message));
-        systemProxy.close();
-        await admin?.close();
-        loopDelay.close();
-        closeRecovery();
-        delaySweep?.cancel();
-        await pipeline?.honesty.stop();
-        await controller?.stop();
-        await delaySweep?.close();
-        routing.close();
-        await proxy.close();
-        if (directEgress !== egress) await directEgress.close();
-        await (manager ?? egress).close();
-        await pipeline?.honestyDirect.close();
-        await workers?.close();
-        heapTrimmer.close();
-        await pipeline?.nodes.close();
-        await pipeline?.firstRanking.catch(() => {});
-        store?.close();
+        await teardown();
         logger.info({ event: 'stopped' }, 'gatehop stopped');
       })()),
   };
