@@ -20,7 +20,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
 import { silentLogger } from '../../core/common/index.js';
@@ -59,6 +59,31 @@ async function route(page: Page, hash: string): Promise<void> {
   await page.goto(`${u.origin}${u.pathname}${hash}`);
 }
 
+/**
+ * metacubexd's and zashboard's Rules and Connections pages, which work alike: routes `#/rules` and
+ * `#/connections`, a providers tab (`providersTab`) whose row for a set ends with its update
+ * button, and a close button first in each connection's table row.
+ */
+function hashRoutedPages(
+  providersTab: (page: Page) => Locator,
+): Pick<Driver, 'rules' | 'refreshRuleSet' | 'connections' | 'closeConnection'> {
+  return {
+    rules: (page) => route(page, '#/rules'),
+    refreshRuleSet: async (page, name) => {
+      await providersTab(page).click();
+      const row = page
+        .locator('div', { hasText: name })
+        .filter({ has: page.locator('button') })
+        .last();
+      await row.locator('button').last().click();
+    },
+    connections: (page) => route(page, '#/connections'),
+    closeConnection: async (page, host) => {
+      await page.locator('tr', { hasText: host }).locator('button').first().click();
+    },
+  };
+}
+
 const DRIVERS: Record<string, Driver> = {
   yacd: {
     kind: 'yacd',
@@ -95,19 +120,7 @@ const DRIVERS: Record<string, Driver> = {
       await page.getByTitle(/^Running Mode: /).click();
       await page.getByText(LABEL[mode], { exact: true }).locator('visible=true').first().click();
     },
-    rules: (page) => route(page, '#/rules'),
-    refreshRuleSet: async (page, name) => {
-      await page.getByRole('button', { name: /^Rule Providers/ }).click();
-      const card = page
-        .locator('div', { hasText: name })
-        .filter({ has: page.locator('button') })
-        .last();
-      await card.locator('button').last().click();
-    },
-    connections: (page) => route(page, '#/connections'),
-    closeConnection: async (page, host) => {
-      await page.locator('tr', { hasText: host }).locator('button').first().click();
-    },
+    ...hashRoutedPages((page) => page.getByRole('button', { name: /^Rule Providers/ })),
   },
   zashboard: {
     kind: 'zashboard',
@@ -121,19 +134,7 @@ const DRIVERS: Record<string, Driver> = {
         .click();
       await page.getByText(LABEL[mode], { exact: true }).locator('visible=true').first().click();
     },
-    rules: (page) => route(page, '#/rules'),
-    refreshRuleSet: async (page, name) => {
-      await page.getByText(/^Rule provider/).click();
-      const row = page
-        .locator('div', { hasText: name })
-        .filter({ has: page.locator('button') })
-        .last();
-      await row.locator('button').last().click();
-    },
-    connections: (page) => route(page, '#/connections'),
-    closeConnection: async (page, host) => {
-      await page.locator('tr', { hasText: host }).locator('button').first().click();
-    },
+    ...hashRoutedPages((page) => page.getByText(/^Rule provider/)),
   },
 };
 
