@@ -132,15 +132,20 @@ export class GeoSiteSource {
   #schedule(): void {
     if (this.#closed || this.#timer) return;
     const age = this.#updatedAt === null ? Infinity : Date.now() - this.#updatedAt;
-    const wait = age >= this.o.updateIntervalMs ? 0 : this.o.updateIntervalMs - age;
+    this.#fetchIn(age >= this.o.updateIntervalMs ? 0 : this.o.updateIntervalMs - age, 'geosite-refresh');
+  }
+
+  /** A fetch in `ms`, back on the interval after it (whatever came of it: a failure plans its retry). */
+  #fetchIn(ms: number, what: string): void {
+    if (this.#timer) clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = null;
       detach(
         this.o.log,
-        'geosite-refresh',
+        what,
         this.#fetch().finally(() => this.#schedule()),
       );
-    }, wait);
+    }, ms);
     this.#timer.unref();
   }
 
@@ -169,16 +174,7 @@ export class GeoSiteSource {
         `GEOSITE data could not be fetched from ${this.o.url} (${this.#error}); ${this.#site ? 'keeping the last good copy' : 'GEOSITE rules match nothing until it is'}`,
       );
       // Sooner than the interval; back on the interval once a fetch succeeds.
-      if (this.#timer) clearTimeout(this.#timer);
-      this.#timer = setTimeout(() => {
-        this.#timer = null;
-        detach(
-          this.o.log,
-          'geosite-retry',
-          this.#fetch().finally(() => this.#schedule()),
-        );
-      }, RETRY_MS);
-      this.#timer.unref();
+      this.#fetchIn(RETRY_MS, 'geosite-retry');
     })().finally(() => {
       this.#fetching = null;
     });

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
+import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import { silentLogger } from '../../core/common/index.js';
 import { collectErrors, hasChromium, launchChromium, newContext } from '../helpers/browser.js';
 import { until } from '../helpers/fds.js';
@@ -138,6 +138,22 @@ const DRIVERS: Record<string, Driver> = {
   },
 };
 
+/** A core on the direct egress serving the dashboard build `dir` as its external UI, with `fromFile`'s routing. */
+function startDashboardCore(fromFile: ConfigInput, dir: string, dataDir: string): Promise<RunningApp> {
+  return startApp(
+    buildConfig(fromFile, {
+      egress: 'direct',
+      listen: '127.0.0.1:0',
+      admin: '127.0.0.1:0',
+      adminToken: TOKEN,
+      externalUi: dir,
+      logFile: 'off',
+      dataDir,
+    }),
+    silentLogger(),
+  );
+}
+
 function driverFor(dir: string): Driver | null {
   if (existsSync(join(dir, 'yacd-64.png'))) return DRIVERS.yacd!;
   if (existsSync(join(dir, '_nuxt'))) return DRIVERS.metacubexd!;
@@ -173,20 +189,10 @@ describe.skipIf(!hasChromium || builds.length === 0)(
         let app: RunningApp | null = null;
         const ctx = await newContext(browser);
         try {
-          app = await startApp(
-            buildConfig(
-              { mode: 'rule', rules: ['DOMAIN-SUFFIX,example,DIRECT', 'GEOIP,LAN,DIRECT,no-resolve', 'MATCH,TUNNEL'] },
-              {
-                egress: 'direct',
-                listen: '127.0.0.1:0',
-                admin: '127.0.0.1:0',
-                adminToken: TOKEN,
-                externalUi: dir,
-                logFile: 'off',
-                dataDir: mkdtempSync(join(tmpdir(), 'gh-clash-dash-')),
-              },
-            ),
-            silentLogger(),
+          app = await startDashboardCore(
+            { mode: 'rule', rules: ['DOMAIN-SUFFIX,example,DIRECT', 'GEOIP,LAN,DIRECT,no-resolve', 'MATCH,TUNNEL'] },
+            dir,
+            mkdtempSync(join(tmpdir(), 'gh-clash-dash-')),
           );
           const running = app;
           const page = await ctx.newPage();
@@ -224,29 +230,14 @@ describe.skipIf(!hasChromium || builds.length === 0)(
         let app: RunningApp | null = null;
         const ctx = await newContext(browser);
         try {
-          app = await startApp(
-            buildConfig(
-              {
-                mode: 'rule',
-                rules: [
-                  'RULE-SET,ads,REJECT',
-                  'DOMAIN,localhost,DIRECT',
-                  'GEOIP,LAN,DIRECT,no-resolve',
-                  'MATCH,TUNNEL',
-                ],
-                ruleProviders: { ads: { type: 'file', behavior: 'domain', format: 'text', path: 'ads.txt' } },
-              },
-              {
-                egress: 'direct',
-                listen: '127.0.0.1:0',
-                admin: '127.0.0.1:0',
-                adminToken: TOKEN,
-                externalUi: dir,
-                logFile: 'off',
-                dataDir,
-              },
-            ),
-            silentLogger(),
+          app = await startDashboardCore(
+            {
+              mode: 'rule',
+              rules: ['RULE-SET,ads,REJECT', 'DOMAIN,localhost,DIRECT', 'GEOIP,LAN,DIRECT,no-resolve', 'MATCH,TUNNEL'],
+              ruleProviders: { ads: { type: 'file', behavior: 'domain', format: 'text', path: 'ads.txt' } },
+            },
+            dir,
+            dataDir,
           );
           const running = app;
           const page = await ctx.newPage();
