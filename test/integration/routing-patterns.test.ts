@@ -22,7 +22,14 @@ describe('mihomo’s trie tables through real proxy requests (#45)', () => {
       buildConfig(
         {
           mode: 'rule',
-          rules: ['RULE-SET,trie,REJECT', 'MATCH,REJECT'],
+          rules: [
+            'RULE-SET,trie,REJECT',
+            // mihomo's logic-rule forms (rules/logic_test/logic_test.go), wrapped and unwrapped.
+            'AND,((NETWORK,TCP),(DOMAIN-SUFFIX,logic.test),(DST-PORT,80)),REJECT',
+            'OR,((DOMAIN,a.test),(AND,(DOMAIN,b.test),(NETWORK,TCP))),REJECT',
+            'NOT,((DOMAIN-SUFFIX,ok.test)),REJECT',
+            'MATCH,REJECT',
+          ],
           ruleProviders: { trie: { type: 'file', behavior: 'domain', format: 'text', path: 'trie.txt' } },
         },
         { egress: 'direct', listen: '127.0.0.1:0', admin: 'off', logFile: 'off', dataDir },
@@ -40,7 +47,7 @@ describe('mihomo’s trie tables through real proxy requests (#45)', () => {
         (res) => {
           let body = '';
           res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve(`${res.statusCode} ${/refused by the rule (\S+)/.exec(body)?.[1] ?? body}`));
+          res.on('end', () => resolve(`${res.statusCode} ${/refused by the rule ([A-Z-]+)/.exec(body)?.[1] ?? body}`));
         },
       );
       req.on('error', reject);
@@ -50,7 +57,17 @@ describe('mihomo’s trie tables through real proxy requests (#45)', () => {
   it.each([...TRIE_WILDCARD.in.map((n) => [n, true] as const), ...TRIE_WILDCARD.out.map((n) => [n, false] as const)])(
     '%s is in the set: %s',
     async (host, inSet) => {
-      expect(await refusedBy(host)).toBe(inSet ? '403 RULE-SET,trie' : '403 MATCH');
+      expect(await refusedBy(host)).toBe(inSet ? '403 RULE-SET' : '403 NOT');
     },
   );
+
+  it.each([
+    ['x.logic.test', '403 AND'],
+    ['a.test', '403 OR'],
+    ['b.test', '403 OR'],
+    ['elsewhere.example', '403 NOT'],
+    ['y.ok.test', '403 MATCH'],
+  ])('logic rules on a real request: %s is refused by %s', async (host, by) => {
+    expect(await refusedBy(host)).toBe(by);
+  });
 });

@@ -96,3 +96,43 @@ describe('mrs rule sets (mihomo’s binary format, #45)', () => {
     expect(() => parseMrsRuleSet(good, 'classical', ctx)).toThrow(RuleParseError);
   });
 });
+
+/**
+ * mihomo's domain-set tests (component/trie/domain_set_test.go): the same cases on the set read
+ * from text and on the set read back from the binary format those patterns make.
+ */
+describe('mihomo’s TestDomainSet tables, text and mrs alike (#45)', () => {
+  const cases: Array<[string, string[], string[], string[]]> = [
+    [
+      'TestDomainSet',
+      ['baidu.com', 'google.com', 'www.google.com', 'test.a.net', 'test.a.oc', 'Mijia Cloud', '.qq.com', '+.cn'],
+      ['test.cn', 'cn', 'Mijia Cloud', 'test.a.net', 'www.qq.com', 'google.com'],
+      ['qq.com', 'www.baidu.com'],
+    ],
+    [
+      'TestDomainSetComplexWildcard',
+      ['+.baidu.com', '+.a.baidu.com', 'www.baidu.com', '+.bb.baidu.com', 'test.a.net', 'test.a.oc', 'www.qq.com'],
+      ['www.baidu.com', 'test.test.baidu.com'],
+      ['google.com'],
+    ],
+    [
+      'TestDomainSetWildcard',
+      ['*.*.*.baidu.com', 'www.baidu.*', 'stun.*.*', '*.*.qq.com', 'test.*.baidu.com', '*.apple.com'],
+      ['www.baidu.com', 'test.test.baidu.com', 'test.test.qq.com', 'stun.ab.cd'],
+      ['test.baidu.com', 'www.google.com', 'a.www.google.com', 'test.qq.com', 'test.test.test.qq.com'],
+    ],
+  ];
+  it.each(cases)('%s', (_name, patterns, yes, no) => {
+    const text = new DomainSet();
+    for (const p of patterns) expect(text.add(p), p).toBe(true);
+    const bin = parseMrsRuleSet(writeMrsDomains(patterns.map((p) => p.toLowerCase())), 'domain', ctx);
+    for (const n of yes) {
+      expect(text.has(n), n).toBe(true);
+      expect(bin.match(tcp(n), false), n).toBe(true);
+    }
+    for (const n of no) {
+      expect(text.has(n), n).toBe(false);
+      expect(bin.match(tcp(n), false), n).toBe(false);
+    }
+  });
+});
