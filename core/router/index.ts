@@ -15,13 +15,8 @@ export {
   processLookup,
   type ProcessLookupStats,
 } from './process-lookup.js';
-export {
-  MAX_RULE_SET_BYTES,
-  RoutingState,
-  type RoutingConfig,
-  type RoutingStatus,
-  type RuleProviderConfig,
-  type RuleSetStatus,
-} from './routing-state.js';
+export { RoutingState, type RoutingConfig, type RoutingStatus } from './routing-state.js';
+export { MAX_RULE_SET_BYTES, RuleProvider, type RuleProviderConfig, type RuleSetStatus } from './rule-provider.js';
+export { LazyData, type LazyDataStatus } from './lazy-data.js';
 export { DEFAULT_GEOSITE_URL, GeoSiteSource, type GeoSiteStatus } from './geosite-source.js';
 export { ruleSetPath } from './rule-set-path.js';

@@ -1,35 +1,19 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
-import { detach, ErrorCodes, GatehopError, writeFileAtomicAsync, type Logger } from '../common/index.js';
+import { join } from 'node:path';
+import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
 import {
   AsnDb,
   DEFAULT_RULES,
   GeoIp,
   MAX_CLASH_CONFIG_BYTES,
-  parseMrsRuleSet,
-  parseRuleSet,
-  parseRuleSetAsync,
-  type MatchContext,
   RuleTable,
   type RouteMode,
   type RuleError,
   type RuleSet,
-  type RuleSetFormat,
 } from '../route/index.js';
 import { httpGet, type Dialer } from '../vpngate/index.js';
-
 import { GeoSiteSource, type GeoSiteStatus } from './geosite-source.js';
-import { ruleSetPath } from './rule-set-path.js';
-
-/** A rule provider as the config gives it (mihomo's rule-providers). */
-export interface RuleProviderConfig {
-  readonly type: 'http' | 'file';
-  readonly behavior: 'domain' | 'ipcidr' | 'classical';
-  readonly url?: string | undefined;
-  readonly path?: string | undefined;
-  readonly interval: number;
-  readonly format?: RuleSetFormat | undefined;
-}
+import { LazyData, type LazyDataStatus } from './lazy-data.js';
+import { RuleProvider, type RuleProviderConfig, type RuleSetStatus } from './rule-provider.js';
 
 /** What routing reads of the config (the app's config is one). */
 export interface RoutingConfig {
@@ -43,30 +27,10 @@ export interface RoutingConfig {
   readonly geosite: { readonly url: string; readonly updateIntervalMs: number };
 }
 
-/** A rule set's body may be this large (a 120,000-line domestic list is ~3 MiB). */
-export const MAX_RULE_SET_BYTES = 32 * 1024 * 1024;
-/** An http rule set's fetch, body included. */
+/** A Clash config being imported is fetched within this long. */
 const FETCH_TIMEOUT_MS = 60_000;
 /** A failed refresh is tried again after this long (sooner than the interval). */
 const RETRY_MS = 10 * 60_000;
-
-/** What `/status` and the Routing settings show of one rule set. */
-export interface RuleSetStatus {
-  name: string;
-  type: 'http' | 'file';
-  behavior: RuleSet['behavior'];
-  format: RuleSetFormat;
-  /** Entries in use (0 while none was ever loaded). */
-  entries: number;
-  badLines: number;
-  /** When the copy in use was fetched or read. */
-  updatedAt: number | null;
-  /** Why the last load or refresh failed (the last good copy, if any, stays in use). */
-  error: string | null;
-  refreshing: boolean;
-  /** When the next refresh is due (http sets; null while none is planned). */
-  nextRefreshAt: number | null;
-}
 
 export interface RoutingStatus {
   mode: RouteMode;
@@ -75,30 +39,11 @@ export interface RoutingStatus {
   custom: boolean;
   errors: RuleError[];
   ruleSets: RuleSetStatus[];
-  geoip: { loaded: boolean; ranges: number; bytes: number; error: string | null } | null;
+  geoip: LazyDataStatus | null;
   /** v2fly's domain lists for GEOSITE rules; null while no rule names one. */
   geosite: GeoSiteStatus | null;
   /** AS numbers for IP-ASN rules; null while no rule names one. */
-  asn: { loaded: boolean; ranges: number; bytes: number; error: string | null } | null;
-}
-
-interface Provider {
-  readonly name: string;
-  readonly config: RuleProviderConfig;
-  /** The format the config or the name says: it also names the kept copy's file. */
-  readonly defaultFormat: RuleSetFormat;
-  /** The format the copy in use was read as. */
-  format: RuleSetFormat;
-  set: RuleSet | null;
-  updatedAt: number | null;
-  error: string | null;
-  refreshing: Promise<void> | null;
-  timer: NodeJS.Timeout | null;
-  nextAt: number | null;
-  /** Replaced by a reload: a fetch still in flight must not write the kept copy or rebuild the table. */
-  retired: boolean;
-  /** Where its file or kept copy is; null when its configured path was refused (then it never loads). */
-  readonly path: string | null;
+  asn: LazyDataStatus | null;
 }
 
 /**
@@ -112,14 +57,10 @@ export class RoutingState {
   #sniffPorts: ReadonlySet<number>;
   #mode: RouteMode;
   #table: RuleTable;
-  readonly #providers = new Map<string, Provider>();
-  #geoip: GeoIp | null = null;
-  #geoipError: string | null = null;
-  #geoipLoading: Promise<void> | null = null;
+  readonly #providers = new Map<string, RuleProvider>();
+  readonly #geoip: LazyData<GeoIp>;
   #geosite: GeoSiteSource | null = null;
-  #asn: AsnDb | null = null;
-  #asnError: string | null = null;
-  #asnLoading: Promise<void> | null = null;
+  readonly #asn: LazyData<AsnDb>;
   readonly #log: Logger;
   #closed = false;
   #started = false;
@@ -136,6 +77,20 @@ export class RoutingState {
     this.#sniffPorts = new Set(config.sniffPorts);
     this.#mode = config.mode;
     this.#log = logger.child({ component: 'routing' });
+    this.#geoip = new LazyData(
+      'GeoIP',
+      'geoip',
+      () => GeoIp.load(),
+      this.#log,
+      () => this.#rebuild('geoip'),
+    );
+    this.#asn = new LazyData(
+      'ASN data',
+      'asn',
+      () => AsnDb.load(),
+      this.#log,
+      () => this.#rebuild('asn'),
+    );
     this.#loadProviders(config);
     this.#table = this.#build();
   }
@@ -174,10 +129,9 @@ export class RoutingState {
   /** Starts what needs the network or the disk in the background: stale rule sets, GeoIP. */
   start(): void {
     this.#started = true;
-    for (const p of this.#providers.values()) this.#schedule(p);
-    this.#maybeLoadGeoIp();
+    for (const p of this.#providers.values()) p.schedule();
+    this.#maybeLoadData();
     this.#maybeStartGeoSite();
-    this.#maybeLoadAsn();
   }
 
   /** A reload: new mode, rules and rule sets (sets whose settings did not change keep their copy). */
@@ -195,10 +149,7 @@ export class RoutingState {
         keep.delete(name);
       } else this.#providers.set(name, this.#load(name, cfg));
     }
-    for (const gone of keep.values()) {
-      gone.retired = true;
-      if (gone.timer) clearTimeout(gone.timer);
-    }
+    for (const gone of keep.values()) gone.retire();
     this.#rebuild('reload');
     if (!this.#closed) this.start();
   }
@@ -208,10 +159,10 @@ export class RoutingState {
     const p = this.#providers.get(name);
     if (!p) return null;
     if (p.config.type === 'file') {
-      this.#readFile(p);
+      p.readFile();
       this.#rebuild('rule-set');
-    } else await this.#fetch(p);
-    return this.#statusOf(p);
+    } else await p.fetch();
+    return p.status();
   }
 
   status(): RoutingStatus {
@@ -220,26 +171,10 @@ export class RoutingState {
       rules: this.#table.rules.length,
       custom: this.#config.rules !== null,
       errors: [...this.#table.errors, ...this.#missingSets(), ...this.#missingSites()],
-      ruleSets: [...this.#providers.values()].map((p) => this.#statusOf(p)),
-      geoip:
-        this.#geoip || this.#geoipLoading || this.#geoipError
-          ? {
-              loaded: this.#geoip !== null,
-              ranges: this.#geoip?.ranges ?? 0,
-              bytes: this.#geoip?.bytes ?? 0,
-              error: this.#geoipError,
-            }
-          : null,
+      ruleSets: [...this.#providers.values()].map((p) => p.status()),
+      geoip: this.#geoip.status(),
       geosite: this.#geosite?.status() ?? null,
-      asn:
-        this.#asn || this.#asnLoading || this.#asnError
-          ? {
-              loaded: this.#asn !== null,
-              ranges: this.#asn?.ranges ?? 0,
-              bytes: this.#asn?.bytes ?? 0,
-              error: this.#asnError,
-            }
-          : null,
+      asn: this.#asn.status(),
     };
   }
 
@@ -274,7 +209,7 @@ export class RoutingState {
 
   close(): void {
     this.#closed = true;
-    for (const p of this.#providers.values()) if (p.timer) clearTimeout(p.timer);
+    for (const p of this.#providers.values()) p.close();
     this.#geosite?.close();
   }
 
@@ -289,9 +224,9 @@ export class RoutingState {
       source: this.#config.rules ? 'config rules' : 'default rules',
       subRules: this.#config.subRules,
       ruleSets,
-      geoip: this.#geoip,
+      geoip: this.#geoip.value,
       geosite: this.#geosite?.site ?? null,
-      asn: this.#asn,
+      asn: this.#asn.value,
     });
   }
 
@@ -308,9 +243,8 @@ export class RoutingState {
     );
     for (const fn of this.#changeListeners) fn();
     // A fetched set or new rules may ask for countries or domain lists now.
-    if (this.#started && why !== 'geoip') this.#maybeLoadGeoIp();
+    if (this.#started && why !== 'geoip' && why !== 'asn') this.#maybeLoadData();
     if (this.#started && why !== 'geosite') this.#maybeStartGeoSite();
-    if (this.#started && why !== 'asn') this.#maybeLoadAsn();
   }
 
   /** RULE-SET rules (in logic rules and sub-rules too) naming a set the config does not have. */
@@ -326,168 +260,21 @@ export class RoutingState {
       }));
   }
 
+  /** A provider with what is on disk now (its file, or the last good copy of its URL). */
+  #load(name: string, cfg: RuleProviderConfig): RuleProvider {
+    return new RuleProvider(name, cfg, {
+      dataDir: this.#config.dataDir,
+      dialers: this.dialers,
+      log: this.#log,
+      context: () => this.#table.context,
+      onLoaded: () => this.#rebuild('rule-set'),
+      closed: () => this.#closed,
+      retryMs: this.timing.retryMs,
+    });
+  }
+
   #loadProviders(config: RoutingConfig): void {
     for (const [name, cfg] of Object.entries(config.ruleProviders)) this.#providers.set(name, this.#load(name, cfg));
-  }
-
-  /** A provider with what is on disk now (its file, or the last good copy of its URL). */
-  #load(name: string, cfg: RuleProviderConfig): Provider {
-    const defaultFormat = cfg.format ?? formatOf(cfg.path ?? cfg.url ?? '');
-    const where = ruleSetPath(this.#config.dataDir, name, defaultFormat, cfg.path);
-    const p: Provider = {
-      name,
-      config: cfg,
-      defaultFormat,
-      format: defaultFormat,
-      set: null,
-      updatedAt: null,
-      error: null,
-      refreshing: null,
-      timer: null,
-      nextAt: null,
-      retired: false,
-      path: 'path' in where ? where.path : null,
-    };
-    if ('error' in where) {
-      p.error = where.error;
-      this.#log.warn({ event: 'rule-set-path-refused', name, path: cfg.path }, `rule set ${name}: ${where.error}`);
-    }
-    this.#readFile(p);
-    return p;
-  }
-
-  /** Reads the set's file (its own, or the kept copy of its URL); a missing copy of a URL set is not an error yet. */
-  #readFile(p: Provider): void {
-    const path = p.path;
-    if (path === null || (p.config.type === 'http' && !existsSync(path))) return;
-    try {
-      const size = statSync(path).size;
-      if (size > MAX_RULE_SET_BYTES) throw new Error(`larger than ${MAX_RULE_SET_BYTES} bytes`);
-      p.set = this.#parse(p, readFileSync(path));
-      p.updatedAt = statSync(path).mtimeMs;
-      p.error = null;
-    } catch (err) {
-      p.error = `${path}: ${(err as Error).message}`;
-      this.#log.warn(
-        { event: 'rule-set-invalid', name: p.name, path, err: (err as Error).message },
-        `rule set ${p.name} could not be read from ${path}: ${(err as Error).message}`,
-      );
-    }
-  }
-
-  /** #parse for a running core: a text set a slice at a time (mrs sets are read at once: compact, ~0.4 s for 100,000 names). */
-  async #parseAsync(p: Provider, body: Buffer): Promise<RuleSet> {
-    if (p.config.format === undefined)
-      p.format = isZstd(body) ? 'mrs' : looksLikeYamlPayload(body.toString('utf8')) ? 'yaml' : p.defaultFormat;
-    if (p.format === 'mrs') return this.#parse(p, body);
-    const { set } = await parseRuleSetAsync(
-      body.toString('utf8'),
-      p.config.behavior,
-      p.format,
-      () => this.#table.context,
-    );
-    this.#warnBadLines(p, set);
-    return set;
-  }
-
-  /** A set read at once: at start, before the proxy listens (the first flows see every kept set). */
-  #parse(p: Provider, body: Buffer): RuleSet {
-    // Unset, the format is what the body is: popular sets publish a YAML `payload:` list under .txt,
-    // and an mrs set is a zstd stream whatever its name.
-    if (p.config.format === undefined)
-      p.format = isZstd(body) ? 'mrs' : looksLikeYamlPayload(body.toString('utf8')) ? 'yaml' : p.defaultFormat;
-    const context = (): MatchContext => this.#table.context;
-    const set =
-      p.format === 'mrs'
-        ? parseMrsRuleSet(body, p.config.behavior, context)
-        : parseRuleSet(body.toString('utf8'), p.config.behavior, p.format, context);
-    this.#warnBadLines(p, set);
-    return set;
-  }
-
-  #warnBadLines(p: Provider, set: RuleSet): void {
-    if (set.badLines > 0)
-      this.#log.warn(
-        { event: 'rule-set-bad-lines', name: p.name, bad: set.badLines, first: set.errors[0] },
-        `rule set ${p.name}: ${set.badLines} lines left out (line ${set.errors[0]?.line}: ${set.errors[0]?.message})`,
-      );
-  }
-
-  /** An http set is fetched when it has no copy or its copy is older than its interval; then every interval. */
-  #schedule(p: Provider): void {
-    if (this.#closed || p.config.type !== 'http' || p.timer || p.path === null || p.retired) return;
-    const intervalMs = p.config.interval * 1000;
-    const age = p.updatedAt === null ? Infinity : Date.now() - p.updatedAt;
-    const wait = age >= intervalMs ? 0 : intervalMs - age;
-    p.nextAt = Date.now() + wait;
-    p.timer = setTimeout(() => {
-      p.timer = null;
-      p.nextAt = null;
-      detach(
-        this.#log,
-        'rule-set-refresh',
-        this.#fetch(p).finally(() => this.#schedule(p)),
-      );
-    }, wait);
-    p.timer.unref();
-  }
-
-  /** Fetches an http set, directly first and then through the tunnel; the last good copy stays on any failure. */
-  #fetch(p: Provider): Promise<void> {
-    const path = p.path;
-    if (path === null) return Promise.resolve();
-    p.refreshing ??= (async () => {
-      const url = p.config.url!;
-      const failures: string[] = [];
-      for (const dialer of this.dialers()) {
-        if (!dialer || this.#closed) continue;
-        try {
-          const res = await httpGet(url, { dialer, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_RULE_SET_BYTES });
-          if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
-          // A slice at a time and written off the main loop: a 32 MiB set holds no flow for its
-          // parse and fsync (#45).
-          const set = await this.#parseAsync(p, res.bytes);
-          // A reload replaced this set while it was fetched: the new one owns the kept copy (#45).
-          if (p.retired) return;
-          await writeFileAtomicAsync(path, res.bytes, { mode: 0o644 });
-          if (p.retired) return;
-          p.set = set;
-          p.updatedAt = Date.now();
-          p.error = null;
-          this.#log.info(
-            { event: 'rule-set-fetched', name: p.name, url, via: dialer.via, entries: set.size },
-            `rule set ${p.name}: ${set.size} entries from ${url} (${dialer.via})`,
-          );
-          this.#rebuild('rule-set');
-          return;
-        } catch (err) {
-          failures.push(`${dialer.via}: ${(err as Error).message}`);
-        }
-      }
-      p.error = failures.join('; ') || 'no way to fetch it';
-      this.#log.warn(
-        { event: 'rule-set-fetch-failed', name: p.name, url, err: p.error, keeping: p.set?.size ?? 0 },
-        `rule set ${p.name} could not be fetched from ${url} (${p.error}); ${p.set ? 'keeping the last good copy' : 'no copy yet'}`,
-      );
-      if (p.timer === null && !this.#closed && !p.retired) {
-        p.nextAt = Date.now() + this.timing.retryMs;
-        p.timer = setTimeout(() => {
-          p.timer = null;
-          p.nextAt = null;
-          // Back on its interval once a retry succeeds: without this a set that failed once and
-          // then came back was never refreshed again (#45).
-          detach(
-            this.#log,
-            'rule-set-retry',
-            this.#fetch(p).finally(() => this.#schedule(p)),
-          );
-        }, this.timing.retryMs);
-        p.timer.unref();
-      }
-    })().finally(() => {
-      p.refreshing = null;
-    });
-    return p.refreshing;
   }
 
   /**
@@ -527,64 +314,14 @@ export class RoutingState {
       }));
   }
 
-  /** The ASN data is loaded only when a rule names an AS (IP-ASN, SRC-IP-ASN), a slice at a time. */
-  #maybeLoadAsn(): void {
-    if (this.#asn || this.#asnLoading || this.#closed) return;
-    const wants =
+  /** GeoIP and the ASN data, each loaded when a rule (or a classical set) first names a country or an AS. */
+  #maybeLoadData(): void {
+    if (this.#closed) return;
+    if (this.#wantsGeoIp()) this.#geoip.ensure();
+    const asns =
       this.#table.conditions.some((c) => c.type === 'IP-ASN' || c.type === 'SRC-IP-ASN') ||
       [...this.#providers.values()].some((p) => p.set?.namesAsns === true);
-    if (!wants) return;
-    const started = Date.now();
-    this.#asnLoading = AsnDb.load()
-      .then((db) => {
-        this.#asn = db;
-        this.#asnError = null;
-        this.#log.info(
-          { event: 'asn-loaded', ranges: db.ranges, bytes: db.bytes, durationMs: Date.now() - started },
-          `ASN data loaded: ${db.ranges} ranges in ${Date.now() - started} ms`,
-        );
-        this.#rebuild('asn');
-      })
-      .catch((err: unknown) => {
-        this.#asnError = (err as Error).message;
-        this.#log.warn({ event: 'asn-failed', err: this.#asnError }, `ASN data could not be loaded: ${this.#asnError}`);
-      })
-      .finally(() => {
-        this.#asnLoading = null;
-      });
-  }
-
-  /** GeoIP is loaded only when a rule or a classical set asks for a country (not LAN). */
-  #maybeLoadGeoIp(): void {
-    if (this.#geoip || this.#geoipLoading || !this.#wantsGeoIp()) return;
-    const started = Date.now();
-    const before = process.memoryUsage().rss;
-    this.#geoipLoading = GeoIp.load()
-      .then((g) => {
-        this.#geoip = g;
-        this.#geoipError = null;
-        this.#log.info(
-          {
-            event: 'geoip-loaded',
-            ranges: g.ranges,
-            bytes: g.bytes,
-            durationMs: Date.now() - started,
-            rssDeltaBytes: process.memoryUsage().rss - before,
-          },
-          `GeoIP loaded: ${g.ranges} ranges in ${Date.now() - started} ms`,
-        );
-        this.#rebuild('geoip');
-      })
-      .catch((err: unknown) => {
-        this.#geoipError = (err as Error).message;
-        this.#log.warn(
-          { event: 'geoip-failed', err: this.#geoipError },
-          `GeoIP could not be loaded: ${this.#geoipError}`,
-        );
-      })
-      .finally(() => {
-        this.#geoipLoading = null;
-      });
+    if (asns) this.#asn.ensure();
   }
 
   /** A rule, or a loaded classical set, names a country (not LAN). */
@@ -593,40 +330,4 @@ export class RoutingState {
       return true;
     return [...this.#providers.values()].some((p) => p.set?.namesCountries === true);
   }
-
-  #statusOf(p: Provider): RuleSetStatus {
-    return {
-      name: p.name,
-      type: p.config.type,
-      behavior: p.config.behavior,
-      format: p.format,
-      entries: p.set?.size ?? 0,
-      badLines: p.set?.badLines ?? 0,
-      updatedAt: p.updatedAt,
-      error: p.error,
-      refreshing: p.refreshing !== null,
-      nextRefreshAt: p.nextAt,
-    };
-  }
-}
-
-/** A YAML rule set: its first line that is not blank or a comment is `payload:`. */
-function looksLikeYamlPayload(text: string): boolean {
-  for (const m of text.slice(0, 64 * 1024).matchAll(/^[^\n]*$/gm)) {
-    const line = m[0].trim();
-    if (line === '' || line.startsWith('#')) continue;
-    return /^payload\s*:/.test(line);
-  }
-  return false;
-}
-
-/** Without a `payload:` list and a format: `.txt`, `.list` → text; anything else (`.yaml`, `.yml`, none) → yaml. */
-/** zstd's frame magic: what every mrs file starts with. */
-function isZstd(b: Buffer): boolean {
-  return b.length >= 4 && b.readUInt32LE(0) === 0xfd2fb528;
-}
-
-function formatOf(where: string): RuleSetFormat {
-  const ext = extname(where.split('?')[0] ?? '').toLowerCase();
-  return ext === '.txt' || ext === '.list' ? 'text' : ext === '.mrs' ? 'mrs' : 'yaml';
 }
