@@ -210,7 +210,10 @@ describe.skipIf(!hasChromium || builds.length === 0)(
             (e) =>
               !/ERR_NAME_NOT_RESOLVED|Content Security Policy|:9090|network error|Failed to fetch|401/.test(e.text),
           );
-          expect({ ours, failed: failed.filter((f) => f.includes('127.0.0.1')) }).toEqual({ ours: [], failed: [] });
+          // A request the page itself cancelled (net::ERR_ABORTED: metacubexd drops its /api/control/info
+          // probe when it moves on) is not one Gatehop failed to answer.
+          const ourFailures = failed.filter((f) => f.includes('127.0.0.1') && !f.endsWith('net::ERR_ABORTED'));
+          expect({ ours, failed: ourFailures }).toEqual({ ours: [], failed: [] });
         } finally {
           await ctx.close();
           await app?.stop();
