@@ -1,7 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
-import { detach, writeFileAtomic, type Logger } from '../common/index.js';
+import { detach, writeFileAtomicAsync, type Logger } from '../common/index.js';
 import { GeoSite, MAX_GEOSITE_BYTES } from '../route/index.js';
-import { httpGet, type Dialer } from '../vpngate/index.js';
+import type { Dialer } from '../vpngate/index.js';
+import { fetchVia } from './fetch-via.js';
 
 /**
  * v2fly's domain lists as MetaCubeX publishes them daily (meta-rules-dat, the data mihomo's own
@@ -151,24 +152,23 @@ export class GeoSiteSource {
 
   #fetch(): Promise<void> {
     this.#fetching ??= (async () => {
-      const failures: string[] = [];
-      for (const dialer of this.o.dialers()) {
-        if (!dialer || this.#closed) continue;
-        try {
-          const res = await httpGet(this.o.url, { dialer, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_GEOSITE_BYTES });
-          if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+      const got = await fetchVia(
+        this.o.dialers(),
+        this.o.url,
+        { timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_GEOSITE_BYTES },
+        async (res, via) => {
           const site = GeoSite.parse(res.bytes);
           if (this.#closed) return;
-          writeFileAtomic(this.o.path, res.bytes, { mode: 0o644 });
+          // Written off the main loop, as rule sets are.
+          await writeFileAtomicAsync(this.o.path, res.bytes, { mode: 0o644 });
           this.#updatedAt = Date.now();
-          this.#use(site, `${this.o.url} (${dialer.via})`);
-          return;
-        } catch (err) {
-          failures.push(`${dialer.via}: ${(err as Error).message}`);
-        }
-      }
+          this.#use(site, `${this.o.url} (${via})`);
+        },
+        () => this.#closed,
+      );
+      if (got.ok) return;
       if (this.#closed) return;
-      this.#error = failures.join('; ') || 'no way to fetch it';
+      this.#error = got.error;
       this.o.log.warn(
         { event: 'geosite-fetch-failed', url: this.o.url, err: this.#error, keeping: this.#site !== null },
         `GEOSITE data could not be fetched from ${this.o.url} (${this.#error}); ${this.#site ? 'keeping the last good copy' : 'GEOSITE rules match nothing until it is'}`,

@@ -10,7 +10,8 @@ import {
   type RuleError,
   type RuleSet,
 } from '../route/index.js';
-import { httpGet, type Dialer } from '../vpngate/index.js';
+import type { Dialer } from '../vpngate/index.js';
+import { fetchVia } from './fetch-via.js';
 import { GeoSiteSource, type GeoSiteStatus } from './geosite-source.js';
 import { LazyData, type LazyDataStatus } from './lazy-data.js';
 import { RuleProvider, type RuleProviderConfig, type RuleSetStatus } from './rule-provider.js';
@@ -183,21 +184,9 @@ export class RoutingState {
    * through a working tunnel): a Clash config being imported.
    */
   async fetchText(url: string, maxBytes = MAX_CLASH_CONFIG_BYTES): Promise<string> {
-    const failures: string[] = [];
-    for (const dialer of this.dialers()) {
-      if (!dialer) continue;
-      try {
-        const res = await httpGet(url, { dialer, timeoutMs: FETCH_TIMEOUT_MS, maxBytes });
-        if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
-        return res.body;
-      } catch (err) {
-        failures.push(`${dialer.via}: ${(err as Error).message}`);
-      }
-    }
-    throw new GatehopError(
-      ErrorCodes.LIST_FETCH_FAILED,
-      `${url} could not be fetched (${failures.join('; ') || 'no way to fetch it'})`,
-    );
+    const got = await fetchVia(this.dialers(), url, { timeoutMs: FETCH_TIMEOUT_MS, maxBytes }, (res) => res.body);
+    if (got.ok) return got.value;
+    throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `${url} could not be fetched (${got.error})`);
   }
 
   /** Fetches the GEOSITE data now (when a rule uses it). */

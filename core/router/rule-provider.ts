@@ -9,7 +9,8 @@ import {
   type RuleSet,
   type RuleSetFormat,
 } from '../route/index.js';
-import { httpGet, type Dialer } from '../vpngate/index.js';
+import type { Dialer } from '../vpngate/index.js';
+import { fetchVia } from './fetch-via.js';
 import { ruleSetPath } from './rule-set-path.js';
 
 /** A rule set's body may be this large (a 120,000-line domestic list is ~3 MiB). */
@@ -187,12 +188,11 @@ export class RuleProvider {
     if (path === null) return Promise.resolve();
     this.refreshing ??= (async () => {
       const url = this.config.url!;
-      const failures: string[] = [];
-      for (const dialer of this.deps.dialers()) {
-        if (!dialer || this.deps.closed()) continue;
-        try {
-          const res = await httpGet(url, { dialer, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_RULE_SET_BYTES });
-          if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+      const got = await fetchVia(
+        this.deps.dialers(),
+        url,
+        { timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_RULE_SET_BYTES },
+        async (res, via) => {
           // A slice at a time and written off the main loop: a 32 MiB set holds no flow for its
           // parse and fsync (#45).
           const set = await this.#parseAsync(res.bytes);
@@ -204,16 +204,15 @@ export class RuleProvider {
           this.updatedAt = Date.now();
           this.error = null;
           this.deps.log.info(
-            { event: 'rule-set-fetched', name: this.name, url, via: dialer.via, entries: set.size },
-            `rule set ${this.name}: ${set.size} entries from ${url} (${dialer.via})`,
+            { event: 'rule-set-fetched', name: this.name, url, via, entries: set.size },
+            `rule set ${this.name}: ${set.size} entries from ${url} (${via})`,
           );
           this.deps.onLoaded();
-          return;
-        } catch (err) {
-          failures.push(`${dialer.via}: ${(err as Error).message}`);
-        }
-      }
-      this.error = failures.join('; ') || 'no way to fetch it';
+        },
+        this.deps.closed,
+      );
+      if (got.ok) return;
+      this.error = got.error;
       this.deps.log.warn(
         { event: 'rule-set-fetch-failed', name: this.name, url, err: this.error, keeping: this.set?.size ?? 0 },
         `rule set ${this.name} could not be fetched from ${url} (${this.error}); ${this.set ? 'keeping the last good copy' : 'no copy yet'}`,

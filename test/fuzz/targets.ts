@@ -62,7 +62,9 @@ import {
   GeoSite,
   parseRuleLines,
   parseRuleSet,
+  readClashConfig,
   readMrsPayload,
+  retarget,
   RuleParseError,
   RuleTable,
 } from '../../core/route/index.js';
@@ -723,6 +725,44 @@ const geosite: FuzzTarget<Buffer> = {
   },
 };
 
+const clashSeed = [
+  'mode: rule',
+  'proxies: [{ name: hk1, type: ss, server: 192.0.2.1, port: 1 }]',
+  'proxy-groups:',
+  '  - { name: PROXY, type: select, proxies: [hk1, DIRECT] }',
+  '  - { name: Ads, type: select, proxies: [REJECT] }',
+  'rule-providers:',
+  '  ads: { type: http, behavior: domain, format: mrs, url: "https://example.org/a.mrs", interval: 3600 }',
+  'sub-rules:',
+  '  udp: [ "DST-PORT,443,Ads", "MATCH,PROXY" ]',
+  'rules:',
+  '  - AND,((NETWORK,UDP),(DST-PORT,443)),Ads',
+  '  - SUB-RULE,(NETWORK,UDP),udp',
+  '  - MATCH,PROXY',
+].join('\n');
+
+const clashConfig: FuzzTarget<string> = {
+  name: 'clash-config',
+  what: 'a Clash/mihomo config being imported, pasted or fetched by URL (core/route clash-import)',
+  input: textLike([clashSeed], 2048),
+  run(text) {
+    refuses(
+      () => {
+        const imp = readClashConfig(text);
+        const mapping = Object.fromEntries(imp.targets.map((t) => [t.name, t.guess]));
+        const rules = retarget(imp.rules, mapping);
+        must(rules.length === imp.rules.length, 'retarget changed the number of rules');
+        new RuleTable({ mode: 'rule', rules, subRules: imp.subRules }).decide({
+          network: 'udp',
+          host: 'x.example',
+          port: 443,
+        });
+      },
+      (err) => err instanceof RuleParseError,
+    );
+  },
+};
+
 const mrsSeeds = [
   execFileSync('zstd', ['-q', '-d', '-c'], { input: writeMrsDomains(['+.example.com', '.below.org', 'test.*.x']) }),
   execFileSync('zstd', ['-q', '-d', '-c'], { input: writeMrsRanges([['10.0.0.0', '10.0.0.255']]) }),
@@ -863,6 +903,7 @@ export const TARGETS: FuzzTarget<any>[] = [
   ruleSets,
   geosite,
   mrs,
+  clashConfig,
   socks5Heads,
   httpHeaders,
   proxyWire,
