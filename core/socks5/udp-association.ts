@@ -179,6 +179,8 @@ export class UdpAssociation {
       // One association talks to many peers: each packet goes where the table sends its peer.
       const key = `${host}:${dstPort}`;
       // The client's address and port are the association's (one sender), so the key is the peer.
+      const cached = this.#decisions.get(key);
+      if (cached) return this.#dispatch(cached, key, payload, host, dstPort, type);
       const flow: Flow = {
         network: 'udp',
         host,
@@ -186,7 +188,7 @@ export class UdpAssociation {
         src: { ip: this.#clientAddress, port: this.#clientPort },
         ...this.opts.flowFacts,
       };
-      const known = this.#decisions.get(key) ?? router.decideNow(flow);
+      const known = router.decideNow(flow);
       if (known) return this.#dispatch(known, key, payload, host, dstPort, type);
       if (this.#pendingLookups >= MAX_PENDING_LOOKUPS) {
         stats.udp.otherDropped++;
