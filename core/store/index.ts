@@ -1,5 +1,9 @@
-export { Store, SQLITE_BINDING_ENV, WEAK_TLS_REMEMBER_MS, emptyHistory, type StoreOptions } from './store.js';
+export { Store, type StoreOptions } from './store.js';
+export { SQLITE_BINDING_ENV } from './db.js';
+export { emptyHistory } from './history-repo.js';
+export { WEAK_TLS_REMEMBER_MS } from './settings-repo.js';
 export { MIGRATIONS } from './migrations.js';
+export { sqliteFailure, type SqliteFailure } from './sqlite-failure.js';
 export type {
   NodeHistory,
   LatencySample,
