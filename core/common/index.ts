@@ -33,6 +33,7 @@ export {
 } from './network-watch.js';
 export { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
 export { bareAddress, ipv6Groups } from './ipv6.js';
+export { settleFirst, waitAbortably, type Settle, type SettleFirstOptions, type Teardown } from './settle-first.js';
 export {
   dialThroughUpstream,
   parseSocks5Udp,

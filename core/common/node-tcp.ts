@@ -1,5 +1,6 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { abortReason, ErrorCodes, GatehopError, isGatehopError, type ErrorCode } from './errors.js';
+import { settleFirst } from './settle-first.js';
 import { dialThroughUpstream, type UpstreamProxy } from './upstream-proxy.js';
 
 export interface NodeTcpOptions {
@@ -35,22 +36,16 @@ export async function dialNodeTcp(o: NodeTcpOptions): Promise<Socket> {
       );
     }
   }
-  return new Promise<Socket>((resolve, reject) => {
+  return settleFirst<Socket>({ signal: o.signal, what: o.what }, (settle) => {
     const s = tcpConnect({ host: o.host, port: o.port, noDelay: true });
-    const onAbort = (): void => {
-      s.destroy();
-      reject(abortReason(o.signal!, o.what));
+    s.once('connect', () => settle.resolve(s));
+    s.once('error', (err: NodeJS.ErrnoException) =>
+      settle.reject(new GatehopError(tcpErrorCode(err), `${o.what}: ${err.message}`, { cause: err })),
+    );
+    return (resolved) => {
+      if (resolved) s.removeAllListeners('error');
+      else s.destroy();
     };
-    o.signal?.addEventListener('abort', onAbort, { once: true });
-    s.once('connect', () => {
-      o.signal?.removeEventListener('abort', onAbort);
-      s.removeAllListeners('error');
-      resolve(s);
-    });
-    s.once('error', (err: NodeJS.ErrnoException) => {
-      o.signal?.removeEventListener('abort', onAbort);
-      reject(new GatehopError(tcpErrorCode(err), `${o.what}: ${err.message}`, { cause: err }));
-    });
   });
 }
 

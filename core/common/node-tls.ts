@@ -1,5 +1,6 @@
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { abortReason, ErrorCodes, GatehopError } from './errors.js';
+import { ErrorCodes, GatehopError } from './errors.js';
+import { settleFirst } from './settle-first.js';
 import { dialNodeTcp, tcpErrorCode } from './node-tcp.js';
 import { judgeNodeCertificate, trustedCas, type NodeTrust, type TrustRule } from './node-trust.js';
 import type { UpstreamProxy } from './upstream-proxy.js';
@@ -34,7 +35,7 @@ export interface NodeTlsConnection {
  */
 export async function dialNodeTls(o: NodeTlsOptions): Promise<NodeTlsConnection> {
   const tcp = await dialNodeTcp({ host: o.host, port: o.port, upstream: o.upstream, signal: o.signal, what: o.what });
-  return new Promise<NodeTlsConnection>((resolve, reject) => {
+  return settleFirst<NodeTlsConnection>({ signal: o.signal, what: `TLS with ${o.what}` }, (settle) => {
     const name = o.trust.serverName;
     const tls = tlsConnect({
       socket: tcp,
@@ -44,29 +45,25 @@ export async function dialNodeTls(o: NodeTlsOptions): Promise<NodeTlsConnection>
       checkServerIdentity: () => undefined,
       ...(o.alpn ? { ALPNProtocols: o.alpn } : {}),
     });
-    const settle = (err: Error | null, value?: NodeTlsConnection): void => {
-      o.signal.removeEventListener('abort', onAbort);
-      tls.off('error', onError);
-      tls.off('secureConnect', onSecure);
-      if (err) {
-        tls.destroy();
-        reject(err);
-      } else resolve(value!);
-    };
-    const onAbort = (): void => settle(abortReason(o.signal, `TLS with ${o.what}`));
     const onError = (err: NodeJS.ErrnoException): void =>
-      settle(new GatehopError(tcpErrorCode(err), `TLS with ${o.what}: ${err.message}`, { cause: err }));
+      settle.reject(new GatehopError(tcpErrorCode(err), `TLS with ${o.what}: ${err.message}`, { cause: err }));
     const onSecure = (): void => {
       const verdict = judgeNodeCertificate(tls, o.trust);
       if (!verdict.ok)
-        return settle(
+        return settle.reject(
           new GatehopError(ErrorCodes.NODE_CERT_REFUSED, `${o.what}: the certificate is refused: ${verdict.why}`),
         );
-      settle(null, { tls, rule: verdict.rule, detail: verdict.detail });
+      settle.resolve({ tls, rule: verdict.rule, detail: verdict.detail });
     };
-    if (o.signal.aborted) return onAbort();
-    o.signal.addEventListener('abort', onAbort, { once: true });
     tls.once('error', onError);
     tls.once('secureConnect', onSecure);
+    return (resolved) => {
+      tls.off('error', onError);
+      tls.off('secureConnect', onSecure);
+      if (!resolved) tls.destroy();
+    };
+  }).catch((err: unknown) => {
+    tcp.destroy();
+    throw err;
   });
 }

@@ -1,5 +1,6 @@
 import { isIP, Socket } from 'node:net';
 import { abortReason, ErrorCodes, GatehopError, type ErrorCode } from './errors.js';
+import { settleFirst } from './settle-first.js';
 import {
   encodeSocksAddress,
   encodeSocksUdpHeader,
@@ -155,35 +156,22 @@ export function parseSocks5Udp(datagram: Buffer): { host: string; port: number; 
 }
 
 function connectToProxy(up: UpstreamProxy, signal: AbortSignal): Promise<Socket> {
-  if (signal.aborted) return Promise.reject(abortReason(signal, `connect to upstream ${up.display}`));
-  return new Promise((resolve, reject) => {
+  return settleFirst<Socket>({ signal, what: `connect to upstream ${up.display}` }, (settle) => {
     const socket = new Socket();
-    const done = (): void => {
-      signal.removeEventListener('abort', onAbort);
-      socket.off('error', onError);
-    };
-    const onAbort = (): void => {
-      done();
-      socket.destroy();
-      reject(abortReason(signal, `connect to upstream ${up.display}`));
-    };
-    const onError = (err: NodeJS.ErrnoException): void => {
-      done();
-      socket.destroy();
-      reject(
+    const onError = (err: NodeJS.ErrnoException): void =>
+      settle.reject(
         new GatehopError(
           ErrorCodes.UPSTREAM_FAILED,
           `cannot reach the upstream proxy ${up.display}: ${err.code ?? err.message}`,
           { cause: err },
         ),
       );
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
     socket.once('error', onError);
-    socket.connect({ host: up.host, port: up.port, noDelay: true }, () => {
-      done();
-      resolve(socket);
-    });
+    socket.connect({ host: up.host, port: up.port, noDelay: true }, () => settle.resolve(socket));
+    return (resolved) => {
+      socket.off('error', onError);
+      if (!resolved) socket.destroy();
+    };
   });
 }
 

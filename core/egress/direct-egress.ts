@@ -1,7 +1,7 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIP, Socket } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
 import { mapSocketError } from './map-socket-error.js';
 import type {
   ConnectTcpOptions,
@@ -70,37 +70,28 @@ export class DirectEgress implements Egress {
   }
 
   #connectOne(address: string, port: number, signal: AbortSignal, target: string): Promise<EgressTcpConnection> {
-    if (signal.aborted) return Promise.reject(abortReason(signal, `connect to ${target}`));
-    return new Promise((resolve, reject) => {
+    return settleFirst<Socket>({ signal, what: `connect to ${target}` }, (settle) => {
       const socket = new Socket({ allowHalfOpen: true });
-      const onAbort = (): void => {
-        socket.destroy();
-        reject(abortReason(signal, `connect to ${target}`));
-      };
-      const onError = (err: Error): void => {
-        signal.removeEventListener('abort', onAbort);
-        socket.destroy();
-        reject(mapSocketError(err, target));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
+      const onError = (err: Error): void => settle.reject(mapSocketError(err, target));
       socket.once('error', onError);
-      socket.connect({ host: address, port, noDelay: true }, () => {
-        signal.removeEventListener('abort', onAbort);
+      socket.connect({ host: address, port, noDelay: true }, () => settle.resolve(socket));
+      return (resolved) => {
         socket.off('error', onError);
-        if (this.#state === 'closed') {
-          socket.destroy();
-          reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} closed while connecting to ${target}`));
-          return;
-        }
-        this.#track(socket);
-        resolve({
-          stream: socket,
-          localAddress: socket.localAddress ?? '0.0.0.0',
-          localPort: socket.localPort ?? 0,
-          remoteAddress: socket.remoteAddress ?? address,
-          remotePort: socket.remotePort ?? port,
-        });
-      });
+        if (!resolved) socket.destroy();
+      };
+    }).then((socket) => {
+      if (this.#state === 'closed') {
+        socket.destroy();
+        throw new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} closed while connecting to ${target}`);
+      }
+      this.#track(socket);
+      return {
+        stream: socket,
+        localAddress: socket.localAddress ?? '0.0.0.0',
+        localPort: socket.localPort ?? 0,
+        remoteAddress: socket.remoteAddress ?? address,
+        remotePort: socket.remotePort ?? port,
+      };
     });
   }
 

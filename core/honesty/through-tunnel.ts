@@ -15,7 +15,15 @@ import {
   type TLSSocket,
 } from 'node:tls';
 import * as dnsPacket from 'dns-packet';
-import { abortReason, decodeChunked, ErrorCodes, GatehopError, publicRoots, subjectName } from '../common/index.js';
+import {
+  abortReason,
+  decodeChunked,
+  ErrorCodes,
+  GatehopError,
+  publicRoots,
+  settleFirst,
+  subjectName,
+} from '../common/index.js';
 import type { Egress } from '../egress/index.js';
 import type { DohServer } from './options.js';
 
@@ -55,7 +63,8 @@ export async function dnsOverUdp(egress: Egress, server: string, name: string, x
     questions: [{ type: 'A', name, class: 'IN' }],
   });
   try {
-    return await new Promise<DnsAnswer>((resolve, reject) => {
+    // Two tries, two seconds each: the timer is the work's own (a resend), so no deadline here.
+    return await settleFirst<DnsAnswer>({ signal: x.signal, what: `DNS ${name} at ${server}` }, (settle) => {
       let tries = 0;
       let timer: NodeJS.Timeout | null = null;
       const send = (): void => {
@@ -63,39 +72,33 @@ export async function dnsOverUdp(egress: Egress, server: string, name: string, x
         try {
           x.meter.add(query.length);
         } catch (err) {
-          return finish(err as Error);
+          return settle.reject(err as Error);
         }
         socket.send(query, server, 53);
         timer = setTimeout(
           () =>
             tries < 2
               ? send()
-              : finish(new GatehopError(ErrorCodes.DNS_TIMEOUT, `${server} did not answer for ${name}`)),
+              : settle.reject(new GatehopError(ErrorCodes.DNS_TIMEOUT, `${server} did not answer for ${name}`)),
           2_000,
         );
       };
-      const finish = (err: Error | null, value?: DnsAnswer): void => {
-        if (timer) clearTimeout(timer);
-        x.signal.removeEventListener('abort', onAbort);
-        if (err) reject(err);
-        else resolve(value!);
-      };
-      const onAbort = (): void => finish(abortReason(x.signal, `DNS ${name} at ${server}`));
       socket.onMessage((d) => {
         if (d.address !== server || d.port !== 53) return;
         try {
           x.meter.add(d.data.length);
           const r = dnsPacket.decode(d.data);
           if (r.id !== id) return;
-          finish(null, answerOf(r));
+          settle.resolve(answerOf(r));
         } catch (err) {
-          finish(err as Error);
+          settle.reject(err as Error);
         }
       });
-      socket.onClose(() => finish(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'the tunnel closed')));
-      x.signal.throwIfAborted();
-      x.signal.addEventListener('abort', onAbort, { once: true });
+      socket.onClose(() => settle.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'the tunnel closed')));
       send();
+      return () => {
+        if (timer) clearTimeout(timer);
+      };
     });
   } finally {
     socket.close();

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { isIP } from 'node:net';
 import * as dnsPacket from 'dns-packet';
-import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+import { ErrorCodes, GatehopError, waitAbortably } from '../common/index.js';
 import type { DohTransport } from './doh-transport.js';
 import type { StackUdpSocket } from './udp-socket.js';
 
@@ -92,13 +92,8 @@ export class DnsResolver {
       pending = this.#lookup(key).finally(() => this.#inflight.delete(key));
       this.#inflight.set(key, pending);
     }
-    if (!opts.signal) return pending;
-    opts.signal.throwIfAborted();
-    return new Promise((resolve, reject) => {
-      const onAbort = (): void => reject(abortReason(opts.signal!, `resolve ${name}`));
-      opts.signal!.addEventListener('abort', onAbort, { once: true });
-      pending.then(resolve, reject).finally(() => opts.signal!.removeEventListener('abort', onAbort));
-    });
+    // The lookup is shared by every caller of this name: an abort ends this caller's wait only.
+    return waitAbortably(pending, opts.signal, `resolve ${name}`);
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { abortReason, decodeChunked, ErrorCodes, GatehopError, publicRoots } from '../common/index.js';
+import { abortReason, decodeChunked, ErrorCodes, GatehopError, publicRoots, settleFirst } from '../common/index.js';
 
 /** A DNS-over-HTTPS resolver dialled by address (RFC 8484); its certificate must be valid for `serverName`. */
 export interface DohEndpoint {
@@ -115,33 +115,36 @@ export class DohTransport {
 
   async #open(endpoint: DohEndpoint): Promise<{ tls: TLSSocket; endpoint: DohEndpoint }> {
     const tcp = await this.stack.connectTcp(endpoint.address, endpoint.port, { timeoutMs: this.timeoutMs });
-    const tls = await new Promise<TLSSocket>((resolve, reject) => {
-      const t = tlsConnect({
-        socket: tcp,
-        servername: endpoint.serverName,
-        ca: [...publicRoots().pems],
-        // Verified by Node: the chain to the OS roots and the resolver's name.
-        rejectUnauthorized: true,
-        ALPNProtocols: ['http/1.1'],
-      });
-      const timer = setTimeout(() => {
-        t.destroy();
-        reject(new GatehopError(ErrorCodes.DNS_TIMEOUT, `TLS with ${endpoint.serverName} took too long`));
-      }, this.timeoutMs);
-      t.once('secureConnect', () => {
-        clearTimeout(timer);
-        t.removeAllListeners('error');
-        t.on('error', () => {});
-        resolve(t);
-      });
-      t.once('error', (err: Error) => {
-        clearTimeout(timer);
-        t.destroy();
-        reject(
-          new GatehopError(ErrorCodes.NODE_CERT_REFUSED, `DNS over HTTPS to ${endpoint.serverName}: ${err.message}`),
+    const tls = await settleFirst<TLSSocket>(
+      {
+        what: `TLS with ${endpoint.serverName}`,
+        deadline: {
+          ms: this.timeoutMs,
+          error: () => new GatehopError(ErrorCodes.DNS_TIMEOUT, `TLS with ${endpoint.serverName} took too long`),
+        },
+      },
+      (settle) => {
+        const t = tlsConnect({
+          socket: tcp,
+          servername: endpoint.serverName,
+          ca: [...publicRoots().pems],
+          // Verified by Node: the chain to the OS roots and the resolver's name.
+          rejectUnauthorized: true,
+          ALPNProtocols: ['http/1.1'],
+        });
+        t.once('secureConnect', () => settle.resolve(t));
+        t.once('error', (err: Error) =>
+          settle.reject(
+            new GatehopError(ErrorCodes.NODE_CERT_REFUSED, `DNS over HTTPS to ${endpoint.serverName}: ${err.message}`),
+          ),
         );
-      });
-    });
+        return (resolved) => {
+          t.removeAllListeners('error');
+          if (resolved) t.on('error', () => {});
+          else t.destroy();
+        };
+      },
+    );
     if (this.#closed) {
       tls.destroy();
       throw new GatehopError(ErrorCodes.EGRESS_CLOSED, 'the tunnel is closed');
@@ -171,38 +174,42 @@ function exchange(tls: TLSSocket, e: DohEndpoint, body: Buffer, timeoutMs: numbe
   const head =
     `POST ${e.path} HTTP/1.1\r\nHost: ${e.serverName}\r\nContent-Type: application/dns-message\r\n` +
     `Accept: application/dns-message\r\nContent-Length: ${body.length}\r\n\r\n`;
-  return new Promise<Buffer>((resolve, reject) => {
-    let buf = Buffer.alloc(0);
-    const timer = setTimeout(
-      () => finish(new GatehopError(ErrorCodes.DNS_TIMEOUT, `${e.serverName} did not answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    const finish = (err: Error | null, value?: Buffer): void => {
-      clearTimeout(timer);
-      tls.off('data', onData);
-      tls.off('close', onClose);
-      if (err) reject(err);
-      else resolve(value!);
-    };
-    const onClose = (): void =>
-      finish(new GatehopError(ErrorCodes.EGRESS_CLOSED, `${e.serverName} closed the connection`));
-    const onData = (c: Buffer): void => {
-      buf = Buffer.concat([buf, c]);
-      let answer: DohAnswer | null;
-      try {
-        answer = parseDohAnswer(buf, e.serverName);
-      } catch (err) {
-        return finish(err as Error);
-      }
-      if (!answer) return;
-      if (answer.status !== 200)
-        return finish(new GatehopError(ErrorCodes.EGRESS_FAILED, `${e.serverName} answered HTTP ${answer.status}`));
-      finish(null, Buffer.from(answer.body));
-    };
-    tls.on('data', onData);
-    tls.once('close', onClose);
-    tls.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
-  });
+  return settleFirst<Buffer>(
+    {
+      what: `DNS over HTTPS to ${e.serverName}`,
+      deadline: {
+        ms: timeoutMs,
+        error: () => new GatehopError(ErrorCodes.DNS_TIMEOUT, `${e.serverName} did not answer within ${timeoutMs} ms`),
+      },
+    },
+    (settle) => {
+      let buf = Buffer.alloc(0);
+      const onClose = (): void =>
+        settle.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `${e.serverName} closed the connection`));
+      const onData = (c: Buffer): void => {
+        buf = Buffer.concat([buf, c]);
+        let answer: DohAnswer | null;
+        try {
+          answer = parseDohAnswer(buf, e.serverName);
+        } catch (err) {
+          return settle.reject(err as Error);
+        }
+        if (!answer) return;
+        if (answer.status !== 200)
+          return settle.reject(
+            new GatehopError(ErrorCodes.EGRESS_FAILED, `${e.serverName} answered HTTP ${answer.status}`),
+          );
+        settle.resolve(Buffer.from(answer.body));
+      };
+      tls.on('data', onData);
+      tls.once('close', onClose);
+      tls.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+      return () => {
+        tls.off('data', onData);
+        tls.off('close', onClose);
+      };
+    },
+  );
 }
 
 export interface DohAnswer {

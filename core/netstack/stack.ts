@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
 import { ipv4FromWasm, ipv4ToWasm, netmaskFrom } from './ipv4.js';
 import { LwipErr, lwipErrName } from './lwip-errors.js';
 import { TcpStream, type TcpInfo, type TcpPcbOps } from './tcp-stream.js';
@@ -206,27 +206,20 @@ export class Stack {
   /** The first lease of an Ethernet link; GH_ERR_EGRESS_CONNECT_TIMEOUT when none comes in time. */
   whenLeased(opts: { timeoutMs: number; signal?: AbortSignal }): Promise<StackLease> {
     if (this.#lease) return Promise.resolve(this.#lease);
-    return new Promise<StackLease>((resolve, reject) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        off();
-        opts.signal?.removeEventListener('abort', onAbort);
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `no DHCP lease within ${opts.timeoutMs} ms`));
-      }, opts.timeoutMs);
-      const onAbort = (): void => {
-        done();
-        reject(abortReason(opts.signal!, 'DHCP'));
-      };
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
-      const off = this.onLease((lease) => {
-        if (!lease) return;
-        done();
-        resolve(lease);
-      });
-    });
+    return settleFirst<StackLease>(
+      {
+        signal: opts.signal,
+        what: 'DHCP',
+        deadline: {
+          ms: opts.timeoutMs,
+          error: () => new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `no DHCP lease within ${opts.timeoutMs} ms`),
+        },
+      },
+      (settle) =>
+        this.onLease((lease) => {
+          if (lease) settle.resolve(lease);
+        }),
+    );
   }
 
   /** Why the stack failed (an lwIP assertion, GH_ERR_NETSTACK_FAILED), or null. */
@@ -336,40 +329,33 @@ export class Stack {
       );
     const stream = new TcpStream(id, this.#tcpOps(id, pcb), { address: ip, port }, this.address);
     this.#tcp.set(id, stream);
-    return new Promise<TcpStream>((resolve, reject) => {
-      const timeoutMs = opts.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-      const timer = setTimeout(() => {
-        stream.destroy(
-          new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `connect to ${target} timed out after ${timeoutMs} ms`),
-        );
-      }, timeoutMs);
-      const onAbort = (): void => {
-        stream.destroy(abortReason(opts.signal!, `connect to ${target}`));
-      };
-      const done = (): void => {
-        clearTimeout(timer);
-        opts.signal?.removeEventListener('abort', onAbort);
-        stream.off('connect', onConnect);
-        stream.off('error', onError);
-        stream.off('close', onClose);
-      };
-      const onConnect = (): void => {
-        done();
-        resolve(stream);
-      };
-      const onError = (err: Error): void => {
-        done();
-        reject(err);
-      };
-      const onClose = (): void => {
-        done();
-        reject(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `connect to ${target}: closed before connecting`));
-      };
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
-      stream.once('connect', onConnect);
-      stream.once('error', onError);
-      stream.once('close', onClose);
-    });
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    return settleFirst<TcpStream>(
+      {
+        signal: opts.signal,
+        what: `connect to ${target}`,
+        deadline: {
+          ms: timeoutMs,
+          error: () =>
+            new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `connect to ${target} timed out after ${timeoutMs} ms`),
+        },
+      },
+      (settle) => {
+        const onConnect = (): void => settle.resolve(stream);
+        const onError = (err: Error): void => settle.reject(err);
+        const onClose = (): void =>
+          settle.reject(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `connect to ${target}: closed before connecting`));
+        stream.once('connect', onConnect);
+        stream.once('error', onError);
+        stream.once('close', onClose);
+        return (resolved) => {
+          stream.off('connect', onConnect);
+          stream.off('error', onError);
+          stream.off('close', onClose);
+          if (!resolved) stream.destroy();
+        };
+      },
+    );
   }
 
   /**
@@ -425,28 +411,25 @@ export class Stack {
     const seq = (this.#pingSeq = (this.#pingSeq + 1) & 0xffff);
     const key = `${ip}/${this.#pingIdent}/${seq}`;
     const started = performance.now();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#pings.delete(key);
-        reject(
-          new GatehopError(
-            ErrorCodes.EGRESS_CONNECT_TIMEOUT,
-            `ping ${ip}: no reply within ${opts.timeoutMs ?? 3000} ms`,
-          ),
-        );
-      }, opts.timeoutMs ?? 3000);
-      this.#pings.set(key, () => {
-        clearTimeout(timer);
-        this.#pings.delete(key);
-        resolve(performance.now() - started);
-      });
-      const err = this.#call(() => this.#ex.gh_ping(ipv4ToWasm(ip), this.#pingIdent, seq, opts.size ?? 32));
-      if (err !== LwipErr.OK) {
-        clearTimeout(timer);
-        this.#pings.delete(key);
-        reject(new GatehopError(ErrorCodes.NETSTACK_FAILED, `ping ${ip}: lwIP ${lwipErrName(err)}`));
-      }
-    });
+    const timeoutMs = opts.timeoutMs ?? 3000;
+    return settleFirst<number>(
+      {
+        signal: opts.signal,
+        what: `ping ${ip}`,
+        deadline: {
+          ms: timeoutMs,
+          error: () =>
+            new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `ping ${ip}: no reply within ${timeoutMs} ms`),
+        },
+      },
+      (settle) => {
+        this.#pings.set(key, () => settle.resolve(performance.now() - started));
+        const err = this.#call(() => this.#ex.gh_ping(ipv4ToWasm(ip), this.#pingIdent, seq, opts.size ?? 32));
+        if (err !== LwipErr.OK)
+          settle.reject(new GatehopError(ErrorCodes.NETSTACK_FAILED, `ping ${ip}: lwIP ${lwipErrName(err)}`));
+        return () => this.#pings.delete(key);
+      },
+    );
   }
 
   get stats(): StackStats {

@@ -6,6 +6,7 @@ import {
   GatehopError,
   isGatehopError,
   pemCertificates,
+  settleFirst,
   type Logger,
   type TrustRule,
   type UpstreamProxy,
@@ -255,45 +256,36 @@ export class TunnelClient extends EventEmitter<{
   #attempt(timeoutMs: number, signal?: AbortSignal): Promise<PushedConfig> {
     this.#reset();
     this.#setState('CONNECTING', 'opening transport');
-    return new Promise<PushedConfig>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          fail(
+    return settleFirst<PushedConfig>(
+      {
+        signal,
+        what: 'tunnel connect',
+        deadline: {
+          ms: timeoutMs,
+          error: () =>
             new GatehopError(
               ErrorCodes.EGRESS_CONNECT_TIMEOUT,
               `tunnel to ${this.#remote.host}:${this.#remote.port} not up within ${timeoutMs} ms (state ${this.#state})`,
             ),
-          ),
-        timeoutMs,
-      );
-      const resetTimer =
-        this.proto === 'udp'
-          ? setTimeout(() => {
-              if (!this.#session?.heardServer)
-                fail(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, 'no server reset within 5 s'));
-            }, RESET_WAIT_MS)
-          : null;
-      const onAbort = (): void => fail(abortReason(signal!, 'tunnel connect'));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const done = (): void => {
-        clearTimeout(timer);
-        if (resetTimer) clearTimeout(resetTimer);
-        signal?.removeEventListener('abort', onAbort);
-        this.#settle = null;
-      };
-      const fail = (e: Error): void => {
-        done();
-        reject(e);
-      };
-      this.#settle = {
-        resolve: (c) => {
-          done();
-          resolve(c);
         },
-        reject: fail,
-      };
-      this.#openTransport();
-    });
+      },
+      (settle) => {
+        // Over UDP a server that never answers the reset is given up on sooner than the whole deadline.
+        const resetTimer =
+          this.proto === 'udp'
+            ? setTimeout(() => {
+                if (!this.#session?.heardServer)
+                  settle.reject(new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, 'no server reset within 5 s'));
+              }, RESET_WAIT_MS)
+            : null;
+        this.#settle = settle;
+        this.#openTransport();
+        return () => {
+          if (resetTimer) clearTimeout(resetTimer);
+          this.#settle = null;
+        };
+      },
+    );
   }
 
   /** A new control session for this attempt (new session ids, new key states). */

@@ -7,6 +7,7 @@ import {
   ErrorCodes,
   GatehopError,
   parseSocks5Udp,
+  settleFirst,
   socks5UdpAssociate,
   socks5UdpHeader,
   type UpstreamProxy,
@@ -46,31 +47,27 @@ export function tcpHandshakeMs(
       return performance.now() - started;
     });
   }
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const s = connect({ host, port });
-    const done = (err: Error | null, ms?: number): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      s.destroy();
-      if (err) reject(err);
-      else resolve(ms!);
-    };
-    const onAbort = (): void => done(abortReason(signal!, `probe ${host}:${port}`));
-    const timer = setTimeout(
-      () =>
-        done(
+  const started = performance.now();
+  return settleFirst<number>(
+    {
+      signal,
+      what: `probe ${host}:${port}`,
+      deadline: {
+        ms: timeoutMs,
+        error: () =>
           new GatehopError(
             ErrorCodes.EGRESS_CONNECT_TIMEOUT,
             `probe ${host}:${port}: no handshake within ${timeoutMs} ms`,
           ),
-        ),
-      timeoutMs,
-    );
-    signal?.addEventListener('abort', onAbort, { once: true });
-    s.once('connect', () => done(null, performance.now() - started));
-    s.once('error', (err) => done(err));
-  });
+      },
+    },
+    (settle) => {
+      const s = connect({ host, port });
+      s.once('connect', () => settle.resolve(performance.now() - started));
+      s.once('error', (err) => settle.reject(err));
+      return () => s.destroy();
+    },
+  );
 }
 
 /**
@@ -87,39 +84,34 @@ export function openvpnUdpResetMs(
 ): Promise<number> {
   if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
   if (upstream) return udpResetThroughRelay(host, port, timeoutMs, upstream, signal);
-  return new Promise((resolve, reject) => {
-    const sock = createSocket('udp4');
-    const packet = hardResetPacket();
-    let started = 0;
-    const done = (err: Error | null, ms?: number): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      sock.close();
-      if (err) reject(err);
-      else resolve(ms!);
-    };
-    const onAbort = (): void => done(abortReason(signal!, `probe ${host}:${port}`));
-    const timer = setTimeout(
-      () =>
-        done(
+  return settleFirst<number>(
+    {
+      signal,
+      what: `probe ${host}:${port}`,
+      deadline: {
+        ms: timeoutMs,
+        error: () =>
           new GatehopError(
             ErrorCodes.EGRESS_CONNECT_TIMEOUT,
             `probe ${host}:${port}/udp: no OpenVPN reset reply within ${timeoutMs} ms`,
           ),
-        ),
-      timeoutMs,
-    );
-    signal?.addEventListener('abort', onAbort, { once: true });
-    sock.on('error', (err) => done(err));
-    // A connected socket hears only the address it asked (host may be a name).
-    sock.on('message', (msg) => {
-      if (isServerReset(msg)) done(null, performance.now() - started);
-    });
-    sock.connect(port, host, () => {
-      started = performance.now();
-      sock.send(packet);
-    });
-  });
+      },
+    },
+    (settle) => {
+      const sock = createSocket('udp4');
+      let started = 0;
+      sock.on('error', (err) => settle.reject(err));
+      // A connected socket hears only the address it asked (host may be a name).
+      sock.on('message', (msg) => {
+        if (isServerReset(msg)) settle.resolve(performance.now() - started);
+      });
+      sock.connect(port, host, () => {
+        started = performance.now();
+        sock.send(hardResetPacket());
+      });
+      return () => sock.close();
+    },
+  );
 }
 
 // byte0 = (P_CONTROL_HARD_RESET_CLIENT_V2 = 7) << 3 | key_id 0; session id; 0 acks; message id 0
@@ -144,36 +136,31 @@ async function udpResetThroughRelay(
   const { control, relay } = await socks5UdpAssociate(upstream, { timeoutMs, ...(signal ? { signal } : {}) });
   const sock = createSocket('udp4');
   try {
-    return await new Promise<number>((resolve, reject) => {
-      const left = Math.max(1, timeoutMs - (performance.now() - started));
-      const done = (err: Error | null, ms?: number): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (err) reject(err);
-        else resolve(ms!);
-      };
-      const onAbort = (): void => done(abortReason(signal!, `probe ${host}:${port}`));
-      const timer = setTimeout(
-        () =>
-          done(
+    return await settleFirst<number>(
+      {
+        signal,
+        what: `probe ${host}:${port}`,
+        deadline: {
+          ms: Math.max(1, timeoutMs - (performance.now() - started)),
+          error: () =>
             new GatehopError(
               ErrorCodes.EGRESS_CONNECT_TIMEOUT,
               `probe ${host}:${port}/udp through ${upstream.display}: no OpenVPN reset reply within ${timeoutMs} ms`,
             ),
-          ),
-        left,
-      );
-      signal?.addEventListener('abort', onAbort, { once: true });
-      control.once('close', () =>
-        done(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${upstream.display} ended the UDP association`)),
-      );
-      sock.on('error', (err) => done(err));
-      sock.on('message', (msg) => {
-        const d = parseSocks5Udp(msg);
-        if (d && isServerReset(d.data)) done(null, performance.now() - started);
-      });
-      sock.connect(relay.port, relay.host, () => sock.send([socks5UdpHeader(host, port), hardResetPacket()]));
-    });
+        },
+      },
+      (settle) => {
+        control.once('close', () =>
+          settle.reject(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${upstream.display} ended the UDP association`)),
+        );
+        sock.on('error', (err) => settle.reject(err));
+        sock.on('message', (msg) => {
+          const d = parseSocks5Udp(msg);
+          if (d && isServerReset(d.data)) settle.resolve(performance.now() - started);
+        });
+        sock.connect(relay.port, relay.host, () => sock.send([socks5UdpHeader(host, port), hardResetPacket()]));
+      },
+    );
   } finally {
     sock.close();
     control.destroy();

@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+import { ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
 
 /** How a URL test reaches its target: through a tunnel's egress, in practice. */
 export type Dialer = (host: string, port: number, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<Duplex>;
@@ -43,34 +43,32 @@ export async function urlTest(dial: Dialer, url: string, opts: UrlTestOptions = 
   const started = performance.now();
   const stream = await dial(u.hostname, Number(u.port || 80), { timeoutMs, signal });
   try {
-    return await new Promise<number>((resolve, reject) => {
+    return await settleFirst<number>({ signal, what: `URL test ${url}` }, (settle) => {
       let head = '';
-      const onAbort = (): void => reject(abortReason(signal, `URL test ${url}`));
-      signal.addEventListener('abort', onAbort, { once: true });
       stream.on('data', (c: Buffer) => {
         head += c.toString('latin1');
         const eol = head.indexOf('\r\n');
         if (eol < 0) {
-          if (head.length > 4096) reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `URL test ${url}: no status line`));
+          if (head.length > 4096)
+            settle.reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `URL test ${url}: no status line`));
           return;
         }
-        signal.removeEventListener('abort', onAbort);
         const m = /^HTTP\/1\.[01] (\d{3})/.exec(head);
         const status = m ? Number(m[1]) : 0;
         const healthy =
           opts.expectedStatus !== undefined ? status === opts.expectedStatus : status >= 200 && status < 300;
-        if (healthy) resolve(performance.now() - started);
+        if (healthy) settle.resolve(performance.now() - started);
         else
-          reject(
+          settle.reject(
             new GatehopError(
               ErrorCodes.EGRESS_FAILED,
               `URL test ${url}: status ${status || 'unreadable'}${opts.expectedStatus !== undefined ? `, expected ${opts.expectedStatus}` : ''}`,
             ),
           );
       });
-      stream.once('error', reject);
+      stream.once('error', (err: Error) => settle.reject(err));
       stream.once('end', () =>
-        reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `URL test ${url}: closed before a response`)),
+        settle.reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `URL test ${url}: closed before a response`)),
       );
       stream.write(
         `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${opts.host ?? u.host}\r\nUser-Agent: gatehop\r\n${extra}Connection: close\r\n\r\n`,

@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+import { ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
 import { parseResponseHead } from './http-head.js';
 import { Pack } from './pack.js';
 
@@ -48,18 +48,9 @@ export interface PackAnswer {
  * The stream is paused when it returns: nothing is read past the answer until its owner listens.
  */
 export function readPackAnswer(stream: Duplex, where: string, signal: AbortSignal): Promise<PackAnswer> {
-  return new Promise<PackAnswer>((resolve, reject) => {
+  return settleFirst<PackAnswer>({ signal, what: where }, (settle) => {
     let buf: Buffer = Buffer.alloc(0);
     let noops = 0;
-    const done = (err: Error | null, answer?: PackAnswer): void => {
-      stream.off('data', onData);
-      stream.off('error', onError);
-      stream.off('close', onClose);
-      signal.removeEventListener('abort', onAbort);
-      stream.pause();
-      if (err) reject(err);
-      else resolve(answer!);
-    };
     const onData = (chunk: Buffer): void => {
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
       try {
@@ -89,22 +80,26 @@ export function readPackAnswer(stream: Duplex, where: string, signal: AbortSigna
               error === ERR_AUTH_FAILED ? ErrorCodes.SOFTETHER_AUTH_FAILED : ErrorCodes.SOFTETHER_REFUSED,
               `${where} refused: ${ERRORS[error] ?? 'error'} (SoftEther error ${error})`,
             );
-          done(null, { pack, rest: Buffer.from(buf) });
+          settle.resolve({ pack, rest: Buffer.from(buf) });
           return;
         }
       } catch (err) {
-        done(err as Error);
+        settle.reject(err as Error);
       }
     };
     const onError = (err: Error): void =>
-      done(new GatehopError(ErrorCodes.EGRESS_FAILED, `${where}: ${err.message}`, { cause: err }));
+      settle.reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `${where}: ${err.message}`, { cause: err }));
     const onClose = (): void =>
-      done(new GatehopError(ErrorCodes.SOFTETHER_REFUSED, `${where} closed the connection before answering`));
-    const onAbort = (): void => done(abortReason(signal, where));
+      settle.reject(new GatehopError(ErrorCodes.SOFTETHER_REFUSED, `${where} closed the connection before answering`));
     stream.on('data', onData);
     stream.on('error', onError);
     stream.on('close', onClose);
-    signal.addEventListener('abort', onAbort, { once: true });
     stream.resume();
+    return () => {
+      stream.off('data', onData);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+      stream.pause();
+    };
   });
 }

@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import {
-  abortReason,
   dialNodeTls,
   ErrorCodes,
   GatehopError,
   isGatehopError,
+  settleFirst,
   type NodeTrust,
   type TrustRule,
   type UpstreamProxy,
@@ -65,22 +65,14 @@ export async function dialSstp(o: SstpDialOptions): Promise<SstpConnection> {
 }
 
 function httpHandshake(tls: TLSSocket, o: SstpDialOptions, where: string): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
+  return settleFirst<Buffer>({ signal: o.signal, what: `SSTP to ${where}` }, (settle) => {
     let buf = Buffer.alloc(0);
-    const done = (err: Error | null, rest?: Buffer): void => {
-      tls.off('data', onData);
-      tls.off('error', onError);
-      tls.off('close', onClose);
-      o.signal.removeEventListener('abort', onAbort);
-      if (err) reject(err);
-      else resolve(rest!);
-    };
     const onData = (chunk: Buffer): void => {
       buf = Buffer.concat([buf, chunk]);
       const end = buf.indexOf('\r\n\r\n');
       if (end < 0) {
         if (buf.length > MAX_HTTP_HEADER)
-          done(
+          settle.reject(
             new GatehopError(
               ErrorCodes.SSTP_PROTOCOL,
               `${where} sent more than ${MAX_HTTP_HEADER} bytes of HTTP header`,
@@ -92,36 +84,41 @@ function httpHandshake(tls: TLSSocket, o: SstpDialOptions, where: string): Promi
       const status = head.split('\r\n')[0] ?? '';
       const m = /^HTTP\/1\.[01] (\d{3})/.exec(status);
       if (!m)
-        return done(
+        return settle.reject(
           new GatehopError(
             ErrorCodes.SSTP_PROTOCOL,
             `${where} did not answer in HTTP (${JSON.stringify(status.slice(0, 60))})`,
           ),
         );
       if (m[1] !== '200')
-        return done(new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} refused SSTP: ${status.slice(0, 80)}`));
+        return settle.reject(
+          new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} refused SSTP: ${status.slice(0, 80)}`),
+        );
       // The rest of the stream is SSTP; pause so nothing is read before the client listens.
       tls.pause();
-      done(null, buf.subarray(end + 4));
+      settle.resolve(buf.subarray(end + 4));
     };
     const onError = (err: Error): void =>
-      done(
+      settle.reject(
         isGatehopError(err)
           ? err
           : new GatehopError(ErrorCodes.EGRESS_FAILED, `SSTP to ${where}: ${err.message}`, { cause: err }),
       );
     const onClose = (): void =>
-      done(
+      settle.reject(
         new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} closed the connection before answering the SSTP request`),
       );
-    const onAbort = (): void => done(abortReason(o.signal, `SSTP to ${where}`));
     tls.on('data', onData);
     tls.on('error', onError);
     tls.on('close', onClose);
-    o.signal.addEventListener('abort', onAbort, { once: true });
     // Content-Length is the largest 64-bit number: the request body is the rest of the connection.
     tls.write(
       `SSTP_DUPLEX_POST ${SSTP_URI} HTTP/1.1\r\nHost: ${o.trust.serverName}\r\nContent-Length: 18446744073709551615\r\nSSTPCORRELATIONID: {${randomUUID().toUpperCase()}}\r\n\r\n`,
     );
+    return () => {
+      tls.off('data', onData);
+      tls.off('error', onError);
+      tls.off('close', onClose);
+    };
   });
 }

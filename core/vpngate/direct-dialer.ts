@@ -1,11 +1,11 @@
 import { connect, type Socket } from 'node:net';
 import {
-  abortReason,
   classifyAddress,
   dialThroughUpstream,
   ErrorCodes,
   GatehopError,
   isLocalName,
+  settleFirst,
   type UpstreamProxy,
 } from '../common/index.js';
 import type { Dialer } from './http-get.js';
@@ -15,32 +15,20 @@ export function directDialer(): Dialer {
   return {
     via: 'direct',
     dial: (host, port, signal) =>
-      new Promise<Socket>((resolve, reject) => {
-        if (signal.aborted) return reject(abortReason(signal, `connect to ${host}:${port}`));
+      settleFirst<Socket>({ signal, what: `connect to ${host}:${port}` }, (settle) => {
         const s = connect({ host, port, noDelay: true });
-        const done = (): void => {
-          signal.removeEventListener('abort', onAbort);
-          s.off('error', onError);
-        };
-        const onAbort = (): void => {
-          done();
-          s.destroy();
-          reject(abortReason(signal, `connect to ${host}:${port}`));
-        };
-        const onError = (err: NodeJS.ErrnoException): void => {
-          done();
-          reject(
+        const onError = (err: NodeJS.ErrnoException): void =>
+          settle.reject(
             new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `connect to ${host}:${port}: ${err.code ?? err.message}`, {
               cause: err,
             }),
           );
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
         s.once('error', onError);
-        s.once('connect', () => {
-          done();
-          resolve(s);
-        });
+        s.once('connect', () => settle.resolve(s));
+        return (resolved) => {
+          s.off('error', onError);
+          if (!resolved) s.destroy();
+        };
       }),
   };
 }

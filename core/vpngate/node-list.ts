@@ -1,11 +1,11 @@
 import {
-  abortReason,
   ErrorCodes,
   GatehopError,
   Listeners,
   type Logger,
   detach,
   ignoreRejection,
+  settleFirst,
 } from '../common/index.js';
 import { defaultAddressPolicy, describeSkipped, parseVpnGateCsv, type AddressPolicy, type ParsedList } from './csv.js';
 import { directDialer } from './direct-dialer.js';
@@ -504,16 +504,8 @@ function viaOf(s: ListSource, dial: DialVia): ListVia {
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(abortReason(signal, 'fetch the node list'));
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(abortReason(signal, 'fetch the node list'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+  return settleFirst<void>({ signal, what: 'fetch the node list' }, (settle) => {
+    const t = setTimeout(() => settle.resolve(), ms);
+    return () => clearTimeout(t);
   });
 }

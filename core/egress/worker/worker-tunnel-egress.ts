@@ -5,7 +5,9 @@ import {
   errorFromJson,
   ErrorCodes,
   GatehopError,
+  settleFirst,
   SleepDetector,
+  waitAbortably,
   type Logger,
 } from '../../common/index.js';
 import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
@@ -226,13 +228,7 @@ export class WorkerTunnelEgress implements Egress {
     if (isIP(host)) return [host];
     opts.signal?.throwIfAborted();
     const answer = this.#request({ t: 'resolve', req: 0, host }) as Promise<string[]>;
-    if (!opts.signal) return answer;
-    const signal = opts.signal;
-    return new Promise((resolve, reject) => {
-      const onAbort = (): void => reject(abortReason(signal, `resolve ${host}`));
-      signal.addEventListener('abort', onAbort, { once: true });
-      answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
+    return waitAbortably(answer, opts.signal, `resolve ${host}`);
   }
 
   connectTcp(host: string, port: number, opts: ConnectTcpOptions = {}): Promise<EgressTcpConnection> {
@@ -240,28 +236,15 @@ export class WorkerTunnelEgress implements Egress {
       return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`));
     if (opts.signal?.aborted) return Promise.reject(abortReason(opts.signal, `connect to ${host}:${port}`));
     const id = this.#nextId++;
-    const signal = opts.signal;
-    return new Promise<EgressTcpConnection>((resolve, reject) => {
-      const onAbort = (): void => {
-        if (!this.#connects.delete(id)) return;
-        this.#out.send({ t: 'abort', id });
-        this.stats.failures++;
-        reject(abortReason(signal!, `connect to ${host}:${port}`));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const done = (): void => signal?.removeEventListener('abort', onAbort);
-      this.#connects.set(id, {
-        resolve: (c) => {
-          done();
-          resolve(c);
-        },
-        reject: (e) => {
-          done();
-          this.stats.failures++;
-          reject(e);
-        },
-      });
+    return settleFirst<EgressTcpConnection>({ signal: opts.signal, what: `connect to ${host}:${port}` }, (settle) => {
+      this.#connects.set(id, settle);
       this.#out.send({ t: 'connect', id, host, port, timeoutMs: opts.timeoutMs ?? 15_000 });
+      return (resolved) => {
+        if (resolved) return;
+        this.stats.failures++;
+        // Still pending in the worker (an abort): tell it to stop. A refusal or a shutdown took the entry already.
+        if (this.#connects.delete(id)) this.#out.send({ t: 'abort', id });
+      };
     });
   }
 
@@ -433,10 +416,11 @@ export class WorkerTunnelEgress implements Egress {
     this.#state = 'closed';
     clearInterval(this.#watchdog);
     for (const s of [...this.#streams.values()]) s.onTunnelGone(err);
-    for (const c of [...this.#connects.values()]) c.reject(err);
+    const connects = [...this.#connects.values()];
+    this.#connects.clear();
+    for (const c of connects) c.reject(err);
     for (const r of [...this.#requests.values()]) r.reject(err);
     for (const u of [...this.#udp.values()]) u.onClosedByTunnel();
-    this.#connects.clear();
     this.#requests.clear();
     this.#livenessHandlers.clear();
     this.#diagnostics = { ...this.#diagnostics, link: 'down' };
