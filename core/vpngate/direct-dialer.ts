@@ -35,7 +35,11 @@ export function directDialer(): Dialer {
 
 /** Through the user's upstream proxy; the proxy resolves the names. */
 export function upstreamDialer(up: UpstreamProxy): Dialer {
-  return { via: 'upstream', dial: (host, port, signal) => dialThroughUpstream(up, host, port, { signal }) };
+  return {
+    via: 'upstream',
+    resolvesNearby: isLocalHost(up.host),
+    dial: (host, port, signal) => dialThroughUpstream(up, host, port, { signal }),
+  };
 }
 
 /**

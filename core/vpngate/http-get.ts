@@ -14,6 +14,11 @@ export type DialVia = 'direct' | 'tunnel' | 'upstream';
  */
 export interface Dialer {
   readonly via: DialVia;
+  /**
+   * Names given to this dialer are resolved on this machine or its LAN although it does not go
+   * straight out: an upstream proxy on loopback or the LAN reaches what a local name points at.
+   */
+  readonly resolvesNearby?: boolean;
   dial(host: string, port: number, signal: AbortSignal): Promise<Duplex>;
 }
 

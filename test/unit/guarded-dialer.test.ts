@@ -51,3 +51,39 @@ describe('a mirror URL (someone else chose it) is never dialled at this machine 
     expect(inner.dialled).toEqual(['mirror.example:80']);
   });
 });
+
+describe('a mirror name through an upstream proxy on this machine or the LAN (#47)', () => {
+  const dns: Record<string, string[]> = {
+    '127.0.0.1.nip.io': ['127.0.0.1'],
+    '10.0.0.1.nip.io': ['10.0.0.1'],
+    'mirror.example': ['203.0.113.7'],
+  };
+  const resolve = (h: string): Promise<{ address: string }[]> =>
+    dns[h] ? Promise.resolve(dns[h].map((address) => ({ address }))) : Promise.reject(new Error('ENOTFOUND'));
+
+  it('resolves the name here and refuses one that points at this machine or the LAN', async () => {
+    const inner = { ...recording('upstream'), resolvesNearby: true };
+    const g = guardedDialer(inner, undefined, resolve);
+    await expect(g.dial('127.0.0.1.nip.io', 80, signal)).rejects.toThrow(
+      /127\.0\.0\.1\.nip\.io is a name for a loopback address/,
+    );
+    await expect(g.dial('10.0.0.1.nip.io', 80, signal)).rejects.toThrow(/a list source may not point there/);
+    expect(inner.dialled).toEqual([]);
+  });
+
+  it('dials the name (the proxy resolves it) when it checks out, or when only the proxy can resolve it', async () => {
+    const inner = { ...recording('upstream'), resolvesNearby: true };
+    const g = guardedDialer(inner, undefined, resolve);
+    await g.dial('mirror.example', 443, signal);
+    await g.dial('only-the-proxy-knows.example', 443, signal);
+    expect(inner.dialled).toEqual(['mirror.example:443', 'only-the-proxy-knows.example:443']);
+  });
+
+  it('an upstream dialer says whether it resolves nearby from where the proxy is', async () => {
+    const { upstreamDialer } = await import('../../core/vpngate/direct-dialer.js');
+    const { parseUpstreamUrl } = await import('../../core/common/index.js');
+    expect(upstreamDialer(parseUpstreamUrl('socks5://127.0.0.1:1081')).resolvesNearby).toBe(true);
+    expect(upstreamDialer(parseUpstreamUrl('http://192.168.1.2:3128')).resolvesNearby).toBe(true);
+    expect(upstreamDialer(parseUpstreamUrl('socks5://203.0.113.9:1080')).resolvesNearby).toBe(false);
+  });
+});
