@@ -14,6 +14,8 @@ export {
   silentLogger,
   LOG_FILE_MAX_BYTES,
   LOG_FILES_KEPT,
+  canLinkCurrentLog,
+  type LinkFs,
   type Logger,
   type LoggerOptions,
 } from './logger.js';

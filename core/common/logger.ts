@@ -1,5 +1,6 @@
+import * as nodeFs from 'node:fs';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import pino, { type Logger, type LevelWithSilent, type StreamEntry } from 'pino';
 import pretty from 'pino-pretty';
 import pinoRoll from 'pino-roll';
@@ -11,8 +12,8 @@ export interface LoggerOptions {
   level: LevelWithSilent;
   /**
    * JSON lines are appended here as well, rotated (openLogger): `gatehop.log` becomes
-   * `gatehop.1.log`, `gatehop.2.log`, … with `current.log` linked to the one in use. null for
-   * console only.
+   * `gatehop.1.log`, `gatehop.2.log`, … with `current.log` linked to the one in use where a link can
+   * be made (canLinkCurrentLog). null for console only.
    */
   file: string | null;
   /** Pretty, coloured console output (default: when stdout is a TTY). */
@@ -21,6 +22,37 @@ export interface LoggerOptions {
   rotate?: { maxBytes: number; keep: number };
   /** Lines at info and above are also handed to this tap (the admin API's log events). */
   tap?: LogTap;
+  /** The file system `current.log`'s link is tried on (tests: one that refuses links as Windows does). */
+  linkFs?: LinkFs;
+}
+
+/** What is needed to find out whether `current.log` can be a symbolic link here. */
+export type LinkFs = Pick<typeof nodeFs, 'lstatSync' | 'symlinkSync' | 'unlinkSync'>;
+
+/**
+ * Whether `current.log` can be a link to the file in use: not where making one is refused (a
+ * standard Windows user without developer mode gets EPERM; some file systems have none), and not
+ * where `current.log` is a plain file (pino-roll would fail with EEXIST at every start and leave no
+ * log at all). Then there is no `current.log`: the one in use is the highest-numbered file.
+ */
+export function canLinkCurrentLog(dir: string, fs: LinkFs = nodeFs): boolean {
+  try {
+    if (!fs.lstatSync(join(dir, 'current.log')).isSymbolicLink()) return false;
+  } catch {
+    // No current.log yet: try making a link.
+  }
+  const probe = join(dir, `.link-probe-${process.pid}`);
+  try {
+    fs.symlinkSync('gatehop.log', probe);
+  } catch {
+    return false;
+  }
+  try {
+    fs.unlinkSync(probe);
+  } catch {
+    // Left behind: harmless, and the next probe's name is another pid's.
+  }
+  return true;
 }
 
 /** One log file's size before the next is started. */
@@ -44,11 +76,12 @@ export async function openLogger(opts: LoggerOptions): Promise<Logger> {
   let file: StreamEntry['stream'] | null = null;
   try {
     mkdirSync(dirname(opts.file), { recursive: true });
+    const symlink = canLinkCurrentLog(dirname(opts.file), opts.linkFs);
     const roll = await pinoRoll({
       file: opts.file,
       size: `${Math.max(1, Math.round((opts.rotate?.maxBytes ?? LOG_FILE_MAX_BYTES) / 1024))}k`,
       limit: { count: opts.rotate?.keep ?? LOG_FILES_KEPT, removeOtherLogFiles: true },
-      symlink: true,
+      symlink,
       mkdir: true,
       // Synchronous: every line is on disk when the call returns (the last lines before a crash
       // too), and the stream drains after each turn of the event loop, when pino-roll rolls. An

@@ -1,8 +1,8 @@
-import { lstatSync, mkdtempSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readlinkSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { openLogger } from '../../core/common/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { openLogger, type LinkFs } from '../../core/common/index.js';
 import { eventually } from '../helpers/fds.js';
 
 const logFiles = (dir: string): string[] => readdirSync(dir).filter((f) => /^gatehop\.\d+\.log$/.test(f));
@@ -37,6 +37,45 @@ describe('the log file (#32: bounded on disk)', () => {
     // current.log points at the file in use.
     expect(lstatSync(join(dir, 'current.log')).isSymbolicLink()).toBe(true);
     expect(files).toContain(readlinkSync(join(dir, 'current.log')).split('/').pop());
+  });
+
+  it.each([
+    ['a file system that refuses links as Windows does for a standard user (EPERM)', 'EPERM'],
+    ['a file system without links (ENOSYS)', 'ENOSYS'],
+  ])('%s: the log file is written and rotated without current.log (#47)', async (_what, code) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-logs-'));
+    const windowsLike: LinkFs = {
+      lstatSync,
+      unlinkSync,
+      symlinkSync: () => {
+        throw Object.assign(new Error(`${code}: operation not permitted, symlink`), { code });
+      },
+    };
+    const stderr = vi.spyOn(process.stderr, 'write');
+    const logger = await openLogger({
+      level: 'info',
+      file: join(dir, 'gatehop.log'),
+      pretty: false,
+      rotate: { maxBytes: 16 * 1024, keep: 2 },
+      linkFs: windowsLike,
+    });
+    for (let i = 0; i < 200; i++) {
+      logger.info({ event: 'filler', i }, 'z'.repeat(300));
+      if (i % 20 === 19) await new Promise((r) => setImmediate(r));
+    }
+    await eventually(() => logFiles(dir).length >= 2, 5_000, 'a second file after the cap');
+    expect(readdirSync(dir)).not.toContain('current.log');
+    expect(stderr.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('log file'))).toEqual([]);
+    stderr.mockRestore();
+  });
+
+  it('a current.log that is a plain file is left alone and the log still opens (pino-roll threw EEXIST) (#47)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-logs-'));
+    writeFileSync(join(dir, 'current.log'), 'copied here by hand\n');
+    const logger = await openLogger({ level: 'info', file: join(dir, 'gatehop.log'), pretty: false });
+    logger.info({ event: 'hello' }, 'hello');
+    await eventually(() => logFiles(dir).some((f) => statSync(join(dir, f)).size > 0), 5_000, 'a line');
+    expect(lstatSync(join(dir, 'current.log')).isSymbolicLink()).toBe(false);
   });
 
   it('a log file that cannot be opened leaves the console logger working', async () => {
