@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ignoreRejection, withDeadline } from '../core/common/index.js';
 import { RESTORE_DEADLINE_MS } from '../core/app/index.js';
@@ -8,6 +8,12 @@ import type { AppApi, PowerMonitorApi, WindowApi } from './electron-api.js';
 export const SHUTDOWN_DEADLINE_MS = 8_000;
 
 export { RESTORE_DEADLINE_MS };
+
+/**
+ * Crash records kept (`crash-<time>.log`, newest first); older ones are removed as a new one is
+ * written, so a crash loop at every login cannot fill the folder.
+ */
+export const CRASH_RECORDS_KEPT = 10;
 
 /** Where the process reports a fatal error (process.on('uncaughtException'), 'unhandledRejection'). */
 export interface FatalEvents {
@@ -73,11 +79,20 @@ export class Lifecycle {
     fatal.on('unhandledRejection', (err) => ignoreRejection(this.fatal(err, 'unhandledRejection')));
   }
 
-  /** Windows reports logoff and shutdown on windows (query-session-end, then session-end). Once per window. */
+  /**
+   * Windows reports logoff and shutdown on windows (query-session-end, then session-end). Once per
+   * window. At query-session-end the session's end is held (Electron: `preventDefault()` delays
+   * it) until the system proxy is put back and the process exits, which ends the hold: bounded by
+   * the restore's and the stop's deadlines. session-end cannot be held: the same shutdown, as far
+   * as it gets.
+   */
   watchWindow(win: Pick<WindowApi, 'on'>): void {
     if (this.#watched.has(win)) return;
     this.#watched.add(win);
-    win.on('query-session-end', () => this.#shutdownFrom('query-session-end'));
+    win.on('query-session-end', (ev) => {
+      if (this.exitCode === null) ev.preventDefault();
+      this.#shutdownFrom('query-session-end');
+    });
     win.on('session-end', () => this.#shutdownFrom('session-end'));
   }
 
@@ -121,10 +136,20 @@ export class Lifecycle {
         const text = err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ''}` : String(err);
         writeFileSync(file, `${at.toISOString()} ${kind}\n${text}\n`);
         this.crashes.push(file);
+        pruneCrashRecords(this.opts.crashDir, CRASH_RECORDS_KEPT);
       } catch {
         /* a full disk must not stop the proxy from being restored */
       }
     }
     await this.shutdown(`fatal: ${kind}`, 1);
   }
+}
+
+/** Removes all but the newest `keep` crash records (their names sort by time). */
+export function pruneCrashRecords(dir: string, keep: number): void {
+  const records = readdirSync(dir)
+    .filter((f) => /^crash-.*\.log$/.test(f))
+    .sort()
+    .reverse();
+  for (const old of records.slice(keep)) unlinkSync(join(dir, old));
 }

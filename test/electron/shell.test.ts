@@ -3,13 +3,14 @@
  * (direct egress, loopback ports): tray, quit paths, single instance, window security, and the
  * IPC round trip through the real preload and the renderer's IpcCoreClient.
  */
-import { mkdtempSync } from 'node:fs';
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { eventKeys, opNames, type NodeDto } from '../../core/api/index.js';
 import { channelOf, EVENT_CHANNEL } from '../../electron/ipc-channels.js';
-import { Lifecycle } from '../../electron/lifecycle.js';
+import { CRASH_RECORDS_KEPT, Lifecycle, type FatalEvents } from '../../electron/lifecycle.js';
 import { runShell, type Shell } from '../../electron/shell.js';
 import { TRAY_MIN_INTERVAL_MS } from '../../electron/tray-controller.js';
 import { APP_URL, WEB_PREFERENCES } from '../../electron/window-controller.js';
@@ -254,6 +255,53 @@ describe('every way out', () => {
     lc.install();
     await lc.shutdown('tray-quit');
     expect(stopped).toBe(true);
+    expect(fake.electron.app.exits).toEqual([1]);
+  });
+});
+
+describe('Windows: logoff and crash records (#47)', () => {
+  it('query-session-end holds the session end (preventDefault) until the proxy is restored and the process exits', async () => {
+    const fake = createFakeElectron({ userData: tmpdir() });
+    let restored!: () => void;
+    const lc = new Lifecycle(fake.electron.app, async () => {}, {
+      restoreFirst: () => new Promise<void>((r) => (restored = r)),
+      onSignal: () => {},
+    });
+    lc.install();
+    const win = new EventEmitter();
+    lc.watchWindow(win as unknown as Parameters<Lifecycle['watchWindow']>[0]);
+    const query = fakeEvent();
+    win.emit('query-session-end', query);
+    // Held: Windows waits (Electron's documented use of preventDefault on query-session-end).
+    expect(query.defaultPrevented).toBe(true);
+    expect(fake.electron.app.exits).toEqual([]);
+    restored();
+    await vi.waitFor(() => expect(fake.electron.app.exits).toEqual([0]));
+    // Once out, a later query is not held.
+    const later = fakeEvent();
+    win.emit('query-session-end', later);
+    expect(later.defaultPrevented).toBe(false);
+  });
+
+  it('keeps the newest CRASH_RECORDS_KEPT crash records: a crash loop at login cannot fill the folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-crash-'));
+    for (let i = 0; i < CRASH_RECORDS_KEPT + 5; i++)
+      writeFileSync(join(dir, `crash-2026-01-${String(i + 1).padStart(2, '0')}T00-00-00-000Z.log`), 'old\n');
+    writeFileSync(join(dir, 'notes.txt'), 'not a crash record\n');
+    const fake = createFakeElectron({ userData: tmpdir() });
+    const fatal = new EventEmitter();
+    const lc = new Lifecycle(fake.electron.app, async () => {}, {
+      crashDir: dir,
+      onSignal: () => {},
+      fatalEvents: fatal as unknown as FatalEvents,
+    });
+    lc.install();
+    await lc.fatal(new Error('boom'), 'uncaughtException');
+    const records = readdirSync(dir).filter((f) => f.startsWith('crash-'));
+    expect(records).toHaveLength(CRASH_RECORDS_KEPT);
+    expect(records).toContain(basename(lc.crashes[0]!));
+    expect(records).not.toContain('crash-2026-01-01T00-00-00-000Z.log');
+    expect(readdirSync(dir)).toContain('notes.txt');
     expect(fake.electron.app.exits).toEqual([1]);
   });
 });
