@@ -4,7 +4,7 @@ import { readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
 import { ErrorCodes, GatehopError } from '../common/index.js';
 
 /** A user's stored proof: scrypt (what `gatehop passwd` writes), or the older salted SHA-256. */
-type Entry =
+export type Entry =
   | {
       readonly kind: 'scrypt';
       readonly logN: number;
@@ -29,6 +29,20 @@ const BACKOFF_MAX_MS = 8_000;
 const MAX_CLIENTS = 1024;
 const MAX_VERIFIED = 256;
 const VERIFIED_TTL_MS = 10 * 60_000;
+/**
+ * Tries one client may have waiting its turn; more are refused at once, with no hashing (a client
+ * that sends guesses faster than its back-off lets them run gains nothing by sending more).
+ */
+export const MAX_PENDING_PER_CLIENT = 8;
+
+/** The key derivation a check runs (the real one: scrypt off the main thread, or SHA-256). */
+export type Derive = (entry: Entry, password: string) => Promise<Buffer>;
+
+export interface CredentialsOptions {
+  now?: () => number;
+  /** Tests count the derivations with this; the default is the real one. */
+  derive?: Derive;
+}
 
 /**
  * Proxy users from an auth file, one `user:scrypt:logN:r:p:salthex:hashhex` line each (or the older
@@ -37,26 +51,37 @@ const VERIFIED_TTL_MS = 10 * 60_000;
  * wrong waits before its next try (250 ms doubling to 8 s, tries queued behind each other), so a
  * flood of guesses is slowed while right passwords from it still get in, and others are not
  * slowed at all. A password verified once is remembered for 10 minutes (an HTTP client sends it
- * with every request).
+ * with every request). Every check costs the same whether the name exists or not and whatever
+ * kind of line it has (see #dummy). At most MAX_PENDING_PER_CLIENT tries of one client wait; a try
+ * whose connection is gone by its turn is not hashed.
  */
 export class Credentials {
   readonly #users: ReadonlyMap<string, Entry>;
-  // Compared against when the user is unknown, so timing does not reveal which names exist.
-  readonly #dummy: Entry = { kind: 'scrypt', ...SCRYPT, salt: randomBytes(16), hash: randomBytes(32) };
+  /**
+   * Derived when the user is unknown, and after a legacy (SHA-256) user's own check where the file
+   * also has scrypt lines: every check then costs one derivation of the file's dearest kind, so
+   * timing tells neither which names exist nor which are stored the older way.
+   */
+  readonly #dummy: Entry;
+  readonly #derive: Derive;
   /** Per client address: failures in a row and when its next try may run. */
   readonly #clients = new Map<string, { failures: number; nextAt: number }>();
   /** Per client address: the end of its last queued try (one try at a time per client). */
   readonly #queue = new Map<string, Promise<void>>();
+  /** Per client address: its tries waiting or running (at most MAX_PENDING_PER_CLIENT). */
+  readonly #pending = new Map<string, number>();
   /** sha256(user, password) of recent successes → until when. */
   readonly #verified = new Map<string, number>();
   readonly #now: () => number;
 
-  private constructor(users: Map<string, Entry>, now: () => number = Date.now) {
+  private constructor(users: Map<string, Entry>, opts: CredentialsOptions) {
     this.#users = users;
-    this.#now = now;
+    this.#now = opts.now ?? Date.now;
+    this.#derive = opts.derive ?? derive;
+    this.#dummy = dummyFor(users.values());
   }
 
-  static parse(text: string, source = 'auth file'): Credentials {
+  static parse(text: string, source = 'auth file', opts: CredentialsOptions = {}): Credentials {
     const users = new Map<string, Entry>();
     text.split(/\r?\n/).forEach((raw, i) => {
       const line = raw.trim();
@@ -92,7 +117,7 @@ export class Credentials {
     if (users.size === 0) {
       throw new GatehopError(ErrorCodes.AUTH_FILE_INVALID, `${source} has no users`);
     }
-    return new Credentials(users);
+    return new Credentials(users, opts);
   }
 
   static load(path: string): Credentials {
@@ -118,9 +143,14 @@ export class Credentials {
 
   /**
    * Whether `password` is `username`'s. Constant-time in the password and independent of whether
-   * the user exists; waits first while `client` (its address) is backed off after failures.
+   * the user exists; waits first while `client` (its address) is backed off after failures. Refused
+   * without hashing when MAX_PENDING_PER_CLIENT of its tries already wait, or when `gone()` says
+   * the connection that asked has closed by the time its turn comes.
    */
-  async verify(username: string, password: string, client = ''): Promise<boolean> {
+  async verify(username: string, password: string, client = '', gone: () => boolean = () => false): Promise<boolean> {
+    const waiting = this.#pending.get(client) ?? 0;
+    if (waiting >= MAX_PENDING_PER_CLIENT) return false;
+    this.#pending.set(client, waiting + 1);
     // Tries from one client run one after another, so guesses sent in parallel queue too.
     const before = this.#queue.get(client) ?? Promise.resolve();
     let done!: () => void;
@@ -129,11 +159,27 @@ export class Credentials {
     try {
       await before;
       await this.#turnOf(client);
+      if (gone()) return false;
       return await this.#check(username, password, client);
     } finally {
       done();
       if (this.#queue.get(client) === mine) this.#queue.delete(client);
+      const left = (this.#pending.get(client) ?? 1) - 1;
+      if (left > 0) this.#pending.set(client, left);
+      else this.#pending.delete(client);
     }
+  }
+
+  /** What checking `username` derives, by kind and cost: the same for every name (tests read it). */
+  workFor(username: string): string[] {
+    return this.#plan(username).map(describeWork);
+  }
+
+  /** The entries a check of `username` derives: its own (or the dummy), then the dummy as padding where cheaper. */
+  #plan(username: string): Entry[] {
+    const entry = this.#users.get(username);
+    if (!entry) return [this.#dummy];
+    return entry.kind === 'sha256' && this.#dummy.kind === 'scrypt' ? [entry, this.#dummy] : [entry];
   }
 
   async #check(username: string, password: string, client: string): Promise<boolean> {
@@ -142,12 +188,18 @@ export class Credentials {
     let ok: boolean;
     if (until !== undefined && until > this.#now()) ok = true;
     else {
-      const entry = this.#users.get(username);
-      ok = (await matches(entry ?? this.#dummy, password)) && entry !== undefined;
+      const [first, ...padding] = this.#plan(username);
+      ok = (await this.#matches(first!, password)) && this.#users.has(username);
+      for (const pad of padding) await this.#matches(pad, password);
       if (ok) remember(this.#verified, key, this.#now() + VERIFIED_TTL_MS, MAX_VERIFIED);
     }
     this.#settle(client, ok);
     return ok;
+  }
+
+  async #matches(entry: Entry, password: string): Promise<boolean> {
+    const actual = await this.#derive(entry, password);
+    return actual.length === entry.hash.length && timingSafeEqual(actual, entry.hash);
   }
 
   /** Waits until a client that failed may try again. */
@@ -180,12 +232,31 @@ function remember<V>(map: Map<string, V>, key: string, value: V, max: number): v
   while (map.size > max) map.delete(map.keys().next().value!);
 }
 
-async function matches(entry: Entry, password: string): Promise<boolean> {
-  const actual =
-    entry.kind === 'scrypt'
-      ? await scryptAsync(password, entry.salt, entry.hash.length, scryptOptions(entry.logN, entry.r, entry.p))
-      : hashPassword(entry.salt, password);
-  return actual.length === entry.hash.length && timingSafeEqual(actual, entry.hash);
+/** The real derivation: scrypt on libuv's pool, or the older SHA-256. */
+function derive(entry: Entry, password: string): Promise<Buffer> {
+  return entry.kind === 'scrypt'
+    ? scryptAsync(password, entry.salt, entry.hash.length, scryptOptions(entry.logN, entry.r, entry.p))
+    : Promise.resolve(hashPassword(entry.salt, password));
+}
+
+/**
+ * The entry derived for an unknown name: the file's dearest scrypt cost if it has scrypt lines
+ * (what `gatehop passwd` writes), else SHA-256 like its legacy lines. Random salt and hash: it
+ * never matches.
+ */
+function dummyFor(entries: Iterable<Entry>): Entry {
+  let dearest: Extract<Entry, { kind: 'scrypt' }> | null = null;
+  for (const e of entries) {
+    if (e.kind !== 'scrypt') continue;
+    if (!dearest || 2 ** e.logN * e.r * e.p > 2 ** dearest.logN * dearest.r * dearest.p) dearest = e;
+  }
+  return dearest
+    ? { kind: 'scrypt', logN: dearest.logN, r: dearest.r, p: dearest.p, salt: randomBytes(16), hash: randomBytes(32) }
+    : { kind: 'sha256', salt: randomBytes(16), hash: randomBytes(32) };
+}
+
+function describeWork(e: Entry): string {
+  return e.kind === 'scrypt' ? `scrypt N=2^${e.logN} r=${e.r} p=${e.p}` : 'sha256';
 }
 
 function scryptOptions(logN: number, r: number, p: number): ScryptOptions {

@@ -54,7 +54,15 @@ export class HttpSession extends ProxySession {
     const creds = this.ctx.options.credentials;
     if (creds && !anonymous) {
       const given = parseBasicAuth(req.headers['proxy-authorization']);
-      if (!given || !(await creds.verify(given.username, given.password, req.socket.remoteAddress ?? ''))) {
+      if (
+        !given ||
+        !(await creds.verify(
+          given.username,
+          given.password,
+          req.socket.remoteAddress ?? '',
+          () => req.socket.destroyed,
+        ))
+      ) {
         this.ctx.stats.authFailures++;
         this.log.info({ event: 'auth-failed', user: given?.username }, 'HTTP proxy authentication failed');
         return { ok: false, status: 407 };

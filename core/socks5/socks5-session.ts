@@ -130,13 +130,15 @@ export class Socks5Session extends ProxySession {
     // scrypt runs off the thread and a backed-off client waits: bytes that arrive meanwhile are kept.
     this.#phase = 'checking';
     const { username, password } = parsed.value;
-    creds.verify(username, password, this.socket.remoteAddress ?? '').then(
-      (ok) => this.#authChecked(ok, username),
-      (err: unknown) => {
-        this.log.error({ event: 'auth-error', err: (err as Error).message }, 'verifying a password failed');
-        this.#authChecked(false, username);
-      },
-    );
+    creds
+      .verify(username, password, this.socket.remoteAddress ?? '', () => this.closed)
+      .then(
+        (ok) => this.#authChecked(ok, username),
+        (err: unknown) => {
+          this.log.error({ event: 'auth-error', err: (err as Error).message }, 'verifying a password failed');
+          this.#authChecked(false, username);
+        },
+      );
   }
 
   #authChecked(ok: boolean, username: string): void {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Credentials, formatAuthLine, hashPassword, upsertAuthFile } from '../../core/socks5/index.js';
+import { MAX_PENDING_PER_CLIENT } from '../../core/socks5/credentials.js';
 
 describe('auth file credentials', () => {
   it('still verifies the older user:salt:sha256(salt||password) lines', async () => {
@@ -77,4 +78,47 @@ describe('auth file credentials', () => {
     ]);
     expect(after).toEqual(['forgiven', 'backed-off']);
   }, 20_000);
+});
+
+describe('what a check costs (#47)', () => {
+  const legacyLine = (user: string, password: string): string => {
+    const salt = Buffer.from('00112233445566778899aabbccddeeff', 'hex');
+    return `${user}:${salt.toString('hex')}:${hashPassword(salt, password).toString('hex')}`;
+  };
+
+  it('an unknown name, a scrypt user and a legacy SHA-256 user each cost one scrypt of the same cost', () => {
+    const creds = Credentials.parse(`${formatAuthLine('new', 'x')}\n${legacyLine('old', 'y')}\n`);
+    const scrypt = creds.workFor('new');
+    expect(scrypt).toEqual(['scrypt N=2^15 r=8 p=1']);
+    expect(creds.workFor('nobody')).toEqual(scrypt);
+    expect(creds.workFor('old')).toEqual(['sha256', ...scrypt]);
+  });
+
+  it('where every line is legacy, an unknown name costs a SHA-256 like a real one (no scrypt to tell them apart)', () => {
+    const creds = Credentials.parse(legacyLine('old', 'y'));
+    expect(creds.workFor('nobody')).toEqual(['sha256']);
+    expect(creds.workFor('old')).toEqual(['sha256']);
+  });
+
+  it('a flood from one client: at most MAX_PENDING_PER_CLIENT tries wait, the rest are refused unhashed; a try whose connection is gone is not hashed', async () => {
+    let derived = 0;
+    let now = 0;
+    const creds = Credentials.parse(formatAuthLine('dave', 'right'), 'test', {
+      // A minute passes at every reading of the clock: each back-off is over by its turn, so the
+      // queue drains without waiting and only the cap decides what is hashed.
+      now: () => (now += 60_000),
+      derive: (entry) => {
+        derived++;
+        return Promise.resolve(Buffer.alloc(entry.hash.length));
+      },
+    });
+    const flood = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => creds.verify('dave', `guess-${i}`, '10.9.9.9')),
+    );
+    expect(flood.every((ok) => !ok)).toBe(true);
+    expect(derived).toBe(MAX_PENDING_PER_CLIENT);
+    derived = 0;
+    expect(await creds.verify('dave', 'right', '10.9.9.9', () => true)).toBe(false);
+    expect(derived).toBe(0);
+  });
 });
