@@ -1,6 +1,7 @@
-import { parseUpstreamUrl, type Logger, type TrustRule } from '../../common/index.js';
+import type { TrustRule } from '../../common/index.js';
 import { parseProfile, TunnelClient, type PushedConfig } from '../../ovpn/index.js';
-import type { LinkConfig, LinkPhase, OpenedLink, OpenVpnLinkSpec, TunnelLink } from '../tunnel-link.js';
+import type { LinkConfig, LinkPhase, OpenedLink, OpenVpnLinkSpec } from '../tunnel-link.js';
+import { LinkBase, upstreamOf, type LinkOpenOptions } from './link-base.js';
 
 /**
  * The link config of an OpenVPN tunnel. Over UDP the inner MTU is 1400 so carrier datagrams stay
@@ -18,12 +19,14 @@ export function openVpnLinkConfig(c: PushedConfig, proto: 'tcp' | 'udp'): LinkCo
   };
 }
 
-/** An OpenVPN client (core/ovpn) as a TunnelLink. */
-export class OpenVpnLink implements TunnelLink {
+/** An OpenVPN client (core/ovpn) as a TunnelLink: the one protocol with an L1 reconnect and a legacy-TLS fallback. */
+export class OpenVpnLink extends LinkBase {
   readonly protocol = 'openvpn' as const;
 
   constructor(readonly client: TunnelClient) {
+    super();
     client.on('error', () => {}); // reported through 'state'
+    client.on('state', (_s, reason) => this.changed(reason));
   }
 
   get phase(): LinkPhase {
@@ -39,11 +42,11 @@ export class OpenVpnLink implements TunnelLink {
     return this.client.trustRule;
   }
 
-  get weakTls(): boolean {
+  override get weakTls(): boolean {
     return this.client.legacyTls;
   }
 
-  get counters(): { reconnects: number; decryptFailures: number } {
+  override get counters(): { reconnects: number; decryptFailures: number } {
     return { reconnects: this.client.stats.reconnects, decryptFailures: this.client.stats.decryptFailures };
   }
 
@@ -59,25 +62,12 @@ export class OpenVpnLink implements TunnelLink {
     this.client.on('packets', fn);
   }
 
-  onDown(fn: (reason: string) => void): void {
-    this.client.on('state', (s, reason) => {
-      if (s === 'DISCONNECTED') fn(reason);
-    });
-  }
-
-  onPhase(fn: (phase: LinkPhase) => void): void {
-    this.client.on('state', () => fn(this.phase));
-  }
-
-  onReconnected(fn: (e: { address: string; addressChanged: boolean }) => void): void {
+  override onReconnected(fn: (e: { address: string; addressChanged: boolean }) => void): void {
     this.client.on('reconnected', ({ config, addressChanged }) => fn({ address: config.address, addressChanged }));
   }
 }
 
-export async function openOpenVpnLink(
-  spec: OpenVpnLinkSpec,
-  o: { logger: Logger; timeoutMs: number; signal?: AbortSignal },
-): Promise<OpenedLink> {
+export async function openOpenVpnLink(spec: OpenVpnLinkSpec, o: LinkOpenOptions): Promise<OpenedLink> {
   const profile = parseProfile(spec.profileText);
   // A short L1 window: a node that stays away is the egress manager's business (it fails over).
   const client = new TunnelClient({
@@ -86,10 +76,7 @@ export async function openOpenVpnLink(
     reconnectForMs: 8_000,
     ...(spec.legacyTls ? { legacyTls: true } : {}),
     ...(spec.trust ? { trust: spec.trust } : {}),
-    transport: {
-      ...(spec.remoteHost ? { host: spec.remoteHost } : {}),
-      upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,
-    },
+    transport: { ...(spec.remoteHost ? { host: spec.remoteHost } : {}), upstream: upstreamOf(spec) },
   });
   const link = new OpenVpnLink(client);
   const config = await client.connect({ timeoutMs: o.timeoutMs, ...(o.signal ? { signal: o.signal } : {}) });

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { parseUpstreamUrl, type Logger, type TrustRule } from '../../common/index.js';
+import type { TrustRule } from '../../common/index.js';
 import { dialSeVpn, dialSeVpnAdditional, SeSession } from '../../softether/index.js';
-import type { LinkConfig, LinkPhase, OpenedLink, SeVpnLinkSpec, TunnelLink } from '../tunnel-link.js';
+import type { LinkConfig, LinkPhase, OpenedLink, SeVpnLinkSpec } from '../tunnel-link.js';
+import { LinkBase, upstreamOf, type LinkOpenOptions } from './link-base.js';
 
 /**
  * A node's stable MAC on its hub: locally administered, unicast, from the node's name, so the
@@ -13,20 +14,22 @@ export function macForNode(nodeId: string): Buffer {
   return Buffer.from(mac);
 }
 
-/** An SE-VPN session (core/softether) as a TunnelLink carrying Ethernet frames. No L1 reconnect. */
-export class SeVpnLink implements TunnelLink {
+/**
+ * An SE-VPN session (core/softether) as a TunnelLink carrying Ethernet frames. No L1 reconnect and
+ * no TLS fallback (SE-VPN runs on the OS's TLS defaults).
+ */
+export class SeVpnLink extends LinkBase {
   readonly protocol = 'sevpn' as const;
-  readonly counters = { reconnects: 0, decryptFailures: 0 };
-  /** SE-VPN runs on the OS's TLS defaults; it never falls back. */
-  readonly weakTls = false;
   #up = true;
 
   constructor(
     readonly session: SeSession,
     readonly trustRule: TrustRule,
   ) {
-    session.on('down', () => {
+    super();
+    session.on('down', (err) => {
       this.#up = false;
+      this.changed(err.message);
     });
   }
 
@@ -50,22 +53,9 @@ export class SeVpnLink implements TunnelLink {
   onPackets(fn: (frames: Buffer[]) => void): void {
     this.session.onFrames(fn);
   }
-
-  onDown(fn: (reason: string) => void): void {
-    this.session.on('down', (err) => fn(err.message));
-  }
-
-  onPhase(fn: (phase: LinkPhase) => void): void {
-    this.session.on('down', () => fn('down'));
-  }
-
-  onReconnected(): void {}
 }
 
-export async function openSeVpnLink(
-  spec: SeVpnLinkSpec,
-  o: { logger: Logger; timeoutMs: number; signal?: AbortSignal },
-): Promise<OpenedLink> {
+export async function openSeVpnLink(spec: SeVpnLinkSpec, o: LinkOpenOptions): Promise<OpenedLink> {
   const deadline = AbortSignal.timeout(o.timeoutMs);
   const connections = Math.max(1, Math.min(32, spec.connections ?? 1));
   const to = {
@@ -73,7 +63,7 @@ export async function openSeVpnLink(
     port: spec.port,
     trust: spec.trust,
     ...(spec.sni !== undefined ? { sni: spec.sni } : {}),
-    upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,
+    upstream: upstreamOf(spec),
   };
   const conn = await dialSeVpn({
     ...to,

@@ -1,23 +1,26 @@
-import { parseUpstreamUrl, type Logger, type TrustRule } from '../../common/index.js';
+import type { TrustRule } from '../../common/index.js';
 import { SstpClient } from '../../sstp/index.js';
-import type { LinkConfig, LinkPhase, OpenedLink, SstpLinkSpec, TunnelLink } from '../tunnel-link.js';
+import type { LinkConfig, LinkPhase, OpenedLink, SstpLinkSpec } from '../tunnel-link.js';
+import { LinkBase, upstreamOf, type LinkOpenOptions } from './link-base.js';
 
 /** SoftEther sends an SSTP Echo Request every 2.5–4.8 s, and a PPP echo every 4.8 s. */
 const SERVER_KEEPALIVE_S = 5;
 
-/** An SSTP client (core/sstp) as a TunnelLink. There is no L1 reconnect: a lost call is a lost tunnel. */
-export class SstpLink implements TunnelLink {
+/**
+ * An SSTP client (core/sstp) as a TunnelLink. There is no L1 reconnect (a lost call is a lost
+ * tunnel), and no TLS fallback (SSTP is TLS 1.2+ with the OS's defaults).
+ */
+export class SstpLink extends LinkBase {
   readonly protocol = 'sstp' as const;
-  readonly counters = { reconnects: 0, decryptFailures: 0 };
-  /** SSTP is TLS 1.2+ with the OS's defaults; it never falls back. */
-  readonly weakTls = false;
+
+  constructor(readonly client: SstpClient) {
+    super();
+    client.on('error', () => {}); // reported through 'state'
+    client.on('state', (_s, reason) => this.changed(reason));
+  }
 
   get trustRule(): TrustRule | null {
     return this.client.trustRule;
-  }
-
-  constructor(readonly client: SstpClient) {
-    client.on('error', () => {}); // reported through 'state'
   }
 
   get phase(): LinkPhase {
@@ -39,24 +42,9 @@ export class SstpLink implements TunnelLink {
   onPackets(fn: (packets: Buffer[]) => void): void {
     this.client.on('packets', fn);
   }
-
-  onDown(fn: (reason: string) => void): void {
-    this.client.on('state', (s, reason) => {
-      if (s === 'DISCONNECTED') fn(reason);
-    });
-  }
-
-  onPhase(fn: (phase: LinkPhase) => void): void {
-    this.client.on('state', () => fn(this.phase));
-  }
-
-  onReconnected(): void {}
 }
 
-export async function openSstpLink(
-  spec: SstpLinkSpec,
-  o: { logger: Logger; timeoutMs: number; signal?: AbortSignal },
-): Promise<OpenedLink> {
+export async function openSstpLink(spec: SstpLinkSpec, o: LinkOpenOptions): Promise<OpenedLink> {
   const client = new SstpClient({
     host: spec.host,
     port: spec.port,
@@ -64,7 +52,7 @@ export async function openSstpLink(
     ...(spec.sni !== undefined ? { sni: spec.sni } : {}),
     ...(spec.username ? { username: spec.username } : {}),
     ...(spec.password ? { password: spec.password } : {}),
-    upstream: spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null,
+    upstream: upstreamOf(spec),
     logger: o.logger,
   });
   const link = new SstpLink(client);

@@ -1,0 +1,62 @@
+import { parseUpstreamUrl, type Logger, type TrustRule, type UpstreamProxy } from '../../common/index.js';
+import type { LinkPhase, TunnelLink } from '../tunnel-link.js';
+import type { TunnelProtocol } from '../tunnel-link.js';
+
+/** What opening any link takes besides its spec. */
+export interface LinkOpenOptions {
+  logger: Logger;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** A spec's upstream proxy (a URL string, so it crosses into a worker) as the dialers take it. */
+export function upstreamOf(spec: { upstreamUrl?: string }): UpstreamProxy | null {
+  return spec.upstreamUrl ? parseUpstreamUrl(spec.upstreamUrl) : null;
+}
+
+/**
+ * What the three protocols' links share: the handlers of phase changes and of the link's end, and
+ * the promise that `onDown` is called once, with the reason of the first change to down (a client
+ * may report DISCONNECTED more than once as it winds down). A protocol's link says how its client
+ * reports a change by calling `changed(reason)`, and answers `phase` from its client.
+ */
+export abstract class LinkBase implements TunnelLink {
+  abstract readonly protocol: TunnelProtocol;
+  abstract readonly phase: LinkPhase;
+  abstract readonly lastReceivedAt: number;
+  abstract readonly trustRule: TrustRule | null;
+  /** Protocols without an L1 reconnect or a legacy-TLS fallback keep these. */
+  get counters(): { reconnects: number; decryptFailures: number } {
+    return { reconnects: 0, decryptFailures: 0 };
+  }
+  get weakTls(): boolean {
+    return false;
+  }
+  readonly #phaseHandlers: Array<(phase: LinkPhase) => void> = [];
+  readonly #downHandlers: Array<(reason: string) => void> = [];
+  #downSaid = false;
+
+  abstract write(packet: Buffer): void;
+  abstract close(): void;
+  abstract onPackets(fn: (packets: Buffer[]) => void): void;
+
+  onDown(fn: (reason: string) => void): void {
+    this.#downHandlers.push(fn);
+  }
+
+  onPhase(fn: (phase: LinkPhase) => void): void {
+    this.#phaseHandlers.push(fn);
+  }
+
+  /** No L1 reconnect: nothing to report (OpenVPN's link overrides this). */
+  onReconnected(_fn: (e: { address: string; addressChanged: boolean }) => void): void {}
+
+  /** The client reported a change: every phase listener hears the phase, and the end is told once. */
+  protected changed(reason: string): void {
+    const phase = this.phase;
+    for (const fn of this.#phaseHandlers) fn(phase);
+    if (phase !== 'down' || this.#downSaid) return;
+    this.#downSaid = true;
+    for (const fn of this.#downHandlers) fn(reason);
+  }
+}

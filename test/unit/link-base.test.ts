@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { LinkBase } from '../../core/egress/links/link-base.js';
+import type { LinkPhase } from '../../core/egress/index.js';
+
+/** A link whose client is this test: it sets the phase and reports the change. */
+class ScriptedLink extends LinkBase {
+  readonly protocol = 'sstp' as const;
+  readonly lastReceivedAt = 0;
+  readonly trustRule = null;
+  phase: LinkPhase = 'up';
+  write(): void {}
+  close(): void {}
+  onPackets(): void {}
+  report(phase: LinkPhase, reason: string): void {
+    this.phase = phase;
+    this.changed(reason);
+  }
+}
+
+describe('LinkBase: what the three protocols share (#47)', () => {
+  it('tells every phase change, and the end once with the first reason, however often the client reports it', () => {
+    const link = new ScriptedLink();
+    const phases: LinkPhase[] = [];
+    const downs: string[] = [];
+    link.onPhase((p) => phases.push(p));
+    link.onDown((r) => downs.push(r));
+    link.report('reconnecting', 'carrier lost');
+    link.report('up', 'reconnected');
+    link.report('down', 'server went away');
+    link.report('down', 'closed');
+    expect(phases).toEqual(['reconnecting', 'up', 'down', 'down']);
+    expect(downs).toEqual(['server went away']);
+    expect(link.counters).toEqual({ reconnects: 0, decryptFailures: 0 });
+    expect(link.weakTls).toBe(false);
+  });
+});
