@@ -75,6 +75,7 @@ export {
   type DataEngine,
   type NativeDataKey,
   type NativeDataKeySpec,
+  type DataKeyBytes,
   type NativeModule,
   type NativeStatus,
   type NativeUdpSocket,

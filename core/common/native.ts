@@ -46,21 +46,30 @@ export interface NativeModule {
 /** An opaque native UDP socket; closed when garbage if nobody closed it. */
 export type NativeUdpSocket = { readonly __nativeUdpSocket: unique symbol };
 
-export interface NativeDataKeySpec {
-  /** OpenSSL's name: aes-128-cbc, aes-256-gcm, chacha20-poly1305, … */
-  cipher: string;
-  /** OpenSSL's name (sha1, sha256, sha512); null for AEAD ciphers. */
-  digest: string | null;
+/**
+ * One OpenVPN key's data-channel bytes, each direction's cut to its cipher's and digest's sizes:
+ * the one definition both data engines key with (core/ovpn's DataKeyMaterial adds what the
+ * JavaScript engine needs; NativeDataKeySpec what the addon reads).
+ */
+export interface DataKeyBytes {
   keyId: number;
-  /** The pushed peer-id for P_DATA_V2; -1 for P_DATA_V1. */
-  peerId: number;
   encKey: Buffer;
   decKey: Buffer;
   encHmac: Buffer;
   decHmac: Buffer;
-  /** AEAD implicit IVs (8 bytes each). */
+  /** AEAD implicit IVs: the first 8 bytes of each direction's HMAC key (openvpn-protocol-notes §6.3). */
   encIv: Buffer;
   decIv: Buffer;
+}
+
+/** The key as the addon reads it (native/src/data_key.c: plain names and numbers). */
+export interface NativeDataKeySpec extends DataKeyBytes {
+  /** OpenSSL's name: aes-128-cbc, aes-256-gcm, chacha20-poly1305, … */
+  cipher: string;
+  /** OpenSSL's name (sha1, sha256, sha512); null for AEAD ciphers. */
+  digest: string | null;
+  /** The pushed peer-id for P_DATA_V2; -1 for P_DATA_V1. */
+  peerId: number;
 }
 
 /** An opaque native handle; its contexts are freed when it is garbage. */

@@ -1,5 +1,6 @@
 import type { NativeDataKey, NativeModule } from '../common/index.js';
 import {
+  nativeKeySpec,
   SEAL_OVERHEAD,
   type DataCipher,
   type DataKeyMaterial,
@@ -21,18 +22,7 @@ export class NativeDataCipher implements DataCipher {
 
   constructor(native: NativeModule, k: DataKeyMaterial) {
     this.#native = native;
-    this.#key = native.dataKeyOpen({
-      cipher: k.cipher.openssl,
-      digest: k.digest?.openssl ?? null,
-      keyId: k.keyId,
-      peerId: k.peerId ?? -1,
-      encKey: k.encKey,
-      decKey: k.decKey,
-      encHmac: k.encHmac,
-      decHmac: k.decHmac,
-      encIv: k.encIv,
-      decIv: k.decIv,
-    });
+    this.#key = native.dataKeyOpen(nativeKeySpec(k));
   }
 
   get sendId(): number {

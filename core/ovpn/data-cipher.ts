@@ -1,4 +1,4 @@
-import { ErrorCodes, GatehopError } from '../common/index.js';
+import { ErrorCodes, GatehopError, type DataKeyBytes, type NativeDataKeySpec } from '../common/index.js';
 import type { DirectionalKeys } from './keys.js';
 
 /** Ciphers both OpenSSL (Node) and BoringSSL (Electron) provide; BoringSSL has no BF/CAST/DES-CBC. */
@@ -26,20 +26,28 @@ export const DIGESTS: Record<string, { openssl: string; len: number }> = {
 
 export const SUPPORTED_CIPHERS = Object.keys(CIPHERS);
 
-/** What seal() and open() key with: one direction's keys cut to the cipher's and digest's sizes. */
-export interface DataKeyMaterial {
+/** What seal() and open() key with: the key's bytes (core/common's DataKeyBytes) and how to use them. */
+export interface DataKeyMaterial extends DataKeyBytes {
   cipher: CipherSpec;
   digest: { openssl: string; len: number } | null;
-  keyId: number;
   /** The pushed peer-id (P_DATA_V2), or null for P_DATA_V1. */
   peerId: number | null;
-  encKey: Buffer;
-  decKey: Buffer;
-  encHmac: Buffer;
-  decHmac: Buffer;
-  /** AEAD implicit IVs: the first 8 bytes of each direction's HMAC key (notes §6.3). */
-  encIv: Buffer;
-  decIv: Buffer;
+}
+
+/** The same key as the native addon reads it. */
+export function nativeKeySpec(k: DataKeyMaterial): NativeDataKeySpec {
+  return {
+    cipher: k.cipher.openssl,
+    digest: k.digest?.openssl ?? null,
+    keyId: k.keyId,
+    peerId: k.peerId ?? -1,
+    encKey: k.encKey,
+    decKey: k.decKey,
+    encHmac: k.encHmac,
+    decHmac: k.decHmac,
+    encIv: k.encIv,
+    decIv: k.decIv,
+  };
 }
 
 export function keyMaterial(
