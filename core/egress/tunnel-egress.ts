@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import { abortReason, ErrorCodes, GatehopError, SleepDetector, TRUST_RULE_TEXT, type Logger } from '../common/index.js';
-import { DnsResolver, DohTransport, Stack, type DohEndpoint, type StackUdpSocket } from '../netstack/index.js';
+import { DnsResolver, DohTransport, Stack, type StackUdpSocket } from '../netstack/index.js';
 import { getHeapStatistics } from 'node:v8';
-import type { TunnelDiagnostics } from './worker/messages.js';
+import type { LinkState, TunnelDiagnostics, TunnelEgressOptions } from './tunnel-types.js';
 import type {
   ConnectTcpOptions,
   Egress,
@@ -15,34 +15,7 @@ import type {
 import { stackOptionsOf } from './tunnel-stack-options.js';
 import { ECHO_TIMEOUT_MS, SilenceLimits } from './silence-limits.js';
 import { openLink } from './links/open-link.js';
-import type { LinkConfig, LinkSpec, TunnelLink, TunnelProtocol } from './tunnel-link.js';
-
-export interface TunnelEgressOptions {
-  id: string;
-  nodeId: string;
-  /** What carries the tunnel and how to reach the node (OpenVPN profile, or the SSTP or SE-VPN host and name). */
-  link: LinkSpec;
-  logger: Logger;
-  /** Resolvers tried after the tunnel's pushed ones (still through the tunnel). */
-  dnsFallback?: string[];
-  /**
-   * privacy.encryptedDns: every name resolved by DNS over HTTPS through the tunnel to these
-   * resolvers (by address), never by the node's resolver.
-   */
-  doh?: DohEndpoint[];
-  connectTimeoutMs?: number;
-  signal?: AbortSignal;
-  /**
-   * Quiet this long (nothing from the server, though we asked) makes the tunnel 'unresponsive', well
-   * before the protocol's own keepalive declares it dead; longer for a slow node (SilenceLimits).
-   * 0 turns the watch off. Default 2 s.
-   */
-  unresponsiveMs?: number;
-  /** The name the health monitor's DNS samples ask for (uncached). */
-  healthDnsName?: string;
-}
-
-export type LinkState = 'up' | 'reconnecting' | 'down';
+import type { LinkConfig, TunnelLink, TunnelProtocol } from './tunnel-link.js';
 
 /** switching.unresponsiveMs' default: a node on a near network is left 2 s after it went silent. */
 export const DEFAULT_UNRESPONSIVE_MS = 2_000;

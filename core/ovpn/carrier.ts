@@ -1,7 +1,5 @@
 import type { GatehopError, Logger, UpstreamProxy } from '../common/index.js';
 import type { SealedBatch } from './data-channel.js';
-import { openTcpCarrier } from './carrier-tcp.js';
-import { openUdpCarrier } from './carrier-udp.js';
 
 /** The ways an OpenVPN session reaches its server. */
 export type CarrierKind = 'tcp' | 'tcp-upstream' | 'udp-native' | 'udp' | 'udp-upstream';
@@ -42,9 +40,4 @@ export interface CarrierOptions {
   logger: Logger;
   /** Gives up the opening (its attempt timed out or the tunnel closed): nothing is left half-open. */
   signal?: AbortSignal;
-}
-
-/** The carrier for the remote's protocol and the way to it. */
-export function openCarrier(o: CarrierOptions): Promise<Carrier> {
-  return o.proto === 'tcp' ? openTcpCarrier(o) : openUdpCarrier(o);
 }

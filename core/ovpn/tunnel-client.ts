@@ -11,7 +11,8 @@ import {
   type TrustRule,
   type UpstreamProxy,
 } from '../common/index.js';
-import { openCarrier, type Carrier } from './carrier.js';
+import type { Carrier } from './carrier.js';
+import { openCarrier } from './open-carrier.js';
 import { framingFor, frame, unframe, type Framing } from './compression-framing.js';
 import type { PushedConfig } from './control-messages.js';
 import { ControlSession } from './control-session.js';

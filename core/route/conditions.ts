@@ -4,7 +4,7 @@ import { ipMatch, isLan, nameOf } from './flow-facts.js';
 import { globMatch } from './glob.js';
 import { ipSuffixMatcher } from './ip-suffix.js';
 import { RuleParseError } from './rule-error.js';
-import type { Condition } from './rules.js';
+import type { Condition } from './match-types.js';
 import { compileUserRegex } from './user-regex.js';
 import type { Flow, Need } from './types.js';
 

@@ -4,7 +4,7 @@
  * list of conditions, each itself in parentheses; commas inside them do not end the payload.
  */
 import { RuleParseError } from './rule-error.js';
-import type { Condition, MatchContext } from './rules.js';
+import type { Condition, MatchContext } from './match-types.js';
 import type { Flow, Need } from './types.js';
 
 export const LOGIC_TYPES = new Set(['AND', 'OR', 'NOT']);

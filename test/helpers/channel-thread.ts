@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { TunnelThread } from '../../core/egress/worker/worker-tunnel-egress.js';
 import { TunnelHost, type HostedTunnel } from '../../core/egress/worker/tunnel-host.js';
-import type { FromTunnel, TunnelDiagnostics } from '../../core/egress/worker/messages.js';
+import type { FromTunnel } from '../../core/egress/worker/messages.js';
+import type { TunnelDiagnostics } from '../../core/egress/index.js';
 import { DirectEgress } from '../../core/egress/index.js';
 
 export const IDLE_DIAGNOSTICS: TunnelDiagnostics = {

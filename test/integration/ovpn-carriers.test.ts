@@ -8,7 +8,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger, type GatehopError } from '../../core/common/index.js';
-import { openCarrier, type Carrier, type CarrierSink } from '../../core/ovpn/carrier.js';
+import type { Carrier, CarrierSink } from '../../core/ovpn/carrier.js';
+import { openCarrier } from '../../core/ovpn/open-carrier.js';
 import { until } from '../helpers/fds.js';
 
 function recorder(): CarrierSink & { got: Buffer[]; errors: GatehopError[]; malformedCount: number } {

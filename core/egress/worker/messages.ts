@@ -1,5 +1,4 @@
-import type { TrustRule } from '../../common/index.js';
-import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
+import type { TunnelDiagnostics, TunnelEgressOptions } from '../tunnel-types.js';
 
 /** What crosses a thread boundary for an error: GatehopError's code and message. */
 export interface WireError {
@@ -20,25 +19,6 @@ export const STREAM_WINDOW_BYTES = 256 * 1024;
  * whole window unacknowledged.
  */
 export const ACK_EVERY_BYTES = 64 * 1024;
-
-/** What the worker reports about its tunnel, with every heartbeat. */
-export interface TunnelDiagnostics {
-  link: LinkState;
-  responsive: boolean;
-  reconnects: number;
-  decryptFailures: number;
-  segmentsOut: number;
-  retransmissions: number;
-  dnsHits: number;
-  dnsMisses: number;
-  /** The control channel runs on legacy TLS (the server refused modern TLS): shown as weak. */
-  weakTls: boolean;
-  /** Which rule of the node trust rule accepted the server's certificate (core/common/node-trust). */
-  trustRule: TrustRule | null;
-  /** lwIP's WebAssembly memory and the JS heap of the thread the tunnel runs in. */
-  wasmMemoryBytes: number;
-  heapUsedBytes: number;
-}
 
 /** What the tunnel's open yields, for the main thread's copy of the egress. */
 export interface TunnelOpened {

@@ -1,13 +1,8 @@
 import type { Duplex } from 'node:stream';
 import { errorToJson } from '../../common/index.js';
 import type { EgressTcpConnection, EgressUdpSocket } from '../types.js';
-import {
-  ACK_EVERY_BYTES,
-  STREAM_WINDOW_BYTES,
-  type FromTunnel,
-  type TunnelDiagnostics,
-  type ToTunnel,
-} from './messages.js';
+import type { TunnelDiagnostics } from '../tunnel-types.js';
+import { ACK_EVERY_BYTES, STREAM_WINDOW_BYTES, type FromTunnel, type ToTunnel } from './messages.js';
 import { Outbox, ownedBuffer, type PostTarget } from './outbox.js';
 
 /** What the host serves: a TunnelEgress (or, in unit tests, anything shaped like one). */

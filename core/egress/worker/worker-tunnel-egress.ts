@@ -10,7 +10,7 @@ import {
   waitAbortably,
   type Logger,
 } from '../../common/index.js';
-import type { LinkState, TunnelEgressOptions } from '../tunnel-egress.js';
+import type { LinkState, TunnelEgressOptions } from '../tunnel-types.js';
 import type { TunnelProtocol } from '../tunnel-link.js';
 import type {
   ConnectTcpOptions,
@@ -20,7 +20,8 @@ import type {
   EgressTcpConnection,
   EgressUdpSocket,
 } from '../types.js';
-import type { FromTunnel, ToTunnel, TunnelDiagnostics, TunnelOpened, TunnelWorkerData } from './messages.js';
+import type { TunnelDiagnostics } from '../tunnel-types.js';
+import type { FromTunnel, ToTunnel, TunnelOpened, TunnelWorkerData } from './messages.js';
 import { Outbox } from './outbox.js';
 import { ThreadHold, type TunnelThread } from './thread-hold.js';
 import { WorkerTcpStream } from './worker-tcp-stream.js';

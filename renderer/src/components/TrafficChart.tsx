@@ -3,7 +3,8 @@ import { useTranslation } from 'react-i18next';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatRate } from '../format.js';
-import { TRAFFIC_WINDOW_MS, type TrafficPoint } from '../store/egress-slice.js';
+import { TRAFFIC_WINDOW_MS } from '../store/egress-slice.js';
+import type { TrafficPoint } from '../store/state.js';
 import { useApp } from './context.js';
 
 /** uPlot's table: seconds, then bytes/s up and down. */

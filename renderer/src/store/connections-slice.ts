@@ -1,14 +1,5 @@
 import type { StateCreator } from 'zustand';
-import type { AppState } from './index.js';
-import type { ConnectionDto, Loadable } from './types.js';
-
-export interface ConnectionsSlice {
-  connections: ConnectionDto[];
-  connectionsState: Loadable;
-  connectionsError: string | null;
-  setConnections(c: ConnectionDto[]): void;
-  setConnectionsError(message: string): void;
-}
+import type { AppState, ConnectionsSlice } from './state.js';
 
 export const connectionsSlice: StateCreator<AppState, [], [], ConnectionsSlice> = (set) => ({
   connections: [],

@@ -1,29 +1,8 @@
 import type { StateCreator } from 'zustand';
-import type { AppState } from './index.js';
-import type { Loadable, Status, SysproxyState } from './types.js';
+import type { AppState, EgressSlice } from './state.js';
 
 /** The traffic graph's window: throughput points from status samples (a point per status, ~1 s). */
 export const TRAFFIC_WINDOW_MS = 10 * 60_000;
-export interface TrafficPoint {
-  at: number;
-  up: number;
-  down: number;
-}
-
-/** The core's status: active, standby and draining tunnels, mode, sessions, switching. */
-export interface EgressSlice {
-  status: Status | null;
-  statusState: Loadable;
-  statusError: string | null;
-  /** Bytes per second, from the difference of two status samples' session totals. */
-  throughput: { up: number; down: number } | null;
-  /** Throughput over the last minutes, oldest first (the Overview's graph). */
-  traffic: TrafficPoint[];
-  sysproxy: SysproxyState | null;
-  setStatus(s: Status): void;
-  setStatusError(message: string): void;
-  setSysproxy(s: SysproxyState): void;
-}
 
 export const egressSlice: StateCreator<AppState, [], [], EgressSlice> = (set) => ({
   status: null,

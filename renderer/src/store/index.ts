@@ -1,13 +1,14 @@
 import { create } from 'zustand';
-import { connectionsSlice, type ConnectionsSlice } from './connections-slice.js';
-import { egressSlice, type EgressSlice } from './egress-slice.js';
-import { latencySlice, type LatencySlice } from './latency-slice.js';
-import { logsSlice, type LogsSlice } from './logs-slice.js';
-import { nodesSlice, type NodesSlice } from './nodes-slice.js';
-import { settingsSlice, type SettingsSlice } from './settings-slice.js';
-import { uiSlice, type UiSlice } from './ui-slice.js';
+import { connectionsSlice } from './connections-slice.js';
+import { egressSlice } from './egress-slice.js';
+import { latencySlice } from './latency-slice.js';
+import { logsSlice } from './logs-slice.js';
+import { nodesSlice } from './nodes-slice.js';
+import { settingsSlice } from './settings-slice.js';
+import { uiSlice } from './ui-slice.js';
+import type { AppState } from './state.js';
 
-export type AppState = EgressSlice & NodesSlice & LatencySlice & ConnectionsSlice & LogsSlice & SettingsSlice & UiSlice;
+export type { AppState };
 
 /** One store, combined once from the slices; fed only by CoreClient events and call results (feed.ts). */
 export function createAppStore() {

@@ -1,18 +1,10 @@
 import type { StateCreator } from 'zustand';
-import type { AppState } from './index.js';
+import type { AppState, LatencySlice } from './state.js';
 import type { LatencySample } from './types.js';
 
 /** The chart's window, and a cap per series so a long session stays bounded. */
 export const LATENCY_WINDOW_MS = 10 * 60_000;
 export const LATENCY_MAX_POINTS = 1200;
-
-export interface LatencySlice {
-  /** Per node, oldest first, within the window. */
-  latency: Record<string, LatencySample[]>;
-  /** When every series was last trimmed (series of nodes no longer sampled age out then). */
-  latencySweptAt: number;
-  addLatency(samples: LatencySample[], now?: number): void;
-}
 
 /** Series not touched by a batch are trimmed at most this often. */
 const SWEEP_MS = 10_000;

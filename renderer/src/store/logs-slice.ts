@@ -1,20 +1,7 @@
 import type { StateCreator } from 'zustand';
-import type { AppState } from './index.js';
-import type { LogLine } from './types.js';
+import type { AppState, LogsSlice, LogEntry } from './state.js';
 
 export const MAX_LOG_LINES = 500;
-
-/** A log line with an id of its own: rows keep their identity as lines come and go. */
-export type LogEntry = LogLine & { seq: number };
-
-export interface LogsSlice {
-  logs: LogEntry[];
-  /** The next line's id. */
-  logSeq: number;
-  logLevel: 'debug' | 'info' | 'warn' | 'error';
-  addLog(l: LogLine): void;
-  setLogLevel(level: LogsSlice['logLevel']): void;
-}
 
 export const logsSlice: StateCreator<AppState, [], [], LogsSlice> = (set) => ({
   logs: [],

@@ -1,24 +1,6 @@
 import type { StateCreator } from 'zustand';
-import type { AppState } from './index.js';
-import type { ListVia, Loadable, NodeDto, RefreshProgress } from './types.js';
-
-export interface NodesSlice {
-  nodes: NodeDto[];
-  nodesState: Loadable;
-  nodesError: string | null;
-  fetchedAt: number | null;
-  source: string;
-  via: ListVia;
-  refresh: RefreshProgress | null;
-  setNodes(n: { nodes: NodeDto[]; fetchedAt: number | null; source: string; via: ListVia }): void;
-  setNodesError(message: string): void;
-  setRefresh(p: RefreshProgress | null): void;
-  /** Nodes whose honesty check the user started from the window (the button waits). */
-  checking: Readonly<Record<string, true>>;
-  setChecking(nodeId: string, on: boolean): void;
-  /** One node's new verdict (a check ended): only its row re-renders. */
-  setNodeHonesty(nodeId: string, honesty: NodeDto['honesty']): void;
-}
+import type { AppState, NodesSlice } from './state.js';
+import type { NodeDto } from './types.js';
 
 /** Two node rows say the same thing (every field; nested ones by value). */
 function sameNode(a: NodeDto, b: NodeDto): boolean {

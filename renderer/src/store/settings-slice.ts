@@ -1,16 +1,5 @@
 import type { StateCreator } from 'zustand';
-import type { AppState } from './index.js';
-import type { Loadable, Settings } from './types.js';
-
-export interface SettingsSlice {
-  settings: Settings | null;
-  settingsState: Loadable;
-  settingsError: string | null;
-  /** Keys saved that apply after a restart. */
-  restartRequired: string[];
-  setSettings(s: Settings, restartRequired?: string[]): void;
-  setSettingsError(message: string | null): void;
-}
+import type { AppState, SettingsSlice } from './state.js';
 
 export const settingsSlice: StateCreator<AppState, [], [], SettingsSlice> = (set) => ({
   settings: null,

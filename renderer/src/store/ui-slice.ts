@@ -1,36 +1,5 @@
 import type { StateCreator } from 'zustand';
-import type { AppState } from './index.js';
-import type { Connection, ExitInfo, NodeTest, View } from './types.js';
-
-export interface UiSlice {
-  view: View;
-  connection: Connection;
-  /** The last failed action, shown until dismissed. */
-  actionError: { code: string; message: string } | null;
-  /** The OS proxy was changed by another program, or recovered after a crash: said until dismissed. */
-  sysproxyNotice: { type: 'overridden' | 'left-alone' | 'recovered'; at: number } | null;
-  /**
-   * The database incident (status.store.incident) the user dismissed, by its time: said once. Kept
-   * in the page's storage so a reload does not say it again.
-   */
-  dismissedStoreIncidentAt: number | null;
-  dismissStoreIncident(at: number): void;
-  /** Nodes the user used this session (the chart shows them). */
-  recentNodes: string[];
-  /** "Test all": its progress, and each node's latest result (from it or from a row's Test). */
-  nodeTest: NodeTest | null;
-  testResults: Record<string, { ms: number | null; at: number; error: string | null }>;
-  /** Where am I (exitCheck.url), the latest measurement. */
-  exit: ExitInfo | null;
-  setNodeTest(p: NodeTest | null): void;
-  setTestResult(nodeId: string, r: { ms: number | null; error: string | null }, at?: number): void;
-  setExit(e: ExitInfo | null): void;
-  setView(v: View): void;
-  setConnection(c: Connection): void;
-  setActionError(e: { code: string; message: string } | null): void;
-  setSysproxyNotice(n: UiSlice['sysproxyNotice']): void;
-  noteRecent(nodeId: string): void;
-}
+import type { AppState, UiSlice } from './state.js';
 
 export const uiSlice: StateCreator<AppState, [], [], UiSlice> = (set) => ({
   view: 'overview',

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { useApp } from '../components/context.js';
 import { useWindowedRows } from '../components/use-windowed-rows.js';
 import { formatTime } from '../format.js';
-import type { LogEntry } from '../store/logs-slice.js';
+import type { LogEntry } from '../store/state.js';
 
 const RANK: Record<string, number> = {
   trace: 10,
