@@ -1,11 +1,13 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, health, groups, socks5, egress, selector, sysproxy, honesty} → router → {route, netstack, ovpn, sstp, softether, vpngate, store} → common
+ *   app → {api, health, groups, socks5, egress, selector, sysproxy, honesty} → router → {route, netstack, ovpn, sstp, softether, vpngate, store} → reach → common
+ * reach (how Gatehop reaches a node or a URL: node trust, node TCP/TLS, the upstream proxy, the
+ * SOCKS5 wire, address classes) imports only common;
  * router (routing in one place: the table's state, rule sets, the per-flow decision, sniffing, and
  * the egress each target opens on) imports common, route, vpngate (fetching sets) and the Egress types;
  * sysproxy knows only common (OS proxy settings; nothing of egresses, the proxy or the store);
  * socks5 sees only the Egress interface (type-only imports of core/egress) and asks core/route where
- * a flow goes; route names a target and never opens one (it imports only common); netstack never knows
+ * a flow goes; route names a target and never opens one (it imports only common and reach's address classes); netstack never knows
  * about ovpn, sstp or softether, and the three tunnel clients never know each other; every module is imported through its index.ts only; core never touches Electron or
  * the renderer.
  */
@@ -25,6 +27,13 @@ module.exports = {
       to: { path: '^core/(?!common/)' },
     },
     {
+      name: 'reach-above-common',
+      comment: 'core/reach (node trust, node dials, upstream proxy, SOCKS5 wire, address classes) imports only common',
+      severity: 'error',
+      from: { path: '^core/reach/' },
+      to: { path: '^core/(?!reach/|common/)' },
+    },
+    {
       name: 'low-tier-points-down',
       comment: 'netstack, ovpn, sstp, softether, vpngate and store import only common (vpngate may read ovpn profiles)',
       severity: 'error',
@@ -33,10 +42,10 @@ module.exports = {
     },
     {
       name: 'router-below-the-front-ends',
-      comment: 'core/router imports common, route, vpngate and the Egress types: nothing of the front ends, the tunnels or the app',
+      comment: 'core/router imports common, reach, route, vpngate and the Egress types: nothing of the front ends, the tunnels or the app',
       severity: 'error',
       from: { path: '^core/router/' },
-      to: { path: '^core/(?!router/|common/|route/|vpngate/|egress/)' },
+      to: { path: '^core/(?!router/|common/|reach/|route/|vpngate/|egress/)' },
     },
     {
       name: 'router-egress-type-only',
@@ -66,10 +75,10 @@ module.exports = {
     },
     {
       name: 'socks5-sees-only-egress-interface',
-      comment: 'socks5 imports common, the Egress types, router (where a flow goes and on what) and route types, nothing else of core',
+      comment: 'socks5 imports common, reach (the SOCKS5 wire), the Egress types, router (where a flow goes and on what) and route types, nothing else of core',
       severity: 'error',
       from: { path: '^core/socks5/' },
-      to: { path: '^core/(?!socks5/|common/|egress/|route/|router/)' },
+      to: { path: '^core/(?!socks5/|common/|reach/|egress/|route/|router/)' },
     },
     {
       name: 'socks5-egress-type-only',
@@ -80,10 +89,10 @@ module.exports = {
     },
     {
       name: 'honesty-checks-through-the-egress',
-      comment: 'core/honesty checks a node through the Egress interface alone: it imports common and the Egress types, nothing else of core',
+      comment: 'core/honesty checks a node through the Egress interface alone: it imports common, reach (public roots, address classes) and the Egress types, nothing else of core',
       severity: 'error',
       from: { path: '^core/honesty/' },
-      to: { path: '^core/(?!honesty/|common/|egress/)' },
+      to: { path: '^core/(?!honesty/|common/|reach/|egress/)' },
     },
     {
       name: 'honesty-egress-type-only',

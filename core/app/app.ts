@@ -22,9 +22,8 @@ import {
   type Logger,
   type LogTap,
   detach,
-  classifyAddress,
-  refusedAddress,
 } from '../common/index.js';
+import { classifyAddress, refusedAddress } from '../reach/index.js';
 import {
   DirectEgress,
   EgressManager,

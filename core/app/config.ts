@@ -2,15 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import {
-  ErrorCodes,
-  GatehopError,
-  isLoopbackHost,
-  parseEndpoint,
-  parseUpstreamUrl,
-  type Endpoint,
-  type UpstreamProxy,
-} from '../common/index.js';
+import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, type Endpoint } from '../common/index.js';
+import { parseUpstreamUrl, type UpstreamProxy } from '../reach/index.js';
 import { nodeProtocolsSchema, protocolOrderSchema } from '../api/index.js';
 import { proxyOptionsSchema } from '../socks5/index.js';
 import {
@@ -91,7 +84,7 @@ const tunnelSchema = z
     learnProtocol: z.boolean().default(true),
     /**
      * A CA certificate (PEM file) trusted like the OS roots for nodes on every protocol: it vouches
-     * for a listed node only under the node's DDNS name (core/common/node-trust).
+     * for a listed node only under the node's DDNS name (core/reach/node-trust).
      */
     nodeCa: z.string().min(1).optional(),
     sstp: z

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger, errorToJson, refusedAddress } from '../common/index.js';
+import { createLogger, errorToJson } from '../common/index.js';
+import { refusedAddress } from '../reach/index.js';
 import { importResultSchema, type ImportResult } from '../api/index.js';
 import { Store } from '../store/index.js';
 import { describeSkipped, parseVpnGateCsv } from '../vpngate/index.js';

@@ -1,13 +1,5 @@
-import {
-  ErrorCodes,
-  GatehopError,
-  isGatehopError,
-  pemCertificates,
-  socks5UdpAssociate,
-  type Logger,
-  type NodeTrust,
-  type UpstreamProxy,
-} from '../common/index.js';
+import { ErrorCodes, GatehopError, isGatehopError, type Logger } from '../common/index.js';
+import { pemCertificates, socks5UdpAssociate, type NodeTrust, type UpstreamProxy } from '../reach/index.js';
 import { readFileSync } from 'node:fs';
 import {
   isTunnel,
@@ -93,7 +85,7 @@ export class NodeRoutes {
   }
 
   /**
-   * Whom `node`'s certificate may come from, the same on every protocol (core/common/node-trust):
+   * Whom `node`'s certificate may come from, the same on every protocol (core/reach/node-trust):
    * the `<ca>` of its profile, the user's extra CA (`tunnel.nodeCa`), and for a listed node its
    * DDNS name, under which alone a public CA may vouch for it. The user's own profile has no name:
    * OpenVPN's rule, its `<ca>` for the chain.

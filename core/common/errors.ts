@@ -42,7 +42,7 @@ export const ErrorCodes = {
   SWITCH_IN_PROGRESS: 'GH_ERR_SWITCH_IN_PROGRESS',
   SWITCH_FAILED: 'GH_ERR_SWITCH_FAILED',
   NODE_UNKNOWN: 'GH_ERR_NODE_UNKNOWN',
-  /** A node's TLS certificate was refused by the node trust rule (core/common/node-trust), on any protocol. */
+  /** A node's TLS certificate was refused by the node trust rule (core/reach/node-trust), on any protocol. */
   NODE_CERT_REFUSED: 'GH_ERR_NODE_CERT_REFUSED',
   /** SSTP: TLS to the node failed, or its certificate is not for the node's name or not trusted. */
   SSTP_TLS_FAILED: 'GH_ERR_SSTP_TLS_FAILED',

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, SleepDetector, TRUST_RULE_TEXT, type Logger } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, SleepDetector, type Logger } from '../common/index.js';
+import { TRUST_RULE_TEXT } from '../reach/index.js';
 import { DnsResolver, DohTransport, Stack, type StackUdpSocket } from '../netstack/index.js';
 import { getHeapStatistics } from 'node:v8';
 import type { LinkState, TunnelDiagnostics, TunnelEgressOptions } from './tunnel-types.js';

@@ -4,7 +4,7 @@
  * Each protocol's client is wrapped once, in links/; nothing in egress branches on the protocol
  * after links/open-link.ts picked the client.
  */
-import type { NodeTrust, TrustRule } from '../common/index.js';
+import type { NodeTrust, TrustRule } from '../reach/index.js';
 
 export type TunnelProtocol = 'openvpn' | 'sstp' | 'sevpn';
 /** Every protocol a node can be reached with, in the default order (config tunnel.protocols). */
@@ -39,7 +39,7 @@ export interface TunnelLink {
   readonly counters: { reconnects: number; decryptFailures: number };
   /** The control channel runs on legacy TLS (TLS 1.0+, weak ciphers) because the server refused ours. */
   readonly weakTls: boolean;
-  /** Which rule of the node trust rule accepted the server's certificate (core/common/node-trust). */
+  /** Which rule of the node trust rule accepted the server's certificate (core/reach/node-trust). */
   readonly trustRule: TrustRule | null;
   write(packet: Buffer): void;
   close(): void;
@@ -73,7 +73,7 @@ export interface OpenVpnLinkSpec {
   /** The node refused modern TLS before (remembered per node): start on legacy TLS. */
   legacyTls?: boolean;
   /**
-   * A listed node's name and the user's extra CAs (core/common/node-trust): the profile's `<ca>`
+   * A listed node's name and the user's extra CAs (core/reach/node-trust): the profile's `<ca>`
    * then vouches under that name when it is a public root. Absent: the profile alone decides.
    */
   trust?: { serverName: string | null; extraRoots?: string[] };

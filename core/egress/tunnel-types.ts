@@ -2,7 +2,8 @@
  * The types a tunnel egress and its worker thread share (what opens one, what it reports), in a
  * file of their own so that neither side imports the other for them.
  */
-import type { Logger, TrustRule } from '../common/index.js';
+import type { Logger } from '../common/index.js';
+import type { TrustRule } from '../reach/index.js';
 import type { DohEndpoint } from '../netstack/index.js';
 import type { LinkSpec } from './tunnel-link.js';
 
@@ -45,7 +46,7 @@ export interface TunnelDiagnostics {
   dnsMisses: number;
   /** The control channel runs on legacy TLS (the server refused modern TLS): shown as weak. */
   weakTls: boolean;
-  /** Which rule of the node trust rule accepted the server's certificate (core/common/node-trust). */
+  /** Which rule of the node trust rule accepted the server's certificate (core/reach/node-trust). */
   trustRule: TrustRule | null;
   /** lwIP's WebAssembly memory and the JS heap of the thread the tunnel runs in. */
   wasmMemoryBytes: number;

@@ -1,4 +1,5 @@
-import { ErrorCodes, GatehopError, isNetworkFailure, type Logger } from '../common/index.js';
+import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { isNetworkFailure } from '../reach/index.js';
 import type { EgressManager, TunnelProtocol } from '../egress/index.js';
 import type { Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';

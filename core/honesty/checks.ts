@@ -8,7 +8,8 @@
  * node) for HTTP.
  */
 import { randomInt } from 'node:crypto';
-import { classifyAddress, ErrorCodes, isGatehopError } from '../common/index.js';
+import { ErrorCodes, isGatehopError } from '../common/index.js';
+import { classifyAddress } from '../reach/index.js';
 import type { Egress } from '../egress/index.js';
 import type { DohServer, HonestyOptions, HttpCheck } from './options.js';
 import {

@@ -15,15 +15,8 @@ import {
   type TLSSocket,
 } from 'node:tls';
 import * as dnsPacket from 'dns-packet';
-import {
-  abortReason,
-  decodeChunked,
-  ErrorCodes,
-  GatehopError,
-  publicRoots,
-  settleFirst,
-  subjectName,
-} from '../common/index.js';
+import { abortReason, decodeChunked, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
+import { publicRoots, subjectName } from '../reach/index.js';
 import type { Egress } from '../egress/index.js';
 import type { DohServer } from './options.js';
 

@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { abortReason, decodeChunked, ErrorCodes, GatehopError, publicRoots, settleFirst } from '../common/index.js';
+import { abortReason, decodeChunked, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
+import { publicRoots } from '../reach/index.js';
 
 /** A DNS-over-HTTPS resolver dialled by address (RFC 8484); its certificate must be valid for `serverName`. */
 export interface DohEndpoint {

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
-import { dialNodeTcp, ErrorCodes, GatehopError, tcpErrorCode } from '../common/index.js';
+import { ErrorCodes, GatehopError } from '../common/index.js';
+import { dialNodeTcp, tcpErrorCode } from '../reach/index.js';
 import type { Carrier, CarrierOptions } from './carrier.js';
 import type { SealedBatch } from './data-channel.js';
 import { frameTcp, TcpRecordReader } from './packet.js';

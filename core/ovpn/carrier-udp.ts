@@ -1,16 +1,8 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import type { Socket } from 'node:net';
-import {
-  ErrorCodes,
-  GatehopError,
-  isGatehopError,
-  loadNative,
-  parseSocks5Udp,
-  socks5UdpAssociate,
-  socks5UdpHeader,
-  type UpstreamProxy,
-} from '../common/index.js';
+import { ErrorCodes, GatehopError, isGatehopError, loadNative } from '../common/index.js';
+import { parseSocks5Udp, socks5UdpAssociate, socks5UdpHeader, type UpstreamProxy } from '../reach/index.js';
 import type { Carrier, CarrierKind, CarrierOptions, CarrierSink } from './carrier.js';
 import { dataEngineStatus, type SealedBatch } from './data-channel.js';
 import { NativeUdpCarrier } from './udp-native.js';

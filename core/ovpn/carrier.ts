@@ -1,4 +1,5 @@
-import type { GatehopError, Logger, UpstreamProxy } from '../common/index.js';
+import type { GatehopError, Logger } from '../common/index.js';
+import type { UpstreamProxy } from '../reach/index.js';
 import type { SealedBatch } from './data-channel.js';
 
 /** The ways an OpenVPN session reaches its server. */

@@ -1,14 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect as tlsConnect } from 'node:tls';
-import {
-  ErrorCodes,
-  GatehopError,
-  judgeNodeCertificate,
-  trustedCas,
-  type Logger,
-  type NodeTrust,
-  type TrustRule,
-} from '../common/index.js';
+import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { judgeNodeCertificate, trustedCas, type NodeTrust, type TrustRule } from '../reach/index.js';
 import {
   clientKeyMethod2,
   optionsString,
@@ -52,7 +45,7 @@ export interface ControlSessionOptions {
   wrapper: ControlWrapper | null;
   /** TLS 1.0+ and SECLEVEL 0 (a node that refused modern TLS). */
   legacyTls: boolean;
-  /** Whom the server's certificate may come from: the node trust rule (core/common/node-trust). */
+  /** Whom the server's certificate may come from: the node trust rule (core/reach/node-trust). */
   trust: NodeTrust;
   tlsHandshakeMs: number;
   maxServerRenegotiationsPerMinute: number;

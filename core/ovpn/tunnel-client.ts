@@ -5,12 +5,10 @@ import {
   ErrorCodes,
   GatehopError,
   isGatehopError,
-  pemCertificates,
   settleFirst,
   type Logger,
-  type TrustRule,
-  type UpstreamProxy,
 } from '../common/index.js';
+import { pemCertificates, type TrustRule, type UpstreamProxy } from '../reach/index.js';
 import type { Carrier } from './carrier.js';
 import { openCarrier } from './open-carrier.js';
 import { framingFor, frame, unframe, type Framing } from './compression-framing.js';
@@ -66,7 +64,7 @@ export interface TunnelClientOptions {
   /** How long a TLS handshake may take before it counts as unanswered (default 8 s; tests shorten it). */
   tlsHandshakeMs?: number;
   /**
-   * Whom the server's certificate may come from (core/common/node-trust). A listed node's: its
+   * Whom the server's certificate may come from (core/reach/node-trust). A listed node's: its
    * DDNS name and the user's extra roots, so a public `<ca>` vouches only under that name.
    * Without it the profile alone decides, as OpenVPN does (its `<ca>`, `verify-x509-name`).
    */

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { classifyAddress } from '../common/index.js';
+import { classifyAddress } from '../reach/index.js';
 import { parseAddress } from './cidr-set.js';
 import { loadRangeTable, searchRange, type RangeTable } from './range-table.js';
 import type { AsnLookup } from './rules.js';

@@ -1,4 +1,4 @@
-import { classifyAddress } from '../common/index.js';
+import { classifyAddress } from '../reach/index.js';
 import { normalizeName } from './domain-set.js';
 import type { Flow, Need } from './types.js';
 

@@ -1,17 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
+import { abortReason, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
 import {
-  abortReason,
   dialThroughUpstream,
-  ErrorCodes,
-  GatehopError,
   parseSocks5Udp,
-  settleFirst,
   socks5UdpAssociate,
   socks5UdpHeader,
   type UpstreamProxy,
-} from '../common/index.js';
+} from '../reach/index.js';
 
 export interface ProbeOptions {
   samples: number;

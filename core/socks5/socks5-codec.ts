@@ -11,7 +11,7 @@ import {
   SocksAddrType,
   unmapIpv4,
   type SocksAddress,
-} from '../common/index.js';
+} from '../reach/index.js';
 
 export { unmapIpv4, type SocksAddress };
 

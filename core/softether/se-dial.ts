@@ -6,14 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import {
-  dialNodeTls,
-  ErrorCodes,
-  GatehopError,
-  type NodeTrust,
-  type TrustRule,
-  type UpstreamProxy,
-} from '../common/index.js';
+import { ErrorCodes, GatehopError } from '../common/index.js';
+import { dialNodeTls, type NodeTrust, type TrustRule, type UpstreamProxy } from '../reach/index.js';
 import { postHttp, readPackAnswer } from './http-exchange.js';
 import { Pack } from './pack.js';
 import { hashPassword, securePassword } from './password.js';
@@ -202,7 +196,7 @@ function clampTimeout(ms: number | null): number {
   return Math.max(5_000, Math.min(600_000, ms));
 }
 
-/** TCP and TLS under the node trust rule: the one node dial (core/common/node-tls). */
+/** TCP and TLS under the node trust rule: the one node dial (core/reach/node-tls). */
 async function openTls(
   o: Pick<SeDialOptions, 'host' | 'port' | 'trust' | 'sni' | 'upstream' | 'signal'>,
   where: string,

@@ -7,15 +7,8 @@
  */
 import { EventEmitter } from 'node:events';
 import type { TLSSocket } from 'node:tls';
-import {
-  abortReason,
-  ErrorCodes,
-  GatehopError,
-  type Logger,
-  type NodeTrust,
-  type TrustRule,
-  type UpstreamProxy,
-} from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { type NodeTrust, type TrustRule, type UpstreamProxy } from '../reach/index.js';
 import {
   certHashField,
   compoundMac,
@@ -48,7 +41,7 @@ export interface SstpClientOptions {
   host: string;
   port: number;
   /**
-   * Whom the node's certificate may come from (core/common/node-trust); `serverName`, the node's
+   * Whom the node's certificate may come from (core/reach/node-trust); `serverName`, the node's
    * DDNS name, is also the SNI and the HTTP Host.
    */
   trust: NodeTrust & { serverName: string };

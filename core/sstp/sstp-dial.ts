@@ -1,20 +1,12 @@
 /**
- * The way into an SSTP server: TCP and TLS by the one node dial (core/common/node-tls: straight or
+ * The way into an SSTP server: TCP and TLS by the one node dial (core/reach/node-tls: straight or
  * through the user's upstream proxy, the certificate judged by the node trust rule), and the HTTP
  * request SSTP starts with, `SSTP_DUPLEX_POST` to its fixed URI, answered by `HTTP/1.1 200`.
  */
 import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import {
-  dialNodeTls,
-  ErrorCodes,
-  GatehopError,
-  isGatehopError,
-  settleFirst,
-  type NodeTrust,
-  type TrustRule,
-  type UpstreamProxy,
-} from '../common/index.js';
+import { ErrorCodes, GatehopError, isGatehopError, settleFirst } from '../common/index.js';
+import { dialNodeTls, type NodeTrust, type TrustRule, type UpstreamProxy } from '../reach/index.js';
 
 export const SSTP_URI = '/sra_{BA195980-CD49-458b-9E23-C84EE0ADCD75}/';
 const MAX_HTTP_HEADER = 8 * 1024;

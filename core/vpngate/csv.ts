@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { parse } from 'csv-parse/sync';
-import { ErrorCodes, GatehopError, refusedAddress } from '../common/index.js';
+import { ErrorCodes, GatehopError } from '../common/index.js';
+import { refusedAddress } from '../reach/index.js';
 import { parseProfile } from '../ovpn/index.js';
 import type { VpnGateNode } from './node.js';
 

@@ -1,13 +1,6 @@
 import { connect, type Socket } from 'node:net';
-import {
-  classifyAddress,
-  dialThroughUpstream,
-  ErrorCodes,
-  GatehopError,
-  isLocalName,
-  settleFirst,
-  type UpstreamProxy,
-} from '../common/index.js';
+import { ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
+import { classifyAddress, dialThroughUpstream, isLocalName, type UpstreamProxy } from '../reach/index.js';
 import type { Dialer } from './http-get.js';
 
 /** Straight out of this machine, names through the system resolver. */

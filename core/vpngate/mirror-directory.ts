@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { isLocalName } from '../common/index.js';
+import { isLocalName } from '../reach/index.js';
 import { defaultAddressPolicy, type AddressPolicy } from './csv.js';
 
 /**

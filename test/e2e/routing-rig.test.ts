@@ -10,7 +10,7 @@ import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../
 import { ruleImportResultSchema } from '../../core/api/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { writeMrsDomains } from '../helpers/mrs-writer.js';
-import { parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader } from '../../core/common/index.js';
+import { parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader } from '../../core/reach/index.js';
 import { curl } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';

@@ -135,7 +135,7 @@ function run(cwd: string, args: string[]): void {
 
 /**
  * Installs `ca` as a "public" root for this process the way Node documents adding roots
- * (NODE_EXTRA_CA_CERTS, which core/common/public-roots reads); returns a function that puts the
+ * (NODE_EXTRA_CA_CERTS, which core/reach/public-roots reads); returns a function that puts the
  * environment back.
  */
 export function installPublicRoot(ca: { certFile: string }): () => void {

@@ -1,5 +1,5 @@
 /**
- * The node trust rule (#43; core/common/node-trust, SECURITY.md "Node certificates"), judged over
+ * The node trust rule (#43; core/reach/node-trust, SECURITY.md "Node certificates"), judged over
  * real TLS handshakes on loopback. A "public" test root is installed as the process's extra roots
  * (NODE_EXTRA_CA_CERTS), as a public CA is for real: a certificate from it passes only for the
  * node's own DDNS name; a profile's private CA vouches for the chain alone; the user's own profile
@@ -9,14 +9,14 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer, type Server, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../core/common/index.js';
 import {
   judgeNodeCertificate,
   publicRoots,
-  silentLogger,
   trustedCas,
   type NodeTrust,
   type TrustVerdict,
-} from '../../core/common/index.js';
+} from '../../core/reach/index.js';
 import { dialSeVpn } from '../../core/softether/index.js';
 import { SstpClient } from '../../core/sstp/index.js';
 import { installPublicRoot, testRootCa, type IssuedCert } from '../helpers/pki.js';

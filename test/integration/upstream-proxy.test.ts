@@ -1,15 +1,14 @@
 import { createSocket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import {
   dialThroughUpstream,
-  ErrorCodes,
   parseSocks5Udp,
   parseUpstreamUrl,
-  silentLogger,
   socks5UdpAssociate,
   socks5UdpHeader,
-} from '../../core/common/index.js';
+} from '../../core/reach/index.js';
 import { raceSources, upstreamDialer } from '../../core/vpngate/index.js';
 import { listSite, type ListSite } from '../helpers/list-site.js';
 import { freePort } from '../helpers/ports.js';

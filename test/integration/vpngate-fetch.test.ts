@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCodes, refusedAddress, silentLogger } from '../../core/common/index.js';
+import { ErrorCodes, silentLogger } from '../../core/common/index.js';
+import { refusedAddress } from '../../core/reach/index.js';
 import { Store } from '../../core/store/index.js';
 import {
   directDialer,

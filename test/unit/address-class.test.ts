@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, isLocalName, refusedAddress } from '../../core/common/index.js';
+import { classifyAddress, isLocalName, refusedAddress } from '../../core/reach/index.js';
 
 describe('address classes: where someone else may send Gatehop (#34)', () => {
   it.each([

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, profileCertificateProblem as checkServerCertificate } from '../../core/common/index.js';
+import { ErrorCodes } from '../../core/common/index.js';
+import { profileCertificateProblem as checkServerCertificate } from '../../core/reach/index.js';
 import { parseProfile } from '../../core/ovpn/index.js';
 import { vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 

@@ -9,7 +9,7 @@ import {
   parseSocksAddress,
   parseUpstreamUrl,
   socks5UdpHeader,
-} from '../../core/common/index.js';
+} from '../../core/reach/index.js';
 import { socks5Codec } from '../../core/socks5/index.js';
 
 describe('one SOCKS5 address codec for both directions (#34 item 6)', () => {

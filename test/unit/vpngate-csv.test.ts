@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, GatehopError, refusedAddress } from '../../core/common/index.js';
+import { ErrorCodes, GatehopError } from '../../core/common/index.js';
+import { refusedAddress } from '../../core/reach/index.js';
 import { parseVpnGateCsv } from '../../core/vpngate/index.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 

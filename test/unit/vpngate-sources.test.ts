@@ -10,7 +10,7 @@ import {
   type SourceRecord,
 } from '../../core/vpngate/index.js';
 import { directoryHtml } from '../helpers/list-site.js';
-import { refusedAddress } from '../../core/common/index.js';
+import { refusedAddress } from '../../core/reach/index.js';
 
 describe('the mirror directory page', () => {
   it('reads the mirrors of a page shaped like /en/sites.aspx, and none of its other links', () => {

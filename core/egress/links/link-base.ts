@@ -1,4 +1,5 @@
-import { parseUpstreamUrl, type Logger, type TrustRule, type UpstreamProxy } from '../../common/index.js';
+import { type Logger } from '../../common/index.js';
+import { parseUpstreamUrl, type TrustRule, type UpstreamProxy } from '../../reach/index.js';
 import type { LinkPhase, TunnelLink } from '../tunnel-link.js';
 import type { TunnelProtocol } from '../tunnel-link.js';
 

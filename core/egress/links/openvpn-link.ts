@@ -1,4 +1,4 @@
-import type { TrustRule } from '../../common/index.js';
+import type { TrustRule } from '../../reach/index.js';
 import { parseProfile, TunnelClient, type PushedConfig } from '../../ovpn/index.js';
 import type { LinkConfig, LinkPhase, OpenedLink, OpenVpnLinkSpec } from '../tunnel-link.js';
 import { LinkBase, upstreamOf, type LinkOpenOptions } from './link-base.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TrustRule } from '../../common/index.js';
+import type { TrustRule } from '../../reach/index.js';
 import { dialSeVpn, dialSeVpnAdditional, SeSession } from '../../softether/index.js';
 import type { LinkConfig, LinkPhase, OpenedLink, SeVpnLinkSpec } from '../tunnel-link.js';
 import { LinkBase, upstreamOf, type LinkOpenOptions } from './link-base.js';

@@ -28,7 +28,9 @@ createServer((client) => {
       const kept = lines.slice(1).filter((l) => !/^(content-length|connection|transfer-encoding):/i.test(l));
       client.end(
         Buffer.concat([
-          Buffer.from(`${[status, ...kept, `Content-Length: ${body.length}`, 'Connection: close'].join('\r\n')}\r\n\r\n`),
+          Buffer.from(
+            `${[status, ...kept, `Content-Length: ${body.length}`, 'Connection: close'].join('\r\n')}\r\n\r\n`,
+          ),
           body,
         ]),
       );

@@ -1,6 +1,5 @@
 import { isIP, Socket } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, type ErrorCode } from './errors.js';
-import { settleFirst } from './settle-first.js';
+import { abortReason, ErrorCodes, GatehopError, type ErrorCode, settleFirst } from '../common/index.js';
 import {
   encodeSocksAddress,
   encodeSocksUdpHeader,

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ipv6Groups } from './ipv6.js';
+import { ipv6Groups } from '../common/index.js';
 
 /**
  * SOCKS5's address and UDP wire format (RFC 1928 §4, §5, §7), once, for both directions: the proxy

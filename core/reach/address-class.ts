@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { bareAddress, ipv6Groups } from './ipv6.js';
+import { bareAddress, ipv6Groups } from '../common/index.js';
 
 /**
  * What kind of destination an IP address is, as far as whether Gatehop may be sent there by

@@ -1,6 +1,5 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, isGatehopError, type ErrorCode } from './errors.js';
-import { settleFirst } from './settle-first.js';
+import { abortReason, ErrorCodes, GatehopError, isGatehopError, type ErrorCode, settleFirst } from '../common/index.js';
 import { dialThroughUpstream, type UpstreamProxy } from './upstream-proxy.js';
 
 export interface NodeTcpOptions {

@@ -1,6 +1,5 @@
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { ErrorCodes, GatehopError } from './errors.js';
-import { settleFirst } from './settle-first.js';
+import { ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
 import { dialNodeTcp, tcpErrorCode } from './node-tcp.js';
 import { judgeNodeCertificate, trustedCas, type NodeTrust, type TrustRule } from './node-trust.js';
 import type { UpstreamProxy } from './upstream-proxy.js';

@@ -1,0 +1,49 @@
+/**
+ * How Gatehop reaches a node or a URL: the node trust rule and the public roots, the one TCP and TLS
+ * dial to a node, the user's upstream proxy (HTTP CONNECT, SOCKS5, its UDP relay), the SOCKS5 wire
+ * format, and the classes of addresses a dial may or may not go to. Above core/common, below every
+ * module that dials (see README.md).
+ */
+export {
+  dialThroughUpstream,
+  parseSocks5Udp,
+  parseUpstreamUrl,
+  socks5UdpAssociate,
+  socks5UdpHeader,
+  type UpstreamDialOptions,
+  type UpstreamProxy,
+} from './upstream-proxy.js';
+export { dialNodeTcp, isNetworkFailure, tcpErrorCode, type NodeTcpOptions } from './node-tcp.js';
+export { dialNodeTls, type NodeTlsConnection, type NodeTlsOptions } from './node-tls.js';
+export {
+  judgeNodeCertificate,
+  profileCertificateProblem,
+  trustedCas,
+  TRUST_RULE_TEXT,
+  type NodeTrust,
+  type ProfileCertChecks,
+  type TrustRule,
+  type TrustVerdict,
+} from './node-trust.js';
+export {
+  parseCertificate,
+  pemCertificates,
+  publicRoots,
+  spkiSha256,
+  subjectName,
+  type PublicRootMatch,
+  type PublicRoots,
+} from './public-roots.js';
+export {
+  compressIpv6,
+  encodeSocksAddress,
+  encodeSocksUdpHeader,
+  ipv6ToBytes,
+  parseSocksAddress,
+  parseSocksUdpHeader,
+  SocksAddrType,
+  unmapIpv4,
+  type AddressParse,
+  type SocksAddress,
+} from './socks5-wire.js';
+export { classifyAddress, isLocalName, refusedAddress, type AddressClass } from './address-class.js';
