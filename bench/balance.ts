@@ -16,10 +16,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../core/common/index.js';
-import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../core/app/index.js';
+import { buildConfig, type ConfigInput, type RunningApp } from '../core/app/index.js';
 import type { NodeTunnel } from '../core/groups/index.js';
 import { socksGet } from '../test/helpers/socks-http.js';
 import { Rig } from '../test/rig/rig.js';
+import { startRigCore } from '../test/helpers/rig-app.js';
 
 const argMib = process.argv.indexOf('--mib');
 const MIB = argMib > 0 ? Number(process.argv[argMib + 1]) : 20;
@@ -73,9 +74,8 @@ async function main(): Promise<void> {
         switching: { healthDnsName: 'files.test' },
       },
     );
-    const a = await startApp(config, silentLogger());
+    const a = await startRigCore(config, silentLogger(), { tunnels });
     app = a;
-    await until(() => (a.manager!.members.length === tunnels ? true : undefined), 90_000, `${tunnels} tunnels up`);
     return a;
   };
   const nodesOf = (a: RunningApp): string[] => a.manager!.members.map((m) => (m.egress as NodeTunnel).nodeId);

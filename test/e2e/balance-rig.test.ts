@@ -2,13 +2,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import { type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import type { Tunnel } from '../../core/egress/index.js';
 import type { NodeTunnel } from '../../core/groups/index.js';
 import { curl, sha256 } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
-import { fileLogger, rigAppConfig } from '../helpers/rig-app.js';
+import { fileLogger, rigAppConfig, startRigCore } from '../helpers/rig-app.js';
 import { socksGet } from '../helpers/socks-http.js';
 import { Rig } from '../rig/rig.js';
 
@@ -46,14 +46,10 @@ describe.skipIf(!isRoot)('balancing over several tunnels on the rig (issue #15)'
       ...over,
       groups: { balance: { tunnels, strategy: 'round-robin' }, ...over.groups },
     });
-    app = await startApp(config, fileLogger(join(dataDir, 'gatehop.log'), process.env.GH_TEST_LOG_LEVEL));
-    const a = app;
-    await eventually(
-      () => a.manager!.members.length === tunnels,
-      90_000,
-      () => `${tunnels} tunnels up (have ${memberNodes(a).join(', ')})`,
-    );
-    return a;
+    app = await startRigCore(config, fileLogger(join(dataDir, 'gatehop.log'), process.env.GH_TEST_LOG_LEVEL), {
+      tunnels,
+    });
+    return app;
   }
 
   const exitsOf = async (n: number): Promise<string[]> => {

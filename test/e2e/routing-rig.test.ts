@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import { buildConfig, type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import { ruleImportResultSchema } from '../../core/api/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { writeMrsDomains } from '../helpers/mrs-writer.js';
@@ -14,7 +14,7 @@ import { parseSocks5Udp, parseUpstreamUrl, socks5UdpAssociate, socks5UdpHeader }
 import { curl } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
-import { fileLogger, rigAppInput } from '../helpers/rig-app.js';
+import { fileLogger, rigAppInput, startRigCore } from '../helpers/rig-app.js';
 import { startUdpEcho, type TestUdpEcho } from '../helpers/servers.js';
 import { socksConnect } from '../helpers/socks-client.js';
 import { Rig } from '../rig/rig.js';
@@ -78,10 +78,10 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
       ],
     };
     const { mode: _flagMode, ...fromFlags } = rigAppInput(rig, dataDir, { admin: '127.0.0.1:0' });
-    app = await startApp(buildConfig(fromFile, fromFlags), fileLogger(join(dataDir, 'gatehop.log')), {
-      layers: { fromFile, fromFlags },
+    app = await startRigCore(buildConfig(fromFile, fromFlags), fileLogger(join(dataDir, 'gatehop.log')), {
+      settle: false,
+      extras: { layers: { fromFile, fromFlags } },
     });
-    await until(() => app.controller!.active ?? undefined, 60_000, 'a first tunnel');
   }, 240_000);
 
   afterAll(async () => {

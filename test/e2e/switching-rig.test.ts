@@ -4,14 +4,14 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
+import { type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import { WorkerTunnelEgress, type Tunnel } from '../../core/egress/index.js';
 import type { SwitchRecord } from '../../core/groups/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { curl } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
-import { fileLogger, rigAppConfig } from '../helpers/rig-app.js';
+import { fileLogger, rigAppConfig, startRigCore } from '../helpers/rig-app.js';
 import { socksGet } from '../helpers/socks-http.js';
 import { Rig } from '../rig/rig.js';
 import { seededSha256 } from '../rig/services/stream.mjs';
@@ -41,9 +41,7 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
   const nodeIds = (): string[] => rig.state.nodes.map((n) => n.name);
 
   async function start(over: ConfigInput = {}, logName = 'gatehop.log'): Promise<RunningApp> {
-    app = await startApp(rigAppConfig(rig, dataDir, over), fileLogger(join(dataDir, logName)));
-    await until(() => app!.controller!.active ?? undefined, 60_000, 'a first tunnel');
-    await eventually(() => app!.controller!.state === 'idle', 30_000, 'the first switch settled');
+    app = await startRigCore(rigAppConfig(rig, dataDir, over), fileLogger(join(dataDir, logName)));
     return app;
   }
 

@@ -1,6 +1,14 @@
 import pino from 'pino';
-import { buildConfig, type ConfigInput, type GatehopConfig } from '../../core/app/index.js';
+import {
+  buildConfig,
+  startApp,
+  type ConfigInput,
+  type GatehopConfig,
+  type RunningApp,
+  type StartExtras,
+} from '../../core/app/index.js';
 import type { Logger } from '../../core/common/index.js';
+import { eventually, until } from './fds.js';
 import type { Rig } from '../rig/rig.js';
 import { HONESTY_BODY } from '../rig/services/fixed.mjs';
 
@@ -54,4 +62,35 @@ export function rigHonesty(rig: Rig): Pick<ConfigInput, 'honesty' | 'dohServers'
     },
     dohServers: [{ address: inet, serverName: 'doh.rig.test', port: 443, path: '/dns-query' }],
   };
+}
+
+/**
+ * Starts a core over the rig and waits until it is up, as every rig test and bench needs: a first
+ * tunnel and (unless `settle` is false) its first switch settled, or, with `tunnels`, that many
+ * balance members. A core that never gets there is stopped before the error is thrown.
+ */
+export async function startRigCore(
+  config: GatehopConfig,
+  logger: Logger,
+  o: { tunnels?: number; settle?: boolean; extras?: StartExtras } = {},
+): Promise<RunningApp> {
+  const app = await startApp(config, logger, o.extras);
+  try {
+    if (o.tunnels !== undefined) {
+      const want = o.tunnels;
+      await eventually(
+        () => app.manager!.members.length === want,
+        90_000,
+        () => `${want} tunnels up (have ${app.manager!.members.length})`,
+      );
+    } else {
+      await until(() => app.controller!.active ?? undefined, 60_000, 'a first tunnel');
+      if (o.settle !== false)
+        await eventually(() => app.controller!.state === 'idle', 30_000, 'the first switch settled');
+    }
+  } catch (err) {
+    await app.stop();
+    throw err;
+  }
+  return app;
 }
