@@ -1,90 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { abortReason, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
-import { ipv4FromWasm, ipv4ToWasm, netmaskFrom } from './ipv4.js';
+import { ipv4ToWasm, netmaskFrom } from './ipv4.js';
 import { LwipErr, lwipErrName } from './lwip-errors.js';
-import { TcpStream, type TcpInfo, type TcpPcbOps } from './tcp-stream.js';
+import { lwipImports } from './lwip-imports.js';
+import { joined, LwipMemory, ownSmall } from './lwip-memory.js';
+import { LeaseKeeper } from './stack-lease.js';
+import type { ConnectOptions, StackEvent, StackLease, StackOptions, StackStats } from './stack-types.js';
+import { TCP_INFO_WORDS, tcpPcbOps, type PcbHost } from './tcp-ops.js';
+import { udpPcbOps } from './udp-ops.js';
+import { TcpStream } from './tcp-stream.js';
 import { StackUdpSocket } from './udp-socket.js';
-import { lwipModule, type LwipExports, type LwipImports } from './wasm-module.js';
+import { lwipModule, type LwipExports } from './wasm-module.js';
 
-export interface StackOptions {
-  /** The tunnel's address, netmask (dotted or prefix length), gateway and MTU (a raw-IP link). */
-  address?: string;
-  netmask?: string | number;
-  gateway?: string;
-  mtu: number;
-  /**
-   * An Ethernet link instead (an SE-VPN hub port): this MAC, lwIP's own ARP, and the address from
-   * its DHCP client (renewed at half the lease); onLease tells each new address or loss.
-   */
-  ethernet?: { mac: Buffer };
-  /** Receives every IP packet (an Ethernet frame on an Ethernet link) the stack sends; called after lwIP returns, never from inside it. */
-  output: (packet: Buffer) => void;
-  /** Checksums on by default; only in-process links whose both ends are ours may turn them off. */
-  checksums?: boolean;
-  /** New connections past this fail with GH_ERR_NETSTACK_LIMIT; existing ones are unaffected. */
-  maxConnections?: number;
-  /**
-   * When received data is acknowledged: 'each-segment' (default) at once, for senders that clock
-   * on ACKs with a small window (SoftEther's SecureNAT); 'delayed', lwIP's every second segment or
-   * on its timer; 'per-batch', in-order data of each batch of input acked once, after its readers
-   * took it, so no segment waits for the timer; 'per-turn', as 'per-batch' but once at the end of
-   * the event loop's turn, after every batch read in it (a TLS carrier hands over one record a
-   * batch, several a turn, and each ACK costs it a record and a write).
-   */
-  acks?: 'each-segment' | 'delayed' | 'per-batch' | 'per-turn';
-}
-
-/** What DHCP gave an Ethernet link (dns: the servers it named, else the gateway). */
-export interface StackLease {
-  address: string;
-  netmask: string;
-  gateway: string;
-  dns: string[];
-}
-
-export interface StackStats {
-  packetsIn: number;
-  packetsOut: number;
-  bytesIn: number;
-  bytesOut: number;
-  /** Input packets refused before lwIP saw them (empty, oversized, out of memory). */
-  inputDropped: number;
-  ip: { xmit: number; recv: number; drop: number; chkerr: number; lenerr: number };
-  tcp: { xmit: number; recv: number; drop: number; retransmissions: number; chkerr: number; active: number };
-  udp: { xmit: number; recv: number; drop: number };
-  icmp: { xmit: number; recv: number };
-  connections: number;
-  udpSockets: number;
-  wasmMemoryBytes: number;
-  /** What lwIP's allocator has taken from that memory (a high-water mark: it never shrinks). */
-  heapBytes: number;
-}
-
-export interface ConnectOptions {
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
-
-type StackEvent =
-  | { t: 'connected'; id: number }
-  | { t: 'data'; id: number; data: Buffer }
-  | { t: 'fin'; id: number }
-  | { t: 'sent'; id: number }
-  | { t: 'err'; id: number; err: number }
-  | { t: 'poll'; id: number }
-  | { t: 'udp'; id: number; data: Buffer; address: string; port: number }
-  | { t: 'icmp'; address: string; ident: number; seq: number }
-  | { t: 'accepted'; listenerId: number; id: number; pcb: number; address: string; port: number }
-  | { t: 'lease'; lease: StackLease | null };
+export type { ConnectOptions, StackLease, StackOptions, StackStats } from './stack-types.js';
 
 const TIMER_INTERVAL_MS = 100; // = TCP_TMR_INTERVAL in lwipopts.h
-/** The receive arena's size: a batch's worth of segments (64 KiB is ~45 full segments). */
-const ARENA_BYTES = 64 * 1024;
-/** Runs shorter than this are copied out of the arena (ownSmall). */
-const SMALL_COPY_BYTES = 4 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
-const INFO_WORDS = 8;
 const STATS_WORDS = 16;
 
 /**
@@ -97,8 +29,7 @@ const STATS_WORDS = 16;
 export class Stack {
   #address: string;
   readonly mtu: number;
-  #lease: StackLease | null = null;
-  readonly #leaseHandlers = new Set<(lease: StackLease | null) => void>();
+  readonly #lease = new LeaseKeeper();
   readonly #ex: LwipExports;
   readonly #output: (packet: Buffer) => void;
   readonly #maxConnections: number;
@@ -112,15 +43,10 @@ export class Stack {
   readonly #scratch: number;
   #events: StackEvent[] = [];
   #outQueue: Buffer[] = [];
-  /** A Buffer over lwIP's whole memory, made again only when the memory grows (not per packet). */
-  #memView: Buffer | null = null;
-  /**
-   * Received TCP data is copied out of lwIP into this arena, segment after segment, instead of a
-   * new buffer per segment: a stream's run of segments in one batch is then one contiguous slice
-   * (no concat), and the garbage per segment is a view, not a backing store.
-   */
-  #arena: Buffer | null = null;
-  #arenaAt = 0;
+  /** lwIP's memory: the view over it, the receive arena, copies out (lwip-memory.ts). */
+  readonly #memory = new LwipMemory(() => this.#ex.memory);
+  /** What a socket's operations need of this stack (tcp-ops.ts, udp-ops.ts). */
+  readonly #pcbHost: PcbHost;
   #deferredInput: Buffer[] = [];
   #depth = 0;
   #draining = false;
@@ -151,7 +77,13 @@ export class Stack {
     this.#output = opts.output;
     this.#maxConnections = opts.maxConnections ?? 4096;
     const instance = new WebAssembly.Instance(lwipModule(), {
-      env: this.#imports() as unknown as WebAssembly.ModuleImports,
+      env: lwipImports({
+        memory: this.#memory,
+        wasmMemory: () => this.#ex.memory,
+        event: (ev) => void this.#events.push(ev),
+        output: (packet) => void this.#outQueue.push(packet),
+        assertionFailed: (file, line) => this.#assertionFailed(file, line),
+      }) as unknown as WebAssembly.ModuleImports,
     });
     this.#ex = instance.exports as unknown as LwipExports;
     this.#ex._initialize();
@@ -173,9 +105,19 @@ export class Stack {
     this.#ex.gh_set_checksums(opts.checksums === false ? 0 : 1);
     this.#acks = opts.acks ?? 'each-segment';
     this.#ex.gh_set_quickack(this.#acks === 'each-segment' ? 1 : 0);
-    this.#infoPtr = this.#ex.gh_malloc(INFO_WORDS * 4);
+    this.#infoPtr = this.#ex.gh_malloc(TCP_INFO_WORDS * 4);
     this.#statsPtr = this.#ex.gh_malloc(STATS_WORDS * 4);
     this.#scratch = this.#ex.gh_scratch();
+    this.#pcbHost = {
+      ex: this.#ex,
+      call: (fn) => this.#call(fn),
+      failed: () => this.#failure !== null,
+      closed: () => this.#closed,
+      scratch: this.#scratch,
+      infoPtr: this.#infoPtr,
+      releaseTcp: (id) => void this.#tcp.delete(id),
+      releaseUdp: (id) => void this.#udp.delete(id),
+    };
     this.#timer = setInterval(
       () => this.#fromEvent(() => this.#call(() => this.#ex.gh_check_timeouts())),
       TIMER_INTERVAL_MS,
@@ -194,32 +136,17 @@ export class Stack {
 
   /** An Ethernet link's DHCP lease in use, or null (none yet, or lost). */
   get lease(): StackLease | null {
-    return this.#lease;
+    return this.#lease.lease;
   }
 
   /** Called with each lease an Ethernet link gets (bound, renewed to another address) or loses (null). */
   onLease(fn: (lease: StackLease | null) => void): () => void {
-    this.#leaseHandlers.add(fn);
-    return () => this.#leaseHandlers.delete(fn);
+    return this.#lease.onLease(fn);
   }
 
   /** The first lease of an Ethernet link; GH_ERR_EGRESS_CONNECT_TIMEOUT when none comes in time. */
   whenLeased(opts: { timeoutMs: number; signal?: AbortSignal }): Promise<StackLease> {
-    if (this.#lease) return Promise.resolve(this.#lease);
-    return settleFirst<StackLease>(
-      {
-        signal: opts.signal,
-        what: 'DHCP',
-        deadline: {
-          ms: opts.timeoutMs,
-          error: () => new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `no DHCP lease within ${opts.timeoutMs} ms`),
-        },
-      },
-      (settle) =>
-        this.onLease((lease) => {
-          if (lease) settle.resolve(lease);
-        }),
-    );
+    return this.#lease.whenLeased(opts);
   }
 
   /** Why the stack failed (an lwIP assertion, GH_ERR_NETSTACK_FAILED), or null. */
@@ -297,7 +224,7 @@ export class Stack {
       this.#counters.inputDropped++;
       return;
     }
-    packet.copy(this.#mem(), ptr);
+    packet.copy(this.#memory.view(), ptr);
     this.#ex.gh_input_commit();
   }
 
@@ -327,7 +254,7 @@ export class Stack {
       return Promise.reject(
         new GatehopError(ErrorCodes.NETSTACK_FAILED, `connect to ${target}: lwIP could not create the connection`),
       );
-    const stream = new TcpStream(id, this.#tcpOps(id, pcb), { address: ip, port }, this.address);
+    const stream = new TcpStream(id, tcpPcbOps(this.#pcbHost, id, pcb), { address: ip, port }, this.address);
     this.#tcp.set(id, stream);
     const timeoutMs = opts.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     return settleFirst<TcpStream>(
@@ -382,24 +309,7 @@ export class Stack {
     const id = this.#nextId++;
     const pcb = this.#call(() => this.#ex.gh_udp_new(id));
     if (pcb === 0) throw new GatehopError(ErrorCodes.NETSTACK_FAILED, 'lwIP could not create a UDP socket');
-    const socket = new StackUdpSocket(id, {
-      send: (data, ip, port) => {
-        if (this.#closed || isIP(ip) !== 4 || data.length > 65_507) return LwipErr.VAL;
-        return this.#call(() => {
-          const ptr = this.#ex.gh_malloc(data.length || 1);
-          if (ptr === 0) return LwipErr.MEM;
-          new Uint8Array(this.#ex.memory.buffer, ptr, data.length).set(data);
-          const err = this.#ex.gh_udp_sendto(pcb, ptr, data.length, ipv4ToWasm(ip), port);
-          this.#ex.gh_free(ptr);
-          return err;
-        });
-      },
-      localPort: () => (this.#closed ? 0 : this.#ex.gh_udp_local_port(pcb)),
-      close: () => {
-        this.#udp.delete(id);
-        if (!this.#closed) this.#call(() => this.#ex.gh_udp_remove(pcb));
-      },
-    });
+    const socket = new StackUdpSocket(id, udpPcbOps(this.#pcbHost, id, pcb));
     this.#udp.set(id, socket);
     return socket;
   }
@@ -484,7 +394,7 @@ export class Stack {
     // Connections reset while lwIP still runs (their abort reaches the peer), then the rest.
     this.#endConnections(new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed'));
     // An Ethernet link gives its address back (DHCP release) while its output still goes out.
-    if (this.#lease && !this.#failure) this.#fromEvent(() => this.#call(() => this.#ex.gh_dhcp_release()));
+    if (this.#lease.lease && !this.#failure) this.#fromEvent(() => this.#call(() => this.#ex.gh_dhcp_release()));
     this.#closed = true;
     this.#releaseAll();
   }
@@ -509,46 +419,6 @@ export class Stack {
   }
 
   // ---- internals ----
-
-  #tcpOps(id: number, pcb: number): TcpPcbOps {
-    const ex = this.#ex;
-    return {
-      sndbuf: () => this.#call(() => ex.gh_tcp_sndbuf(pcb)),
-      write: (data, offset, len, more) =>
-        this.#call(() => {
-          new Uint8Array(ex.memory.buffer, this.#scratch, len).set(data.subarray(offset, offset + len));
-          return ex.gh_tcp_write(pcb, this.#scratch, len, more ? 1 : 0);
-        }),
-      output: () => void this.#call(() => ex.gh_tcp_output(pcb)),
-      recved: (len) => this.#call(() => ex.gh_tcp_recved(pcb, len)),
-      shutdownTx: () => this.#call(() => ex.gh_tcp_shutdown_tx(pcb)),
-      // A failed stack's pcbs are gone with its memory: nothing to close there.
-      close: () => {
-        if (!this.#failure) this.#call(() => ex.gh_tcp_close(pcb));
-      },
-      abort: () => {
-        if (!this.#failure) this.#call(() => ex.gh_tcp_abort(pcb));
-      },
-      info: (): TcpInfo => {
-        const w = this.#call(() => {
-          ex.gh_tcp_info(pcb, this.#infoPtr);
-          return new Uint32Array(ex.memory.buffer, this.#infoPtr, INFO_WORDS).slice();
-        });
-        return {
-          state: w[0]!,
-          srttMs: w[1]!,
-          retransmissions: w[2]!,
-          sndBuf: w[3]!,
-          rcvWnd: w[4]!,
-          mss: w[5]!,
-          localPort: w[6]!,
-        };
-      },
-      release: () => {
-        this.#tcp.delete(id);
-      },
-    };
-  }
 
   /**
    * The only way into lwIP: counts depth and handles queued work once the outermost call returns.
@@ -654,17 +524,17 @@ export class Stack {
     }
     if (ev.t === 'lease') {
       // lwIP reports the netif while DHCP binds (address still 0.0.0.0): no lease was lost.
-      if (!ev.lease && !this.#lease) return;
-      this.#lease = ev.lease;
+      if (!ev.lease && !this.#lease.lease) return;
+      // The address first: a lease handler may open connections from it.
       this.#address = ev.lease?.address ?? '0.0.0.0';
-      for (const fn of [...this.#leaseHandlers]) fn(ev.lease);
+      this.#lease.apply(ev.lease);
       return;
     }
     if (ev.t === 'accepted') {
       const listener = this.#listeners.get(ev.listenerId);
       const stream = new TcpStream(
         ev.id,
-        this.#tcpOps(ev.id, ev.pcb),
+        tcpPcbOps(this.#pcbHost, ev.id, ev.pcb),
         { address: ev.address, port: ev.port },
         this.address,
       );
@@ -700,90 +570,6 @@ export class Stack {
         break;
     }
   }
-
-  /** lwIP's memory as a Buffer; a new view only after the memory grew (the old one is detached then). */
-  #mem(): Buffer {
-    const buffer = this.#ex.memory.buffer;
-    if (this.#memView?.buffer !== buffer) this.#memView = Buffer.from(buffer);
-    return this.#memView;
-  }
-
-  /** TCP data out of lwIP into the arena (see #arena); a new arena when this one is full. */
-  #copyData(ptr: number, len: number): Buffer {
-    if (!this.#arena || this.#arenaAt + len > this.#arena.length) {
-      this.#arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, len));
-      this.#arenaAt = 0;
-    }
-    const at = this.#arenaAt;
-    this.#mem().copy(this.#arena, at, ptr, ptr + len);
-    this.#arenaAt += len;
-    return this.#arena.subarray(at, at + len);
-  }
-
-  #copyOut(ptr: number, len: number): Buffer {
-    const b = Buffer.allocUnsafe(len);
-    b.set(new Uint8Array(this.#ex.memory.buffer, ptr, len));
-    return b;
-  }
-
-  #imports(): LwipImports {
-    const t0 = performance.now();
-    return {
-      js_now: () => Math.floor(performance.now() - t0) >>> 0,
-      js_rand: () => randomBytes(4).readUInt32LE(),
-      js_assert: (file, line) => {
-        const mem = new Uint8Array(this.#ex.memory.buffer);
-        let end = file;
-        while (end < mem.length && mem[end] !== 0 && end - file < 256) end++;
-        const name = Buffer.from(mem.subarray(file, end)).toString('latin1');
-        this.#assertionFailed(name, line);
-      },
-      js_output: (ptr, len) => void this.#outQueue.push(this.#copyOut(ptr, len)),
-      js_tcp_connected: (id) => void this.#events.push({ t: 'connected', id }),
-      js_tcp_recv: (id, ptr, len) => void this.#events.push({ t: 'data', id, data: this.#copyData(ptr, len) }),
-      js_tcp_fin: (id) => void this.#events.push({ t: 'fin', id }),
-      js_tcp_sent: (id) => void this.#events.push({ t: 'sent', id }),
-      js_tcp_err: (id, err) => void this.#events.push({ t: 'err', id, err }),
-      js_tcp_poll: (id) => void this.#events.push({ t: 'poll', id }),
-      js_udp_recv: (id, ptr, len, src, port) =>
-        void this.#events.push({ t: 'udp', id, data: this.#copyOut(ptr, len), address: ipv4FromWasm(src), port }),
-      js_icmp_reply: (src, ident, seq) => void this.#events.push({ t: 'icmp', address: ipv4FromWasm(src), ident, seq }),
-      js_tcp_accepted: (listenerId, id, pcb, ip, port) =>
-        void this.#events.push({ t: 'accepted', listenerId, id, pcb, address: ipv4FromWasm(ip), port }),
-      js_eth_addr: (ip, mask, gw, dns1, dns2) => {
-        const address = ipv4FromWasm(ip);
-        const gateway = ipv4FromWasm(gw);
-        const dns = [dns1, dns2].filter((d) => d !== 0).map(ipv4FromWasm);
-        this.#events.push({
-          t: 'lease',
-          lease:
-            address === '0.0.0.0'
-              ? null
-              : { address, netmask: ipv4FromWasm(mask), gateway, dns: dns.length ? dns : [gateway] },
-        });
-      },
-    };
-  }
-}
-
-/** Chunks as one Buffer: a single slice when they lie end to end in one arena (the usual case), else a copy. */
-function joined(chunks: Buffer[]): Buffer {
-  const first = chunks[0]!;
-  let end = first.byteOffset + first.length;
-  for (let i = 1; i < chunks.length; i++) {
-    const c = chunks[i]!;
-    if (c.buffer !== first.buffer || c.byteOffset !== end) return Buffer.concat(chunks);
-    end += c.length;
-  }
-  return Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
-}
-
-/**
- * A small run of data gets its own copy: as a slice it would keep its whole 64 KiB arena alive for
- * as long as a slow reader holds it (a keep-alive's few bytes pinning 64 KiB each).
- */
-function ownSmall(data: Buffer): Buffer {
-  return data.length < SMALL_COPY_BYTES && data.buffer.byteLength > data.length * 4 ? Buffer.from(data) : data;
 }
 
 function isNetstackFailure(err: unknown): boolean {
