@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, settleFirst, type SettleFirstOptions } from '../common/index.js';
 import {
   dialThroughUpstream,
   parseSocks5Udp,
@@ -28,6 +28,29 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+/** A probe's wait: aborted with the signal, given up after `timeoutMs` saying what did not come. */
+function probeWait(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  silence: string,
+  way = '',
+): SettleFirstOptions & { deadline: NonNullable<SettleFirstOptions['deadline']> } {
+  return {
+    signal,
+    what: `probe ${host}:${port}`,
+    deadline: {
+      ms: timeoutMs,
+      error: () =>
+        new GatehopError(
+          ErrorCodes.EGRESS_CONNECT_TIMEOUT,
+          `probe ${host}:${port}${way}: ${silence} within ${timeoutMs} ms`,
+        ),
+    },
+  };
+}
+
 /** One TCP handshake: connect, note the time, close at once. Through an upstream proxy: until it says the target is connected. */
 export function tcpHandshakeMs(
   host: string,
@@ -45,26 +68,12 @@ export function tcpHandshakeMs(
     });
   }
   const started = performance.now();
-  return settleFirst<number>(
-    {
-      signal,
-      what: `probe ${host}:${port}`,
-      deadline: {
-        ms: timeoutMs,
-        error: () =>
-          new GatehopError(
-            ErrorCodes.EGRESS_CONNECT_TIMEOUT,
-            `probe ${host}:${port}: no handshake within ${timeoutMs} ms`,
-          ),
-      },
-    },
-    (settle) => {
-      const s = connect({ host, port });
-      s.once('connect', () => settle.resolve(performance.now() - started));
-      s.once('error', (err) => settle.reject(err));
-      return () => s.destroy();
-    },
-  );
+  return settleFirst<number>(probeWait(host, port, timeoutMs, signal, 'no handshake'), (settle) => {
+    const s = connect({ host, port });
+    s.once('connect', () => settle.resolve(performance.now() - started));
+    s.once('error', (err) => settle.reject(err));
+    return () => s.destroy();
+  });
 }
 
 /**
@@ -81,34 +90,20 @@ export function openvpnUdpResetMs(
 ): Promise<number> {
   if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
   if (upstream) return udpResetThroughRelay(host, port, timeoutMs, upstream, signal);
-  return settleFirst<number>(
-    {
-      signal,
-      what: `probe ${host}:${port}`,
-      deadline: {
-        ms: timeoutMs,
-        error: () =>
-          new GatehopError(
-            ErrorCodes.EGRESS_CONNECT_TIMEOUT,
-            `probe ${host}:${port}/udp: no OpenVPN reset reply within ${timeoutMs} ms`,
-          ),
-      },
-    },
-    (settle) => {
-      const sock = createSocket('udp4');
-      let started = 0;
-      sock.on('error', (err) => settle.reject(err));
-      // A connected socket hears only the address it asked (host may be a name).
-      sock.on('message', (msg) => {
-        if (isServerReset(msg)) settle.resolve(performance.now() - started);
-      });
-      sock.connect(port, host, () => {
-        started = performance.now();
-        sock.send(hardResetPacket());
-      });
-      return () => sock.close();
-    },
-  );
+  return settleFirst<number>(probeWait(host, port, timeoutMs, signal, 'no OpenVPN reset reply', '/udp'), (settle) => {
+    const sock = createSocket('udp4');
+    let started = 0;
+    sock.on('error', (err) => settle.reject(err));
+    // A connected socket hears only the address it asked (host may be a name).
+    sock.on('message', (msg) => {
+      if (isServerReset(msg)) settle.resolve(performance.now() - started);
+    });
+    sock.connect(port, host, () => {
+      started = performance.now();
+      sock.send(hardResetPacket());
+    });
+    return () => sock.close();
+  });
 }
 
 // byte0 = (P_CONTROL_HARD_RESET_CLIENT_V2 = 7) << 3 | key_id 0; session id; 0 acks; message id 0
@@ -133,19 +128,9 @@ async function udpResetThroughRelay(
   const { control, relay } = await socks5UdpAssociate(upstream, { timeoutMs, ...(signal ? { signal } : {}) });
   const sock = createSocket('udp4');
   try {
+    const wait = probeWait(host, port, timeoutMs, signal, 'no OpenVPN reset reply', `/udp through ${upstream.display}`);
     return await settleFirst<number>(
-      {
-        signal,
-        what: `probe ${host}:${port}`,
-        deadline: {
-          ms: Math.max(1, timeoutMs - (performance.now() - started)),
-          error: () =>
-            new GatehopError(
-              ErrorCodes.EGRESS_CONNECT_TIMEOUT,
-              `probe ${host}:${port}/udp through ${upstream.display}: no OpenVPN reset reply within ${timeoutMs} ms`,
-            ),
-        },
-      },
+      { ...wait, deadline: { ...wait.deadline, ms: Math.max(1, timeoutMs - (performance.now() - started)) } },
       (settle) => {
         control.once('close', () =>
           settle.reject(new GatehopError(ErrorCodes.UPSTREAM_FAILED, `${upstream.display} ended the UDP association`)),
