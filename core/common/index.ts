@@ -34,7 +34,6 @@ export {
   type NetworkWatchOptions,
 } from './network-watch.js';
 export { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
-export { bareAddress, ipv6Groups } from './ipv6.js';
 export { settleFirst, waitAbortably, type Settle, type SettleFirstOptions, type Teardown } from './settle-first.js';
 export { decodeChunked } from './http-chunked.js';
 export { SleepDetector } from './sleep-detector.js';

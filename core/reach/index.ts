@@ -35,15 +35,22 @@ export {
   type PublicRoots,
 } from './public-roots.js';
 export {
-  compressIpv6,
   encodeSocksAddress,
   encodeSocksUdpHeader,
-  ipv6ToBytes,
   parseSocksAddress,
   parseSocksUdpHeader,
   SocksAddrType,
-  unmapIpv4,
   type AddressParse,
   type SocksAddress,
 } from './socks5-wire.js';
-export { classifyAddress, isLocalName, refusedAddress, type AddressClass } from './address-class.js';
+export {
+  bareAddress,
+  classifyAddress,
+  compressIpv6,
+  ipv6Groups,
+  ipv6ToBytes,
+  isLocalName,
+  refusedAddress,
+  unmapIpv4,
+  type AddressClass,
+} from './address.js';

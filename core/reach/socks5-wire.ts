@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ipv6Groups } from '../common/index.js';
+import { compressIpv6, ipv6ToBytes, unmapIpv4 } from './address.js';
 
 /**
  * SOCKS5's address and UDP wire format (RFC 1928 §4, §5, §7), once, for both directions: the proxy
@@ -88,36 +88,4 @@ export function parseSocksUdpHeader(
   if (addr.kind === 'incomplete' || addr.kind === 'bad-address-type') return { error: 'bad-address-type' };
   if (addr.kind === 'empty-domain') return { error: 'empty-domain' };
   return { frag: datagram[2]!, target: addr.value, headerLength: 3 + addr.consumed };
-}
-
-export function unmapIpv4(host: string): string {
-  return host.toLowerCase().startsWith('::ffff:') && isIP(host.slice(7)) === 4 ? host.slice(7) : host;
-}
-
-/** An IPv6 literal's 16 bytes, a dotted IPv4 tail (`::ffff:1.2.3.4`, `64:ff9b::1.2.3.4`) included; zeros if it is not one. */
-export function ipv6ToBytes(host: string): Buffer {
-  const out = Buffer.alloc(16);
-  (ipv6Groups(host) ?? []).forEach((w, i) => out.writeUInt16BE(w, i * 2));
-  return out;
-}
-
-/** RFC 5952 text form: the longest run of two or more zero groups becomes `::`. */
-export function compressIpv6(groups: string[]): string {
-  let bestStart = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== '0') {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === '0') j++;
-    if (j - i > bestLen) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  if (bestLen < 2) return groups.join(':');
-  return `${groups.slice(0, bestStart).join(':')}::${groups.slice(bestStart + bestLen).join(':')}`;
 }

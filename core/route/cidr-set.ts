@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { bareAddress, ipv6Groups } from '../common/index.js';
+import { bareAddress, ipv6Groups } from '../reach/index.js';
 
 /**
  * A set of IPv4 and IPv6 networks, held as sorted, merged address ranges and matched by binary

@@ -1,8 +1,7 @@
 import { isIP } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bareAddress, ipv6Groups } from '../../core/common/index.js';
-import { compressIpv6 } from '../../core/reach/index.js';
+import { bareAddress, compressIpv6, ipv6Groups } from '../../core/reach/index.js';
 
 describe('one IPv6 expander for address classes, CIDR sets and the SOCKS5 wire (#47)', () => {
   it.each([

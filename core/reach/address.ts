@@ -1,5 +1,72 @@
+/**
+ * IP addresses in one place (#47): IPv6 expanded and written back (RFC 5952), IPv4-mapped
+ * addresses unmapped, brackets and zones stripped, and the class of an address (where a dial may
+ * go). Routing (CIDR sets, IP-SUFFIX), the SOCKS5 codec and every check of where a dial goes use
+ * these; there were three expanders and two bracket strippers.
+ */
 import { isIP } from 'node:net';
-import { bareAddress, ipv6Groups } from '../common/index.js';
+
+/**
+ * An IPv6 literal's eight 16-bit groups, `::` filled and a dotted IPv4 tail (`::ffff:1.2.3.4`,
+ * `64:ff9b::1.2.3.4`) taken as the last two; null for anything that is not one. Brackets and a
+ * zone (`[fe80::1%eth0]`) are the caller's to strip (`bareAddress`).
+ */
+export function ipv6Groups(ip: string): number[] | null {
+  let s = ip.toLowerCase();
+  const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
+  if (dotted) {
+    const o = dotted.slice(1).map(Number);
+    if (o.some((x) => x > 255)) return null;
+    s = `${s.slice(0, dotted.index)}${((o[0]! << 8) | o[1]!).toString(16)}:${((o[2]! << 8) | o[3]!).toString(16)}`;
+  }
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  const [head, tail] = halves as [string, string | undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const fill = tail !== undefined ? 8 - h.length - t.length : 0;
+  if (fill < 0 || (tail !== undefined && fill === 0)) return null;
+  const groups = [...h, ...Array<string>(fill).fill('0'), ...t];
+  if (groups.length !== 8 || groups.some((g) => !/^[0-9a-f]{1,4}$/.test(g))) return null;
+  return groups.map((g) => parseInt(g, 16));
+}
+
+/** An address as written in a URL or a socket's report, without brackets or a zone: `[fe80::1%eth0]` → `fe80::1`. */
+export function bareAddress(ip: string): string {
+  return ip.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+}
+
+export function unmapIpv4(host: string): string {
+  return host.toLowerCase().startsWith('::ffff:') && isIP(host.slice(7)) === 4 ? host.slice(7) : host;
+}
+
+/** An IPv6 literal's 16 bytes, a dotted IPv4 tail (`::ffff:1.2.3.4`, `64:ff9b::1.2.3.4`) included; zeros if it is not one. */
+export function ipv6ToBytes(host: string): Buffer {
+  const out = Buffer.alloc(16);
+  (ipv6Groups(host) ?? []).forEach((w, i) => out.writeUInt16BE(w, i * 2));
+  return out;
+}
+
+/** RFC 5952 text form: the longest run of two or more zero groups becomes `::`. */
+export function compressIpv6(groups: string[]): string {
+  let bestStart = -1;
+  let bestLen = 0;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== '0') {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === '0') j++;
+    if (j - i > bestLen) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  if (bestLen < 2) return groups.join(':');
+  return `${groups.slice(0, bestStart).join(':')}::${groups.slice(bestStart + bestLen).join(':')}`;
+}
 
 /**
  * What kind of destination an IP address is, as far as whether Gatehop may be sent there by
