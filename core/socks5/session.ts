@@ -8,6 +8,8 @@ import { readFirstBytes } from './first-bytes.js';
 import { httpsOnlyResponse, isPlainHttp } from './https-only.js';
 import type { Router } from '../router/index.js';
 import type { ProxyOptions } from './options.js';
+import { ConnectTimers } from './connect-timers.js';
+import { DownBytes } from './down-bytes.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
 import type { TcpQueues } from './tcp-queues.js';
 
@@ -35,17 +37,10 @@ const MAX_REDIALS = 3;
 export abstract class ProxySession {
   readonly startedAt = Date.now();
   bytesUp = 0;
-  /** Bytes written to the client before its relay began (handshake replies): not payload. */
-  #downBase = 0;
-  /** The delivered count never goes back (the kernel's queues are sampled, not exact). */
-  #downSeen = 0;
-  /** Set at close: what the client was handed in all. */
-  #downFinal: number | null = null;
+  /** What the client has taken (down-bytes.ts). */
+  readonly #down: DownBytes;
   /** Any byte from upstream yet (a session that moved none may be re-dialled at a switch). */
   #movedDown = false;
-  /** A protocol whose handshake replies come before its payload (SOCKS5): nothing counts before relay(). */
-  #downFromRelay = false;
-  #relaying = false;
   /** host:port of the upstream this session last dialled (null before its request). */
   target: string | null = null;
   readonly client: string;
@@ -67,7 +62,7 @@ export abstract class ProxySession {
   #redials = 0;
   #handshakeTimer: NodeJS.Timeout | null = null;
   #idleTimer: NodeJS.Timeout | null = null;
-  #connects = new Set<{ controller: AbortController; timer: NodeJS.Timeout }>();
+  readonly #connects: ConnectTimers;
   #onClosed: (session: ProxySession) => void;
   #gate: FirstByteGate | null = null;
 
@@ -82,6 +77,11 @@ export abstract class ProxySession {
     this.log = ctx.logger.child({ sessionId: id });
     this.client = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     this.#onClosed = onClosed;
+    this.#down = new DownBytes(socket, ctx.queues);
+    this.#connects = new ConnectTimers(
+      () => ctx.options.connectTimeoutMs,
+      () => void ctx.stats.timeouts.connect++,
+    );
     socket.on('error', (err) => this.forceClose('client-error', err));
     socket.once('close', () => this.forceClose('client-closed'));
     this.#handshakeTimer = setTimeout(() => {
@@ -142,7 +142,7 @@ export abstract class ProxySession {
           );
       }) ?? ((): void => {});
     this.target = `${host}:${port}`;
-    const armed = this.#armConnect(host, port);
+    const armed = this.#connects.arm(host, port);
     const controller = armed.controller;
     const started = performance.now();
     try {
@@ -176,32 +176,6 @@ export abstract class ProxySession {
       offRetire();
       armed.disarm();
     }
-  }
-
-  /** One connect's deadline and abort, owned by the session (forceClose aborts what is armed). */
-  #armConnect(host: string, port: number): { controller: AbortController; timeoutMs: number; disarm(): void } {
-    const controller = new AbortController();
-    const timeoutMs = this.ctx.options.connectTimeoutMs;
-    const timer = setTimeout(() => {
-      this.ctx.stats.timeouts.connect++;
-      controller.abort(
-        new GatehopError(
-          ErrorCodes.SESSION_CONNECT_TIMEOUT,
-          `connect to ${host}:${port} timed out after ${timeoutMs} ms`,
-        ),
-      );
-    }, timeoutMs);
-    timer.unref();
-    const entry = { controller, timer };
-    this.#connects.add(entry);
-    return {
-      controller,
-      timeoutMs,
-      disarm: () => {
-        clearTimeout(timer);
-        this.#connects.delete(entry);
-      },
-    };
   }
 
   /** Opens host:port on `egress` within an armed connect; the stream joins the session's upstreams. */
@@ -321,7 +295,7 @@ export abstract class ProxySession {
   async #dialDirect(host: string, port: number): Promise<EgressTcpConnection> {
     this.#directLease ??= this.ctx.router.sourceFor('DIRECT').acquire();
     this.target = `${host}:${port}`;
-    const armed = this.#armConnect(host, port);
+    const armed = this.#connects.arm(host, port);
     try {
       return await this.#connectOn(this.#directLease.egress, host, port, armed);
     } finally {
@@ -350,30 +324,14 @@ export abstract class ProxySession {
     stream.once('close', () => this.upstreams.delete(stream));
   }
 
-  /**
-   * What the client has taken: bytes handed to the kernel for it (bytesWritten less what Node still
-   * buffers) less what the kernel still holds for it, less the handshake's own replies.
-   */
+  /** What the client has taken, handshake replies not counted (down-bytes.ts). */
   get bytesDown(): number {
-    if (this.#downFinal !== null) return this.#downFinal;
-    if (this.#downFromRelay && !this.#relaying) return 0;
-    const s = this.socket;
-    const dispatched = (s.bytesWritten ?? 0) - s.writableLength - this.#downBase;
-    if (dispatched <= this.#downSeen) return this.#downSeen;
-    const queued =
-      s.remoteAddress && s.localAddress
-        ? this.ctx.queues.queued(
-            { address: s.localAddress, port: s.localPort ?? 0 },
-            { address: s.remoteAddress, port: s.remotePort ?? 0 },
-          )
-        : 0;
-    this.#downSeen = Math.max(this.#downSeen, dispatched - queued);
-    return this.#downSeen;
+    return this.#down.value;
   }
 
   /** For protocols whose handshake replies are not payload: down bytes count from relay() on. */
   protected countDownFromRelay(): void {
-    this.#downFromRelay = true;
+    this.#down.countFromRelay();
   }
 
   /** (Re)arms the idle timer: no bytes in either direction for idleTimeoutMs closes the session. */
@@ -399,8 +357,7 @@ export abstract class ProxySession {
     this.handshakeDone();
     this.touch();
     // The handshake's replies (SOCKS5 reply, "200 Connection Established") are not payload.
-    this.#downBase = this.socket.bytesWritten ?? 0;
-    this.#relaying = true;
+    this.#down.relayStarts();
     if (!target || !this.#lease || this.decision?.target === 'DIRECT') {
       this.#pipe(client, upstream);
       return;
@@ -470,23 +427,15 @@ export abstract class ProxySession {
     this.#closed = true;
     if (this.#handshakeTimer) clearTimeout(this.#handshakeTimer);
     if (this.#idleTimer) clearTimeout(this.#idleTimer);
-    for (const c of this.#connects) {
-      clearTimeout(c.timer);
-      c.controller.abort(new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} closed: ${reason}`));
-    }
-    this.#connects.clear();
+    this.#connects.abortAll(new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} closed: ${reason}`));
     this.#gate?.cancel();
     this.#gate = null;
-    // Before the socket goes (destroying it drops what Node still buffers): what the kernel has
-    // is the client's (a closing connection delivers its queue).
-    this.#downFinal =
-      this.#downFromRelay && !this.#relaying
-        ? 0
-        : Math.max(this.#downSeen, (this.socket.bytesWritten ?? 0) - this.socket.writableLength - this.#downBase);
-    this.ctx.stats.closedBytesDown += this.#downFinal;
+    // Before the socket goes (see DownBytes.close).
+    const down = this.#down.close();
+    this.ctx.stats.closedBytesDown += down;
     if (this.decision) {
       const t = this.decision.target;
-      this.ctx.stats.routedBytes[t] = (this.ctx.stats.routedBytes[t] ?? 0) + this.bytesUp + this.#downFinal;
+      this.ctx.stats.routedBytes[t] = (this.ctx.stats.routedBytes[t] ?? 0) + this.bytesUp + down;
     }
     for (const u of this.upstreams) u.destroy();
     this.upstreams.clear();
