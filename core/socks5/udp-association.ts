@@ -7,16 +7,11 @@ import type { ProxyStats } from './proxy-stats.js';
 import { detach } from '../common/index.js';
 import type { Decision, Flow } from '../route/index.js';
 import { NameLookups, type Router } from '../router/index.js';
-import { bump } from './proxy-stats.js';
+import { UdpDirectLeg } from './udp-direct-leg.js';
+import { UdpPeerDecisions } from './udp-peer-decisions.js';
 
 /** After re-homing, the old egress socket still takes replies this long. */
 const REHOME_LINGER_MS = 5_000;
-/** Routing decisions waiting at once per association; datagrams past this are dropped (UDP may drop). */
-const MAX_PENDING_LOOKUPS = 32;
-/** Decisions remembered per association, by peer (the table is asked again for a new peer). */
-const MAX_CACHED_DECISIONS = 256;
-/** Packets held while the DIRECT socket opens; more are dropped (UDP may drop). */
-const MAX_HELD_DIRECT = 16;
 
 export interface UdpAssociationOptions {
   /** Where the association leases its egress; at a switch it re-homes to the new active one. */
@@ -52,25 +47,31 @@ export class UdpAssociation {
   #clientAddress: string;
   #clientPort: number;
   #closed = false;
-  #pendingLookups = 0;
   /** Names of tunnel-bound targets, resolved by the egress that carries the datagrams. */
   readonly #names = new NameLookups({
     resolve: (host) => this.#lease!.egress.resolve(host),
     onDrop: (host, why, err) => this.#dropUnresolved(host, why, err),
   });
-  readonly #decisions = new Map<string, Decision>();
-  /** The DIRECT leg, opened at the first packet a rule sends direct. */
-  #direct: { lease: EgressLease; socket: EgressUdpSocket } | null = null;
-  #directOpening: Array<{ payload: Buffer; host: string; port: number; type: string }> | null = null;
-  /** Names of DIRECT targets, resolved by the host (the rule chose so). */
-  readonly #directNames = new NameLookups({
-    resolve: (host) => this.#direct!.lease.egress.resolve(host),
-    onDrop: (host, why, err) => this.#dropUnresolved(host, why, err),
-  });
+  /** Where each peer's packets go (with a router): udp-peer-decisions.ts. */
+  readonly #decisions: UdpPeerDecisions | null;
+  /** The DIRECT leg, opened at the first packet a rule sends direct: udp-direct-leg.ts. */
+  readonly #direct: UdpDirectLeg;
 
   constructor(private readonly opts: UdpAssociationOptions) {
     this.#clientAddress = unmapIpv4(opts.clientAddress);
     this.#clientPort = opts.clientPort;
+    this.#decisions = opts.router ? new UdpPeerDecisions(opts.router, opts.stats, opts.log, () => this.#closed) : null;
+    this.#direct = new UdpDirectLeg({
+      source: () => this.opts.router!.sourceFor('DIRECT'),
+      stats: opts.stats,
+      log: opts.log,
+      sent: (bytes) => this.#countRouted('DIRECT', bytes),
+      onDatagram: (d) => {
+        this.#countRouted('DIRECT', d.data.length);
+        this.#fromEgress(d);
+      },
+      onUnresolved: (host, why, err) => this.#dropUnresolved(host, why, err),
+    });
   }
 
   async open(): Promise<{ address: string; port: number }> {
@@ -174,13 +175,7 @@ export class UdpAssociation {
     this.opts.onActivity();
     const payload = msg.subarray(parsed.value.headerLength);
     const { host, port: dstPort, type } = parsed.value.target;
-    const router = this.opts.router;
-    if (router?.routed) {
-      // One association talks to many peers: each packet goes where the table sends its peer.
-      const key = `${host}:${dstPort}`;
-      // The client's address and port are the association's (one sender), so the key is the peer.
-      const cached = this.#decisions.get(key);
-      if (cached) return this.#dispatch(cached, key, payload, host, dstPort, type);
+    if (this.#decisions && this.opts.router?.routed) {
       const flow: Flow = {
         network: 'udp',
         host,
@@ -188,88 +183,19 @@ export class UdpAssociation {
         src: { ip: this.#clientAddress, port: this.#clientPort },
         ...this.opts.flowFacts,
       };
-      const known = router.decideNow(flow);
-      if (known) return this.#dispatch(known, key, payload, host, dstPort, type);
-      if (this.#pendingLookups >= MAX_PENDING_LOOKUPS) {
-        stats.udp.otherDropped++;
-        return;
-      }
-      this.#pendingLookups++;
-      router.decide(flow).then(
-        (d) => {
-          this.#pendingLookups--;
-          if (!this.#closed) this.#dispatch(d, key, payload, host, dstPort, type);
-        },
-        (err: Error) => {
-          this.#pendingLookups--;
-          stats.udp.otherDropped++;
-          this.opts.log.warn({ event: 'udp-route-failed', err: err.message }, 'routing a UDP packet failed');
-        },
-      );
+      this.#decisions.route(flow, (d) => this.#dispatch(d, payload, host, dstPort, type));
       return;
     }
     this.#toTunnel(payload, host, dstPort, type);
   }
 
-  #dispatch(d: Decision, key: string, payload: Buffer, host: string, port: number, type: string): void {
-    if (!this.#decisions.has(key)) {
-      if (this.#decisions.size >= MAX_CACHED_DECISIONS) this.#decisions.clear();
-      this.#decisions.set(key, d);
-      bump(this.opts.stats.routed, d.target);
-    }
+  #dispatch(d: Decision, payload: Buffer, host: string, port: number, type: string): void {
     if (d.target === 'REJECT') {
       this.opts.stats.udp.rejected++;
       return;
     }
-    if (d.target === 'DIRECT') return this.#toDirect(payload, host, port, type);
+    if (d.target === 'DIRECT') return this.#direct.send(payload, host, port, type);
     this.#toTunnel(payload, host, port, type);
-  }
-
-  /** A packet a rule sent direct: the host's own socket; a name resolved by the host (the rule chose so). */
-  #toDirect(payload: Buffer, host: string, port: number, type: string): void {
-    if (this.#direct) {
-      const { socket } = this.#direct;
-      if (type !== 'domain') return this.#sendOn(socket, payload, host, port);
-      return this.#directNames.with(host, (ip) => this.#sendOn(socket, payload, ip, port));
-    }
-    if (this.#directOpening) {
-      if (this.#directOpening.length < MAX_HELD_DIRECT) this.#directOpening.push({ payload, host, port, type });
-      else this.opts.stats.udp.otherDropped++;
-      return;
-    }
-    this.#directOpening = [{ payload, host, port, type }];
-    const lease = this.opts.router!.sourceFor('DIRECT').acquire();
-    lease.egress.bindUdp().then(
-      (socket) => {
-        const held = this.#directOpening ?? [];
-        this.#directOpening = null;
-        if (this.#closed) {
-          socket.close();
-          lease.release();
-          return;
-        }
-        this.#direct = { lease, socket };
-        socket.onMessage((d) => {
-          this.#countRouted('DIRECT', d.data.length);
-          this.#fromEgress(d);
-        });
-        for (const p of held) this.#toDirect(p.payload, p.host, p.port, p.type);
-      },
-      (err: Error) => {
-        lease.release();
-        this.opts.stats.udp.otherDropped += this.#directOpening?.length ?? 0;
-        this.#directOpening = null;
-        this.opts.log.debug({ event: 'udp-direct-failed', err: err.message }, 'the direct UDP socket did not open');
-      },
-    );
-  }
-
-  #sendOn(socket: EgressUdpSocket, payload: Buffer, ip: string, port: number): void {
-    if (this.#closed) return;
-    this.#countRouted('DIRECT', payload.length);
-    this.opts.stats.udp.datagramsUp++;
-    this.opts.stats.bytesUp += payload.length;
-    socket.send(payload, ip, port);
   }
 
   #countRouted(target: string, bytes: number): void {
@@ -315,12 +241,8 @@ export class UdpAssociation {
     this.#egressSocket?.close();
     this.#lease?.release();
     this.#lease = null;
-    this.#direct?.socket.close();
-    this.#direct?.lease.release();
-    this.#direct = null;
-    this.#directOpening = null;
-    this.#decisions.clear();
-    this.#directNames.close();
+    this.#direct.close();
+    this.#decisions?.clear();
     for (const entry of [...this.#lingering]) this.#endLinger(entry);
     this.#names.close();
   }
