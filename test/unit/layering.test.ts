@@ -97,7 +97,7 @@ describe('layering lint', () => {
     expect(r.code).not.toBe(0);
     expect(r.out).toMatch(/sysproxy-knows-only-common/);
   });
-  it('fails a run-time import cycle but lets a type-only one pass', async () => {
+  it('fails any import cycle, a type-only one too (#47: shared types live in a file of their own)', async () => {
     const cyc = await cruise({
       'core/common/index.ts': "export * from './a.js';\n",
       'core/common/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
@@ -109,7 +109,29 @@ describe('layering lint', () => {
       'core/common/a.ts': "import type { B } from './b.js';\nexport interface A { b?: B }\n",
       'core/common/b.ts': "import type { A } from './a.js';\nexport interface B { a?: A }\n",
     });
-    expect(typeOnly.out).toMatch(/no dependency violations/);
+    expect(typeOnly.out).toMatch(/no-circular/);
+    const typesFile = await cruise({
+      'core/common/index.ts': "export * from './a.js';\nexport * from './b.js';\n",
+      'core/common/types.ts': 'export interface A { n: number }\nexport interface B { a?: A }\n',
+      'core/common/a.ts': "import type { B } from './types.js';\nexport const a = (b: B) => b;\n",
+      'core/common/b.ts': "import type { A } from './types.js';\nexport const b = (x: A) => x;\n",
+    });
+    expect(typesFile.out).toMatch(/no dependency violations/);
+  });
+
+  it('core/reach sits on common alone: reach importing a tunnel client or the app is refused, a tunnel client using reach is not (#47)', async () => {
+    const ok = await cruise({
+      'core/reach/index.ts': "import { e } from '../common/index.js';\nexport const r = e;\n",
+      'core/common/index.ts': 'export const e = 1;\n',
+      'core/ovpn/index.ts': "import { r } from '../reach/index.js';\nexport const o = r;\n",
+    });
+    expect(ok.code).toBe(0);
+    const bad = await cruise({
+      'core/ovpn/index.ts': 'export const o = 1;\n',
+      'core/reach/index.ts': "import { o } from '../ovpn/index.js';\nexport const r = o;\n",
+    });
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toMatch(/reach-above-common/);
   });
 
   it('fails the renderer importing core beyond the API contract, or a node: module', async () => {
