@@ -12,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { Rig } from '../test/rig/rig.js';
 import { lineChartSvg, writePng } from './lib/plot.js';
 import { fdsBack, runSoak, type SoakReport, type SoakSample } from './lib/soak.js';
+import { MEMORY_KINDS } from './lib/smaps.js';
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`);
@@ -31,6 +32,8 @@ export function slope(points: Array<[number, number]>): number {
   const den = points.reduce((a, p) => a + (p[0] - mx) ** 2, 0);
   return den === 0 ? 0 : num / den;
 }
+
+const signed = (n: number): string => `${n >= 0 ? '+' : ''}${n.toFixed(1)}`;
 
 export function judge(r: SoakReport): string[] {
   const warm = r.samples.filter((s) => s.t >= r.minutes * 0.1);
@@ -88,6 +91,13 @@ export function judge(r: SoakReport): string[] {
     detect.length > 0 && Math.max(...detect) <= 3,
   );
   row('main loop p99, worst minute', `${r.loopP99MaxMs} ms`, '≤ 20 ms', r.loopP99MaxMs <= 20);
+  if (first?.byKind && last?.byKind)
+    lines.push(
+      '',
+      `RSS after the warm-up → end, by what holds it: ${MEMORY_KINDS.map(
+        (k) => `${k} ${first.byKind[k]} → ${last.byKind[k]} MB (${signed(last.byKind[k] - first.byKind[k])})`,
+      ).join('; ')}`,
+    );
   lines.push(
     '',
     `tunnel threads: ${r.tunnelWorkers.started} tunnels in ${r.tunnelWorkers.threadsCreated} threads (${r.tunnelWorkers.threadsReused} reuses), ${r.tunnelWorkers.failures} failed`,
@@ -133,7 +143,10 @@ async function main(): Promise<void> {
     writeFileSync(
       `${outBase}.csv`,
       [
-        't_min,rss_mb,heap_used_mb,external_mb,wasm_mb,fds,workers,sessions,egresses,timers,loop_p99_ms',
+        [
+          't_min,rss_mb,heap_used_mb,external_mb,wasm_mb,fds,workers,sessions,egresses,timers,loop_p99_ms',
+          ...MEMORY_KINDS.map((k) => `${k.replace(/ /g, '_')}_mb`),
+        ].join(','),
         ...r.samples.map((s) =>
           [
             s.t,
@@ -147,6 +160,7 @@ async function main(): Promise<void> {
             s.egresses,
             s.timers,
             s.loopP99Ms,
+            ...MEMORY_KINDS.map((k) => s.byKind?.[k] ?? ''),
           ].join(','),
         ),
       ].join('\n') + '\n',

@@ -36,6 +36,7 @@ import { freePort } from '../../test/helpers/ports.js';
 import { socksGet } from '../../test/helpers/socks-http.js';
 import type { Rig } from '../../test/rig/rig.js';
 import { seededSha256 } from '../../test/rig/services/stream.mjs';
+import { memoryByKind, type MemoryKind } from './smaps.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** After a sleep, the tunnels reconnect: requests started this soon after the resume are the sleep's. */
@@ -65,6 +66,8 @@ export interface SoakSample {
   egresses: number;
   timers: number;
   loopP99Ms: number;
+  /** Resident MB by what holds it (bench/lib/smaps.ts): where a growth goes. */
+  byKind: Record<MemoryKind, number>;
 }
 
 export interface SoakEvent {
@@ -265,6 +268,10 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
       egresses: expectedWorkers(s),
       timers: metric(m, 'gatehop_nodejs_active_resources', 'type="Timeout"'),
       loopP99Ms: s.eventLoop.p99Ms,
+      byKind: Object.fromEntries(Object.entries(memoryByKind(pid)).map(([k, v]) => [k, v.mb])) as Record<
+        MemoryKind,
+        number
+      >,
     };
     loopP99MaxMs = Math.max(loopP99MaxMs, x.loopP99Ms);
     samples.push(x);
