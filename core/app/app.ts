@@ -13,6 +13,7 @@ import {
   GATEHOP_VERSION,
   GatehopError,
   HeapTrimmer,
+  limitMallocArenas,
   nativeStatus,
   NetworkWatch,
   networkKeyOf,
@@ -405,7 +406,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       })
     : null;
   const source: EgressSource = manager ?? new SingleEgressSource(egress);
-  // Native memory that glibc keeps free goes back to the OS after a tunnel worker ends and every minute (#24's soak).
+  // Tunnel worker threads share glibc's arenas instead of growing one each (#44's soak), and native
+  // memory that glibc keeps free goes back to the OS after a tunnel worker ends and every minute (#24's soak).
+  limitMallocArenas();
   const heapTrimmer = new HeapTrimmer({ intervalMs: HEAP_TRIM_INTERVAL_MS, logger });
   logNativeStatus(logger);
   // A started spare worker for the next tunnel (tunnels in threads): a switch does not wait for one to boot.

@@ -19,7 +19,7 @@ export {
   type Logger,
   type LoggerOptions,
 } from './logger.js';
-export { raiseMallocTrimThreshold } from './malloc-tuning.js';
+export { limitMallocArenas, MALLOC_ARENAS, raiseMallocTrimThreshold } from './malloc-tuning.js';
 export { LogTap, type TappedLine } from './log-tap.js';
 export { GATEHOP_VERSION } from './version.js';
 export { Listeners } from './listeners.js';

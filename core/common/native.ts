@@ -11,6 +11,13 @@ export interface NativeModule {
    * true when memory was released, false when none was, undefined without glibc.
    */
   heapTrim(): Promise<boolean | undefined>;
+  /**
+   * mallopt(M_ARENA_MAX, max): at most `max` glibc malloc arenas from now on, threads beyond sharing
+   * them (native/src/heap.c); undefined without glibc. Throws a RangeError outside 1..64.
+   */
+  limitArenas(max: number): boolean | undefined;
+  /** How many glibc malloc arenas the process has (malloc_info); undefined without glibc. */
+  mallocArenas(): number | undefined;
   /** Which libcrypto the data channel functions use ("the process": Node's own), or why none. */
   cryptoStatus(): { library: string; version: string } | { reason: string };
   /** One OpenVPN key's data channel, keyed once (native/src/data_key.c); throws GATEHOP_NATIVE_*. */
@@ -76,7 +83,7 @@ export interface NativeDataKeySpec extends DataKeyBytes {
 export type NativeDataKey = { readonly __nativeDataKey: unique symbol };
 
 /** The exports' meaning this core expects (native/src/addon.c GATEHOP_NATIVE_ABI). */
-const EXPECTED_ABI = 3;
+const EXPECTED_ABI = 4;
 const BINARY = join('native', 'build', 'Release', 'gatehop_native.node');
 
 export type NativeStatus = { loaded: true; path: string } | { loaded: false; reason: string };

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadNative, nativeStatus } from '../../core/common/index.js';
+import { loadNative, MALLOC_ARENAS, nativeStatus } from '../../core/common/index.js';
 
 const ROOT = resolve(__dirname, '../..');
 const BINARY = join(ROOT, 'native/build/Release/gatehop_native.node');
@@ -40,11 +40,29 @@ async function done() {
 for (let i = 0; i < 3; i++) next();
 `;
 
+// Optionally cap the arenas, start 6 workers that allocate 64 KiB buffers at the same moment (so
+// they meet on a busy arena), and print glibc's arena count (malloc_info) before and while they live.
+const ARENAS_CHILD = `
+const { Worker } = require('node:worker_threads');
+const native = require(process.argv[1]);
+const cap = Number(process.argv[2]);
+if (cap > 0) native.limitArenas(cap);
+const before = native.mallocArenas();
+const gate = new SharedArrayBuffer(4);
+const src = "const { workerData, parentPort } = require('node:worker_threads'); const g = new Int32Array(workerData); Atomics.wait(g, 0, 0); const keep = []; for (let i = 0; i < 40; i++) { const b = Buffer.allocUnsafeSlow(65536); b[0] = 1; keep.push(b); } parentPort.postMessage(keep.length); setTimeout(() => {}, 2000);";
+let online = 0, done = 0;
+for (let i = 0; i < 6; i++) {
+  const w = new Worker(src, { eval: true, workerData: gate });
+  w.once('online', () => { if (++online === 6) { const g = new Int32Array(gate); Atomics.store(g, 0, 1); Atomics.notify(g, 0); } });
+  w.once('message', () => { if (++done === 6) { process.stdout.write(JSON.stringify({ before, after: native.mallocArenas() })); process.exit(0); } });
+}
+`;
+
 describe('gatehop-native', () => {
   it('is built and loaded (CI builds it from source at npm ci)', () => {
     if (process.env.CI !== 'true' && !existsSync(BINARY)) return;
     expect(nativeStatus()).toMatchObject({ loaded: true });
-    expect(loadNative()?.abi).toBe(3);
+    expect(loadNative()?.abi).toBe(4);
   });
 
   it.runIf(glibc && existsSync(BINARY))('heapTrim gives the memory of ended worker threads back to the OS', () => {
@@ -56,6 +74,25 @@ describe('gatehop-native', () => {
     // when the machine is busy and threads share arenas; 16 MiB failed a busy CI run), never near 0.
     expect(out.before - out.after).toBeGreaterThan(8 << 20);
   });
+
+  it.runIf(glibc && existsSync(BINARY))(
+    'limitArenas caps glibc arenas: six threads that allocate at once share them instead of making one each (#44)',
+    () => {
+      const arenas = (cap: number): { before: number; after: number } =>
+        JSON.parse(
+          execFileSync(process.execPath, ['-e', ARENAS_CHILD, BINARY, String(cap)], {
+            encoding: 'utf8',
+            timeout: 60_000,
+          }),
+        ) as { before: number; after: number };
+      // Without a cap, threads that meet a busy arena make their own (glibc allows 8 per core): 12 here.
+      const free = arenas(0);
+      expect(free.after).toBeGreaterThanOrEqual(free.before + 3);
+      // With MALLOC_ARENAS no new one is made past it (those Node made before the cap stay).
+      const capped = arenas(MALLOC_ARENAS);
+      expect(capped.after).toBeLessThanOrEqual(Math.max(capped.before, MALLOC_ARENAS));
+    },
+  );
 
   it('is reported unloaded, with the reason, when turned off', async () => {
     const out = execFileSync(
