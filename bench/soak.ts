@@ -5,7 +5,8 @@
  * slope < 1 MB per 10 minutes, fds and workers back to baseline after each death and reload,
  * 0 corrupt downloads, 0 failed requests outside the killed nodes' in-flight ones, the main
  * loop's p99 ≤ 20 ms. Writes OUT.csv (the samples), OUT.json (the report) and OUT.png (memory
- * over time). Root only.
+ * over time). `--log FILE --log-level debug` keeps the core's log (each tunnel thread's buffer
+ * collections are logged). Root only.
  */
 import '../test/setup/tunnel-worker.js';
 import { writeFileSync } from 'node:fs';
@@ -119,6 +120,8 @@ async function main(): Promise<void> {
     const r = await runSoak(rig, {
       minutes,
       scale,
+      ...(arg('log') ? { logFile: arg('log') } : {}),
+      ...(arg('log-level') ? { logLevel: arg('log-level') } : {}),
       onSample: (s: SoakSample) =>
         console.log(
           [

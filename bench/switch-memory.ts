@@ -9,7 +9,8 @@
  * WebAssembly memories…), with its JS heap and the worker pool's counts. The figure is the growth
  * from switch 3 (the pool full, everything warmed) to the last. `--short`: 8 switches of 15 s,
  * growth from switch 3. `--balance 2` runs two balance members as the soak does (a pick pins one
- * node; back to auto at the next pick's start). Root only.
+ * node; back to auto at the next pick's start). `--log FILE --log-level debug` keeps the core's log
+ * (a tunnel thread's buffer collections are logged at info). Root only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     from: { type: 'string', default: '3' },
     short: { type: 'boolean', default: false },
     log: { type: 'string' },
+    'log-level': { type: 'string', default: 'info' },
     balance: { type: 'string', default: '1' },
   },
 });
@@ -78,7 +80,7 @@ try {
       join(ROOT, 'bin/gatehop.js'),
       ...['--egress', 'vpngate', '--api', rig.state.apiUrl, '--allow-private-nodes', '--mode', 'global'],
       ...['--listen', `127.0.0.1:${proxyPort}`, '--admin', `127.0.0.1:${adminPort}`, '--admin-token', TOKEN],
-      ...['--data-dir', dataDir, '--config', configPath, '--log-level', 'info'],
+      ...['--data-dir', dataDir, '--config', configPath, '--log-level', values['log-level']],
       ...['--log-file', values.log ?? join(dataDir, 'gatehop.log')],
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },

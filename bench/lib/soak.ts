@@ -49,6 +49,8 @@ export interface SoakOptions {
   scale?: number;
   /** Where the core's log goes (JSON lines); default a temp file. */
   logFile?: string;
+  /** The core's log level (default info). */
+  logLevel?: string;
   onSample?: (s: SoakSample) => void;
   onEvent?: (e: SoakEvent) => void;
 }
@@ -214,7 +216,7 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
       '--log-file',
       logFile,
       '--log-level',
-      'info',
+      opts.logLevel ?? 'info',
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],

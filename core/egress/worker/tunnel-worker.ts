@@ -17,6 +17,7 @@ import { compileLwip } from '../../netstack/index.js';
 import { TunnelEgress } from '../tunnel-egress.js';
 import type { FromTunnel, ToTunnel, TunnelWorkerData } from './messages.js';
 import { TunnelHost } from './tunnel-host.js';
+import { BufferCollector } from './buffer-collector.js';
 
 const port = parentPort;
 if (!port) throw new Error('tunnel-worker.js runs in a worker thread');
@@ -43,14 +44,23 @@ const collectGarbage: (() => void) | null = (() => {
   }
 })();
 
+/** While a tunnel is served: a full collection when its dead buffers pile up (buffer-collector.ts). */
+const buffers = collectGarbage ? new BufferCollector(collectGarbage) : null;
+
+interface Run {
+  opening: AbortController;
+  host: TunnelHost | null;
+  logger: pino.Logger | null;
+}
+
 /** The tunnel being opened (a 'close' meanwhile aborts it) or served; null while idle. */
-let current: { opening: AbortController; host: TunnelHost | null } | null = null;
+let current: Run | null = null;
 
 port.on('message', (batch: ToTunnel[]) => {
   if (current?.host) return current.host.handle(batch);
   for (const m of batch) {
     if (m.t === 'open' && !current) {
-      const run = { opening: new AbortController(), host: null };
+      const run: Run = { opening: new AbortController(), host: null, logger: null };
       current = run;
       // open() answers 'open-failed' itself; this catches only what throws before its try.
       open(m.data, run).catch((err: unknown) => {
@@ -61,7 +71,7 @@ port.on('message', (batch: ToTunnel[]) => {
   }
 });
 
-async function open(data: TunnelWorkerData, run: { opening: AbortController; host: TunnelHost | null }): Promise<void> {
+async function open(data: TunnelWorkerData, run: Run): Promise<void> {
   const logger = pino(
     { level: data.logLevel, base: undefined, timestamp: false },
     new Writable({
@@ -71,21 +81,32 @@ async function open(data: TunnelWorkerData, run: { opening: AbortController; hos
       },
     }),
   );
+  run.logger = logger;
   try {
     const { logLevel: _level, ...opts } = data;
     const tunnel = await TunnelEgress.open({ ...opts, logger, signal: run.opening.signal });
     // The host posts the tunnel's end before it calls back: 'idle' comes after all of it.
     run.host = new TunnelHost(port!, tunnel, () => becomeIdle(run));
     run.host.out.send({ t: 'opened', info: { diagnostics: tunnel.diagnostics(), dnsServers: [...tunnel.dnsServers] } });
+    buffers?.start();
   } catch (err) {
     post({ t: 'open-failed', error: errorToJson(err) });
     becomeIdle(run);
   }
 }
 
-function becomeIdle(run: { opening: AbortController; host: TunnelHost | null }): void {
+function becomeIdle(run: Run): void {
   if (current !== run) return;
   current = null;
+  if (buffers) {
+    buffers.stop();
+    const { collections, peakBytes } = buffers.stats;
+    // Said at info only when it collected: how often that happens is the figure the soak reads.
+    run.logger?.[collections > 0 ? 'info' : 'debug'](
+      { event: 'tunnel-thread-buffers', collections, peakMb: Math.round(peakBytes / 104857.6) / 10 },
+      `tunnel thread: piled-up buffers collected ${collections} times (peak ${Math.round(peakBytes / 104857.6) / 10} MB)`,
+    );
+  }
   post({ t: 'idle' });
   // After the tunnel's last callbacks have run (they may hold its last references).
   if (collectGarbage) setTimeout(collectGarbage, 100).unref();
