@@ -232,7 +232,8 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       powerMonitor: e.powerMonitor,
       fatalEvents: o.fatalEvents,
       crashDir: join(dataDir, 'crashes'),
-      restoreFirst: () => core.systemProxy.restore({ onlyOwn: true }),
+      // Restored, or left pointed at Gatehop when the kill switch is on (release decides).
+      restoreFirst: () => core.systemProxy.release(),
     },
   );
   lifecycleRef = lifecycle;

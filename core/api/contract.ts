@@ -138,6 +138,11 @@ export const settingsSchema = z
     language: z.enum(['auto', 'en', 'zh-CN', 'zh-TW', 'fa']),
     /** Start Gatehop when the user logs in: the desktop app's own setting (null in the dashboard of a core without one). */
     startAtLogin: z.boolean().nullable(),
+    /**
+     * Kill switch (config systemProxy.killSwitch; live): when Gatehop stops, normally or not, the
+     * system proxy stays pointed at it, so programs that use it fail closed instead of going direct.
+     */
+    killSwitch: z.boolean(),
     /** Desktop notifications by kind (the tray app reads them; live). */
     notifications: z.object({ switched: z.boolean(), lost: z.boolean(), sysproxyChanged: z.boolean() }).strict(),
     /**

@@ -368,10 +368,11 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       `${credentials.legacyUsers} proxy users in ${config.authFile} have the older fast SHA-256 hash: run "gatehop passwd" for each to store them with scrypt`,
     );
   const store = config.egress === 'vpngate' ? new Store({ path: join(config.dataDir, 'gatehop.db'), logger }) : null;
-  // Before anything else: a Gatehop that crashed may have left the OS pointing at a dead port.
-  const systemProxy = createSystemProxy(config, logger, store);
-  await recoverSystemProxy(systemProxy, config, logger);
   let current = config;
+  // Before anything else: a Gatehop that crashed may have left the OS pointing at a dead port
+  // (restored), or the kill switch left it so on purpose (kept, and pointed at this start's port).
+  const systemProxy = createSystemProxy(config, logger, store, () => current.systemProxy.killSwitch);
+  const recovered = await recoverSystemProxy(systemProxy, config, logger);
   // The manager exists only after the pipeline: the list asks for a tunnel dialer late.
   let manager: EgressManager | null = null;
   let controller: SwitchController | null = null;
@@ -570,8 +571,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
    */
   const teardown = async (): Promise<void> => {
     const steps: ReadonlyArray<readonly [string, () => unknown]> = [
-      // First: the user must not be left pointing at a port that is about to close.
-      ['sysproxy-restore', () => systemProxy.restore({ onlyOwn: true })],
+      // First: the user must not be left pointing at a port that is about to close (unless the
+      // kill switch says that is exactly what they want: offline rather than direct).
+      ['sysproxy-restore', () => systemProxy.release()],
       ['sysproxy', () => systemProxy.close()],
       ['admin', () => admin?.close()],
       ['loop-delay', () => loopDelay.close()],
@@ -703,7 +705,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       );
       dashboardUrl = `http://${formatEndpoint(adminAt)}/ui/#token=${encodeURIComponent(token)}`;
     }
-    if (config.systemProxy.enabled) {
+    if (config.systemProxy.enabled || recovered === 'held') {
       // Refused or unsupported is the user's to know, not a reason to stop the proxy itself.
       await systemProxy.apply(proxyTarget(proxyAt, config)).catch((err: Error) => {
         logger.error({ event: 'sysproxy-apply-failed', err: err.message }, err.message);

@@ -56,6 +56,7 @@ interface RunFlags {
   api?: string[];
   ovpn?: string[];
   systemProxy?: boolean;
+  killSwitch?: boolean;
   upstream?: string;
   upstreamNodes?: boolean | 'fallback';
   listSource?: string[];
@@ -110,7 +111,8 @@ function flagsToConfig(f: RunFlags): ConfigInput {
     };
   }
   if (f.auth === false) out.noAuth = true;
-  if (f.systemProxy) out.systemProxy = { enabled: true };
+  if (f.systemProxy || f.killSwitch)
+    out.systemProxy = { ...(f.systemProxy ? { enabled: true } : {}), ...(f.killSwitch ? { killSwitch: true } : {}) };
   const proxy: Record<string, number> = {};
   for (const k of ['maxSessions', 'handshakeTimeoutMs', 'connectTimeoutMs', 'idleTimeoutMs'] as const) {
     if (f[k] !== undefined) proxy[k] = f[k];
@@ -194,11 +196,12 @@ async function run(flags: RunFlags): Promise<void> {
         process.stderr.write(`gatehop: reload refused, the running config stays: ${errorToJson(err).message}\n`),
     );
   });
-  // A fatal error still puts the user's proxy settings back before the process ends: the restore
-  // with a deadline of its own (one slow OS command), the proxy still listening, then the stop's 5 s.
+  // A fatal error still puts the user's proxy settings back before the process ends (unless the
+  // kill switch holds them): the restore with a deadline of its own (one slow OS command), the
+  // proxy still listening, then the stop's 5 s.
   const onFatal = (err: unknown): void => {
     logger.fatal({ event: 'fatal', err: errorToJson(err) }, `fatal: ${errorToJson(err).message}`);
-    withDeadline(app.systemProxy.restore({ onlyOwn: true }), RESTORE_DEADLINE_MS)
+    withDeadline(app.systemProxy.release(), RESTORE_DEADLINE_MS)
       .then(() => withDeadline(app.stop(), 5_000))
       .finally(() => process.exit(1))
       .catch(() => process.exit(1));
@@ -314,6 +317,10 @@ function withRunOptions(cmd: Command): Command {
     .option('--sstp-ca <file>', 'the old name of --node-ca')
     .option('--mode <mode>', 'rule (the rule table decides, default), global (everything through the tunnel) or direct')
     .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')
+    .option(
+      '--kill-switch',
+      'keep the OS proxy pointed at Gatehop when it stops, so programs that use it stay offline instead of going direct',
+    )
     .option('--max-sessions <n>', 'concurrent proxy sessions (default 1024)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'handshake deadline (default 10000)', positiveInt)
     .option('--connect-timeout-ms <ms>', 'upstream connect deadline (default 15000)', positiveInt)

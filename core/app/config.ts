@@ -189,6 +189,12 @@ const systemProxySchema = z
     pac: z.boolean().default(false),
     /** How often the settings are compared with what Gatehop set. */
     guardIntervalMs: z.number().int().min(1_000).default(15_000),
+    /**
+     * Kill switch (live): when Gatehop stops, normally or not, the system proxy it set stays pointed
+     * at its port, and the next start keeps it rather than recovering, so programs that use the
+     * proxy fail closed instead of going direct. Off restores the user's settings on every way out.
+     */
+    killSwitch: z.boolean().default(false),
   })
   .strict();
 

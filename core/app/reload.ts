@@ -48,6 +48,15 @@ export function changedKeys(prev: GatehopConfig, next: GatehopConfig): Array<key
   );
 }
 
+/**
+ * The kill switch is read when Gatehop goes away (the running config's): live. The rest of
+ * `systemProxy` (bypass, PAC, guard) is what was applied at start.
+ */
+function onlyKillSwitchDiffers(prev: GatehopConfig, next: GatehopConfig): boolean {
+  const rest = (c: GatehopConfig) => JSON.stringify({ ...c.systemProxy, killSwitch: null });
+  return rest(prev) === rest(next);
+}
+
 export interface ReloadTargets {
   proxy: ProxyServer;
   manager: EgressManager | null;
@@ -74,8 +83,10 @@ export async function applyConfig(
   logger: Logger,
 ): Promise<ReloadOutcome> {
   const changed = changedKeys(prev, next);
-  const applied = changed.filter((k) => LIVE_KEYS.has(k));
-  const restartRequired = changed.filter((k) => !LIVE_KEYS.has(k));
+  const live = (k: keyof GatehopConfig): boolean =>
+    LIVE_KEYS.has(k) || (k === 'systemProxy' && onlyKillSwitchDiffers(prev, next));
+  const applied = changed.filter(live);
+  const restartRequired = changed.filter((k) => !live(k));
   // Unchanged, the proxy stays where it is bound (a configured port 0 is a real port by now).
   const bound = t.proxy.address;
   let listen = formatEndpoint(bound ?? prev.listen);

@@ -77,6 +77,7 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
     };
     out.privacy = { encryptedDns: s.privacy.encryptedDns, httpsOnly: s.privacy.httpsOnly };
   }
+  if (s.killSwitch !== undefined) out.systemProxy = { killSwitch: s.killSwitch };
   if (s.mode !== undefined) out.mode = s.mode;
   if (s.rules) out.rules = s.rules;
   if (s.ruleProviders) out.ruleProviders = s.ruleProviders;
@@ -88,7 +89,16 @@ export function settingsToConfigInput(s: Partial<Settings>): ConfigInput {
 export function layerInputs(fromFile: ConfigInput, saved: Partial<Settings>): ConfigInput {
   const s = settingsToConfigInput(saved);
   const merged: Record<string, unknown> = { ...fromFile, ...s };
-  for (const k of ['selector', 'groups', 'switching', 'vpngate', 'tunnel', 'honesty', 'privacy'] as const) {
+  for (const k of [
+    'selector',
+    'groups',
+    'switching',
+    'vpngate',
+    'tunnel',
+    'honesty',
+    'privacy',
+    'systemProxy',
+  ] as const) {
     const a = (fromFile as Record<string, unknown>)[k];
     const b = (s as Record<string, unknown>)[k];
     if (a || b) merged[k] = { ...(a as object), ...(b as object) };
@@ -134,6 +144,7 @@ export function settingsOfConfig(
     ruleProviders: Object.fromEntries(Object.entries(c.ruleProviders).map(([k, v]) => [k, { ...v }])),
     subRules: Object.fromEntries(Object.entries(c.subRules).map(([k, v]) => [k, [...v]])),
     language,
+    killSwitch: c.systemProxy.killSwitch,
     notifications: { ...notifications },
     // The desktop app's own (the OS keeps it); the operations layer fills it in where there is one.
     startAtLogin: null,
@@ -151,18 +162,22 @@ export function settingsOfConfig(
 
 const DEFAULT_HONESTY = honestyOptions();
 
-const FLAG_OF: Record<string, string> = { listen: '--listen', authFile: '--auth-file' };
+const FLAG_OF: Record<string, string> = { listen: '--listen', authFile: '--auth-file', killSwitch: '--kill-switch' };
 
 /** Settings keys that the command line fixes. */
 function flagKeysOf(flags: ConfigInput): Array<keyof Settings> {
   const out: Array<keyof Settings> = [];
   if (flags.listen !== undefined) out.push('listen');
   if (flags.authFile !== undefined || flags.noAuth !== undefined) out.push('authFile');
+  if (flags.systemProxy?.killSwitch !== undefined) out.push('killSwitch');
   return out;
 }
 
-/** Keys that change live (the UI's language); everything else applies at the next start. */
-const LIVE = new Set<keyof Settings>(['language', 'notifications', 'startAtLogin']);
+/**
+ * Keys that change live (the UI's language; the kill switch, read when Gatehop goes away);
+ * everything else applies at the next start.
+ */
+const LIVE = new Set<keyof Settings>(['language', 'notifications', 'startAtLogin', 'killSwitch']);
 
 /**
  * GET/PUT /settings for a running core: validates a change as the next start would see it (the

@@ -9,6 +9,7 @@ import {
   SystemProxy,
   pacUrlOf,
   type ProxyTarget,
+  type RecoverOutcome,
   type SnapshotMirror,
   type SysProxySnapshot,
 } from '../sysproxy/index.js';
@@ -35,7 +36,12 @@ export function proxyTarget(listen: Endpoint, config: GatehopConfig): ProxyTarge
 }
 
 /** One SystemProxy for this platform (backend null where none exists: its calls say why). */
-export function createSystemProxy(config: GatehopConfig, logger: Logger, store: Store | null): SystemProxy {
+export function createSystemProxy(
+  config: GatehopConfig,
+  logger: Logger,
+  store: Store | null,
+  killSwitch: () => boolean = () => config.systemProxy.killSwitch,
+): SystemProxy {
   const keeper = new SnapshotKeeper(
     join(config.dataDir, 'sysproxy-snapshot.json'),
     logger,
@@ -48,23 +54,32 @@ export function createSystemProxy(config: GatehopConfig, logger: Logger, store: 
       keeper,
       logger,
       guard,
+      killSwitch,
     });
   } catch (err) {
     if (!isGatehopError(err)) throw err;
-    return new SystemProxy({ backend: null, unsupported: err, keeper, logger, guard });
+    return new SystemProxy({ backend: null, unsupported: err, keeper, logger, guard, killSwitch });
   }
 }
 
-/** Crash recovery at start; a failure is logged, never fatal (the proxy itself still works). */
-export async function recoverSystemProxy(sp: SystemProxy, config: GatehopConfig, logger: Logger): Promise<void> {
-  if (!sp.supported) return;
+/**
+ * Crash recovery at start; a failure is logged, never fatal (the proxy itself still works).
+ * 'held': the kill switch kept what a Gatehop before this one left; the caller points it here.
+ */
+export async function recoverSystemProxy(
+  sp: SystemProxy,
+  config: GatehopConfig,
+  logger: Logger,
+): Promise<RecoverOutcome | 'failed'> {
+  if (!sp.supported) return 'nothing';
   try {
-    await sp.recover(proxyTarget(config.listen, config));
+    return await sp.recover(proxyTarget(config.listen, config));
   } catch (err) {
     logger.error(
       { event: 'sysproxy-recover-failed', err: (err as Error).message },
       `could not check the system proxy at start: ${(err as Error).message}`,
     );
+    return 'failed';
   }
 }
 
@@ -92,7 +107,9 @@ export function systemProxyControl(sp: SystemProxy, target: () => ProxyTarget): 
                 ? `the system proxy was changed by someone else; left as it is (${e.current})`
                 : e.type === 'recovered'
                   ? `system proxy recovered after a crash: ${e.to}`
-                  : `another program changed the system proxy (${e.current})${e.reapplied ? '; set it back' : ''}`;
+                  : e.type === 'held'
+                    ? `kill switch: the system proxy stays pointed at Gatehop (${e.target})`
+                    : `another program changed the system proxy (${e.current})${e.reapplied ? '; set it back' : ''}`;
         fn({ type: e.type, message });
       }),
   };

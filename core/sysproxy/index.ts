@@ -1,6 +1,7 @@
 export {
   SystemProxy,
   type RecoverOutcome,
+  type ReleaseOutcome,
   type RestoreOutcome,
   type SysProxyEvent,
   type SysProxyStatus,

@@ -11,7 +11,9 @@ export type SysProxyEvent =
   /** A crash left the OS pointing at Gatehop: fixed at start. */
   | { type: 'recovered'; how: 'snapshot' | 'turned-off'; to: string }
   /** The guard saw another program rewrite the settings while Gatehop had them on. */
-  | { type: 'overridden'; current: string; reapplied: boolean };
+  | { type: 'overridden'; current: string; reapplied: boolean }
+  /** Kill switch: Gatehop stops (or started again) and the settings stay pointed at its port. */
+  | { type: 'held'; target: string; original: string };
 
 export interface SysProxyStatus {
   supported: boolean;
@@ -25,7 +27,8 @@ export interface SysProxyStatus {
 }
 
 export type RestoreOutcome = 'restored' | 'left-alone' | 'nothing-to-restore';
-export type RecoverOutcome = 'nothing' | 'recovered' | 'turned-off' | 'owner-running' | 'left-alone';
+export type ReleaseOutcome = RestoreOutcome | 'held';
+export type RecoverOutcome = 'nothing' | 'recovered' | 'turned-off' | 'owner-running' | 'left-alone' | 'held';
 
 export interface SystemProxyOptions {
   /** null when this platform or desktop has no backend (`unsupported` says why). */
@@ -35,6 +38,12 @@ export interface SystemProxyOptions {
   logger: Logger;
   /** Guard: look every intervalMs whether another program rewrote the settings; re-apply when `reapply`. */
   guard?: { intervalMs: number; reapply: boolean } | null;
+  /**
+   * The kill switch, read when it matters (a live setting): Gatehop going away leaves the settings
+   * pointed at its port, and the next start keeps them instead of recovering, so programs that use
+   * the proxy fail closed rather than going direct. Off (the default): every way out restores.
+   */
+  killSwitch?: () => boolean;
 }
 
 /**
@@ -161,6 +170,29 @@ export class SystemProxy {
   }
 
   /**
+   * Gatehop goes away (quit, a signal, a fatal error): with the kill switch on, the settings stay
+   * pointed at its port and the snapshot is kept, so a later restore (the switch off at the next
+   * start, "gatehop sysproxy restore", the system proxy turned off) puts back exactly what the user
+   * had; with it off, restore({ onlyOwn: true }).
+   */
+  release(): Promise<ReleaseOutcome> {
+    return this.#serial(async () => {
+      if (!this.#killSwitch()) return this.#restore(true);
+      this.close();
+      const snap = this.opts.keeper.load();
+      const b = this.opts.backend;
+      if (!snap || !b || snap.pid !== process.pid) return 'nothing-to-restore';
+      const target = hostPort(snap.target.host, snap.target.port);
+      this.#log.warn(
+        { event: 'sysproxy-held', target, original: b.describe(snap.original) },
+        `kill switch on: the system proxy stays pointed at Gatehop (${target}), so programs that use it stay offline until Gatehop runs again; turn the kill switch off (or run "gatehop sysproxy restore") to get back: ${b.describe(snap.original)}`,
+      );
+      this.#emit({ type: 'held', target, original: b.describe(snap.original) });
+      return 'held';
+    });
+  }
+
+  /**
    * At every start: a snapshot whose process is gone while the OS still points where it said is
    * restored; settings pointing at `ours` with no snapshot are turned off. The user is told (log
    * and event) either way.
@@ -178,6 +210,7 @@ export class SystemProxy {
           );
           return 'owner-running';
         }
+        if (this.#killSwitch()) return this.#adopt(b, snap);
         const outcome = await this.#restore();
         if (outcome !== 'restored') return 'left-alone';
         this.#log.warn(
@@ -211,6 +244,37 @@ export class SystemProxy {
   close(): void {
     if (this.#guardTimer) clearInterval(this.#guardTimer);
     this.#guardTimer = null;
+  }
+
+  #killSwitch(): boolean {
+    return this.opts.killSwitch?.() ?? false;
+  }
+
+  /**
+   * Kill switch at start: the settings a gone Gatehop held stay as they are and become this
+   * process's (its snapshot, its guard), so quitting or turning the proxy off restores them. If the
+   * user changed them meanwhile, they are theirs: the snapshot is dropped, nothing is written.
+   */
+  async #adopt(b: ProxyBackend, snap: SysProxySnapshot): Promise<RecoverOutcome> {
+    const current = await b.read();
+    if (!matches(current, snap.applied)) {
+      this.opts.keeper.clear();
+      this.#log.info(
+        { event: 'sysproxy-left-alone', current: b.describe(current) },
+        `the system proxy was changed while Gatehop was away (now: ${b.describe(current)}); leaving it as it is`,
+      );
+      return 'left-alone';
+    }
+    this.opts.keeper.save({ ...snap, pid: process.pid, pidStart: processStart(process.pid), savedAt: Date.now() });
+    this.#target = { host: snap.target.host, port: snap.target.port, bypass: [] };
+    const target = hostPort(snap.target.host, snap.target.port);
+    this.#log.warn(
+      { event: 'sysproxy-held', pid: snap.pid, target, original: b.describe(snap.original) },
+      `kill switch on: the system proxy Gatehop (pid ${snap.pid}) left pointed at ${target} is kept; it restores to: ${b.describe(snap.original)}`,
+    );
+    this.#emit({ type: 'held', target, original: b.describe(snap.original) });
+    this.#startGuard();
+    return 'held';
   }
 
   async #restore(onlyOwn = false): Promise<RestoreOutcome> {

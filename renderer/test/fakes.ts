@@ -127,6 +127,7 @@ export function settings(over: Partial<Settings> = {}): Settings {
     ruleProviders: {},
     subRules: {},
     language: 'auto',
+    killSwitch: false,
     notifications: { switched: true, lost: true, sysproxyChanged: true },
     startAtLogin: false,
     privacy: { checkNodes: true, checkUrls: null, encryptedDns: false, httpsOnly: false },

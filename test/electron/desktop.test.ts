@@ -191,10 +191,10 @@ describe.each(PLATFORMS)('on %s', (platform) => {
     const fatal = new EventEmitter();
     const { shell, fake } = await start({ platform, argv: [HIDDEN_ARG], fatalEvents: fatal });
     const order: string[] = [];
-    const restore = shell.core.systemProxy.restore.bind(shell.core.systemProxy);
-    vi.spyOn(shell.core.systemProxy, 'restore').mockImplementation(async (o) => {
+    const release = shell.core.systemProxy.release.bind(shell.core.systemProxy);
+    vi.spyOn(shell.core.systemProxy, 'release').mockImplementation(async () => {
       order.push('restore');
-      return restore(o);
+      return release();
     });
     const stop = shell.core.stop.bind(shell.core);
     vi.spyOn(shell.core, 'stop').mockImplementation(async () => {

@@ -63,6 +63,27 @@ describe('the desktop shell and the system proxy', () => {
     expect(await gget(session.env, P, 'autoconfig-url')).toBe("'http://wpad.corp.example/p.pac'");
   });
 
+  it('the kill switch turned on in Settings holds the proxy at a tray quit; turned off, the next start restores exactly (#46)', async () => {
+    const userData = mkdtempSync(join(tmpdir(), 'gh-shell-sp-'));
+    await gset(session.env, P, 'mode', "'auto'");
+    await gset(session.env, P, 'autoconfig-url', "'http://wpad.corp.example/held.pac'");
+    const { s, fake } = await shell(userData, true);
+    // As the window saves it (the same operation its IPC calls): live, no restart.
+    await s.core.admin!.operations.putSettings({ killSwitch: true });
+    const quit = FakeTray.all.at(-1)!.menu!.template.find((i) => i.id === 'quit')!.click!;
+    quit({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    await vi.waitFor(() => expect(fake.electron.app.exits).toEqual([0]), { timeout: 10_000 });
+    expect(s.lifecycle.reasons[0]).toBe('tray-quit');
+    expect(await gget(session.env, P, 'mode')).toBe("'manual'");
+    // The next start holds it too (the saved setting); turned off there, the quit restores exactly.
+    const second = await shell(userData, false);
+    expect(await gget(session.env, P, 'mode')).toBe("'manual'");
+    await second.s.core.admin!.operations.putSettings({ killSwitch: false });
+    await second.s.lifecycle.shutdown('test-end');
+    expect(await gget(session.env, P, 'mode')).toBe("'auto'");
+    expect(await gget(session.env, P, 'autoconfig-url')).toBe("'http://wpad.corp.example/held.pac'");
+  });
+
   it('a Gatehop that crashed left the proxy on: the next start restores it before the tray exists', async () => {
     const userData = mkdtempSync(join(tmpdir(), 'gh-shell-sp-'));
     await gset(session.env, P, 'mode', "'none'");

@@ -82,6 +82,13 @@ describe('admin API for the window', () => {
       restartRequired: [],
     });
     expect((await apiRequest(port, 'PUT', '/settings', { token, body: { protocols: [] } })).status).toBe(400);
+    // The kill switch (#46): live (read when Gatehop goes away), off by default.
+    expect(got.settings.killSwitch).toBe(false);
+    const ks = await apiRequest(port, 'PUT', '/settings', { token, body: { killSwitch: true } });
+    expect(settingsResultSchema.parse(ks.json())).toMatchObject({
+      settings: { killSwitch: true },
+      restartRequired: [],
+    });
     expect(
       (await apiRequest(port, 'PUT', '/settings', { token, body: { protocols: ['sstp', 'sstp'] } })).json(),
     ).toMatchObject({ message: expect.stringMatching(/protocols.*at most once/) });
@@ -105,7 +112,13 @@ describe('admin API for the window', () => {
     await new Promise<void>((r) => taken.close(() => r()));
     expect(JSON.parse(readFileSync(join(dataDir, 'settings.json'), 'utf8'))).toEqual({
       version: 1,
-      settings: { drainGraceMs: 120_000, language: 'zh-CN', protocols: ['sstp', 'openvpn'], listen: busy },
+      settings: {
+        drainGraceMs: 120_000,
+        language: 'zh-CN',
+        protocols: ['sstp', 'openvpn'],
+        killSwitch: true,
+        listen: busy,
+      },
     });
   });
 

@@ -150,6 +150,51 @@ describe('gatehop CLI', () => {
     expect(await run.exited).toBe(0);
   });
 
+  it('a TUNNEL flow with no tunnel up is refused, never sent direct: global mode, and a rule naming TUNNEL (#46)', async () => {
+    // A server this machine reaches directly: going direct would work, and is exactly the leak.
+    let connections = 0;
+    const direct = createServer((sock) => {
+      connections++;
+      sock.end('HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nleaked');
+    });
+    await new Promise<void>((r) => direct.listen(0, '127.0.0.1', () => r()));
+    const target = `http://127.0.0.1:${(direct.address() as AddressInfo).port}/`;
+    const closed = await freePort();
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-cli-'));
+    writeFileSync(
+      join(dataDir, 'rules.yaml'),
+      ['mode: rule', 'rules:', '  - IP-CIDR,127.0.0.1/32,TUNNEL,no-resolve', '  - MATCH,DIRECT'].join('\n'),
+    );
+    try {
+      for (const how of [
+        ['--mode', 'global'],
+        ['--config', join(dataDir, 'rules.yaml')],
+      ]) {
+        const port = await freePort();
+        const run = gatehop(
+          [
+            ...['--egress', 'vpngate', '--api', `http://127.0.0.1:${closed}/api/iphone/`],
+            ...['--listen', `127.0.0.1:${port}`, '--admin', 'off', '--log-file', 'off', '--log-level', 'warn'],
+            ...how,
+          ],
+          undefined,
+          dataDir,
+        );
+        await ready(run);
+        const http = await curl(['-i', '-x', `http://127.0.0.1:${port}`, target]);
+        expect(http.stdout.toString()).toMatch(/^HTTP\/1\.1 502[\s\S]*no tunnel is up yet/);
+        const socks = await curl(['-s', '--socks5', `127.0.0.1:${port}`, target]);
+        expect(socks.code).not.toBe(0);
+        expect(socks.stdout.toString()).not.toContain('leaked');
+        run.child.kill('SIGTERM');
+        expect(await run.exited).toBe(0);
+      }
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise<void>((r) => direct.close(() => r()));
+    }
+  });
+
   /** A data dir whose gatehop.db has history pages at its end overwritten (a failing disk). */
   function damagedDataDir(): string {
     const dataDir = mkdtempSync(join(tmpdir(), 'gh-cli-'));

@@ -5,7 +5,7 @@
  * `gatehop --system-proxy`, SIGTERM restores, SIGKILL then a plain start restores.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -36,12 +36,17 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
-function systemProxyIn(session: DesktopSession, dataDir = mkdtempSync(join(tmpdir(), 'gh-spd-'))): SystemProxy {
+function systemProxyIn(
+  session: DesktopSession,
+  dataDir = mkdtempSync(join(tmpdir(), 'gh-spd-')),
+  killSwitch?: () => boolean,
+): SystemProxy {
   const backend = detectBackend(createExecRunner(session.env), target, { platform: 'linux', env: session.env });
   return new SystemProxy({
     backend,
     keeper: new SnapshotKeeper(join(dataDir, 'sysproxy-snapshot.json'), log),
     logger: log,
+    ...(killSwitch ? { killSwitch } : {}),
   });
 }
 
@@ -173,6 +178,87 @@ describe('GNOME (gsettings over dconf, private D-Bus session)', () => {
     expect(again.stdout()).toMatch(/ended without restoring the system proxy; restored it/);
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
+  });
+
+  it('kill switch: going away leaves the proxy on Gatehop, a start with it on keeps it, one with it off restores exactly (#46)', async () => {
+    await gset(s.env, P, 'mode', "'auto'");
+    await gset(s.env, P, 'autoconfig-url', "'http://wpad.corp.example/ks.pac'");
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-spd-'));
+    let on = true;
+    const sp = systemProxyIn(s, dataDir, () => on);
+    await sp.apply(target);
+    expect(await sp.release()).toBe('held');
+    expect(await gget(s.env, P, 'mode')).toBe("'manual'");
+    expect(await gget(s.env, `${P}.socks`, 'port')).toBe('18080');
+    // As the next process finds it: the snapshot names one that is gone.
+    const file = join(dataDir, 'sysproxy-snapshot.json');
+    const gone = () =>
+      writeFileSync(
+        file,
+        JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), pid: 2 ** 22 + 77, pidStart: null }),
+      );
+    gone();
+    const next = systemProxyIn(s, dataDir, () => on);
+    expect(await next.recover(target)).toBe('held');
+    expect(await gget(s.env, P, 'mode')).toBe("'manual'");
+    expect((await next.status()).enabled).toBe(true); // this process's now: the toggle shows it on
+    // Turned off while running: the next way out restores what the user had, exactly.
+    on = false;
+    expect(await next.release()).toBe('restored');
+    expect(await gget(s.env, P, 'mode')).toBe("'auto'");
+    expect(await gget(s.env, P, 'autoconfig-url')).toBe("'http://wpad.corp.example/ks.pac'");
+    // And the switch off at the next start (after a crash that held it): recovered exactly.
+    on = true;
+    const third = systemProxyIn(s, dataDir, () => on);
+    await third.apply(target);
+    gone();
+    on = false;
+    expect(await systemProxyIn(s, dataDir, () => on).recover(target)).toBe('recovered');
+    expect(await gget(s.env, P, 'mode')).toBe("'auto'");
+    expect(await gget(s.env, P, 'autoconfig-url')).toBe("'http://wpad.corp.example/ks.pac'");
+  });
+
+  it('kill switch: settings the user changed while Gatehop was away are theirs, not held', async () => {
+    await gset(s.env, P, 'mode', "'none'");
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-spd-'));
+    const sp = systemProxyIn(s, dataDir, () => true);
+    await sp.apply(target);
+    await sp.release();
+    const file = join(dataDir, 'sysproxy-snapshot.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), pid: 2 ** 22 + 78, pidStart: null }),
+    );
+    await gset(s.env, P, 'mode', "'none'"); // the user turned it off in Settings meanwhile
+    expect(await systemProxyIn(s, dataDir, () => true).recover(target)).toBe('left-alone');
+    expect(await gget(s.env, P, 'mode')).toBe("'none'");
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('gatehop --kill-switch: SIGKILL and SIGTERM both leave the proxy on Gatehop; a plain start restores it (#46)', async () => {
+    await gset(s.env, P, 'mode', "'auto'");
+    await gset(s.env, P, 'autoconfig-url', "'http://pac.example/kill-switch.pac'");
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-spd-'));
+    const first = await gatehopIn(s, dataDir, ['--system-proxy', '--kill-switch']);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(await gget(s.env, P, 'mode')).toBe("'manual'");
+    // The next start with the switch on keeps it, and points it at its own (new) port.
+    const second = await gatehopIn(s, dataDir, ['--kill-switch', '--log-level', 'warn']);
+    expect(await gget(s.env, P, 'mode')).toBe("'manual'");
+    expect(await gget(s.env, `${P}.socks`, 'port')).toBe(portOf(second.stdout()));
+    expect(second.stdout()).toMatch(/kill switch on: the system proxy Gatehop \(pid \d+\) left pointed at .* is kept/);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(await gget(s.env, P, 'mode')).toBe("'manual'"); // a clean quit holds it too
+    expect(second.stdout()).toMatch(/kill switch on: the system proxy stays pointed at Gatehop/);
+    // Off: the user's own settings, exactly.
+    const third = await gatehopIn(s, dataDir, ['--log-level', 'warn']);
+    expect(await gget(s.env, P, 'mode')).toBe("'auto'");
+    expect(await gget(s.env, P, 'autoconfig-url')).toBe("'http://pac.example/kill-switch.pac'");
+    expect(third.stdout()).toMatch(/ended without restoring the system proxy; restored it/);
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
   });
 
   it('gatehop sysproxy status and restore work on a machine left pointing at a dead port', async () => {

@@ -44,6 +44,21 @@ export const en = {
     promoting: 'moving new sessions over',
     draining: 'letting old sessions finish',
   },
+  protection: {
+    title: 'What goes through Gatehop',
+    through: 'Protected (through the tunnel, by your rules):',
+    systemOn: 'Programs that use the system proxy: most browsers and desktop apps.',
+    systemOff: 'The system proxy is off: only programs you set to the address below go through Gatehop.',
+    configured: 'Programs set to use the proxy address below (SOCKS5 or HTTP), and terminals with the proxy variables.',
+    around: 'Not protected (they go around Gatehop, straight onto your network):',
+    ignoring: 'Programs that ignore the proxy setting: many command-line tools, games, package managers.',
+    udp: 'Calls and video in browsers (WebRTC) and other UDP, unless the program sends it to SOCKS5. The README says how to close these in browsers.',
+    killSwitchOn:
+      'Kill switch on: if Gatehop stops, programs that use the system proxy stay offline instead of connecting without protection.',
+    killSwitchIdle: 'Kill switch on, but the system proxy is off: there is nothing for it to hold.',
+    killSwitchOff:
+      'Kill switch off: if Gatehop stops, your own proxy settings come back and programs connect directly. Settings → Trust and privacy turns it on.',
+  },
   overview: {
     active: 'Active node',
     none: 'No node is active yet.',
@@ -435,6 +450,9 @@ export const en = {
     httpsOnly: 'HTTPS only through volunteer nodes',
     httpsOnlyHint:
       'Plain http:// pages through a node are refused with a page that says why; sites that go direct are not affected.',
+    killSwitch: 'Kill switch: keep programs offline when Gatehop stops',
+    killSwitchHint:
+      'When Gatehop quits or crashes, the system proxy stays pointed at it, so programs that use it cannot connect at all instead of connecting without protection. Turn this off (or start Gatehop again with it off) to get your own settings back. Only programs that read the system proxy are held this way.',
     names: {
       listen: 'proxy listen address',
       authFile: 'credentials file',

@@ -37,6 +37,20 @@ export const zhCN: Catalog = {
     promoting: '转移新会话',
     draining: '等待旧会话结束',
   },
+  protection: {
+    title: '哪些流量经过 Gatehop',
+    through: '受保护（按您的规则经隧道）：',
+    systemOn: '使用系统代理的程序：大多数浏览器和桌面应用。',
+    systemOff: '系统代理已关闭：只有您设置为下方地址的程序会经过 Gatehop。',
+    configured: '设置为使用下方代理地址（SOCKS5 或 HTTP）的程序，以及设置了代理变量的终端。',
+    around: '不受保护（绕过 Gatehop，直接连到您的网络）：',
+    ignoring: '忽略代理设置的程序：许多命令行工具、游戏、软件包管理器。',
+    udp: '浏览器中的通话和视频（WebRTC）及其他 UDP，除非程序把它发给 SOCKS5。README 说明了如何在浏览器中关闭这些。',
+    killSwitchOn: '断网保护已开启：Gatehop 停止时，使用系统代理的程序会保持离线，而不是在无保护的情况下连接。',
+    killSwitchIdle: '断网保护已开启，但系统代理已关闭：没有需要保持的设置。',
+    killSwitchOff:
+      '断网保护已关闭：Gatehop 停止时会恢复您自己的代理设置，程序将直接连接。可在“设置 → 信任与隐私”中开启。',
+  },
   overview: {
     active: '当前节点',
     none: '尚无活动节点。',
@@ -403,6 +417,9 @@ export const zhCN: Catalog = {
     encryptedDnsHint: '通过隧道用 DNS over HTTPS 查询域名：志愿者的解析器看不到你访问哪些网站（节点仍能看到地址）。',
     httpsOnly: '通过志愿节点只用 HTTPS',
     httpsOnlyHint: '经节点的普通 http:// 网页会被拒绝，并显示原因；直连的网站不受影响。',
+    killSwitch: '断网保护：Gatehop 停止时让程序保持离线',
+    killSwitchHint:
+      'Gatehop 退出或崩溃时，系统代理仍指向它，使用系统代理的程序会完全无法连接，而不是在无保护的情况下直接连接。关闭此项（或在关闭此项后再次启动 Gatehop）即可恢复您原来的设置。只有读取系统代理的程序会受此保护。',
     names: {
       listen: '代理监听地址',
       authFile: '凭据文件',

@@ -37,6 +37,20 @@ export const zhTW: Catalog = {
     promoting: '轉移新的工作階段',
     draining: '等待舊的工作階段結束',
   },
+  protection: {
+    title: '哪些流量經過 Gatehop',
+    through: '受保護（依您的規則經由隧道）：',
+    systemOn: '使用系統代理的程式：大多數瀏覽器和桌面應用程式。',
+    systemOff: '系統代理已關閉：只有您設定為下方位址的程式會經過 Gatehop。',
+    configured: '設定為使用下方代理位址（SOCKS5 或 HTTP）的程式，以及設定了代理變數的終端機。',
+    around: '不受保護（繞過 Gatehop，直接連到您的網路）：',
+    ignoring: '忽略代理設定的程式：許多命令列工具、遊戲、套件管理員。',
+    udp: '瀏覽器中的通話和視訊（WebRTC）及其他 UDP，除非程式把它送到 SOCKS5。README 說明了如何在瀏覽器中關閉這些。',
+    killSwitchOn: '斷網保護已開啟：Gatehop 停止時，使用系統代理的程式會保持離線，而不是在無保護的情況下連線。',
+    killSwitchIdle: '斷網保護已開啟，但系統代理已關閉：沒有需要保持的設定。',
+    killSwitchOff:
+      '斷網保護已關閉：Gatehop 停止時會恢復您自己的代理設定，程式將直接連線。可在「設定 → 信任與隱私」中開啟。',
+  },
   overview: {
     active: '目前節點',
     none: '還沒有使用中的節點。',
@@ -405,6 +419,9 @@ export const zhTW: Catalog = {
       '經由通道以 DNS over HTTPS 查詢網域名稱：志願者的解析器看不到你瀏覽哪些網站（節點仍能看到位址）。',
     httpsOnly: '經由志願節點只用 HTTPS',
     httpsOnlyHint: '經由節點的一般 http:// 網頁會被拒絕，並顯示原因；直連的網站不受影響。',
+    killSwitch: '斷網保護：Gatehop 停止時讓程式保持離線',
+    killSwitchHint:
+      'Gatehop 結束或當機時，系統代理仍指向它，使用系統代理的程式會完全無法連線，而不是在無保護的情況下直接連線。關閉此項（或在關閉此項後再次啟動 Gatehop）即可恢復您原本的設定。只有讀取系統代理的程式會受此保護。',
     names: {
       listen: '代理監聽位址',
       authFile: '憑證檔案',

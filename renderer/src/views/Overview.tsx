@@ -3,6 +3,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { useActions, useApp, useNow } from '../components/context.js';
 import { NoListHelp } from '../components/ListSources.js';
 import { ProxyAddress } from '../components/ProxyAddress.js';
+import { Protection } from '../components/Protection.js';
 import { TrafficChart } from '../components/TrafficChart.js';
 import { WhereAmI } from '../components/WhereAmI.js';
 import { nodeIndex } from '../store/nodes-slice.js';
@@ -142,6 +143,7 @@ export function Overview() {
           </article>
         ) : null}
         <ProxyAddress />
+        <Protection />
         <TrafficChart />
       </div>
       <Members />

@@ -32,6 +32,7 @@ interface Form {
   checkUrls: string;
   encryptedDns: boolean;
   httpsOnly: boolean;
+  killSwitch: boolean;
 }
 
 const toForm = (s: SettingsDto): Form => ({
@@ -53,6 +54,7 @@ const toForm = (s: SettingsDto): Form => ({
   checkUrls: (s.privacy.checkUrls ?? []).join('\n'),
   encryptedDns: s.privacy.encryptedDns,
   httpsOnly: s.privacy.httpsOnly,
+  killSwitch: s.killSwitch,
 });
 
 /** A field's error in the UI language (zod's messages are English): by field first, then by kind of problem. */
@@ -109,6 +111,7 @@ function fromForm(f: Form): Partial<SettingsDto> {
       encryptedDns: f.encryptedDns,
       httpsOnly: f.httpsOnly,
     },
+    killSwitch: f.killSwitch,
   };
 }
 
@@ -138,6 +141,7 @@ const SETTING_OF: Record<keyof Form, keyof SettingsDto> = {
   checkUrls: 'privacy',
   encryptedDns: 'privacy',
   httpsOnly: 'privacy',
+  killSwitch: 'killSwitch',
 };
 
 const FIELD_OF: Record<string, keyof Form> = {
@@ -252,6 +256,7 @@ export function Settings() {
       | 'checkUrls'
       | 'encryptedDns'
       | 'httpsOnly'
+      | 'killSwitch'
     >,
     type = 'text',
   ) => (
@@ -370,7 +375,7 @@ export function Settings() {
         </fieldset>
         <fieldset className="field privacy" data-testid="privacy">
           <legend>{t('settings.privacy')}</legend>
-          {(['checkNodes', 'encryptedDns', 'httpsOnly'] as const).map((k) => (
+          {(['checkNodes', 'encryptedDns', 'httpsOnly', 'killSwitch'] as const).map((k) => (
             <div key={k}>
               <label className="check">
                 <input

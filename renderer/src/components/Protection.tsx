@@ -1,0 +1,40 @@
+import { useTranslation } from 'react-i18next';
+import { useApp } from './context.js';
+
+/**
+ * What goes through Gatehop and what does not, in plain words (#46): a proxy protects only the
+ * programs that use it, and a user in a filtered network must know which ones leak. Reads the
+ * system proxy's state and the kill switch; says what a stop would do.
+ */
+export function Protection() {
+  const { t } = useTranslation();
+  const sysproxy = useApp((s) => s.sysproxy);
+  const killSwitch = useApp((s) => s.settings?.killSwitch ?? null);
+  const viaSystem = sysproxy?.enabled ?? false;
+  return (
+    <article className="card wide" aria-labelledby="protection-h" data-testid="protection">
+      <h3 id="protection-h">{t('protection.title')}</h3>
+      <p className="muted">{t('protection.through')}</p>
+      <ul>
+        <li data-testid="protection-system">
+          {viaSystem ? `✓ ${t('protection.systemOn')}` : `– ${t('protection.systemOff')}`}
+        </li>
+        <li>✓ {t('protection.configured')}</li>
+      </ul>
+      <p className="muted">{t('protection.around')}</p>
+      <ul>
+        <li>⚠ {t('protection.ignoring')}</li>
+        <li>⚠ {t('protection.udp')}</li>
+      </ul>
+      {killSwitch === null ? null : (
+        <p data-testid="protection-kill-switch">
+          {killSwitch
+            ? viaSystem
+              ? t('protection.killSwitchOn')
+              : t('protection.killSwitchIdle')
+            : t('protection.killSwitchOff')}
+        </p>
+      )}
+    </article>
+  );
+}
