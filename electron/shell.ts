@@ -159,6 +159,16 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
             (sp) => tray.update({ sysproxy: sp }),
             (err) => notifyError(err),
           ),
+      setKillSwitch: (on) => {
+        try {
+          const saved: unknown = ops.putSettings({ killSwitch: on });
+          const show = (): void => tray.update({ killSwitch: on });
+          if (saved instanceof Promise) saved.then(show, (err: unknown) => notifyError(err));
+          else show();
+        } catch (err) {
+          notifyError(err);
+        }
+      },
       copy: (text) => {
         try {
           // Electron's main-process clipboard writes at once; a promise (some stand-ins) is still owned.
@@ -193,6 +203,7 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       status: null,
       nodes: [],
       sysproxy: null,
+      killSwitch: settings()?.killSwitch ?? false,
       startAtLogin: autostart.enabled,
       notifications: trayNotifications(notifyPrefs()),
       proxyAddress: core.listening.proxy.host + ':' + core.listening.proxy.port,
@@ -317,7 +328,12 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
       lastActive = active;
       // The window may have changed the notification kinds or the language: the tray follows.
       savedLanguage = settings()?.language ?? savedLanguage;
-      tray.update({ status: st, notifications: trayNotifications(notifyPrefs()), language: language() });
+      tray.update({
+        status: st,
+        notifications: trayNotifications(notifyPrefs()),
+        killSwitch: settings()?.killSwitch ?? false,
+        language: language(),
+      });
     } else if (event === 'nodes') tray.update({ nodes: (data as { nodes: NodeDto[] }).nodes });
     else if (event === 'switch') {
       const ev = data as {

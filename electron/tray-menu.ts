@@ -7,6 +7,8 @@ export interface TrayState {
   status: Status | null;
   nodes: readonly NodeDto[];
   sysproxy: SysproxyState | null;
+  /** The kill switch (the core's setting): the system proxy stays on Gatehop when it stops. */
+  killSwitch: boolean;
   startAtLogin: boolean;
   /** Which notification kinds are on. */
   notifications: Record<'switched' | 'lost' | 'sysproxy-changed', boolean>;
@@ -22,6 +24,7 @@ export interface TrayActions {
   /** Routing: rule, global or direct (the Mode submenu). */
   setRouteMode(mode: 'rule' | 'global' | 'direct'): void;
   setSystemProxy(on: boolean): void;
+  setKillSwitch(on: boolean): void;
   copy(text: string): void;
   refreshNodes(): void;
   openWindow(view?: 'nodes'): void;
@@ -191,6 +194,14 @@ export function buildTrayMenu(
       checked: s.sysproxy?.enabled ?? false,
       enabled: s.sysproxy?.supported ?? false,
       click: (item) => a.setSystemProxy(item.checked),
+    },
+    {
+      id: 'kill-switch',
+      label: t(s, 'menu.killSwitch'),
+      type: 'checkbox',
+      checked: s.killSwitch,
+      enabled: s.sysproxy?.supported ?? false,
+      click: (item) => a.setKillSwitch(item.checked),
     },
     { type: 'separator' },
     { id: 'copy', label: t(s, 'menu.copy'), click: () => a.copy(hp) },

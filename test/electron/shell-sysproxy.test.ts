@@ -63,13 +63,16 @@ describe('the desktop shell and the system proxy', () => {
     expect(await gget(session.env, P, 'autoconfig-url')).toBe("'http://wpad.corp.example/p.pac'");
   });
 
-  it('the kill switch turned on in Settings holds the proxy at a tray quit; turned off, the next start restores exactly (#46)', async () => {
+  it('the kill switch turned on in the tray holds the proxy at a tray quit; turned off, the next start restores exactly (#46)', async () => {
     const userData = mkdtempSync(join(tmpdir(), 'gh-shell-sp-'));
     await gset(session.env, P, 'mode', "'auto'");
     await gset(session.env, P, 'autoconfig-url', "'http://wpad.corp.example/held.pac'");
     const { s, fake } = await shell(userData, true);
-    // As the window saves it (the same operation its IPC calls): live, no restart.
-    await s.core.admin!.operations.putSettings({ killSwitch: true });
+    // From the tray's checkbox: saved as a setting, live, no restart.
+    const item = (id: string) => FakeTray.all.at(-1)!.menu!.template.find((i) => i.id === id)!;
+    item('kill-switch').click!({ checked: true } as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    await vi.waitFor(() => expect(item('kill-switch').checked).toBe(true));
+    expect(s.core.admin!.operations.getSettings({})).toMatchObject({ settings: { killSwitch: true } });
     const quit = FakeTray.all.at(-1)!.menu!.template.find((i) => i.id === 'quit')!.click!;
     quit({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
     await vi.waitFor(() => expect(fake.electron.app.exits).toEqual([0]), { timeout: 10_000 });

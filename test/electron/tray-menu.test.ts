@@ -16,6 +16,7 @@ const actions = (): TrayActions => ({
   setAuto: vi.fn(),
   setRouteMode: vi.fn(),
   setSystemProxy: vi.fn(),
+  setKillSwitch: vi.fn(),
   copy: vi.fn(),
   refreshNodes: vi.fn(),
   openWindow: vi.fn(),
@@ -42,6 +43,7 @@ const state = (over: Partial<TrayState> = {}): TrayState => ({
   }),
   nodes: Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i, state: i === 3 ? 'active' : 'candidate' })),
   sysproxy: { supported: true, backend: 'GNOME', current: 'none', enabled: false, error: null },
+  killSwitch: false,
   startAtLogin: false,
   notifications: { switched: true, lost: true, 'sysproxy-changed': true },
   proxyAddress: '127.0.0.1:1080',
@@ -120,6 +122,17 @@ describe('the tray menu', () => {
       {} as KeyboardEvent,
     );
     expect(a.setSystemProxy).toHaveBeenCalledWith(true);
+    // The kill switch (#46): shown as the core has it, set from here, greyed where there is no system proxy.
+    const kill = menu.find((i) => i.id === 'kill-switch')!;
+    expect(kill).toMatchObject({
+      type: 'checkbox',
+      checked: false,
+      enabled: true,
+      label: 'Kill switch (offline if Gatehop stops)',
+    });
+    kill.click!({ checked: true } as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    expect(a.setKillSwitch).toHaveBeenCalledWith(true);
+    expect(buildTrayMenu(state({ killSwitch: true }), a).find((i) => i.id === 'kill-switch')!.checked).toBe(true);
     expect(menu[0]!.label).toBe('Connected: 🇰🇷 South Korea · public-vpn-3 · UDP · 42 ms');
     expect(tooltipOf(state())).toBe('Gatehop: KR public-vpn-3 · 42 ms · 1 session');
     expect(iconStateOf(state())).toBe('connected');
@@ -163,6 +176,7 @@ describe('the tray menu', () => {
       state({ sysproxy: { supported: false, backend: null, current: null, enabled: false, error: 'x' } }),
       a,
     );
+    expect(unsupported.find((i) => i.id === 'kill-switch')!.enabled).toBe(false);
     expect(unsupported.find((i) => i.id === 'sysproxy')).toMatchObject({
       enabled: false,
       label: 'System proxy (not supported here)',

@@ -507,6 +507,7 @@ export const en = {
       routeMode: { rule: 'By rules', global: 'Everything through the VPN', direct: 'Nothing through the VPN' },
       sysproxy: 'System proxy',
       sysproxyUnsupported: 'System proxy (not supported here)',
+      killSwitch: 'Kill switch (offline if Gatehop stops)',
       copy: 'Copy proxy address',
       copyEnv: 'Copy terminal proxy command',
       refresh: 'Refresh node list',

@@ -512,6 +512,7 @@ export const fa: Catalog = {
       routeMode: { rule: 'طبق قواعد', global: 'همه چیز از VPN', direct: 'هیچ چیز از VPN' },
       sysproxy: 'پراکسی سیستم',
       sysproxyUnsupported: 'پراکسی سیستم (اینجا پشتیبانی نمی‌شود)',
+      killSwitch: 'کلید قطع (اگر Gatehop بایستد، آفلاین)',
       copy: 'کپی نشانی پراکسی',
       copyEnv: 'کپی فرمان پراکسی برای ترمینال',
       refresh: 'به‌روزرسانی فهرست سرورها',

@@ -473,6 +473,7 @@ export const zhCN: Catalog = {
       routeMode: { rule: '按规则', global: '全部走 VPN', direct: '全部直连' },
       sysproxy: '系统代理',
       sysproxyUnsupported: '系统代理（此处不支持）',
+      killSwitch: '断网保护（Gatehop 停止时保持离线）',
       copy: '复制代理地址',
       copyEnv: '复制终端代理命令',
       refresh: '刷新节点列表',

@@ -475,6 +475,7 @@ export const zhTW: Catalog = {
       routeMode: { rule: '依規則', global: '全部走 VPN', direct: '全部直連' },
       sysproxy: '系統代理',
       sysproxyUnsupported: '系統代理（這裡不支援）',
+      killSwitch: '斷網保護（Gatehop 停止時保持離線）',
       copy: '複製代理位址',
       copyEnv: '複製終端機代理指令',
       refresh: '重新整理節點清單',
