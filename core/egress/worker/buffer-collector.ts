@@ -17,7 +17,8 @@ export interface BufferCollectorOptions {
   readBytes?: () => number;
 }
 
-export const BUFFER_COLLECTOR_DEFAULTS: BufferCollectorOptions = { slackBytes: 8 << 20, intervalMs: 2_000 };
+/** Looked at every second: a busy thread piled up 16–22 MB between looks two seconds apart (soak, 2026-12-05). */
+export const BUFFER_COLLECTOR_DEFAULTS: BufferCollectorOptions = { slackBytes: 8 << 20, intervalMs: 1_000 };
 
 export class BufferCollector {
   readonly #collect: () => void;

@@ -10,7 +10,8 @@ export interface TunnelWorkerPoolOptions {
   /**
    * Idle workers kept at most (default 4): what a burst of tunnels (balance members, a standby,
    * several draining) gave back waits here for the next ones instead of being ended and created
-   * again. Each costs ~12 MB (its V8 heap after a collection) while it waits.
+   * again. Each costs its V8 heap after a collection (old space, and a new space of at most
+   * YOUNG_GENERATION_MB) while it waits.
    */
   maxIdle?: number;
   /**
@@ -28,11 +29,24 @@ export interface TunnelWorkerPoolOptions {
 
 const IDLE_TIMEOUT_MS = 10 * 60_000;
 
+/**
+ * A tunnel thread's young generation, MiB. V8 grows a busy isolate's new space up to this and
+ * never gives it back, not even after the collection at a tunnel's end, so a thread that had been
+ * busy kept up to the limit resident while it waited in the pool (a thread allocating a stream of
+ * objects that live a while: 32 MiB of new space at 32, 7.5 at 8; the soak's pool held 3 idle
+ * threads at minute 17). At 8 the tunnel benchmark
+ * (bench:threads, two rounds each way, 2026-12-05) showed no cost within the machine's noise:
+ * OpenVPN UDP 71–78 MiB/s against 68–77 at 32, SoftEther UDP 51–56 against 51–52, the same CPU
+ * per core. Most of a tunnel's objects (packets, chunks) die young, so a smaller nursery is only
+ * scavenged more often, each time as cheaply.
+ */
+const YOUNG_GENERATION_MB = 8;
+
 /** Starts one tunnel worker thread; it loads its modules and then waits for an 'open'. */
 export function spawnTunnelWorker(heapLimitMb: number, name: string): Worker {
   return new Worker(workerScript(), {
     name,
-    resourceLimits: { maxOldGenerationSizeMb: heapLimitMb, maxYoungGenerationSizeMb: 32 },
+    resourceLimits: { maxOldGenerationSizeMb: heapLimitMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
 }
 
