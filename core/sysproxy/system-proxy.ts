@@ -54,6 +54,8 @@ export class SystemProxy {
   #queue: Promise<unknown> = Promise.resolve();
   #guardTimer: NodeJS.Timeout | null = null;
   #target: ProxyTarget | null = null;
+  /** release() left the settings on Gatehop (kill switch): later releases say nothing more. */
+  #held = false;
   readonly #listeners: Listeners<SysProxyEvent>;
   readonly #log: Logger;
 
@@ -147,6 +149,7 @@ export class SystemProxy {
         throw wrap(err, `could not set the system proxy (${b.label})`);
       }
       this.#target = target;
+      this.#held = false;
       this.#log.info(
         {
           event: 'sysproxy-applied',
@@ -182,6 +185,9 @@ export class SystemProxy {
       const snap = this.opts.keeper.load();
       const b = this.opts.backend;
       if (!snap || !b || snap.pid !== process.pid) return 'nothing-to-restore';
+      // Said once: the desktop shell releases first and the core's stop releases again.
+      if (this.#held) return 'held';
+      this.#held = true;
       const target = hostPort(snap.target.host, snap.target.port);
       this.#log.warn(
         { event: 'sysproxy-held', target, original: b.describe(snap.original) },
@@ -263,6 +269,7 @@ export class SystemProxy {
         { event: 'sysproxy-left-alone', current: b.describe(current) },
         `the system proxy was changed while Gatehop was away (now: ${b.describe(current)}); leaving it as it is`,
       );
+      this.#emit({ type: 'left-alone', current: b.describe(current) });
       return 'left-alone';
     }
     this.opts.keeper.save({ ...snap, pid: process.pid, pidStart: processStart(process.pid), savedAt: Date.now() });

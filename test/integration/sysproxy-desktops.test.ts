@@ -186,8 +186,12 @@ describe('GNOME (gsettings over dconf, private D-Bus session)', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gh-spd-'));
     let on = true;
     const sp = systemProxyIn(s, dataDir, () => on);
+    const events: string[] = [];
+    sp.onEvent((e) => events.push(e.type));
     await sp.apply(target);
     expect(await sp.release()).toBe('held');
+    expect(await sp.release()).toBe('held'); // the shell's release, then the core's stop: said once
+    expect(events).toEqual(['applied', 'held']);
     expect(await gget(s.env, P, 'mode')).toBe("'manual'");
     expect(await gget(s.env, `${P}.socks`, 'port')).toBe('18080');
     // As the next process finds it: the snapshot names one that is gone.
