@@ -15,9 +15,9 @@ export interface TunnelWorkerPoolOptions {
    */
   maxIdle?: number;
   /**
-   * An idle worker beyond the first is ended after waiting this long (default 1 minute): the pool
-   * shrinks back to one spare after a burst (balance members coming up together, several drains
-   * ending together) instead of keeping each isolate's heap for the next switch.
+   * An idle worker beyond the first is ended after waiting this long (default 10 minutes): the pool
+   * shrinks back to one spare after a burst, but a worker given back at one switch is still here
+   * for the next (a user's pick, the soak's every 2 minutes).
    */
   idleTimeoutMs?: number;
   /**
@@ -27,7 +27,7 @@ export interface TunnelWorkerPoolOptions {
   onWorkerExit?: () => void;
 }
 
-const IDLE_TIMEOUT_MS = 60_000;
+const IDLE_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * A tunnel thread's young generation, MiB. V8 grows a busy isolate's new space up to this and
@@ -66,12 +66,14 @@ interface IdleWorker {
  * alive; `close()` ends them. A worker that crashed, hung or ran out of heap is never given back:
  * its owner terminates it.
  *
- * Why idle workers wait a minute, not ten (#44): while glibc gave every thread an arena of its own,
- * a new thread per switch left ~2 MB behind each time, so extras waited ten minutes for the next
- * switch. With the arenas capped (malloc-tuning.ts) a new thread shares the one arena, and the
- * soak measured the other side: the pool filled to 3–4 idle threads within 12 minutes, each
- * holding its isolate's heap, and the RSS climbed with them (190 → 269 MB). Now extras go after a
- * minute; a burst within it still reuses them. The most recently given back is taken first.
+ * Why idle workers wait minutes rather than being capped at two (#44): with two balance members, a
+ * user's pick gives back two workers and takes two, but not in step; a cap of two ended the third
+ * given back and a new thread was created for the next take, one per switch (12 threads for 12
+ * picks), and the RSS grew with every new thread (+2 MB per switch, mostly in glibc's thread
+ * arenas). The most recently given back is taken first, so extras age out after a burst. Tried
+ * and put back (2026-12-05): extras ending after one minute. In the soak the pool then created 14
+ * threads in 18 minutes instead of 5 and the RSS climbed as before: fewer idle isolates, but the
+ * shared glibc arena grew by about what they had held. So the ten minutes stay.
  */
 export class TunnelWorkerPool implements ThreadHome {
   #opts: TunnelWorkerPoolOptions;
