@@ -128,6 +128,33 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     expect((await fetchThrough(t, '/ip')).body).toBe(n.exitAddress);
   }, 60_000);
 
+  it.each([true, false])(
+    'a killed server ends the tunnel at once, with the reason, not after a silence (threads: %s; #44)',
+    async (threads) => {
+      const n = rig.softether[1]!;
+      const t = await openTunnel({
+        id: `sstp-killed-${threads}`,
+        nodeId: n.name,
+        link: sstpSpec(n),
+        logger: silentLogger(),
+        threads,
+        // Far beyond the wait below: only the link's own end can close the tunnel in time.
+        unresponsiveMs: 120_000,
+      });
+      tunnels.push(t);
+      let reason: string | null = null;
+      t.onClose((r) => (reason = r));
+      rig.kill(n.name);
+      try {
+        await eventually(() => reason !== null, 10_000, 'the tunnel closed by the link');
+      } finally {
+        await rig.restart(n.name);
+      }
+      expect(reason).toMatch(/closed the SSTP connection/);
+    },
+    90_000,
+  );
+
   it('refuses a certificate for another name, and one from a CA it does not trust, naming the node', async () => {
     const n = rig.softether[1]!;
     const wrongName = openTunnel({

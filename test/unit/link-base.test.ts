@@ -7,7 +7,11 @@ class ScriptedLink extends LinkBase {
   readonly protocol = 'sstp' as const;
   readonly lastReceivedAt = 0;
   readonly trustRule = null;
-  phase: LinkPhase = 'up';
+  phase: LinkPhase;
+  constructor(startsUp = true) {
+    super(startsUp);
+    this.phase = startsUp ? 'up' : 'down';
+  }
   write(): void {}
   close(): void {}
   onPackets(): void {}
@@ -32,5 +36,27 @@ describe('LinkBase: what the three protocols share (#47)', () => {
     expect(downs).toEqual(['server went away']);
     expect(link.counters).toEqual({ reconnects: 0, decryptFailures: 0 });
     expect(link.weakTls).toBe(false);
+  });
+
+  it('a link still connecting (its phase down at each handshake step) is not ended by it: the end after up is told (#44)', () => {
+    // OpenVPN's and SSTP's clients report every step of the handshake; their phase is down until up.
+    const link = new ScriptedLink(false);
+    const downs: string[] = [];
+    link.onDown((r) => downs.push(r));
+    link.report('down', 'dialling');
+    link.report('down', 'TLS handshake');
+    expect(downs).toEqual([]);
+    link.report('up', 'IPv4 192.168.30.10');
+    link.report('down', 'rig-node3 closed the SSTP connection');
+    link.report('down', 'closed');
+    expect(downs).toEqual(['rig-node3 closed the SSTP connection']);
+  });
+
+  it('a link made already up (SE-VPN, from an open session) tells its first down', () => {
+    const link = new ScriptedLink(true);
+    const downs: string[] = [];
+    link.onDown((r) => downs.push(r));
+    link.report('down', 'the hub ended the session');
+    expect(downs).toEqual(['the hub ended the session']);
   });
 });

@@ -17,9 +17,13 @@ export function upstreamOf(spec: { upstreamUrl?: string }): UpstreamProxy | null
 
 /**
  * What the three protocols' links share: the handlers of phase changes and of the link's end, and
- * the promise that `onDown` is called once, with the reason of the first change to down (a client
- * may report DISCONNECTED more than once as it winds down). A protocol's link says how its client
- * reports a change by calling `changed(reason)`, and answers `phase` from its client.
+ * the promise that `onDown` is called once, with the reason of the first change to down after the
+ * link has been up (a client may report DISCONNECTED more than once as it winds down). While a
+ * link is still connecting its phase is 'down' too (OpenVPN's and SSTP's clients report each step
+ * of their handshake): that is not its end, and counting it as one left every later end untold, so
+ * a node killed under an SSTP tunnel was not left for a minute (#44's soak). A protocol's link says
+ * how its client reports a change by calling `changed(reason)`, and answers `phase` from its client;
+ * one built already up (SE-VPN's, made from an open session) says so to the constructor.
  */
 export abstract class LinkBase implements TunnelLink {
   abstract readonly protocol: TunnelProtocol;
@@ -36,6 +40,11 @@ export abstract class LinkBase implements TunnelLink {
   readonly #phaseHandlers: Array<(phase: LinkPhase) => void> = [];
   readonly #downHandlers: Array<(reason: string) => void> = [];
   #downSaid = false;
+  #beenUp: boolean;
+
+  constructor(startsUp = false) {
+    this.#beenUp = startsUp;
+  }
 
   abstract write(packet: Buffer): void;
   abstract close(): void;
@@ -52,11 +61,12 @@ export abstract class LinkBase implements TunnelLink {
   /** No L1 reconnect: nothing to report (OpenVPN's link overrides this). */
   onReconnected(_fn: (e: { address: string; addressChanged: boolean }) => void): void {}
 
-  /** The client reported a change: every phase listener hears the phase, and the end is told once. */
+  /** The client reported a change: every phase listener hears the phase, and the end (after up) is told once. */
   protected changed(reason: string): void {
     const phase = this.phase;
+    if (phase === 'up') this.#beenUp = true;
     for (const fn of this.#phaseHandlers) fn(phase);
-    if (phase !== 'down' || this.#downSaid) return;
+    if (phase !== 'down' || this.#downSaid || !this.#beenUp) return;
     this.#downSaid = true;
     for (const fn of this.#downHandlers) fn(reason);
   }

@@ -26,7 +26,7 @@ export class SeVpnLink extends LinkBase {
     readonly session: SeSession,
     readonly trustRule: TrustRule,
   ) {
-    super();
+    super(true); // made from a session that is already up
     session.on('down', (err) => {
       this.#up = false;
       this.changed(err.message);
