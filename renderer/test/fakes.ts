@@ -1,3 +1,4 @@
+import type { Actions } from '../src/store/feed.js';
 import type { NodeDto, Settings, Status } from '../src/store/types.js';
 
 export function status(over: Partial<Status> = {}): Status {
@@ -217,4 +218,19 @@ export class FakeEventSource {
   fail(): void {
     this.onerror?.();
   }
+}
+
+/**
+ * A core that saves whatever the window sends: `saved` records each patch, and the answer is the
+ * default settings (start at login not offered) with the patch on top, nothing to restart.
+ */
+export function savingCore(): { saved: Array<Partial<Settings>>; saveSettings: Actions['saveSettings'] } {
+  const saved: Array<Partial<Settings>> = [];
+  return {
+    saved,
+    saveSettings: async (patch) => {
+      saved.push(patch);
+      return { ok: true, value: { settings: settings({ startAtLogin: null, ...patch }), restartRequired: [] } };
+    },
+  };
 }

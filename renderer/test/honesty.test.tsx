@@ -10,11 +10,11 @@ import { cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Actions } from '../src/store/feed.js';
 import { createAppStore } from '../src/store/index.js';
-import type { NodeDto, Settings as SettingsDto } from '../src/store/types.js';
+import type { NodeDto } from '../src/store/types.js';
 import { Nodes } from '../src/views/Nodes.js';
 import { Overview } from '../src/views/Overview.js';
 import { Settings } from '../src/views/Settings.js';
-import { honesty, node, settings as fakeSettings, status } from './fakes.js';
+import { honesty, node, savingCore, settings as fakeSettings, status } from './fakes.js';
 import { mount } from './mount.js';
 
 afterEach(cleanup);
@@ -121,11 +121,7 @@ describe('honesty in the window (#43)', () => {
   it('Settings turns the checks and the privacy opt-ins on and off, names check pages, and refuses a link that is not http://', async () => {
     const store = createAppStore();
     store.getState().setSettings(fakeSettings({ startAtLogin: null }));
-    const saved: Array<Partial<SettingsDto>> = [];
-    const saveSettings: Actions['saveSettings'] = async (patch) => {
-      saved.push(patch);
-      return { ok: true, value: { settings: fakeSettings({ startAtLogin: null, ...patch }), restartRequired: [] } };
-    };
+    const { saved, saveSettings } = savingCore();
     mount(<Settings />, store, { saveSettings });
     const privacy = screen.getByTestId('privacy');
     expect(privacy.textContent).toMatch(/Trust and privacy/);

@@ -6,12 +6,10 @@
  */
 import { act, cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Actions } from '../src/store/feed.js';
 import { createAppStore } from '../src/store/index.js';
-import type { Settings as SettingsDto } from '../src/store/types.js';
 import { Protection } from '../src/components/Protection.js';
 import { Settings } from '../src/views/Settings.js';
-import { settings as fakeSettings } from './fakes.js';
+import { savingCore, settings as fakeSettings } from './fakes.js';
 import { mount } from './mount.js';
 
 afterEach(cleanup);
@@ -47,11 +45,7 @@ describe('what goes through Gatehop (#46)', () => {
   it('Settings turns the kill switch on, saving only that key', async () => {
     const store = createAppStore();
     store.getState().setSettings(fakeSettings({ startAtLogin: null }));
-    const saved: Array<Partial<SettingsDto>> = [];
-    const saveSettings: Actions['saveSettings'] = async (patch) => {
-      saved.push(patch);
-      return { ok: true, value: { settings: fakeSettings({ startAtLogin: null, ...patch }), restartRequired: [] } };
-    };
+    const { saved, saveSettings } = savingCore();
     mount(<Settings />, store, { saveSettings });
     const box = screen.getByRole('checkbox', { name: 'Kill switch: keep programs offline when Gatehop stops' });
     expect((box as HTMLInputElement).checked).toBe(false);
