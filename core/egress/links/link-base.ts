@@ -17,19 +17,25 @@ export function upstreamOf(spec: { upstreamUrl?: string }): UpstreamProxy | null
 
 /**
  * What the three protocols' links share: the handlers of phase changes and of the link's end, and
- * the promise that `onDown` is called once, with the reason of the first change to down after the
- * link has been up (a client may report DISCONNECTED more than once as it winds down). While a
- * link is still connecting its phase is 'down' too (OpenVPN's and SSTP's clients report each step
- * of their handshake): that is not its end, and counting it as one left every later end untold, so
- * a node killed under an SSTP tunnel was not left for a minute (#44's soak). A protocol's link says
- * how its client reports a change by calling `changed(reason)`, and answers `phase` from its client;
- * one built already up (SE-VPN's, made from an open session) says so to the constructor.
+ * the promise that `onDown` is called once, with the reason of the link's end (a client may report
+ * its end more than once as it winds down). The end is the client's own terminal state (`ended`),
+ * not any 'down' phase: OpenVPN's and SSTP's clients report each step of a handshake (the first
+ * one, and OpenVPN's L1 reconnect's) with phase 'down'. Counting the first of those as the end left
+ * the real end untold, so a node killed under an SSTP tunnel was not left for a minute (#44's
+ * soak); counting any of them would end a tunnel in the middle of an L1 reconnect. An end is told
+ * only after the link has been up: a failed open is reported by the open. A protocol's link says
+ * how its client reports a change by calling `changed(reason)`, answers `phase` and `ended` from
+ * its client, and says to the constructor when it is built already up (SE-VPN's).
  */
 export abstract class LinkBase implements TunnelLink {
   abstract readonly protocol: TunnelProtocol;
   abstract readonly phase: LinkPhase;
   abstract readonly lastReceivedAt: number;
   abstract readonly trustRule: TrustRule | null;
+  /** The client has ended for good (its terminal state); by default, the phase is down. */
+  get ended(): boolean {
+    return this.phase === 'down';
+  }
   /** Protocols without an L1 reconnect or a legacy-TLS fallback keep these. */
   get counters(): { reconnects: number; decryptFailures: number } {
     return { reconnects: 0, decryptFailures: 0 };
@@ -66,7 +72,7 @@ export abstract class LinkBase implements TunnelLink {
     const phase = this.phase;
     if (phase === 'up') this.#beenUp = true;
     for (const fn of this.#phaseHandlers) fn(phase);
-    if (phase !== 'down' || this.#downSaid || !this.#beenUp) return;
+    if (!this.ended || this.#downSaid || !this.#beenUp) return;
     this.#downSaid = true;
     for (const fn of this.#downHandlers) fn(reason);
   }

@@ -34,6 +34,11 @@ export class OpenVpnLink extends LinkBase {
     return s === 'CONNECTED' ? 'up' : s === 'RECONNECTING' ? 'reconnecting' : 'down';
   }
 
+  /** Only DISCONNECTED is the end: the handshake's steps (and an L1 reconnect's) are phase down too. */
+  override get ended(): boolean {
+    return this.client.state === 'DISCONNECTED';
+  }
+
   get lastReceivedAt(): number {
     return this.client.lastReceivedAt;
   }

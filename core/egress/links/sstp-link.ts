@@ -27,6 +27,11 @@ export class SstpLink extends LinkBase {
     return this.client.state === 'CONNECTED' ? 'up' : 'down';
   }
 
+  /** Only DISCONNECTED is the end: CONNECTING (the handshake) is phase down too. */
+  override get ended(): boolean {
+    return this.client.state === 'DISCONNECTED';
+  }
+
   get lastReceivedAt(): number {
     return this.client.lastReceivedAt;
   }
