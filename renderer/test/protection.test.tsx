@@ -29,7 +29,7 @@ describe('what goes through Gatehop (#46)', () => {
     act(() => store.getState().setSettings(fakeSettings({ killSwitch: true })));
     expect(screen.getByTestId('protection-kill-switch').textContent).toMatch(/stay offline instead/);
     act(() => store.getState().setSysproxy(sysproxy(false)));
-    expect(screen.getByTestId('protection-system').textContent).toMatch(/^– The system proxy is off/);
+    expect(screen.getByTestId('protection-system').textContent).toMatch(/^The system proxy is off/);
     expect(screen.getByTestId('protection-kill-switch').textContent).toMatch(/nothing for it to hold/);
   });
 

@@ -15,14 +15,18 @@ export function Protection() {
     <article className="card wide" aria-labelledby="protection-h" data-testid="protection">
       <h3 id="protection-h">{t('protection.title')}</h3>
       <p className="muted">{t('protection.through')}</p>
-      <ul>
-        <li data-testid="protection-system">
-          {viaSystem ? `✓ ${t('protection.systemOn')}` : `– ${t('protection.systemOff')}`}
-        </li>
+      {/* Each line carries its own mark (✓, ⚠): no list bullets beside them. */}
+      <ul className="marks">
+        {viaSystem ? <li data-testid="protection-system">✓ {t('protection.systemOn')}</li> : null}
         <li>✓ {t('protection.configured')}</li>
       </ul>
+      {viaSystem ? null : (
+        <p className="muted" data-testid="protection-system">
+          {t('protection.systemOff')}
+        </p>
+      )}
       <p className="muted">{t('protection.around')}</p>
-      <ul>
+      <ul className="marks">
         <li>⚠ {t('protection.ignoring')}</li>
         <li>⚠ {t('protection.udp')}</li>
       </ul>
