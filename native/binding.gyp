@@ -11,5 +11,20 @@
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-O2"],
       "xcode_settings": { "OTHER_CFLAGS": ["-std=gnu11", "-Wall", "-Wextra", "-O2"] }
     }
+  ],
+  "conditions": [
+    [
+      "OS=='linux'",
+      {
+        "targets": [
+          {
+            "target_name": "gatehop-capture",
+            "type": "executable",
+            "sources": ["src/gatehop-capture.c"],
+            "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-O2"]
+          }
+        ]
+      }
+    ]
   ]
 }

@@ -1,6 +1,6 @@
 import type { HeapTrimmer, LogTap } from '../common/index.js';
 import type { LoopDelay } from './loop-delay.js';
-import type { ReloadResult, Settings, SysproxyState } from './contract.js';
+import type { CaptureTicketDto, ReloadResult, Settings, SysproxyState } from './contract.js';
 import type { ExitInfoDto, RuleImportResult, ruleImportRequestSchema } from './schemas.js';
 import type { z } from 'zod';
 import type { EgressManager } from '../egress/index.js';
@@ -31,6 +31,11 @@ export interface AdminCore {
   readonly settings?: SettingsAccess | null;
   /** The OS proxy (GET/PUT /sysproxy); null: not offered. */
   readonly systemProxy?: SystemProxyControl | null;
+  /** `gatehop run` (Linux): tickets to the capture socket, and the programs captured now; null: not offered. */
+  readonly capture?: {
+    ticket(command: string): CaptureTicketDto;
+    sessions(): Array<{ id: number; command: string; startedAt: number; connections: number; udpFlows: number }>;
+  } | null;
   /** The built renderer served at /ui/; null: no dashboard. */
   readonly uiDir?: string | null;
   /** The main event loop's delay, for /status and metrics; absent: metrics keep their own. */

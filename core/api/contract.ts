@@ -229,6 +229,26 @@ export const drainEventSchema = z.object({
 });
 export const sysproxyEventSchema = z.object({ type: z.string(), message: z.string() });
 
+/** What `gatehop run` gets to start its helper (a one-time key, good for a minute). */
+export const captureTicketSchema = z.object({
+  socketPath: z.string(),
+  key: z.string(),
+  gatewayAddress: z.string(),
+  tunAddress: z.string(),
+});
+export type CaptureTicketDto = z.infer<typeof captureTicketSchema>;
+export const captureSessionsSchema = z.object({
+  sessions: z.array(
+    z.object({
+      id: z.number(),
+      command: z.string(),
+      startedAt: z.number(),
+      connections: z.number(),
+      udpFlows: z.number(),
+    }),
+  ),
+});
+
 export const events = {
   status: statusSchema,
   nodes: nodesSchema,
@@ -318,6 +338,15 @@ export const operations = {
     okStatus: 204,
   }),
   reload: op({ method: 'POST', path: '/reload', input: none, output: reloadResultSchema }),
+  /** `gatehop run`: a one-time key to its capture socket, for one program (named by `command`). */
+  openCapture: op({
+    method: 'POST',
+    path: '/capture/sessions',
+    input: z.object({ command: z.string().min(1).max(200) }).strict(),
+    output: captureTicketSchema,
+  }),
+  /** The programs captured now (`gatehop run`). */
+  getCaptureSessions: op({ method: 'GET', path: '/capture/sessions', input: none, output: captureSessionsSchema }),
   getSettings: op({ method: 'GET', path: '/settings', input: none, output: settingsResultSchema }),
   putSettings: op({ method: 'PUT', path: '/settings', input: settingsUpdateSchema, output: settingsResultSchema }),
   /** "Test all": a URL test through every node (or those named), a few at a time; progress comes as `test` events. */

@@ -58,6 +58,11 @@ export function implementOperations(
       throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the system proxy is not available in this embedding');
     return core.systemProxy;
   };
+  const capture = () => {
+    if (!core.capture)
+      throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', '`gatehop run` is not available in this embedding');
+    return core.capture;
+  };
   const sweep = () => {
     if (!core.delaySweep) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'node tests need the vpngate egress');
     return core.delaySweep;
@@ -68,6 +73,16 @@ export function implementOperations(
   });
   return {
     getStatus: () => statusView(core, adminAddress()),
+    openCapture: ({ command }) => {
+      try {
+        return capture().ticket(command);
+      } catch (err) {
+        if (isGatehopError(err) && err.code === ErrorCodes.CAPTURE_UNAVAILABLE)
+          throw new ApiFailure(409, err.code, err.message);
+        throw err;
+      }
+    },
+    getCaptureSessions: () => ({ sessions: capture().sessions() }),
     getNodes: () => nodesView(core),
     refreshNodes: () => refreshNodes(),
     importNodes: ({ csv }) => {

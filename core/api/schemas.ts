@@ -492,7 +492,7 @@ export const latencySchema = z.object({ samples: z.array(latencySampleSchema) })
 /** A connection in both dialects: Gatehop's fields and the Clash dashboard fields. */
 export const connectionSchema = z.object({
   id: z.string(),
-  kind: z.enum(['socks5', 'http']),
+  kind: z.enum(['socks5', 'http', 'capture']),
   client: z.string(),
   target: z.string().nullable(),
   egressId: z.string().nullable(),

@@ -369,7 +369,7 @@ export function connectionsView(core: AdminCore) {
       startedAt: s.startedAt,
       metadata: {
         network: 'tcp' as const,
-        type: s.kind === 'socks5' ? 'Socks5' : 'HTTP',
+        type: s.kind === 'socks5' ? 'Socks5' : s.kind === 'capture' ? 'Tun' : 'HTTP',
         sourceIP: src.host,
         sourcePort: src.port,
         destinationIP: /^[\d.]+$|:/.test(dst.host) ? dst.host : '',

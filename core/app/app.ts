@@ -66,6 +66,8 @@ import { defaultUiDir } from './paths.js';
 import { applyConfig, type ReloadOutcome } from './reload.js';
 import { resolveConfig, SettingsFile } from './settings-file.js';
 import { systemProxyControl } from './system-proxy-setup.js';
+import { startCapture } from './capture-setup.js';
+import type { CaptureServer } from '../capture/index.js';
 import { createSystemProxy, proxyTarget, recoverSystemProxy } from './system-proxy-setup.js';
 
 export interface RunningApp {
@@ -496,6 +498,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   );
   let proxyAt: Endpoint;
   let admin: AdminServer | null = null;
+  /** `gatehop run`'s socket (Linux); null where it cannot listen. */
+  let capture: CaptureServer | null = null;
   const settingsFile = extras.layers ? new SettingsFile(config, extras.layers, logger) : null;
   let layers = extras.layers ?? null;
   let reloading: Promise<unknown> = Promise.resolve();
@@ -583,6 +587,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       ['controller', () => controller?.stop()],
       ['delay-sweep', () => delaySweep?.close()],
       ['routing', () => routing.close()],
+      // Captured programs lose their network first (their TUNs close), then the sessions go.
+      ['capture', () => capture?.close()],
       ['proxy', () => proxy.close()],
       ['direct-egress', () => (directEgress !== egress ? directEgress.close() : undefined)],
       ['egress', () => (manager ?? egress).close()],
@@ -610,6 +616,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   };
   try {
     proxyAt = await proxy.listen();
+    capture = await startCapture(config.dataDir, proxy, logger);
     routing.start();
     if (config.admin) {
       const { token, source: tokenSource } = loadOrCreateAdminToken(
@@ -646,6 +653,19 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
               })
             : null,
           systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),
+          capture: {
+            ticket: (command) => {
+              if (!capture)
+                throw new GatehopError(
+                  ErrorCodes.CAPTURE_UNAVAILABLE,
+                  process.platform === 'linux'
+                    ? 'capture is not available in this Gatehop (its socket could not listen; see its log)'
+                    : '`gatehop run` needs Linux',
+                );
+              return capture.ticket(command);
+            },
+            sessions: () => capture?.sessions ?? [],
+          },
           uiDir: extras.uiDir === undefined ? defaultUiDir() : extras.uiDir,
           externalUiDir: config.externalUi,
           dashboardStorageDir: join(config.dataDir, 'dashboard-storage'),

@@ -18,6 +18,7 @@ import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
 import { checkSetup, describeSources, formatProblem } from './check.js';
 import { importListCommand } from './import-list.js';
+import { runCommand } from './run-command.js';
 import { importRulesCommand } from './import-rules-command.js';
 import { resolveConfig } from './settings-file.js';
 import { createSystemProxy } from './system-proxy-setup.js';
@@ -217,10 +218,17 @@ async function run(flags: RunFlags): Promise<void> {
 }
 
 /** The config the daemon would use, for the subcommands that share its --data-dir and --config. */
-function subcommandConfig(opts: { dataDir?: string; config?: string; listen?: string; allowPrivateNodes?: boolean }) {
+function subcommandConfig(opts: {
+  dataDir?: string;
+  config?: string;
+  listen?: string;
+  admin?: string;
+  allowPrivateNodes?: boolean;
+}) {
   try {
     const fromFile = opts.config ? readConfigFile(opts.config) : {};
     const flags: Record<string, unknown> = {};
+    if (opts.admin) flags.admin = opts.admin;
     if (opts.dataDir) flags.dataDir = opts.dataDir;
     if (opts.listen) flags.listen = opts.listen;
     if (opts.allowPrivateNodes) flags.vpngate = { allowPrivateNodes: true };
@@ -377,6 +385,20 @@ export function buildCli(): Command {
     process.stderr.write(`gatehop check: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n`);
     process.exitCode = 1;
   });
+
+  program
+    .command('run')
+    .description(
+      'run a program with all its traffic (TCP, UDP, names) going through the running Gatehop, no admin rights needed (Linux): gatehop run -- curl https://example.com/',
+    )
+    .argument('<command...>', 'the program and its arguments (after --)')
+    .option('--data-dir <dir>', 'the data directory the running Gatehop uses')
+    .option('--config <file>', 'the config file the running Gatehop uses')
+    .option('--admin <host:port>', "the running Gatehop's admin API address, when not the config's")
+    .passThroughOptions()
+    .action((command: string[], opts: { dataDir?: string; config?: string; admin?: string }) =>
+      runCommand(command, subcommandConfig(opts)),
+    );
 
   program
     .command('import-list')

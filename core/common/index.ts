@@ -41,6 +41,7 @@ export {
   dataEngineStatus,
   loadNative,
   nativeStatus,
+  captureHelperPath,
   type DataEngine,
   type NativeDataKey,
   type NativeDataKeySpec,

@@ -169,3 +169,21 @@ function findBinary(): string | null {
   }
   return null;
 }
+
+/**
+ * `gatehop run`'s helper (native/src/gatehop-capture.c, built beside the module on Linux), found as
+ * the module is; GATEHOP_CAPTURE_HELPER names another one. Null where it was not built.
+ */
+export function captureHelperPath(): string | null {
+  const named = process.env.GATEHOP_CAPTURE_HELPER;
+  if (named) return existsSync(named) ? named : null;
+  const helper = join('native', 'build', 'Release', 'gatehop-capture');
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    // A packaged app runs it from the unpacked copy (an executable cannot run from inside app.asar).
+    const candidate = join(dir, helper).replace(/([\\/])app\.asar([\\/])/, '$1app.asar.unpacked$2');
+    if (existsSync(candidate)) return candidate;
+    dir = dirname(dir);
+  }
+  return null;
+}

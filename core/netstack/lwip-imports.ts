@@ -39,8 +39,17 @@ export function lwipImports(sink: LwipSink): LwipImports {
     js_udp_recv: (id, ptr, len, src, port) =>
       sink.event({ t: 'udp', id, data: memory.copyOut(ptr, len), address: ipv4FromWasm(src), port }),
     js_icmp_reply: (src, ident, seq) => sink.event({ t: 'icmp', address: ipv4FromWasm(src), ident, seq }),
-    js_tcp_accepted: (listenerId, id, pcb, ip, port) =>
-      sink.event({ t: 'accepted', listenerId, id, pcb, address: ipv4FromWasm(ip), port }),
+    js_tcp_accepted: (listenerId, id, pcb, ip, port, localIp, localPort) =>
+      sink.event({
+        t: 'accepted',
+        listenerId,
+        id,
+        pcb,
+        address: ipv4FromWasm(ip),
+        port,
+        localAddress: ipv4FromWasm(localIp),
+        localPort,
+      }),
     js_eth_addr: (ip, mask, gw, dns1, dns2) => {
       const address = ipv4FromWasm(ip);
       const gateway = ipv4FromWasm(gw);

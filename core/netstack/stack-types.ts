@@ -26,6 +26,12 @@ export interface StackOptions {
    * batch, several a turn, and each ACK costs it a record and a write).
    */
   acks?: 'each-segment' | 'delayed' | 'per-batch' | 'per-turn';
+  /**
+   * The capture gateway's build (core/capture): every address is this stack's, and its one TCP
+   * listener takes a SYN to any address and port; each stream's local end is what the program
+   * dialled. Raw IP only.
+   */
+  captureGateway?: boolean;
 }
 
 /** What DHCP gave an Ethernet link (dns: the servers it named, else the gateway). */
@@ -69,5 +75,14 @@ export type StackEvent =
   | { t: 'poll'; id: number }
   | { t: 'udp'; id: number; data: Buffer; address: string; port: number }
   | { t: 'icmp'; address: string; ident: number; seq: number }
-  | { t: 'accepted'; listenerId: number; id: number; pcb: number; address: string; port: number }
+  | {
+      t: 'accepted';
+      listenerId: number;
+      id: number;
+      pcb: number;
+      address: string;
+      port: number;
+      localAddress: string;
+      localPort: number;
+    }
   | { t: 'lease'; lease: StackLease | null };

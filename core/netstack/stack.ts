@@ -76,7 +76,8 @@ export class Stack {
     this.mtu = opts.mtu;
     this.#output = opts.output;
     this.#maxConnections = opts.maxConnections ?? 4096;
-    const instance = new WebAssembly.Instance(lwipModule(), {
+    if (opts.captureGateway && opts.ethernet) throw new TypeError('a capture gateway stack is raw IP');
+    const instance = new WebAssembly.Instance(lwipModule(opts.captureGateway ? 'gateway' : 'client'), {
       env: lwipImports({
         memory: this.#memory,
         wasmMemory: () => this.#ex.memory,
@@ -287,7 +288,8 @@ export class Stack {
 
   /**
    * Accepts TCP connections on a port of this stack (the far side of in-process test links, or a
-   * local service on the tunnel address). Returns a closer for the listener.
+   * local service on the tunnel address). On a gateway stack the one listener takes connections to
+   * every address and port (each stream's localAddress and localPort say which). Returns a closer.
    */
   listenTcp(port: number, onConnection: (stream: TcpStream) => void): { close(): void } {
     if (this.#closed) throw new GatehopError(ErrorCodes.NETSTACK_CLOSED, 'stack closed: cannot listen');
@@ -536,7 +538,7 @@ export class Stack {
         ev.id,
         tcpPcbOps(this.#pcbHost, ev.id, ev.pcb),
         { address: ev.address, port: ev.port },
-        this.address,
+        ev.localAddress,
       );
       this.#tcp.set(ev.id, stream);
       if (!listener || this.#tcp.size > this.#maxConnections) {

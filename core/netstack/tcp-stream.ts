@@ -77,6 +77,11 @@ export class TcpStream extends Duplex {
     return this.#connected;
   }
 
+  /** What has been handed to lwIP to send (net.Socket's name for it). */
+  get bytesWritten(): number {
+    return this.stats.bytesOut;
+  }
+
   get localPort(): number {
     return this.#ops?.info().localPort ?? 0;
   }

@@ -1,16 +1,24 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-let compiled: WebAssembly.Module | null = null;
+/** Which build: the tunnels' client stack, or the capture gateway's (every address is its own). */
+export type LwipBuild = 'client' | 'gateway';
 
-/** The lwIP module, compiled once per process and instantiated once per stack. */
-export function lwipModule(): WebAssembly.Module {
-  if (!compiled) {
-    compiled = new WebAssembly.Module(
-      readFileSync(wasmPath(fileURLToPath(new URL('./lwip/lwip.wasm', import.meta.url)))),
-    );
+const compiled = new Map<LwipBuild, WebAssembly.Module>();
+
+/** An lwIP module, compiled once per process and instantiated once per stack. */
+export function lwipModule(build: LwipBuild = 'client'): WebAssembly.Module {
+  let module = compiled.get(build);
+  if (!module) {
+    // Literal URLs, so bundlers see (and copy) both files.
+    const url =
+      build === 'client'
+        ? new URL('./lwip/lwip.wasm', import.meta.url)
+        : new URL('./lwip/lwip-gateway.wasm', import.meta.url);
+    module = new WebAssembly.Module(readFileSync(wasmPath(fileURLToPath(url))));
+    compiled.set(build, module);
   }
-  return compiled;
+  return module;
 }
 
 /**
@@ -75,6 +83,14 @@ export interface LwipImports {
   js_tcp_poll(id: number): void;
   js_udp_recv(id: number, data: number, len: number, srcIp: number, srcPort: number): void;
   js_icmp_reply(srcIp: number, ident: number, seq: number): void;
-  js_tcp_accepted(listenerId: number, connId: number, pcb: number, remoteIp: number, remotePort: number): void;
+  js_tcp_accepted(
+    listenerId: number,
+    connId: number,
+    pcb: number,
+    remoteIp: number,
+    remotePort: number,
+    localIp: number,
+    localPort: number,
+  ): void;
   js_eth_addr(ip: number, mask: number, gw: number, dns1: number, dns2: number): void;
 }

@@ -18,7 +18,7 @@ const NOT_EXPRESSIBLE: Readonly<Record<string, string>> = {
   'IN-NAME': 'Gatehop has one listener, unnamed',
 };
 
-const IN_TYPES = new Set(['SOCKS5', 'HTTP', 'HTTPS', 'MIXED']);
+const IN_TYPES = new Set(['SOCKS5', 'HTTP', 'HTTPS', 'MIXED', 'TUN']);
 
 function domain(payload: string): string {
   const d = normalizeName(payload);
@@ -152,9 +152,12 @@ export function parseCondition(type: string, payload: string, options: readonly 
     case 'IN-TYPE': {
       const types = p.toUpperCase().split('/');
       const bad = types.find((x) => !IN_TYPES.has(x));
-      if (bad !== undefined) throw new RuleParseError(`inbound type "${bad}" is not SOCKS5, HTTP, HTTPS or MIXED`);
+      if (bad !== undefined) throw new RuleParseError(`inbound type "${bad}" is not SOCKS5, HTTP, HTTPS, MIXED or TUN`);
       // Gatehop's one listener is mixed: every flow came in on it.
-      return make((f) => types.includes('MIXED') || (f.inType !== undefined && types.includes(f.inType)));
+      // MIXED is the proxy port (SOCKS5 and HTTP alike), as mihomo's mixed inbound; a captured program's flows are TUN.
+      return make(
+        (f) => (types.includes('MIXED') && f.inType !== 'TUN') || (f.inType !== undefined && types.includes(f.inType)),
+      );
     }
     case 'IN-USER': {
       const users = p.split('/').filter((u) => u !== '');

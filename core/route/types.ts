@@ -34,7 +34,7 @@ export interface Flow {
   readonly inUser?: string;
 }
 
-export type InboundType = 'SOCKS5' | 'HTTP' | 'HTTPS';
+export type InboundType = 'SOCKS5' | 'HTTP' | 'HTTPS' | 'TUN';
 
 /** The table's answer: the target, and the rule that chose it as Clash shows it (`DOMAIN-SUFFIX` / `ir`). */
 export interface Decision {

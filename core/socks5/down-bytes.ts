@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import type { ClientConnection } from './client-connection.js';
 import type { TcpQueues } from './tcp-queues.js';
 
 /**
@@ -17,7 +17,7 @@ export class DownBytes {
   #relaying = false;
 
   constructor(
-    private readonly socket: Socket,
+    private readonly socket: ClientConnection,
     private readonly queues: TcpQueues,
   ) {}
 

@@ -20,7 +20,7 @@ export const PAC_PATH = '/proxy.pac';
  * CONNECT by tunnelling, absolute-URI requests by forwarding each over a fresh upstream connection
  * through the session's egress, and Upgrade requests by relaying raw bytes after the head.
  */
-export class HttpSession extends ProxySession {
+export class HttpSession extends ProxySession<Socket> {
   readonly kind = 'http' as const;
   protected inType: InboundType = 'HTTP';
   #sawRequest = false;

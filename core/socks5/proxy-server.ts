@@ -7,6 +7,10 @@ import { HttpSession } from './http-session.js';
 import type { ProxyOptions } from './options.js';
 import { createProxyStats, bump, type ProxyStats } from './proxy-stats.js';
 import type { ProxySession, SessionContext } from './session.js';
+import type { ClientConnection } from './client-connection.js';
+import { CaptureSession } from './capture-session.js';
+import { UdpRelay } from './udp-relay.js';
+import type { UdpDatagram } from '../egress/index.js';
 import { Router, type Routing } from '../router/index.js';
 import { TcpQueues } from './tcp-queues.js';
 import { Socks5Session } from './socks5-session.js';
@@ -203,6 +207,42 @@ export class ProxyServer {
     if (!this.#sessions.delete(session)) return;
     if (rejected) this.#refusing--;
     else this.stats.sessionsActive--;
+  }
+
+  /**
+   * A captured program's TCP connection (core/capture's gateway ended it) to `target`: a session
+   * like the port's, with its limits, its rules (IN-TYPE TUN) and its place in the drain list. Over
+   * maxSessions it is reset.
+   */
+  adoptCaptured(stream: ClientConnection, target: { host: string; port: number; byName: boolean }): void {
+    if (this.#closing || this.stats.sessionsActive >= this.#ctx.options.maxSessions) {
+      if (!this.#closing) this.stats.rejected++;
+      stream.destroy();
+      return;
+    }
+    const session = new CaptureSession(this.#nextId++, stream, this.#ctx, false, (s) => this.#remove(s, false));
+    this.#add(session, false);
+    detach(this.#log, 'capture-session', session.start(target));
+  }
+
+  /**
+   * The egress side of a captured program's UDP socket: its packets go where the rules send each
+   * peer (IN-TYPE TUN), replies to `onReply`. The caller opens and closes it.
+   */
+  captureUdp(o: {
+    src: { ip: string; port: number };
+    onReply: (d: UdpDatagram) => void;
+    onError: (err: Error) => void;
+  }): UdpRelay {
+    return new UdpRelay({
+      source: this.#ctx.router.sourceFor('TUNNEL'),
+      router: this.#ctx.router,
+      stats: this.stats,
+      log: this.#log,
+      flowFacts: () => ({ src: o.src, inType: 'TUN' }),
+      onReply: o.onReply,
+      onError: o.onError,
+    });
   }
 
   #createHttpServer(options: ProxyOptions): HttpServer {

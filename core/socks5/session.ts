@@ -1,8 +1,9 @@
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import { ErrorCodes, GatehopError, type Logger, detach } from '../common/index.js';
 import type { Egress, EgressLease, EgressTcpConnection, RetireReason } from '../egress/index.js';
 import type { Decision, Flow, InboundType } from '../route/index.js';
+import type { ClientConnection } from './client-connection.js';
 import { FirstByteGate } from './first-byte-gate.js';
 import { readFirstBytes } from './first-bytes.js';
 import { httpsOnlyResponse, isPlainHttp } from './https-only.js';
@@ -34,7 +35,7 @@ const MAX_REDIALS = 3;
  * three timers (handshake, connect, idle). `forceClose` is the only teardown path; errors, timeouts,
  * egress shutdown and process exit all end here, and it is idempotent.
  */
-export abstract class ProxySession {
+export abstract class ProxySession<S extends ClientConnection = ClientConnection> {
   readonly startedAt = Date.now();
   bytesUp = 0;
   /** What the client has taken (down-bytes.ts). */
@@ -68,7 +69,7 @@ export abstract class ProxySession {
 
   constructor(
     readonly id: number,
-    protected readonly socket: Socket,
+    protected readonly socket: S,
     protected readonly ctx: SessionContext,
     /** Over maxSessions: the session answers its first request with a refusal. */
     protected readonly rejected: boolean,
@@ -95,7 +96,7 @@ export abstract class ProxySession {
     return this.#closed;
   }
 
-  abstract readonly kind: 'socks5' | 'http';
+  abstract readonly kind: 'socks5' | 'http' | 'capture';
 
   /** The handshake timer fired: send whatever refusal is still owed, then close. */
   protected onHandshakeTimeout(): void {
@@ -225,7 +226,8 @@ export abstract class ProxySession {
       inType: this.inType,
       ...(this.user !== undefined ? { inUser: this.user } : {}),
     };
-    const d = await this.ctx.router.decide(flow, s);
+    // The local program is looked up by a kernel socket's ports: a captured flow's program is known otherwise.
+    const d = await this.ctx.router.decide(flow, s instanceof Socket ? s : undefined);
     this.decision = d;
     this.#routedHost = host;
     bump(this.ctx.stats.routed, d.target);
@@ -242,7 +244,7 @@ export abstract class ProxySession {
    * a plain HTTP request is answered with a page that says why (and the session ends: null), else
    * the bytes are handed back to be sent on. Other flows pass `already` straight back.
    */
-  protected async firstBytesUnlessPlainHttp(client: Socket | Duplex, already: Buffer): Promise<Buffer | null> {
+  protected async firstBytesUnlessPlainHttp(client: Duplex, already: Buffer): Promise<Buffer | null> {
     if (this.decision?.target !== 'TUNNEL' || !this.ctx.router.httpsOnly()) return already;
     const first = await readFirstBytes(client, already);
     if (this.#closed) return null;
@@ -256,7 +258,7 @@ export abstract class ProxySession {
    * socket, for a sniff or the HTTPS-only check). A failed dial closes the session with its reason.
    */
   protected async dialWithFirstBytes(
-    client: Socket,
+    client: Duplex,
     first: Buffer,
     target: { host: string; port: number },
     via: 'TUNNEL' | 'DIRECT',
@@ -277,7 +279,7 @@ export abstract class ProxySession {
   }
 
   /** Answers the client with the HTTPS-only page and ends the session. */
-  protected refusePlainHttp(client: Socket | Duplex): void {
+  protected refusePlainHttp(client: Duplex): void {
     this.ctx.stats.httpsOnlyRefused++;
     this.log.info(
       { event: 'https-only-refused', target: this.target },

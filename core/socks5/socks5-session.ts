@@ -27,7 +27,7 @@ const MAX_HANDSHAKE_BYTES = 2048;
 type Phase = 'greeting' | 'auth' | 'checking' | 'request' | 'connecting' | 'relaying' | 'udp' | 'done';
 
 /** One SOCKS5 client connection (RFC 1928 / RFC 1929). */
-export class Socks5Session extends ProxySession {
+export class Socks5Session extends ProxySession<Socket> {
   readonly kind = 'socks5' as const;
   protected inType: InboundType = 'SOCKS5';
   #phase: Phase = 'greeting';

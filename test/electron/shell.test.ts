@@ -438,12 +438,15 @@ describe('the IPC round trip', () => {
       getLatency: {},
       setRouteMode: { mode: 'global' },
       refreshRuleSet: { name: 'none' },
+      openCapture: { command: 'curl' },
     };
     // Restart last: it ends this core (the desktop app relaunches itself).
     for (const name of opNames.filter((n) => n !== 'restart')) {
       const r = await client.call(name, (inputs[name] ?? {}) as never);
       if (r.ok) continue;
-      expect(r.error.code, name).toMatch(/^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED|LIST_INVALID)$/);
+      expect(r.error.code, name).toMatch(
+        /^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED|LIST_INVALID|CAPTURE_UNAVAILABLE)$/,
+      );
     }
     expect((await client.call('getStatus', {})).ok).toBe(true);
     expect((await client.call('getSettings', {})).ok).toBe(true);

@@ -24,6 +24,8 @@ export function linkStacks(
     impair?: (p: Buffer) => boolean;
     acksA?: StackOptions['acks'];
     batchesToA?: boolean | number;
+    /** B is a capture gateway stack (every address is B's). */
+    gatewayB?: boolean;
   } = {},
 ): LinkedStacks {
   const queues: { toA: Buffer[]; toB: Buffer[] } = { toA: [], toB: [] };
@@ -68,7 +70,12 @@ export function linkStacks(
     ...(opts.acksA ? { acks: opts.acksA } : {}),
     output: send(queues.toB),
   });
-  const b: Stack = new Stack({ ...common, address: '10.9.0.2', output: send(queues.toA) });
+  const b: Stack = new Stack({
+    ...common,
+    address: '10.9.0.2',
+    ...(opts.gatewayB ? { captureGateway: true } : {}),
+    output: send(queues.toA),
+  });
   return {
     a,
     b,

@@ -357,3 +357,33 @@ describe('two stacks back to back', () => {
     await expect(link.a.connectTcp('10.9.0.2', 7)).rejects.toMatchObject({ code: ErrorCodes.NETSTACK_CLOSED });
   });
 });
+
+describe('the capture gateway build', () => {
+  it('accepts a connection to any address and port, with that address and port as its local end', async () => {
+    link = linkStacks({ gatewayB: true });
+    const accepted: TcpStream[] = [];
+    link.b.listenTcp(1, (s) => {
+      s.on('error', () => {});
+      accepted.push(s);
+      s.pipe(s);
+    });
+    const first = await link.a.connectTcp('203.0.113.7', 443);
+    const second = await link.a.connectTcp('198.18.0.9', 8080);
+    await eventually(() => accepted.length === 2, 2_000, 'both accepted');
+    expect(accepted.map((s) => `${s.localAddress}:${s.localPort}`)).toEqual(['203.0.113.7:443', '198.18.0.9:8080']);
+    expect(accepted[0]!.remoteAddress).toBe('10.9.0.1');
+    const echoed = once(first, 'data');
+    first.write('hello');
+    expect(String((await echoed)[0])).toBe('hello');
+    first.destroy();
+    second.destroy();
+  });
+
+  it('leaves the client build as it was: a SYN to another address gets no connection', async () => {
+    link = linkStacks();
+    let accepted = 0;
+    link.b.listenTcp(1, () => accepted++);
+    await expect(link.a.connectTcp('203.0.113.7', 1, { timeoutMs: 300 })).rejects.toThrow();
+    expect(accepted).toBe(0);
+  });
+});

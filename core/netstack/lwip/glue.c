@@ -42,7 +42,8 @@ IMPORT(js_tcp_err) void js_tcp_err(uint32_t id, int err);
 IMPORT(js_tcp_poll) void js_tcp_poll(uint32_t id);
 IMPORT(js_udp_recv) void js_udp_recv(uint32_t id, const uint8_t *data, uint32_t len, uint32_t src_ip, uint32_t src_port);
 IMPORT(js_icmp_reply) void js_icmp_reply(uint32_t src_ip, uint32_t ident, uint32_t seq);
-IMPORT(js_tcp_accepted) void js_tcp_accepted(uint32_t listener_id, uint32_t conn_id, uint32_t pcb, uint32_t remote_ip, uint32_t remote_port);
+IMPORT(js_tcp_accepted) void js_tcp_accepted(uint32_t listener_id, uint32_t conn_id, uint32_t pcb, uint32_t remote_ip, uint32_t remote_port,
+                                             uint32_t local_ip, uint32_t local_port);
 IMPORT(js_eth_addr) void js_eth_addr(uint32_t ip, uint32_t mask, uint32_t gw, uint32_t dns1, uint32_t dns2);
 
 u32_t sys_now(void) { return js_now(); }
@@ -365,7 +366,9 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err) {
   if (g_next_accept_id == 0) g_next_accept_id = 0x80000000u;
   attach(pcb, c);
   g_tcp_active++;
-  js_tcp_accepted((uint32_t)(uintptr_t)arg, c->id, (uint32_t)(uintptr_t)pcb, ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip)), pcb->remote_port);
+  /* The local end too: on the capture gateway it is the address and port the program dialled. */
+  js_tcp_accepted((uint32_t)(uintptr_t)arg, c->id, (uint32_t)(uintptr_t)pcb, ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip)), pcb->remote_port,
+                  ip4_addr_get_u32(ip_2_ip4(&pcb->local_ip)), pcb->local_port);
   return ERR_OK;
 }
 

@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CaptureServer } from '../capture/index.js';
+import type { Logger } from '../common/index.js';
+import type { ProxyServer } from '../socks5/index.js';
+
+/** sockaddr_un's path is 108 bytes with its NUL; a longer data dir's socket lives in the runtime dir. */
+const MAX_SOCKET_PATH = 100;
+
+/**
+ * Where this core's capture socket is: in the data dir (one per core, so cores side by side never
+ * meet), else, for a data dir too deep for a socket's path, in the user's runtime dir under a name
+ * made from the data dir.
+ */
+export function captureSocketPath(dataDir: string): string {
+  const inData = join(dataDir, 'run', 'capture.sock');
+  if (inData.length <= MAX_SOCKET_PATH) return inData;
+  const base = process.env.XDG_RUNTIME_DIR ?? join(tmpdir(), `gatehop-${process.getuid?.() ?? 'user'}`);
+  const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  return join(base, `gatehop-${id}`, 'capture.sock');
+}
+
+/**
+ * `gatehop run`'s end in this core (Linux only): listening, or null with the reason logged. A core
+ * that cannot capture still proxies; `gatehop run` then says capture is not available.
+ */
+export async function startCapture(dataDir: string, proxy: ProxyServer, logger: Logger): Promise<CaptureServer | null> {
+  if (process.platform !== 'linux') return null;
+  const server = new CaptureServer({
+    path: captureSocketPath(dataDir),
+    inbound: proxy,
+    log: logger.child({ component: 'capture' }),
+  });
+  try {
+    await server.listen();
+    return server;
+  } catch (err) {
+    logger.warn(
+      { event: 'capture-unavailable', err: (err as Error).message },
+      '`gatehop run` is not available: the capture socket could not listen',
+    );
+    return null;
+  }
+}

@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { basename } from 'node:path';
+import { captureHelperPath } from '../common/index.js';
+import { captureTicketSchema } from '../api/index.js';
+import { callRunningCore, refusalOf } from './admin-call.js';
+import type { GatehopConfig } from './config.js';
+
+/** What `run` exits with when it could not start the program (as `env` and container tools do). */
+const EXIT_SETUP = 125;
+
+function fail(message: string): never {
+  process.stderr.write(`gatehop run: ${message}\n`);
+  process.exit(EXIT_SETUP);
+}
+
+/**
+ * `gatehop run [--] <command> [args…]` (Linux, no privilege): the command and everything it starts
+ * send all their traffic through the running Gatehop (docs/capture.md). The running core hands
+ * out a one-time key to its capture socket; the helper makes the namespace and its TUN, relays it
+ * to that socket, runs the command and exits with its status. With no Gatehop running, nothing
+ * runs.
+ */
+export async function runCommand(command: string[], config: GatehopConfig): Promise<void> {
+  if (process.platform !== 'linux') fail('capturing a program needs Linux; elsewhere use the system proxy');
+  if (command.length === 0) fail('name the program to run: gatehop run -- curl https://example.com/');
+  const helper = captureHelperPath();
+  if (!helper)
+    fail('the capture helper is not built (native/build/Release/gatehop-capture): run `npm run build:native`');
+  const answer = await callRunningCore(config, 'POST', '/capture/sessions', {
+    type: 'application/json',
+    data: JSON.stringify({ command: basename(command[0]!).slice(0, 200) }),
+  });
+  if (!answer)
+    fail(
+      `Gatehop is not running (nothing answers at ${config.admin ? `${config.admin.host}:${config.admin.port}` : 'its admin API, which is off'}); start it first. Nothing was run.`,
+    );
+  if (!answer.ok) fail(`Gatehop refused: ${refusalOf(answer)}. Nothing was run.`);
+  const ticket = captureTicketSchema.parse(answer.body);
+  const child = spawn(helper, [ticket.socketPath, ticket.gatewayAddress, ticket.tunAddress, '--', ...command], {
+    stdio: 'inherit',
+    env: { ...process.env, GATEHOP_CAPTURE_KEY: ticket.key },
+  });
+  // The terminal's signals reach the program (same process group); this process only waits.
+  for (const sig of ['SIGINT', 'SIGQUIT'] as const) process.on(sig, () => {});
+  const forward = (sig: NodeJS.Signals): void => void child.kill(sig);
+  process.on('SIGTERM', forward);
+  process.on('SIGHUP', forward);
+  const code = await new Promise<number>((resolve) => {
+    child.once('error', (err) => {
+      process.stderr.write(`gatehop run: cannot start the capture helper: ${err.message}\n`);
+      resolve(EXIT_SETUP);
+    });
+    child.once('exit', (c, signal) => resolve(c ?? (signal ? 128 + signalNumber(signal) : EXIT_SETUP)));
+  });
+  process.exit(code);
+}
+
+function signalNumber(signal: NodeJS.Signals): number {
+  const numbers: Partial<Record<NodeJS.Signals, number>> = {
+    SIGHUP: 1,
+    SIGINT: 2,
+    SIGQUIT: 3,
+    SIGKILL: 9,
+    SIGTERM: 15,
+  };
+  return numbers[signal] ?? 1;
+}

@@ -1,0 +1,11 @@
+export {
+  CaptureServer,
+  GATEWAY_ADDRESS,
+  TUN_ADDRESS,
+  type CaptureSessionInfo,
+  type CaptureTicket,
+} from './capture-server.js';
+export { Gateway, type GatewayStats } from './gateway.js';
+export type { CaptureInbound, CapturedUdp } from './capture-inbound.js';
+export { FakeIps } from './fake-ips.js';
+export { answerQuery } from './dns-answer.js';

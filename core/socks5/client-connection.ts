@@ -1,0 +1,13 @@
+import type { Duplex } from 'node:stream';
+
+/**
+ * A session's client side: a proxy client's socket, or a captured program's connection ended by the
+ * capture gateway's stack (core/capture). What the session reads of it beyond a Duplex.
+ */
+export type ClientConnection = Duplex & {
+  readonly remoteAddress?: string | undefined;
+  readonly remotePort?: number | undefined;
+  readonly localAddress?: string | undefined;
+  readonly localPort?: number | undefined;
+  readonly bytesWritten?: number | undefined;
+};
