@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -18,6 +17,7 @@ import { fileLogger, rigAppInput, startRigCore } from '../helpers/rig-app.js';
 import { startUdpEcho, type TestUdpEcho } from '../helpers/servers.js';
 import { socksConnect } from '../helpers/socks-client.js';
 import { Rig } from '../rig/rig.js';
+import { dnsCounter } from '../helpers/dns-counter.js';
 
 /**
  * Issue #33 on real servers: one rule table sends some flows out of the host directly, others
@@ -25,27 +25,6 @@ import { Rig } from '../rig/rig.js';
  * direct side is a server on this host's loopback (the rig's "internet" is reachable only through
  * a tunnel), the tunnel side the rig's web host, which answers /ip with the address it sees.
  */
-/**
- * A counter on this host's own output for port 53 (UDP and TCP), in an nftables table of the
- * test's own: how a test tells that no DNS query left in clear.
- */
-function dnsCounter(name: string): { packets: () => number; remove: () => void } {
-  const table = `${name}_${process.pid}`;
-  const nft = (args: string[], input?: string): string => execFileSync('nft', args, { input, encoding: 'utf8' });
-  nft(
-    ['-f', '-'],
-    `table inet ${table} {\n chain out {\n type filter hook output priority 0; policy accept;\n udp dport 53 counter\n tcp dport 53 counter\n }\n}\n`,
-  );
-  return {
-    packets: () =>
-      [...nft(['list', 'table', 'inet', table]).matchAll(/counter packets (\d+)/g)].reduce(
-        (n, m) => n + Number(m[1]),
-        0,
-      ),
-    remove: () => void nft(['delete', 'table', 'inet', table]),
-  };
-}
-
 describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
   let rig: Rig;
   let app: RunningApp;
@@ -112,7 +91,7 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
   }, 60_000);
 
   it('no clear DNS packet leaves this host for a tunnel-bound name while an IP rule needs its address', async () => {
-    const { packets, remove } = dnsCounter('gh_dns');
+    const { packets, remove } = dnsCounter('gh_dns', 0);
     try {
       // The counter counts: one datagram to port 53 on loopback (nothing listens there).
       const probe = createSocket('udp4');
@@ -129,7 +108,7 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
   }, 30_000);
 
   it('one pass, and a DIRECT flow decided on its in-tunnel address is dialled at that address: no clear DNS, no failure for a name only the tunnel knows (#45)', async () => {
-    const { packets, remove } = dnsCounter('gh_dns2');
+    const { packets, remove } = dnsCounter('gh_dns2', 0);
     try {
       const before = packets();
       // here.test → 127.0.0.1 inside the tunnel. The no-resolve 127/8 rule is passed (a name), the

@@ -26,7 +26,8 @@ export class GatehopProcess {
   constructor(
     readonly dir: string,
     args: string[],
-    opts: { hosts?: Record<string, string> } = {},
+    /** `user`: the core runs as this uid and gid (dropped with setpriv after the mounts). */
+    opts: { hosts?: Record<string, string>; user?: { uid: number; gid: number } } = {},
   ) {
     const resolv = join(dir, 'resolv.conf');
     const hosts = join(dir, 'hosts');
@@ -36,7 +37,8 @@ export class GatehopProcess {
       ['127.0.0.1 localhost', ...Object.entries(opts.hosts ?? {}).map(([n, a]) => `${a} ${n}`), ''].join('\n'),
     );
     const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
-    const script = `mount --bind ${q(resolv)} /etc/resolv.conf && mount --bind ${q(hosts)} /etc/hosts && exec ${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')}`;
+    const asUser = opts.user ? `setpriv --reuid ${opts.user.uid} --regid ${opts.user.gid} --clear-groups -- ` : '';
+    const script = `mount --bind ${q(resolv)} /etc/resolv.conf && mount --bind ${q(hosts)} /etc/hosts && exec ${asUser}${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')}`;
     this.child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,0 +1,305 @@
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statusSchema } from '../../core/api/index.js';
+import { apiRequest } from '../helpers/admin-client.js';
+import { until } from '../helpers/fds.js';
+import { GatehopProcess } from '../helpers/gatehop-process.js';
+import { isRoot } from '../helpers/netns.js';
+import { freePort } from '../helpers/ports.js';
+import { Rig } from '../rig/rig.js';
+import { dnsCounter } from '../helpers/dns-counter.js';
+
+const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
+const HELPER = resolve(import.meta.dirname, '../../native/build/Release/gatehop-capture');
+
+/**
+ * #46 `gatehop run` as a user would: an unprivileged user (made by this test) runs Gatehop over
+ * the rig, then programs under `gatehop run` with no proxy settings: their TCP, UDP and names go
+ * through the node, rules send a name DIRECT or refuse it, no DNS packet leaves this host, a big
+ * download arrives whole, and nothing of a program's namespace outlives it. /dev/net/tun is made
+ * 0666 as desktops have it (and put back).
+ */
+describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))('gatehop run on the rig (#46)', () => {
+  let rig: Rig;
+  let core: GatehopProcess;
+  let local: Server;
+  let localPort = 0;
+  let admin = 0;
+  let dir = '';
+  const user = `ghcap${process.pid}`;
+  let uid = 0;
+  let gid = 0;
+  let tunMode = 0o600;
+  let dns: { packets: () => number; remove: () => void } | null = null;
+  let dnsBefore = 0;
+
+  /** `gatehop run -- CMD…` as the test's user, with no proxy variables; its exit code and output. */
+  function run(
+    cmd: string[],
+    o: { admin?: number; stopCoreAfterMs?: number } = {},
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((res) => {
+      const c = spawn(
+        'setpriv',
+        [
+          '--reuid',
+          String(uid),
+          '--regid',
+          String(gid),
+          '--clear-groups',
+          '--',
+          process.execPath,
+          BIN,
+          'run',
+          '--data-dir',
+          dir,
+          '--admin',
+          `127.0.0.1:${o.admin ?? admin}`,
+          '--',
+          ...cmd,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir } },
+      );
+      const out: Buffer[] = [];
+      let stderr = '';
+      c.stdout.on('data', (b: Buffer) => out.push(b));
+      c.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      c.on('exit', (code) => res({ code, stdout: Buffer.concat(out).toString(), stderr }));
+    });
+  }
+
+  /** The network namespaces the test user's processes are in (the core's is the host's). */
+  function userNetNamespaces(): Set<string> {
+    const seen = new Set<string>();
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      try {
+        if (statSync(`/proc/${pid}`).uid !== uid) continue;
+        seen.add(readlinkSync(`/proc/${pid}/ns/net`));
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return seen;
+  }
+
+  beforeAll(async () => {
+    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', user]);
+    uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
+    gid = Number(execFileSync('id', ['-g', user], { encoding: 'utf8' }).trim());
+    tunMode = statSync('/dev/net/tun').mode & 0o777;
+    chmodSync('/dev/net/tun', 0o666); // as systemd's udev rule makes it on a desktop
+    rig = await Rig.up({ nodes: 1, openvpn: [], bigMib: 64 });
+    // A web host on this machine: what a flow a rule sends DIRECT reaches (the program cannot: its
+    // 127.0.0.1 is its own namespace's).
+    local = createServer((req, res) => res.end(`direct ${req.socket.remoteAddress}`));
+    await new Promise<void>((r) => local.listen(0, '127.0.0.1', () => r()));
+    localPort = (local.address() as AddressInfo).port;
+    dir = mkdtempSync(join(tmpdir(), 'gh-capture-'));
+    chownSync(dir, uid, gid);
+    const config = join(dir, 'config.yaml');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mode: 'rule',
+        rules: [
+          'DOMAIN-SUFFIX,blocked.test,REJECT',
+          // Needs the address of every named flow that gets this far: resolved inside the tunnel.
+          'IP-CIDR,192.0.2.0/24,DIRECT',
+          // here.test is a name only the rig's resolver (inside the tunnel) knows: it answers 127.0.0.1.
+          'IP-CIDR,127.0.0.1/32,DIRECT',
+          'MATCH,TUNNEL',
+        ],
+        vpngate: { allowPrivateNodes: true },
+        groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 } },
+        switching: { healthDnsName: 'files.test' },
+      }),
+    );
+    admin = await freePort();
+    core = new GatehopProcess(
+      dir,
+      [
+        '--egress',
+        'vpngate',
+        '--api',
+        rig.state.apiUrl,
+        '--listen',
+        `127.0.0.1:${await freePort()}`,
+        '--admin',
+        `127.0.0.1:${admin}`,
+        '--data-dir',
+        dir,
+        '--config',
+        config,
+        '--log-file',
+        join(dir, 'gatehop.log'),
+      ],
+      { user: { uid, gid } },
+    );
+    await until(
+      () =>
+        core.stdout.includes('gatehop ready:')
+          ? true
+          : core.child.exitCode !== null
+            ? Promise.reject(new Error(`gatehop exited: ${core.stderr}`))
+            : undefined,
+      60_000,
+      () => `gatehop ready (stderr: ${core.stderr})`,
+    );
+    const token = readFileSync(join(dir, 'admin-token'), 'utf8').trim();
+    await until(
+      async () =>
+        statusSchema.parse((await apiRequest(admin, 'GET', '/status', { token })).json()).active?.nodeId ?? undefined,
+      90_000,
+      'a tunnel up',
+    );
+    // Every DNS packet this host sends from here on is counted (the test's own nftables table).
+    dns = dnsCounter('gh_capture', uid);
+    // The counter counts: one datagram to port 53 on loopback (nothing listens there), from the user.
+    execFileSync('setpriv', [
+      '--reuid',
+      String(uid),
+      '--regid',
+      String(gid),
+      '--clear-groups',
+      '--',
+      process.execPath,
+      '-e',
+      "const s = require('node:dgram').createSocket('udp4'); s.send(Buffer.from('x'), 53, '127.0.0.1', () => s.close());",
+    ]);
+    await until(() => (dns!.packets() >= 1 ? true : undefined), 5_000, 'the counter to see the probe');
+    dnsBefore = dns.packets();
+  }, 240_000);
+
+  afterAll(async () => {
+    dns?.remove();
+    await core?.stop();
+    await new Promise<void>((r) => (local ? local.close(() => r()) : r()));
+    await rig?.down();
+    chmodSync('/dev/net/tun', tunMode);
+    try {
+      execFileSync('userdel', [user]);
+    } catch {
+      // not made (useradd failed): nothing to remove
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('curl with no proxy settings reaches the rig’s web host through the node, by name and by address; names are answered by Gatehop', async () => {
+    const exit = rig.state.nodes[0]!.exitAddress;
+    const byName = await run(['curl', '-sS', '-m', '20', 'http://files.test/ip']);
+    expect(byName, byName.stderr).toMatchObject({ code: 0, stdout: exit });
+    const byAddress = await run(['curl', '-sS', '-m', '20', rig.url('/ip')]);
+    expect(byAddress, byAddress.stderr).toMatchObject({ code: 0, stdout: exit });
+    // The program's resolver is Gatehop's gateway: a name gets a fake address, the real one is
+    // found inside the tunnel when the program connects.
+    const lookup = await run(['getent', 'hosts', 'files.test']);
+    expect(lookup.stdout).toMatch(/^198\.1[89]\.\d+\.\d+\s+files\.test/);
+  }, 60_000);
+
+  it('UDP goes through the tunnel: an echo, and a DNS query the program sends to the rig’s own resolver', async () => {
+    const script = join(dir, 'udp.cjs');
+    writeFileSync(
+      script,
+      `const dgram = require('node:dgram');
+const inet = process.argv[2];
+function ask(port, payload) {
+  return new Promise((resolve, reject) => {
+    const s = dgram.createSocket('udp4');
+    const timer = setInterval(() => s.send(payload, port, inet), 500);
+    s.on('message', (m) => { clearInterval(timer); s.close(); resolve(m); });
+    s.send(payload, port, inet);
+    setTimeout(() => reject(new Error('no answer from ' + port)), 10000).unref();
+  });
+}
+(async () => {
+  const echo = await ask(7, Buffer.from('hello over udp'));
+  // files.test, type A, class IN
+  const q = Buffer.from('abcd01000001000000000000' + '0566696c65730474657374' + '00' + '00010001', 'hex');
+  const a = await ask(53, q);
+  console.log(JSON.stringify({ echo: echo.toString(), answer: [...a.subarray(a.length - 4)].join('.') }));
+})().catch((e) => { console.error(e.message); process.exit(1); });
+`,
+    );
+    const r = await run([process.execPath, script, rig.state.inetAddress]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ echo: 'hello over udp', answer: rig.state.inetAddress });
+  }, 60_000);
+
+  it('rules apply as for the proxy port: a DIRECT name leaves from this host, a REJECT name is refused', async () => {
+    // here.test resolves to 127.0.0.1 inside the tunnel; the 127.0.0.1/32 rule sends it DIRECT.
+    const direct = await run(['curl', '-sS', '-m', '20', `http://here.test:${localPort}/`]);
+    expect(direct, direct.stderr).toMatchObject({ code: 0, stdout: 'direct 127.0.0.1' });
+    const refused = await run(['curl', '-sS', '-m', '20', 'http://www.blocked.test/']);
+    // The gateway's stack took the connection before the rules answered: it is reset, which curl
+    // reports as a failed connect, a reset or an empty reply, depending on when the reset lands.
+    expect([7, 52, 56]).toContain(refused.code);
+    expect(refused.stderr).toMatch(/Couldn't connect|reset|Empty reply|Recv failure/i);
+  }, 60_000);
+
+  it('no DNS packet left this host from the user for any of it (the names were answered by Gatehop and resolved in the tunnel)', async () => {
+    await run(['curl', '-sS', '-m', '20', '-o', '/dev/null', 'http://files.test/']);
+    expect(dns!.packets()).toBe(dnsBefore);
+  }, 60_000);
+
+  it('a 64 MiB download through run arrives byte-exact', async () => {
+    const r = await run(['sh', '-c', `curl -sS -m 120 ${rig.url('/big')} | sha256sum`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split(' ')[0]).toBe(rig.state.bigSha256);
+  }, 180_000);
+
+  it('the exit code is the program’s, and nothing of its namespace is left after it', async () => {
+    const before = userNetNamespaces(); // the core's: the host's
+    expect(before.size).toBe(1);
+    const r = await run(['sh', '-c', 'exit 7']);
+    expect(r.code).toBe(7);
+    expect(userNetNamespaces()).toEqual(before);
+  }, 30_000);
+
+  it('with no Gatehop answering, run says so and runs nothing; with /dev/net/tun 0600 it says what to change', async () => {
+    const marker = join(dir, 'ran');
+    const none = await run(['touch', marker], { admin: await freePort() });
+    expect(none.code).toBe(125);
+    expect(none.stderr).toMatch(/Gatehop is not running.*Nothing was run/);
+    expect(existsSync(marker)).toBe(false);
+    chmodSync('/dev/net/tun', 0o600);
+    try {
+      const denied = await run(['touch', marker]);
+      expect(denied.code).toBe(125);
+      expect(denied.stderr).toMatch(/\/dev\/net\/tun.*0600.*chmod 0666 \/dev\/net\/tun/s);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      chmodSync('/dev/net/tun', 0o666);
+    }
+  }, 30_000);
+
+  it('when Gatehop stops under a running program, the program loses its network instead of reaching the host’s', async () => {
+    const running = run([
+      'sh',
+      '-c',
+      `curl -sS -m 10 -o /dev/null ${rig.url('/')} && echo first-ok && touch ${dir}/first; while [ ! -e ${dir}/stopped ]; do sleep 0.1; done; curl -sS -m 5 -o /dev/null ${rig.url('/')}; echo second=$?`,
+    ]);
+    await until(() => (existsSync(join(dir, 'first')) ? true : undefined), 20_000, 'the first request through run');
+    await core.stop();
+    writeFileSync(join(dir, 'stopped'), '');
+    const r = await running;
+    expect(r.stdout).toContain('first-ok');
+    expect(r.stdout).toMatch(/second=[1-9]/);
+    expect(r.stderr).toMatch(/Gatehop stopped: sh has no network now/);
+  }, 60_000);
+});
