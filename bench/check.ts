@@ -22,6 +22,7 @@ const BENCHES = [
   { name: 'netstack', script: 'bench/netstack.ts', build: false, root: false },
   { name: 'tunnel', script: 'bench/tunnel.ts', build: false, root: true },
   { name: 'honesty', script: 'bench/honesty.ts', build: false, root: true },
+  { name: 'capture', script: 'bench/capture.ts', build: true, root: true },
 ] as const;
 
 const root = resolve(import.meta.dirname, '..');

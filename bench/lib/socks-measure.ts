@@ -10,13 +10,13 @@ export function curlSpeed(url: string, bytes: number, proxy?: string): number {
   return speed! / (1 << 20);
 }
 
-/** Greeting, wait for the method reply (as real clients do), CONNECT to 127.0.0.1:targetPort, then time to the first payload byte (ms). */
-export function socksTtfb(proxyPort: number, targetPort: number): Promise<number> {
+/** Greeting, wait for the method reply (as real clients do), CONNECT to targetHost:targetPort, then time to the first payload byte (ms). */
+export function socksTtfb(proxyPort: number, targetPort: number, targetHost = '127.0.0.1'): Promise<number> {
   return new Promise((resolvePromise, reject) => {
     const t0 = process.hrtime.bigint();
     const s = connect({ port: proxyPort, host: '127.0.0.1', noDelay: true });
     const deadline = setTimeout(() => s.destroy(new Error('no answer within 5 s')), 5_000);
-    const request = Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, targetPort >> 8, targetPort & 0xff]);
+    const request = Buffer.from([5, 1, 0, 1, ...targetHost.split('.').map(Number), targetPort >> 8, targetPort & 0xff]);
     let got = 0;
     let sentRequest = false;
     s.on('connect', () => s.write(Buffer.from([5, 1, 0])));

@@ -1,6 +1,6 @@
 // A loopback HTTP server for benchmarks, in its own process so it does not share the measuring
 // process's event loop: GET /bytes/N streams N bytes; any connection to the second port gets one
-// byte at once (for time-to-first-byte).
+// byte at once (for time-to-first-byte). argv[2]: the address to listen on (127.0.0.1 by default).
 import { createServer as createHttp } from 'node:http';
 import { createServer as createTcp } from 'node:net';
 
@@ -24,8 +24,9 @@ const ttfb = createTcp((s) => {
   s.write('!');
   s.on('end', () => s.end());
 });
-http.listen(0, '127.0.0.1', () => {
-  ttfb.listen(0, '127.0.0.1', () => {
+const host = process.argv[2] ?? '127.0.0.1';
+http.listen(0, host, () => {
+  ttfb.listen(0, host, () => {
     process.stdout.write(JSON.stringify({ http: http.address().port, ttfb: ttfb.address().port }) + '\n');
   });
 });

@@ -235,6 +235,7 @@ export const captureTicketSchema = z.object({
   key: z.string(),
   gatewayAddress: z.string(),
   tunAddress: z.string(),
+  mtu: z.number().int().min(576).max(65_535),
 });
 export type CaptureTicketDto = z.infer<typeof captureTicketSchema>;
 export const captureSessionsSchema = z.object({

@@ -36,10 +36,14 @@ export async function runCommand(command: string[], config: GatehopConfig): Prom
     );
   if (!answer.ok) fail(`Gatehop refused: ${refusalOf(answer)}. Nothing was run.`);
   const ticket = captureTicketSchema.parse(answer.body);
-  const child = spawn(helper, [ticket.socketPath, ticket.gatewayAddress, ticket.tunAddress, '--', ...command], {
-    stdio: 'inherit',
-    env: { ...process.env, GATEHOP_CAPTURE_KEY: ticket.key },
-  });
+  const child = spawn(
+    helper,
+    [ticket.socketPath, ticket.gatewayAddress, ticket.tunAddress, String(ticket.mtu), '--', ...command],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, GATEHOP_CAPTURE_KEY: ticket.key },
+    },
+  );
   // The terminal's signals reach the program (same process group); this process only waits.
   for (const sig of ['SIGINT', 'SIGQUIT'] as const) process.on(sig, () => {});
   const forward = (sig: NodeJS.Signals): void => void child.kill(sig);

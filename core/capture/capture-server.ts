@@ -9,6 +9,11 @@ import { Gateway } from './gateway.js';
 /** The captured program's namespace: its TUN's address, and the gateway's (its route and resolver). */
 export const TUN_ADDRESS = '172.23.255.1';
 export const GATEWAY_ADDRESS = '172.23.255.2';
+/**
+ * The TUN's MTU, and the gateway stack's: big packets on a link inside this machine, so a download
+ * crosses the relay in few of them (the gateway's lwIP build sends 12,000-byte segments: lwipopts.h).
+ */
+export const CAPTURE_MTU = 12_040;
 
 /** A session key is good once, for this long after `gatehop run` asked for it. */
 const KEY_TTL_MS = 60_000;
@@ -34,6 +39,7 @@ export interface CaptureTicket {
   key: string;
   gatewayAddress: string;
   tunAddress: string;
+  mtu: number;
 }
 
 /**
@@ -90,7 +96,7 @@ export class CaptureServer {
     }
     const key = randomBytes(32).toString('hex');
     this.#keys.set(key, { command: command.slice(0, 200), until: now + KEY_TTL_MS });
-    return { socketPath: this.o.path, key, gatewayAddress: GATEWAY_ADDRESS, tunAddress: TUN_ADDRESS };
+    return { socketPath: this.o.path, key, gatewayAddress: GATEWAY_ADDRESS, tunAddress: TUN_ADDRESS, mtu: CAPTURE_MTU };
   }
 
   get sessions(): CaptureSessionInfo[] {
@@ -148,9 +154,26 @@ export class CaptureServer {
     const id = this.#nextId++;
     const log = this.o.log.child({ captureId: id });
     let dropped = 0;
+    // A turn's packets leave as one buffer of frames, in one write, when the turn ends.
+    let batch: Buffer[] = [];
+    let batchBytes = 0;
+    const flush = (): void => {
+      const packets = batch;
+      batch = [];
+      const frames = Buffer.allocUnsafe(batchBytes);
+      batchBytes = 0;
+      let at = 0;
+      for (const p of packets) {
+        frames.writeUInt16BE(p.length, at);
+        p.copy(frames, at + 2);
+        at += 2 + p.length;
+      }
+      if (!socket.destroyed) socket.write(frames);
+    };
     const gateway = new Gateway({
       inbound: this.o.inbound,
       address: GATEWAY_ADDRESS,
+      mtu: CAPTURE_MTU,
       log,
       output: (packet) => {
         if (socket.destroyed) return;
@@ -158,10 +181,9 @@ export class CaptureServer {
           dropped++;
           return;
         }
-        const frame = Buffer.allocUnsafe(2 + packet.length);
-        frame.writeUInt16BE(packet.length, 0);
-        packet.copy(frame, 2);
-        socket.write(frame);
+        if (batch.length === 0) setImmediate(flush);
+        batch.push(packet);
+        batchBytes += 2 + packet.length;
       },
     });
     const info: CaptureSessionInfo = { id, command, startedAt: Date.now(), connections: 0, udpFlows: 0 };

@@ -23,7 +23,6 @@ const MAX_UDP_FLOWS = 1024;
 const UDP_IDLE_MS = 60_000;
 /** Packets held per flow while its egress side opens; more are dropped (UDP may drop). */
 const MAX_HELD = 16;
-const MTU = 1500;
 
 export interface GatewayStats {
   tcpAccepted: number;
@@ -74,11 +73,13 @@ export class Gateway {
       inbound: CaptureInbound;
       /** The gateway's address in the program's namespace (its resolver and default route). */
       address: string;
+      /** The TUN's MTU (the program's kernel sends packets up to it). */
+      mtu: number;
       output: (packet: Buffer) => void;
       log: Logger;
     },
   ) {
-    this.#stack = new Stack({ address: o.address, netmask: 30, mtu: MTU, captureGateway: true, output: o.output });
+    this.#stack = new Stack({ address: o.address, netmask: 30, mtu: o.mtu, captureGateway: true, output: o.output });
     this.#stack.listenTcp(1, (s) => this.#accepted(s));
   }
 

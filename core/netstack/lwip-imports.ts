@@ -29,7 +29,7 @@ export function lwipImports(sink: LwipSink): LwipImports {
       const name = Buffer.from(mem.subarray(file, end)).toString('latin1');
       sink.assertionFailed(name, line);
     },
-    js_output: (ptr, len) => sink.output(memory.copyOut(ptr, len)),
+    js_output: (ptr, len) => sink.output(memory.copyPacket(ptr, len)),
     js_tcp_connected: (id) => sink.event({ t: 'connected', id }),
     js_tcp_recv: (id, ptr, len) => sink.event({ t: 'data', id, data: memory.copyData(ptr, len) }),
     js_tcp_fin: (id) => sink.event({ t: 'fin', id }),

@@ -18,8 +18,19 @@ export class LwipMemory {
    */
   #arena: Buffer | null = null;
   #arenaAt = 0;
+  /** With `packetArena`: packets out are copied into an arena of their own, as data in is (see copyOut). */
+  #packets: Buffer | null = null;
+  #packetsAt = 0;
 
-  constructor(private readonly memory: () => WebAssembly.Memory) {}
+  constructor(
+    private readonly memory: () => WebAssembly.Memory,
+    /**
+     * Packets out share arenas instead of a buffer each: for an owner that is done with each packet
+     * within the turn (the capture gateway copies them into its frames), so no arena is pinned,
+     * and a download's thousands of big packets are not thousands of backing stores to collect.
+     */
+    private readonly packetArena = false,
+  ) {}
 
   /** lwIP's memory as a Buffer; a new view only after the memory grew (the old one is detached then). */
   view(): Buffer {
@@ -40,7 +51,20 @@ export class LwipMemory {
     return this.#arena.subarray(at, at + len);
   }
 
-  /** Anything else lwIP hands out (packets, datagrams): a buffer of its own. */
+  /** A packet out: a buffer of its own, or with `packetArena` a slice of the packet arena. */
+  copyPacket(ptr: number, len: number): Buffer {
+    if (!this.packetArena) return this.copyOut(ptr, len);
+    if (!this.#packets || this.#packetsAt + len > this.#packets.length) {
+      this.#packets = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES * 4, len));
+      this.#packetsAt = 0;
+    }
+    const at = this.#packetsAt;
+    this.view().copy(this.#packets, at, ptr, ptr + len);
+    this.#packetsAt += len;
+    return this.#packets.subarray(at, at + len);
+  }
+
+  /** Anything else lwIP hands out (datagrams, replies): a buffer of its own. */
   copyOut(ptr: number, len: number): Buffer {
     const b = Buffer.allocUnsafe(len);
     b.set(new Uint8Array(this.memory().buffer, ptr, len));

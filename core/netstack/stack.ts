@@ -44,7 +44,7 @@ export class Stack {
   #events: StackEvent[] = [];
   #outQueue: Buffer[] = [];
   /** lwIP's memory: the view over it, the receive arena, copies out (lwip-memory.ts). */
-  readonly #memory = new LwipMemory(() => this.#ex.memory);
+  readonly #memory: LwipMemory;
   /** What a socket's operations need of this stack (tcp-ops.ts, udp-ops.ts). */
   readonly #pcbHost: PcbHost;
   #deferredInput: Buffer[] = [];
@@ -76,6 +76,8 @@ export class Stack {
     this.mtu = opts.mtu;
     this.#output = opts.output;
     this.#maxConnections = opts.maxConnections ?? 4096;
+    // The gateway's owner copies each packet out within the turn (core/capture): arenas serve it.
+    this.#memory = new LwipMemory(() => this.#ex.memory, opts.captureGateway === true);
     if (opts.captureGateway && opts.ethernet) throw new TypeError('a capture gateway stack is raw IP');
     const instance = new WebAssembly.Instance(lwipModule(opts.captureGateway ? 'gateway' : 'client'), {
       env: lwipImports({

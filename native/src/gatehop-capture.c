@@ -2,7 +2,7 @@
  * gatehop-capture: runs one program with its whole network going through a running Gatehop, with
  * no privilege (`gatehop run -- CMD…` starts it; docs/capture.md).
  *
- *   gatehop-capture <session socket> <gateway address> <tun address> -- CMD [ARGS…]
+ *   gatehop-capture <session socket> <gateway address> <tun address> <mtu> -- CMD [ARGS…]
  *   (the session's one-time key in GATEHOP_CAPTURE_KEY, removed before CMD runs)
  *
  * The parent stays in the host's namespaces: it connects to Gatehop's capture socket, and relays
@@ -44,7 +44,6 @@
 
 #define EXIT_SETUP 125
 #define FRAME_MAX 65535
-#define TUN_MTU 1500
 
 static const char *g_prog = "gatehop run";
 
@@ -130,7 +129,7 @@ static void set_addr(int sock, const char *name, unsigned long req, const char *
   if (ioctl(sock, req, &ifr) < 0) child_fail("cannot set %s on %s: %s", addr, name, strerror(errno));
 }
 
-static int make_tun(const char *tun_addr, const char *gw_addr) {
+static int make_tun(const char *tun_addr, const char *gw_addr, int mtu) {
   int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     if (errno == EACCES)
@@ -152,7 +151,7 @@ static int make_tun(const char *tun_addr, const char *gw_addr) {
   set_addr(sock, "tun0", SIOCSIFNETMASK, "255.255.255.252");
   memset(&ifr, 0, sizeof ifr);
   strncpy(ifr.ifr_name, "tun0", IFNAMSIZ - 1);
-  ifr.ifr_mtu = TUN_MTU;
+  ifr.ifr_mtu = mtu;
   if (ioctl(sock, SIOCSIFMTU, &ifr) < 0) child_fail("cannot set the TUN's MTU: %s", strerror(errno));
   ifreq_flags_up(sock, "tun0");
 
@@ -179,7 +178,7 @@ static int bind_over(const char *file, const char *target) {
   return 0;
 }
 
-static void run_child(int report, const char *dir, const char *tun_addr, const char *gw_addr, char **cmd) {
+static void run_child(int report, const char *dir, const char *tun_addr, const char *gw_addr, int mtu, char **cmd) {
   g_report = report;
   uid_t uid = getuid();
   gid_t gid = getgid();
@@ -213,7 +212,7 @@ static void run_child(int report, const char *dir, const char *tun_addr, const c
   if (access(path, F_OK) == 0 && bind_over(path, "/etc/nsswitch.conf") < 0)
     say("warning: could not replace /etc/nsswitch.conf (%s)", strerror(errno));
 
-  int tun = make_tun(tun_addr, gw_addr);
+  int tun = make_tun(tun_addr, gw_addr, mtu);
 
   /* The TUN to the parent; then wait for its go (it has started relaying). */
   char tag = 'F';
@@ -331,12 +330,17 @@ static int exit_status(int status) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 6 || strcmp(argv[4], "--") != 0) {
-    fprintf(stderr, "usage: gatehop-capture SOCKET GATEWAY TUN-ADDRESS -- CMD [ARGS...]\n");
+  if (argc < 7 || strcmp(argv[5], "--") != 0) {
+    fprintf(stderr, "usage: gatehop-capture SOCKET GATEWAY TUN-ADDRESS MTU -- CMD [ARGS...]\n");
     return EXIT_SETUP;
   }
   const char *sock_path = argv[1], *gw_addr = argv[2], *tun_addr = argv[3];
-  char **cmd = argv + 5;
+  int mtu = atoi(argv[4]);
+  if (mtu < 576 || mtu > FRAME_MAX) {
+    say("bad MTU %s", argv[4]);
+    return EXIT_SETUP;
+  }
+  char **cmd = argv + 6;
   const char *key_env = getenv("GATEHOP_CAPTURE_KEY");
   if (!key_env) {
     say("no session key (GATEHOP_CAPTURE_KEY); start it with `gatehop run`");
@@ -406,7 +410,7 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_DFL);
     /* The program goes when this helper does (killed, or its terminal closed). */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    run_child(sp[1], dir, tun_addr, gw_addr, cmd);
+    run_child(sp[1], dir, tun_addr, gw_addr, mtu, cmd);
   }
   close(sp[1]);
 
@@ -440,7 +444,8 @@ int main(int argc, char **argv) {
   }
 
   /* Relay until the program ends. */
-  static uint8_t up[2 + FRAME_MAX];
+  /* Packets read from the TUN in one wakeup go to Gatehop in one write (frames back to back). */
+  static uint8_t up[8 * (2 + FRAME_MAX)];
   static uint8_t down[2 * (2 + FRAME_MAX)];
   size_t down_len = 0;
   int child_done = 0, status = 0;
@@ -481,15 +486,17 @@ int main(int argc, char **argv) {
       sp[0] = -1;
     }
     if (tun >= 0 && (p[2].revents & POLLIN)) {
-      for (int i = 0; i < 64; i++) {
-        ssize_t k = read(tun, up + 2, FRAME_MAX);
+      size_t at = 0;
+      for (int i = 0; i < 64 && sizeof up - at >= 2 + (size_t)mtu; i++) {
+        ssize_t k = read(tun, up + at + 2, (size_t)mtu);
         if (k <= 0) break;
-        up[0] = (uint8_t)(k >> 8);
-        up[1] = (uint8_t)k;
-        if (gsock >= 0 && write_all(gsock, up, (size_t)k + 2) < 0) {
-          close(gsock);
-          gsock = -1;
-        }
+        up[at] = (uint8_t)(k >> 8);
+        up[at + 1] = (uint8_t)k;
+        at += (size_t)k + 2;
+      }
+      if (at > 0 && gsock >= 0 && write_all(gsock, up, at) < 0) {
+        close(gsock);
+        gsock = -1;
       }
     }
     if (gsock >= 0 && (p[3].revents & (POLLIN | POLLHUP | POLLERR))) {

@@ -138,6 +138,7 @@ describe('the capture gateway between a program’s stack and the proxy', () => 
     gateway = new Gateway({
       inbound,
       address: '172.23.255.2',
+      mtu: 1500,
       log: pino({ level: 'silent' }),
       output: (p) => {
         toProgram.push(p);

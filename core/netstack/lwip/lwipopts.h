@@ -55,13 +55,26 @@ void *gh_mem_calloc(__SIZE_TYPE__ n, __SIZE_TYPE__ size);
 #define SMEMCPY(dst, src, len)      __builtin_memcpy(dst, src, len)
 
 /* TCP sized for tunnels with real latency: 256 KiB windows with scaling (65535 << 4 max). */
+#if GATEHOP_GATEWAY
+/* The capture gateway's link is a TUN on this machine (MTU 12040, core/capture): 12,000-byte
+ * segments cross it, and the relay to Gatehop, in an eighth of the packets 1460-byte ones take. */
+#define TCP_MSS                     12000
+#else
 #define TCP_MSS                     1460
+#endif
 #define LWIP_WND_SCALE              1
 #define TCP_RCV_SCALE               4
+#if GATEHOP_GATEWAY
+/* On the gateway's local link the round trip is the relay's turn, not a network's: a bigger window
+ * keeps the program's download going through it (65535 << TCP_RCV_SCALE is the most it can say). */
+#define TCP_WND                     (1020 * 1024)
+#define TCP_SND_BUF                 (1020 * 1024)
+#else
 #define TCP_WND                     (256 * 1024)
 #define TCP_SND_BUF                 (256 * 1024)
+#endif
 #define TCP_SND_QUEUELEN            ((4 * TCP_SND_BUF) / 536)
-#define TCP_SNDLOWAT                (32 * 1024) /* a u16_t: must stay below 0xffff - 4*MSS */
+#define TCP_SNDLOWAT                (16 * 1024) /* a u16_t: must stay below 0xffff - 4*MSS */
 #define TCP_SNDQUEUELOWAT           (TCP_SND_QUEUELEN / 2)
 #define TCP_QUEUE_OOSEQ             1
 #define TCP_OOSEQ_MAX_BYTES         TCP_WND
