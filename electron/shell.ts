@@ -169,6 +169,10 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
           notifyError(err);
         }
       },
+      openCapturedTerminal: () =>
+        void Promise.resolve()
+          .then(() => ops.runCaptured({ command: '', terminal: true }))
+          .catch((err) => notifyError(err)),
       copy: (text) => {
         try {
           // Electron's main-process clipboard writes at once; a promise (some stand-ins) is still owned.

@@ -25,6 +25,8 @@ export interface TrayActions {
   setRouteMode(mode: 'rule' | 'global' | 'direct'): void;
   setSystemProxy(on: boolean): void;
   setKillSwitch(on: boolean): void;
+  /** A terminal whose every program goes through Gatehop (`gatehop run` of the user's shell; Linux). */
+  openCapturedTerminal(): void;
   copy(text: string): void;
   refreshNodes(): void;
   openWindow(view?: 'nodes'): void;
@@ -210,6 +212,13 @@ export function buildTrayMenu(
       label: t(s, 'menu.copyEnv'),
       click: () => a.copy(`export https_proxy=http://${hp} http_proxy=http://${hp} all_proxy=socks5h://${hp}`),
     },
+    // For programs that ignore the proxy setting (#46): a captured terminal, or the window's form.
+    ...(s.status?.capture?.available
+      ? [
+          { id: 'run-terminal', label: t(s, 'menu.runTerminal'), click: () => a.openCapturedTerminal() },
+          { id: 'run-program', label: t(s, 'menu.runProgram'), click: () => a.openWindow() },
+        ]
+      : []),
     { id: 'refresh', label: t(s, 'menu.refresh'), enabled: vpn, click: () => a.refreshNodes() },
     { type: 'separator' },
     { id: 'open', label: t(s, 'menu.open'), click: () => a.openWindow() },

@@ -33,7 +33,11 @@ export interface AdminCore {
   readonly systemProxy?: SystemProxyControl | null;
   /** `gatehop run` (Linux): tickets to the capture socket, and the programs captured now; null: not offered. */
   readonly capture?: {
+    /** Whether `gatehop run` works with this core, and why not. */
+    available(): { available: boolean; reason: 'platform' | 'helper' | 'socket' | null };
     ticket(command: string): CaptureTicketDto;
+    /** "Run a program through Gatehop…": a command line or a .desktop file, in a terminal or not. */
+    launch(line: string, terminal: boolean): { pid: number; command: string[] };
     sessions(): Array<{ id: number; command: string; startedAt: number; connections: number; udpFlows: number }>;
   } | null;
   /** The built renderer served at /ui/; null: no dashboard. */

@@ -346,6 +346,16 @@ export const operations = {
     input: z.object({ command: z.string().min(1).max(200) }).strict(),
     output: captureTicketSchema,
   }),
+  /**
+   * "Run a program through Gatehop…" (Linux): the core starts `command` (words, or a .desktop
+   * file) captured; with `terminal`, in the user's terminal (their shell when command is empty).
+   */
+  runCaptured: op({
+    method: 'POST',
+    path: '/capture/run',
+    input: z.object({ command: z.string().max(4096), terminal: z.boolean().default(false) }).strict(),
+    output: z.object({ pid: z.number().int(), command: z.array(z.string()) }),
+  }),
   /** The programs captured now (`gatehop run`). */
   getCaptureSessions: op({ method: 'GET', path: '/capture/sessions', input: none, output: captureSessionsSchema }),
   getSettings: op({ method: 'GET', path: '/settings', input: none, output: settingsResultSchema }),

@@ -83,6 +83,18 @@ export function implementOperations(
       }
     },
     getCaptureSessions: () => ({ sessions: capture().sessions() }),
+    runCaptured: ({ command, terminal }) => {
+      try {
+        return capture().launch(command, terminal);
+      } catch (err) {
+        if (
+          isGatehopError(err) &&
+          (err.code === ErrorCodes.CAPTURE_UNAVAILABLE || err.code === ErrorCodes.CONFIG_INVALID)
+        )
+          throw new ApiFailure(err.code === ErrorCodes.CONFIG_INVALID ? 400 : 409, err.code, err.message);
+        throw err;
+      }
+    },
     getNodes: () => nodesView(core),
     refreshNodes: () => refreshNodes(),
     importNodes: ({ csv }) => {

@@ -292,6 +292,23 @@ export const statusSchema = z.object({
     })
     .nullable(),
   listen: z.object({ proxy: z.string(), admin: z.string().nullable() }),
+  /** `gatehop run` (Linux): whether it works here (and why not), and the programs captured now. Absent: an older core. */
+  capture: z
+    .object({
+      available: z.boolean(),
+      /** Why not: not Linux, the helper not built, the socket not listening, an embedder without it. */
+      reason: z.enum(['platform', 'helper', 'socket', 'embedding']).nullable(),
+      programs: z.array(
+        z.object({
+          id: z.number().int(),
+          command: z.string(),
+          startedAt: z.number(),
+          connections: z.number().int(),
+          udpFlows: z.number().int(),
+        }),
+      ),
+    })
+    .optional(),
   /** The main event loop's delay over the last window (what the tray, the window and /status wait behind). */
   eventLoop: z.object({ p50Ms: z.number(), p99Ms: z.number(), maxMs: z.number(), windowMs: z.number() }),
   /** Every open tunnel: where it runs and what memory it holds. */

@@ -134,6 +134,9 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
         }
       : null,
     listen: { proxy: core.proxyAddress, admin: adminAddress },
+    capture: core.capture
+      ? { ...core.capture.available(), programs: core.capture.sessions() }
+      : { available: false, reason: 'embedding' as const, programs: [] },
     eventLoop: core.loopDelay?.read() ?? { p50Ms: 0, p99Ms: 0, maxMs: 0, windowMs: 0 },
     tunnels: tunnelsOf(core).map((t) => {
       const d = t.diagnostics();

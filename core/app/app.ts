@@ -66,7 +66,7 @@ import { defaultUiDir } from './paths.js';
 import { applyConfig, type ReloadOutcome } from './reload.js';
 import { resolveConfig, SettingsFile } from './settings-file.js';
 import { systemProxyControl } from './system-proxy-setup.js';
-import { startCapture } from './capture-setup.js';
+import { captureAccess, startCapture } from './capture-setup.js';
 import type { CaptureServer } from '../capture/index.js';
 import { createSystemProxy, proxyTarget, recoverSystemProxy } from './system-proxy-setup.js';
 
@@ -653,19 +653,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
               })
             : null,
           systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),
-          capture: {
-            ticket: (command) => {
-              if (!capture)
-                throw new GatehopError(
-                  ErrorCodes.CAPTURE_UNAVAILABLE,
-                  process.platform === 'linux'
-                    ? 'capture is not available in this Gatehop (its socket could not listen; see its log)'
-                    : '`gatehop run` needs Linux',
-                );
-              return capture.ticket(command);
-            },
-            sessions: () => capture?.sessions ?? [],
-          },
+          capture: captureAccess(() => capture),
           uiDir: extras.uiDir === undefined ? defaultUiDir() : extras.uiDir,
           externalUiDir: config.externalUi,
           dashboardStorageDir: join(config.dataDir, 'dashboard-storage'),

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CaptureServer } from '../capture/index.js';
-import type { Logger } from '../common/index.js';
+import { captureHelperPath, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import type { AdminCore } from '../api/index.js';
+import { launchCaptured } from './capture-launch.js';
 import type { ProxyServer } from '../socks5/index.js';
 
 /** sockaddr_un's path is 108 bytes with its NUL; a longer data dir's socket lives in the runtime dir. */
@@ -42,4 +44,37 @@ export async function startCapture(dataDir: string, proxy: ProxyServer, logger: 
     );
     return null;
   }
+}
+
+const WHY = {
+  platform: 'capturing a program needs Linux',
+  helper: 'the capture helper is not built (npm run build:native)',
+  socket: 'the capture socket could not listen (see the log)',
+} as const;
+
+/** Why `gatehop run` cannot work with this core, or null when it can. */
+function unavailable(server: CaptureServer | null): keyof typeof WHY | null {
+  if (process.platform !== 'linux') return 'platform';
+  if (!captureHelperPath()) return 'helper';
+  if (!server) return 'socket';
+  return null;
+}
+
+/** The admin API's view of capture: availability, tickets for `gatehop run`, launches from the window. */
+export function captureAccess(server: () => CaptureServer | null): NonNullable<AdminCore['capture']> {
+  const live = (): CaptureServer => {
+    const s = server();
+    const why = unavailable(s);
+    if (why || !s) throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, WHY[why ?? 'socket']);
+    return s;
+  };
+  return {
+    available: () => {
+      const why = unavailable(server());
+      return { available: why === null, reason: why };
+    },
+    ticket: (command) => live().ticket(command),
+    launch: (line, terminal) => launchCaptured((label) => live().ticket(label), line, { terminal }),
+    sessions: () => server()?.sessions ?? [],
+  };
 }

@@ -439,13 +439,14 @@ describe('the IPC round trip', () => {
       setRouteMode: { mode: 'global' },
       refreshRuleSet: { name: 'none' },
       openCapture: { command: 'curl' },
+      runCaptured: { command: ' ' },
     };
     // Restart last: it ends this core (the desktop app relaunches itself).
     for (const name of opNames.filter((n) => n !== 'restart')) {
       const r = await client.call(name, (inputs[name] ?? {}) as never);
       if (r.ok) continue;
       expect(r.error.code, name).toMatch(
-        /^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED|LIST_INVALID|CAPTURE_UNAVAILABLE)$/,
+        /^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED|LIST_INVALID|CAPTURE_UNAVAILABLE|CONFIG_INVALID)$/,
       );
     }
     expect((await client.call('getStatus', {})).ok).toBe(true);

@@ -17,6 +17,7 @@ const actions = (): TrayActions => ({
   setRouteMode: vi.fn(),
   setSystemProxy: vi.fn(),
   setKillSwitch: vi.fn(),
+  openCapturedTerminal: vi.fn(),
   copy: vi.fn(),
   refreshNodes: vi.fn(),
   openWindow: vi.fn(),
@@ -181,6 +182,28 @@ describe('the tray menu', () => {
       enabled: false,
       label: 'System proxy (not supported here)',
     });
+  });
+
+  it('offers a captured terminal and the window’s "Run a program" where capture works, and nothing of it elsewhere (#46)', () => {
+    const a = actions();
+    const capture = (available: boolean) =>
+      status({ capture: { available, reason: available ? null : 'platform', programs: [] } });
+    const menu = buildTrayMenu(state({ status: capture(true) }), a);
+    menu.find((i) => i.id === 'run-terminal')!.click!(
+      { checked: false } as Electron.MenuItem,
+      undefined,
+      {} as KeyboardEvent,
+    );
+    expect(a.openCapturedTerminal).toHaveBeenCalledTimes(1);
+    menu.find((i) => i.id === 'run-program')!.click!(
+      { checked: false } as Electron.MenuItem,
+      undefined,
+      {} as KeyboardEvent,
+    );
+    expect(a.openWindow).toHaveBeenCalledTimes(1);
+    expect(menu.find((i) => i.id === 'run-terminal')!.label).toBe('Open a terminal through Gatehop');
+    const none = buildTrayMenu(state({ status: capture(false) }), a);
+    expect(none.some((i) => i.id === 'run-terminal' || i.id === 'run-program')).toBe(false);
   });
 
   it('says how each node is reached first (its OpenVPN transport, or SSTP once that goes first) and what carries the active tunnel', () => {

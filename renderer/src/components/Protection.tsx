@@ -11,6 +11,7 @@ export function Protection() {
   const sysproxy = useApp((s) => s.sysproxy);
   const killSwitch = useApp((s) => s.settings?.killSwitch ?? null);
   const viaSystem = sysproxy?.enabled ?? false;
+  const capture = useApp((s) => s.status?.capture?.available ?? false);
   return (
     <article className="card wide" aria-labelledby="protection-h" data-testid="protection">
       <h3 id="protection-h">{t('protection.title')}</h3>
@@ -19,6 +20,7 @@ export function Protection() {
       <ul className="marks">
         {viaSystem ? <li data-testid="protection-system">✓ {t('protection.systemOn')}</li> : null}
         <li>✓ {t('protection.configured')}</li>
+        {capture ? <li data-testid="protection-captured">✓ {t('protection.captured')}</li> : null}
       </ul>
       {viaSystem ? null : (
         <p className="muted" data-testid="protection-system">
@@ -27,7 +29,7 @@ export function Protection() {
       )}
       <p className="muted">{t('protection.around')}</p>
       <ul className="marks">
-        <li>⚠ {t('protection.ignoring')}</li>
+        <li>⚠ {t(capture ? 'protection.ignoringCapture' : 'protection.ignoring')}</li>
         <li>⚠ {t('protection.udp')}</li>
       </ul>
       {killSwitch === null ? null : (

@@ -205,6 +205,15 @@ export function connectStore(store: AppStore, client: CoreClient) {
       if (st.ok) s().setStatus(st.value);
       return r;
     },
+    /** "Run a program through Gatehop…": started captured by the core (in a terminal, or not); the status lists it. */
+    runCaptured: async (command: string, terminal: boolean) => {
+      const r = await client.call('runCaptured', { command, terminal });
+      if (r.ok) {
+        const st = await client.call('getStatus', {});
+        if (st.ok) s().setStatus(st.value);
+      }
+      return r;
+    },
     setSystemProxy: async (enabled: boolean) => {
       const r = await act('setSystemProxy', { enabled });
       if (r.ok) s().setSysproxy(r.value);

@@ -4,6 +4,7 @@ import { useActions, useApp, useNow } from '../components/context.js';
 import { NoListHelp } from '../components/ListSources.js';
 import { ProxyAddress } from '../components/ProxyAddress.js';
 import { Protection } from '../components/Protection.js';
+import { RunProgram } from '../components/RunProgram.js';
 import { TrafficChart } from '../components/TrafficChart.js';
 import { WhereAmI } from '../components/WhereAmI.js';
 import { nodeIndex } from '../store/nodes-slice.js';
@@ -144,6 +145,7 @@ export function Overview() {
         ) : null}
         <ProxyAddress />
         <Protection />
+        <RunProgram />
         <TrafficChart />
       </div>
       <Members />
