@@ -90,6 +90,8 @@ export interface RunningApp {
   readonly network: NetworkWatch | null;
   /** The OS proxy settings: recovered at start, set with systemProxy.enabled, restored by stop(). */
   readonly systemProxy: SystemProxy;
+  /** `gatehop run`'s socket (Linux), which TUN mode also relays to; null where it could not listen. */
+  readonly capture: CaptureServer | null;
   /** The rule table, its mode and rule sets. */
   readonly routing: RoutingState;
   /** The dashboard with its token in the fragment (never sent to the server); null without the admin API. */
@@ -741,6 +743,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     recovery,
     network,
     systemProxy,
+    capture,
     routing,
     dashboardUrl,
     logger,

@@ -19,6 +19,7 @@ import { describeListening, startApp } from './app.js';
 import { checkSetup, describeSources, formatProblem } from './check.js';
 import { importListCommand } from './import-list.js';
 import { runCommand } from './run-command.js';
+import { enterTunMode, startTunMode, tunGroupId, tunOff, type TunMode, type TunModeOptions } from './tun-mode.js';
 import { importRulesCommand } from './import-rules-command.js';
 import { resolveConfig } from './settings-file.js';
 import { createSystemProxy } from './system-proxy-setup.js';
@@ -57,6 +58,11 @@ interface RunFlags {
   api?: string[];
   ovpn?: string[];
   systemProxy?: boolean;
+  tun?: boolean;
+  tunStrict?: boolean;
+  tunName?: string;
+  tunGid?: string;
+  tunAllow?: string[];
   killSwitch?: boolean;
   upstream?: string;
   upstreamNodes?: boolean | 'fallback';
@@ -161,6 +167,21 @@ async function run(flags: RunFlags): Promise<void> {
   const logTap = new LogTap();
   const logger = await openLogger({ level: config.logLevel, file: config.logFile, tap: logTap });
   raiseMallocTrimThreshold();
+  // TUN mode takes its group before the core opens a socket (tun-mode.ts).
+  let tunOptions: TunModeOptions | null = null;
+  if (flags.tun) {
+    try {
+      tunOptions = {
+        name: flags.tunName ?? 'gh-tun0',
+        strict: flags.tunStrict === true,
+        gid: tunGroupId(flags.tunGid),
+        allow: flags.tunAllow ?? [],
+      };
+      enterTunMode(tunOptions);
+    } catch (err) {
+      fail(errorToJson(err).message, 2);
+    }
+  }
   let app;
   try {
     // A reload (SIGHUP, POST /reload) reads the config file again; the flags stay as given.
@@ -171,17 +192,32 @@ async function run(flags: RunFlags): Promise<void> {
     });
     app = await startApp(config, logger, { logTap, layers, readLayers });
   } catch (err) {
+    if (tunOptions) tunOff(tunOptions.name);
     const code = isGatehopError(err) && err.code === ErrorCodes.CONFIG_INVALID ? 2 : 1;
     fail(errorToJson(err).message, code);
+  }
+  let tun: TunMode | null = null;
+  if (tunOptions) {
+    try {
+      if (!app.capture) throw new Error('the capture socket is not listening (see the log)');
+      tun = await startTunMode(app.capture, tunOptions, logger);
+    } catch (err) {
+      await app.stop();
+      tunOff(tunOptions.name);
+      fail(`TUN mode: ${errorToJson(err).message}`, 1);
+    }
   }
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (++signals > 1) process.exit(1); // a second signal means "now"
     logger.info({ event: 'shutdown', signal }, 'shutting down');
-    app.stop().then(
-      () => process.exit(0),
-      (err: unknown) => fail(`shutdown failed: ${errorToJson(err).message}`, 1),
-    );
+    // TUN mode first: the host's traffic back on its own routes before the proxy closes.
+    (tun ? tun.stop() : Promise.resolve())
+      .then(() => app.stop())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => fail(`shutdown failed: ${errorToJson(err).message}`, 1),
+      );
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -325,6 +361,22 @@ function withRunOptions(cmd: Command): Command {
     .option('--sstp-ca <file>', 'the old name of --node-ca')
     .option('--mode <mode>', 'rule (the rule table decides, default), global (everything through the tunnel) or direct')
     .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')
+    .option('--tun', "TUN mode (Linux, root): every program's traffic through Gatehop, by policy routing")
+    .option(
+      '--tun-strict',
+      'with --tun: drop what does not go through Gatehop, also after a crash (until `gatehop tun off`)',
+    )
+    .option('--tun-name <name>', 'the TUN device (default gh-tun0)')
+    .option(
+      '--tun-gid <gid>',
+      "the group Gatehop's own sockets are known by (default: the group gatehop-tun, made if missing)",
+    )
+    .option(
+      '--tun-allow <cidr>',
+      'with --tun-strict: a network reached directly (repeatable), e.g. the LAN',
+      collect,
+      [],
+    )
     .option(
       '--kill-switch',
       'keep the OS proxy pointed at Gatehop when it stops, so programs that use it stay offline instead of going direct',
@@ -399,6 +451,22 @@ export function buildCli(): Command {
     .action((command: string[], opts: { dataDir?: string; config?: string; admin?: string }) =>
       runCommand(command, subcommandConfig(opts)),
     );
+
+  program
+    .command('tun')
+    .description(
+      "TUN mode's off switch (root): remove its routes, rules and nftables table, strict mode's drop included",
+    )
+    .argument('<action>', 'off')
+    .option('--tun-name <name>', 'the TUN device (default gh-tun0)')
+    .action((action: string, opts: { tunName?: string }) => {
+      if (action !== 'off') fail(`gatehop tun: unknown action ${action} (off)`, 2);
+      if (process.getuid?.() !== 0) fail('gatehop tun off: needs root (sudo gatehop tun off)', 2);
+      const { removed } = tunOff(opts.tunName ?? 'gh-tun0');
+      process.stdout.write(
+        removed.length ? `gatehop tun off: removed ${removed.join(', ')}\n` : 'gatehop tun off: nothing to remove\n',
+      );
+    });
 
   program
     .command('import-list')

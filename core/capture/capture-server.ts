@@ -9,6 +9,9 @@ import { Gateway } from './gateway.js';
 /** The captured program's namespace: its TUN's address, and the gateway's (its route and resolver). */
 export const TUN_ADDRESS = '172.23.255.1';
 export const GATEWAY_ADDRESS = '172.23.255.2';
+/** TUN mode's device (the host's own namespace) and its gateway: a /30 of their own. */
+export const TUN_MODE_ADDRESS = '172.23.254.1';
+export const TUN_MODE_GATEWAY = '172.23.254.2';
 /**
  * The TUN's MTU, and the gateway stack's: big packets on a link inside this machine, so a download
  * crosses the relay in few of them (the gateway's lwIP build sends 12,000-byte segments: lwipopts.h).
@@ -51,7 +54,7 @@ export interface CaptureTicket {
  */
 export class CaptureServer {
   readonly #server: Server;
-  readonly #keys = new Map<string, { command: string; until: number }>();
+  readonly #keys = new Map<string, { command: string; until: number; hijackDns: boolean }>();
   readonly #sessions = new Map<number, { gateway: Gateway; socket: Socket; info: CaptureSessionInfo }>();
   #nextId = 1;
   #listening = false;
@@ -85,8 +88,11 @@ export class CaptureServer {
     this.#listening = true;
   }
 
-  /** A one-time key for one `gatehop run` of `command` (what the window and the log call it). */
-  ticket(command: string): CaptureTicket {
+  /**
+   * A one-time key for one `gatehop run` of `command` (what the window and the log call it); with
+   * `tun`, for TUN mode's device instead: its own addresses, and every DNS query answered.
+   */
+  ticket(command: string, o: { tun?: boolean } = {}): CaptureTicket {
     if (!this.#listening) throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, 'capture is not running');
     const now = Date.now();
     for (const [k, v] of this.#keys) if (v.until <= now) this.#keys.delete(k);
@@ -95,8 +101,16 @@ export class CaptureServer {
       this.#keys.delete(oldest!);
     }
     const key = randomBytes(32).toString('hex');
-    this.#keys.set(key, { command: command.slice(0, 200), until: now + KEY_TTL_MS });
-    return { socketPath: this.o.path, key, gatewayAddress: GATEWAY_ADDRESS, tunAddress: TUN_ADDRESS, mtu: CAPTURE_MTU };
+    this.#keys.set(key, { command: command.slice(0, 200), until: now + KEY_TTL_MS, hijackDns: o.tun === true });
+    return o.tun
+      ? {
+          socketPath: this.o.path,
+          key,
+          gatewayAddress: TUN_MODE_GATEWAY,
+          tunAddress: TUN_MODE_ADDRESS,
+          mtu: CAPTURE_MTU,
+        }
+      : { socketPath: this.o.path, key, gatewayAddress: GATEWAY_ADDRESS, tunAddress: TUN_ADDRESS, mtu: CAPTURE_MTU };
   }
 
   get sessions(): CaptureSessionInfo[] {
@@ -107,7 +121,7 @@ export class CaptureServer {
     }));
   }
 
-  #takeKey(key: string): { command: string } | null {
+  #takeKey(key: string): { command: string; hijackDns: boolean } | null {
     const given = Buffer.from(key);
     for (const [k, v] of this.#keys) {
       const want = Buffer.from(k);
@@ -145,12 +159,13 @@ export class CaptureServer {
         return;
       }
       socket.write('OK\n');
-      this.#start(socket, granted.command, rest);
+      this.#start(socket, granted, rest);
     };
     socket.on('data', onHello);
   }
 
-  #start(socket: Socket, command: string, first: Buffer): void {
+  #start(socket: Socket, granted: { command: string; hijackDns: boolean }, first: Buffer): void {
+    const { command } = granted;
     const id = this.#nextId++;
     const log = this.o.log.child({ captureId: id });
     let dropped = 0;
@@ -172,7 +187,8 @@ export class CaptureServer {
     };
     const gateway = new Gateway({
       inbound: this.o.inbound,
-      address: GATEWAY_ADDRESS,
+      address: granted.hijackDns ? TUN_MODE_GATEWAY : GATEWAY_ADDRESS,
+      hijackDns: granted.hijackDns,
       mtu: CAPTURE_MTU,
       log,
       output: (packet) => {

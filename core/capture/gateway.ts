@@ -11,6 +11,7 @@ import {
   PROTO_ICMP,
   PROTO_TCP,
   PROTO_UDP,
+  ipv6Refusal,
   tcpRefusal,
   tcpSyn,
   unreachable,
@@ -77,6 +78,11 @@ export class Gateway {
       mtu: number;
       output: (packet: Buffer) => void;
       log: Logger;
+      /**
+       * Answer every DNS query (UDP port 53, any server) here, not only those sent to the gateway:
+       * TUN mode, where programs ask whatever server the system names.
+       */
+      hijackDns?: boolean;
     },
   ) {
     this.#stack = new Stack({ address: o.address, netmask: 30, mtu: o.mtu, captureGateway: true, output: o.output });
@@ -86,6 +92,12 @@ export class Gateway {
   /** One IPv4 packet from the program. */
   input(p: Buffer): void {
     if (this.#closed) return;
+    if (p.length > 0 && p[0]! >> 4 === 6) {
+      const refusal = ipv6Refusal(p);
+      this.stats.refused++;
+      if (refusal) this.o.output(refusal);
+      return;
+    }
     const h = parseIpv4(p);
     if (!h || h.fragment || isMulticastOrBroadcast(h.dst)) {
       this.stats.dropped++;
@@ -128,16 +140,10 @@ export class Gateway {
       this.stats.dropped++;
       return;
     }
+    if (u.dstPort === 53 && this.o.hijackDns) return this.#answer(h, u.srcPort, u.payload);
     if (h.dst === this.o.address) {
       if (u.dstPort !== 53) return this.#refuse(p, h, 3); // port unreachable
-      const answer = answerQuery(u.payload, this.#fake);
-      if (!answer) {
-        this.stats.dropped++;
-        return;
-      }
-      this.stats.dnsAnswered++;
-      this.o.output(buildUdp(h.dst, 53, h.src, u.srcPort, answer));
-      return;
+      return this.#answer(h, u.srcPort, u.payload);
     }
     const name = FakeIps.inRange(h.dst) ? this.#fake.nameOf(h.dst) : null;
     if (FakeIps.inRange(h.dst) && name === null) return this.#refuse(p, h, 1); // host unreachable
@@ -158,6 +164,17 @@ export class Gateway {
       return;
     }
     flow.relay.send(payload, flow.host, flow.dstPort, flow.type);
+  }
+
+  /** A DNS query answered here, from the server it was sent to. */
+  #answer(h: Ipv4Header, srcPort: number, query: Buffer): void {
+    const answer = answerQuery(query, this.#fake);
+    if (!answer) {
+      this.stats.dropped++;
+      return;
+    }
+    this.stats.dnsAnswered++;
+    this.o.output(buildUdp(h.dst, 53, h.src, srcPort, answer));
   }
 
   #openFlow(key: string, h: Ipv4Header, srcPort: number, dstPort: number, name: string | null): UdpFlow {

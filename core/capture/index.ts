@@ -2,6 +2,9 @@ export {
   CaptureServer,
   GATEWAY_ADDRESS,
   TUN_ADDRESS,
+  TUN_MODE_ADDRESS,
+  TUN_MODE_GATEWAY,
+  CAPTURE_MTU,
   type CaptureSessionInfo,
   type CaptureTicket,
 } from './capture-server.js';

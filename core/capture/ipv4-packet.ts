@@ -165,3 +165,32 @@ export function unreachable(p: Buffer, h: Ipv4Header, from: string, code = 13): 
   quoted.copy(body, 8);
   return icmp(from, h.src, body);
 }
+
+/**
+ * ICMPv6 destination unreachable, administratively prohibited (RFC 4443), for an IPv6 packet `p`:
+ * IPv6 is not carried, and a program told so at once tries IPv4 instead of waiting. Null when `p`
+ * is not an IPv6 packet one may answer (too short, or itself ICMPv6 error traffic).
+ */
+export function ipv6Refusal(p: Buffer): Buffer | null {
+  if (p.length < 40 || p[0]! >> 4 !== 6) return null;
+  const next = p[6]!;
+  if (next === 58 && p.length >= 41 && p[40]! < 128) return null; // never answer an ICMPv6 error
+  const src = p.subarray(8, 24);
+  if (src.every((b) => b === 0) || src[0] === 0xff) return null; // unspecified or multicast source
+  const quoted = p.subarray(0, Math.min(p.length, 1280 - 48));
+  const b = Buffer.alloc(48 + quoted.length);
+  b[0] = 0x60;
+  b.writeUInt16BE(8 + quoted.length, 4);
+  b[6] = 58; // ICMPv6
+  b[7] = 64;
+  p.copy(b, 8, 24, 40); // from the address it was sent to
+  p.copy(b, 24, 8, 24); // to its sender
+  b[40] = 1; // destination unreachable
+  b[41] = 1; // communication administratively prohibited
+  quoted.copy(b, 48);
+  let s = sum16(b, 8, 40);
+  s += 8 + quoted.length + 58;
+  s = sum16(b, 40, b.length, s);
+  b.writeUInt16BE(fold(s), 42);
+  return b;
+}

@@ -80,6 +80,43 @@ static int write_file(const char *path, const char *text) {
   return rc;
 }
 
+/* ---- the relay: TUN packets to Gatehop's socket and back ---- */
+
+/* Packets read from the TUN in one wakeup go to Gatehop in one write (frames back to back).
+ * Returns -1 when the socket failed. */
+static int pump_up(int tun, int gsock, int mtu) {
+  static uint8_t up[8 * (2 + FRAME_MAX)];
+  size_t at = 0;
+  for (int i = 0; i < 64 && sizeof up - at >= 2 + (size_t)mtu; i++) {
+    ssize_t k = read(tun, up + at + 2, (size_t)mtu);
+    if (k <= 0) break;
+    up[at] = (uint8_t)(k >> 8);
+    up[at + 1] = (uint8_t)k;
+    at += (size_t)k + 2;
+  }
+  return at > 0 ? write_all(gsock, up, at) : 0;
+}
+
+/* Frames from Gatehop into the TUN (tun < 0: read and dropped). Returns -1 at the socket's end. */
+static int pump_down(int gsock, int tun) {
+  static uint8_t down[2 * (2 + FRAME_MAX)];
+  static size_t down_len = 0;
+  ssize_t k = read(gsock, down + down_len, sizeof down - down_len);
+  if (k <= 0) return -1;
+  down_len += (size_t)k;
+  size_t at = 0;
+  while (down_len - at >= 2) {
+    size_t len = ((size_t)down[at] << 8) | down[at + 1];
+    if (down_len - at < 2 + len) break;
+    /* A full TUN queue drops the packet, as a link would; TCP sends it again. */
+    if (tun >= 0 && len > 0) (void)write(tun, down + at + 2, len);
+    at += 2 + len;
+  }
+  memmove(down, down + at, down_len - at);
+  down_len -= at;
+  return 0;
+}
+
 /* ---- the child: namespaces, TUN, names, then CMD ---- */
 
 /* A failure in the child goes to the parent as text ('E' + message); the parent says it. */
@@ -323,6 +360,97 @@ static int open_session(const char *path, const char *key) {
   return fd;
 }
 
+/*
+ * TUN mode (`gatehop --tun`, as root): a TUN device in this namespace, relayed to Gatehop until its
+ * socket closes or a signal comes. Routes and nftables are Gatehop's to set (core/app/tun-mode.ts);
+ * closing the device removes every route through it.
+ *   gatehop-capture --tun NAME SOCKET ADDRESS MTU   (the key in GATEHOP_CAPTURE_KEY)
+ */
+static int tun_main(int argc, char **argv) {
+  if (argc != 6) {
+    fprintf(stderr, "usage: gatehop-capture --tun NAME SOCKET ADDRESS MTU\n");
+    return EXIT_SETUP;
+  }
+  const char *name = argv[2], *sock_path = argv[3], *addr = argv[4];
+  int mtu = atoi(argv[5]);
+  const char *key_env = getenv("GATEHOP_CAPTURE_KEY");
+  if (!key_env || strlen(name) >= IFNAMSIZ || mtu < 576 || mtu > FRAME_MAX) {
+    say("bad arguments (or no GATEHOP_CAPTURE_KEY)");
+    return EXIT_SETUP;
+  }
+  g_prog = "gatehop tun";
+  int tun = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+  if (tun < 0) {
+    say("cannot open /dev/net/tun: %s", strerror(errno));
+    return EXIT_SETUP;
+  }
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+  strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
+  if (ioctl(tun, TUNSETIFF, &ifr) < 0) {
+    say("cannot create %s: %s", name, strerror(errno));
+    return EXIT_SETUP;
+  }
+  int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+  memset(&ifr, 0, sizeof ifr);
+  strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
+  sin->sin_family = AF_INET;
+  if (inet_pton(AF_INET, addr, &sin->sin_addr) != 1 || ioctl(sock, SIOCSIFADDR, &ifr) < 0) {
+    say("cannot set %s on %s: %s", addr, name, strerror(errno));
+    return EXIT_SETUP;
+  }
+  inet_pton(AF_INET, "255.255.255.252", &sin->sin_addr);
+  if (ioctl(sock, SIOCSIFNETMASK, &ifr) < 0) {
+    say("cannot set the netmask: %s", strerror(errno));
+    return EXIT_SETUP;
+  }
+  memset(&ifr, 0, sizeof ifr);
+  strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
+  ifr.ifr_mtu = mtu;
+  if (ioctl(sock, SIOCSIFMTU, &ifr) < 0 || ioctl(sock, SIOCGIFFLAGS, &ifr) < 0) {
+    say("cannot configure %s: %s", name, strerror(errno));
+    return EXIT_SETUP;
+  }
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(sock, SIOCSIFFLAGS, &ifr) < 0) {
+    say("cannot bring %s up: %s", name, strerror(errno));
+    return EXIT_SETUP;
+  }
+  close(sock);
+  char key[128];
+  snprintf(key, sizeof key, "%s", key_env);
+  unsetenv("GATEHOP_CAPTURE_KEY");
+  int gsock = open_session(sock_path, key);
+  if (gsock < 0) {
+    say("cannot reach Gatehop at %s: %s", sock_path, strerror(errno));
+    return EXIT_SETUP;
+  }
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  sigprocmask(SIG_BLOCK, &mask, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  fcntl(tun, F_SETFL, fcntl(tun, F_GETFL) | O_NONBLOCK);
+  printf("ready\n");
+  fflush(stdout);
+  for (;;) {
+    struct pollfd p[3] = {{.fd = sfd, .events = POLLIN}, {.fd = tun, .events = POLLIN}, {.fd = gsock, .events = POLLIN}};
+    if (poll(p, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (p[0].revents & POLLIN) break; /* asked to stop */
+    if ((p[1].revents & POLLIN) && pump_up(tun, gsock, mtu) < 0) break;
+    if ((p[2].revents & (POLLIN | POLLHUP | POLLERR)) && pump_down(gsock, tun) < 0) break;
+  }
+  return 0;
+}
+
 static int exit_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -330,6 +458,7 @@ static int exit_status(int status) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--tun") == 0) return tun_main(argc, argv);
   if (argc < 7 || strcmp(argv[5], "--") != 0) {
     fprintf(stderr, "usage: gatehop-capture SOCKET GATEWAY TUN-ADDRESS MTU -- CMD [ARGS...]\n");
     return EXIT_SETUP;
@@ -444,10 +573,6 @@ int main(int argc, char **argv) {
   }
 
   /* Relay until the program ends. */
-  /* Packets read from the TUN in one wakeup go to Gatehop in one write (frames back to back). */
-  static uint8_t up[8 * (2 + FRAME_MAX)];
-  static uint8_t down[2 * (2 + FRAME_MAX)];
-  size_t down_len = 0;
   int child_done = 0, status = 0;
   fcntl(tun, F_SETFL, fcntl(tun, F_GETFL) | O_NONBLOCK);
   while (!child_done) {
@@ -485,38 +610,13 @@ int main(int argc, char **argv) {
       close(sp[0]);
       sp[0] = -1;
     }
-    if (tun >= 0 && (p[2].revents & POLLIN)) {
-      size_t at = 0;
-      for (int i = 0; i < 64 && sizeof up - at >= 2 + (size_t)mtu; i++) {
-        ssize_t k = read(tun, up + at + 2, (size_t)mtu);
-        if (k <= 0) break;
-        up[at] = (uint8_t)(k >> 8);
-        up[at + 1] = (uint8_t)k;
-        at += (size_t)k + 2;
-      }
-      if (at > 0 && gsock >= 0 && write_all(gsock, up, at) < 0) {
-        close(gsock);
-        gsock = -1;
-      }
+    if (tun >= 0 && gsock >= 0 && (p[2].revents & POLLIN) && pump_up(tun, gsock, mtu) < 0) {
+      close(gsock);
+      gsock = -1;
     }
-    if (gsock >= 0 && (p[3].revents & (POLLIN | POLLHUP | POLLERR))) {
-      ssize_t k = read(gsock, down + down_len, sizeof down - down_len);
-      if (k <= 0) {
-        close(gsock);
-        gsock = -1;
-      } else {
-        down_len += (size_t)k;
-        size_t at = 0;
-        while (down_len - at >= 2) {
-          size_t len = ((size_t)down[at] << 8) | down[at + 1];
-          if (down_len - at < 2 + len) break;
-          /* A full TUN queue drops the packet, as a link would; TCP sends it again. */
-          if (tun >= 0 && len > 0) (void)write(tun, down + at + 2, len);
-          at += 2 + len;
-        }
-        memmove(down, down + at, down_len - at);
-        down_len -= at;
-      }
+    if (gsock >= 0 && (p[3].revents & (POLLIN | POLLHUP | POLLERR)) && pump_down(gsock, tun) < 0) {
+      close(gsock);
+      gsock = -1;
     }
     if (gsock < 0 && tun >= 0) {
       /* Gatehop is gone: the program loses its network rather than reach the host's. */

@@ -12,15 +12,17 @@ export function apiRequest(
   port: number,
   method: string,
   path: string,
-  opts: { token?: string | null; body?: string | object; headers?: Record<string, string> } = {},
+  /** `host`: the API's address when it is not 127.0.0.1 (an API listening in another namespace). */
+  opts: { token?: string | null; body?: string | object; headers?: Record<string, string>; host?: string } = {},
 ): Promise<ApiResponse> {
-  const headers: Record<string, string> = { host: `127.0.0.1:${port}`, ...opts.headers };
+  const at = opts.host ?? '127.0.0.1';
+  const headers: Record<string, string> = { host: `${at}:${port}`, ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   const body =
     opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
   if (body !== undefined) headers['content-type'] ??= 'application/json';
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers, setHost: false }, (res) => {
+    const req = request({ host: at, port, method, path, headers, setHost: false }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (c: Buffer) => parts.push(c));
       res.on('end', () => {

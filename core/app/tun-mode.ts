@@ -1,0 +1,227 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { captureHelperPath, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import type { CaptureServer } from '../capture/index.js';
+
+/**
+ * System-wide TUN mode (Linux, root: `gatehop --tun`): every program's traffic, whatever it reads
+ * of proxy settings, goes through a TUN device into the capture gateway, by policy routing:
+ *
+ *   pref 9000  fwmark 0x2022 lookup main     Gatehop's own packets: the real network
+ *   pref 9001  iif lo lookup 2022            everything else this host sends: table 2022
+ *   table 2022 default dev <tun>             (IPv4 and IPv6; the gateway refuses IPv6 at once)
+ *
+ * Gatehop's own packets are told apart by their socket's group: the core takes a group of its own
+ * (`--tun-gid`) before it opens any socket, and an nftables route chain marks what that group's
+ * sockets send, so they are routed again by the real table, and (since their source was chosen by
+ * the TUN route) masqueraded to the interface they leave by. Nothing in the core binds or marks
+ * sockets itself, and the tunnels to nodes never enter the TUN. Replies to connections that came in
+ * from a real interface are marked the same way (conntrack), so a server on this host still answers.
+ * The `iif lo` rule also keeps the kernel's reverse-path check satisfied for what comes back out of
+ * the TUN.
+ *
+ * Strict mode adds an output filter with policy drop: loopback, the TUN, Gatehop's own packets and
+ * the networks the user allows pass; so when Gatehop dies, its TUN and routes go with it and the
+ * rest of the host is blocked rather than sent out directly, until `gatehop tun off` or the next
+ * start. A clean stop removes everything (the user turned TUN mode off).
+ */
+
+export const TUN_TABLE = 2022;
+export const TUN_MARK = 0x2022;
+const PREF_MAIN = 9000;
+const PREF_TUN = 9001;
+
+export interface TunModeOptions {
+  /** The device's name (also names the nftables table). */
+  name: string;
+  strict: boolean;
+  /** The group Gatehop's sockets are known by. */
+  gid: number;
+  /** Networks strict mode lets through directly (the LAN's printer, …). */
+  allow: string[];
+}
+
+/** The group for TUN mode: `given` (a number or a name), else gatehop-tun, made as a system group if missing. */
+export function tunGroupId(given?: string): number {
+  const name = given ?? 'gatehop-tun';
+  if (/^\d+$/.test(name)) return Number(name);
+  const lookup = (): number | null => {
+    try {
+      return Number(execFileSync('getent', ['group', name], { encoding: 'utf8' }).split(':')[2]);
+    } catch {
+      return null;
+    }
+  };
+  const found = lookup();
+  if (found !== null) return found;
+  if (given !== undefined) throw new GatehopError(ErrorCodes.CONFIG_INVALID, `--tun-gid: no group ${name}`);
+  run('groupadd', ['--system', name]);
+  const made = lookup();
+  if (made === null) throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, `cannot make the group ${name}`);
+  return made;
+}
+
+export function nftTable(name: string): string {
+  return `gatehop_${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
+}
+
+/** The nftables table for TUN mode (the mark, the masquerade, and in strict mode the drop). */
+export function nftRuleset(o: TunModeOptions, tunSubnet: string): string {
+  const v4 = o.allow.filter((c) => !c.includes(':'));
+  const v6 = o.allow.filter((c) => c.includes(':'));
+  const strict = o.strict
+    ? [
+        '  chain gatehop_strict {',
+        '    type filter hook output priority filter; policy drop;',
+        '    oifname "lo" accept',
+        `    oifname "${o.name}" accept`,
+        `    meta mark ${TUN_MARK} accept`,
+        ...(v4.length ? [`    ip daddr { ${v4.join(', ')} } accept`] : []),
+        ...(v6.length ? [`    ip6 daddr { ${v6.join(', ')} } accept`] : []),
+        '  }',
+      ]
+    : [];
+  return [
+    `table inet ${nftTable(o.name)} {`,
+    // Connections that came in from a real interface (sshd, the admin API on the LAN, a DHCP
+    // answer) are marked too, so their replies leave the way they came instead of into the TUN.
+    '  chain gatehop_incoming {',
+    '    type filter hook input priority mangle; policy accept;',
+    `    iifname != "${o.name}" ct state new ct mark set ${TUN_MARK}`,
+    '  }',
+    '  chain gatehop_mark {',
+    '    type route hook output priority mangle; policy accept;',
+    `    meta skgid ${o.gid} meta mark set ${TUN_MARK}`,
+    `    ct mark ${TUN_MARK} meta mark set ${TUN_MARK}`,
+    '  }',
+    '  chain gatehop_masquerade {',
+    '    type nat hook postrouting priority srcnat; policy accept;',
+    `    meta mark ${TUN_MARK} oifname != "${o.name}" ip saddr ${tunSubnet} masquerade`,
+    '  }',
+    ...strict,
+    '}',
+    '',
+  ].join('\n');
+}
+
+function run(cmd: string, args: string[], input?: string): void {
+  execFileSync(cmd, args, { stdio: ['pipe', 'ignore', 'pipe'], ...(input !== undefined ? { input } : {}) });
+}
+
+function quietly(cmd: string, args: string[]): boolean {
+  try {
+    run(cmd, args);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes what TUN mode set in this network namespace (rules, table 2022, the nftables table). Idempotent. */
+export function tunOff(name: string): { removed: string[] } {
+  const removed: string[] = [];
+  for (const family of ['-4', '-6']) {
+    for (const pref of [PREF_TUN, PREF_MAIN]) {
+      while (quietly('ip', [family, 'rule', 'del', 'pref', String(pref)])) removed.push(`ip ${family} rule ${pref}`);
+    }
+    if (quietly('ip', [family, 'route', 'flush', 'table', String(TUN_TABLE)]))
+      removed.push(`ip ${family} table ${TUN_TABLE}`);
+  }
+  if (quietly('nft', ['delete', 'table', 'inet', nftTable(name)])) removed.push(`nft inet ${nftTable(name)}`);
+  return { removed };
+}
+
+/**
+ * Before the core opens a socket: root checked, what an earlier run left removed, and this process
+ * put in TUN mode's group (so every socket it opens from here on is Gatehop's to the mark rule).
+ */
+export function enterTunMode(o: TunModeOptions): void {
+  if (process.platform !== 'linux') throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, 'TUN mode needs Linux');
+  if (process.getuid?.() !== 0)
+    throw new GatehopError(
+      ErrorCodes.CAPTURE_UNAVAILABLE,
+      'TUN mode needs root (sudo gatehop --tun); without it, use `gatehop run` for one program',
+    );
+  if (!captureHelperPath()) throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, 'the capture helper is not built');
+  tunOff(o.name);
+  process.setgid!(o.gid);
+}
+
+export interface TunMode {
+  /** Stops relaying and removes the routes, rules and nftables table. */
+  stop(): Promise<void>;
+}
+
+/** The TUN up (the helper), then nftables, the routes and the rules; undone in reverse on any failure. */
+export async function startTunMode(capture: CaptureServer, o: TunModeOptions, log: Logger): Promise<TunMode> {
+  const helper = captureHelperPath()!;
+  const ticket = capture.ticket('TUN mode', { tun: true });
+  const child: ChildProcess = spawn(
+    helper,
+    ['--tun', o.name, ticket.socketPath, ticket.tunAddress, String(ticket.mtu)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, GATEHOP_CAPTURE_KEY: ticket.key },
+    },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
+  let stopping = false;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(
+      () => reject(new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, 'the TUN did not come up in 10 s')),
+      10_000,
+    );
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('ready\n')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, `the TUN helper exited (${code}): ${stderr.trim()}`));
+    });
+  });
+  const subnet = `${ticket.tunAddress.replace(/\.\d+$/, '.0')}/30`;
+  try {
+    run('nft', ['-f', '-'], nftRuleset(o, subnet));
+    run('ip', ['-4', 'route', 'replace', 'default', 'dev', o.name, 'table', String(TUN_TABLE)]);
+    run('ip', ['-4', 'rule', 'add', 'pref', String(PREF_MAIN), 'fwmark', String(TUN_MARK), 'lookup', 'main']);
+    run('ip', ['-4', 'rule', 'add', 'pref', String(PREF_TUN), 'iif', 'lo', 'lookup', String(TUN_TABLE)]);
+    // IPv6 into the TUN too (the gateway refuses it at once); a host without IPv6 has nothing to route.
+    if (quietly('ip', ['-6', 'route', 'replace', 'default', 'dev', o.name, 'table', String(TUN_TABLE)])) {
+      run('ip', ['-6', 'rule', 'add', 'pref', String(PREF_MAIN), 'fwmark', String(TUN_MARK), 'lookup', 'main']);
+      run('ip', ['-6', 'rule', 'add', 'pref', String(PREF_TUN), 'iif', 'lo', 'lookup', String(TUN_TABLE)]);
+    }
+  } catch (err) {
+    child.kill('SIGTERM');
+    tunOff(o.name);
+    const why = (err as { stderr?: Buffer }).stderr?.toString().trim() || (err as Error).message;
+    throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, `TUN mode could not set its routes: ${why}`);
+  }
+  log.info(
+    { event: 'tun-mode-on', device: o.name, strict: o.strict, gid: o.gid, allow: o.allow },
+    `TUN mode on: every program's traffic goes through Gatehop (${o.name}${o.strict ? ', strict' : ''})`,
+  );
+  child.once('exit', (code) => {
+    if (stopping) return;
+    // The device and its routes are gone with the helper; strict mode's drop stays.
+    log.error(
+      { event: 'tun-mode-lost', device: o.name, code, stderr: stderr.trim() },
+      o.strict ? 'TUN mode lost its device: traffic is blocked (strict mode)' : 'TUN mode lost its device',
+    );
+  });
+  return {
+    stop: async () => {
+      if (stopping) return;
+      stopping = true;
+      child.kill('SIGTERM');
+      await exited;
+      tunOff(o.name);
+      log.info({ event: 'tun-mode-off', device: o.name }, 'TUN mode off: routes and rules removed');
+    },
+  };
+}

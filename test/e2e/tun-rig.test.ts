@@ -1,0 +1,178 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statusSchema, type Status } from '../../core/api/index.js';
+import { apiRequest } from '../helpers/admin-client.js';
+import { until } from '../helpers/fds.js';
+import { isRoot } from '../helpers/netns.js';
+import { freePort } from '../helpers/ports.js';
+import { Rig, type RigHost } from '../rig/rig.js';
+
+const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
+const HELPER = resolve(import.meta.dirname, '../../native/build/Release/gatehop-capture');
+
+/**
+ * #46 TUN mode in a namespace standing in for the host (root, as `gatehop --tun` is): Gatehop runs
+ * there over the rig's nodes, and programs there with no proxy settings reach the rig through the
+ * tunnel; Gatehop's own new tunnel does not loop into its TUN; names are answered by Gatehop (the
+ * stand-in host's resolver is an address only the TUN leads to); a clean stop removes every route,
+ * rule and table; in strict mode a SIGKILL leaves the host's traffic blocked until `gatehop tun off`.
+ */
+describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))('TUN mode on the rig (#46)', () => {
+  let rig: Rig;
+  let host: RigHost;
+  let listUrl = '';
+  const dir = mkdtempSync(join(tmpdir(), 'gh-tun-'));
+  const device = `ghtun${process.pid % 10000}`;
+  const gid = String(61000 + (process.pid % 4000));
+  let core: { child: ChildProcess; admin: number; token: string } | null = null;
+
+  const inNs = (cmd: string[], timeoutMs = 30_000): { code: number; stdout: string; stderr: string } => {
+    try {
+      const stdout = execFileSync('ip', ['netns', 'exec', host.ns, ...cmd], {
+        encoding: 'utf8',
+        timeout: timeoutMs,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      return { code: 0, stdout, stderr: '' };
+    } catch (err) {
+      const e = err as { status: number | null; stdout?: string; stderr?: string };
+      return { code: e.status ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
+  };
+  const status = async (): Promise<Status> =>
+    statusSchema.parse(
+      (await apiRequest(core!.admin, 'GET', '/status', { token: core!.token, host: host.address })).json(),
+    );
+
+  /** Gatehop in the stand-in host with TUN mode, up with a tunnel. */
+  async function startCore(extra: string[]): Promise<void> {
+    const admin = await freePort();
+    const config = join(dir, 'config.yaml');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mode: 'global',
+        vpngate: { allowPrivateNodes: true },
+        groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 } },
+        switching: { healthDnsName: 'files.test' },
+      }),
+    );
+    // The admin API answers on the stand-in host's link to this namespace, where the test asks it.
+    const child = spawn(
+      'ip',
+      [
+        ...['netns', 'exec', host.ns, process.execPath, BIN, '--egress', 'vpngate', '--api', listUrl],
+        ...['--listen', '127.0.0.1:1080', '--admin', `${host.address}:${admin}`, '--data-dir', dir],
+        ...[
+          '--config',
+          config,
+          '--log-file',
+          join(dir, 'gatehop.log'),
+          '--tun',
+          '--tun-name',
+          device,
+          '--tun-gid',
+          gid,
+        ],
+        ...extra,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
+    await until(
+      () =>
+        out.includes('gatehop ready:')
+          ? true
+          : child.exitCode !== null
+            ? Promise.reject(new Error(`gatehop exited: ${err}`))
+            : undefined,
+      60_000,
+      () => `gatehop ready (stderr: ${err})`,
+    );
+    core = { child, admin, token: readFileSync(join(dir, 'admin-token'), 'utf8').trim() };
+    await until(async () => (await status()).active?.nodeId ?? undefined, 90_000, 'a tunnel up');
+  }
+
+  const stopCore = async (signal: NodeJS.Signals): Promise<void> => {
+    const c = core?.child;
+    core = null;
+    if (!c || c.exitCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill(signal);
+    await exited;
+  };
+
+  const rules = (): string => inNs(['ip', 'rule']).stdout + inNs(['nft', 'list', 'tables']).stdout;
+
+  beforeAll(async () => {
+    rig = await Rig.up({ nodes: 2, openvpn: [] });
+    host = rig.addHost('tun', { lan: true });
+    // The stand-in host's resolver: an address nothing answers for, so a query can only be
+    // answered by Gatehop (its packets go into the TUN); the file goes with the rig's namespace.
+    mkdirSync(`/etc/netns/${host.ns}`, { recursive: true });
+    writeFileSync(`/etc/netns/${host.ns}/resolv.conf`, 'nameserver 192.0.2.53\noptions timeout:2 attempts:1\n');
+    listUrl = (await rig.serveList({ ns: host.ns, host: '127.0.0.1' })).listUrl;
+    await startCore([]);
+  }, 240_000);
+
+  afterAll(async () => {
+    await stopCore('SIGTERM');
+    if (host) inNs([process.execPath, BIN, 'tun', 'off', '--tun-name', device]);
+    await rig?.down();
+  });
+
+  it('a program with no proxy settings reaches the rig through the tunnel, by address and by a name Gatehop answers', async () => {
+    const exit = (id: string): string => rig.state.nodes.find((n) => n.name === id || n.id === id)!.exitAddress;
+    const active = (await status()).active!.nodeId!;
+    const byAddress = inNs(['curl', '-sS', '-m', '20', rig.url('/ip')]);
+    expect(byAddress, byAddress.stderr).toMatchObject({ code: 0, stdout: exit(active) });
+    const lookup = inNs(['getent', 'hosts', 'files.test']);
+    expect(lookup.stdout).toMatch(/^198\.1[89]\.\d+\.\d+\s+files\.test/);
+    const byName = inNs(['curl', '-sS', '-m', '20', 'http://files.test/ip']);
+    expect(byName, byName.stderr).toMatchObject({ code: 0, stdout: exit(active) });
+  }, 60_000);
+
+  it("Gatehop's own new tunnel does not loop into its TUN: a switch to the other node comes up and carries the program", async () => {
+    const from = (await status()).active!.nodeId!;
+    const to = rig.state.nodes.find((n) => n.name !== from && n.id !== from)!;
+    const r = await apiRequest(core!.admin, 'POST', '/switch', {
+      token: core!.token,
+      host: host.address,
+      body: { nodeId: to.name },
+    });
+    expect(r.status, JSON.stringify(r.json())).toBeLessThan(300);
+    await until(
+      async () => ((await status()).active?.nodeId === to.name ? true : undefined),
+      60_000,
+      `the switch to ${to.name}`,
+    );
+    const byAddress = inNs(['curl', '-sS', '-m', '20', rig.url('/ip')]);
+    expect(byAddress, byAddress.stderr).toMatchObject({ code: 0, stdout: to.exitAddress });
+  }, 90_000);
+
+  it('a clean stop removes every route, rule and table; strict mode after a SIGKILL blocks until `gatehop tun off`', async () => {
+    expect(rules()).toMatch(/9001:\s+from all iif lo lookup 2022/);
+    await stopCore('SIGTERM');
+    expect(rules()).not.toMatch(/900[01]:|gatehop_/);
+
+    // A node's SoftEther port on the lan: reached directly when no TUN mode is on.
+    const lanNode = rig.state.nodes[0]!.vpnAddress;
+    const reach = (): number => inNs(['timeout', '3', 'bash', '-c', `</dev/tcp/${lanNode}/443`], 10_000).code;
+    expect(reach()).toBe(0);
+    await startCore(['--tun-strict']);
+    expect(inNs(['curl', '-sS', '-m', '20', rig.url('/ip')]).code).toBe(0);
+    await stopCore('SIGKILL');
+    // Gatehop gone: its TUN and routes with it, the drop stays. Nothing leaves directly.
+    expect(reach()).not.toBe(0);
+    expect(inNs(['curl', '-sS', '-m', '3', rig.url('/ip')]).code).not.toBe(0);
+    const off = inNs([process.execPath, BIN, 'tun', 'off', '--tun-name', device]);
+    expect(off.stdout).toMatch(/removed .*nft inet gatehop_/);
+    expect(reach()).toBe(0);
+  }, 180_000);
+});
