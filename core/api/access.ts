@@ -83,3 +83,33 @@ export function checkAccess(
     return { ok: false, status: 401, error: 'GH_ERR_API_UNAUTHORIZED', message: 'wrong token' };
   return { ok: true, origin };
 }
+
+/**
+ * What may start programs (`POST /capture/run`) or hand out a capture key (`POST
+ * /capture/sessions`): a client on this machine, and in a browser only the API's own pages (the
+ * window, /ui): never a dashboard from an allow-listed origin, whose token lets it steer the proxy
+ * but must not let it run commands on the user's machine.
+ */
+export function mayStartPrograms(
+  headers: IncomingHttpHeaders,
+  remoteAddress: string | undefined,
+  policy: AccessPolicy,
+): AccessVerdict {
+  const remote = (remoteAddress ?? '').replace(/^::ffff:/, '');
+  if (remote !== '127.0.0.1' && remote !== '::1')
+    return {
+      ok: false,
+      status: 403,
+      error: 'GH_ERR_API_ORIGIN',
+      message: 'programs are started only for clients on this machine',
+    };
+  const origin = headers.origin ?? null;
+  if (origin !== null && ![...policy.allowedHosts].some((h) => origin.toLowerCase() === `http://${h}`))
+    return {
+      ok: false,
+      status: 403,
+      error: 'GH_ERR_API_ORIGIN',
+      message: `origin ${origin} may use the API but not start programs`,
+    };
+  return { ok: true, origin };
+}

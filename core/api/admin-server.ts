@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { formatEndpoint, type Endpoint, type Logger, type TappedLine, detach } from '../common/index.js';
-import { checkAccess, allowedHostsFor, type AccessPolicy } from './access.js';
+import { checkAccess, allowedHostsFor, mayStartPrograms, type AccessPolicy } from './access.js';
 import type { AdminCore } from './admin-core.js';
 import { registerClashRoutes } from './clash-routes.js';
 import { ClashWebSockets } from './clash-ws.js';
@@ -234,6 +234,13 @@ export class AdminServer {
       if (verdict.status === 401) res.setHeader('www-authenticate', 'Bearer realm="gatehop"');
       sendJson(res, verdict.status, { error: verdict.error, message: verdict.message });
       return;
+    }
+    if (req.method === 'POST' && url.pathname.startsWith('/capture/')) {
+      const may = mayStartPrograms(req.headers, req.socket.remoteAddress, this.#policy!);
+      if (!may.ok) {
+        sendJson(res, may.status, { error: may.error, message: may.message });
+        return;
+      }
     }
     try {
       const { handler, params } = this.#router.match(req.method ?? 'GET', url.pathname);

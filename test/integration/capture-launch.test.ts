@@ -51,7 +51,17 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
 
     beforeAll(async () => {
       app = await startApp(
-        buildConfig({}, { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', dataDir, logFile: 'off' }),
+        buildConfig(
+          {},
+          {
+            egress: 'direct',
+            listen: '127.0.0.1:0',
+            admin: '127.0.0.1:0',
+            dataDir,
+            logFile: 'off',
+            adminCorsOrigins: ['http://dashboard.example'],
+          },
+        ),
         silentLogger(),
       );
       port = app.listening.admin!.port;
@@ -114,6 +124,26 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
         if (saved.TERMINAL === undefined) delete process.env.TERMINAL;
         else process.env.TERMINAL = saved.TERMINAL;
       }
+      // A dashboard from an allowed origin may steer the proxy with the token, never start programs.
+      const dashboard = await apiRequest(port, 'POST', '/capture/run', {
+        token,
+        body: { command: `touch ${marker}.dashboard` },
+        headers: { origin: 'http://dashboard.example' },
+      });
+      expect(dashboard.status).toBe(403);
+      expect(dashboard.json()).toMatchObject({ error: 'GH_ERR_API_ORIGIN' });
+      const ticket = await apiRequest(port, 'POST', '/capture/sessions', {
+        token,
+        body: { command: 'x' },
+        headers: { origin: 'http://dashboard.example' },
+      });
+      expect(ticket.status).toBe(403);
+      const status = await apiRequest(port, 'GET', '/status', {
+        token,
+        headers: { origin: 'http://dashboard.example' },
+      });
+      expect(status.status).toBe(200);
+      expect(existsSync(`${marker}.dashboard`)).toBe(false);
       const empty = await apiRequest(port, 'POST', '/capture/run', { token, body: { command: ' ' } });
       expect(empty.status).toBe(400);
       expect(empty.json()).toMatchObject({ error: 'GH_ERR_CONFIG_INVALID' });
