@@ -20,6 +20,7 @@ import { apiRequest } from '../test/helpers/admin-client.js';
 import { until } from '../test/helpers/fds.js';
 import { NetNs, waitForLine } from '../test/helpers/netns.js';
 import { Rig } from '../test/rig/rig.js';
+import { writeRigCliConfig } from '../test/helpers/rig-app.js';
 import { FigureSheet, isShort } from './lib/figures.js';
 import { freePort, startProcess } from './lib/processes.js';
 import { curlSpeed, percentile, socksTtfb } from './lib/socks-measure.js';
@@ -208,16 +209,7 @@ async function tunnel(sheet: FigureSheet): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gh-bench-capture-'));
   let core: Core | null = null;
   try {
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        mode: 'global',
-        vpngate: { allowPrivateNodes: true },
-        groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 } },
-        switching: { healthDnsName: 'files.test' },
-      }),
-    );
+    const config = writeRigCliConfig(rig, join(dir, 'config.yaml'), { mode: 'global' });
     core = await startCore(
       dir,
       ['--egress', 'vpngate', '--api', rig.state.apiUrl, '--config', config],

@@ -18,7 +18,7 @@ import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
 import { checkSetup, describeSources, formatProblem } from './check.js';
 import { importListCommand } from './import-list.js';
-import { runCommand } from './run-command.js';
+import { runCommand, terminalCommand } from './run-command.js';
 import { enterTunMode, startTunMode, tunGroupId, tunOff, type TunMode, type TunModeOptions } from './tun-mode.js';
 import { importRulesCommand } from './import-rules-command.js';
 import { resolveConfig } from './settings-file.js';
@@ -451,6 +451,16 @@ export function buildCli(): Command {
     .action((command: string[], opts: { dataDir?: string; config?: string; admin?: string }) =>
       runCommand(command, subcommandConfig(opts)),
     );
+
+  program
+    .command('terminal')
+    .description(
+      "open your terminal with everything in it going through the running Gatehop (Linux; the tray's Open a terminal)",
+    )
+    .option('--data-dir <dir>', 'the data directory the running Gatehop uses')
+    .option('--config <file>', 'the config file the running Gatehop uses')
+    .option('--admin <host:port>', "the running Gatehop's admin API address, when not the config's")
+    .action((opts: { dataDir?: string; config?: string; admin?: string }) => terminalCommand(subcommandConfig(opts)));
 
   program
     .command('tun')

@@ -8,8 +8,8 @@ import type { GatehopConfig } from './config.js';
 /** What `run` exits with when it could not start the program (as `env` and container tools do). */
 const EXIT_SETUP = 125;
 
-function fail(message: string): never {
-  process.stderr.write(`gatehop run: ${message}\n`);
+function fail(message: string, command = 'run'): never {
+  process.stderr.write(`gatehop ${command}: ${message}\n`);
   process.exit(EXIT_SETUP);
 }
 
@@ -68,4 +68,19 @@ function signalNumber(signal: NodeJS.Signals): number {
     SIGTERM: 15,
   };
   return numbers[signal] ?? 1;
+}
+
+/**
+ * `gatehop terminal`: the user's terminal, opened by the running Gatehop with their shell captured
+ * (everything started in it goes through Gatehop): what the tray's "Open a terminal through
+ * Gatehop" does, for a launcher or a keyboard shortcut.
+ */
+export async function terminalCommand(config: GatehopConfig): Promise<void> {
+  if (process.platform !== 'linux') fail('a captured terminal needs Linux; elsewhere use the system proxy', 'terminal');
+  const answer = await callRunningCore(config, 'POST', '/capture/run', {
+    type: 'application/json',
+    data: JSON.stringify({ command: '', terminal: true }),
+  });
+  if (!answer) fail('Gatehop is not running; start it first. No terminal was opened.', 'terminal');
+  if (!answer.ok) fail(`Gatehop refused: ${refusalOf(answer)}`, 'terminal');
 }

@@ -102,16 +102,7 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
       opts,
     );
     procs.push(proc);
-    await until(
-      () =>
-        proc.stdout.includes('gatehop ready:')
-          ? true
-          : proc.child.exitCode !== null
-            ? Promise.reject(new Error(`gatehop exited: ${proc.stderr}`))
-            : undefined,
-      60_000,
-      () => `gatehop ready (stderr: ${proc.stderr})`,
-    );
+    await proc.ready();
     const token = readFileSync(join(dir, 'admin-token'), 'utf8').trim();
     const status = async (): Promise<Status> =>
       statusSchema.parse((await apiRequest(admin, 'GET', '/status', { token })).json());

@@ -24,6 +24,7 @@ import { isRoot } from '../helpers/netns.js';
 import { freePort } from '../helpers/ports.js';
 import { Rig } from '../rig/rig.js';
 import { dnsCounter } from '../helpers/dns-counter.js';
+import { writeRigCliConfig } from '../helpers/rig-app.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
 const HELPER = resolve(import.meta.dirname, '../../native/build/Release/gatehop-capture');
@@ -49,21 +50,26 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
   let dns: { packets: () => number; remove: () => void } | null = null;
   let dnsBefore = 0;
 
+  /** setpriv's arguments that run `cmd` as the test's user, with no other group. */
+  const asUser = (cmd: string[]): string[] => [
+    '--reuid',
+    String(uid),
+    '--regid',
+    String(gid),
+    '--clear-groups',
+    '--',
+    ...cmd,
+  ];
+
   /** `gatehop run -- CMD…` as the test's user, with no proxy variables; its exit code and output. */
   function run(
     cmd: string[],
-    o: { admin?: number; stopCoreAfterMs?: number } = {},
+    o: { admin?: number } = {},
   ): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((res) => {
       const c = spawn(
         'setpriv',
-        [
-          '--reuid',
-          String(uid),
-          '--regid',
-          String(gid),
-          '--clear-groups',
-          '--',
+        asUser([
           process.execPath,
           BIN,
           'run',
@@ -73,7 +79,7 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
           `127.0.0.1:${o.admin ?? admin}`,
           '--',
           ...cmd,
-        ],
+        ]),
         { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir } },
       );
       const out: Buffer[] = [];
@@ -112,24 +118,17 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
     localPort = (local.address() as AddressInfo).port;
     dir = mkdtempSync(join(tmpdir(), 'gh-capture-'));
     chownSync(dir, uid, gid);
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        mode: 'rule',
-        rules: [
-          'DOMAIN-SUFFIX,blocked.test,REJECT',
-          // Needs the address of every named flow that gets this far: resolved inside the tunnel.
-          'IP-CIDR,192.0.2.0/24,DIRECT',
-          // here.test is a name only the rig's resolver (inside the tunnel) knows: it answers 127.0.0.1.
-          'IP-CIDR,127.0.0.1/32,DIRECT',
-          'MATCH,TUNNEL',
-        ],
-        vpngate: { allowPrivateNodes: true },
-        groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 } },
-        switching: { healthDnsName: 'files.test' },
-      }),
-    );
+    const config = writeRigCliConfig(rig, join(dir, 'config.yaml'), {
+      mode: 'rule',
+      rules: [
+        'DOMAIN-SUFFIX,blocked.test,REJECT',
+        // Needs the address of every named flow that gets this far: resolved inside the tunnel.
+        'IP-CIDR,192.0.2.0/24,DIRECT',
+        // here.test is a name only the rig's resolver (inside the tunnel) knows: it answers 127.0.0.1.
+        'IP-CIDR,127.0.0.1/32,DIRECT',
+        'MATCH,TUNNEL',
+      ],
+    });
     admin = await freePort();
     core = new GatehopProcess(
       dir,
@@ -151,16 +150,7 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
       ],
       { user: { uid, gid } },
     );
-    await until(
-      () =>
-        core.stdout.includes('gatehop ready:')
-          ? true
-          : core.child.exitCode !== null
-            ? Promise.reject(new Error(`gatehop exited: ${core.stderr}`))
-            : undefined,
-      60_000,
-      () => `gatehop ready (stderr: ${core.stderr})`,
-    );
+    await core.ready();
     const token = readFileSync(join(dir, 'admin-token'), 'utf8').trim();
     await until(
       async () =>
@@ -171,17 +161,14 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
     // Every DNS packet this host sends from here on is counted (the test's own nftables table).
     dns = dnsCounter('gh_capture', uid);
     // The counter counts: one datagram to port 53 on loopback (nothing listens there), from the user.
-    execFileSync('setpriv', [
-      '--reuid',
-      String(uid),
-      '--regid',
-      String(gid),
-      '--clear-groups',
-      '--',
-      process.execPath,
-      '-e',
-      "const s = require('node:dgram').createSocket('udp4'); s.send(Buffer.from('x'), 53, '127.0.0.1', () => s.close());",
-    ]);
+    execFileSync(
+      'setpriv',
+      asUser([
+        process.execPath,
+        '-e',
+        "const s = require('node:dgram').createSocket('udp4'); s.send(Buffer.from('x'), 53, '127.0.0.1', () => s.close());",
+      ]),
+    );
     await until(() => (dns!.packets() >= 1 ? true : undefined), 5_000, 'the counter to see the probe');
     dnsBefore = dns.packets();
   }, 240_000);

@@ -9,6 +9,8 @@ import { until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
 import { freePort } from '../helpers/ports.js';
 import { Rig, type RigHost } from '../rig/rig.js';
+import { untilReady } from '../helpers/gatehop-process.js';
+import { writeRigCliConfig } from '../helpers/rig-app.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
 const HELPER = resolve(import.meta.dirname, '../../native/build/Release/gatehop-capture');
@@ -50,16 +52,7 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
   /** Gatehop in the stand-in host with TUN mode, up with a tunnel. */
   async function startCore(extra: string[]): Promise<void> {
     const admin = await freePort();
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        mode: 'global',
-        vpngate: { allowPrivateNodes: true },
-        groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 } },
-        switching: { healthDnsName: 'files.test' },
-      }),
-    );
+    const config = writeRigCliConfig(rig, join(dir, 'config.yaml'), { mode: 'global' });
     // The admin API answers on the stand-in host's link to this namespace, where the test asks it.
     const child = spawn(
       'ip',
@@ -85,16 +78,7 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
     let err = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
-    await until(
-      () =>
-        out.includes('gatehop ready:')
-          ? true
-          : child.exitCode !== null
-            ? Promise.reject(new Error(`gatehop exited: ${err}`))
-            : undefined,
-      60_000,
-      () => `gatehop ready (stderr: ${err})`,
-    );
+    await untilReady(() => ({ stdout: out, stderr: err, exited: child.exitCode !== null }));
     core = { child, admin, token: readFileSync(join(dir, 'admin-token'), 'utf8').trim() };
     await until(async () => (await status()).active?.nodeId ?? undefined, 90_000, 'a tunnel up');
   }

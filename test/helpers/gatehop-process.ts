@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readLogLines } from './log-file.js';
+import { until } from './fds.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
 
@@ -51,6 +52,14 @@ export class GatehopProcess {
     return this.#stdout;
   }
 
+  /** Resolves once it said `gatehop ready:`; rejects at once if it exited, or after `timeoutMs`. */
+  ready(timeoutMs = 60_000): Promise<true> {
+    return untilReady(
+      () => ({ stdout: this.#stdout, stderr: this.#stderr, exited: this.child.exitCode !== null }),
+      timeoutMs,
+    );
+  }
+
   get stderr(): string {
     return this.#stderr;
   }
@@ -76,4 +85,20 @@ export function runGatehop(args: string[]): Promise<{ code: number | null; stdou
     c.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     c.on('exit', (code) => res({ code, stdout, stderr }));
   });
+}
+
+/** Until a gatehop process (its output so far, and whether it exited) says it is ready. */
+export function untilReady(
+  state: () => { stdout: string; stderr: string; exited: boolean },
+  timeoutMs = 60_000,
+): Promise<true> {
+  return until(
+    () => {
+      const s = state();
+      if (s.stdout.includes('gatehop ready:')) return true;
+      return s.exited ? Promise.reject(new Error(`gatehop exited: ${s.stderr}`)) : undefined;
+    },
+    timeoutMs,
+    () => `gatehop ready (stderr: ${state().stderr})`,
+  );
 }

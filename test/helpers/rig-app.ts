@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import pino from 'pino';
 import {
   buildConfig,
@@ -38,6 +39,23 @@ export function rigAppInput(rig: Rig, dataDir: string, over: ConfigInput = {}): 
     groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
     switching: { healthDnsName: 'files.test', ...over.switching },
   };
+}
+
+/**
+ * The config file of a `gatehop` process over the rig (the CLI's own flags name the list, ports and
+ * data dir): private nodes allowed, the rig's URL test and DNS health name; `over` wins. Returns its path.
+ */
+export function writeRigCliConfig(rig: Rig, path: string, over: ConfigInput = {}): string {
+  writeFileSync(
+    path,
+    JSON.stringify({
+      ...over,
+      vpngate: { allowPrivateNodes: true, ...over.vpngate },
+      groups: { urlTest: { url: rig.url('/generate_204'), intervalMs: 600_000 }, ...over.groups },
+      switching: { healthDnsName: 'files.test', ...over.switching },
+    }),
+  );
+  return path;
 }
 
 /** A logger writing JSON lines to `path` synchronously, so a failing test can read them at once. */

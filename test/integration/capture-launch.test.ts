@@ -8,6 +8,7 @@ import { desktopExec, splitWords } from '../../core/app/capture-launch.js';
 import { silentLogger } from '../../core/common/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { until } from '../helpers/fds.js';
+import { runGatehop } from '../helpers/gatehop-process.js';
 import { isRoot } from '../helpers/netns.js';
 
 const HELPER = resolve(import.meta.dirname, '../../native/build/Release/gatehop-capture');
@@ -103,9 +104,14 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
       // A terminal that runs what follows -e, and says it was the one that ran it.
       writeFileSync(term, `#!/bin/sh\n[ "$1" = -e ] && shift\necho terminal > ${marker}.by\nexec "$@"\n`);
       chmodSync(term, 0o755);
-      const saved = { PATH: process.env.PATH, TERMINAL: process.env.TERMINAL };
+      // The user's shell, for `gatehop terminal` (a terminal with no command runs it).
+      const shell = join(bin, 'my-shell');
+      writeFileSync(shell, `#!/bin/sh\ngetent hosts shell.test > ${marker}.shell\n`);
+      chmodSync(shell, 0o755);
+      const saved = { PATH: process.env.PATH, TERMINAL: process.env.TERMINAL, SHELL: process.env.SHELL };
       process.env.PATH = `${bin}:${process.env.PATH}`;
       process.env.TERMINAL = 'my-terminal';
+      process.env.SHELL = shell;
       try {
         const r = await apiRequest(port, 'POST', '/capture/run', {
           token,
@@ -119,10 +125,21 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
         );
         expect(readFileSync(`${marker}.by`, 'utf8')).toBe('terminal\n');
         expect(readFileSync(marker, 'utf8')).toMatch(/^198\.18\.\d+\.\d+\s+other\.test/);
+        // `gatehop terminal` (a launcher's command): the running core opens the terminal with the user's shell captured.
+        // (Not spawnSync: the core answering it runs in this process.)
+        const cli = await runGatehop(['terminal', '--data-dir', dataDir, '--admin', `127.0.0.1:${port}`]);
+        expect(cli.code, cli.stderr).toBe(0);
+        await until(
+          () => (existsSync(`${marker}.shell`) && readFileSync(`${marker}.shell`, 'utf8') ? true : undefined),
+          10_000,
+          'the shell',
+        );
+        expect(readFileSync(`${marker}.shell`, 'utf8')).toMatch(/^198\.18\.\d+\.\d+\s+shell\.test/);
       } finally {
-        process.env.PATH = saved.PATH;
-        if (saved.TERMINAL === undefined) delete process.env.TERMINAL;
-        else process.env.TERMINAL = saved.TERMINAL;
+        for (const k of ['PATH', 'TERMINAL', 'SHELL'] as const) {
+          if (saved[k] === undefined) delete process.env[k];
+          else process.env[k] = saved[k];
+        }
       }
       // A dashboard from an allowed origin may steer the proxy with the token, never start programs.
       const dashboard = await apiRequest(port, 'POST', '/capture/run', {
