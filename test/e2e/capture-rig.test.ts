@@ -197,6 +197,19 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
     // found inside the tunnel when the program connects.
     const lookup = await run(['getent', 'hosts', 'files.test']);
     expect(lookup.stdout).toMatch(/^198\.1[89]\.\d+\.\d+\s+files\.test/);
+    // IPv6 is not carried: refused at once (no route), never a wait for a timeout.
+    const v6 = await run([
+      'curl',
+      '-sS',
+      '-m',
+      '10',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{time_total}',
+      'http://[2001:db8::1]/',
+    ]);
+    expect(v6.code, v6.stderr).toBe(7);
   }, 60_000);
 
   it('UDP goes through the tunnel: an echo, and a DNS query the program sends to the rig’s own resolver', async () => {

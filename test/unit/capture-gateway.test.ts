@@ -207,4 +207,40 @@ describe('the capture gateway between a program’s stack and the proxy', () => 
     await eventually(() => g.stats.refused >= 4, 2_000, 'four refusals');
     expect(inbound.tcp).toEqual([]);
   });
+
+  it('refuses IPv6 at once with ICMPv6 "administratively prohibited" from the address it was sent to, checksum and all', () => {
+    const out: Buffer[] = [];
+    gateway = new Gateway({
+      inbound: fakeInbound(),
+      address: '172.23.254.2',
+      mtu: 1500,
+      log: pino({ level: 'silent' }),
+      output: (p) => out.push(p),
+    });
+    // A TCP SYN from 2001:db8::1 to 2001:db8::2 port 443 (payload past the header is not looked at).
+    const syn = Buffer.alloc(60);
+    syn[0] = 0x60;
+    syn.writeUInt16BE(20, 4);
+    syn[6] = 6;
+    syn[7] = 64;
+    Buffer.from('20010db8000000000000000000000001', 'hex').copy(syn, 8);
+    Buffer.from('20010db8000000000000000000000002', 'hex').copy(syn, 24);
+    gateway.input(syn);
+    expect(out).toHaveLength(1);
+    const r = out[0]!;
+    expect([r[0]! >> 4, r[6], r[40], r[41]]).toEqual([6, 58, 1, 1]);
+    expect(r.subarray(8, 24).toString('hex')).toBe('20010db8000000000000000000000002');
+    expect(r.subarray(24, 40).toString('hex')).toBe('20010db8000000000000000000000001');
+    expect(r.subarray(48).equals(syn)).toBe(true);
+    // The ICMPv6 checksum (RFC 4443 over the pseudo-header) adds up to 0xffff.
+    let sum = 0;
+    for (let i = 8; i < 40; i += 2) sum += r.readUInt16BE(i);
+    sum += r.length - 40 + 58;
+    for (let i = 40; i < r.length; i += 2) sum += r.readUInt16BE(i);
+    while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
+    expect(sum).toBe(0xffff);
+    // An ICMPv6 error is never answered (no storms between two refusers).
+    gateway.input(r);
+    expect(out).toHaveLength(1);
+  });
 });
