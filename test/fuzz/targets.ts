@@ -80,6 +80,8 @@ import {
 import { bytesLike, mutatedFrom, textLike } from './mutate.js';
 import { parseDohAnswer } from '../../core/netstack/index.js';
 import { parseCheckResponse } from '../../core/honesty/index.js';
+import { answerQuery, FakeIps, Gateway, type CaptureInbound } from '../../core/capture/index.js';
+import { buildUdp } from '../../core/capture/ipv4-packet.js';
 import { writeGeoSite } from '../helpers/geosite-writer.js';
 import { writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
 
@@ -896,7 +898,120 @@ const honestyPage: FuzzTarget<Buffer> = {
   },
 };
 
+// ---------------------------------------------------------------- captured programs (#46)
+
+/** A DNS query for `name` of `type`, as a resolver sends it. */
+function dnsQuery(name: string, type: number): Buffer {
+  const labels = name.split('.').map((l) => Buffer.concat([Buffer.of(l.length), Buffer.from(l)]));
+  return Buffer.concat([Buffer.of(0xab, 0xcd, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0), ...labels, Buffer.of(0, 0, type, 0, 1)]);
+}
+
+const dnsSeeds = [dnsQuery('files.test', 1), dnsQuery('files.test', 28), dnsQuery('4.0.18.198.in-addr.arpa', 12)];
+
+const captureDns: FuzzTarget<Buffer> = {
+  name: 'capture-dns',
+  what: "a captured program's DNS query to the gateway (core/capture answerQuery): answered within its bounds or not at all",
+  input: bytesLike(dnsSeeds, 600),
+  run(buf) {
+    const fake = new FakeIps();
+    const a = answerQuery(buf, fake);
+    if (!a) return;
+    must(a.length >= 12 && a.readUInt16BE(0) === buf.readUInt16BE(0), 'an answer that is not to this query');
+    must((a[2]! & 0x80) !== 0, 'an answer without QR');
+    must(a.length <= 12 + buf.length + 16 + 300, 'an answer out of proportion to its query');
+    must(fake.size <= 1, 'one query took more than one address');
+  },
+};
+
+/** A real gateway over a fake proxy (nothing dialled); what it writes back is collected. */
+const nullInbound: CaptureInbound = {
+  adoptCaptured: (stream) => void stream.destroy(),
+  captureUdp: () => ({ open: () => Promise.resolve(), send: () => {}, close: () => {} }),
+};
+
+const tcpSyn = (() => {
+  const b = Buffer.alloc(40);
+  b[0] = 0x45;
+  b.writeUInt16BE(40, 2);
+  b[8] = 64;
+  b[9] = 6;
+  Buffer.of(172, 23, 255, 1).copy(b, 12);
+  Buffer.of(203, 0, 113, 7).copy(b, 16);
+  b.writeUInt16BE(40000, 20);
+  b.writeUInt16BE(443, 22);
+  b.writeUInt32BE(1, 24);
+  b[32] = 5 << 4;
+  b[33] = 0x02;
+  return b;
+})();
+const echo = (() => {
+  const b = Buffer.alloc(28);
+  b[0] = 0x45;
+  b.writeUInt16BE(28, 2);
+  b[8] = 64;
+  b[9] = 1;
+  Buffer.of(172, 23, 255, 1).copy(b, 12);
+  Buffer.of(172, 23, 255, 2).copy(b, 16);
+  b[20] = 8;
+  return b;
+})();
+const v6 = (() => {
+  const b = Buffer.alloc(60);
+  b[0] = 0x60;
+  b.writeUInt16BE(20, 4);
+  b[6] = 6;
+  b[7] = 64;
+  b[23] = 1;
+  b[39] = 2;
+  return b;
+})();
+const packetSeeds = [
+  buildUdp('172.23.255.1', 40000, '172.23.255.2', 53, dnsQuery('files.test', 1)),
+  buildUdp('172.23.255.1', 40001, '203.0.113.5', 7, Buffer.from('hello')),
+  buildUdp('172.23.255.1', 40002, '172.23.255.2', 9, Buffer.from('x')),
+  tcpSyn,
+  echo,
+  v6,
+];
+
+/** One gateway for the whole run (an lwIP instance each input would be the run's whole cost). */
+let fuzzGateway: { g: Gateway; out: Buffer[] } | null = null;
+
+const capturePackets: FuzzTarget<Buffer> = {
+  name: 'capture-packets',
+  what: "a captured program's IP packets (gatehop run's TUN) into a real gateway: IPv4/UDP/ICMP read by the gateway, TCP by its lwIP build",
+  input: bytesLike(packetSeeds, 1_600),
+  setup() {
+    const out: Buffer[] = [];
+    const g = new Gateway({
+      inbound: nullInbound,
+      address: '172.23.255.2',
+      mtu: 1500,
+      log: silentLogger(),
+      output: (p) => out.push(p),
+    });
+    fuzzGateway = { g, out };
+    return Promise.resolve();
+  },
+  teardown() {
+    fuzzGateway?.g.close();
+    fuzzGateway = null;
+    return Promise.resolve();
+  },
+  run(buf) {
+    const { g, out } = fuzzGateway!;
+    out.length = 0;
+    g.input(buf);
+    for (const p of out) {
+      must(p.length >= 20 && p.length <= 1_500, 'a packet out of bounds');
+      must(p[0]! >> 4 === 4 || p[0]! >> 4 === 6, 'a packet that is not IP');
+    }
+  },
+};
+
 export const TARGETS: FuzzTarget<any>[] = [
+  captureDns,
+  capturePackets,
   dohAnswer,
   honestyPage,
   sniffFirstBytes,
