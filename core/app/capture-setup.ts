@@ -52,25 +52,27 @@ const WHY = {
   socket: 'the capture socket could not listen (see the log)',
 } as const;
 
-/** Why `gatehop run` cannot work with this core, or null when it can. */
-function unavailable(server: CaptureServer | null): keyof typeof WHY | null {
+/** Why `gatehop run` cannot work with this core (`helper`: whether the helper was found), or null when it can. */
+function unavailable(server: CaptureServer | null, helper: boolean): keyof typeof WHY | null {
   if (process.platform !== 'linux') return 'platform';
-  if (!captureHelperPath()) return 'helper';
+  if (!helper) return 'helper';
   if (!server) return 'socket';
   return null;
 }
 
 /** The admin API's view of capture: availability, tickets for `gatehop run`, launches from the window. */
 export function captureAccess(server: () => CaptureServer | null): NonNullable<AdminCore['capture']> {
+  // Looked for once: /status asks every second, and the helper does not come and go while we run.
+  const helper = captureHelperPath() !== null;
   const live = (): CaptureServer => {
     const s = server();
-    const why = unavailable(s);
+    const why = unavailable(s, helper);
     if (why || !s) throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, WHY[why ?? 'socket']);
     return s;
   };
   return {
     available: () => {
-      const why = unavailable(server());
+      const why = unavailable(server(), helper);
       return { available: why === null, reason: why };
     },
     ticket: (command) => live().ticket(command),
