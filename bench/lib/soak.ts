@@ -152,6 +152,8 @@ export interface SoakReport {
   loopP99MaxMs: number;
   /** The native module at the end: loaded or why not, heap trims done and the longest (ms). */
   native: Status['native'];
+  /** The main thread's collections of piled-up buffers at the end, and the longest (ms); null: none. */
+  bufferCollector: Status['bufferCollector'] | null;
   /** Tunnel threads at the end: tunnels started, threads created, threads reused (#32's pool). */
   tunnelWorkers: Status['tunnelWorkers'];
 }
@@ -192,9 +194,13 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
   };
 
   // ------------------------------------------------------------------ the core
+  // GATEHOP_SOAK_WRAP="heaptrack -o /tmp/core": the core runs under a profiler (its memory figures
+  // are then the wrapper's process, not the core's).
+  const wrap = process.env.GATEHOP_SOAK_WRAP?.split(' ').filter(Boolean) ?? [];
   const core: ChildProcess = spawn(
-    process.execPath,
+    wrap[0] ?? process.execPath,
     [
+      ...(wrap.length ? [...wrap.slice(1), process.execPath] : []),
       join(ROOT, 'bin/gatehop.js'),
       '--egress',
       'vpngate',
@@ -582,6 +588,7 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     },
     loopP99MaxMs,
     native: s.native,
+    bufferCollector: s.bufferCollector ?? null,
     tunnelWorkers: s.tunnelWorkers,
   };
   note('note', `ws messages received: ${wsMessages}; final sample rss ${final.rssMb} MB`);

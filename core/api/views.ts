@@ -137,6 +137,14 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     capture: core.capture
       ? { ...core.capture.available(), programs: core.capture.sessions() }
       : { available: false, reason: 'embedding' as const, programs: [] },
+    ...(core.bufferCollector
+      ? {
+          bufferCollector: {
+            collections: core.bufferCollector.stats.collections,
+            maxMs: Math.round(core.bufferCollector.stats.maxMs * 100) / 100,
+          },
+        }
+      : {}),
     eventLoop: core.loopDelay?.read() ?? { p50Ms: 0, p99Ms: 0, maxMs: 0, windowMs: 0 },
     tunnels: tunnelsOf(core).map((t) => {
       const d = t.diagnostics();

@@ -51,5 +51,12 @@ export {
   type NativeUdpSocket,
 } from './native.js';
 export { HeapTrimmer, type HeapTrimmerOptions } from './heap-trimmer.js';
+export {
+  BufferCollector,
+  BUFFER_COLLECTOR_DEFAULTS,
+  exposeGc,
+  MAIN_BUFFER_COLLECTOR,
+  type BufferCollectorOptions,
+} from './buffer-collector.js';
 export { detach, ignoreRejection, type DetachLog } from './detach.js';
 export { withDeadline } from './deadline.js';

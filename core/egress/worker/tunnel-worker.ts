@@ -7,17 +7,14 @@
  * it for the process's life. Every 'open' is answered by exactly one 'idle', after everything the
  * tunnel posted.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { parentPort } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { errorToJson } from '../../common/index.js';
+import { BufferCollector, errorToJson, exposeGc } from '../../common/index.js';
 import { compileLwip } from '../../netstack/index.js';
 import { TunnelEgress } from '../tunnel-egress.js';
 import type { FromTunnel, ToTunnel, TunnelWorkerData } from './messages.js';
 import { TunnelHost } from './tunnel-host.js';
-import { BufferCollector } from './buffer-collector.js';
 
 const port = parentPort;
 if (!port) throw new Error('tunnel-worker.js runs in a worker thread');
@@ -33,16 +30,8 @@ compileLwip();
  * A full collection of this thread's heap once its tunnel has ended. An idle thread allocates
  * nothing, so V8 would never collect what the tunnel left (its objects, and its lwIP memory: a
  * WebAssembly.Memory of 32 MiB goes back only when collected) while the thread waits in the pool.
- * `gc` is V8's own, made reachable in this thread only (the flag reaches contexts made after it).
  */
-const collectGarbage: (() => void) | null = (() => {
-  try {
-    setFlagsFromString('--expose-gc');
-    return runInNewContext('gc') as () => void;
-  } catch {
-    return null; // an embedder that refuses the flag: the heap is collected when V8 decides
-  }
-})();
+const collectGarbage = exposeGc();
 
 /** While a tunnel is served: a full collection when its dead buffers pile up (buffer-collector.ts). */
 const buffers = collectGarbage ? new BufferCollector(collectGarbage) : null;
