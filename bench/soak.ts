@@ -103,7 +103,7 @@ export function judge(r: SoakReport): string[] {
     '',
     `tunnel threads: ${r.tunnelWorkers.started} tunnels in ${r.tunnelWorkers.threadsCreated} threads (${r.tunnelWorkers.threadsReused} reuses), ${r.tunnelWorkers.failures} failed`,
     `native module: ${r.native.loaded ? `loaded; ${r.native.heapTrims} heap trims, the longest ${r.native.heapTrimMaxMs} ms` : `not loaded (${r.native.reason})`}`,
-    `main thread's buffer collections: ${r.bufferCollector ? `${r.bufferCollector.collections}, the longest ${r.bufferCollector.maxMs} ms` : 'none (no gc here)'}`,
+    `main thread's scavenges for the tunnels' data: ${r.transfers ? `${r.transfers.collections} for ${Math.round(r.transfers.bytes / 1048576)} MiB, the longest ${r.transfers.maxMs} ms` : 'none (no tunnel threads)'}`,
   );
   lines.push(
     '',

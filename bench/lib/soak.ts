@@ -152,8 +152,8 @@ export interface SoakReport {
   loopP99MaxMs: number;
   /** The native module at the end: loaded or why not, heap trims done and the longest (ms). */
   native: Status['native'];
-  /** The main thread's collections of piled-up buffers at the end, and the longest (ms); null: none. */
-  bufferCollector: Status['bufferCollector'] | null;
+  /** The main thread's scavenges for the tunnel threads' data at the end; null: no tunnel threads. */
+  transfers: Status['transfers'] | null;
   /** Tunnel threads at the end: tunnels started, threads created, threads reused (#32's pool). */
   tunnelWorkers: Status['tunnelWorkers'];
 }
@@ -588,7 +588,7 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     },
     loopP99MaxMs,
     native: s.native,
-    bufferCollector: s.bufferCollector ?? null,
+    transfers: s.transfers ?? null,
     tunnelWorkers: s.tunnelWorkers,
   };
   note('note', `ws messages received: ${wsMessages}; final sample rss ${final.rssMb} MB`);

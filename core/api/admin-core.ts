@@ -1,4 +1,4 @@
-import type { BufferCollector, HeapTrimmer, LogTap } from '../common/index.js';
+import type { HeapTrimmer, LogTap, TransferCollector } from '../common/index.js';
 import type { LoopDelay } from './loop-delay.js';
 import type { CaptureTicketDto, ReloadResult, Settings, SysproxyState } from './contract.js';
 import type { ExitInfoDto, RuleImportResult, ruleImportRequestSchema } from './schemas.js';
@@ -46,8 +46,8 @@ export interface AdminCore {
   readonly loopDelay?: LoopDelay | null;
   /** Gives glibc's free native memory back (absent or inactive: the native module did not load). */
   readonly heapTrimmer?: HeapTrimmer | null;
-  /** Collects the main thread's heap when its buffers pile up (absent: no tunnels, or no `gc`). */
-  readonly bufferCollector?: BufferCollector | null;
+  /** The main thread's scavenges for the data tunnel threads hand it (absent: no tunnel threads). */
+  readonly transfers?: Pick<TransferCollector, 'stats'> | null;
   /** How nodes are reached (connectBy, the upstream proxy and whether its UDP relay works). */
   readonly reach?:
     | (() => {

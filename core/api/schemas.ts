@@ -310,10 +310,11 @@ export const statusSchema = z.object({
     })
     .optional(),
   /**
-   * The main thread's collections of piled-up buffers (common/buffer-collector.ts) since the start,
-   * and the longest one (ms the main thread stood still); absent where the core has no tunnels.
+   * Data the tunnel threads handed the main thread since the start (bytes), the scavenges that freed
+   * it (common/transfer-collector.ts) and the longest (ms the main thread stood still); absent
+   * without tunnel threads.
    */
-  bufferCollector: z.object({ collections: z.number().int(), maxMs: z.number() }).optional(),
+  transfers: z.object({ bytes: z.number(), collections: z.number().int(), maxMs: z.number() }).optional(),
   /** The main event loop's delay over the last window (what the tray, the window and /status wait behind). */
   eventLoop: z.object({ p50Ms: z.number(), p99Ms: z.number(), maxMs: z.number(), windowMs: z.number() }),
   /** Every open tunnel: where it runs and what memory it holds. */

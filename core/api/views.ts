@@ -137,11 +137,12 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
     capture: core.capture
       ? { ...core.capture.available(), programs: core.capture.sessions() }
       : { available: false, reason: 'embedding' as const, programs: [] },
-    ...(core.bufferCollector
+    ...(core.transfers
       ? {
-          bufferCollector: {
-            collections: core.bufferCollector.stats.collections,
-            maxMs: Math.round(core.bufferCollector.stats.maxMs * 100) / 100,
+          transfers: {
+            bytes: core.transfers.stats.bytes,
+            collections: core.transfers.stats.collections,
+            maxMs: Math.round(core.transfers.stats.maxMs * 100) / 100,
           },
         }
       : {}),

@@ -13,9 +13,7 @@ import {
   GATEHOP_VERSION,
   GatehopError,
   HeapTrimmer,
-  BufferCollector,
-  exposeGc,
-  MAIN_BUFFER_COLLECTOR,
+  threadTransferCollector,
   limitMallocArenas,
   nativeStatus,
   NetworkWatch,
@@ -418,12 +416,6 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   // memory that glibc keeps free goes back to the OS after a tunnel worker ends and every minute (#24's soak).
   limitMallocArenas();
   const heapTrimmer = new HeapTrimmer({ intervalMs: HEAP_TRIM_INTERVAL_MS, logger });
-  // The main thread holds every tunnel's data on its way to the clients: a full collection when
-  // those buffers pile up 16 MiB past the last, at most every 5 s, keeps the tunnel threads' shared
-  // arena at its working size instead of V8's tens of MiB of dead buffers (#44's soak).
-  const gc = pipeline ? exposeGc() : null;
-  const bufferCollector = gc ? new BufferCollector(gc, MAIN_BUFFER_COLLECTOR) : null;
-  bufferCollector?.start();
   logNativeStatus(logger);
   // A started spare worker for the next tunnel (tunnels in threads): a switch does not wait for one to boot.
   // Run from TypeScript source without a bundled worker, tunnels fall back to this thread (openTunnel warns): no pool then.
@@ -606,7 +598,6 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       ['honesty-direct', () => pipeline?.honestyDirect.close()],
       ['workers', () => workers?.close()],
       ['heap-trimmer', () => heapTrimmer.close()],
-      ['buffer-collector', () => bufferCollector?.stop()],
       ['nodes', () => pipeline?.nodes.close()],
       ['first-ranking', () => pipeline?.firstRanking.catch(() => undefined)],
       ['store', () => store?.close()],
@@ -653,7 +644,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           logTap: extras.logTap ?? null,
           loopDelay,
           heapTrimmer,
-          bufferCollector,
+          transfers: workers ? threadTransferCollector() : null,
           recovery,
           settings,
           reload: layers ? reload : null,

@@ -55,8 +55,14 @@ export {
   BufferCollector,
   BUFFER_COLLECTOR_DEFAULTS,
   exposeGc,
-  MAIN_BUFFER_COLLECTOR,
   type BufferCollectorOptions,
+  type CollectGarbage,
 } from './buffer-collector.js';
+export {
+  threadTransferCollector,
+  TransferCollector,
+  TRANSFER_COLLECTOR_DEFAULTS,
+  type TransferCollectorOptions,
+} from './transfer-collector.js';
 export { detach, ignoreRejection, type DetachLog } from './detach.js';
 export { withDeadline } from './deadline.js';

@@ -30,7 +30,7 @@ describe('BufferCollector: a busy tunnel thread collects when its dead buffers p
     expect(c.check()).toBe(false);
     f.t.bytes = f.t.live + (8 << 20) + 1;
     expect(c.check()).toBe(true);
-    expect(c.stats).toMatchObject({ collections: 2, peakBytes: (3 << 20) + (8 << 20) + 1 });
+    expect(c.stats).toEqual({ collections: 2, peakBytes: (3 << 20) + (8 << 20) + 1 });
     c.stop();
   });
 
@@ -42,35 +42,6 @@ describe('BufferCollector: a busy tunnel thread collects when its dead buffers p
     expect(c.check()).toBe(false);
     f.t.bytes = (2 << 20) + (8 << 20) + 1; // below the first base + slack, above the new one
     expect(c.check()).toBe(true);
-    c.stop();
-  });
-
-  it('the main thread: never two collections closer than minIntervalMs, however fast buffers pile up, and times each', () => {
-    const f = fakeThread(0);
-    let now = 0;
-    const slow = () => {
-      f.collect();
-      now += 12; // a collection that stood the thread still for 12 ms
-    };
-    const c = new BufferCollector(slow, {
-      slackBytes: 16 << 20,
-      intervalMs: 60_000,
-      minIntervalMs: 5_000,
-      readBytes: f.readBytes,
-      now: () => now,
-    });
-    c.start();
-    f.t.bytes = 17 << 20;
-    expect(c.check()).toBe(true);
-    // 2 s later 20 MiB more: within the interval, it waits.
-    now += 2_000;
-    f.t.bytes = 20 << 20;
-    expect(c.check()).toBe(false);
-    now += 2_999;
-    expect(c.check()).toBe(false);
-    now += 1; // 5 s after the last collection ended
-    expect(c.check()).toBe(true);
-    expect(c.stats).toEqual({ collections: 2, peakBytes: 20 << 20, maxMs: 12 });
     c.stop();
   });
 

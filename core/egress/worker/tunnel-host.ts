@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { errorToJson } from '../../common/index.js';
+import { errorToJson, threadTransferCollector } from '../../common/index.js';
 import type { EgressTcpConnection, EgressUdpSocket } from '../types.js';
 import type { TunnelDiagnostics } from '../tunnel-types.js';
 import { ACK_EVERY_BYTES, STREAM_WINDOW_BYTES, type FromTunnel, type ToTunnel } from './messages.js';
@@ -116,6 +116,7 @@ export class TunnelHost {
   #handleOne(m: ToTunnel): void {
     switch (m.t) {
       case 'data':
+        threadTransferCollector().received(m.data.byteLength); // a client's upload, the main thread's buffer
         this.#streams.get(m.id)?.write(m.data);
         return;
       case 'ack':

@@ -7,6 +7,7 @@ import {
   GatehopError,
   settleFirst,
   SleepDetector,
+  threadTransferCollector,
   waitAbortably,
   type Logger,
 } from '../../common/index.js';
@@ -292,6 +293,8 @@ export class WorkerTunnelEgress implements Egress {
   #handleOne(m: FromTunnel): void {
     switch (m.t) {
       case 'data':
+        // The thread's buffer is this thread's to free now: freed soon after the stream is done with it.
+        threadTransferCollector().received(m.data.byteLength);
         this.#streams.get(m.id)?.onData(m.data);
         return;
       case 'ack':
