@@ -76,7 +76,8 @@ function fold(sum: number): number {
   return ~sum & 0xffff;
 }
 
-function ipHeader(b: Buffer, totalLength: number, protocol: number, src: string, dst: string): void {
+/** A 20-byte IPv4 header at the start of `b` (no options, DF, TTL 64), its checksum computed. */
+export function writeIpv4Header(b: Buffer, totalLength: number, protocol: number, src: string, dst: string): void {
   b[0] = 0x45;
   b[1] = 0;
   b.writeUInt16BE(totalLength, 2);
@@ -94,7 +95,7 @@ function ipHeader(b: Buffer, totalLength: number, protocol: number, src: string,
 export function buildUdp(src: string, srcPort: number, dst: string, dstPort: number, payload: Buffer): Buffer {
   const udpLen = 8 + payload.length;
   const b = Buffer.allocUnsafe(20 + udpLen);
-  ipHeader(b, 20 + udpLen, PROTO_UDP, src, dst);
+  writeIpv4Header(b, 20 + udpLen, PROTO_UDP, src, dst);
   b.writeUInt16BE(srcPort, 20);
   b.writeUInt16BE(dstPort, 22);
   b.writeUInt16BE(udpLen, 24);
@@ -111,7 +112,7 @@ export function buildUdp(src: string, srcPort: number, dst: string, dstPort: num
 
 function icmp(src: string, dst: string, body: Buffer): Buffer {
   const b = Buffer.allocUnsafe(20 + body.length);
-  ipHeader(b, b.length, PROTO_ICMP, src, dst);
+  writeIpv4Header(b, b.length, PROTO_ICMP, src, dst);
   body.copy(b, 20);
   b.writeUInt16BE(0, 22);
   b.writeUInt16BE(fold(sum16(b, 20, b.length)), 22);
@@ -130,7 +131,7 @@ export function tcpSyn(p: Buffer, h: Ipv4Header): { srcPort: number; dstPort: nu
 /** The reset that refuses a SYN (RFC 793: seq 0, acknowledging the SYN): "connection refused" at once. */
 export function tcpRefusal(h: Ipv4Header, syn: { srcPort: number; dstPort: number; seq: number }): Buffer {
   const b = Buffer.alloc(40);
-  ipHeader(b, 40, PROTO_TCP, h.dst, h.src);
+  writeIpv4Header(b, 40, PROTO_TCP, h.dst, h.src);
   b.writeUInt16BE(syn.dstPort, 20);
   b.writeUInt16BE(syn.srcPort, 22);
   b.writeUInt32BE(0, 24);

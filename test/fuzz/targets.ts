@@ -81,7 +81,7 @@ import { bytesLike, mutatedFrom, textLike } from './mutate.js';
 import { parseDohAnswer } from '../../core/netstack/index.js';
 import { parseCheckResponse } from '../../core/honesty/index.js';
 import { answerQuery, FakeIps, Gateway, type CaptureInbound } from '../../core/capture/index.js';
-import { buildUdp } from '../../core/capture/ipv4-packet.js';
+import { buildUdp, writeIpv4Header } from '../../core/capture/ipv4-packet.js';
 import { writeGeoSite } from '../helpers/geosite-writer.js';
 import { writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
 
@@ -931,12 +931,7 @@ const nullInbound: CaptureInbound = {
 
 const tcpSyn = (() => {
   const b = Buffer.alloc(40);
-  b[0] = 0x45;
-  b.writeUInt16BE(40, 2);
-  b[8] = 64;
-  b[9] = 6;
-  Buffer.of(172, 23, 255, 1).copy(b, 12);
-  Buffer.of(203, 0, 113, 7).copy(b, 16);
+  writeIpv4Header(b, 40, 6, '172.23.255.1', '203.0.113.7');
   b.writeUInt16BE(40000, 20);
   b.writeUInt16BE(443, 22);
   b.writeUInt32BE(1, 24);
@@ -946,12 +941,7 @@ const tcpSyn = (() => {
 })();
 const echo = (() => {
   const b = Buffer.alloc(28);
-  b[0] = 0x45;
-  b.writeUInt16BE(28, 2);
-  b[8] = 64;
-  b[9] = 1;
-  Buffer.of(172, 23, 255, 1).copy(b, 12);
-  Buffer.of(172, 23, 255, 2).copy(b, 16);
+  writeIpv4Header(b, 28, 1, '172.23.255.1', '172.23.255.2');
   b[20] = 8;
   return b;
 })();
