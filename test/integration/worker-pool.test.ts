@@ -47,7 +47,8 @@ describe('TunnelWorkerPool (#32: workers for the process life)', () => {
   });
 
   it('keeps what a burst gave back (no thread created again for the next burst), and shrinks to one spare after idleTimeoutMs (#44)', async () => {
-    const p = (pool = new TunnelWorkerPool({ heapLimitMb: 64, idleTimeoutMs: 1_500 }));
+    let exits = 0;
+    const p = (pool = new TunnelWorkerPool({ heapLimitMb: 64, idleTimeoutMs: 1_500, onWorkerExit: () => exits++ }));
     // Two bursts of three tunnels at once, as two balance members and a pick give back and take
     // three workers out of step: the second burst reuses the first burst's threads.
     for (let burst = 0; burst < 2; burst++) {
@@ -61,6 +62,8 @@ describe('TunnelWorkerPool (#32: workers for the process life)', () => {
     // Idle past the timeout: ended down to one spare, which stays.
     await eventually(() => p.idle === 1, 10_000, 'the extras ended');
     expect(p.stats.ended).toBe(created - 1);
+    // Each ended thread lets the heap trimmer run once it is gone, as each given back did.
+    await eventually(() => exits === 6 + created - 1, 5_000, 'trims asked for the ended threads');
     await new Promise((r) => setTimeout(r, 2_000));
     expect(p.idle).toBe(1);
   });

@@ -28,6 +28,7 @@ export interface TunnelWorkerPoolOptions {
 }
 
 const IDLE_TIMEOUT_MS = 10 * 60_000;
+const MAX_IDLE = 4;
 
 /**
  * A tunnel thread's young generation, MiB. V8 grows a busy isolate's new space up to this and
@@ -71,9 +72,13 @@ interface IdleWorker {
  * given back and a new thread was created for the next take, one per switch (12 threads for 12
  * picks), and the RSS grew with every new thread (+2 MB per switch, mostly in glibc's thread
  * arenas). The most recently given back is taken first, so extras age out after a burst. Tried
- * and put back (2026-12-05): extras ending after one minute. In the soak the pool then created 14
- * threads in 18 minutes instead of 5 and the RSS climbed as before: fewer idle isolates, but the
- * shared glibc arena grew by about what they had held. So the ten minutes stay.
+ * twice and put back: extras ending after one minute. In the soak the pool then created 14 threads
+ * in 20 minutes instead of 6, and the RSS was higher, not lower: on the second try (after the
+ * transfer fix, 2026-12-05) the mean of minutes 10–20 was 211.4 MB against 202.6, the thread arenas
+ * 47.0 against 38.8, and the V8 pages no lower (79.8 against 77.8). A cap of two idle threads
+ * (same day, 20 minutes): V8 pages 13 MB lower (64.8), the thread arenas 16.6 MB higher (55.4), the
+ * RSS the same (205.0), 14 threads created. Each thread ended and made again leaves in the shared
+ * arena about what its isolate had held. So the ten minutes and the four stay.
  */
 export class TunnelWorkerPool implements ThreadHome {
   #opts: TunnelWorkerPoolOptions;
@@ -123,7 +128,7 @@ export class TunnelWorkerPool implements ThreadHome {
     }
     const w = thread;
     const heap = this.#heapOf.get(w);
-    if (this.#closed || this.#idle.length >= (this.#opts.maxIdle ?? 4) || heap !== this.#opts.heapLimitMb) {
+    if (this.#closed || this.#idle.length >= (this.#opts.maxIdle ?? MAX_IDLE) || heap !== this.#opts.heapLimitMb) {
       this.#end(w);
       return;
     }
@@ -185,7 +190,8 @@ export class TunnelWorkerPool implements ThreadHome {
       }
       const [e] = this.#idle.splice(i, 1);
       this.#unlisten(e!);
-      this.#end(w);
+      // Once the thread is gone, what its isolate malloc'd can go back to the OS (HeapTrimmer).
+      this.#end(w, () => this.#opts.onWorkerExit?.());
     };
     w.once('error', drop).once('exit', drop);
     const expiry = setTimeout(expire, this.#opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS).unref();
@@ -205,10 +211,11 @@ export class TunnelWorkerPool implements ThreadHome {
     this.#countedIdle = this.#idle.length;
   }
 
-  #end(w: Worker): void {
+  /** Ends an idle or given-back worker; `then` runs once its thread is gone. */
+  #end(w: Worker, then?: () => void): void {
     this.stats.ended++;
     // terminate() resolves with the exit code; a thread that already ended resolves too.
-    ignoreRejection(w.terminate());
+    ignoreRejection(w.terminate().finally(() => then?.()));
   }
 
   #spawn(): Worker {
