@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Rig } from '../test/rig/rig.js';
 import { freePort } from './lib/processes.js';
+import { coreV8Flags } from './lib/core-flags.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
           const core = spawn(
             process.execPath,
             [
+              ...coreV8Flags(),
               join(root, 'bin/gatehop.js'),
               '--config',
               configFile,

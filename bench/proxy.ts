@@ -14,6 +14,7 @@ import { resolve } from 'node:path';
 import { freePort, startProcess } from './lib/processes.js';
 import { curlSpeed as curlSpeedOf, percentile as pct, socksTtfb as ttfb } from './lib/socks-measure.js';
 import { FigureSheet, isShort } from './lib/figures.js';
+import { coreV8Flags } from './lib/core-flags.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
   const gatehop = await startProcess(
     process.execPath,
     [
+      ...coreV8Flags(),
       resolve(root, 'bin/gatehop.js'),
       '--egress',
       'direct',

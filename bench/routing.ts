@@ -28,6 +28,7 @@ import { bigSiteList, writeGeoSite } from '../test/helpers/geosite-writer.js';
 import { writeMrsDomains } from '../test/helpers/mrs-writer.js';
 import { freePort, startProcess } from './lib/processes.js';
 import { curlSpeed as curlSpeedOf, percentile as pct, socksTtfb as ttfb } from './lib/socks-measure.js';
+import { coreV8Flags } from './lib/core-flags.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -250,6 +251,7 @@ async function main(): Promise<void> {
     const p = await startProcess(
       process.execPath,
       [
+        ...coreV8Flags(),
         resolve(root, 'bin/gatehop.js'),
         ...['--egress', 'direct', '--mode', mode, '--config', config, '--listen', `127.0.0.1:${port}`],
         ...['--admin', 'off', '--log-level', 'warn', '--log-file', 'off', '--data-dir', join(dir, mode)],

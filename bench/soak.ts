@@ -114,7 +114,11 @@ export function judge(r: SoakReport): string[] {
       '',
       `RSS after the warm-up → end, by what holds it: ${MEMORY_KINDS.map(
         (k) => `${k} ${first.byKind[k]} → ${last.byKind[k]} MB (${signed(last.byKind[k] - first.byKind[k])})`,
-      ).join('; ')}`,
+      ).join('; ')}${
+        first.youngMb !== undefined && last.youngMb !== undefined
+          ? `; of the V8 pages, the main thread's young generation ${first.youngMb} → ${last.youngMb} MB`
+          : ''
+      }`,
     );
   lines.push(
     '',
@@ -134,7 +138,9 @@ async function main(): Promise<void> {
   const rig = await Rig.up({ nodes: 3, openvpn: ['gcm-udp', 'cbc-tcp'], bigMib: 4 });
   try {
     console.log(`soak: ${minutes} min, event periods × ${scale}`);
-    console.log('t(min) rss heap external wasm (MB) fds workers sessions egresses timers loopP99(ms)');
+    console.log(
+      't(min) rss heap external wasm (MB) fds workers sessions egresses timers loopP99(ms) young(MB) idleThreads',
+    );
     const r = await runSoak(rig, {
       minutes,
       scale,
@@ -154,6 +160,8 @@ async function main(): Promise<void> {
             s.egresses,
             s.timers,
             s.loopP99Ms,
+            s.youngMb ?? '',
+            s.idleThreads ?? '',
           ].join(' '),
         ),
       onEvent: (e) => console.log(`  [${e.t} min] ${e.kind}: ${e.detail}`),
@@ -173,7 +181,7 @@ async function writeReport(r: SoakReport, base: string): Promise<void> {
       `${base}.csv`,
       [
         [
-          't_min,rss_mb,heap_used_mb,external_mb,wasm_mb,fds,workers,sessions,egresses,timers,loop_p99_ms',
+          't_min,rss_mb,heap_used_mb,external_mb,wasm_mb,fds,workers,sessions,egresses,timers,loop_p99_ms,main_young_mb,idle_threads',
           ...MEMORY_KINDS.map((k) => `${k.replace(/ /g, '_')}_mb`),
         ].join(','),
         ...r.samples.map((s) =>
@@ -189,6 +197,8 @@ async function writeReport(r: SoakReport, base: string): Promise<void> {
             s.egresses,
             s.timers,
             s.loopP99Ms,
+            s.youngMb ?? '',
+            s.idleThreads ?? '',
             ...MEMORY_KINDS.map((k) => s.byKind?.[k] ?? ''),
           ].join(','),
         ),

@@ -25,6 +25,7 @@ import { socksGet } from '../test/helpers/socks-http.js';
 import { Rig } from '../test/rig/rig.js';
 import { FigureSheet } from './lib/figures.js';
 import { MEMORY_KINDS, memoryByKind, type MemoryKind } from './lib/smaps.js';
+import { coreV8Flags } from './lib/core-flags.js';
 
 const { values } = parseArgs({
   options: {
@@ -77,6 +78,7 @@ try {
   core = spawn(
     process.execPath,
     [
+      ...coreV8Flags(),
       join(ROOT, 'bin/gatehop.js'),
       ...['--egress', 'vpngate', '--api', rig.state.apiUrl, '--allow-private-nodes', '--mode', 'global'],
       ...['--listen', `127.0.0.1:${proxyPort}`, '--admin', `127.0.0.1:${adminPort}`, '--admin-token', TOKEN],

@@ -25,6 +25,7 @@ import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../test/helpers/browser.js';
 import { vpnGateCsv, vpnGateProfile } from '../test/helpers/vpngate-fixtures.js';
+import { coreV8Flags } from './lib/core-flags.js';
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -97,6 +98,7 @@ async function startCore(n: number): Promise<Core> {
   const core: ChildProcess = spawn(
     process.execPath,
     [
+      ...coreV8Flags(),
       join(root, 'bin/gatehop.js'),
       '--egress',
       'vpngate',

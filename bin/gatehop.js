@@ -1,5 +1,7 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
 // Runs the compiled core (npm run build). Inside Electron the same core is imported directly.
+// The shebang's flags are scripts/core-v8-flags.mjs's (test/unit/core-v8-flags.test.ts keeps them
+// in step); `node bin/gatehop.js` skips the shebang, so scripts/start.mjs passes them itself.
 import { main } from '../dist/core/app/index.js';
 
 main().catch((err) => {

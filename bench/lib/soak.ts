@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import WebSocket from 'ws';
+import { coreV8Flags } from './core-flags.js';
 import { statusSchema, type Status } from '../../core/api/index.js';
 import { socks5Codec } from '../../core/socks5/index.js';
 import {
@@ -68,6 +69,10 @@ export interface SoakSample {
   egresses: number;
   timers: number;
   loopP99Ms: number;
+  /** The main thread's V8 young generation, MiB committed (/status.mainHeap; absent in older runs). */
+  youngMb?: number;
+  /** Tunnel threads waiting in the pool (/status.tunnelWorkers; absent in older runs). */
+  idleThreads?: number;
   /** Resident MB by what holds it (bench/lib/smaps.ts): where a growth goes. */
   byKind: Record<MemoryKind, number>;
 }
@@ -201,6 +206,8 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     wrap[0] ?? process.execPath,
     [
       ...(wrap.length ? [...wrap.slice(1), process.execPath] : []),
+      // As `npm start` runs it (scripts/core-v8-flags.mjs).
+      ...coreV8Flags(),
       join(ROOT, 'bin/gatehop.js'),
       '--egress',
       'vpngate',
@@ -276,6 +283,8 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
       egresses: expectedWorkers(s),
       timers: metric(m, 'gatehop_nodejs_active_resources', 'type="Timeout"'),
       loopP99Ms: s.eventLoop.p99Ms,
+      ...(s.mainHeap ? { youngMb: s.mainHeap.youngMb } : {}),
+      ...(s.tunnelWorkers ? { idleThreads: s.tunnelWorkers.idleThreads } : {}),
       byKind: Object.fromEntries(Object.entries(memoryByKind(pid)).map(([k, v]) => [k, v.mb])) as Record<
         MemoryKind,
         number

@@ -315,6 +315,11 @@ export const statusSchema = z.object({
    * without tunnel threads.
    */
   transfers: z.object({ bytes: z.number(), collections: z.number().int(), maxMs: z.number() }).optional(),
+  /**
+   * The main thread's V8 heap, MiB committed: its young generation (what V8 grows as survivors
+   * accumulate, up to the start flag's cap: scripts/core-v8-flags.mjs) and all its spaces.
+   */
+  mainHeap: z.object({ youngMb: z.number(), committedMb: z.number() }).optional(),
   /** The main event loop's delay over the last window (what the tray, the window and /status wait behind). */
   eventLoop: z.object({ p50Ms: z.number(), p99Ms: z.number(), maxMs: z.number(), windowMs: z.number() }),
   /** Every open tunnel: where it runs and what memory it holds. */

@@ -1,3 +1,4 @@
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import {
   isTunnel,
   tunnelWorkerCounters,
@@ -146,6 +147,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
           },
         }
       : {}),
+    mainHeap: mainHeap(),
     eventLoop: core.loopDelay?.read() ?? { p50Ms: 0, p99Ms: 0, maxMs: 0, windowMs: 0 },
     tunnels: tunnelsOf(core).map((t) => {
       const d = t.diagnostics();
@@ -429,4 +431,13 @@ export function routingView(core: AdminCore): RoutingStatusDto | null {
     ruleSets: r.ruleSets(),
     routed: { ...core.proxy.stats.routed },
   };
+}
+
+/** The main thread's V8 heap: its young generation and all its spaces, MiB committed. */
+function mainHeap(): { youngMb: number; committedMb: number } {
+  const mb = (bytes: number): number => Math.round(bytes / 104857.6) / 10;
+  const young = getHeapSpaceStatistics()
+    .filter((s) => s.space_name === 'new_space' || s.space_name === 'new_large_object_space')
+    .reduce((sum, s) => sum + s.physical_space_size, 0);
+  return { youngMb: mb(young), committedMb: mb(getHeapStatistics().total_physical_size) };
 }

@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import picomatch from 'picomatch';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { CORE_V8_FLAGS } from '../../scripts/core-v8-flags.mjs';
 
 const ROOT = resolve(__dirname, '../..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -181,6 +182,11 @@ describe('the package', () => {
       dep.split('|').every((alt) => (candidate.get(alt.trim()) ?? '(none)') === '(none)'),
     );
     expect(noCandidate).toEqual([]);
+  });
+
+  it("starts the Linux desktop entry with the core's V8 flags (scripts/core-v8-flags.mjs), as npm start does", () => {
+    const linux = (builder as unknown as { linux?: { executableArgs?: string[] } }).linux;
+    expect(linux?.executableArgs).toEqual([`--js-flags=${CORE_V8_FLAGS.join(' ')}`]);
   });
 
   it('sets Electron fuses: no RunAsNode, no NODE_OPTIONS, no --inspect, asar integrity, only the app from its asar', () => {
