@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CORE_V8_FLAGS } from '../../scripts/core-v8-flags.mjs';
 // @ts-expect-error a plain ESM script without types
 import { ensureNativeBinding, nativeBindingPlan } from '../../scripts/electron-native.mjs';
 
@@ -94,7 +95,8 @@ describe('npm start with an Electron binary', () => {
       `/v${VERSION}/better-sqlite3-v${VERSION}-electron-v150-${process.platform}-${process.arch}.tar.gz`,
     ]);
     const started = seen();
-    expect(started.args).toEqual([ROOT, '--hidden']);
+    // The core's V8 flags first: V8 reads them only at start (scripts/core-v8-flags.mjs).
+    expect(started.args).toEqual([`--js-flags=${CORE_V8_FLAGS.join(' ')}`, ROOT, '--hidden']);
     expect(started.binding).toBe(nativeBindingPlan({ root: ROOT, target: ELECTRON_VERSION, cacheDir: cache }).binding);
     expect(existsSync(started.binding)).toBe(true);
     // The Node build that the CLI and tests load is untouched.
