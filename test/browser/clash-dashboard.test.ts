@@ -214,6 +214,7 @@ describe.skipIf(!hasChromium || builds.length === 0)(
           const ours = errors.filter((e) => !NOT_GATEHOPS.test(e.text));
           // A request the page itself cancelled (net::ERR_ABORTED: metacubexd drops its /api/control/info
           // probe when it moves on) is not one Gatehop failed to answer.
+          // Nor is one Chromium dropped because the host's interfaces changed (see collectErrors).
           const ourFailures = failed.filter(
             (f) =>
               f.includes('127.0.0.1') && !f.endsWith('net::ERR_ABORTED') && !f.endsWith('net::ERR_NETWORK_CHANGED'),

@@ -77,8 +77,8 @@ interface IdleWorker {
  * transfer fix, 2026-12-05) the mean of minutes 10–20 was 211.4 MB against 202.6, the thread arenas
  * 47.0 against 38.8, and the V8 pages no lower (79.8 against 77.8). A cap of two idle threads
  * (same day, 20 minutes): V8 pages 13 MB lower (64.8), the thread arenas 16.6 MB higher (55.4), the
- * RSS the same (205.0), 14 threads created. Each thread ended and made again leaves in the shared
- * arena about what its isolate had held. So the ten minutes and the four stay.
+ * RSS the same (205.0), 14 threads created: with threads ended and made again, the shared arena
+ * grew by about what fewer idle isolates saved. So the ten minutes and the four stay.
  */
 export class TunnelWorkerPool implements ThreadHome {
   #opts: TunnelWorkerPoolOptions;
