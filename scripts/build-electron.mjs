@@ -6,7 +6,11 @@
 //   ESM files and packages is one more thing that can differ between Electron versions and
 //   packaged layouts; one self-contained file cannot. Each source file keeps the meaning of its
 //   own `import.meta.url` (the netstack finds lwip.wasm by it), rewritten relative to the bundle, so
-//   dist/ keeps its layout and the .wasm stays where tsc's copy step put it.
+//   dist/ keeps its layout and the .wasm stays where tsc's copy step put it. Its whitespace and
+//   comments are minified away (names are kept, so stack traces still name functions): V8 keeps a
+//   module's source for the isolate's life, and every tunnel thread, idle ones too, is an isolate.
+//   As written, the bundle was 1.0 MB and held as a 2.0 MB two-byte string (a few comments are not
+//   Latin-1); minified it is 0.7 MB of one-byte text, 1.3 MB less heap per thread (#44).
 import { readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
@@ -50,6 +54,8 @@ await build({
     js: "import { createRequire as __ghCreateRequire } from 'node:module'; const require = __ghCreateRequire(import.meta.url);",
   },
   plugins: [metaUrlOfSource],
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
   legalComments: 'none',
 });
