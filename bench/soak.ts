@@ -14,7 +14,7 @@ import '../test/setup/tunnel-worker.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Rig } from '../test/rig/rig.js';
 import { lineChartSvg, writePng } from './lib/plot.js';
-import { fdsBack, runSoak, type SoakReport, type SoakSample } from './lib/soak.js';
+import { failoverSeconds, fdsBack, runSoak, type SoakReport, type SoakSample } from './lib/soak.js';
 import { MEMORY_KINDS } from './lib/smaps.js';
 
 const arg = (name: string): string | undefined => {
@@ -99,11 +99,11 @@ export function judge(r: SoakReport): string[] {
     '0',
     r.requests.failed === 0,
   );
-  const detect = r.deaths.filter((d) => d.detectedAt).map((d) => (d.detectedAt! - d.at) / 1000);
+  const detect = r.deaths.map(failoverSeconds).filter((s): s is number => s !== null);
   row(
     'a dead member found dead (kill, pause, blackhole), worst',
     detect.length
-      ? `${Math.max(...detect).toFixed(1)} s (${r.deaths.map((d) => `${d.how} ${d.detectedAt ? ((d.detectedAt - d.at) / 1000).toFixed(1) : '–'} s`).join(', ')})`
+      ? `${Math.max(...detect).toFixed(1)} s (${r.deaths.map((d) => `${d.how} ${failoverSeconds(d)?.toFixed(1) ?? '–'} s`).join(', ')})`
       : '–',
     '≤ 3 s (failover)',
     detect.length > 0 && Math.max(...detect) <= 3,

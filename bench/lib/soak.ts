@@ -126,9 +126,15 @@ export interface SoakReport {
     failures: string[];
   };
   mismatches: number;
-  /** detectedAt: when the member was marked down or replaced (the failover time is detectedAt - at). */
+  /**
+   * at: when the rig was told to kill the node (requests in flight then are excused); diedAt: when
+   * that command had returned (the node dead; absent in reports before 2026-12-05's fourth hour);
+   * detectedAt: when the member was marked down or replaced. The failover time is detectedAt -
+   * (diedAt ?? at): failoverSeconds().
+   */
   deaths: Array<{
     at: number;
+    diedAt?: number;
     detectedAt: number | null;
     node: string;
     how: string;
@@ -166,6 +172,11 @@ export interface SoakReport {
 /** A request that was in flight when a node died, on the killed node's count: those the death may cost. */
 function inFlight(r: RequestRecord, at: number): boolean {
   return r.startedAt <= at && r.endedAt >= at;
+}
+
+/** A death's failover time, seconds: from the node dead to the member marked down (null: never). */
+export function failoverSeconds(d: SoakReport['deaths'][number]): number | null {
+  return d.detectedAt === null ? null : (d.detectedAt - (d.diedAt ?? d.at)) / 1000;
 }
 
 export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> {
@@ -247,11 +258,11 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
   const api = async (method: string, path: string, body?: object) =>
     apiRequest(adminPort, method, path, { token: TOKEN, ...(body ? { body } : {}) });
   const status = async (): Promise<Status> => statusSchema.parse((await api('GET', '/status')).json());
-  const until = async (what: string, fn: () => Promise<boolean>, ms: number): Promise<void> => {
+  const until = async (what: string, fn: () => Promise<boolean>, ms: number, everyMs = 250): Promise<void> => {
     const deadline = Date.now() + ms;
     while (!(await fn().catch(() => false))) {
       if (Date.now() > deadline) throw new Error(`soak: ${what} did not happen within ${ms} ms`);
-      await sleep(250);
+      await sleep(everyMs);
     }
   };
   await until('two balance members', async () => (await status()).members.length >= 2, 120_000);
@@ -431,29 +442,33 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
         const victim = s.members[deathNo % s.members.length]?.nodeId;
         if (!victim) return;
         const how = hows[deathNo++ % hows.length]!;
-        const at = Date.now();
-        deaths.push({
-          at,
+        const d: SoakReport['deaths'][number] = {
+          at: Date.now(),
           detectedAt: null,
           node: victim,
           how,
           victimSessions: s.members.find((m) => m.nodeId === victim)?.sessions ?? 0,
           excused: 0,
           beforeDetection: 0,
-        });
+        };
+        deaths.push(d);
         if (how === 'kill') rig.kill(victim);
         else if (how === 'pause') rig.pause(victim);
         else rig.blackhole(victim);
-        const d = deaths.at(-1)!;
+        // The node is dead once the rig's command has returned (a blackhole is two `ip netns exec
+        // iptables` runs, tens of ms under load): the failover clock starts there.
+        d.diedAt = Date.now();
         note('death', `${victim} (${how}, ${d.victimSessions} sessions on it)`);
         // Failover: until the dead member is marked down or replaced, new sessions may still go to it.
+        // Polled every 100 ms, not `until`'s 250: the figure is held to 3 s.
         await until(
           `${victim} found dead`,
           async () => !(await status()).members.some((m) => m.nodeId === victim && !m.down),
           60_000,
+          100,
         ).catch(() => undefined);
         d.detectedAt = Date.now();
-        note('note', `${victim} found dead after ${((d.detectedAt - at) / 1000).toFixed(1)} s`);
+        note('note', `${victim} found dead after ${failoverSeconds(d)!.toFixed(1)} s`);
         await settled(`death ${victim}`);
         // Heal it a while later, so the pool does not run dry over an hour.
         await sleep(20_000);
