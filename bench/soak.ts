@@ -139,7 +139,7 @@ async function main(): Promise<void> {
   try {
     console.log(`soak: ${minutes} min, event periods × ${scale}`);
     console.log(
-      't(min) rss heap external wasm (MB) fds workers sessions egresses timers loopP99(ms) young(MB) idleThreads',
+      't(min) rss heap external wasm (MB) fds workers sessions egresses timers loopP99(ms) young(MB) idleThreads malloc in use/free (MB)',
     );
     const r = await runSoak(rig, {
       minutes,
@@ -162,6 +162,8 @@ async function main(): Promise<void> {
             s.loopP99Ms,
             s.youngMb ?? '',
             s.idleThreads ?? '',
+            s.mallocInUseMb ?? '',
+            s.mallocFreeMb ?? '',
           ].join(' '),
         ),
       onEvent: (e) => console.log(`  [${e.t} min] ${e.kind}: ${e.detail}`),
@@ -181,7 +183,7 @@ async function writeReport(r: SoakReport, base: string): Promise<void> {
       `${base}.csv`,
       [
         [
-          't_min,rss_mb,heap_used_mb,external_mb,wasm_mb,fds,workers,sessions,egresses,timers,loop_p99_ms,main_young_mb,idle_threads',
+          't_min,rss_mb,heap_used_mb,external_mb,wasm_mb,fds,workers,sessions,egresses,timers,loop_p99_ms,main_young_mb,idle_threads,malloc_in_use_mb,malloc_free_mb',
           ...MEMORY_KINDS.map((k) => `${k.replace(/ /g, '_')}_mb`),
         ].join(','),
         ...r.samples.map((s) =>
@@ -199,6 +201,8 @@ async function writeReport(r: SoakReport, base: string): Promise<void> {
             s.loopP99Ms,
             s.youngMb ?? '',
             s.idleThreads ?? '',
+            s.mallocInUseMb ?? '',
+            s.mallocFreeMb ?? '',
             ...MEMORY_KINDS.map((k) => s.byKind?.[k] ?? ''),
           ].join(','),
         ),
@@ -221,6 +225,20 @@ async function writeReport(r: SoakReport, base: string): Promise<void> {
               label: 'V8 pages',
               color: '#7f8c8d',
               points: r.samples.map((s): [number, number] => [s.t, s.byKind!['v8 pages']]),
+            },
+          ]
+        : []),
+      ...(r.samples.every((s) => s.mallocInUseMb !== undefined)
+        ? [
+            {
+              label: 'malloc in use',
+              color: '#16a085',
+              points: r.samples.map((s): [number, number] => [s.t, s.mallocInUseMb!]),
+            },
+            {
+              label: 'malloc free',
+              color: '#f1c40f',
+              points: r.samples.map((s): [number, number] => [s.t, s.mallocFreeMb!]),
             },
           ]
         : []),

@@ -73,6 +73,9 @@ export interface SoakSample {
   youngMb?: number;
   /** Tunnel threads waiting in the pool (/status.tunnelWorkers; absent in older runs). */
   idleThreads?: number;
+  /** glibc malloc across arenas, MiB: held by the program and free in the arenas (/status.native.malloc; absent in older runs). */
+  mallocInUseMb?: number;
+  mallocFreeMb?: number;
   /** Resident MB by what holds it (bench/lib/smaps.ts): where a growth goes. */
   byKind: Record<MemoryKind, number>;
 }
@@ -296,6 +299,7 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
       loopP99Ms: s.eventLoop.p99Ms,
       ...(s.mainHeap ? { youngMb: s.mainHeap.youngMb } : {}),
       ...(s.tunnelWorkers ? { idleThreads: s.tunnelWorkers.idleThreads } : {}),
+      ...(s.native.malloc ? { mallocInUseMb: s.native.malloc.inUseMb, mallocFreeMb: s.native.malloc.freeMb } : {}),
       byKind: Object.fromEntries(Object.entries(memoryByKind(pid)).map(([k, v]) => [k, v.mb])) as Record<
         MemoryKind,
         number

@@ -353,6 +353,11 @@ export const statusSchema = z.object({
     dataPathReason: z.string().nullable(),
     /** The libcrypto the native data path uses (its version, and "the process" or the library's file). */
     crypto: z.string().nullable(),
+    /**
+     * glibc malloc across its arenas, MiB: taken from the OS, held by the program, free in the
+     * arenas (fragmentation, or not yet trimmed). Absent without the native module or glibc 2.33.
+     */
+    malloc: z.object({ systemMb: z.number(), inUseMb: z.number(), freeMb: z.number() }).optional(),
   }),
   /** Tunnel worker threads started and failed (crashed, out of heap, hung) since start. */
   tunnelWorkers: z.object({

@@ -7,7 +7,7 @@ import {
   type Tunnel,
   type TunnelProtocol,
 } from '../egress/index.js';
-import { dataEngineStatus, nativeStatus } from '../common/index.js';
+import { dataEngineStatus, loadNative, nativeStatus } from '../common/index.js';
 import type { NodeTunnel } from '../groups/index.js';
 import { inBackoff } from '../selector/index.js';
 import { WEAK_TLS_REMEMBER_MS } from '../store/index.js';
@@ -231,7 +231,20 @@ function nativeView(core: AdminCore): Status['native'] {
     dataPath: data.engine,
     dataPathReason: data.reason,
     crypto: data.library,
+    ...mallocView(),
   };
+}
+
+/** Bytes as MiB with one decimal. */
+function mb(bytes: number): number {
+  return Math.round(bytes / 104857.6) / 10;
+}
+
+/** glibc malloc's totals, MiB (one decimal), when the native module can read them. */
+function mallocView(): Pick<Status['native'], 'malloc'> {
+  const t = loadNative()?.mallocTotals();
+  if (!t) return {};
+  return { malloc: { systemMb: mb(t.systemBytes), inUseMb: mb(t.inUseBytes), freeMb: mb(t.freeBytes) } };
 }
 
 /** `host` the node's host name (its id, as /nodes[].host), `ip` its server address. */
@@ -435,7 +448,6 @@ export function routingView(core: AdminCore): RoutingStatusDto | null {
 
 /** The main thread's V8 heap: its young generation and all its spaces, MiB committed. */
 function mainHeap(): { youngMb: number; committedMb: number } {
-  const mb = (bytes: number): number => Math.round(bytes / 104857.6) / 10;
   const young = getHeapSpaceStatistics()
     .filter((s) => s.space_name === 'new_space' || s.space_name === 'new_large_object_space')
     .reduce((sum, s) => sum + s.physical_space_size, 0);

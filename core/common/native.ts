@@ -18,6 +18,11 @@ export interface NativeModule {
   limitArenas(max: number): boolean | undefined;
   /** How many glibc malloc arenas the process has (malloc_info); undefined without glibc. */
   mallocArenas(): number | undefined;
+  /**
+   * What glibc's malloc holds across every arena (mallinfo2), bytes: held by the program (inUse) or
+   * free in its chunks, of what the arenas took from the OS (system); undefined without glibc 2.33.
+   */
+  mallocTotals(): MallocTotals | undefined;
   /** Which libcrypto the data channel functions use ("the process": Node's own), or why none. */
   cryptoStatus(): { library: string; version: string } | { reason: string };
   /** One OpenVPN key's data channel, keyed once (native/src/data_key.c); throws GATEHOP_NATIVE_*. */
@@ -48,6 +53,20 @@ export interface NativeModule {
   udpSend(socket: NativeUdpSocket, data: Buffer, lengths: Uint32Array, count: number): number;
   /** Stops reading and closes the socket; idempotent. */
   udpClose(socket: NativeUdpSocket): void;
+}
+
+/** glibc malloc's totals across arenas (mallinfo2(3)), bytes. */
+export interface MallocTotals {
+  /** Taken from the OS by the arenas (the main heap's brk and the thread arenas' mmapped heaps). */
+  systemBytes: number;
+  /** In chunks the program holds. */
+  inUseBytes: number;
+  /** In free chunks; part of it may be madvised away already (malloc_trim), so not all resident. */
+  freeBytes: number;
+  /** The main arena's free top, which a trim releases. */
+  topBytes: number;
+  /** Chunks mmapped on their own (above the mmap threshold). */
+  mmappedBytes: number;
 }
 
 /** An opaque native UDP socket; closed when garbage if nobody closed it. */
@@ -83,7 +102,7 @@ export interface NativeDataKeySpec extends DataKeyBytes {
 export type NativeDataKey = { readonly __nativeDataKey: unique symbol };
 
 /** The exports' meaning this core expects (native/src/addon.c GATEHOP_NATIVE_ABI). */
-const EXPECTED_ABI = 4;
+const EXPECTED_ABI = 5;
 const BINARY = join('native', 'build', 'Release', 'gatehop_native.node');
 
 export type NativeStatus = { loaded: true; path: string } | { loaded: false; reason: string };

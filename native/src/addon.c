@@ -5,13 +5,14 @@
 #include "udp_socket.h"
 
 /* Bumped when an export changes meaning, so a stale build is refused instead of misused. */
-#define GATEHOP_NATIVE_ABI 4
+#define GATEHOP_NATIVE_ABI 5
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
       {"heapTrim", NULL, gh_heap_trim, NULL, NULL, NULL, napi_enumerable, NULL},
       {"limitArenas", NULL, gh_limit_arenas, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mallocArenas", NULL, gh_malloc_arenas, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"mallocTotals", NULL, gh_malloc_totals, NULL, NULL, NULL, napi_enumerable, NULL},
       {"cryptoStatus", NULL, gh_crypto_status, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dataKeyOpen", NULL, gh_data_key_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dataSeal", NULL, gh_data_seal, NULL, NULL, NULL, napi_enumerable, NULL},

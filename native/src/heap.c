@@ -131,3 +131,39 @@ napi_value gh_malloc_arenas(napi_env env, napi_callback_info info) {
 #endif
   return value;
 }
+
+/*
+ * mallocTotals(): what glibc's malloc holds across every arena (mallinfo2(3)), in bytes:
+ * { systemBytes: taken from the OS by the arenas (brk and their mmapped heaps), inUseBytes: in
+ * chunks the program holds, freeBytes: in free chunks (part of which malloc_trim may already have
+ * madvised away), topBytes: the free top of the main arena that a trim could release, mmappedBytes:
+ * chunks mmapped on their own }; undefined without glibc 2.33 or later.
+ *
+ * Why: the soak (#44) sees an arena's resident size grow; whether that is memory the program still
+ * holds or free memory it left scattered over pages (fragmentation) decides the fix. It takes
+ * each arena's lock in turn and walks its free lists: cheap, but not for a hot path.
+ */
+napi_value gh_malloc_totals(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value value = NULL;
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+  struct mallinfo2 mi = mallinfo2();
+  const struct {
+    const char *name;
+    size_t bytes;
+  } fields[] = {
+      {"systemBytes", mi.arena},     {"inUseBytes", mi.uordblks}, {"freeBytes", mi.fordblks},
+      {"topBytes", mi.keepcost},     {"mmappedBytes", mi.hblkhd},
+  };
+  if (napi_create_object(env, &value) != napi_ok) return NULL;
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    napi_value n;
+    if (napi_create_double(env, (double)fields[i].bytes, &n) != napi_ok ||
+        napi_set_named_property(env, value, fields[i].name, n) != napi_ok)
+      return NULL;
+  }
+#else
+  napi_get_undefined(env, &value);
+#endif
+  return value;
+}

@@ -11,4 +11,7 @@ napi_value gh_limit_arenas(napi_env env, napi_callback_info info);
 /* mallocArenas(): how many glibc malloc arenas the process has; undefined without glibc. */
 napi_value gh_malloc_arenas(napi_env env, napi_callback_info info);
 
+/* mallocTotals(): glibc malloc's bytes across arenas (mallinfo2): system, in use, free, top, mmapped. */
+napi_value gh_malloc_totals(napi_env env, napi_callback_info info);
+
 #endif

@@ -138,6 +138,14 @@ describe('admin API over the direct egress', () => {
       active: { egressId: 'direct' },
       listen: { proxy: `127.0.0.1:${app.listening.proxy.port}`, admin: `127.0.0.1:${port}` },
     });
+    // With the native module on glibc: malloc's totals (what the soak samples, #44).
+    if (status.native.loaded && process.platform === 'linux')
+      expect(status.native.malloc).toEqual({
+        systemMb: expect.any(Number),
+        inUseMb: expect.any(Number),
+        freeMb: expect.any(Number),
+      });
+    if (status.native.malloc) expect(status.native.malloc.inUseMb).toBeGreaterThan(0);
     expect(nodesSchema.parse((await apiRequest(port, 'GET', '/nodes', { token })).json()).nodes).toEqual([]);
     expect(
       latencySchema.parse((await apiRequest(port, 'GET', '/latency?sinceMs=0', { token })).json()).samples,
