@@ -36,7 +36,7 @@ export function raiseMallocTrimThreshold(): void {
  * glibc malloc arenas the process may have (mallopt M_ARENA_MAX): no new arena once there are this
  * many, instead of one per thread up to glibc's default of eight per core. The cap comes after Node's
  * own threads (V8's platform workers, libuv's pool) have each made one: the core has seven arenas
- * (malloc_info, #44's fourth hour), and tunnel threads take those in turn rather than an eighth and
+ * (malloc_info in a 20-minute soak, #44), and tunnel threads take those in turn rather than an eighth and
  * more. Only the process's environment (MALLOC_ARENA_MAX) could cap them before those threads start.
  *
  * Why: a worker thread's own arena keeps what that thread has touched: fragmented chunks that
