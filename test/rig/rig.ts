@@ -9,6 +9,7 @@ import { silentLogger } from '../../core/common/index.js';
 import { TunnelEgress } from '../../core/egress/index.js';
 import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 import { openvpnUdpResetMs } from '../../core/selector/index.js';
+import { liveRecordedPid, recordProcess } from './pid-files.js';
 
 const RIG_DIR = import.meta.dirname;
 
@@ -234,18 +235,14 @@ export class Rig {
       },
     );
     child.unref();
-    writeFileSync(resolve(this.state.dir, 'pids', `nfq-${n.id}`), String(child.pid));
+    recordProcess(resolve(this.state.dir, 'pids', `nfq-${n.id}`), child.pid);
   }
 
   clearImpairment(nodeName: string): void {
     const n = this.node(nodeName);
     this.#ns(n.ns, ['iptables', '-t', 'mangle', '-F']);
-    try {
-      const pid = Number(readFileSync(resolve(this.state.dir, 'pids', `nfq-${n.id}`), 'utf8'));
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* none running */
-    }
+    const pid = liveRecordedPid(resolve(this.state.dir, 'pids', `nfq-${n.id}`));
+    if (pid !== null) process.kill(pid, 'SIGKILL');
   }
 
   /** Token-bucket rate limit on the node's lan side, both directions. */
@@ -333,7 +330,7 @@ export class Rig {
     // here, leaving a pid whose group is gone: the next kill would find no server).
     const child = spawn('sh', ['-c', `exec ${cmd}`], { detached: true, stdio: 'ignore' });
     child.unref();
-    writeFileSync(resolve(this.state.dir, 'pids', n.id), String(child.pid));
+    recordProcess(resolve(this.state.dir, 'pids', n.id), child.pid);
     if (opts.waitFor === 'listening') await this.#waitListening(n, 30_000);
     else await this.#waitServing(n, 30_000);
   }
@@ -517,7 +514,7 @@ export class Rig {
     const cmd = opts.ns ? ['ip', 'netns', 'exec', opts.ns, process.execPath, ...args] : [process.execPath, ...args];
     const child = spawn(cmd[0]!, cmd.slice(1), { detached: true, stdio: 'ignore' });
     child.unref();
-    writeFileSync(resolve(this.state.dir, 'pids', id), String(child.pid));
+    recordProcess(resolve(this.state.dir, 'pids', id), child.pid);
     const deadline = Date.now() + 10_000;
     let port = '';
     while (
@@ -799,7 +796,8 @@ export class Rig {
 
   #signalServer(nodeName: string, signal: NodeJS.Signals): void {
     const n = this.node(nodeName);
-    const pid = Number(readFileSync(resolve(this.state.dir, 'pids', n.id), 'utf8'));
+    const pid = liveRecordedPid(resolve(this.state.dir, 'pids', n.id));
+    if (pid === null) throw new Error(`${nodeName}: its server is not running (${signal})`);
     process.kill(-pid, signal); // the server's whole process group (SoftEther forks a worker)
   }
 }

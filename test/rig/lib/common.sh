@@ -28,3 +28,24 @@ rig_release_k() { # only the owner's reservation
 rig_owns_k() { [ "$(cat "$RIG_K_DIR/$(rig_k "$1")/prefix" 2>/dev/null || true)" = "$1" ]; }
 nsx() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 log() { echo "rig: $*" >&2; }
+# A process as the rig records it (DIR/pids/NAME): "PID STARTTIME", the start time in clock ticks
+# (/proc/PID/stat field 22), so a later kill reaches that process and never one that was given the
+# same PID since: pid_max is 32768 here and a CI run starts tens of thousands of processes.
+proc_identity() {
+  local stat rest
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo "$1 gone"; return 0; }
+  rest=${stat##*) }
+  local -a f
+  read -r -a f <<< "$rest"
+  echo "$1 ${f[19]}"
+}
+# Kills a recorded process's group and the process itself, only while it is the one recorded.
+kill_recorded() {
+  local pid start
+  read -r pid start < "$1" 2>/dev/null || return 0
+  [ -n "${start:-}" ] && [ "$start" != gone ] || return 0
+  [ "$(proc_identity "$pid")" = "$pid $start" ] || return 0
+  kill -9 -- "-$pid" 2>/dev/null
+  kill -9 "$pid" 2>/dev/null
+  return 0
+}
