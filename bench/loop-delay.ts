@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Rig } from '../test/rig/rig.js';
 import { freePort } from './lib/processes.js';
-import { coreV8Flags } from './lib/core-flags.js';
+import { coreEnv, coreV8Flags } from './lib/core-flags.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
               '--log-level',
               'warn',
             ],
-            { stdio: ['ignore', 'pipe', 'inherit'] },
+            { stdio: ['ignore', 'pipe', 'inherit'], env: coreEnv() },
           );
           const api = (path: string) =>
             fetch(`http://127.0.0.1:${adminPort}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });

@@ -14,7 +14,7 @@ import { resolve } from 'node:path';
 import { freePort, startProcess } from './lib/processes.js';
 import { curlSpeed as curlSpeedOf, percentile as pct, socksTtfb as ttfb } from './lib/socks-measure.js';
 import { FigureSheet, isShort } from './lib/figures.js';
-import { coreV8Flags } from './lib/core-flags.js';
+import { coreEnv, coreV8Flags } from './lib/core-flags.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -57,6 +57,7 @@ async function main(): Promise<void> {
       '/tmp/gatehop-bench',
     ],
     ghPort,
+    coreEnv(),
   );
   const microsocks = await startProcess('microsocks', ['-i', '127.0.0.1', '-p', String(msPort)], msPort);
   const barePort = await freePort();

@@ -28,7 +28,7 @@ import { bigSiteList, writeGeoSite } from '../test/helpers/geosite-writer.js';
 import { writeMrsDomains } from '../test/helpers/mrs-writer.js';
 import { freePort, startProcess } from './lib/processes.js';
 import { curlSpeed as curlSpeedOf, percentile as pct, socksTtfb as ttfb } from './lib/socks-measure.js';
-import { coreV8Flags } from './lib/core-flags.js';
+import { coreEnv, coreV8Flags } from './lib/core-flags.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -257,6 +257,7 @@ async function main(): Promise<void> {
         ...['--admin', 'off', '--log-level', 'warn', '--log-file', 'off', '--data-dir', join(dir, mode)],
       ],
       port,
+      coreEnv(),
     );
     return { mode, port, p };
   };

@@ -25,7 +25,7 @@ import { socksGet } from '../test/helpers/socks-http.js';
 import { Rig } from '../test/rig/rig.js';
 import { FigureSheet } from './lib/figures.js';
 import { MEMORY_KINDS, memoryByKind, type MemoryKind } from './lib/smaps.js';
-import { coreV8Flags } from './lib/core-flags.js';
+import { coreEnv, coreV8Flags } from './lib/core-flags.js';
 
 const { values } = parseArgs({
   options: {
@@ -85,7 +85,7 @@ try {
       ...['--data-dir', dataDir, '--config', configPath, '--log-level', values['log-level']],
       ...['--log-file', values.log ?? join(dataDir, 'gatehop.log')],
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: coreEnv() },
   );
   let out = '';
   core.stdout!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-10_000)));

@@ -25,7 +25,7 @@ import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../test/helpers/browser.js';
 import { vpnGateCsv, vpnGateProfile } from '../test/helpers/vpngate-fixtures.js';
-import { coreV8Flags } from './lib/core-flags.js';
+import { coreEnv, coreV8Flags } from './lib/core-flags.js';
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -120,7 +120,7 @@ async function startCore(n: number): Promise<Core> {
       '--log-level',
       'info',
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    { stdio: ['ignore', 'pipe', 'inherit'], env: coreEnv() },
   );
   let out = '';
   const url = await new Promise<string>((res, rej) => {

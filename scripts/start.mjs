@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CORE_ENV } from './core-env.mjs';
 import { CORE_V8_FLAGS } from './core-v8-flags.mjs';
 import { electronVersion, ensureNativeBinding } from './electron-native.mjs';
 
@@ -32,7 +33,10 @@ function headless(why) {
   process.stderr.write(
     `gatehop: starting the headless core with the dashboard, since ${why}; for the tray app run \`npm start\` on a desktop, or install a package from \`npm run dist\`.\n`,
   );
-  return spawn(process.execPath, [...CORE_V8_FLAGS, join(root, 'bin/gatehop.js'), ...args], { stdio: 'inherit' });
+  return spawn(process.execPath, [...CORE_V8_FLAGS, join(root, 'bin/gatehop.js'), ...args], {
+    stdio: 'inherit',
+    env: { ...process.env, ...CORE_ENV },
+  });
 }
 
 const hasDisplay = process.platform !== 'linux' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
@@ -60,7 +64,7 @@ else {
   if (binding)
     child = spawn(bin, [`--js-flags=${CORE_V8_FLAGS.join(' ')}`, root, ...args], {
       stdio: 'inherit',
-      env: { ...process.env, GATEHOP_SQLITE_BINDING: binding },
+      env: { ...process.env, ...CORE_ENV, GATEHOP_SQLITE_BINDING: binding },
     });
 }
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));

@@ -1,3 +1,4 @@
+import { CORE_ENV } from '../../scripts/core-env.mjs';
 import { CORE_V8_FLAGS } from '../../scripts/core-v8-flags.mjs';
 
 /**
@@ -8,4 +9,13 @@ import { CORE_V8_FLAGS } from '../../scripts/core-v8-flags.mjs';
 export function coreV8Flags(): string[] {
   const override = process.env.GATEHOP_BENCH_V8_FLAGS;
   return override === undefined ? [...CORE_V8_FLAGS] : override.split(' ').filter(Boolean);
+}
+
+/**
+ * The environment a bench starts the core with: this process's and the variables `npm start` adds
+ * (scripts/core-env.mjs); with GATEHOP_BENCH_CORE_ENV=off, this process's alone, to measure what
+ * those variables cost or save: run the bench both ways, alternated.
+ */
+export function coreEnv(): NodeJS.ProcessEnv {
+  return process.env.GATEHOP_BENCH_CORE_ENV === 'off' ? { ...process.env } : { ...process.env, ...CORE_ENV };
 }

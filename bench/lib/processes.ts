@@ -15,8 +15,9 @@ export async function startProcess(
   cmd: string,
   args: string[],
   readyPort?: number,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ child: ChildProcess; stdout: () => string }> {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
   let err = '';
   // Only the first line of stdout matters (readiness); stderr is kept short for error reports.

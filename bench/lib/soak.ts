@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import WebSocket from 'ws';
-import { coreV8Flags } from './core-flags.js';
+import { coreEnv, coreV8Flags } from './core-flags.js';
 import { statusSchema, type Status } from '../../core/api/index.js';
 import { socks5Codec } from '../../core/socks5/index.js';
 import {
@@ -247,6 +247,8 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
+      // As `npm start` runs it (scripts/core-env.mjs).
+      env: coreEnv(),
     },
   );
   let out = '';

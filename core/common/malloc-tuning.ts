@@ -37,7 +37,8 @@ export function raiseMallocTrimThreshold(): void {
  * many, instead of one per thread up to glibc's default of eight per core. The cap comes after Node's
  * own threads (V8's platform workers, libuv's pool) have each made one: the core has seven arenas
  * (malloc_info in a 20-minute soak, #44), and tunnel threads take those in turn rather than an eighth and
- * more. Only the process's environment (MALLOC_ARENA_MAX) could cap them before those threads start.
+ * more. Only the process's environment (MALLOC_ARENA_MAX) caps them before those threads start:
+ * scripts/core-env.mjs sets it wherever the core is started by a command (npm start, `gatehop`).
  *
  * Why: a worker thread's own arena keeps what that thread has touched: fragmented chunks that
  * malloc_trim cannot give back while a live one shares their pages. In a 20-minute soak (#44, five

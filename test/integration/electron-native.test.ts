@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CORE_ENV } from '../../scripts/core-env.mjs';
 import { CORE_V8_FLAGS } from '../../scripts/core-v8-flags.mjs';
 // @ts-expect-error a plain ESM script without types
 import { ensureNativeBinding, nativeBindingPlan } from '../../scripts/electron-native.mjs';
@@ -56,16 +57,22 @@ function offlineEnv(cache: string): NodeJS.ProcessEnv {
 }
 
 /** A stand-in for Electron's binary: writes what it was started with, then exits 0. */
-function fakeElectron(dir: string): { bin: string; seen: () => { args: string[]; binding: string } } {
+function fakeElectron(dir: string): {
+  bin: string;
+  seen: () => { args: string[]; binding: string; arenaMax: string };
+} {
   const bin = join(dir, 'electron');
   const out = join(dir, 'started.json');
-  writeFileSync(bin, `#!/bin/sh\nprintf '{"binding":"%s","args":"%s"}' "$GATEHOP_SQLITE_BINDING" "$*" > '${out}'\n`);
+  writeFileSync(
+    bin,
+    `#!/bin/sh\nprintf '{"binding":"%s","arenaMax":"%s","args":"%s"}' "$GATEHOP_SQLITE_BINDING" "$MALLOC_ARENA_MAX" "$*" > '${out}'\n`,
+  );
   chmodSync(bin, 0o755);
   return {
     bin,
     seen: () =>
-      ((j) => ({ binding: j.binding, args: j.args.split(' ') }))(
-        JSON.parse(readFileSync(out, 'utf8')) as { binding: string; args: string },
+      ((j) => ({ binding: j.binding, arenaMax: j.arenaMax, args: j.args.split(' ') }))(
+        JSON.parse(readFileSync(out, 'utf8')) as { binding: string; arenaMax: string; args: string },
       ),
   };
 }
@@ -97,6 +104,8 @@ describe('npm start with an Electron binary', () => {
     const started = seen();
     // The core's V8 flags first: V8 reads them only at start (scripts/core-v8-flags.mjs).
     expect(started.args).toEqual([`--js-flags=${CORE_V8_FLAGS.join(' ')}`, ROOT, '--hidden']);
+    // …and the core's environment, which glibc reads before any thread starts (scripts/core-env.mjs).
+    expect(started.arenaMax).toBe(CORE_ENV.MALLOC_ARENA_MAX);
     expect(started.binding).toBe(nativeBindingPlan({ root: ROOT, target: ELECTRON_VERSION, cacheDir: cache }).binding);
     expect(existsSync(started.binding)).toBe(true);
     // The Node build that the CLI and tests load is untouched.

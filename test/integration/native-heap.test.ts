@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadNative, MALLOC_ARENAS, nativeStatus } from '../../core/common/index.js';
+import { CORE_ENV } from '../../scripts/core-env.mjs';
 
 const ROOT = resolve(__dirname, '../..');
 const BINARY = join(ROOT, 'native/build/Release/gatehop_native.node');
@@ -113,6 +114,21 @@ describe('gatehop-native', () => {
       // With MALLOC_ARENAS no new one is made past it (those Node made before the cap stay).
       const capped = arenas(MALLOC_ARENAS);
       expect(capped.after).toBeLessThanOrEqual(Math.max(capped.before, MALLOC_ARENAS));
+    },
+  );
+
+  it.runIf(glibc && existsSync(BINARY))(
+    "the core's start-up environment (scripts/core-env.mjs) caps the arenas before any thread exists: two in all, where the runtime cap leaves Node's own (#44)",
+    () => {
+      const out = JSON.parse(
+        execFileSync(process.execPath, ['-e', ARENAS_CHILD, BINARY, '0'], {
+          encoding: 'utf8',
+          timeout: 60_000,
+          env: { ...process.env, ...CORE_ENV },
+        }),
+      ) as { before: number; after: number };
+      expect(Number(CORE_ENV.MALLOC_ARENA_MAX)).toBe(MALLOC_ARENAS);
+      expect(out.after).toBeLessThanOrEqual(MALLOC_ARENAS);
     },
   );
 

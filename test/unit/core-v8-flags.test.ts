@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { CORE_ENV } from '../../scripts/core-env.mjs';
 import { CORE_V8_FLAGS } from '../../scripts/core-v8-flags.mjs';
 
 /** Keeps a sliding window of objects alive while allocating: survivors pile up, so V8 grows new space. */
@@ -32,8 +33,9 @@ describe('the V8 flags the core starts with', () => {
     expect(largestYoungMb(CORE_V8_FLAGS)).toBeLessThanOrEqual(16);
   });
 
-  it('are the ones the `gatehop` command starts with (its shebang: npm links the bin to it)', () => {
+  it('are the ones the `gatehop` command starts with, with the environment of scripts/core-env.mjs (its shebang: npm links the bin to it)', () => {
     const shebang = readFileSync(new URL('../../bin/gatehop.js', import.meta.url), 'utf8').split('\n')[0];
-    expect(shebang).toBe(`#!/usr/bin/env -S node ${CORE_V8_FLAGS.join(' ')}`);
+    const env = Object.entries(CORE_ENV).map(([k, v]) => `${k}=${v}`);
+    expect(shebang).toBe(`#!/usr/bin/env -S ${env.join(' ')} node ${CORE_V8_FLAGS.join(' ')}`);
   });
 });
