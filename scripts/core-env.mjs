@@ -10,8 +10,9 @@
  * had seven (#44). Each arena keeps the free chunks its thread left, scattered over pages that a
  * live chunk pins, so the RSS grew with free memory, not held memory: in a 20-minute soak the
  * thread arenas held 43.9 MB on average over minutes 10–20 with 73.3 MB of malloc's memory free
- * against 24.9 MB in use. With two arenas from the start (soak-20-arena-max2): 24.4 MB with no
- * ramp, 33.9 MB free, RSS 183.4 MB against 192.3. What it costs on the data path is in bench/README.md
- * ("Two malloc arenas"). Where malloc is not glibc's (macOS, Windows, musl) the variable means nothing.
+ * against 24.9 MB in use. With two arenas from the start the thread arenas stayed at 25–31 MB
+ * through a 60-minute soak (46 → 86 without) and the RSS ended 53 MB lower; no cost on the data
+ * path was measurable (bench/README.md, the soak's "fifth hour"). Where malloc is not glibc's
+ * (macOS, Windows, musl) the variable means nothing.
  */
 export const CORE_ENV = { MALLOC_ARENA_MAX: '2' };
