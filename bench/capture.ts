@@ -22,6 +22,7 @@ import { NetNs, waitForLine } from '../test/helpers/netns.js';
 import { Rig } from '../test/rig/rig.js';
 import { writeRigCliConfig } from '../test/helpers/rig-app.js';
 import { FigureSheet, isShort } from './lib/figures.js';
+import { coreEnv, coreV8Flags } from './lib/core-flags.js';
 import { freePort, startProcess } from './lib/processes.js';
 import { curlSpeed, percentile, socksTtfb } from './lib/socks-measure.js';
 
@@ -68,21 +69,29 @@ interface Core {
 async function startCore(dir: string, args: string[], ready?: (adminPort: number) => Promise<void>): Promise<Core> {
   const proxyPort = await freePort();
   const adminPort = await freePort();
-  const { child } = await startProcess(process.execPath, [
-    ...(process.env.GATEHOP_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GATEHOP_BENCH_PROFILE}`] : []),
-    BIN,
-    '--listen',
-    `127.0.0.1:${proxyPort}`,
-    '--admin',
-    `127.0.0.1:${adminPort}`,
-    '--data-dir',
-    dir,
-    '--log-file',
-    'off',
-    '--log-level',
-    'warn',
-    ...args,
-  ]);
+  const { child } = await startProcess(
+    process.execPath,
+    [
+      ...coreV8Flags(),
+      ...(process.env.GATEHOP_BENCH_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GATEHOP_BENCH_PROFILE}`]
+        : []),
+      BIN,
+      '--listen',
+      `127.0.0.1:${proxyPort}`,
+      '--admin',
+      `127.0.0.1:${adminPort}`,
+      '--data-dir',
+      dir,
+      '--log-file',
+      'off',
+      '--log-level',
+      'warn',
+      ...args,
+    ],
+    undefined,
+    coreEnv(),
+  );
   await ready?.(adminPort);
   return {
     pid: child.pid!,
