@@ -43,10 +43,12 @@ export function raiseMallocTrimThreshold(): void {
  * Why: a worker thread's own arena keeps what that thread has touched: fragmented chunks that
  * malloc_trim cannot give back while a live one shares their pages. In a 20-minute soak (#44, five
  * threads) the thread arenas grew by 51.5 MB of the 72.7 MB the process grew by, while the JS heap
- * stayed flat. Shared, one thread's free chunks serve the next; the price is a lock two threads may
- * meet on (a tunnel thread allocates per batch, not per byte).
+ * stayed flat. Shared, one thread's free chunks serve the next; the price is one lock that every
+ * thread's malloc takes (a tunnel thread allocates per batch, not per byte: no cost measurable on
+ * the data path, bench/README.md "sixth hour"). One rather than two: with two, malloc's free memory
+ * still grew 29 → 51 MB over an hour in the arena the threads shared with the main thread.
  */
-export const MALLOC_ARENAS = 2;
+export const MALLOC_ARENAS = 1;
 
 /** Caps glibc's malloc arenas through the native module; nothing without it or without glibc. */
 export function limitMallocArenas(native: Pick<NativeModule, 'limitArenas'> | null = loadNative()): boolean {

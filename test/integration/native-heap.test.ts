@@ -118,7 +118,7 @@ describe('gatehop-native', () => {
   );
 
   it.runIf(glibc && existsSync(BINARY))(
-    "the core's start-up environment (scripts/core-env.mjs) caps the arenas before any thread exists: two in all, where the runtime cap leaves Node's own (#44)",
+    "the core's start-up environment (scripts/core-env.mjs) caps the arenas before any thread exists: MALLOC_ARENAS in all, where the runtime cap leaves Node's own (#44)",
     () => {
       const out = JSON.parse(
         execFileSync(process.execPath, ['-e', ARENAS_CHILD, BINARY, '0'], {
