@@ -10,7 +10,7 @@
  * each. Figures are saved with bench/lib/figures.ts.
  */
 import { readFileSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { LinkSpec } from '../core/egress/index.js';
 import type { DownloadResult } from './lib/tunnel-download.js';
 import { Rig } from '../test/rig/rig.js';
@@ -49,6 +49,7 @@ async function gatehopDownload(
   const worker = new Worker(new URL('./lib/tunnel-download-worker.mjs', import.meta.url), {
     workerData: { spec, inetAddress: rig.state.inetAddress, bigBytes: rig.state.bigBytes },
     env,
+    resourceLimits: await tunnelThreadLimits(),
   });
   const r = await new Promise<DownloadResult>((resolvePromise, reject) => {
     worker.once('message', resolvePromise);
@@ -59,6 +60,18 @@ async function gatehopDownload(
   if (proto !== 'sstp' && proto !== 'sevpn' && r.engine !== engine)
     throw new Error(`asked for the ${engine} engine, the worker ran ${r.engine} (is gatehop-native built?)`);
   return { ...r, cpuPerGiB: r.user + r.system };
+}
+
+/**
+ * The app's tunnel threads' heap limits (core/egress), so that a download here collects its garbage
+ * as one in the app does: the young generation's size decides how often (bench/README.md,
+ * "SoftEther over UDP"). A commit from before they were exported (bench:ab) runs with V8's defaults.
+ */
+async function tunnelThreadLimits(): Promise<ResourceLimits | undefined> {
+  const egress = (await import('../core/egress/index.js')) as {
+    tunnelThreadLimits?: (heapMb: number) => ResourceLimits;
+  };
+  return egress.tunnelThreadLimits?.(256); // the app's default tunnel.workerHeapMb
 }
 
 /** A client with a kernel network device in the rig's client namespace: curl through it, its own CPU. */
@@ -203,6 +216,10 @@ try {
     sheet.set(`${id} gatehop`, g.mibs, 'MiB/s', 'higher');
     sheet.set(`${id} gatehop CPU`, g.cpuPerGiB, 's/GiB', 'lower');
     sheet.set(`${id} gatehop / openvpn`, g.mibs / n.mibs, '×', 'higher');
+    console.log(
+      `  ${''.padEnd(40)} its thread's collections per GiB: ${f(g.markCompacts, 1)} mark-compacts, ${f(g.scavenges, 1)} scavenges`,
+    );
+    sheet.set(`${id} gatehop mark-compacts`, g.markCompacts, '/GiB', 'lower');
     if (j) {
       sheet.set(`${id} js`, j.mibs, 'MiB/s', 'higher');
       sheet.set(`${id} js CPU`, j.cpuPerGiB, 's/GiB', 'lower');

@@ -18,7 +18,7 @@ export { TunnelEgress } from './tunnel-egress.js';
 export type { LinkState, TunnelDiagnostics, TunnelEgressOptions } from './tunnel-types.js';
 export { WorkerTunnelEgress, type WorkerTunnelOptions } from './worker/worker-tunnel-egress.js';
 export { tunnelWorkerCounters } from './worker/worker-counters.js';
-export { TunnelWorkerPool, type TunnelWorkerPoolOptions } from './worker/worker-pool.js';
+export { TunnelWorkerPool, tunnelThreadLimits, type TunnelWorkerPoolOptions } from './worker/worker-pool.js';
 export { findWorkerScript } from './worker/worker-entry.js';
 export { openTunnel, isTunnel, type OpenTunnelOptions, type Tunnel } from './open-tunnel.js';
 export { tunnelStackOptions, stackOptionsOf } from './tunnel-stack-options.js';

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ignoreRejection } from '../../common/index.js';
 import type { ThreadHome, TunnelThread } from './thread-hold.js';
 import { tunnelWorkerCounters } from './worker-counters.js';
@@ -43,12 +43,14 @@ const MAX_IDLE = 4;
  */
 const YOUNG_GENERATION_MB = 8;
 
+/** A tunnel thread's V8 heap limits (bench:tunnel runs its downloads in threads with the same). */
+export function tunnelThreadLimits(heapLimitMb: number): ResourceLimits {
+  return { maxOldGenerationSizeMb: heapLimitMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
+}
+
 /** Starts one tunnel worker thread; it loads its modules and then waits for an 'open'. */
 export function spawnTunnelWorker(heapLimitMb: number, name: string): Worker {
-  return new Worker(workerScript(), {
-    name,
-    resourceLimits: { maxOldGenerationSizeMb: heapLimitMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-  });
+  return new Worker(workerScript(), { name, resourceLimits: tunnelThreadLimits(heapLimitMb) });
 }
 
 /** An idle worker, the listeners that drop it from the pool if it fails while idle, and its idle timeout. */
