@@ -38,15 +38,17 @@ export interface NativeModule {
   /** Opens each packet in place: results[2i] its payload's offset, results[2i+1] its length, or -1 (failed) / -2 (replayed). */
   dataOpen(key: NativeDataKey, packets: readonly Uint8Array[], results: Int32Array): void;
   /**
-   * A connected UDP socket read by recvmmsg on this thread's event loop (native/src/udp_socket.c):
-   * onRead(data, count) with the datagrams end to end and lengths[i] each one's size (0: truncated),
-   * or onRead(null, -errno) on a socket error. Throws GATEHOP_NATIVE_SOCKET / _UNSUPPORTED (not Linux).
+   * A connected UDP socket read by recvmmsg on this thread's event loop (native/src/udp_socket.c)
+   * into `recv` (at least 64 slots of 4,096 bytes; datagram i in slot i): onRead(recv, count) with
+   * lengths[i] each one's size (0: truncated), or onRead(null, -errno) on a socket error. `recv`
+   * is read into again once onRead returns. Throws GATEHOP_NATIVE_SOCKET / _UNSUPPORTED (not Linux).
    */
   udpOpen(
     ip: string,
     port: number,
     rcvbuf: number,
     lengths: Uint32Array,
+    recv: Buffer,
     onRead: (data: Buffer | null, count: number) => void,
   ): NativeUdpSocket;
   /** sendmmsg(2) of count datagrams laid end to end in data; how many the kernel took (0 once closed). */

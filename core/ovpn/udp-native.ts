@@ -3,15 +3,20 @@ import type { NativeModule, NativeUdpSocket } from '../common/index.js';
 
 /** recvmmsg reads at most this many datagrams per call (native/src/udp_socket.c BATCH). */
 const BATCH = 64;
+/** Datagram i of a read lies at i × SLOT in the receive buffer (native/src/udp_socket.c SLOT). */
+const SLOT = 4096;
 
 /**
  * The UDP carrier in gatehop-native: one recvmmsg and one call into JavaScript per batch of
  * datagrams instead of one of each per datagram (Node's dgram), sendmmsg for a sealed batch.
+ * Datagrams are read into one receive buffer of this carrier's, again and again: those handed to
+ * onDatagrams are views into it, valid within the call only (TunnelLink.onPackets).
  */
 export class NativeUdpCarrier {
   readonly #native: NativeModule;
   readonly #socket: NativeUdpSocket;
   readonly #lengths = new Uint32Array(BATCH);
+  readonly #recv = Buffer.allocUnsafeSlow(BATCH * SLOT);
   readonly #one = new Uint32Array(1);
 
   /** Throws (GATEHOP_NATIVE_*) when the socket cannot be made; the caller falls back to dgram. */
@@ -24,19 +29,14 @@ export class NativeUdpCarrier {
     onError: (err: Error) => void,
   ) {
     this.#native = native;
-    this.#socket = native.udpOpen(ip, port, rcvbuf, this.#lengths, (data, count) => {
+    this.#socket = native.udpOpen(ip, port, rcvbuf, this.#lengths, this.#recv, (data, count) => {
       if (!data) {
         const code = safeErrorName(count);
         onError(Object.assign(new Error(`${code} (read)`), { code }));
         return;
       }
       const datagrams = new Array<Buffer>(count);
-      let at = 0;
-      for (let i = 0; i < count; i++) {
-        const len = this.#lengths[i]!;
-        datagrams[i] = data.subarray(at, at + len);
-        at += len;
-      }
+      for (let i = 0; i < count; i++) datagrams[i] = data.subarray(i * SLOT, i * SLOT + this.#lengths[i]!);
       onDatagrams(datagrams);
     });
   }

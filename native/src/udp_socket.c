@@ -5,9 +5,15 @@
  * Why not Node's dgram: it reads one datagram per recvmsg(2) and calls JavaScript once per
  * datagram with a freshly allocated buffer (a 64 KiB malloc, then an ArrayBuffer); a download
  * through a tunnel is ~50,000 datagrams per 64 MiB, about 11 per wakeup of the loop. Here one
- * recvmmsg(2) reads up to 64, they are copied end to end into one Buffer, and JavaScript is called
- * once: onRead(data, count), with lengths[i] each datagram's size (0 for one that was truncated).
- * onRead(null, -errno) reports a socket error (ECONNREFUSED after an ICMP port unreachable).
+ * recvmmsg(2) reads up to 64 straight into the receive buffer the caller gave at udpOpen (datagram
+ * i in slot i, at i × SLOT), and JavaScript is called once: onRead(recv, count), with lengths[i]
+ * each datagram's size (0 for one that was truncated). The same buffer is read into again after
+ * the call returns: a datagram is the listener's only within the call, as TunnelLink.onPackets
+ * says. Why not a new Buffer per batch (as before): each is an ArrayBuffer V8 counts as external
+ * memory, and once V8 has grown the young generation a download's worth of them between two
+ * scavenges crossed V8's external-memory limit every ~100 ms, each time a full mark-compact
+ * (bench/README.md, "SoftEther over UDP"). onRead(null, -errno) reports a socket error
+ * (ECONNREFUSED after an ICMP port unreachable).
  * Sends are sendmmsg(2) of a sealed batch; what the kernel does not take (a full send buffer) is
  * reported to the caller, who counts it dropped, as a full UDP queue drops anyway.
  *
@@ -55,8 +61,9 @@ typedef struct udp_sock {
   napi_ref on_read;
   napi_ref lengths_ref;
   uint32_t *lengths;
+  napi_ref recv_ref;
+  unsigned char *recv; /* the caller's receive buffer, BATCH slots of SLOT bytes, held by recv_ref */
   napi_async_context async;
-  unsigned char *scratch;
 } udp_sock;
 
 static napi_value throw_code(napi_env env, const char *code, const char *msg) {
@@ -70,7 +77,6 @@ static void free_sock(uv_handle_t *h) {
   udp_sock *s = h->data;
   if (s->box) s->box->s = NULL;
   if (s->fd >= 0) close(s->fd);
-  free(s->scratch);
   free(s);
 }
 
@@ -81,8 +87,10 @@ static void close_sock(udp_sock *s) {
   uv_poll_stop(&s->poll);
   if (s->on_read) napi_delete_reference(s->env, s->on_read);
   if (s->lengths_ref) napi_delete_reference(s->env, s->lengths_ref);
+  if (s->recv_ref) napi_delete_reference(s->env, s->recv_ref);
   if (s->async) napi_async_destroy(s->env, s->async);
-  s->on_read = s->lengths_ref = NULL;
+  s->on_read = s->lengths_ref = s->recv_ref = NULL;
+  s->recv = NULL;
   s->async = NULL;
   napi_remove_env_cleanup_hook(s->env, (void (*)(void *))close_sock, s);
   uv_close((uv_handle_t *)&s->poll, free_sock);
@@ -128,7 +136,7 @@ static void on_readable(uv_poll_t *poll, int status, int events) {
   struct iovec iov[BATCH];
   for (int round = 0; round < ROUNDS && !s->closed; round++) {
     for (int i = 0; i < BATCH; i++) {
-      iov[i].iov_base = s->scratch + (size_t)i * SLOT;
+      iov[i].iov_base = s->recv + (size_t)i * SLOT;
       iov[i].iov_len = SLOT;
       memset(&msgs[i].msg_hdr, 0, sizeof msgs[i].msg_hdr);
       msgs[i].msg_hdr.msg_iov = &iov[i];
@@ -141,24 +149,12 @@ static void on_readable(uv_poll_t *poll, int status, int events) {
       return;
     }
     if (n == 0) return;
-    size_t total = 0;
-    for (int i = 0; i < n; i++) {
-      size_t len = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? 0 : msgs[i].msg_len;
-      s->lengths[i] = (uint32_t)len;
-      total += len;
-    }
+    for (int i = 0; i < n; i++) s->lengths[i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? 0 : msgs[i].msg_len;
     napi_handle_scope scope;
     if (napi_open_handle_scope(s->env, &scope) != napi_ok) return;
-    void *out;
     napi_value data;
-    if (napi_create_buffer(s->env, total, &out, &data) == napi_ok) {
-      size_t at = 0;
-      for (int i = 0; i < n; i++) {
-        memcpy((unsigned char *)out + at, s->scratch + (size_t)i * SLOT, s->lengths[i]);
-        at += s->lengths[i];
-      }
-      deliver(s, data, n);
-    }
+    /* The listener may close the socket within the call (recv_ref is gone then): read no more. */
+    if (napi_get_reference_value(s->env, s->recv_ref, &data) == napi_ok && data) deliver(s, data, n);
     napi_close_handle_scope(s->env, scope);
     if (n < BATCH) return;
   }
@@ -177,56 +173,56 @@ static void finalize_external(napi_env env, void *data, void *hint) {
 }
 
 napi_value gh_udp_open(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
+  size_t argc = 6;
+  napi_value argv[6];
   char ip[64];
   size_t ip_len;
   int32_t port, rcvbuf;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5 ||
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 6 ||
       napi_get_value_string_utf8(env, argv[0], ip, sizeof ip, &ip_len) != napi_ok || napi_get_value_int32(env, argv[1], &port) != napi_ok ||
       napi_get_value_int32(env, argv[2], &rcvbuf) != napi_ok)
-    return throw_code(env, "GATEHOP_NATIVE_ARGUMENT", "udpOpen(ip, port, rcvbuf, lengths, onRead)");
+    return throw_code(env, "GATEHOP_NATIVE_ARGUMENT", "udpOpen(ip, port, rcvbuf, lengths, recv, onRead)");
   bool is;
   napi_typedarray_type type;
   size_t n_lengths, offset;
-  void *lengths;
+  void *lengths, *recv;
+  size_t recv_len;
   napi_value ab;
   napi_valuetype fn_type;
   if (napi_is_typedarray(env, argv[3], &is) != napi_ok || !is || napi_get_typedarray_info(env, argv[3], &type, &n_lengths, &lengths, &ab, &offset) != napi_ok ||
-      type != napi_uint32_array || n_lengths < BATCH || napi_typeof(env, argv[4], &fn_type) != napi_ok || fn_type != napi_function)
-    return throw_code(env, "GATEHOP_NATIVE_ARGUMENT", "lengths must be a Uint32Array(64), onRead a function");
+      type != napi_uint32_array || n_lengths < BATCH || napi_is_buffer(env, argv[4], &is) != napi_ok || !is ||
+      napi_get_buffer_info(env, argv[4], &recv, &recv_len) != napi_ok || recv_len < (size_t)BATCH * SLOT ||
+      napi_typeof(env, argv[5], &fn_type) != napi_ok || fn_type != napi_function)
+    return throw_code(env, "GATEHOP_NATIVE_ARGUMENT", "lengths must be a Uint32Array(64), recv a Buffer of 64 × 4096 bytes, onRead a function");
   struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
   if (port < 1 || port > 65535 || inet_pton(AF_INET, ip, &to.sin_addr) != 1) return throw_code(env, "GATEHOP_NATIVE_ARGUMENT", "ip must be an IPv4 address, port 1–65535");
 
   uv_loop_t *loop;
   if (napi_get_uv_event_loop(env, &loop) != napi_ok) return NULL;
   udp_sock *s = calloc(1, sizeof *s);
-  if (!s || !(s->scratch = malloc((size_t)BATCH * SLOT))) {
-    if (s) free(s);
-    return throw_code(env, "GATEHOP_NATIVE_MEMORY", "out of memory");
-  }
+  if (!s) return throw_code(env, "GATEHOP_NATIVE_MEMORY", "out of memory");
   s->env = env;
   s->lengths = lengths;
+  s->recv = recv;
   s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (s->fd < 0 || (rcvbuf > 0 && setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) != 0) ||
       connect(s->fd, (struct sockaddr *)&to, sizeof to) != 0) {
     char msg[96];
     snprintf(msg, sizeof msg, "UDP socket to %s:%d: %s", ip, port, strerror(errno));
     if (s->fd >= 0) close(s->fd);
-    free(s->scratch);
     free(s);
     return throw_code(env, "GATEHOP_NATIVE_SOCKET", msg);
   }
   napi_value name, handle;
   napi_create_string_utf8(env, "gatehop.udp", NAPI_AUTO_LENGTH, &name);
-  if (napi_create_reference(env, argv[4], 1, &s->on_read) != napi_ok || napi_create_reference(env, argv[3], 1, &s->lengths_ref) != napi_ok ||
-      napi_async_init(env, NULL, name, &s->async) != napi_ok || uv_poll_init_socket(loop, &s->poll, s->fd) != 0) {
+  if (napi_create_reference(env, argv[5], 1, &s->on_read) != napi_ok || napi_create_reference(env, argv[3], 1, &s->lengths_ref) != napi_ok ||
+      napi_create_reference(env, argv[4], 1, &s->recv_ref) != napi_ok || napi_async_init(env, NULL, name, &s->async) != napi_ok || uv_poll_init_socket(loop, &s->poll, s->fd) != 0) {
     /* Not yet a libuv handle: undo by hand. */
     if (s->on_read) napi_delete_reference(env, s->on_read);
     if (s->lengths_ref) napi_delete_reference(env, s->lengths_ref);
+    if (s->recv_ref) napi_delete_reference(env, s->recv_ref);
     if (s->async) napi_async_destroy(env, s->async);
     close(s->fd);
-    free(s->scratch);
     free(s);
     return throw_code(env, "GATEHOP_NATIVE_SOCKET", "could not watch the UDP socket");
   }

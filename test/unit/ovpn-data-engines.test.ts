@@ -220,10 +220,17 @@ describe('data channel engines', () => {
         }),
       ).toThrow(expect.objectContaining({ code: 'GATEHOP_NATIVE_CRYPTO' }));
       expect(() => native.udpSend({} as never, Buffer.alloc(4), new Uint32Array([4]), 1)).toThrow(/UDP socket/);
-      expect(() => native.udpOpen('not-an-ip', 1194, 0, new Uint32Array(64), () => {})).toThrow(
+      const recv = Buffer.alloc(64 * 4096);
+      expect(() => native.udpOpen('not-an-ip', 1194, 0, new Uint32Array(64), recv, () => {})).toThrow(
         expect.objectContaining({ code: 'GATEHOP_NATIVE_ARGUMENT' }),
       );
-      expect(() => native.udpOpen('127.0.0.1', 1194, 0, new Uint32Array(8), () => {})).toThrow(/Uint32Array\(64\)/);
+      expect(() => native.udpOpen('127.0.0.1', 1194, 0, new Uint32Array(8), recv, () => {})).toThrow(
+        /Uint32Array\(64\)/,
+      );
+      // A receive buffer too small for a full read of 64 datagrams would be written past its end.
+      expect(() => native.udpOpen('127.0.0.1', 1194, 0, new Uint32Array(64), Buffer.alloc(4096), () => {})).toThrow(
+        /64 × 4096/,
+      );
     });
   });
 });
