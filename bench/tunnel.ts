@@ -217,12 +217,15 @@ try {
     sheet.set(`${id} gatehop CPU`, g.cpuPerGiB, 's/GiB', 'lower');
     sheet.set(`${id} gatehop / openvpn`, g.mibs / n.mibs, '×', 'higher');
     console.log(
-      `  ${''.padEnd(40)} its thread's collections per GiB: ${f(g.markCompacts, 1)} mark-compacts, ${f(g.scavenges, 1)} scavenges`,
+      `  ${''.padEnd(40)} its thread's collections per GiB: ${f(g.markCompacts, 1)} mark-compacts, ${f(g.scavenges, 1)} scavenges${
+        j ? ` (js: ${f(j.markCompacts, 1)}, ${f(j.scavenges, 1)})` : ''
+      }`,
     );
     sheet.set(`${id} gatehop mark-compacts`, g.markCompacts, '/GiB', 'lower');
     if (j) {
       sheet.set(`${id} js`, j.mibs, 'MiB/s', 'higher');
       sheet.set(`${id} js CPU`, j.cpuPerGiB, 's/GiB', 'lower');
+      sheet.set(`${id} js mark-compacts`, j.markCompacts, '/GiB', 'lower');
     }
   }
   if (ONLY !== 'ovpn' && !(CASES && !ONLY)) await sameServerTable();

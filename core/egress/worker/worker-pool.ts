@@ -33,15 +33,18 @@ const MAX_IDLE = 4;
 /**
  * A tunnel thread's young generation, MiB. V8 grows a busy isolate's new space up to this and
  * never gives it back, not even after the collection at a tunnel's end, so a thread that had been
- * busy kept up to the limit resident while it waited in the pool (a thread allocating a stream of
- * objects that live a while: 32 MiB of new space at 32, 7.5 at 8; the soak's pool held 3 idle
- * threads at minute 17). At 8 the tunnel benchmark
- * (bench:threads, two rounds each way, 2026-12-05) showed no cost within the machine's noise:
- * OpenVPN UDP 71–78 MiB/s against 68–77 at 32, SoftEther UDP 51–56 against 51–52, the same CPU
- * per core. Most of a tunnel's objects (packets, chunks) die young, so a smaller nursery is only
- * scavenged more often, each time as cheaply.
+ * busy kept up to the limit resident while it waited in the pool (32 MiB of new space at 32, 7.5 at
+ * 8; the soak's pool held 3 idle threads at minute 17). Smaller is also cheaper for a download:
+ * its buffers are ArrayBuffers V8 counts as external memory, and V8 starts a full mark-compact once
+ * the external memory allocated since the last one eats the old generation's headroom down to the
+ * new space's size; with a bigger new space the scavenges that free dead buffers come too rarely,
+ * and a download fell into a mark-compact every ~100 ms. At 8 MiB (2026-12-06, bench/README.md,
+ * "SoftEther over UDP"), SoftEther over UDP on the JavaScript path did so in every run (204–232
+ * mark-compacts per GiB, 20–21 CPU s/GiB) and OpenVPN 2.6 GCM in 1 of 2; at 4 MiB none did (0–4 per
+ * GiB, 15–17 and 11.9–12.8 s/GiB). Most of a tunnel's objects (packets, chunks) die young, so a
+ * smaller nursery is only scavenged more often, each time as cheaply.
  */
-const YOUNG_GENERATION_MB = 8;
+const YOUNG_GENERATION_MB = 4;
 
 /** A tunnel thread's V8 heap limits (bench:tunnel runs its downloads in threads with the same). */
 export function tunnelThreadLimits(heapLimitMb: number): ResourceLimits {
