@@ -10,9 +10,9 @@
  * each datagram's size (0 for one that was truncated). The same buffer is read into again after
  * the call returns: a datagram is the listener's only within the call, as TunnelLink.onPackets
  * says. Why not a new Buffer per batch (as before): each is an ArrayBuffer V8 counts as external
- * memory, and once V8 has grown the young generation a download's worth of them between two
- * scavenges crossed V8's external-memory limit every ~100 ms, each time a full mark-compact
- * (bench/README.md, "SoftEther over UDP"). onRead(null, -errno) reports a socket error
+ * memory against the old generation's headroom, and in a tunnel thread those of a download made
+ * V8 start a full mark-compact every ~100 ms (bench/README.md, "SoftEther over UDP").
+ * onRead(null, -errno) reports a socket error
  * (ECONNREFUSED after an ICMP port unreachable).
  * Sends are sendmmsg(2) of a sealed batch; what the kernel does not take (a full send buffer) is
  * reported to the caller, who counts it dropped, as a full UDP queue drops anyway.
