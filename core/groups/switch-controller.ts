@@ -471,6 +471,20 @@ export class SwitchController {
           if (node.id === this.pinned && node.id !== from) this.#pinnedFailed(node.id, 'its tunnel did not come up');
           continue;
         }
+        // A verdict can come while the tunnel connects (a check the user asked for): nodeFlagged
+        // only leaves the active node, so a candidate found out meanwhile is refused here, by the
+        // rule that chose it (the user's pick or pin by their consent, any other never).
+        const chosenByUser = node.id === nodeId || (this.mode === 'manual' && node.id === this.pinned);
+        if (chosenByUser ? this.deps.honesty?.blocked(node.id) : this.deps.honesty?.flagged(node.id)) {
+          this.#log.warn(
+            { event: 'candidate-flagged', switchId: id, nodeId: node.id },
+            `${node.id} was found to tamper while its tunnel came up: not used`,
+          );
+          await egress.close();
+          if (chosenByUser)
+            this.#pinnedFailed(node.id, 'it was found to tamper with traffic (pick it again to use it anyway)');
+          continue;
+        }
         this.#set('promoting', id, `${node.id} is up`, { nodeId: node.id, egressId: egress.id });
         const old = this.#promote(node, egress, reason);
         this.#policy.recordSwitch();

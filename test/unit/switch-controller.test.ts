@@ -192,6 +192,31 @@ describe('SwitchController', () => {
     expect(activeNode(w)).toBe('a');
   });
 
+  it('a candidate found to tamper while its tunnel comes up is not made active: the next one is (#43)', async () => {
+    const flagged = new Set<string>();
+    let w!: World;
+    w = world({
+      honesty: { flagged: (id) => flagged.has(id), blocked: (id) => flagged.has(id) },
+      // b's verdict arrives while its tunnel connects (a check the user asked for), as in the rig.
+      open: (inner) => async (n, o) => {
+        if (n.id === 'b') {
+          flagged.add('b');
+          w.controller.nodeFlagged('b', 'b tampers (http-tampering)');
+        }
+        return inner(n, o);
+      },
+    });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    await eventually(() => w.controller.state === 'idle');
+    flagged.add('a');
+    w.controller.nodeFlagged('a', 'a tampers (dns-tampering)');
+    await eventually(() => activeNode(w) === 'c', 2_000, 'c takes over, not b');
+    expect(w.controller.lastSwitch).toMatchObject({ from: 'a', to: 'c', outcome: 'switched' });
+    expect(w.opened.find((t) => t.nodeId === 'b')!.state).toBe('closed');
+    expect(states(w).filter((s) => s === 'promoting')).toHaveLength(2); // a at start, then c
+  });
+
   it('leaves an active node that fails its probes maxFails times, and skips it while it is dead (issue #15)', async () => {
     const { createServer } = await import('node:net');
     const target = createServer((c) => c.end());
