@@ -17,7 +17,7 @@ import { fileLogger, rigAppInput, startRigCore } from '../helpers/rig-app.js';
 import { startUdpEcho, type TestUdpEcho } from '../helpers/servers.js';
 import { socksConnect } from '../helpers/socks-client.js';
 import { Rig } from '../rig/rig.js';
-import { dnsCounter } from '../helpers/dns-counter.js';
+import { dnsCounter, dnsQueryPacket } from '../helpers/dns-counter.js';
 
 /**
  * Issue #33 on real servers: one rule table sends some flows out of the host directly, others
@@ -91,11 +91,11 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
   }, 60_000);
 
   it('no clear DNS packet leaves this host for a tunnel-bound name while an IP rule needs its address', async () => {
-    const { packets, remove } = dnsCounter('gh_dns', 0);
+    const { packets, remove } = dnsCounter('gh_dns', 0, { qname: 'files.test' });
     try {
-      // The counter counts: one datagram to port 53 on loopback (nothing listens there).
+      // The counter counts: a query for the name to port 53 on loopback (nothing listens there).
       const probe = createSocket('udp4');
-      await new Promise<void>((r) => probe.send(Buffer.from('x'), 53, '127.0.0.1', () => r()));
+      await new Promise<void>((r) => probe.send(dnsQueryPacket('files.test'), 53, '127.0.0.1', () => r()));
       probe.close();
       await eventually(() => packets() >= 1, 5_000, 'the counter to see the probe');
       const before = packets();
@@ -108,7 +108,7 @@ describe.skipIf(!isRoot)('routing flows by rules on the rig (#33)', () => {
   }, 30_000);
 
   it('one pass, and a DIRECT flow decided on its in-tunnel address is dialled at that address: no clear DNS, no failure for a name only the tunnel knows (#45)', async () => {
-    const { packets, remove } = dnsCounter('gh_dns2', 0);
+    const { packets, remove } = dnsCounter('gh_dns2', 0, { qname: 'here.test' });
     try {
       const before = packets();
       // here.test → 127.0.0.1 inside the tunnel. The no-resolve 127/8 rule is passed (a name), the
