@@ -18,6 +18,9 @@ export interface CandidateInput {
   pinBlocked?: (nodeId: string) => boolean;
 }
 
+/** Why a pin (or pick) of a node found to tamper is not used until the user accepts it. */
+export const PIN_TAMPERS = 'it was found to tamper with traffic (pick it again to use it anyway)';
+
 /**
  * The nodes a switch tries, best first, never the active one (pure). Ranked order, with balance
  * members' nodes after the rest (a member taken over leaves a gap; but one beats no tunnel) and
@@ -43,10 +46,6 @@ export function orderCandidates(i: CandidateInput): { nodes: VpnGateNode[]; pinP
   if (pin && pinUsable) return { nodes: [pin, ...rest], pinProblem: null };
   return {
     nodes: rest,
-    pinProblem: !pin
-      ? 'it is not in the node list'
-      : blocked
-        ? 'it was found to tamper with traffic (pick it again to use it anyway)'
-        : 'it is backing off after failures',
+    pinProblem: !pin ? 'it is not in the node list' : blocked ? PIN_TAMPERS : 'it is backing off after failures',
   };
 }

@@ -5,7 +5,7 @@ import { FailFilter, type Ranking, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import { ActiveProbes } from './active-probes.js';
 import { BalanceMembers, type MemberInfo } from './balance-members.js';
-import { orderCandidates } from './candidates.js';
+import { orderCandidates, PIN_TAMPERS } from './candidates.js';
 import { NodeConnector } from './node-connector.js';
 import type { GroupOptions } from './options.js';
 import {
@@ -481,8 +481,7 @@ export class SwitchController {
             `${node.id} was found to tamper while its tunnel came up: not used`,
           );
           await egress.close();
-          if (chosenByUser)
-            this.#pinnedFailed(node.id, 'it was found to tamper with traffic (pick it again to use it anyway)');
+          if (chosenByUser) this.#pinnedFailed(node.id, PIN_TAMPERS);
           continue;
         }
         this.#set('promoting', id, `${node.id} is up`, { nodeId: node.id, egressId: egress.id });
@@ -518,7 +517,7 @@ export class SwitchController {
     if (nodeId) {
       // The user's pick of a node found to tamper goes through only once they accepted it (the API asks).
       if (this.deps.honesty?.blocked(nodeId)) {
-        this.#pinnedFailed(nodeId, 'it was found to tamper with traffic (pick it again to use it anyway)');
+        this.#pinnedFailed(nodeId, PIN_TAMPERS);
         return [];
       }
       return pool.filter((n) => n.id === nodeId && n.id !== activeId);
