@@ -38,7 +38,14 @@ import {
   type EgressSource,
   type LinkSpec,
 } from '../egress/index.js';
-import { DelaySweep, PoolRecovery, SelectionState, SwitchController, type NodeTunnel } from '../groups/index.js';
+import {
+  DelaySweep,
+  PoolRecovery,
+  ProtocolChoice,
+  SelectionState,
+  SwitchController,
+  type NodeTunnel,
+} from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../socks5/index.js';
 import { Store, WEAK_TLS_REMEMBER_MS } from '../store/index.js';
@@ -111,6 +118,8 @@ export interface RunningApp {
 
 interface NodePipeline {
   store: Store;
+  /** What each network taught about protocols: set to this network before the first probe. */
+  ladder: ProtocolChoice;
   nodes: NodeList;
   selector: Selector;
   routes: NodeRoutes;
@@ -173,7 +182,14 @@ async function startNodePipeline(
       : staticNodes.length > 0 && config.vpngate.sources.length === 0
         ? []
         : OFFICIAL_ENDPOINTS;
-  const routes = new NodeRoutes(current, store, logger);
+  // The protocol ladder before anything that sends to nodes: what this network taught (a protocol
+  // it blocks) holds from the first probe of the first ranking on (#58).
+  const network = networkKeyOf(readNetworkSnapshot());
+  const ladder = new ProtocolChoice(protocolOptionsOf(config), protocolMemoryOf(store), logger);
+  ladder.setNetwork(network);
+  const routes = new NodeRoutes(current, store, logger, ladder);
+  // What a network teaches is kept with the way nodes were reached there (direct, or the upstream).
+  routes.usePathListener((path) => ladder.setPath(path));
   const honestyDirect = new DirectEgress('honesty-reference');
   let ranked: () => readonly string[] = () => [];
   const honesty = createHonesty(current, store, honestyDirect, logger, {
@@ -182,7 +198,7 @@ async function startNodePipeline(
     candidates: () => ranked(),
   });
   // The path that reached nodes on this network last (upstream.nodes: fallback), before the first probe.
-  routes.setNetwork(networkKeyOf(readNetworkSnapshot()));
+  routes.setNetwork(network);
   const nodes = new NodeList({
     endpoints,
     endpointKind: config.api.length > 0 ? 'api' : 'official',
@@ -222,6 +238,7 @@ async function startNodePipeline(
     });
   return {
     store,
+    ladder,
     nodes,
     selector,
     routes,
@@ -305,22 +322,14 @@ function startController(
     },
     offered: (node) => pipeline.routes.offered(node),
     honesty: pipeline.honesty,
-    protocols: protocolOptionsOf(config),
-    protocolMemory: protocolMemoryOf(store),
+    ladder: pipeline.ladder,
     selection: new SelectionState(store, { mode: config.groups.mode, defaultNode: config.groups.defaultNode }, logger),
     options: config.groups,
     health: config.health,
     logger,
   });
-  // What a network teaches is kept with the way nodes were reached there (direct, or the upstream).
-  pipeline.routes.usePathListener((path) => controller.protocols.setPath(path));
   wireHonesty(pipeline.honesty, controller, logger);
   pipeline.honesty.start();
-  // The probes go the way this network needs first, as the controller learns it.
-  pipeline.routes.useLearnt(() => ({
-    preferred: controller.protocols.preferred,
-    blocked: controller.protocols.blocked,
-  }));
   void pipeline.firstRanking.then(
     () => controller.start(),
     () => controller.start(),

@@ -12,6 +12,7 @@ import {
 } from '../egress/index.js';
 import { parseProfile } from '../ovpn/index.js';
 import { probeNode, type Prober, type ProbeResult, type RankGate, type Ranking } from '../selector/index.js';
+import type { ProtocolChoice } from '../groups/index.js';
 import type { Store } from '../store/index.js';
 import { directDialer, localGoesDirect, upstreamDialer, type Dialer, type VpnGateNode } from '../vpngate/index.js';
 import type { GatehopConfig } from './config.js';
@@ -36,25 +37,19 @@ export class NodeRoutes {
   /** With upstream.nodes: fallback, the way nodes are reached on this network now. */
   #path: NodePath = 'direct';
   #network = 'default';
-  #learnt: () => { preferred: TunnelProtocol | null; blocked: TunnelProtocol | null } = () => ({
-    preferred: null,
-    blocked: null,
-  });
   #onPath: (path: NodePath) => void = () => {};
 
+  /**
+   * `ladder` is what this network taught about protocols (the switch controller's ProtocolChoice,
+   * made before either and set to this network before the first ranking): the probes ask it, so
+   * no probe of a blocked protocol exists, however early it runs (#58).
+   */
   constructor(
     private config: () => GatehopConfig,
     private readonly store: Store,
     private readonly logger: Logger,
+    private readonly ladder: Pick<ProtocolChoice, 'attemptOrder'>,
   ) {}
-
-  /**
-   * Where what this network taught comes from (the switch controller's learning, which exists
-   * later): the protocol it needs first, and the one it does not let through.
-   */
-  useLearnt(fn: () => { preferred: TunnelProtocol | null; blocked: TunnelProtocol | null }): void {
-    this.#learnt = fn;
-  }
 
   /**
    * The protocols `node` can be reached with: OpenVPN by its profile (not a UDP node through an
@@ -201,23 +196,17 @@ export class NodeRoutes {
   }
 
   /**
-   * Probes take the ways tunnels will take: the node's OpenVPN port (a UDP reset, or a TCP
-   * handshake), then, where the node offers SSTP or SE-VPN and that did not answer, a TCP
-   * handshake to their TLS port (once for both); the protocol this network needs first goes first.
-   * A network that drops OpenVPN then still ranks nodes, and the switch tries them over the
-   * protocol that gets through. Where this network was found to block OpenVPN, no OpenVPN probe
-   * packet is sent at all (a filter that sees OpenVPN handshakes may flag the host), until the
-   * network changes or the learning is reset. A node with the user's own order is probed in that
-   * order, OpenVPN included if the user put it there: the user asked for it on that node.
+   * Probes take the ways tunnels will take, in the order a tunnel would (the ladder's attemptOrder):
+   * the node's OpenVPN port (a UDP reset, or a TCP handshake), and where the node offers SSTP or
+   * SE-VPN, a TCP handshake to their TLS port (once for both). A network that drops OpenVPN then
+   * still ranks nodes, and the switch tries them over the protocol that gets through. Where this
+   * network was found to block a protocol, no probe packet of it is sent at all (a filter that
+   * sees OpenVPN handshakes may flag the host), until the network changes, the lesson expires or
+   * the user forgets it. A node with the user's own order is probed in that order, OpenVPN
+   * included if the user put it there: the user asked for it on that node.
    */
   readonly prober: Prober = async (node, opts) => {
-    const { preferred, blocked } = this.#learnt();
-    const own = this.#ownOrder(node) !== null;
-    const offered = this.offered(node).filter((p) => own || !(p === 'openvpn' && blocked === 'openvpn'));
-    const order =
-      !own && preferred && offered.includes(preferred)
-        ? [preferred, ...offered.filter((p) => p !== preferred)]
-        : offered;
+    const order = this.ladder.attemptOrder(node.id, this.offered(node));
     const upstream = this.#upstream();
     let last: ProbeResult = { rttMs: null, samples: [] };
     let tlsPortProbed = false;

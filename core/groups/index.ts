@@ -18,6 +18,7 @@ export {
   type ProtocolChoiceOptions,
   type ProtocolFailure,
   type ProtocolLearned,
+  type ProtocolLesson,
   type ProtocolMemory,
 } from './protocol-choice.js';
 export type { NodeOpener, OpenOptions, Held } from './types.js';

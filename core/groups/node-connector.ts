@@ -4,7 +4,7 @@ import type { EgressManager, TunnelProtocol } from '../egress/index.js';
 import type { Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import type { BalanceMembers } from './balance-members.js';
-import type { ProtocolChoice } from './protocol-choice.js';
+import { protocolLabel, type ProtocolChoice } from './protocol-choice.js';
 import type { NodeTunnel, OpenOptions, OpenTunnel } from './types.js';
 import type { WarmStandby } from './warm-standby.js';
 
@@ -23,8 +23,8 @@ export interface NodeConnectorDeps {
 /**
  * Gets a tunnel to a node for a switch: a balance member, the warm standby or a still-draining
  * tunnel to it is taken over (no handshake); otherwise a new one, tried with each protocol the
- * node offers in the order ProtocolChoice gives (OpenVPN, then SSTP, unless this network showed
- * otherwise). Every attempt's outcome teaches ProtocolChoice; the node's history counts one
+ * node offers in the order ProtocolChoice gives (the configured order, unless this network showed
+ * otherwise), never with a protocol this network blocks. Every attempt's outcome teaches ProtocolChoice; the node's history counts one
  * success or one failure per connect, whatever the protocol.
  */
 export class NodeConnector {
@@ -87,14 +87,19 @@ export class NodeConnector {
 
   /** A new tunnel to `node` with the first of its protocols that comes up. Throws the last failure. */
   readonly openFresh = async (node: VpnGateNode, o: OpenOptions): Promise<NodeTunnel> => {
-    const order = this.deps.protocols.orderFor(node.id, this.deps.offered(node));
+    const ladder = this.deps.protocols;
+    const offered = this.deps.offered(node);
+    const order = ladder.attemptOrder(node.id, offered);
     if (order.length === 0) {
-      const own = this.deps.protocols.nodeOrder(node.id);
+      const own = ladder.nodeOrder(node.id);
+      const blocked = ladder.blocked;
       throw new GatehopError(
         ErrorCodes.EGRESS_FAILED,
         own
           ? `${node.id}: none of its own protocols (tunnel.nodeProtocols: ${own.join(', ')}) can reach it`
-          : `${node.id}: none of tunnel.protocols (${this.deps.protocols.order.join(', ')}) can reach it`,
+          : blocked && ladder.orderFor(node.id, offered).includes(blocked)
+            ? `${node.id}: it offers only ${protocolLabel(blocked)}, which this network blocks (${ladder.reason}); Settings → This network forgets that`
+            : `${node.id}: none of tunnel.protocols (${ladder.order.join(', ')}) can reach it`,
       );
     }
     const failures: string[] = [];

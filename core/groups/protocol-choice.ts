@@ -222,6 +222,19 @@ export class ProtocolChoice {
   }
 
   /**
+   * The protocols a packet may go to `nodeId` with on this network now, in the order to try them:
+   * orderFor's, less the protocol this network blocks while its lesson holds (#44, #58). Every
+   * sender of packets to nodes asks this: the probes, and every tunnel (switches, warm standbys,
+   * balance members, delay tests and honesty checks all open theirs through NodeConnector). The
+   * user's own order for a node is kept whole: they asked for it there.
+   */
+  attemptOrder(nodeId: string, offered: readonly TunnelProtocol[]): TunnelProtocol[] {
+    const order = this.orderFor(nodeId, offered);
+    const blocked = this.#blocked;
+    return blocked && !this.nodeOrder(nodeId) ? order.filter((p) => p !== blocked) : order;
+  }
+
+  /**
    * An attempt's outcome. A failure for a network reason (silence, a reset, a refused port) on a
    * node where another protocol then worked is learnt at once (#44): that node was up, only this
    * protocol did not get through. Other failures count towards `threshold` distinct nodes.
@@ -265,8 +278,8 @@ export class ProtocolChoice {
     this.#set(
       target,
       target
-        ? `${label(blocked)} got no answer from ${nodeId} (${rec!.get(blocked)!.lastError}) while ${label(working)} worked there: this network seems to block ${label(blocked)}`
-        : `${label(working)} works again`,
+        ? `${protocolLabel(blocked)} got no answer from ${nodeId} (${rec!.get(blocked)!.lastError}) while ${protocolLabel(working)} worked there: this network seems to block ${protocolLabel(blocked)}`
+        : `${protocolLabel(working)} works again`,
       true,
       target ? blocked : null,
     );
@@ -292,8 +305,8 @@ export class ProtocolChoice {
       return this.#set(
         target,
         target
-          ? `${label(blocked)} failed on ${failed} different nodes while ${label(working)} worked: this network seems to block ${label(blocked)}`
-          : `${label(blocked)} failed on ${failed} nodes while ${label(working)} works again`,
+          ? `${protocolLabel(blocked)} failed on ${failed} different nodes while ${protocolLabel(working)} worked: this network seems to block ${protocolLabel(blocked)}`
+          : `${protocolLabel(blocked)} failed on ${failed} nodes while ${protocolLabel(working)} works again`,
         true,
         target ? blocked : null,
       );
@@ -330,11 +343,13 @@ export class ProtocolChoice {
     this.#log.info(
       { event: 'protocol-preference', preferred, reason, network: this.#network },
       preferred
-        ? `trying ${label(preferred)} first from now on: ${reason}`
+        ? `trying ${protocolLabel(preferred)} first from now on: ${reason}`
         : `back to the configured protocol order: ${reason}`,
     );
     this.#listeners.emit({ preferred, blocked: this.#blocked, reason });
   }
 }
 
-const label = (p: TunnelProtocol): string => (p === 'sstp' ? 'SSTP' : p === 'sevpn' ? 'SE-VPN' : 'OpenVPN');
+/** A protocol's name as the user reads it. */
+export const protocolLabel = (p: TunnelProtocol): string =>
+  p === 'sstp' ? 'SSTP' : p === 'sevpn' ? 'SE-VPN' : 'OpenVPN';

@@ -38,6 +38,12 @@ export interface SwitchControllerDeps {
   /** Where what a network taught about protocols is kept. */
   protocolMemory?: ProtocolMemory;
   /**
+   * The ladder itself, made before the controller (the app makes it with the node pipeline, so the
+   * first probes already know what this network blocks); given, `protocols` and `protocolMemory`
+   * are not used.
+   */
+  ladder?: ProtocolChoice;
+  /**
    * The honesty verdicts (core/honesty): a flagged node is never chosen automatically (ranked,
    * member, standby, better node); a pin goes to one only when the user accepted it.
    */
@@ -121,11 +127,13 @@ export class SwitchController {
     this.#log = deps.logger.child({ component: 'switch' });
     this.#listeners = new Listeners(this.#log, 'switch event');
     this.failFilter = new FailFilter(deps.options.failFilter);
-    this.protocols = new ProtocolChoice(
-      deps.protocols ?? { order: TUNNEL_PROTOCOLS, learn: true },
-      deps.protocolMemory ?? null,
-      deps.logger,
-    );
+    this.protocols =
+      deps.ladder ??
+      new ProtocolChoice(
+        deps.protocols ?? { order: TUNNEL_PROTOCOLS, learn: true },
+        deps.protocolMemory ?? null,
+        deps.logger,
+      );
     this.protocols.onLearned((e) => this.#emit({ type: 'protocol-learned', ...e }));
     const signal = this.#abort.signal;
     // A fresh tunnel to a node, protocol by protocol: the connector's, also for members, standby and delay tests.

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { buildConfig } from '../../core/app/index.js';
+import { buildConfig, type GatehopConfig } from '../../core/app/index.js';
+import { protocolOptionsOf } from '../../core/app/config.js';
 import { NodeRoutes } from '../../core/app/node-routes.js';
 import { silentLogger } from '../../core/common/index.js';
+import { ProtocolChoice, type ProtocolLesson } from '../../core/groups/index.js';
 import { Store } from '../../core/store/index.js';
 import type { Ranking } from '../../core/selector/index.js';
 import { parseVpnGateCsv, staticNodeFromFile } from '../../core/vpngate/index.js';
@@ -15,13 +17,24 @@ import { join } from 'node:path';
 
 const store = { setting: () => null, setSetting: () => undefined } as unknown as Store;
 
+/** The real protocol ladder on network "here", taught `lesson` there before (or nothing). */
+function ladderOf(config: GatehopConfig, lesson: ProtocolLesson | null = null): ProtocolChoice {
+  const ladder = new ProtocolChoice(
+    protocolOptionsOf(config),
+    { load: () => lesson, save: () => undefined },
+    silentLogger(),
+  );
+  ladder.setNetwork('here');
+  return ladder;
+}
+
 describe('one address per node: the tunnel dials what the probes probe (#34)', () => {
   const [node] = parseVpnGateCsv(
     vpnGateCsv([{ host: 'public-vpn-1', ip: '203.0.113.1', profile: vpnGateProfile('vpn.example.org', 443, 'tcp') }]),
   ).nodes;
 
   it('dials a listed node at its row address, whatever name its profile gives', () => {
-    const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger());
+    const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
     expect(routes.hostOf(node!)).toBe('203.0.113.1');
     // …and its certificate is judged under its DDNS name (#43), never the address dialled.
     expect(routes.tunnelRoute(node!)).toEqual({
@@ -31,7 +44,12 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
   });
 
   it('dials its DDNS name with connectBy: hostname, for the probe and the tunnel alike', () => {
-    const routes = new NodeRoutes(() => buildConfig({ vpngate: { connectBy: 'hostname' } }, {}), store, silentLogger());
+    const routes = new NodeRoutes(
+      () => buildConfig({ vpngate: { connectBy: 'hostname' } }, {}),
+      store,
+      silentLogger(),
+      ladderOf(buildConfig({ vpngate: { connectBy: 'hostname' } }, {})),
+    );
     expect(routes.tunnelRoute(node!)).toEqual({
       remoteHost: routes.hostOf(node!),
       trust: { serverName: 'public-vpn-1.opengw.net' },
@@ -43,7 +61,7 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
     const dir = mkdtempSync(join(tmpdir(), 'gh-routes-'));
     writeFileSync(join(dir, 'mine.ovpn'), vpnGateProfile('192.168.1.5', 1194, 'udp'));
     const mine = staticNodeFromFile(join(dir, 'mine.ovpn'));
-    const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger());
+    const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
     expect(routes.tunnelRoute(mine)).toEqual({ trust: { serverName: null } });
     expect(routes.hostOf(mine)).toBe('192.168.1.5');
   });
@@ -58,7 +76,7 @@ describe("a node's own protocol order (tunnel.nodeProtocols, #35)", () => {
       ]),
     ).nodes;
     const config = buildConfig({ tunnel: { nodeProtocols: { 'public-vpn-1': ['sstp', 'sevpn'] } } }, {});
-    const routes = new NodeRoutes(() => config, store, silentLogger());
+    const routes = new NodeRoutes(() => config, store, silentLogger(), ladderOf(config));
     expect(routes.offered(a!)).toEqual(['sstp', 'sevpn']);
     expect(routes.offered(b!)).toEqual(['openvpn', 'sevpn', 'sstp']);
     expect(() => buildConfig({ tunnel: { nodeProtocols: { 'public-vpn-1': ['sstp', 'sstp'] } } }, {})).toThrow(
@@ -67,7 +85,7 @@ describe("a node's own protocol order (tunnel.nodeProtocols, #35)", () => {
   });
 });
 
-describe('probes where this network blocks OpenVPN (#35)', () => {
+describe('probes where this network blocks OpenVPN (#35, #58)', () => {
   it('sends no OpenVPN packet once OpenVPN is known blocked here: the node is probed on its TLS port alone, once for SSTP and SE-VPN', async () => {
     // A node on loopback: its OpenVPN UDP port a socket that counts what arrives, its TLS port a listener.
     const udp = createSocket('udp4');
@@ -96,21 +114,22 @@ describe('probes where this network blocks OpenVPN (#35)', () => {
         { tunnel: { protocols: ['openvpn', 'sevpn', 'sstp'], sstp: { port: (tls.address() as AddressInfo).port } } },
         {},
       );
-      const routes = new NodeRoutes(() => config, store, silentLogger());
-      let learnt: { preferred: 'sevpn' | null; blocked: 'openvpn' | null } = { preferred: null, blocked: null };
-      routes.useLearnt(() => learnt);
+      const routes = new NodeRoutes(() => config, store, silentLogger(), ladderOf(config));
       // Nothing learnt: OpenVPN's hard reset goes first (the server here never answers it), then one TCP handshake.
       expect((await routes.prober(node, { samples: 1, timeoutMs: 300 })).rttMs).not.toBeNull();
       await eventually(() => openVpnPackets >= 1, 2_000, 'the OpenVPN probe arrived');
       expect(handshakes).toBe(1);
-      // Learnt: OpenVPN blocked here, SE-VPN works. No OpenVPN packet any more.
-      learnt = { preferred: 'sevpn', blocked: 'openvpn' };
+      // A start on a network that taught "OpenVPN blocked, SE-VPN works" (#58): the ladder is
+      // loaded before the first probe, and no OpenVPN packet is sent from that first probe on.
+      const lesson: ProtocolLesson = { preferred: 'sevpn', blocked: 'openvpn', reason: 'taught', at: Date.now() };
+      const taught = new NodeRoutes(() => config, store, silentLogger(), ladderOf(config, lesson));
       const before = openVpnPackets;
-      expect((await routes.prober(node, { samples: 2, timeoutMs: 300 })).rttMs).not.toBeNull();
+      expect((await taught.prober(node, { samples: 2, timeoutMs: 300 })).rttMs).not.toBeNull();
       expect(handshakes).toBe(3);
       // Even when the TLS port does not answer, OpenVPN is not tried as a fallback.
       tls.close();
-      expect((await routes.prober(node, { samples: 1, timeoutMs: 300 })).rttMs).toBeNull();
+      expect((await taught.prober(node, { samples: 1, timeoutMs: 300 })).rttMs).toBeNull();
+      await new Promise((r) => setTimeout(r, 100)); // a datagram sent would have arrived on loopback by now
       expect(openVpnPackets).toBe(before);
       // The user's own order for this node puts OpenVPN back: they asked for it there, so it is probed.
       const own = buildConfig(
@@ -123,8 +142,7 @@ describe('probes where this network blocks OpenVPN (#35)', () => {
         },
         {},
       );
-      const mine = new NodeRoutes(() => own, store, silentLogger());
-      mine.useLearnt(() => learnt);
+      const mine = new NodeRoutes(() => own, store, silentLogger(), ladderOf(own, lesson));
       expect(mine.offered(node)).toEqual(['openvpn']);
       await mine.prober(node, { samples: 1, timeoutMs: 300 });
       await eventually(() => openVpnPackets > before, 2_000, 'the OpenVPN probe the user asked for arrived');
@@ -148,7 +166,7 @@ describe('the path ladder (upstream.nodes: fallback, #35)', () => {
         excluded: ranked ? [] : [{ nodeId: node!.id, reason }],
         at: 0,
       }) as unknown as Ranking;
-    const routes = new NodeRoutes(() => config, real, silentLogger());
+    const routes = new NodeRoutes(() => config, real, silentLogger(), ladderOf(config));
     routes.setNetwork('home');
     expect(routes.path).toBe('direct');
     expect(routes.tunnelRoute(node!).upstreamUrl).toBeUndefined();
@@ -163,7 +181,7 @@ describe('the path ladder (upstream.nodes: fallback, #35)', () => {
     routes.observe(ranking(true), [node!]);
     expect(real.setting('node-path home')).toBe('upstream');
     // A restart on this network starts through the upstream; another network starts direct.
-    const next = new NodeRoutes(() => config, real, silentLogger());
+    const next = new NodeRoutes(() => config, real, silentLogger(), ladderOf(config));
     next.setNetwork('home');
     expect(next.path).toBe('upstream');
     next.setNetwork('cafe');
@@ -173,11 +191,8 @@ describe('the path ladder (upstream.nodes: fallback, #35)', () => {
     next.observe(ranking(false), [node!]);
     expect(next.path).toBe('direct');
     // upstream.nodes true or false: no ladder.
-    const always = new NodeRoutes(
-      () => buildConfig({ upstream: { url: 'socks5://127.0.0.1:1' } }, {}),
-      real,
-      silentLogger(),
-    );
+    const upstreamAlways = buildConfig({ upstream: { url: 'socks5://127.0.0.1:1' } }, {});
+    const always = new NodeRoutes(() => upstreamAlways, real, silentLogger(), ladderOf(upstreamAlways));
     expect(always.path).toBeNull();
     expect(always.tunnelRoute(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
     real.close();

@@ -201,4 +201,30 @@ describe('ProtocolChoice', () => {
     expect(c.preferred).toBeNull();
     expect(c.blocked).toBeNull();
   });
+
+  it('sends nothing of the protocol a network blocks while its lesson holds: attemptOrder leaves it out, a node of the user keeps its own order, another network has it back (#58)', () => {
+    const mem = memory();
+    const order = ['openvpn', 'sevpn', 'sstp'] as const;
+    const c = new ProtocolChoice(
+      { order: [...order], learn: true, nodeOrders: { mine: ['openvpn'] } },
+      mem,
+      silentLogger(),
+    );
+    c.setNetwork('filtered');
+    expect(c.attemptOrder('x', [...order])).toEqual([...order]);
+    c.record('b', 'openvpn', false, { message: 'no answer', network: true });
+    c.record('b', 'sevpn', true);
+    expect(c.blocked).toBe('openvpn');
+    // Shown in this order (Nodes view), attempted without OpenVPN at all.
+    expect(c.orderFor('x', [...order])).toEqual(['sevpn', 'openvpn', 'sstp']);
+    expect(c.attemptOrder('x', [...order])).toEqual(['sevpn', 'sstp']);
+    expect(c.attemptOrder('ovpn-only', ['openvpn'])).toEqual([]);
+    expect(c.attemptOrder('mine', [...order])).toEqual(['openvpn']);
+    // A restart on the network: the same from the first call on, before anything was tried.
+    const again = new ProtocolChoice({ order: [...order], learn: true }, mem, silentLogger());
+    again.setNetwork('filtered');
+    expect(again.attemptOrder('x', [...order])).toEqual(['sevpn', 'sstp']);
+    again.setNetwork('elsewhere');
+    expect(again.attemptOrder('x', [...order])).toEqual([...order]);
+  });
 });
