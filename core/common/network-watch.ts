@@ -10,6 +10,11 @@ export interface NetworkSnapshot {
   addresses: string[];
   /** A default route exists (Linux: /proc/net/route and /proc/net/ipv6_route; elsewhere: unknown → null). */
   defaultRoute: boolean | null;
+  /**
+   * The interfaces a default route leaves by (IPv4 or IPv6), sorted: the machine's way out, where
+   * the nodes are. Absent where it cannot be told (not Linux).
+   */
+  defaultInterfaces?: string[];
 }
 
 export type NetworkChangeReason = 'interface' | 'route' | 'resume' | 'nudge';
@@ -38,22 +43,30 @@ export function readNetworkSnapshot(): NetworkSnapshot {
     for (const a of list ?? []) if (!a.internal) addresses.push(`${name} ${a.address}`);
   }
   addresses.sort();
-  return { addresses, defaultRoute: readDefaultRoute() };
+  const defaultInterfaces = readDefaultInterfaces();
+  return defaultInterfaces
+    ? { addresses, defaultRoute: defaultInterfaces.length > 0, defaultInterfaces }
+    : { addresses, defaultRoute: null };
 }
 
-function readDefaultRoute(): boolean | null {
+/** The interfaces of the default routes (Linux), or null where the routing table cannot be read. */
+function readDefaultInterfaces(): string[] | null {
   if (process.platform !== 'linux') return null;
   try {
-    // /proc/net/route: Iface Destination Gateway ...; a default route has Destination 00000000.
-    const v4 = readFileSync('/proc/net/route', 'utf8')
-      .split('\n')
-      .slice(1)
-      .some((l) => l.split('\t')[1] === '00000000');
-    if (v4) return true;
-    // /proc/net/ipv6_route: destination (32 hex) and prefix length first; ::/0 is the default.
-    return readFileSync('/proc/net/ipv6_route', 'utf8')
-      .split('\n')
-      .some((l) => l.startsWith('00000000000000000000000000000000 00') && !l.trimEnd().endsWith(' lo'));
+    const out = new Set<string>();
+    // /proc/net/route: Iface Destination Gateway Flags …; a default route has Destination 00000000.
+    for (const l of readFileSync('/proc/net/route', 'utf8').split('\n').slice(1)) {
+      const [iface, destination] = l.split('\t');
+      if (iface && destination === '00000000') out.add(iface.trim());
+    }
+    // /proc/net/ipv6_route: destination (32 hex) and prefix length first, the device last; ::/0 is
+    // the default (the kernel's unreachable one on lo is not a way out).
+    for (const l of readFileSync('/proc/net/ipv6_route', 'utf8').split('\n')) {
+      if (!l.startsWith('00000000000000000000000000000000 00 ')) continue;
+      const iface = l.trim().split(/\s+/).at(-1);
+      if (iface && iface !== 'lo') out.add(iface);
+    }
+    return [...out].sort();
   } catch {
     return null;
   }
@@ -62,13 +75,20 @@ function readDefaultRoute(): boolean | null {
 /**
  * A name for the network the machine is on, stable while it stays there: each interface with the
  * /24 of its IPv4 addresses (a new DHCP lease on the same network keeps it; IPv6 privacy
- * addresses, which rotate, are left out). What a network taught (which protocol gets through) is
- * kept under this name.
+ * addresses, which rotate, are left out). What a network taught (which protocol gets through, how
+ * nodes are reached) is kept under this name.
+ *
+ * Only the interfaces a default route leaves by count where there are any (#58): they are the way
+ * to the nodes. A bridge or veth that comes and goes beside them (a container, a VM, a test rig)
+ * is not another network, and must not make Gatehop forget that OpenVPN is blocked here and send
+ * it again. Without a default route (offline, or a table that cannot be read), every interface.
  */
 export function networkKeyOf(s: NetworkSnapshot): string {
   const parts = new Set<string>();
+  const wayOut = s.defaultInterfaces?.length ? new Set(s.defaultInterfaces) : null;
   for (const a of s.addresses) {
     const [name, addr] = a.split(' ');
+    if (wayOut && !wayOut.has(name ?? '')) continue;
     if (name && addr && /^\d+\.\d+\.\d+\.\d+$/.test(addr))
       parts.add(`${name} ${addr.split('.').slice(0, 3).join('.')}`);
   }
@@ -149,7 +169,11 @@ export class NetworkWatch {
     this.#last = next;
     if (late > this.#resumeGapMs) return this.#emit('resume', next);
     if (!prev) return;
-    if (prev.defaultRoute !== next.defaultRoute) return this.#emit('route', next);
+    if (
+      prev.defaultRoute !== next.defaultRoute ||
+      (prev.defaultInterfaces ?? []).join(',') !== (next.defaultInterfaces ?? []).join(',')
+    )
+      return this.#emit('route', next);
     if (prev.addresses.join(',') !== next.addresses.join(',')) this.#emit('interface', next);
   }
 
