@@ -228,8 +228,10 @@ describe.skipIf(!isRoot)('core/ovpn against real SoftEther and OpenVPN 2.6 serve
     expect(t.client.config!.ccExit).toBe(true);
     t.close();
     expect(t.client.stats.exitNotified).toBe('control');
-    await eventually(() => exits() > before, 5_000, 'the server taking the exit notice');
-  }, 30_000);
+    // Only the notice makes the server log this line (its ping-restart would not): a wait bounded
+    // by the test's budget, not by how fast this machine is.
+    await eventually(() => exits() > before, 50_000, 'the server taking the exit notice');
+  }, 60_000);
 
   it('ten tunnels to ten nodes at once in one process, each leaving by its own exit', async () => {
     const nodes = rig.state.nodes.slice(0, 10);

@@ -113,17 +113,20 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
       unresponsiveMs: 4_000,
     });
     tunnels.push(t);
-    const seen: Array<{ ok: boolean; at: number }> = [];
-    t.onLiveness((ok) => seen.push({ ok, at: Date.now() }));
-    const pausedAt = Date.now();
+    const seen: Array<{ ok: boolean; quietMs: number }> = [];
+    t.onLiveness((ok, quietMs) => seen.push({ ok, quietMs }));
     rig.pause(n.name);
     try {
-      await eventually(() => seen.some((e) => !e.ok), 10_000, 'the tunnel called silent');
+      await eventually(() => seen.some((e) => !e.ok), 30_000, 'the tunnel called silent');
     } finally {
       rig.resume(n.name);
     }
-    // The gateway answered pings before, so the limit is unresponsiveMs (and one check interval).
-    expect(seen[0]!.at - pausedAt).toBeLessThan(4_000 + 1_500);
+    // The gateway answered pings before, so the limit applied was unresponsiveMs (4 s), not the
+    // one kept for a gateway that never answers (twice SSTP's 5 s keepalive and a second: 11 s).
+    // The tunnel's own count of the silence, not this test's clock: a busy machine's late ticks
+    // restart that count rather than stretch it.
+    expect(seen[0]!.quietMs).toBeGreaterThanOrEqual(4_000);
+    expect(seen[0]!.quietMs).toBeLessThan(11_000);
     await eventually(() => seen.at(-1)?.ok === true, 15_000, 'heard again after resume');
     expect((await fetchThrough(t, '/ip')).body).toBe(n.exitAddress);
   }, 60_000);
@@ -315,20 +318,23 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     lifts.push(rig.filterOpenVpn());
     const softether = rig.softether.map((n) => n.name);
     // Short OpenVPN deadlines for the test; SSTP's CA is the rig's. The default protocol order.
-    const s = await start(
-      'filtered',
-      { nodeCa: rig.state.caFile },
-      { groups: { connectTimeoutMs: 5_000, maxAttempts: 3 } },
-    );
+    const connectTimeoutMs = 5_000;
+    const maxAttempts = 3;
+    const s = await start('filtered', { nodeCa: rig.state.caFile }, { groups: { connectTimeoutMs, maxAttempts } });
     const a = s.app;
     const c = a.controller!;
     const port = a.listening.proxy.port;
-    await eventually(() => c.active !== null, 90_000, 'a tunnel comes up');
+    // The longest a first switch may take here: each attempt tries the three protocols, each within its connect timeout.
+    const firstSwitchMs = maxAttempts * 3 * connectTimeoutMs + 30_000;
+    await eventually(() => c.active !== null, firstSwitchMs, 'a tunnel comes up');
     expect(c.active!.egress.protocol).toBe('sstp');
     expect(softether).toContain(c.active!.node.id);
+    // OpenVPN got no answer from that very node while SSTP worked there: learnt at once (#44), before
+    // the tunnel was made active. The network is this machine's way out, which the other rigs'
+    // interfaces beside it do not change (#58): the lesson stays.
+    expect(c.protocols.preferred).toBe('sstp');
     expect(await socksIp(port)).toBe(exitOf(c.active!.node.id));
-    // OpenVPN got no answer from that very node while SSTP worked there: learnt at once (#44).
-    await eventually(() => c.protocols.preferred === 'sstp', 5_000, 'SSTP learnt as this network’s protocol');
+    expect(c.protocols.preferred).toBe('sstp');
     expect(c.protocols.reason).toMatch(/OpenVPN got no answer from rig-node\d .* while SSTP worked there/);
     const learned = readFileSync(s.log, 'utf8')
       .split('\n')
@@ -338,9 +344,7 @@ describe.skipIf(!isRoot)('SSTP tunnels on the rig (issue #22)', () => {
     const next = softether.find((id) => id !== c.active!.node.id)!;
     const nextNode = a.nodes!.nodes.find((n) => n.id === next)!;
     const triedBefore = c.protocolsFor(nextNode).find((p) => p.protocol === 'openvpn')?.record?.tried ?? 0;
-    const t0 = Date.now();
     expect(await c.switchNow({ nodeId: next }).done).toMatchObject({ outcome: 'switched', protocol: 'sstp' });
-    expect(Date.now() - t0).toBeLessThan(5_000); // no OpenVPN deadline waited out first
     const after = c.protocolsFor(nextNode);
     expect(after[0]!.protocol).toBe('sstp');
     expect(after.find((p) => p.protocol === 'openvpn')?.record?.tried ?? 0).toBe(triedBefore);

@@ -89,8 +89,8 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
         expect(t.linkState()).toBe('up');
         await t.close();
         expect(t.state).toBe('closed');
-        if (t instanceof WorkerTunnelEgress)
-          await eventually(() => !t.threadAlive, 5_000, 'the worker exited on close');
+        // close() resolves once the tunnel's thread is let go (back to the pool, or ended).
+        if (t instanceof WorkerTunnelEgress) expect(t.threadAlive).toBe(false);
       }, 120_000);
     }
   }
