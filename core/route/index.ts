@@ -26,6 +26,7 @@ export {
   type ImportedTarget,
 } from './clash-import.js';
 export { readMrs, readMrsPayload, MAX_MRS_BYTES } from './mrs.js';
+export { MAX_RULE_SET_ENTRIES, MAX_RULE_SET_NAME_BYTES } from './rule-set-limits.js';
 export { pacScript } from './pac.js';
 export {
   parseRule,
@@ -39,7 +40,6 @@ export {
   type SiteLookup,
 } from './rules.js';
 export {
-  MAX_RULE_SET_ENTRIES,
   ENTRIES_PER_TURN,
   parseMrsRuleSet,
   parseRuleSet,

@@ -1,5 +1,6 @@
 import { Decompress } from 'fzstd';
 import { RuleParseError } from './rule-error.js';
+import { MAX_RULE_SET_ENTRIES, MAX_RULE_SET_NAME_BYTES } from './rule-set-limits.js';
 
 /** What a set may hold once decompressed (a 100,000-name set is ~3 MiB; this bounds a zstd bomb). */
 export const MAX_MRS_BYTES = 64 * 1024 * 1024;
@@ -22,7 +23,8 @@ export type MrsBehavior = keyof typeof BEHAVIOR_BYTE;
  *               labels: n int64, n bytes      (a LOUDS-encoded trie of the reversed names)
  *   ipcidr set: version 1 | n int64 | n × (from 16 bytes, to 16 bytes)   (IPv4 as ::ffff:a.b.c.d)
  *
- * Every length is checked against what is left before anything is allocated for it.
+ * Every length is checked against what is left before anything is allocated for it, and a set's
+ * entries and name bytes are counted from its shape (rule-set-limits) before one is built.
  */
 export function readMrs(
   bytes: Uint8Array,
@@ -31,10 +33,19 @@ export function readMrs(
   return readMrsPayload(inflate(bytes), behavior);
 }
 
+/** What a set may hold (rule-set-limits); the fuzzer sets small ones, so that bombs fit in its inputs. */
+export interface MrsLimits {
+  entries: number;
+  nameBytes: number;
+}
+
+const LIMITS: MrsLimits = { entries: MAX_RULE_SET_ENTRIES, nameBytes: MAX_RULE_SET_NAME_BYTES };
+
 /** The decompressed layout (see readMrs); on its own for the fuzzer, which cannot afford zstd per input. */
 export function readMrsPayload(
   raw: Uint8Array,
   behavior: MrsBehavior,
+  limits: MrsLimits = LIMITS,
 ): { domains: string[] } | { ranges: Array<[Uint8Array, Uint8Array]> } {
   const r = new Reader(raw);
   const magic = r.bytes(4);
@@ -47,11 +58,14 @@ export function readMrsPayload(
   r.int64(); // the count mihomo shows; the set itself says what it holds
   r.bytes(r.length('extra'));
   if (r.u8() !== 1) throw new RuleParseError('an mrs set version other than 1');
-  return behavior === 'domain' ? { domains: domainKeys(r) } : { ranges: cidrRanges(r) };
+  return behavior === 'domain' ? { domains: domainKeys(r, limits) } : { ranges: cidrRanges(r, limits) };
 }
 
+/** The longest key a domain trie may hold: more than any name (253 bytes), less than a bomb's. */
+const MAX_KEY_BYTES = 512;
+
 /** The names of a domain set, in mihomo's text forms (`+.` for "names under it"). */
-function domainKeys(r: Reader): string[] {
+function domainKeys(r: Reader, limits: MrsLimits): string[] {
   const leaves = r.words(r.length('leaves', 8));
   const bitmap = r.words(r.length('label bitmap', 8));
   const labels = r.bytes(r.length('labels'));
@@ -63,6 +77,8 @@ function domainKeys(r: Reader): string[] {
   // and then a 1. Children get the next node ids in order. Node 0 is the root.
   const parent = new Int32Array(labels.length + 1);
   const label = new Uint8Array(labels.length + 1);
+  // A node's depth is its key's length: a leaf's key is the path down to it.
+  const depth = new Uint16Array(labels.length + 1);
   let next = 1;
   let at = 0;
   const maxBits = bitmap.length * 32;
@@ -73,19 +89,31 @@ function domainKeys(r: Reader): string[] {
       if (next > labels.length) throw new RuleParseError('an mrs domain set with more children than labels');
       parent[next] = node;
       label[next] = labels[next - 1]!;
+      depth[next] = Math.min(depth[node]! + 1, MAX_KEY_BYTES + 1);
       next++;
     }
   }
+  // What the keys would cost, from the trie's shape alone: a small trie whose leaves share long
+  // paths spells out gigabytes (a few KB of zstd), so nothing is built before this holds.
+  let keys = 0;
+  let keyBytes = 0;
+  for (let node = 1; node < next; node++) {
+    if (!bit(leaves, node)) continue;
+    if (depth[node]! > MAX_KEY_BYTES) throw new RuleParseError('an mrs domain key longer than any name');
+    keys++;
+    keyBytes += depth[node]!;
+  }
+  if (keys > limits.entries || keyBytes > limits.nameBytes)
+    throw new RuleParseError(
+      `an mrs domain set of ${keys} names in ${keyBytes} bytes: more than a rule set may hold (${limits.entries} names, ${limits.nameBytes} bytes)`,
+    );
   const out: string[] = [];
   const chars: number[] = [];
   for (let node = 1; node < next; node++) {
     if (!bit(leaves, node)) continue;
     chars.length = 0;
     // Walking up from the leaf reads the stored key's bytes from its end.
-    for (let n = node; n !== 0; n = parent[n]!) {
-      chars.push(label[n]!);
-      if (chars.length > 512) throw new RuleParseError('an mrs domain key longer than any name');
-    }
+    for (let n = node; n !== 0; n = parent[n]!) chars.push(label[n]!);
     // The stored key is the name reversed, so walking up reads the name forwards; mihomo reverses by
     // code points before storing UTF-8, so a name with non-ASCII bytes is undone in both steps.
     const key = chars.every((c) => c < 0x80)
@@ -97,8 +125,10 @@ function domainKeys(r: Reader): string[] {
   return out;
 }
 
-function cidrRanges(r: Reader): Array<[Uint8Array, Uint8Array]> {
+function cidrRanges(r: Reader, limits: MrsLimits): Array<[Uint8Array, Uint8Array]> {
   const n = r.length('ranges', 32);
+  if (n > limits.entries)
+    throw new RuleParseError(`an mrs ipcidr set of ${n} ranges: more than a rule set may hold (${limits.entries})`);
   const out: Array<[Uint8Array, Uint8Array]> = [];
   for (let i = 0; i < n; i++) out.push([r.bytes(16), r.bytes(16)]);
   if (!r.done) throw new RuleParseError('bytes after the mrs ipcidr set');

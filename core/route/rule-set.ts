@@ -2,6 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import { CidrSet } from './cidr-set.js';
 import { DomainSet } from './domain-set.js';
 import { readMrs } from './mrs.js';
+import { MAX_RULE_SET_ENTRIES } from './rule-set-limits.js';
 import { addressOf, nameOf } from './flow-facts.js';
 import { parseClassicalLine, RuleParseError, type Condition, type MatchContext, type RuleSetMatcher } from './rules.js';
 import type { Flow, Need } from './types.js';
@@ -16,8 +17,6 @@ export interface RuleSetError {
   message: string;
 }
 
-/** Entries one rule set may hold (the largest maintained domestic lists are ~120,000). */
-export const MAX_RULE_SET_ENTRIES = 500_000;
 /** Errors kept per set (a file of garbage need not be repeated back line by line). */
 const MAX_ERRORS_KEPT = 20;
 
@@ -174,17 +173,12 @@ function* parseSteps(
 export function parseMrsRuleSet(bytes: Uint8Array, behavior: RuleSetBehavior, context: () => MatchContext): RuleSet {
   if (behavior === 'classical')
     throw new RuleParseError('mrs rule sets hold domain or ipcidr sets, not classical ones');
+  // readMrs refuses a set over MAX_RULE_SET_ENTRIES (or its names over MAX_RULE_SET_NAME_BYTES) by its
+  // counts, before it builds an entry.
   const read = readMrs(bytes, behavior);
   const set = new RuleSet(behavior, context);
-  if ('domains' in read) {
-    if (read.domains.length > MAX_RULE_SET_ENTRIES)
-      throw new RuleParseError(`more than ${MAX_RULE_SET_ENTRIES} entries`);
-    read.domains.forEach((d, i) => set.add(d, i + 1));
-  } else {
-    if (read.ranges.length > MAX_RULE_SET_ENTRIES)
-      throw new RuleParseError(`more than ${MAX_RULE_SET_ENTRIES} entries`);
-    read.ranges.forEach(([from, to], i) => set.addRange(from, to, i + 1));
-  }
+  if ('domains' in read) read.domains.forEach((d, i) => set.add(d, i + 1));
+  else read.ranges.forEach(([from, to], i) => set.addRange(from, to, i + 1));
   if (set.size === 0) throw new RuleParseError('no entry in it');
   return set;
 }

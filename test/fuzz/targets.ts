@@ -83,7 +83,7 @@ import { parseCheckResponse } from '../../core/honesty/index.js';
 import { answerQuery, FakeIps, Gateway, type CaptureInbound } from '../../core/capture/index.js';
 import { buildUdp, writeIpv4Header } from '../../core/capture/ipv4-packet.js';
 import { writeGeoSite } from '../helpers/geosite-writer.js';
-import { writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
+import { mrsChainBombPayload, writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
 
 export interface FuzzTarget<T = unknown> {
   name: string;
@@ -769,17 +769,28 @@ const clashConfig: FuzzTarget<string> = {
 const mrsSeeds = [
   execFileSync('zstd', ['-q', '-d', '-c'], { input: writeMrsDomains(['+.example.com', '.below.org', 'test.*.x']) }),
   execFileSync('zstd', ['-q', '-d', '-c'], { input: writeMrsRanges([['10.0.0.0', '10.0.0.255']]) }),
+  // Bombs at the small limits below: 8 paths of 64 labels spell 16,640 bytes of names, and a set of 80 names.
+  mrsChainBombPayload(8, 64),
+  mrsChainBombPayload(80, 1),
 ];
+/** Small limits, so that a bomb fits in an input; the checks are the same code as at the real ones. */
+const MRS_FUZZ_LIMITS = { entries: 64, nameBytes: 2_048 };
 
 const mrs: FuzzTarget<[number, Buffer]> = {
   name: 'mrs',
-  what: "mihomo's binary rule sets after zstd (header, LOUDS domain trie, address ranges) (core/route mrs)",
+  what: "mihomo's binary rule sets after zstd (header, LOUDS domain trie, address ranges, bombs) (core/route mrs)",
   input: fc.tuple(fc.nat({ max: 1 }), bytesLike(mrsSeeds, 512)),
   run([k, raw]) {
     refuses(
       () => {
-        const read = readMrsPayload(raw, k === 0 ? 'domain' : 'ipcidr');
-        if ('domains' in read) for (const d of read.domains) must(d.length <= 512, `a key of ${d.length}`);
+        const read = readMrsPayload(raw, k === 0 ? 'domain' : 'ipcidr', MRS_FUZZ_LIMITS);
+        const n = 'domains' in read ? read.domains.length : read.ranges.length;
+        must(n <= MRS_FUZZ_LIMITS.entries, `${n} entries`);
+        if ('domains' in read) {
+          for (const d of read.domains) must(d.length <= 512, `a key of ${d.length}`);
+          const bytes = read.domains.reduce((a, d) => a + d.length, 0);
+          must(bytes <= MRS_FUZZ_LIMITS.nameBytes, `${bytes} bytes of names`);
+        }
       },
       (err) => err instanceof RuleParseError,
     );

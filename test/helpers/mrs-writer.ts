@@ -85,3 +85,44 @@ function addr16(ip: string): Buffer {
   groups.forEach((g, i) => b.writeUInt16BE(parseInt(g, 16), i * 2));
   return b;
 }
+
+/**
+ * A decompressed mrs domain set (the layout readMrs reads) whose trie is `chains` paths of `depth`
+ * labels from the root, every node a leaf: a bomb, whose keys spell out chains × depth²/2 bytes
+ * from chains × depth labels. Written straight as LOUDS (no names needed), for the size checks.
+ */
+export function mrsChainBombPayload(chains: number, depth: number): Buffer {
+  const nodes = chains * depth;
+  const bits: number[] = [];
+  // Breadth first: the root has `chains` children; every node above the last level has one child.
+  for (let i = 0; i < chains; i++) bits.push(0);
+  bits.push(1);
+  for (let level = 1; level <= depth; level++)
+    for (let i = 0; i < chains; i++) {
+      if (level < depth) bits.push(0);
+      bits.push(1);
+    }
+  const leafBits = Array.from({ length: nodes + 1 }, (_, i) => (i === 0 ? 0 : 1));
+  const words = (b: number[]): Buffer => {
+    const n = Math.ceil(b.length / 64);
+    const out = Buffer.alloc(8 + n * 8);
+    out.writeBigInt64BE(BigInt(n), 0);
+    // Bit k of word w is position 64w + k, low half first (as the reader takes it); stored big-endian.
+    for (let w = 0; w < n; w++)
+      for (const half of [0, 1]) {
+        let v = 0;
+        for (let k = 0; k < 32; k++) if (b[w * 64 + half * 32 + k]) v |= 1 << k;
+        out.writeUInt32BE(v >>> 0, 8 + w * 8 + (half === 0 ? 4 : 0));
+      }
+    return out;
+  };
+  const labels = Buffer.alloc(8 + nodes, 0x61);
+  labels.writeBigInt64BE(BigInt(nodes), 0);
+  const head = Buffer.alloc(4 + 1 + 8 + 8 + 1);
+  head.write('MRS\x01', 0, 'latin1');
+  head[4] = 0; // domain
+  head.writeBigInt64BE(BigInt(nodes), 5);
+  head.writeBigInt64BE(0n, 13); // no extra
+  head[21] = 1; // set version
+  return Buffer.concat([head, words(leafBits), words(bits), labels]);
+}

@@ -1,8 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DomainSet, parseMrsRuleSet, RuleParseError, RuleTable, type Flow } from '../../core/route/index.js';
-import { writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
+import {
+  DomainSet,
+  MAX_RULE_SET_ENTRIES,
+  MAX_RULE_SET_NAME_BYTES,
+  parseMrsRuleSet,
+  readMrsPayload,
+  RuleParseError,
+  RuleTable,
+  type Flow,
+} from '../../core/route/index.js';
+import { mrsChainBombPayload, writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
 
 const ctx = () => ({ ruleSets: new Map(), geoip: null });
 const tcp = (host: string): Flow => ({ network: 'tcp', host, port: 443 });
@@ -94,6 +103,30 @@ describe('mrs rule sets (mihomo’s binary format, #45)', () => {
     ] as const)
       expect(() => parseMrsRuleSet(bytes, 'domain', ctx), String(why)).toThrow(why);
     expect(() => parseMrsRuleSet(good, 'classical', ctx)).toThrow(RuleParseError);
+  });
+
+  it('a bomb (a few KB of zstd whose trie spells out half a gigabyte of names) is refused by its sizes before one name is built (#59)', () => {
+    // 4,096 paths of 512 labels, every node a leaf: 2 M names, 538 MB of them, from a 2.6 MB payload.
+    const payload = mrsChainBombPayload(4096, 512);
+    const bomb = execFileSync('zstd', ['-q', '-19', '-c'], { input: payload, maxBuffer: 64 << 20 });
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    global.gc?.();
+    const before = process.memoryUsage();
+    expect(() => parseMrsRuleSet(bomb, 'domain', ctx)).toThrow(
+      new RuleParseError(
+        `an mrs domain set of 2097152 names in 537919488 bytes: more than a rule set may hold (${MAX_RULE_SET_ENTRIES} names, ${MAX_RULE_SET_NAME_BYTES} bytes)`,
+      ),
+    );
+    const after = process.memoryUsage();
+    // What reading it took: the payload and the trie's arrays (~16 MB), not the names' strings.
+    expect(after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers).toBeLessThan(128 << 20);
+    // Within the entry cap but past the bytes: 64 paths of 512 (32,768 names, 8.4 MB) with a 1 MB budget.
+    expect(() => readMrsPayload(mrsChainBombPayload(64, 512), 'domain', { entries: 1e6, nameBytes: 1 << 20 })).toThrow(
+      /32768 names in 8404992 bytes: more than a rule set may hold \(1000000 names, 1048576 bytes\)/,
+    );
+    // A small one of the same shape is read, every key the path to its leaf.
+    const small = readMrsPayload(mrsChainBombPayload(2, 3), 'domain');
+    expect('domains' in small && small.domains.sort()).toEqual(['a', 'a', 'aa', 'aa', 'aaa', 'aaa']);
   });
 });
 
