@@ -35,7 +35,7 @@ export class CaptureSession extends ProxySession {
         this.forceClose('rule-reject');
         return;
       }
-      const checked = await this.firstBytesUnlessPlainHttp(client, first);
+      const checked = await this.firstBytesIfTls(client, first);
       if (checked === null || this.closed) return;
       if (checked.length > 0) {
         await this.dialWithFirstBytes(client, checked, { host, port }, decision.target);

@@ -174,7 +174,7 @@ export class HttpSession extends ProxySession<Socket> {
   /** privacy.httpsOnly: "established", the first bytes, and only then the connect (never for plain HTTP). */
   async #connectGuarded(socket: Socket, head: Buffer, target: { host: string; port: number }): Promise<void> {
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    const first = await this.firstBytesUnlessPlainHttp(socket, head);
+    const first = await this.firstBytesIfTls(socket, head);
     if (first === null || this.closed) return;
     await this.dialWithFirstBytes(socket, first, target, 'TUNNEL');
   }
@@ -190,7 +190,7 @@ export class HttpSession extends ProxySession<Socket> {
       const decision = await this.route(target.host, target.port, 'tcp', s && 'name' in s ? s.name : null);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.forceClose('rule-reject');
-      if ((await this.firstBytesUnlessPlainHttp(socket, first)) === null) return;
+      if ((await this.firstBytesIfTls(socket, first)) === null) return;
       await this.dialWithFirstBytes(socket, first, target, decision.target);
     } catch (err) {
       if (!this.closed) this.forceClose('connect-failed', err as Error);

@@ -1,15 +1,36 @@
 /**
- * privacy.httpsOnly: plain HTTP through a volunteer node is refused, because the node could read
- * and change it (README "What a node can see"). TLS and other protocols pass; DIRECT is never
- * touched. The refusal is a page the browser shows, in the four languages of the window, saying
- * why and what to do.
+ * privacy.httpsOnly: only TLS goes through a volunteer node, because the node could read and
+ * change anything else (README "What a node can see"). The decision is "a TLS ClientHello, or
+ * refused", made on the client's first bytes before anything reaches the node (#59): plain HTTP
+ * (any method, registered or not) gets a page that says why, in the four languages of the window;
+ * any other protocol, and a client that never writes, is closed. DIRECT is never touched.
  */
 
-const METHOD = /^(GET|HEAD|POST|PUT|DELETE|OPTIONS|PATCH|TRACE|PROPFIND|CONNECT) \S/;
+/** What a client's first bytes are, as far as HTTPS-only goes. */
+export type FirstBytesVerdict =
+  /** A TLS ClientHello: it passes. */
+  | 'tls'
+  /** The start of a plain HTTP request: refused with the page. */
+  | 'http'
+  /** Something else: refused (closed). */
+  | 'other'
+  /** Nothing yet, or the start of a TLS record too short to tell: wait for more. */
+  | 'undecided';
 
-/** The client's first bytes are a plain HTTP request (not TLS, not another protocol). */
-export function isPlainHttp(first: Buffer): boolean {
-  return METHOD.test(first.subarray(0, 32).toString('latin1'));
+/**
+ * A TLS record is content type 22 (handshake), version 3.x (x ≤ 4), a length, then the handshake
+ * type: 1 is ClientHello. Anything that cannot become that is judged at once.
+ */
+export function judgeFirstBytes(b: Buffer): FirstBytesVerdict {
+  if (b.length === 0) return 'undecided';
+  if (b[0] === 0x16) {
+    if (b.length >= 2 && b[1] !== 0x03) return 'other';
+    if (b.length >= 3 && b[2]! > 0x04) return 'other';
+    if (b.length < 6) return 'undecided';
+    return b[5] === 0x01 ? 'tls' : 'other';
+  }
+  // A request line starts with a token of letters, then a space: GET, and REPORT, MKCOL, PRI alike.
+  return /^[A-Za-z]{1,24}( |$)/.test(b.subarray(0, 25).toString('latin1')) ? 'http' : 'other';
 }
 
 const PAGE = `<!doctype html>

@@ -6,7 +6,7 @@ import type { Decision, Flow, InboundType } from '../route/index.js';
 import type { ClientConnection } from './client-connection.js';
 import { FirstByteGate } from './first-byte-gate.js';
 import { readFirstBytes } from './first-bytes.js';
-import { httpsOnlyResponse, isPlainHttp } from './https-only.js';
+import { httpsOnlyResponse, judgeFirstBytes } from './https-only.js';
 import type { Router } from '../router/index.js';
 import type { ProxyOptions } from './options.js';
 import { ConnectTimers } from './connect-timers.js';
@@ -240,17 +240,36 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
   }
 
   /**
-   * privacy.httpsOnly: before anything of a tunnel flow reaches the node, its first bytes are read;
-   * a plain HTTP request is answered with a page that says why (and the session ends: null), else
-   * the bytes are handed back to be sent on. Other flows pass `already` straight back.
+   * privacy.httpsOnly: before anything of a tunnel flow reaches the node (its connect included),
+   * the client's first bytes are read until they can be judged, however late they come (#59); only
+   * a TLS ClientHello is handed back to be sent on. A plain HTTP request is answered with a page
+   * that says why; anything else, or nothing within the handshake timeout, closes the session
+   * (null), never dialled. Other flows pass `already` straight back.
    */
-  protected async firstBytesUnlessPlainHttp(client: Duplex, already: Buffer): Promise<Buffer | null> {
+  protected async firstBytesIfTls(client: Duplex, already: Buffer): Promise<Buffer | null> {
     if (this.decision?.target !== 'TUNNEL' || !this.ctx.router.httpsOnly()) return already;
-    const first = await readFirstBytes(client, already);
+    const first = await readFirstBytes(client, already, {
+      settled: (b) => judgeFirstBytes(b) !== 'undecided',
+      waitMs: this.ctx.options.handshakeTimeoutMs,
+    });
     if (this.#closed) return null;
-    if (!isPlainHttp(first)) return first;
-    this.refusePlainHttp(client);
+    const verdict = judgeFirstBytes(first);
+    if (verdict === 'tls') return first;
+    if (verdict === 'http') this.refusePlainHttp(client);
+    else this.#refuseNotTls(first);
     return null;
+  }
+
+  /** Not TLS and not HTTP (or nothing at all): closed, with the reason in the log. */
+  #refuseNotTls(first: Buffer): void {
+    this.ctx.stats.httpsOnlyRefused++;
+    const why =
+      first.length === 0 ? `no bytes within ${this.ctx.options.handshakeTimeoutMs} ms` : 'not a TLS ClientHello';
+    this.log.info(
+      { event: 'https-only-refused', target: this.target, why },
+      `a connection through a volunteer node refused (privacy.httpsOnly): ${why}`,
+    );
+    this.forceClose('https-only');
   }
 
   /**
@@ -282,7 +301,7 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
   protected refusePlainHttp(client: Duplex): void {
     this.ctx.stats.httpsOnlyRefused++;
     this.log.info(
-      { event: 'https-only-refused', target: this.target },
+      { event: 'https-only-refused', target: this.target, why: 'plain HTTP' },
       'plain HTTP through a volunteer node refused (privacy.httpsOnly)',
     );
     this.handshakeDone();

@@ -231,7 +231,7 @@ export class Socks5Session extends ProxySession<Socket> {
   async #connectGuarded(host: string, port: number): Promise<void> {
     this.#phase = 'relaying';
     this.socket.write(encodeReply(Reply.SUCCEEDED, '0.0.0.0', 0));
-    const first = await this.firstBytesUnlessPlainHttp(this.socket, this.#buf);
+    const first = await this.firstBytesIfTls(this.socket, this.#buf);
     this.#buf = Buffer.alloc(0);
     if (first === null || this.closed) return;
     await this.dialWithFirstBytes(this.socket, first, { host, port }, 'TUNNEL');
@@ -249,7 +249,7 @@ export class Socks5Session extends ProxySession<Socket> {
       const decision = await this.route(host, port, 'tcp', name);
       if (this.closed) return;
       if (decision.target === 'REJECT') return this.forceClose('rule-reject');
-      if ((await this.firstBytesUnlessPlainHttp(this.socket, first)) === null) return;
+      if ((await this.firstBytesIfTls(this.socket, first)) === null) return;
       await this.dialWithFirstBytes(this.socket, first, { host, port }, decision.target);
     } catch (err) {
       if (!this.closed) this.forceClose('connect-failed', err as Error);

@@ -329,4 +329,63 @@ describe.skipIf(!isRoot)('honesty checks of nodes, through their own tunnels (#4
       local.close();
     }
   }, 120_000);
+
+  it('HTTPS only has no back door (#59): a GET written 1 s after CONNECT, another protocol, or silence is refused, and the node never sees a connect', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-https-only-late-'));
+    app = await startApp(
+      rigAppConfig(rig, dir, {
+        ...rigHonesty(rig),
+        honesty: { enabled: false },
+        privacy: { httpsOnly: true },
+        proxy: { handshakeTimeoutMs: 3_000 },
+        groups: { mode: 'manual', defaultNode: 'rig-node1' },
+        tunnel: { protocols: ['sevpn'], sevpn: { hub: 'RIG' } },
+      }),
+      silentLogger(),
+    );
+    const a = app;
+    await eventually(() => a.controller?.active?.node.id === 'rig-node1', 60_000, 'the tunnel');
+    const tunnel = a.manager!.active!;
+    const { SocksClient } = await import('socks');
+    /** A SOCKS5 CONNECT to files.test:80 whose first bytes come `afterMs` later (or never); all it got back, once closed. */
+    const late = async (bytes: string | null, afterMs: number): Promise<string> => {
+      const { socket } = await SocksClient.createConnection({
+        proxy: { host: '127.0.0.1', port: a.listening.proxy.port, type: 5 },
+        command: 'connect',
+        destination: { host: 'files.test', port: 80 },
+      });
+      const got: Buffer[] = [];
+      socket.on('data', (c: Buffer) => got.push(c));
+      const closed = new Promise((r) => socket.once('close', r));
+      socket.on('error', () => {});
+      if (bytes !== null) setTimeout(() => socket.write(bytes), afterMs);
+      await closed;
+      return Buffer.concat(got).toString();
+    };
+    const sessionsBefore = tunnel.stats.sessionsTotal;
+    const refusedBefore = a.proxy.stats.httpsOnlyRefused;
+    // The old judge read for 300 ms, then let "no bytes yet" through unchecked.
+    expect(await late('GET / HTTP/1.1\r\nHost: files.test\r\n\r\n', 1_000)).toMatch(/^HTTP\/1\.1 403[\s\S]*HTTPS only/);
+    // A method outside the old list is plain HTTP too; a protocol that is not TLS gets nothing through.
+    expect(await late('REPORT / HTTP/1.1\r\nHost: files.test\r\n\r\n', 0)).toMatch(/^HTTP\/1\.1 403/);
+    expect(await late('SSH-2.0-OpenSSH_9.2\r\n', 1_000)).toBe('');
+    expect(a.proxy.stats.httpsOnlyRefused - refusedBefore).toBe(3);
+    // A client that never writes is closed at the handshake timeout (the session's own), never dialled.
+    const handshakeTimeouts = a.proxy.stats.timeouts.handshake;
+    expect(await late(null, 0)).toBe('');
+    expect(a.proxy.stats.timeouts.handshake).toBe(handshakeTimeouts + 1);
+    expect(tunnel.stats.sessionsTotal).toBe(sessionsBefore);
+    // TLS goes through as before.
+    const secure = await curl([
+      '-s',
+      '--cacert',
+      rig.state.publicRootFile,
+      '-w',
+      '\n%{http_code}',
+      '--socks5-hostname',
+      `127.0.0.1:${a.listening.proxy.port}`,
+      'https://tls.rig.test/',
+    ]);
+    expect(secure.stdout.toString()).toMatch(/200$/);
+  }, 120_000);
 });

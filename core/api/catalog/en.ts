@@ -473,7 +473,7 @@ export const en = {
       'Names are looked up by DNS over HTTPS through the tunnel: the volunteer’s resolver never sees which sites you visit (the node still sees the addresses).',
     httpsOnly: 'HTTPS only through volunteer nodes',
     httpsOnlyHint:
-      'Plain http:// pages through a node are refused with a page that says why; sites that go direct are not affected.',
+      'Only encrypted (TLS) connections go through a node: plain http:// pages are refused with a page that says why, other unencrypted connections are closed; sites that go direct are not affected.',
     killSwitch: 'Kill switch: keep programs offline when Gatehop stops',
     killSwitchHint:
       'When Gatehop quits or crashes, the system proxy stays pointed at it, so programs that use it cannot connect at all instead of connecting without protection. Turn this off (or start Gatehop again with it off) to get your own settings back. Only programs that read the system proxy are held this way.',

@@ -439,7 +439,8 @@ export const zhCN: Catalog = {
     encryptedDns: '隧道内加密 DNS',
     encryptedDnsHint: '通过隧道用 DNS over HTTPS 查询域名：志愿者的解析器看不到你访问哪些网站（节点仍能看到地址）。',
     httpsOnly: '通过志愿节点只用 HTTPS',
-    httpsOnlyHint: '经节点的普通 http:// 网页会被拒绝，并显示原因；直连的网站不受影响。',
+    httpsOnlyHint:
+      '只有加密（TLS）连接经过节点：普通 http:// 网页会被拒绝并显示原因，其他未加密连接会被关闭；直连的网站不受影响。',
     killSwitch: '断网保护：Gatehop 停止时让程序保持离线',
     killSwitchHint:
       'Gatehop 退出或崩溃时，系统代理仍指向它，使用系统代理的程序会完全无法连接，而不是在无保护的情况下直接连接。关闭此项（或在关闭此项后再次启动 Gatehop）即可恢复您原来的设置。只有读取系统代理的程序会受此保护。',

@@ -441,7 +441,8 @@ export const zhTW: Catalog = {
     encryptedDnsHint:
       '經由通道以 DNS over HTTPS 查詢網域名稱：志願者的解析器看不到你瀏覽哪些網站（節點仍能看到位址）。',
     httpsOnly: '經由志願節點只用 HTTPS',
-    httpsOnlyHint: '經由節點的一般 http:// 網頁會被拒絕，並顯示原因；直連的網站不受影響。',
+    httpsOnlyHint:
+      '只有加密（TLS）連線經由節點：一般 http:// 網頁會被拒絕並顯示原因，其他未加密連線會被關閉；直連的網站不受影響。',
     killSwitch: '斷網保護：Gatehop 停止時讓程式保持離線',
     killSwitchHint:
       'Gatehop 結束或當機時，系統代理仍指向它，使用系統代理的程式會完全無法連線，而不是在無保護的情況下直接連線。關閉此項（或在關閉此項後再次啟動 Gatehop）即可恢復您原本的設定。只有讀取系統代理的程式會受此保護。',
