@@ -39,7 +39,6 @@ const BUILTIN: Readonly<Record<string, RouteTarget>> = {
   DIRECT: 'DIRECT',
   REJECT: 'REJECT',
   'REJECT-DROP': 'REJECT',
-  PASS: 'DIRECT',
   COMPATIBLE: 'DIRECT',
   TUNNEL: 'TUNNEL',
   GATEHOP: 'TUNNEL',
@@ -71,14 +70,15 @@ export function readClashConfig(text: string): ClashImport {
   if (!doc || typeof doc !== 'object' || Array.isArray(doc))
     throw new RuleParseError('not a Clash config (no mapping)');
   const d = doc as Record<string, unknown>;
-  const rules = strings(d.rules);
-  if (rules === null || rules.length === 0) throw new RuleParseError('no rules: list in it');
+  const listed = strings(d.rules);
+  if (listed === null || listed.length === 0) throw new RuleParseError('no rules: list in it');
   const skipped: ClashImport['skipped'] = [];
+  const rules = withoutPass(listed, 'rules', skipped);
   const subRules: Record<string, string[]> = {};
   if (d['sub-rules'] && typeof d['sub-rules'] === 'object')
     for (const [name, lines] of Object.entries(d['sub-rules'] as Record<string, unknown>)) {
       const l = strings(lines);
-      if (l) subRules[name] = l;
+      if (l) subRules[name] = withoutPass(l, `sub-rules.${name}`, skipped);
       else skipped.push({ what: `sub-rules.${name}`, why: 'not a list of rules' });
     }
   const ruleProviders = providers(d['rule-providers'], skipped);
@@ -104,6 +104,23 @@ export function readClashConfig(text: string): ClashImport {
       why: 'Gatehop uses VPN Gate nodes, never a config’s proxies',
     });
   return { mode, rules, subRules, ruleProviders, targets, skipped };
+}
+
+/**
+ * The lines of `list` less those whose target is PASS: in mihomo a rule that sends a flow to PASS
+ * decides nothing, and matching goes on with the next rule (tunnel.go's match); leaving the line
+ * out does just that. It was read as DIRECT, which sent what the next rules would have proxied
+ * out directly (#59). Said in `skipped`.
+ */
+function withoutPass(list: readonly string[], where: string, skipped: ClashImport['skipped']): string[] {
+  const kept = list.filter((line) => ruleTarget(line)?.target.toUpperCase() !== 'PASS');
+  const dropped = list.length - kept.length;
+  if (dropped > 0)
+    skipped.push({
+      what: `${where}: ${dropped} ${dropped === 1 ? 'rule' : 'rules'} with the target PASS`,
+      why: 'in mihomo PASS decides nothing and matching goes on with the next rule; without the line, it does the same here',
+    });
+  return kept;
 }
 
 /**

@@ -82,3 +82,31 @@ describe('reading a Clash config’s routing and mapping its group names (#45)',
       expect(() => readClashConfig(text), text).toThrow(RuleParseError);
   });
 });
+
+describe('PASS in an imported config (#59)', () => {
+  it('means what it means in mihomo: the rule decides nothing and matching goes on with the next rule', () => {
+    const imp = readClashConfig(`
+proxy-groups:
+  - { name: PROXY, type: select, proxies: [hk1] }
+sub-rules:
+  web: [ "DST-PORT,80,PASS", "MATCH,PROXY" ]
+rules:
+  - DOMAIN-SUFFIX,example.org,PASS
+  - AND,((NETWORK,TCP),(DST-PORT,443)),pass
+  - DOMAIN-SUFFIX,example.org,PROXY
+  - MATCH,DIRECT
+`);
+    expect(imp.rules).toEqual(['DOMAIN-SUFFIX,example.org,PROXY', 'MATCH,DIRECT']);
+    expect(imp.subRules).toEqual({ web: ['MATCH,PROXY'] });
+    expect(imp.targets.map((t) => t.name)).toEqual(['PROXY', 'DIRECT']);
+    expect(imp.skipped.map((s) => s.what)).toEqual([
+      'rules: 2 rules with the target PASS',
+      'sub-rules.web: 1 rule with the target PASS',
+    ]);
+    // What the table does with it: example.org goes where the next matching rule says, through a node.
+    const table = new RuleTable({ mode: 'rule', rules: retarget(imp.rules, { PROXY: 'TUNNEL' }) });
+    expect(table.decide({ network: 'tcp', host: 'www.example.org', port: 443 })).toMatchObject({
+      decision: { target: 'TUNNEL' },
+    });
+  });
+});
