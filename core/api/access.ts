@@ -86,17 +86,18 @@ export function checkAccess(
 
 /**
  * What may start programs (`POST /capture/run`) or hand out a capture key (`POST
- * /capture/sessions`): a client on this machine, and in a browser only the API's own pages (the
- * window, /ui): never a dashboard from an allow-listed origin, whose token lets it steer the proxy
- * but must not let it run commands on the user's machine.
+ * /capture/sessions`): a client on this machine (`from`: its TCP address, or `socket` for the
+ * core's Unix socket, which only this user's processes reach), and in a browser only the API's own
+ * pages (the window, /ui): never a dashboard from an allow-listed origin, whose token lets it steer
+ * the proxy but must not let it run commands on the user's machine.
  */
 export function mayStartPrograms(
   headers: IncomingHttpHeaders,
-  remoteAddress: string | undefined,
+  from: string | undefined,
   policy: AccessPolicy,
 ): AccessVerdict {
-  const remote = (remoteAddress ?? '').replace(/^::ffff:/, '');
-  if (remote !== '127.0.0.1' && remote !== '::1')
+  const remote = (from ?? '').replace(/^::ffff:/, '');
+  if (remote !== 'socket' && remote !== '127.0.0.1' && remote !== '::1')
     return {
       ok: false,
       status: 403,

@@ -1,5 +1,14 @@
+import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { formatEndpoint, type Endpoint, type Logger, type TappedLine, detach } from '../common/index.js';
+import { dirname } from 'node:path';
+import {
+  detach,
+  formatEndpoint,
+  makePrivateDir,
+  type Endpoint,
+  type Logger,
+  type TappedLine,
+} from '../common/index.js';
 import { checkAccess, allowedHostsFor, mayStartPrograms, type AccessPolicy } from './access.js';
 import type { AdminCore } from './admin-core.js';
 import { registerClashRoutes } from './clash-routes.js';
@@ -23,6 +32,12 @@ export interface AdminServerOptions {
   corsOrigins?: readonly string[];
   sseMaxBufferedBytes?: number;
   heartbeatMs?: number;
+  /**
+   * A Unix socket to serve the same API on, in a folder only this user can enter (the data dir's
+   * run/): the CLI's subcommands reach the core there, never by asking whatever answers on the
+   * TCP port (#59). Not on Windows.
+   */
+  socketPath?: string;
 }
 
 /**
@@ -31,6 +46,10 @@ export interface AdminServerOptions {
  */
 export class AdminServer {
   readonly #server: Server;
+  /** The same API on opts.socketPath (null without one). */
+  readonly #local: Server | null;
+  /** Requests that came in by that socket. */
+  readonly #viaSocket = new WeakSet<IncomingMessage>();
   readonly #router = new Router();
   readonly #events: EventStream;
   readonly metrics: Metrics;
@@ -76,10 +95,18 @@ export class AdminServer {
       () => [[{}, this.#events.dropped]],
     );
     this.#routes();
-    this.#server = createServer(
-      { requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 },
-      (req, res) => detach(this.#log, 'api-request', this.#handle(req, res)),
-    );
+    const limits = { requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 };
+    this.#server = createServer(limits, (req, res) => detach(this.#log, 'api-request', this.#handle(req, res)));
+    // Only this user's processes reach a socket in a private folder, and no browser page reaches a
+    // Unix socket at all: the Host check (a DNS-rebinding defence) has nothing to defend there, so
+    // its requests are taken as addressed to this API. The token is asked as on TCP.
+    this.#local = opts.socketPath
+      ? createServer(limits, (req, res) => {
+          if (this.#address) req.headers.host = this.#address;
+          this.#viaSocket.add(req);
+          detach(this.#log, 'api-request', this.#handle(req, res));
+        })
+      : null;
     this.#websockets = new ClashWebSockets(core, () => this.#policy);
     this.#server.on('upgrade', (req, socket, head) => this.#websockets.handleUpgrade(req, socket, head));
     mirrorCounter(
@@ -120,7 +147,29 @@ export class AdminServer {
       allowedHosts: allowedHostsFor(at.host, at.port),
       allowedOrigins: new Set(this.opts.corsOrigins ?? []),
     };
+    // Without it the CLI cannot hand work to this core (it says so); the API itself is up.
+    if (this.#local && this.opts.socketPath)
+      await this.#listenLocal(this.#local, this.opts.socketPath).catch((err: Error) =>
+        this.#log.warn(
+          { event: 'admin-socket-unavailable', path: this.opts.socketPath, err: err.message },
+          `the admin API's socket for the gatehop command could not listen: ${err.message}`,
+        ),
+      );
     return at;
+  }
+
+  /** The API on a Unix socket in a private folder (a socket left by a core that crashed is replaced). */
+  async #listenLocal(server: Server, path: string): Promise<void> {
+    makePrivateDir(dirname(path));
+    rmSync(path, { force: true });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    chmodSync(path, 0o600);
   }
 
   // ---- routes ----
@@ -236,7 +285,11 @@ export class AdminServer {
       return;
     }
     if (req.method === 'POST' && url.pathname.startsWith('/capture/')) {
-      const may = mayStartPrograms(req.headers, req.socket.remoteAddress, this.#policy!);
+      const may = mayStartPrograms(
+        req.headers,
+        this.#viaSocket.has(req) ? 'socket' : req.socket.remoteAddress,
+        this.#policy!,
+      );
       if (!may.ok) {
         sendJson(res, may.status, { error: may.error, message: may.message });
         return;
@@ -383,8 +436,10 @@ export class AdminServer {
     this.#events.close();
     this.#websockets.close();
     for (const s of [...this.#streams]) s.destroy();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    this.#server.closeAllConnections();
+    for (const server of [this.#server, ...(this.#local?.listening ? [this.#local] : [])]) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+    }
   }
 }
 

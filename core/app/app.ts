@@ -67,6 +67,7 @@ import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
 import { protocolMemoryOf } from './protocol-memory.js';
 import { processLookup, RoutingState } from '../router/index.js';
 import { importRules } from './rule-import.js';
+import { adminSocketPath } from './admin-call.js';
 import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';
 import { protocolOptionsOf, type ConfigInput, type GatehopConfig } from './config.js';
@@ -706,7 +707,14 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
             },
           },
         },
-        { host: config.admin.host, port: config.admin.port, token, corsOrigins: config.adminCorsOrigins },
+        {
+          host: config.admin.host,
+          port: config.admin.port,
+          token,
+          corsOrigins: config.adminCorsOrigins,
+          // The CLI's way in (callRunningCore): a socket only this user can reach.
+          ...(process.platform !== 'win32' ? { socketPath: adminSocketPath(config.dataDir) } : {}),
+        },
         logger,
       );
       adminAt = await admin.listen().catch((err: NodeJS.ErrnoException) => {

@@ -1,14 +1,8 @@
-import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CaptureServer } from '../capture/index.js';
-import { captureHelperPath, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { captureHelperPath, ErrorCodes, GatehopError, runSocketPath, type Logger } from '../common/index.js';
 import type { AdminCore } from '../api/index.js';
 import { launchCaptured } from './capture-launch.js';
 import type { ProxyServer } from '../socks5/index.js';
-
-/** sockaddr_un's path is 108 bytes with its NUL; a longer data dir's socket lives in the runtime dir. */
-const MAX_SOCKET_PATH = 100;
 
 /**
  * Where this core's capture socket is: in the data dir (one per core, so cores side by side never
@@ -16,11 +10,7 @@ const MAX_SOCKET_PATH = 100;
  * made from the data dir.
  */
 export function captureSocketPath(dataDir: string): string {
-  const inData = join(dataDir, 'run', 'capture.sock');
-  if (inData.length <= MAX_SOCKET_PATH) return inData;
-  const base = process.env.XDG_RUNTIME_DIR ?? join(tmpdir(), `gatehop-${process.getuid?.() ?? 'user'}`);
-  const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
-  return join(base, `gatehop-${id}`, 'capture.sock');
+  return runSocketPath(dataDir, 'capture.sock');
 }
 
 /**

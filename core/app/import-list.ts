@@ -64,7 +64,7 @@ export async function importListCommand(file: string, config: GatehopConfig): Pr
 /** POST /nodes/import to a core listening on this config's admin address, or null when none answers. */
 async function toRunningCore(csv: string, config: GatehopConfig): Promise<ImportResult | null> {
   const a = await callRunningCore(config, 'POST', '/nodes/import', { type: 'text/csv', data: csv });
-  if (!a) return null; // nothing listening: write the store instead
+  if ('absent' in a) return null; // no core to ask: write the store instead
   if (!a.ok) fail(`the running Gatehop refused the list: ${refusalOf(a)}`);
   return importResultSchema.parse(a.body);
 }

@@ -63,7 +63,7 @@ export async function importRulesCommand(
       { type: 'application/json', data: JSON.stringify(request) },
       120_000,
     );
-    if (running) {
+    if (!('absent' in running)) {
       if (!running.ok) fail(`the running Gatehop refused it: ${refusalOf(running)}`);
       return ruleImportResultSchema.parse(running.body);
     }

@@ -30,10 +30,7 @@ export async function runCommand(command: string[], config: GatehopConfig): Prom
     type: 'application/json',
     data: JSON.stringify({ command: basename(command[0]!).slice(0, 200) }),
   });
-  if (!answer)
-    fail(
-      `Gatehop is not running (nothing answers at ${config.admin ? `${config.admin.host}:${config.admin.port}` : 'its admin API, which is off'}); start it first. Nothing was run.`,
-    );
+  if ('absent' in answer) fail(`${answer.absent}; start it first. Nothing was run.`);
   if (!answer.ok) fail(`Gatehop refused: ${refusalOf(answer)}. Nothing was run.`);
   const ticket = captureTicketSchema.parse(answer.body);
   const child = spawn(
@@ -81,6 +78,6 @@ export async function terminalCommand(config: GatehopConfig): Promise<void> {
     type: 'application/json',
     data: JSON.stringify({ command: '', terminal: true }),
   });
-  if (!answer) fail('Gatehop is not running; start it first. No terminal was opened.', 'terminal');
+  if ('absent' in answer) fail(`${answer.absent}; start it first. No terminal was opened.`, 'terminal');
   if (!answer.ok) fail(`Gatehop refused: ${refusalOf(answer)}`, 'terminal');
 }

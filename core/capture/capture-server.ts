@@ -1,8 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
-import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
+import { ErrorCodes, GatehopError, makePrivateDir, type Logger } from '../common/index.js';
 import type { CaptureInbound } from './capture-inbound.js';
 import { Gateway } from './gateway.js';
 
@@ -68,9 +68,7 @@ export class CaptureServer {
   }
 
   async listen(): Promise<void> {
-    const dir = dirname(this.o.path);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    chmodSync(dir, 0o700);
+    makePrivateDir(dirname(this.o.path));
     rmSync(this.o.path, { force: true }); // a socket file left by a Gatehop that did not exit cleanly
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void =>

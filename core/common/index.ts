@@ -21,6 +21,7 @@ export {
 } from './logger.js';
 export { limitMallocArenas, MALLOC_ARENAS, raiseMallocTrimThreshold } from './malloc-tuning.js';
 export { LogTap, type TappedLine } from './log-tap.js';
+export { makePrivateDir, runSocketPath } from './private-dir.js';
 export { GATEHOP_VERSION } from './version.js';
 export { Listeners } from './listeners.js';
 export {

@@ -64,7 +64,7 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
   /** `gatehop run -- CMD…` as the test's user, with no proxy variables; its exit code and output. */
   function run(
     cmd: string[],
-    o: { admin?: number } = {},
+    o: { admin?: number; dataDir?: string } = {},
   ): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((res) => {
       const c = spawn(
@@ -74,7 +74,7 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
           BIN,
           'run',
           '--data-dir',
-          dir,
+          o.dataDir ?? dir,
           '--admin',
           `127.0.0.1:${o.admin ?? admin}`,
           '--',
@@ -272,11 +272,30 @@ function ask(port, payload) {
     expect(userNetNamespaces()).toEqual(before);
   }, 30_000);
 
-  it('with no Gatehop answering, run says so and runs nothing; with /dev/net/tun 0600 it says what to change', async () => {
+  it('with no Gatehop running, run says so, runs nothing and sends a stranger on the admin port nothing (#59); with /dev/net/tun 0600 it says what to change', async () => {
     const marker = join(dir, 'ran');
-    const none = await run(['touch', marker], { admin: await freePort() });
-    expect(none.code).toBe(125);
-    expect(none.stderr).toMatch(/Gatehop is not running.*Nothing was run/);
+    // Another data dir, with no core: its token file left by an earlier run, and someone else
+    // listening on the admin port the command is given.
+    const idle = mkdtempSync(join(tmpdir(), 'gh-capture-idle-'));
+    writeFileSync(join(idle, 'admin-token'), 'the-users-token-0123456789\n');
+    chownSync(idle, uid, gid);
+    const seen: string[] = [];
+    const strangerServer = createServer((req, res) => {
+      seen.push(req.headers.authorization ?? '');
+      res.end('{}');
+    });
+    await new Promise<void>((r) => strangerServer.listen(0, '127.0.0.1', () => r()));
+    try {
+      const none = await run(['touch', marker], {
+        admin: (strangerServer.address() as AddressInfo).port,
+        dataDir: idle,
+      });
+      expect(none.code).toBe(125);
+      expect(none.stderr).toMatch(/Gatehop is not running.*Nothing was run/);
+      expect(seen).toEqual([]);
+    } finally {
+      strangerServer.close();
+    }
     expect(existsSync(marker)).toBe(false);
     chmodSync('/dev/net/tun', 0o600);
     try {
