@@ -6,9 +6,13 @@ import type { CaptureServer } from '../capture/index.js';
  * System-wide TUN mode (Linux, root: `gatehop --tun`): every program's traffic, whatever it reads
  * of proxy settings, goes through a TUN device into the capture gateway, by policy routing:
  *
- *   pref 9000  fwmark 0x2022 lookup main     Gatehop's own packets: the real network
- *   pref 9001  iif lo lookup 2022            everything else this host sends: table 2022
- *   table 2022 default dev <tun>             (IPv4 and IPv6; the gateway refuses IPv6 at once)
+ *   pref 26470  fwmark 0x6768 lookup main    Gatehop's own packets: the real network
+ *   pref 26471  iif lo lookup 26472          everything else this host sends: table 26472
+ *   table 26472 default dev <tun>            (IPv4 and IPv6; the gateway refuses IPv6 at once)
+ *
+ * The numbers are Gatehop's own ("gh", 0x6768), not sing-box's and mihomo's defaults (table 2022,
+ * rules from 9000), which Gatehop used before and whose rules `tun off` then deleted (#59); and
+ * `tun off` deletes only rules that are Gatehop's to the letter (preference, selector and table).
  *
  * Gatehop's own packets are told apart by their socket's group: the core takes a group of its own
  * (`--tun-gid`) before it opens any socket, and an nftables route chain marks what that group's
@@ -25,10 +29,16 @@ import type { CaptureServer } from '../capture/index.js';
  * start. A clean stop removes everything (the user turned TUN mode off).
  */
 
-export const TUN_TABLE = 2022;
-export const TUN_MARK = 0x2022;
-const PREF_MAIN = 9000;
-const PREF_TUN = 9001;
+export const TUN_TABLE = 26472;
+export const TUN_MARK = 0x6768;
+const PREF_MAIN = 26470;
+const PREF_TUN = 26471;
+
+/** Gatehop's two rules, each as `ip rule` writes and deletes it: by its whole selector, never its preference alone. */
+const RULES: ReadonlyArray<readonly string[]> = [
+  ['pref', String(PREF_MAIN), 'fwmark', String(TUN_MARK), 'lookup', 'main'],
+  ['pref', String(PREF_TUN), 'iif', 'lo', 'lookup', String(TUN_TABLE)],
+];
 
 export interface TunModeOptions {
   /** The device's name (also names the nftables table). */
@@ -116,12 +126,16 @@ function quietly(cmd: string, args: string[]): boolean {
   }
 }
 
-/** Removes what TUN mode set in this network namespace (rules, table 2022, the nftables table). Idempotent. */
+/**
+ * Removes what TUN mode set in this network namespace (its two rules, its table, its nftables
+ * table), and nothing of another program's (a rule at the same preference with another selector,
+ * another table). Idempotent.
+ */
 export function tunOff(name: string): { removed: string[] } {
   const removed: string[] = [];
   for (const family of ['-4', '-6']) {
-    for (const pref of [PREF_TUN, PREF_MAIN]) {
-      while (quietly('ip', [family, 'rule', 'del', 'pref', String(pref)])) removed.push(`ip ${family} rule ${pref}`);
+    for (const rule of [...RULES].reverse()) {
+      while (quietly('ip', [family, 'rule', 'del', ...rule])) removed.push(`ip ${family} rule ${rule[1]}`);
     }
     if (quietly('ip', [family, 'route', 'flush', 'table', String(TUN_TABLE)]))
       removed.push(`ip ${family} table ${TUN_TABLE}`);
@@ -189,12 +203,10 @@ export async function startTunMode(capture: CaptureServer, o: TunModeOptions, lo
   try {
     run('nft', ['-f', '-'], nftRuleset(o, subnet));
     run('ip', ['-4', 'route', 'replace', 'default', 'dev', o.name, 'table', String(TUN_TABLE)]);
-    run('ip', ['-4', 'rule', 'add', 'pref', String(PREF_MAIN), 'fwmark', String(TUN_MARK), 'lookup', 'main']);
-    run('ip', ['-4', 'rule', 'add', 'pref', String(PREF_TUN), 'iif', 'lo', 'lookup', String(TUN_TABLE)]);
+    for (const rule of RULES) run('ip', ['-4', 'rule', 'add', ...rule]);
     // IPv6 into the TUN too (the gateway refuses it at once); a host without IPv6 has nothing to route.
     if (quietly('ip', ['-6', 'route', 'replace', 'default', 'dev', o.name, 'table', String(TUN_TABLE)])) {
-      run('ip', ['-6', 'rule', 'add', 'pref', String(PREF_MAIN), 'fwmark', String(TUN_MARK), 'lookup', 'main']);
-      run('ip', ['-6', 'rule', 'add', 'pref', String(PREF_TUN), 'iif', 'lo', 'lookup', String(TUN_TABLE)]);
+      for (const rule of RULES) run('ip', ['-6', 'rule', 'add', ...rule]);
     }
   } catch (err) {
     child.kill('SIGTERM');

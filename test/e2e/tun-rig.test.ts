@@ -93,6 +93,12 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
   };
 
   const rules = (): string => inNs(['ip', 'rule']).stdout + inNs(['nft', 'list', 'tables']).stdout;
+  /** A command in the host's namespace that must work: its output. */
+  const inNsOk = (cmd: string[]): string => {
+    const r = inNs(cmd);
+    if (r.code !== 0) throw new Error(`${cmd.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
 
   beforeAll(async () => {
     rig = await Rig.up({ nodes: 2, openvpn: [] });
@@ -140,10 +146,28 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
     expect(byAddress, byAddress.stderr).toMatchObject({ code: 0, stdout: to.exitAddress });
   }, 90_000);
 
-  it('a clean stop removes every route, rule and table; strict mode after a SIGKILL blocks until `gatehop tun off`', async () => {
-    expect(rules()).toMatch(/9001:\s+from all iif lo lookup 2022/);
+  it('a clean stop removes every route, rule and table of its own and nothing of another program’s; strict mode after a SIGKILL blocks until `gatehop tun off`', async () => {
+    expect(rules()).toMatch(/26471:\s+from all iif lo lookup 26472/);
+    // sing-box's and mihomo's defaults (table 2022, rules at 9000), and a rule of another program's
+    // at Gatehop's own preference: none of them is Gatehop's to remove (#59).
+    const theirs = [
+      ['pref', '9000', 'to', '203.0.113.0/24', 'lookup', '2022'],
+      ['pref', '9001', 'iif', 'lo', 'to', '203.0.113.0/24', 'lookup', '2022'],
+      ['pref', '26471', 'to', '198.51.100.0/24', 'lookup', 'main'],
+    ];
+    for (const r of theirs) inNsOk(['ip', 'rule', 'add', ...r]);
+    inNsOk(['ip', 'route', 'add', 'unreachable', '203.0.113.0/24', 'table', '2022']);
     await stopCore('SIGTERM');
-    expect(rules()).not.toMatch(/900[01]:|gatehop_/);
+    expect(rules()).not.toMatch(/fwmark 0x6768|lookup 26472|gatehop_/);
+    expect(rules()).toMatch(/9000:\s+from all to 203\.0\.113\.0\/24 lookup 2022/);
+    expect(rules()).toMatch(/9001:\s+from all to 203\.0\.113\.0\/24 iif lo lookup 2022/);
+    expect(rules()).toMatch(/26471:\s+from all to 198\.51\.100\.0\/24 lookup main/);
+    expect(inNsOk(['ip', 'route', 'show', 'table', '2022'])).toMatch(/unreachable 203\.0\.113\.0\/24/);
+    const offAfterStop = inNs([process.execPath, BIN, 'tun', 'off', '--tun-name', device]);
+    expect(offAfterStop.code, offAfterStop.stderr).toBe(0);
+    expect(rules()).toMatch(/9000:.*lookup 2022[\s\S]*9001:.*lookup 2022[\s\S]*26471:.*198\.51\.100/);
+    for (const r of theirs) inNsOk(['ip', 'rule', 'del', ...r]);
+    inNsOk(['ip', 'route', 'flush', 'table', '2022']);
 
     // A node's SoftEther port on the lan: reached directly when no TUN mode is on.
     const lanNode = rig.state.nodes[0]!.vpnAddress;
