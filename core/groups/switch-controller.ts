@@ -85,6 +85,8 @@ export class SwitchController {
   #tunnelSeq = 0;
   #tick: NodeJS.Timeout | null = null;
   #retry: NodeJS.Timeout | null = null;
+  /** A switch the anti-flap policy held: looked at again when the policy allows one (#60). */
+  #pending: NodeJS.Timeout | null = null;
   #evaluating = false;
   #stopped = false;
   /** The node whose active tunnel died last, and when: tried last for a minute. */
@@ -600,14 +602,34 @@ export class SwitchController {
   #onUnhealthy(source: HealthSource, reason: string): void {
     if (this.#active?.egress !== source || this.#running || this.#stopped) return;
     const verdict = this.#policy.mayAutoSwitch();
-    if (!verdict.ok) {
-      this.#log.info({ event: 'switch-held', reason, why: verdict.reason }, `not switching yet: ${verdict.reason}`);
-      return;
-    }
+    if (!verdict.ok) return this.#holdUntilAllowed(source, reason, verdict.reason);
     const node = this.#active.node;
     this.deps.selector.recordFailure(node.id);
     if (node.id === this.pinned) this.#pinnedFailed(node.id, reason);
     void this.#begin(`active node ${node.id} unhealthy: ${reason}`, 'auto');
+  }
+
+  /**
+   * A held switch is a pending one (#60): when the anti-flap minimum (or a back-off) ends, a node
+   * the health monitor still finds failing is left at once. It was dropped, and a node whose
+   * resolver had died held the user for ten minutes. Said once per hold.
+   */
+  #holdUntilAllowed(source: HealthSource, reason: string, why: string): void {
+    if (this.#pending) return;
+    const at = this.#policy.allowedAt();
+    this.#log.info(
+      { event: 'switch-held', reason, why, retryAt: at },
+      `not switching yet: ${why}; leaving then if it still fails`,
+    );
+    this.#pending = setTimeout(
+      () => {
+        this.#pending = null;
+        const failing = this.#monitor.failing;
+        if (failing && this.#active?.egress === source) this.#onUnhealthy(source, failing.reason);
+      },
+      Math.max(0, at - Date.now()),
+    );
+    this.#pending.unref();
   }
 
   #pinnedFailed(nodeId: string, why: string): void {
@@ -779,7 +801,8 @@ export class SwitchController {
     this.#abort.abort();
     if (this.#tick) clearInterval(this.#tick);
     if (this.#retry) clearTimeout(this.#retry);
-    this.#tick = this.#retry = null;
+    if (this.#pending) clearTimeout(this.#pending);
+    this.#tick = this.#retry = this.#pending = null;
     this.#monitor.stop();
     for (const off of this.#active?.off ?? []) off();
     this.#probes.stop();

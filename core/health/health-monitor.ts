@@ -7,13 +7,18 @@ import {
   type HealthCounters,
   type HealthSource,
   type WindowScore,
+  TRAFFIC_SYMPTOMS,
 } from './window-score.js';
 import { detach } from '../common/index.js';
 
 export interface HealthMonitorEvents {
   /** Every window, for status views and metrics. */
   onWindow?(source: HealthSource, w: WindowScore & { consecutiveBad: number; dnsMs: number | null }): void;
-  /** `badWindows` bad windows in a row: the controller should look for a better node. */
+  /**
+   * `badWindows` bad windows in a row, and again at every bad window while it lasts: the
+   * controller should look for a better node (it may hold while its anti-flap minimum runs, and
+   * asks `failing` when that ends).
+   */
   onUnhealthy(source: HealthSource, reason: string): void;
 }
 
@@ -21,11 +26,21 @@ export interface HealthMonitorEvents {
  * Samples the active egress once per window and asks for a switch after enough bad windows in a
  * row. It decides nothing else: whether and where to switch is the switch controller's (with its
  * anti-flap policy). L1 reconnects stay inside core/ovpn; a reconnecting link only scores 0 here.
+ *
+ * The count is of windows that saw the failure in a row (#60): it starts over at a good window
+ * that could have seen it, and only on a new egress. A quiet window (nothing went through) that
+ * looks good says nothing about connects failing or a stall, so after such a bad window it leaves
+ * the count as it is: a node whose uplink died is not washed clean by the pauses between a user's
+ * tries. Reaching `badWindows` does not reset the count either: while the node keeps failing,
+ * every bad window asks again, so a switch held by the anti-flap minimum is not forgotten.
  */
 export class HealthMonitor {
   #source: HealthSource | null = null;
   #before: HealthCounters | null = null;
   #consecutiveBad = 0;
+  /** The streak's last bad window saw a symptom that shows only with traffic. */
+  #needsTraffic = false;
+  #lastReason = '';
   #timer: NodeJS.Timeout | null = null;
   #sampling = false;
   readonly #log: Logger;
@@ -43,6 +58,7 @@ export class HealthMonitor {
     this.#source = source;
     this.#before = source ? countersOf(source) : null;
     this.#consecutiveBad = 0;
+    this.#needsTraffic = false;
     if (source && !this.#timer) {
       this.#timer = setInterval(() => detach(this.#log, 'health-sample', this.sample()), this.opts.intervalMs);
       this.#timer.unref();
@@ -64,6 +80,11 @@ export class HealthMonitor {
     return this.#consecutiveBad;
   }
 
+  /** The watched egress is failing now: `badWindows` windows in a row saw it, and none since cleared it. */
+  get failing(): { reason: string } | null {
+    return this.#source && this.#consecutiveBad >= this.opts.badWindows ? { reason: this.#lastReason } : null;
+  }
+
   /** One window now (the timer calls this; tests may too). */
   async sample(): Promise<WindowScore | null> {
     const source = this.#source;
@@ -79,7 +100,10 @@ export class HealthMonitor {
         this.opts,
       );
       this.#before = now;
-      this.#consecutiveBad = w.bad ? this.#consecutiveBad + 1 : 0;
+      if (w.bad) {
+        this.#consecutiveBad++;
+        this.#needsTraffic = w.symptoms.some((x) => TRAFFIC_SYMPTOMS.has(x));
+      } else if (!(w.quiet && this.#needsTraffic)) this.#consecutiveBad = 0;
       const fields = {
         event: 'health-window',
         egressId: source.id,
@@ -91,10 +115,9 @@ export class HealthMonitor {
       if (w.bad) this.#log.info(fields, `egress ${source.id} window bad (${w.reasons.join(', ')})`);
       else this.#log.debug(fields, 'health window');
       this.events.onWindow?.(source, { ...w, consecutiveBad: this.#consecutiveBad, dnsMs });
-      if (this.#consecutiveBad >= this.opts.badWindows) {
-        const reason = `${this.#consecutiveBad} bad health windows (${w.reasons.join(', ')})`;
-        this.#consecutiveBad = 0;
-        this.events.onUnhealthy(source, reason);
+      if (w.bad && this.#consecutiveBad >= this.opts.badWindows) {
+        this.#lastReason = `${this.#consecutiveBad} bad health windows (${w.reasons.join(', ')})`;
+        this.events.onUnhealthy(source, this.#lastReason);
       }
       return w;
     } finally {

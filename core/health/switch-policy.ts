@@ -39,6 +39,11 @@ export class SwitchPolicy {
     return { ok: true };
   }
 
+  /** When an automatic switch may start: at once (now or earlier), or when the minimum or a back-off ends. */
+  allowedAt(): number {
+    return Math.max(this.#backoffUntil, this.#lastSwitchAt + this.opts.minSwitchIntervalMs);
+  }
+
   /** Is `candidate` better than `current` by the configured margin? (Scores: higher is better.) */
   isClearlyBetter(candidate: number, current: number): boolean {
     return candidate - current > this.opts.betterBy * Math.abs(current);

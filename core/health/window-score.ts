@@ -32,12 +32,22 @@ export interface WindowSample {
   delta: HealthCounters;
 }
 
+/** What a window saw go wrong: the link, names, connects, a stall, retransmissions. */
+export type Symptom = 'link' | 'dns' | 'dns-slow' | 'connects' | 'stall' | 'retransmit';
+
 export interface WindowScore {
   /** 0 (dead) .. 1 (fine). */
   score: number;
   bad: boolean;
   /** Why points were taken off, for the log. */
   reasons: string[];
+  symptoms: Symptom[];
+  /**
+   * Nothing went through the egress in the window (no connect, no byte): only the link and the
+   * health probe's own DNS query were seen, so a symptom that shows only with traffic (connects
+   * failing, a stall) could not have shown.
+   */
+  quiet: boolean;
 }
 
 export function countersOf(source: HealthSource): HealthCounters {
@@ -66,31 +76,34 @@ export function diffCounters(now: HealthCounters, before: HealthCounters): Healt
  * One window's composite score. A link that is down or reconnecting vetoes (score 0); otherwise
  * each symptom takes its share: DNS failing or slow, CONNECTs failing, sessions open but no byte
  * moving (a stall), and TCP retransmitting heavily.
+ *
+ * Names failing (the node's resolver silent, or answering SERVFAIL) and most connects failing (the
+ * node's uplink dead while the tunnel answers) are each a bad window alone (#60): either one is
+ * everything by name, or everything, failing for the user. A slow resolver, a stall or heavy
+ * retransmission alone is not; together they are.
  */
 export function scoreWindow(w: WindowSample, o: HealthOptions): WindowScore {
-  if (w.link !== 'up') return { score: 0, bad: true, reasons: [`link ${w.link}`] };
+  const { connects, failures, bytes, segmentsOut, retransmissions } = w.delta;
+  const quiet = connects === 0 && bytes === 0 && w.sessionsActive === 0;
+  if (w.link !== 'up') return { score: 0, bad: true, reasons: [`link ${w.link}`], symptoms: ['link'], quiet };
   let score = 1;
   const reasons: string[] = [];
-  if (w.dnsMs === null) {
-    score -= 0.5;
-    reasons.push('dns failed');
-  } else if (w.dnsMs > o.dnsSlowMs) {
-    score -= 0.25;
-    reasons.push(`dns ${Math.round(w.dnsMs)} ms`);
-  }
-  const { connects, failures, bytes, segmentsOut, retransmissions } = w.delta;
-  if (connects >= o.minConnectAttempts && failures / connects > o.maxConnectFailureRate) {
-    score -= 0.5;
-    reasons.push(`${failures}/${connects} connects failed`);
-  }
-  if (w.sessionsActive > 0 && bytes === 0) {
-    score -= 0.3;
-    reasons.push(`stall: ${w.sessionsActive} sessions, no bytes`);
-  }
-  if (segmentsOut >= o.minSegments && retransmissions / segmentsOut > o.maxRetransmissionRate) {
-    score -= 0.3;
-    reasons.push(`retransmitting ${Math.round((100 * retransmissions) / segmentsOut)} %`);
-  }
+  const symptoms: Symptom[] = [];
+  const take = (points: number, symptom: Symptom, why: string): void => {
+    score -= points;
+    symptoms.push(symptom);
+    reasons.push(why);
+  };
+  if (w.dnsMs === null) take(0.6, 'dns', 'dns failed');
+  else if (w.dnsMs > o.dnsSlowMs) take(0.25, 'dns-slow', `dns ${Math.round(w.dnsMs)} ms`);
+  if (connects >= o.minConnectAttempts && failures / connects > o.maxConnectFailureRate)
+    take(0.6, 'connects', `${failures}/${connects} connects failed`);
+  if (w.sessionsActive > 0 && bytes === 0) take(0.3, 'stall', `stall: ${w.sessionsActive} sessions, no bytes`);
+  if (segmentsOut >= o.minSegments && retransmissions / segmentsOut > o.maxRetransmissionRate)
+    take(0.3, 'retransmit', `retransmitting ${Math.round((100 * retransmissions) / segmentsOut)} %`);
   score = Math.max(0, score);
-  return { score, bad: score < o.threshold, reasons };
+  return { score, bad: score < o.threshold, reasons, symptoms, quiet };
 }
+
+/** Symptoms only a window with traffic can see: a quiet window says nothing about them. */
+export const TRAFFIC_SYMPTOMS: ReadonlySet<Symptom> = new Set(['connects', 'stall', 'retransmit']);

@@ -6,6 +6,19 @@ const opts = healthOptions();
 const quiet = { bytes: 1000, connects: 0, failures: 0, segmentsOut: 0, retransmissions: 0 };
 
 describe('health window score', () => {
+  it('names failing, or most connects failing, is a bad window alone: the two shapes of a half-dead node (#60)', () => {
+    // The node's resolver silent, in a window nobody used: names fail for everyone.
+    expect(
+      scoreWindow({ link: 'up', dnsMs: null, sessionsActive: 0, delta: { ...quiet, bytes: 0 } }, opts),
+    ).toMatchObject({ bad: true, symptoms: ['dns'], quiet: true });
+    // The node's uplink dead while its tunnel and resolver answer: 4 connects, 4 timeouts.
+    const uplink = scoreWindow(
+      { link: 'up', dnsMs: 20, sessionsActive: 0, delta: { ...quiet, bytes: 0, connects: 4, failures: 4 } },
+      opts,
+    );
+    expect(uplink).toMatchObject({ bad: true, symptoms: ['connects'], quiet: false, reasons: ['4/4 connects failed'] });
+  });
+
   it('a fine window scores 1; a link that is down or reconnecting vetoes with 0', () => {
     expect(scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 1, delta: quiet }, opts)).toMatchObject({
       score: 1,
@@ -18,17 +31,18 @@ describe('health window score', () => {
     });
   });
 
-  it('each symptom takes its share, and one symptom alone is not a bad window', () => {
+  it('each symptom takes its share; a slow resolver, a stall or retransmission alone is not a bad window', () => {
     const slowDns = scoreWindow({ link: 'up', dnsMs: 2_000, sessionsActive: 0, delta: quiet }, opts);
-    expect(slowDns).toMatchObject({ score: 0.75, bad: false });
+    expect(slowDns).toMatchObject({ score: 0.75, bad: false, symptoms: ['dns-slow'] });
     const stall = scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 3, delta: { ...quiet, bytes: 0 } }, opts);
-    expect(stall).toMatchObject({ score: 0.7, bad: false });
+    expect(stall).toMatchObject({ score: 0.7, bad: false, symptoms: ['stall'] });
     const failing = scoreWindow(
       { link: 'up', dnsMs: null, sessionsActive: 3, delta: { ...quiet, bytes: 0, connects: 4, failures: 3 } },
       opts,
     );
     expect(failing.bad).toBe(true);
     expect(failing.reasons).toEqual(['dns failed', '3/4 connects failed', 'stall: 3 sessions, no bytes']);
+    expect(failing.symptoms).toEqual(['dns', 'connects', 'stall']);
     const retrans = scoreWindow(
       { link: 'up', dnsMs: 20, sessionsActive: 1, delta: { ...quiet, segmentsOut: 1000, retransmissions: 400 } },
       opts,
@@ -42,7 +56,11 @@ describe('health window score', () => {
   });
 });
 
-function fakeSource(): HealthSource & { link: 'up' | 'reconnecting' | 'down'; dns: number | null } {
+function fakeSource(): HealthSource & {
+  link: 'up' | 'reconnecting' | 'down';
+  dns: number | null;
+  stats: { bytesUp: number; bytesDown: number; sessionsActive: number; sessionsTotal: number; failures: number };
+} {
   const s = {
     id: 'e1',
     link: 'up' as 'up' | 'reconnecting' | 'down',
@@ -97,6 +115,64 @@ describe('HealthMonitor', () => {
       await m.sample();
     }
     expect(asked).toEqual([]);
+    m.stop();
+  });
+});
+
+describe('HealthMonitor and a half-dead node (#60)', () => {
+  it('counts windows that saw the failure in a row: a quiet window between tries does not wash out dead connects, one with working connects does', async () => {
+    const asked: string[] = [];
+    const m = new HealthMonitor(
+      healthOptions({ intervalMs: 60_000 }),
+      { onUnhealthy: (_s, r) => asked.push(r) },
+      silentLogger(),
+    );
+    const src = fakeSource();
+    m.watch(src);
+    const tries = (n: number, failed: number): void => {
+      src.stats.sessionsTotal += n - failed;
+      src.stats.failures += failed;
+    };
+    tries(4, 4);
+    await m.sample(); // bad: the uplink is dead
+    await m.sample(); // quiet: the user waits; says nothing of connects
+    tries(3, 3);
+    await m.sample();
+    await m.sample(); // quiet again
+    expect(m.consecutiveBad).toBe(2);
+    expect(m.failing).toBeNull();
+    tries(5, 5);
+    await m.sample();
+    expect(asked).toEqual(['3 bad health windows (5/5 connects failed)']);
+    expect(m.failing).toEqual({ reason: '3 bad health windows (5/5 connects failed)' });
+    // Still failing: asked again at the next bad window (a held switch is not forgotten).
+    tries(3, 3);
+    await m.sample();
+    expect(asked).toHaveLength(2);
+    // Connects that work clear it.
+    tries(4, 0);
+    src.stats.bytesDown += 5_000;
+    await m.sample();
+    expect(m.consecutiveBad).toBe(0);
+    expect(m.failing).toBeNull();
+    m.stop();
+  });
+
+  it('a resolver that stays silent makes every window bad, used or not', async () => {
+    const asked: string[] = [];
+    const m = new HealthMonitor(
+      healthOptions({ intervalMs: 60_000 }),
+      { onUnhealthy: (_s, r) => asked.push(r) },
+      silentLogger(),
+    );
+    const src = fakeSource();
+    m.watch(src);
+    src.dns = null;
+    for (let i = 0; i < 3; i++) await m.sample();
+    expect(asked).toEqual(['3 bad health windows (dns failed)']);
+    // A new egress (a switch) starts the count over.
+    m.watch(fakeSource());
+    expect(m.consecutiveBad).toBe(0);
     m.stop();
   });
 });

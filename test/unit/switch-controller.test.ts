@@ -64,10 +64,13 @@ class FakeTunnel extends DirectEgress implements NodeTunnel {
     this.#live.add(fn);
     return () => this.#live.delete(fn);
   }
+  /** The node's resolver answers nothing (the tunnel itself is fine). */
+  dnsDead = false;
   linkState(): 'up' {
     return 'up';
   }
   async measureDns(): Promise<number> {
+    if (this.dnsDead) throw new Error('no answer from the node resolver');
     return 1;
   }
   tcpCounters() {
@@ -114,6 +117,7 @@ function world(
     open?: (inner: OpenTunnel) => OpenTunnel;
     offered?: SwitchControllerDeps['offered'];
     honesty?: SwitchControllerDeps['honesty'];
+    health?: Parameters<typeof healthOptions>[0];
   } = {},
 ): World {
   const store = opts.store ?? new Store({ path: ':memory:', logger: log });
@@ -142,7 +146,7 @@ function world(
     options: groups,
     ...(opts.offered ? { offered: opts.offered } : {}),
     ...(opts.honesty ? { honesty: opts.honesty } : {}),
-    health: healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0 }),
+    health: healthOptions({ intervalMs: 3_600_000, minSwitchIntervalMs: 0, ...opts.health }),
     logger: log,
     selection: new SelectionState(store, { mode: groups.mode, defaultNode: groups.defaultNode }, log),
   });
@@ -155,6 +159,40 @@ function world(
 
 const states = (w: World) => w.events.flatMap((e) => (e.type === 'state' ? [e.state] : []));
 const activeNode = (w: World) => (w.manager.active as FakeTunnel | null)?.nodeId ?? null;
+
+describe('SwitchController and a node that half-dies (#60)', () => {
+  // Windows every 150 ms, two bad ones ask for a switch, automatic switches at most every 1.5 s.
+  const health = { intervalMs: 150, badWindows: 2, minSwitchIntervalMs: 1_500 };
+
+  it('a switch held by the anti-flap minimum is pending: once the minimum ends, a node whose resolver is still silent is left', async () => {
+    const w = world({ health });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    // Its resolver dies at once: the health windows go bad within the minimum after that switch.
+    w.opened.find((t) => t.nodeId === 'a')!.dnsDead = true;
+    await eventually(() => activeNode(w) === 'b', 5_000, 'b takes over after the minimum');
+    expect(w.controller.lastSwitch).toMatchObject({
+      kind: 'auto',
+      from: 'a',
+      to: 'b',
+      reason: expect.stringMatching(/a unhealthy: \d+ bad health windows \(dns failed\)/),
+    });
+  });
+
+  it('a node that recovers while the switch is held is kept', async () => {
+    const w = world({ health: { ...health, minSwitchIntervalMs: 2_500 } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    const a = w.opened.find((t) => t.nodeId === 'a')!;
+    a.dnsDead = true;
+    await eventually(() => w.controller.health.last?.consecutiveBad === 2, 2_000, 'two bad windows: held');
+    a.dnsDead = false;
+    await eventually(() => w.controller.health.last?.consecutiveBad === 0, 2_000, 'a good window');
+    await new Promise((r) => setTimeout(r, 2_600)); // past the minimum
+    expect(activeNode(w)).toBe('a');
+    expect(w.controller.counts.switched).toBe(1);
+  });
+});
 
 describe('SwitchController', () => {
   it('never chooses a node found to tamper; leaves the active one when it is found out; a pin goes there only once accepted (#43)', async () => {
