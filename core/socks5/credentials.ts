@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { createHash, randomBytes, scrypt, scryptSync, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { promisify } from 'node:util';
 import { readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
@@ -34,6 +35,14 @@ const VERIFIED_TTL_MS = 10 * 60_000;
  * that sends guesses faster than its back-off lets them run gains nothing by sending more).
  */
 export const MAX_PENDING_PER_CLIENT = 8;
+/**
+ * Tries waiting or running from every client together (#59): a client is an address (an IPv6 /64),
+ * and one that has many (a LAN, a /64) gets no more from having them; past this, a new try is
+ * refused at once, unhashed. Right passwords already verified are not tries.
+ */
+export const MAX_PENDING_TOTAL = 32;
+/** Derivations at once, whoever asks: each scrypt holds 32 MiB and a core of libuv's pool. */
+export const MAX_DERIVING = 2;
 
 /** The key derivation a check runs (the real one: scrypt off the main thread, or SHA-256). */
 export type Derive = (entry: Entry, password: string) => Promise<Buffer>;
@@ -73,6 +82,9 @@ export class Credentials {
   /** sha256(user, password) of recent successes → until when. */
   readonly #verified = new Map<string, number>();
   readonly #now: () => number;
+  #pendingTotal = 0;
+  #deriving = 0;
+  readonly #deriveQueue: Array<() => void> = [];
 
   private constructor(users: Map<string, Entry>, opts: CredentialsOptions) {
     this.#users = users;
@@ -147,10 +159,16 @@ export class Credentials {
    * without hashing when MAX_PENDING_PER_CLIENT of its tries already wait, or when `gone()` says
    * the connection that asked has closed by the time its turn comes.
    */
-  async verify(username: string, password: string, client = '', gone: () => boolean = () => false): Promise<boolean> {
+  async verify(username: string, password: string, address = '', gone: () => boolean = () => false): Promise<boolean> {
+    if (this.#recentlyVerified(username, password)) {
+      this.#settle(clientOf(address), true);
+      return true;
+    }
+    const client = clientOf(address);
     const waiting = this.#pending.get(client) ?? 0;
-    if (waiting >= MAX_PENDING_PER_CLIENT) return false;
+    if (waiting >= MAX_PENDING_PER_CLIENT || this.#pendingTotal >= MAX_PENDING_TOTAL) return false;
     this.#pending.set(client, waiting + 1);
+    this.#pendingTotal++;
     // Tries from one client run one after another, so guesses sent in parallel queue too.
     const before = this.#queue.get(client) ?? Promise.resolve();
     let done!: () => void;
@@ -164,6 +182,7 @@ export class Credentials {
     } finally {
       done();
       if (this.#queue.get(client) === mine) this.#queue.delete(client);
+      this.#pendingTotal--;
       const left = (this.#pending.get(client) ?? 1) - 1;
       if (left > 0) this.#pending.set(client, left);
       else this.#pending.delete(client);
@@ -182,24 +201,38 @@ export class Credentials {
     return entry.kind === 'sha256' && this.#dummy.kind === 'scrypt' ? [entry, this.#dummy] : [entry];
   }
 
+  /** A password verified in the last VERIFIED_TTL_MS: no derivation, no wait. */
+  #recentlyVerified(username: string, password: string): boolean {
+    const until = this.#verified.get(verifiedKey(username, password));
+    return until !== undefined && until > this.#now();
+  }
+
   async #check(username: string, password: string, client: string): Promise<boolean> {
-    const key = createHash('sha256').update(username).update('\0').update(password).digest('base64');
-    const until = this.#verified.get(key);
     let ok: boolean;
-    if (until !== undefined && until > this.#now()) ok = true;
+    if (this.#recentlyVerified(username, password)) ok = true;
     else {
       const [first, ...padding] = this.#plan(username);
       ok = (await this.#matches(first!, password)) && this.#users.has(username);
       for (const pad of padding) await this.#matches(pad, password);
-      if (ok) remember(this.#verified, key, this.#now() + VERIFIED_TTL_MS, MAX_VERIFIED);
+      if (ok) remember(this.#verified, verifiedKey(username, password), this.#now() + VERIFIED_TTL_MS, MAX_VERIFIED);
     }
     this.#settle(client, ok);
     return ok;
   }
 
+  /** One derivation, at most MAX_DERIVING at once (the rest wait their turn in order). */
   async #matches(entry: Entry, password: string): Promise<boolean> {
-    const actual = await this.#derive(entry, password);
-    return actual.length === entry.hash.length && timingSafeEqual(actual, entry.hash);
+    if (this.#deriving >= MAX_DERIVING) await new Promise<void>((r) => this.#deriveQueue.push(r));
+    else this.#deriving++;
+    try {
+      const actual = await this.#derive(entry, password);
+      return actual.length === entry.hash.length && timingSafeEqual(actual, entry.hash);
+    } finally {
+      // The slot goes to the next waiter as it is (the count stays), or is given back.
+      const next = this.#deriveQueue.shift();
+      if (next) next();
+      else this.#deriving--;
+    }
   }
 
   /** Waits until a client that failed may try again. */
@@ -219,6 +252,31 @@ export class Credentials {
     c.nextAt = this.#now() + backoffMs(c.failures);
     remember(this.#clients, client, c, MAX_CLIENTS);
   }
+}
+
+/** sha256(user, NUL, password): what the verified map keeps instead of the password. */
+function verifiedKey(username: string, password: string): string {
+  return createHash('sha256').update(username).update('\0').update(password).digest('base64');
+}
+
+/**
+ * Whose tries these are: an IPv4 address as it is (a mapped one unwrapped), an IPv6 address by its
+ * /64, which one host or one home network is handed whole.
+ */
+export function clientOf(address: string): string {
+  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (v4) return v4[1]!;
+  if (isIP(address) !== 6) return address;
+  return `${expandIpv6(address).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight groups of an IPv6 address, written out. */
+function expandIpv6(address: string): string[] {
+  const [head, tail] = address.split('%')[0]!.split('::') as [string, string | undefined];
+  const a = head ? head.split(':') : [];
+  const b = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : Array.from({ length: 8 - a.length - b.length }, () => '0');
+  return [...a, ...fill, ...b].map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''));
 }
 
 function backoffMs(failures: number): number {

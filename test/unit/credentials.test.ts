@@ -1,9 +1,28 @@
+import { scryptSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Credentials, formatAuthLine, hashPassword, upsertAuthFile } from '../../core/socks5/index.js';
-import { MAX_PENDING_PER_CLIENT } from '../../core/socks5/credentials.js';
+import {
+  clientOf,
+  MAX_DERIVING,
+  MAX_PENDING_PER_CLIENT,
+  MAX_PENDING_TOTAL,
+  type Entry,
+} from '../../core/socks5/credentials.js';
+
+/** What the real derivation gives for `password` (the test's derive stands in for it). */
+function hashOf(entry: Entry, password: string): Buffer {
+  return entry.kind === 'scrypt'
+    ? scryptSync(password, entry.salt, entry.hash.length, {
+        N: 2 ** entry.logN,
+        r: entry.r,
+        p: entry.p,
+        maxmem: 64 << 20,
+      })
+    : hashPassword(entry.salt, password);
+}
 
 describe('auth file credentials', () => {
   it('still verifies the older user:salt:sha256(salt||password) lines', async () => {
@@ -120,5 +139,51 @@ describe('what a check costs (#47)', () => {
     derived = 0;
     expect(await creds.verify('dave', 'right', '10.9.9.9', () => true)).toBe(false);
     expect(derived).toBe(0);
+  });
+
+  it('addresses do not buy tries (#59): an IPv6 /64 is one client, all clients together have MAX_PENDING_TOTAL tries waiting and MAX_DERIVING derivations at once; a right password verified before still gets in', async () => {
+    expect(clientOf('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(clientOf('2001:db8:1:2::ffff:9')).toBe('2001:db8:1:2::/64');
+    expect(clientOf('2001:0db8:0001:0002:0:0:0:1')).toBe('2001:db8:1:2::/64');
+    expect(clientOf('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(clientOf('192.0.2.7')).toBe('192.0.2.7');
+    // The clock stands still until the flood is in; then 9 s pass at every reading, so every
+    // back-off (8 s at most) is over by its turn and only the caps decide what is hashed.
+    let t = 0;
+    let ticking = false;
+    let deriving = 0;
+    let most = 0;
+    let derived = 0;
+    let gate: Promise<void> = Promise.resolve();
+    const creds = Credentials.parse(formatAuthLine('erin', 'right'), 'test', {
+      now: () => (ticking ? (t += 9_000) : t),
+      derive: async (entry, password) => {
+        derived++;
+        most = Math.max(most, ++deriving);
+        await gate;
+        deriving--;
+        return password === 'right' ? hashOf(entry, password) : Buffer.alloc(entry.hash.length);
+      },
+    });
+    // The real user got in once: remembered for ten minutes.
+    expect(await creds.verify('erin', 'right', '192.0.2.1')).toBe(true);
+    derived = 0;
+    let release!: () => void;
+    gate = new Promise<void>((r) => (release = r));
+    // 64 addresses of one /64 are one client; then 200 IPv4 addresses, one guess each.
+    const sixes = Array.from({ length: 64 }, (_, i) => creds.verify('erin', `g${i}`, `2001:db8:1:2::${i + 1}`));
+    const fours = Array.from({ length: 200 }, (_, i) =>
+      creds.verify('erin', `h${i}`, `10.${(i >> 8) & 255}.${i & 255}.1`),
+    );
+    // Meanwhile the right password, verified before, gets in at once from anywhere.
+    expect(await creds.verify('erin', 'right', '198.51.100.9')).toBe(true);
+    expect(most).toBeLessThanOrEqual(MAX_DERIVING);
+    ticking = true;
+    release();
+    const all = await Promise.all([...sixes, ...fours]);
+    expect(all.every((ok) => !ok)).toBe(true);
+    // Hashed: at most 8 of the /64's and, with them, MAX_PENDING_TOTAL in all; two at a time.
+    expect(derived).toBe(MAX_PENDING_TOTAL);
+    expect(most).toBe(MAX_DERIVING);
   });
 });
