@@ -6,8 +6,12 @@ import { compileUserRegex, type UserRegex } from './user-regex.js';
 
 /** geosite.dat's largest published build is ~6 MiB; this leaves room and bounds what a mirror may send. */
 export const MAX_GEOSITE_BYTES = 64 * 1024 * 1024;
-/** Lists whose matchers are kept built (a config names a handful; each costs memory). */
-const MAX_BUILT = 64;
+/**
+ * Matchers kept built beyond one per list of the file: for `@attr` and `!` forms, which are keys of
+ * their own. Every list a config names stays built (#59): with room for 64 in all, a config naming
+ * more rebuilt lists on every flow, each flow evicting what the next one needed.
+ */
+const MAX_BUILT_VARIANTS = 64;
 
 /** v2fly's Domain.Type. */
 const PLAIN = 0;
@@ -38,6 +42,7 @@ export class GeoSite implements SiteLookup {
   readonly #buf: Uint8Array;
   readonly #index: ReadonlyMap<string, { start: number; end: number }>;
   readonly #built = new Map<string, SiteMatcher | null>();
+  #builds = 0;
 
   private constructor(buf: Uint8Array, index: Map<string, { start: number; end: number }>) {
     this.#buf = buf;
@@ -61,6 +66,11 @@ export class GeoSite implements SiteLookup {
     }
     if (index.size === 0) throw new RuleParseError('no list in it');
     return new GeoSite(buf, index);
+  }
+
+  /** Matchers built so far (each list once while it is asked for: what the cache is for). */
+  get builds(): number {
+    return this.#builds;
   }
 
   /** The lists' names, lower-case. */
@@ -101,7 +111,9 @@ export class GeoSite implements SiteLookup {
           attrs.filter((a) => a !== ''),
         )
       : null;
-    if (this.#built.size >= MAX_BUILT) this.#built.delete(this.#built.keys().next().value!);
+    this.#builds++;
+    // Bounded by the file: one matcher per list, and a few forms more.
+    if (this.#built.size >= this.#index.size + MAX_BUILT_VARIANTS) this.#built.delete(this.#built.keys().next().value!);
     this.#built.set(key, m);
     return m;
   }

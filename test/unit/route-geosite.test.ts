@@ -68,6 +68,23 @@ describe('GEOSITE reads v2fly’s geosite.dat as mihomo does (#45)', () => {
     expect(bare.decide(tcp('baidu.com'))).toMatchObject({ decision: { target: 'TUNNEL' } });
   });
 
+  it('a config naming 100 lists builds each once, however many flows ask (#59: 64 kept built made every flow rebuild)', () => {
+    const lists = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`l${i}`, [{ type: 'domain' as const, value: `site${i}.example` }]]),
+    );
+    const many = GeoSite.parse(writeGeoSite(lists));
+    const t = new RuleTable({
+      mode: 'rule',
+      rules: [...Object.keys(lists).map((c) => `GEOSITE,${c},DIRECT`), 'MATCH,TUNNEL'],
+      geosite: many,
+    });
+    for (let round = 0; round < 5; round++) {
+      expect(t.decide(tcp('elsewhere.example'))).toMatchObject({ decision: { target: 'TUNNEL' } });
+      expect(t.decide(tcp('www.site99.example'))).toMatchObject({ decision: { target: 'DIRECT', payload: 'l99' } });
+    }
+    expect(many.builds).toBe(100);
+  });
+
   it('a damaged or foreign file is refused with a reason, never read past its end', () => {
     const good = writeGeoSite({ cn: [{ type: 'domain', value: 'baidu.com' }] });
     for (const bad of [
