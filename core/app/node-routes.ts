@@ -1,5 +1,12 @@
 import { ErrorCodes, GatehopError, isGatehopError, type Logger } from '../common/index.js';
-import { pemCertificates, socks5UdpAssociate, type NodeTrust, type UpstreamProxy } from '../reach/index.js';
+import { isIP } from 'node:net';
+import {
+  pemCertificates,
+  socks5UdpAssociate,
+  type NodeTrust,
+  type ProfileCertChecks,
+  type UpstreamProxy,
+} from '../reach/index.js';
 import { readFileSync } from 'node:fs';
 import {
   isTunnel,
@@ -82,16 +89,30 @@ export class NodeRoutes {
   /**
    * Whom `node`'s certificate may come from, the same on every protocol (core/reach/node-trust):
    * the `<ca>` of its profile, the user's extra CA (`tunnel.nodeCa`), and for a listed node its
-   * DDNS name, under which alone a public CA may vouch for it. The user's own profile has no name:
-   * OpenVPN's rule, its `<ca>` for the chain.
+   * DDNS name, under which alone a public CA may vouch for it. The user's own profile has no name
+   * (OpenVPN's rule, its `<ca>` for the chain), unless its `remote` is a DDNS name; its
+   * `remote-cert-tls` and `verify-x509-name` apply on every protocol, as OpenVPN applies them (#59:
+   * SE-VPN, offered to these nodes too, ignored them).
    */
   trustOf(node: VpnGateNode): NodeTrust {
     const extra = this.#caPem(this.config().tunnel.nodeCa);
+    const checks = this.#profileChecks(node);
     return {
       profileCa: this.#profileCa(node),
       ...(extra ? { extraRoots: [extra] } : {}),
-      serverName: node.source === 'list' ? `${node.id}.${DDNS_SUFFIX}` : null,
+      serverName: node.source === 'list' ? `${node.id}.${DDNS_SUFFIX}` : ownDdnsName(node),
+      ...(checks ? { profileChecks: checks } : {}),
     };
+  }
+
+  /** The node's profile's own certificate checks, where it has any. */
+  #profileChecks(node: VpnGateNode): ProfileCertChecks | null {
+    try {
+      const { remoteCertTls, verifyX509Name } = parseProfile(node.profile);
+      return remoteCertTls || verifyX509Name ? { remoteCertTls, verifyX509Name } : null;
+    } catch {
+      return null;
+    }
   }
 
   /** An SSTP tunnel to `node`: its address (or name), its TLS port, whom its certificate may come from, the account. */
@@ -389,6 +410,15 @@ export class NodeRoutes {
     if (!up || up.nodes === false) return null;
     return up.nodes === true || this.#path === 'upstream' ? up.proxy : null;
   }
+}
+
+/**
+ * The user's own profile names a VPN Gate node by its DDNS name (`remote vpn123.opengw.net …`):
+ * that name is checked as a listed node's is, so a public `<ca>` vouches for that node alone.
+ */
+function ownDdnsName(node: VpnGateNode): string | null {
+  const host = node.ip.toLowerCase().replace(/\.$/, '');
+  return isIP(host) === 0 && host.endsWith(`.${DDNS_SUFFIX}`) ? host : null;
 }
 
 function urlOf(up: UpstreamProxy): string {

@@ -19,7 +19,10 @@ import { parseCertificate, publicRoots, subjectName } from './public-roots.js';
  *   OpenVPN trusts it. It is whatever the list row carried, not proven to be the node's: only a
  *   holder of that CA's key can pass it, which for a list source is the source itself.
  * - A node with no DDNS name (the user's own .ovpn) is judged as OpenVPN judges it: its `<ca>` for
- *   the chain, and its `verify-x509-name` where it has one (checked by the caller).
+ *   the chain, and its `verify-x509-name` where it has one. Except that a `<ca>` which is a public
+ *   root (or issued by one) vouches for anyone's certificate, a free one for any domain included:
+ *   with it, the profile must name the server (`verify-x509-name`), or it is refused (#59). (A
+ *   `remote` under opengw.net is taken as the node's DDNS name by the caller, and checked so.)
  */
 export interface NodeTrust {
   /** The `<ca>` of the node's profile (PEM; a bundle is split). Each is judged public or private. */
@@ -53,19 +56,21 @@ export const TRUST_RULE_TEXT: Readonly<Record<TrustRule, string>> = {
 interface Anchors {
   /** Private profile CAs: chain alone. */
   private: X509Certificate[];
+  /** Public CAs in the user's own profile (no DDNS name): only with the profile's verify-x509-name. */
+  ownPublic: X509Certificate[];
   /** The user's extra roots and public profile CAs (the OS roots are asked through publicRoots()). */
   public: X509Certificate[];
 }
 
 function anchorsOf(trust: NodeTrust): Anchors {
   const roots = publicRoots();
-  const out: Anchors = { private: [], public: [] };
+  const out: Anchors = { private: [], ownPublic: [], public: [] };
   for (const pem of trust.profileCa) {
     const cert = parseCertificate(pem);
     if (!cert) continue;
-    // A user's own profile keeps OpenVPN's meaning: its <ca> is what it trusts, public or not.
-    if (trust.serverName !== null && roots.vouchesFor(pem)) out.public.push(cert);
-    else out.private.push(cert);
+    if (!roots.vouchesFor(pem)) out.private.push(cert);
+    else if (trust.serverName !== null) out.public.push(cert);
+    else out.ownPublic.push(cert);
   }
   for (const pem of trust.extraRoots ?? []) {
     const cert = parseCertificate(pem);
@@ -106,6 +111,19 @@ export function judgeNodeCertificate(tls: TLSSocket, trust: NodeTrust): TrustVer
     return trust.serverName === null
       ? { ok: true, rule: 'own-profile', detail: `chains to ${subjectName(priv)} (the profile’s <ca>)` }
       : { ok: true, rule: 'private-ca', detail: `chains to ${subjectName(priv)}, the node’s own CA` };
+  const ownPublic = sameAs(anchors.ownPublic);
+  if (ownPublic) {
+    if (!trust.profileChecks?.verifyX509Name)
+      return {
+        ok: false,
+        why: `your profile's <ca> is the public CA ${subjectName(ownPublic)}, which vouches for anyone's certificate, and the profile names no server to check it against: add "verify-x509-name <the server's name> name" to the profile, or give its DDNS name (…opengw.net) as the remote`,
+      };
+    return {
+      ok: true,
+      rule: 'own-profile',
+      detail: `chains to ${subjectName(ownPublic)} (the profile’s <ca>), for the name its verify-x509-name gives`,
+    };
+  }
   const pub = sameAs(anchors.public);
   const root = publicRoots().rootOf(top);
   const issuer = pub ? subjectName(pub) : root ? root.name : null;

@@ -136,10 +136,20 @@ describe('the node trust rule (#43): a public CA only under the node’s DDNS na
     expect(await verdict(certs.strangers, listed([], OTHER, [stranger.cert]))).toMatchObject({ ok: false });
   });
 
-  it('the user’s own profile keeps OpenVPN’s meaning: its <ca> for the chain, even a public one; nothing else', async () => {
+  it('the user’s own profile keeps OpenVPN’s meaning: its private <ca> for the chain; a public one only with a name to check (#59)', async () => {
     const own = (profileCa: string[]): NodeTrust => ({ profileCa, serverName: null });
-    expect(await verdict(certs.attacker, own([publicRoot.cert]))).toMatchObject({ ok: true, rule: 'own-profile' });
     expect(await verdict(certs.privateAny, own([privateCa.cert]))).toMatchObject({ ok: true, rule: 'own-profile' });
+    // A profile from vpngate.net carries a public root: anyone's free certificate chained to it passed.
+    expect(await verdict(certs.attacker, own([publicRoot.cert]))).toMatchObject({
+      ok: false,
+      why: expect.stringMatching(/public CA .*vouches for anyone's certificate.*add "verify-x509-name/),
+    });
+    const checked = (name: string): NodeTrust => ({
+      ...own([publicRoot.cert]),
+      profileChecks: { remoteCertTls: null, verifyX509Name: { name, type: 'name' } },
+    });
+    expect(await verdict(certs.own, checked(NODE))).toMatchObject({ ok: true, rule: 'own-profile' });
+    expect(await verdict(certs.attacker, checked(NODE))).toMatchObject({ ok: false });
     // The OS roots are not asked without a name: no <ca>, no trust.
     expect(await verdict(certs.attacker, own([]))).toMatchObject({ ok: false });
     // verify-x509-name, where the profile has it, is OpenVPN's literal CN match.

@@ -65,6 +65,24 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
     expect(routes.tunnelRoute(mine)).toEqual({ trust: { serverName: null } });
     expect(routes.hostOf(mine)).toBe('192.168.1.5');
   });
+
+  it('checks the user’s own profile the same on every protocol: its verify-x509-name for SE-VPN too, a DDNS remote as the node’s name (#59)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-routes-'));
+    writeFileSync(
+      join(dir, 'named.ovpn'),
+      vpnGateProfile('192.168.1.5', 1194, 'udp', ['verify-x509-name server.example name', 'remote-cert-tls server']),
+    );
+    writeFileSync(join(dir, 'ddns.ovpn'), vpnGateProfile('vpn123.opengw.net', 443, 'tcp'));
+    const named = staticNodeFromFile(join(dir, 'named.ovpn'));
+    const ddns = staticNodeFromFile(join(dir, 'ddns.ovpn'));
+    const config = buildConfig({}, {});
+    const routes = new NodeRoutes(() => config, store, silentLogger(), ladderOf(config));
+    const checks = { remoteCertTls: 'server', verifyX509Name: { name: 'server.example', type: 'name' } };
+    expect(routes.sevpnRoute(named).trust).toMatchObject({ serverName: null, profileChecks: checks });
+    expect(routes.trustOf(ddns).serverName).toBe('vpn123.opengw.net');
+    expect(routes.sevpnRoute(ddns).trust.serverName).toBe('vpn123.opengw.net');
+    expect(routes.tunnelRoute(ddns).trust).toEqual({ serverName: 'vpn123.opengw.net' });
+  });
 });
 
 describe("a node's own protocol order (tunnel.nodeProtocols, #35)", () => {
