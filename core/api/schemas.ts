@@ -625,6 +625,8 @@ export const ruleImportRequestSchema = z
       .optional(),
     mapping: z.record(z.string().min(1).max(256), routeTargetSchema).optional(),
     apply: z.boolean().default(false),
+    /** Take the config's routing mode too (rule, global, direct): only when the user said so (#59). */
+    setMode: z.boolean().default(false),
   })
   .strict()
   .refine((r) => (r.config === undefined) !== (r.url === undefined), {

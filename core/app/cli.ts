@@ -500,16 +500,25 @@ export function buildCli(): Command {
     .option('--map <name=target>', 'map a group name (repeatable): --map "PROXY=TUNNEL"', collect, [])
     .option('--yes', "take Gatehop's guess for every name not mapped, without asking")
     .option('--dry-run', 'show what would be imported and save nothing')
+    .option('--set-mode', "take the config's routing mode (rule, global, direct) too; asked on a terminal otherwise")
     .option('--data-dir <dir>', 'the data directory the daemon uses')
     .option('--config <file>', 'the config file the daemon uses')
     .action(
-      (source: string, opts: { map: string[]; yes?: boolean; dryRun?: boolean; dataDir?: string; config?: string }) => {
+      (
+        source: string,
+        opts: { map: string[]; yes?: boolean; dryRun?: boolean; setMode?: boolean; dataDir?: string; config?: string },
+      ) => {
         const config = subcommandConfig(opts);
         const layers = {
           fromFile: opts.config ? readConfigFile(opts.config) : {},
           fromFlags: opts.dataDir ? { dataDir: opts.dataDir } : {},
         };
-        return importRulesCommand(source, { map: opts.map, yes: !!opts.yes, dryRun: !!opts.dryRun }, config, layers);
+        return importRulesCommand(
+          source,
+          { map: opts.map, yes: !!opts.yes, dryRun: !!opts.dryRun, setMode: !!opts.setMode },
+          config,
+          layers,
+        );
       },
     );
 

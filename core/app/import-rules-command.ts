@@ -15,6 +15,8 @@ export interface ImportRulesOptions {
   yes: boolean;
   /** Only show what would be imported. */
   dryRun: boolean;
+  /** Take the config's mode too (--set-mode); asked on a terminal otherwise, never taken with --yes alone. */
+  setMode: boolean;
 }
 
 const TARGETS: readonly RouteTarget[] = ['TUNNEL', 'DIRECT', 'REJECT'];
@@ -54,8 +56,12 @@ export async function importRulesCommand(
     } catch (err) {
       fail(`cannot read ${source}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
-  const ask = async (apply: boolean, mapping: Record<string, RouteTarget>): Promise<RuleImportResult> => {
-    const request = { ...(isUrl ? { url: source } : { config: text! }), mapping, apply };
+  const ask = async (
+    apply: boolean,
+    mapping: Record<string, RouteTarget>,
+    setMode = false,
+  ): Promise<RuleImportResult> => {
+    const request = { ...(isUrl ? { url: source } : { config: text! }), mapping, apply, setMode };
     const running = await callRunningCore(
       config,
       'POST',
@@ -109,13 +115,28 @@ export async function importRulesCommand(
       rl.close();
     }
   }
+  let setMode = opts.setMode && first.mode !== null;
+  if (first.mode && !opts.setMode && !opts.yes && process.stdin.isTTY) {
+    const rl = createInterface({ input: process.stdin, output: process.stdout });
+    try {
+      const answer = await rl.question(`  its mode is ${first.mode}: take it too? [y/N] `);
+      setMode = /^y(es)?$/i.test(answer.trim());
+    } finally {
+      rl.close();
+    }
+  }
   if (opts.dryRun) {
     process.stdout.write('gatehop import-rules: nothing saved (--dry-run)\n');
     return;
   }
-  const done = await ask(true, mapping);
+  const done = await ask(true, mapping, setMode);
+  const modeSaid = done.mode
+    ? setMode
+      ? `, mode ${done.mode}`
+      : `; its mode (${done.mode}) not taken: --set-mode takes it`
+    : '';
   process.stdout.write(
-    `gatehop import-rules: saved ${done.rules} rules${done.subRules.length ? `, ${done.subRules.length} sub-rule lists` : ''}${done.ruleSets.length ? `, ${done.ruleSets.length} rule sets` : ''}${done.mode ? `, mode ${done.mode}` : ''}; the mapping is kept for the next import\n`,
+    `gatehop import-rules: saved ${done.rules} rules${done.subRules.length ? `, ${done.subRules.length} sub-rule lists` : ''}${done.ruleSets.length ? `, ${done.ruleSets.length} rule sets` : ''}${modeSaid}; the mapping is kept for the next import\n`,
   );
   if (done.restartRequired.length)
     process.stdout.write(`gatehop import-rules: ${done.restartRequired.join(', ')} take effect after a restart\n`);
@@ -123,7 +144,7 @@ export async function importRulesCommand(
 
 function describe(r: RuleImportResult): string {
   const lines = [
-    `${r.rules} rules, ${r.subRules.length} sub-rule lists, ${r.ruleSets.length} rule sets, mode ${r.mode ?? '(unchanged)'}`,
+    `${r.rules} rules, ${r.subRules.length} sub-rule lists, ${r.ruleSets.length} rule sets, its mode ${r.mode ?? '(none)'}`,
   ];
   lines.push('targets:');
   for (const t of r.targets) {

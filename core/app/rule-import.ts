@@ -34,7 +34,9 @@ export interface RuleImportDeps {
 /**
  * Reads a Clash config's routing and, with `apply`, saves it as the user's: rules and sub-rules
  * with every target mapped, its http rule sets beside the user's own (a name it shares replaces
- * the user's), and its mode. Only names the mapping covers change; the mapping used is kept.
+ * the user's), and, with `setMode`, its mode: a config's `mode: global` would send the user's home
+ * network through a node, so it is shown and asked, never taken unasked (#59). Only names the
+ * mapping covers change; the mapping used is kept.
  */
 export async function importRules(
   request: z.output<typeof ruleImportRequestSchema>,
@@ -76,7 +78,7 @@ export async function importRules(
       // mihomo's default interval is none (fetched once); a day here, as Gatehop's own default.
       ...Object.fromEntries(Object.entries(imp.ruleProviders).map(([k, p]) => [k, { interval: 86_400, ...p }])),
     },
-    ...(imp.mode ? { mode: imp.mode } : {}),
+    ...(imp.mode && request.setMode ? { mode: imp.mode } : {}),
   };
   const r = await deps.settings.update(patch);
   const keep = { ...saved };

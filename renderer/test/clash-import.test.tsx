@@ -9,7 +9,7 @@ import { mount } from './mount.js';
 afterEach(cleanup);
 
 const readResult: RuleImportResult = {
-  mode: 'rule',
+  mode: 'global',
   rules: 7,
   subRules: ['udp'],
   ruleSets: ['ads'],
@@ -45,13 +45,31 @@ describe('Settings → Routing → Import from a Clash config (#45)', () => {
     expect(screen.getByText('as you chose last time')).toBeTruthy();
     expect(screen.getByText(/Left out: rule-providers.local/)).toBeTruthy();
     fireEvent.change(screen.getByLabelText('Where Ads goes'), { target: { value: 'REJECT' } });
+    // Its mode is shown and not taken unless ticked (#59): a global one would send the home network through a node.
+    const takeMode = screen.getByLabelText('Also take its mode: “Everything” (your current mode stays otherwise)');
+    expect((takeMode as HTMLInputElement).checked).toBe(false);
     fireEvent.click(screen.getByRole('button', { name: 'Use these rules' }));
     await screen.findByText('7 rules imported and in use.');
     expect(importRules).toHaveBeenLastCalledWith({
       config: 'rules: [MATCH,PROXY]',
       mapping: { DIRECT: 'DIRECT', '🚀 节点选择': 'TUNNEL', Ads: 'REJECT' },
       apply: true,
+      setMode: false,
     });
+  });
+
+  it('takes the config’s mode only when the user ticks it (#59)', async () => {
+    const importRules = vi
+      .fn<Actions['importRules']>()
+      .mockResolvedValueOnce({ ok: true, value: readResult })
+      .mockResolvedValueOnce({ ok: true, value: { ...readResult, applied: true, ask: [] } });
+    mount(<ClashImport />, undefined, { importRules });
+    fireEvent.change(screen.getByLabelText('Config, or its https:// address'), { target: { value: 'mode: global' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Read' }));
+    fireEvent.click(await screen.findByLabelText(/Also take its mode: “Everything”/));
+    fireEvent.click(screen.getByRole('button', { name: 'Use these rules' }));
+    await screen.findByText('7 rules imported and in use.');
+    expect(importRules).toHaveBeenLastCalledWith(expect.objectContaining({ apply: true, setMode: true }));
   });
 
   it('an address is fetched by the core; a refusal is shown as it came', async () => {

@@ -32,7 +32,8 @@ describe('gatehop import-rules: a Clash config saved for the next start, group n
 
     const done = await runGatehop(['import-rules', file, '--data-dir', dir, '--yes', '--map', 'Ads=REJECT']);
     expect(done.code, done.stderr).toBe(0);
-    expect(done.stdout).toMatch(/saved 4 rules, 1 sub-rule lists, mode rule/);
+    // Its mode is not taken with --yes alone (#59): --set-mode takes it.
+    expect(done.stdout).toMatch(/saved 4 rules, 1 sub-rule lists; its mode \(rule\) not taken: --set-mode takes it/);
     const saved = JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')) as {
       settings: { rules: string[]; subRules: Record<string, string[]> };
     };
@@ -58,6 +59,21 @@ describe('gatehop import-rules: a Clash config saved for the next start, group n
     const again = JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')) as { settings: { rules: string[] } };
     expect(again.settings.rules).toContain('DOMAIN-SUFFIX,jp,DIRECT');
   }, 60_000);
+
+  it("takes the config's mode only with --set-mode (#59: a global one sends the home network through a node)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-import-mode-'));
+    const file = join(dir, 'clash.yaml');
+    writeFileSync(file, clash().replace('mode: rule', 'mode: global'));
+    const kept = await runGatehop(['import-rules', file, '--data-dir', dir, '--yes']);
+    expect(kept.code, kept.stderr).toBe(0);
+    const mode = () =>
+      (JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')) as { settings: { mode?: string } }).settings.mode;
+    expect(mode()).toBeUndefined();
+    const taken = await runGatehop(['import-rules', file, '--data-dir', dir, '--yes', '--set-mode']);
+    expect(taken.code, taken.stderr).toBe(0);
+    expect(taken.stdout).toMatch(/saved 4 rules, 1 sub-rule lists, mode global;/);
+    expect(mode()).toBe('global');
+  }, 30_000);
 
   it('names what is wrong with a file that is not a Clash config, and saves nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-import-rules-'));

@@ -373,6 +373,7 @@ export const en = {
         unknown: 'not in the config',
       },
       skipped: 'Left out: {{what}} ({{why}})',
+      setMode: 'Also take its mode: “{{mode}}” (your current mode stays otherwise)',
       replaces: 'Applying replaces your rules above; your own rule sets stay.',
       apply: 'Use these rules',
       applied_one: '{{count}} rule imported and in use.',

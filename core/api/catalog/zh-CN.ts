@@ -346,6 +346,7 @@ export const zhCN: Catalog = {
         unknown: '配置中没有它',
       },
       skipped: '已略过：{{what}}（{{why}}）',
+      setMode: '同时采用它的模式：“{{mode}}”（否则保留你现在的模式）',
       replaces: '应用后将替换上面你的规则；你自己的规则集保留。',
       apply: '使用这些规则',
       applied_one: '已导入 {{count}} 条规则并生效。',

@@ -347,6 +347,7 @@ export const zhTW: Catalog = {
         unknown: '設定中沒有它',
       },
       skipped: '已略過：{{what}}（{{why}}）',
+      setMode: '同時採用它的模式：「{{mode}}」（否則保留你現在的模式）',
       replaces: '套用後將取代上面你的規則；你自己的規則集保留。',
       apply: '使用這些規則',
       applied_one: '已匯入 {{count}} 條規則並生效。',

@@ -11,7 +11,8 @@ const TARGETS: readonly Target[] = ['TUNNEL', 'DIRECT', 'REJECT'];
  * Settings → Routing → Import from a Clash config: the user pastes a mihomo/Clash config or its
  * URL, Gatehop lists the group names its rules send flows to with a guess for each (kept from an
  * earlier import where there was one), the user maps each to the VPN, direct or blocked, and
- * Apply saves the rules, sub-rules, rule sets and mode. Nothing of the config's proxies is used.
+ * Apply saves the rules, sub-rules and rule sets; the config's mode (a `global` one would send the
+ * home network through a node) only where the user ticks it. Nothing of the config's proxies is used.
  */
 export function ClashImport() {
   const { t } = useTranslation();
@@ -19,6 +20,7 @@ export function ClashImport() {
   const [source, setSource] = useState('');
   const [read, setRead] = useState<RuleImportResult | null>(null);
   const [mapping, setMapping] = useState<Record<string, Target>>({});
+  const [takeMode, setTakeMode] = useState(false);
   const [busy, setBusy] = useState(false);
   const [said, setSaid] = useState<{ ok: boolean; text: string } | null>(null);
   const request = () => {
@@ -29,11 +31,12 @@ export function ClashImport() {
     setBusy(true);
     setSaid(null);
     try {
-      const r = await actions.importRules({ ...request(), mapping, apply });
+      const r = await actions.importRules({ ...request(), mapping, apply, ...(apply ? { setMode: takeMode } : {}) });
       if (!r.ok) return setSaid({ ok: false, text: r.error.message });
       if (!apply) {
         setRead(r.value);
         setMapping(Object.fromEntries(r.value.targets.map((x) => [x.name, x.use])));
+        setTakeMode(false);
         return;
       }
       setRead(null);
@@ -122,6 +125,12 @@ export function ClashImport() {
                 </li>
               ))}
             </ul>
+          ) : null}
+          {read.mode ? (
+            <label className="check">
+              <input type="checkbox" checked={takeMode} onChange={(e) => setTakeMode(e.target.checked)} />{' '}
+              {t('routing.import.setMode', { mode: t(`routing.mode.${read.mode}`) })}
+            </label>
           ) : null}
           <p className="muted hint">{t('routing.import.replaces')}</p>
           <button type="button" disabled={busy} onClick={() => detach(run(true))}>
