@@ -179,13 +179,27 @@ export function buildTrayMenu(
           {
             id: 'routing',
             label: t(s, 'menu.routing'),
-            submenu: (['rule', 'global', 'direct'] as const).map((m): MenuItemOptions => ({
-              id: `route:${m}`,
-              label: t(s, `menu.routeMode.${m}`),
-              type: 'radio',
-              checked: st.routing!.mode === m,
-              click: () => a.setRouteMode(m),
-            })),
+            submenu: [
+              // A rule that cannot work (a rule set that never loaded, a line left out): said here
+              // too, not only in the window (#59); the window's Routing section says which and why.
+              ...(st.routing.errors.length > 0
+                ? [
+                    {
+                      id: 'routing-problems',
+                      label: t(s, 'menu.routingProblems', { count: st.routing.errors.length }),
+                      click: () => a.openWindow(),
+                    },
+                    { type: 'separator' as const },
+                  ]
+                : []),
+              ...(['rule', 'global', 'direct'] as const).map((m): MenuItemOptions => ({
+                id: `route:${m}`,
+                label: t(s, `menu.routeMode.${m}`),
+                type: 'radio',
+                checked: st.routing!.mode === m,
+                click: () => a.setRouteMode(m),
+              })),
+            ],
           },
         ]
       : []),

@@ -7,6 +7,7 @@ import {
   MAX_CLASH_CONFIG_BYTES,
   RuleTable,
   type RouteMode,
+  type RouteTarget,
   type RuleError,
   type RuleSet,
 } from '../route/index.js';
@@ -32,6 +33,13 @@ export interface RoutingConfig {
 const FETCH_TIMEOUT_MS = 60_000;
 /** A failed refresh is tried again after this long (sooner than the interval). */
 const RETRY_MS = 10 * 60_000;
+
+/** What a RULE-SET rule whose set is not loaded lets happen, by its target. */
+const MEANWHILE: Readonly<Record<RouteTarget, string>> = {
+  REJECT: 'what it would block is not blocked, and goes where the rules after it say',
+  DIRECT: 'what it would send direct goes where the rules after it say (through a node, perhaps)',
+  TUNNEL: 'what it would send through a node goes where the rules after it say (direct, perhaps)',
+};
 
 export interface RoutingStatus {
   mode: RouteMode;
@@ -171,7 +179,7 @@ export class RoutingState {
       mode: this.#mode,
       rules: this.#table.rules.length,
       custom: this.#config.rules !== null,
-      errors: [...this.#table.errors, ...this.#missingSets(), ...this.#missingSites()],
+      errors: [...this.#table.errors, ...this.#missingSets(), ...this.#unloadedSets(), ...this.#missingSites()],
       ruleSets: [...this.#providers.values()].map((p) => p.status()),
       geoip: this.#geoip.status(),
       geosite: this.#geosite?.status() ?? null,
@@ -247,6 +255,29 @@ export class RoutingState {
         text: `RULE-SET,${r.payload}`,
         message: `no rule set named "${r.payload}" in ruleProviders`,
       }));
+  }
+
+  /**
+   * RULE-SET rules whose set could not be loaded at all (no good copy: a refused path, a file that
+   * is not there, a fetch that failed): until it loads, the rule matches nothing, and what it would
+   * have caught goes on to the rules after it (#59). That is an error the window, /routing, /status
+   * and the tray show, with what the table does meanwhile, not a warning in the log alone: a
+   * pasted `RULE-SET,ads,REJECT` whose set never loaded blocked nothing, silently.
+   */
+  #unloadedSets(): RuleError[] {
+    const lines = this.#config.rules ?? [];
+    return this.#table.rules.flatMap((r) => {
+      const p = r.type === 'RULE-SET' ? this.#providers.get(r.payload) : undefined;
+      if (!p || p.set || !p.error) return [];
+      return [
+        {
+          source: `rule set ${r.payload}`,
+          line: lines.findIndex((l) => l.trim() === r.text) + 1,
+          text: r.text,
+          message: `could not be loaded (${p.error}); until it is, this rule matches nothing: ${MEANWHILE[r.target]}`,
+        },
+      ];
+    });
   }
 
   /** A provider with what is on disk now (its file, or the last good copy of its URL). */

@@ -104,6 +104,29 @@ describe('the tray menu', () => {
     expect(fa.label).toBe('مسیریابی');
   });
 
+  it('says in the Routing submenu when rules do not work, and opens the window to say why (#59)', () => {
+    const a = actions();
+    const base = state();
+    const problem = {
+      source: 'rule set ads',
+      line: 1,
+      text: 'RULE-SET,ads,REJECT',
+      message: 'could not be loaded (HTTP 503); until it is, this rule matches nothing: …',
+    };
+    const withError: TrayState = {
+      ...base,
+      status: { ...base.status!, routing: { ...base.status!.routing!, errors: [problem] } },
+    };
+    const items = buildTrayMenu(withError, a, 'linux').find((i) => i.id === 'routing')!
+      .submenu as Electron.MenuItemConstructorOptions[];
+    expect(items[0]!.label).toBe('⚠ 1 rule does not work: open to see why');
+    items[0]!.click!({} as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    expect(a.openWindow).toHaveBeenCalled();
+    expect(items.filter((i) => i.type === 'radio')).toHaveLength(3);
+    const zh = buildTrayMenu({ ...withError, language: 'zh-CN' }, a, 'linux').find((i) => i.id === 'routing')!;
+    expect((zh.submenu as Electron.MenuItemConstructorOptions[])[0]!.label).toBe('⚠ 1 条规则无法生效：打开查看原因');
+  });
+
   it('keeps a low-scoring active node in the list', () => {
     const nodes = Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i }));
     expect(topNodes(nodes, 'node-29').map((n) => n.id)).toContain('node-29');

@@ -36,6 +36,56 @@ describe('rule-set refreshes keep their schedule and their kept copy (#45 review
     for (const o of open.splice(0)) o.close();
   });
 
+  it('a REJECT rule whose set never loaded is an error that says what the table does meanwhile, gone once it loads (#59)', async () => {
+    let up = false;
+    const { server, url } = await scriptedServer((_n, res) => {
+      if (!up) {
+        res.statusCode = 503;
+        return res.end('busy');
+      }
+      res.end('+.ads.example\n');
+    });
+    open.push(server);
+    const dataDir = mkdtempSync(join(tmpdir(), 'gh-rs-unloaded-'));
+    const routing = new RoutingState(
+      buildConfig(
+        {
+          mode: 'rule',
+          rules: ['RULE-SET,ads,REJECT', 'MATCH,TUNNEL'],
+          ruleProviders: { ads: { type: 'http', behavior: 'domain', format: 'text', url, interval: 3600 } },
+        },
+        { egress: 'direct', dataDir, logFile: 'off' },
+      ),
+      silentLogger(),
+      () => [directDialer()],
+      { retryMs: 200 },
+    );
+    open.push(routing);
+    routing.start();
+    const error = await until(
+      () => routing.status().errors.find((e) => e.source === 'rule set ads'),
+      10_000,
+      'the unloaded set named as an error',
+    );
+    expect(error).toMatchObject({
+      line: 1,
+      text: 'RULE-SET,ads,REJECT',
+      message: expect.stringMatching(
+        /^could not be loaded \(.*503.*\); until it is, this rule matches nothing: what it would block is not blocked/,
+      ),
+    });
+    // Meanwhile the table does what it says: an ad host goes on to MATCH.
+    expect(routing.table().decide({ network: 'tcp', host: 'x.ads.example', port: 443 })).toMatchObject({
+      decision: { target: 'TUNNEL' },
+    });
+    up = true;
+    await until(() => routing.status().ruleSets[0]!.entries === 1 || undefined, 10_000, 'the set loaded on retry');
+    expect(routing.status().errors).toEqual([]);
+    expect(routing.table().decide({ network: 'tcp', host: 'x.ads.example', port: 443 })).toMatchObject({
+      decision: { target: 'REJECT' },
+    });
+  });
+
   it('a set whose refresh failed once and then succeeded on retry is back on its interval', async () => {
     const { server, url } = await scriptedServer((n, res) => {
       if (n === 1) {

@@ -530,6 +530,8 @@ export const en = {
       auto: 'Auto-select',
       routing: 'Routing',
       routeMode: { rule: 'By rules', global: 'Everything through the VPN', direct: 'Nothing through the VPN' },
+      routingProblems_one: '⚠ {{count}} rule does not work: open to see why',
+      routingProblems_other: '⚠ {{count}} rules do not work: open to see why',
       sysproxy: 'System proxy',
       sysproxyUnsupported: 'System proxy (not supported here)',
       killSwitch: 'Kill switch (offline if Gatehop stops)',

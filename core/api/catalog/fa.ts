@@ -535,6 +535,8 @@ export const fa: Catalog = {
       auto: 'انتخاب خودکار',
       routing: 'مسیریابی',
       routeMode: { rule: 'طبق قواعد', global: 'همه چیز از VPN', direct: 'هیچ چیز از VPN' },
+      routingProblems_one: '⚠ {{count}} قاعده کار نمی‌کند: برای دیدن دلیل باز کنید',
+      routingProblems_other: '⚠ {{count}} قاعده کار نمی‌کند: برای دیدن دلیل باز کنید',
       sysproxy: 'پراکسی سیستم',
       sysproxyUnsupported: 'پراکسی سیستم (اینجا پشتیبانی نمی‌شود)',
       killSwitch: 'کلید قطع (اگر Gatehop بایستد، آفلاین)',

@@ -496,6 +496,8 @@ export const zhCN: Catalog = {
       auto: '自动选择',
       routing: '路由',
       routeMode: { rule: '按规则', global: '全部走 VPN', direct: '全部直连' },
+      routingProblems_one: '⚠ {{count}} 条规则无法生效：打开查看原因',
+      routingProblems_other: '⚠ {{count}} 条规则无法生效：打开查看原因',
       sysproxy: '系统代理',
       sysproxyUnsupported: '系统代理（此处不支持）',
       killSwitch: '断网保护（Gatehop 停止时保持离线）',

@@ -498,6 +498,8 @@ export const zhTW: Catalog = {
       auto: '自動選擇',
       routing: '路由',
       routeMode: { rule: '依規則', global: '全部走 VPN', direct: '全部直連' },
+      routingProblems_one: '⚠ {{count}} 條規則無法生效：打開查看原因',
+      routingProblems_other: '⚠ {{count}} 條規則無法生效：打開查看原因',
       sysproxy: '系統代理',
       sysproxyUnsupported: '系統代理（這裡不支援）',
       killSwitch: '斷網保護（Gatehop 停止時保持離線）',
