@@ -76,16 +76,22 @@ function fakeSource(): HealthSource & {
   return s;
 }
 
+/** A monitor (windows by hand: its timer is an hour) watching a fake source, and what it asked for. */
+function watched() {
+  const asked: string[] = [];
+  const m = new HealthMonitor(
+    healthOptions({ intervalMs: 60_000 }),
+    { onUnhealthy: (_s, r) => asked.push(r) },
+    silentLogger(),
+  );
+  const src = fakeSource();
+  m.watch(src);
+  return { asked, m, src };
+}
+
 describe('HealthMonitor', () => {
   it('asks for a switch only after badWindows bad windows in a row; a good window starts the count over', async () => {
-    const asked: string[] = [];
-    const m = new HealthMonitor(
-      healthOptions({ intervalMs: 60_000 }),
-      { onUnhealthy: (_s, r) => asked.push(r) },
-      silentLogger(),
-    );
-    const src = fakeSource();
-    m.watch(src);
+    const { asked, m, src } = watched();
     src.link = 'reconnecting';
     await m.sample();
     await m.sample();
@@ -102,14 +108,7 @@ describe('HealthMonitor', () => {
   });
 
   it('a single bad sample never asks', async () => {
-    const asked: string[] = [];
-    const m = new HealthMonitor(
-      healthOptions({ intervalMs: 60_000 }),
-      { onUnhealthy: (_s, r) => asked.push(r) },
-      silentLogger(),
-    );
-    const src = fakeSource();
-    m.watch(src);
+    const { asked, m, src } = watched();
     for (let i = 0; i < 20; i++) {
       src.link = i % 3 === 0 ? 'down' : 'up';
       await m.sample();
@@ -121,14 +120,7 @@ describe('HealthMonitor', () => {
 
 describe('HealthMonitor and a half-dead node (#60)', () => {
   it('counts windows that saw the failure in a row: a quiet window between tries does not wash out dead connects, one with working connects does', async () => {
-    const asked: string[] = [];
-    const m = new HealthMonitor(
-      healthOptions({ intervalMs: 60_000 }),
-      { onUnhealthy: (_s, r) => asked.push(r) },
-      silentLogger(),
-    );
-    const src = fakeSource();
-    m.watch(src);
+    const { asked, m, src } = watched();
     const tries = (n: number, failed: number): void => {
       src.stats.sessionsTotal += n - failed;
       src.stats.failures += failed;
@@ -159,14 +151,7 @@ describe('HealthMonitor and a half-dead node (#60)', () => {
   });
 
   it('a resolver that stays silent makes every window bad, used or not', async () => {
-    const asked: string[] = [];
-    const m = new HealthMonitor(
-      healthOptions({ intervalMs: 60_000 }),
-      { onUnhealthy: (_s, r) => asked.push(r) },
-      silentLogger(),
-    );
-    const src = fakeSource();
-    m.watch(src);
+    const { asked, m, src } = watched();
     src.dns = null;
     for (let i = 0; i < 3; i++) await m.sample();
     expect(asked).toEqual(['3 bad health windows (dns failed)']);
