@@ -1,4 +1,4 @@
-import { isLoopbackHost } from '../common/index.js';
+import { isLoopbackHost, unbracket } from '../common/index.js';
 import { GROUP_NAME } from '../groups/index.js';
 import type { AdminCore } from './admin-core.js';
 
@@ -110,7 +110,7 @@ export function providerOf(core: AdminCore) {
 export function configsOf(core: AdminCore) {
   const at = core.proxyAddress;
   const i = at.lastIndexOf(':');
-  const host = at.slice(0, i).replace(/^\[|\]$/g, '');
+  const host = unbracket(at.slice(0, i));
   const port = Number(at.slice(i + 1));
   const c = core.controller;
   return {

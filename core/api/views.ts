@@ -7,7 +7,7 @@ import {
   type Tunnel,
   type TunnelProtocol,
 } from '../egress/index.js';
-import { dataEngineStatus, loadNative, nativeStatus } from '../common/index.js';
+import { dataEngineStatus, loadNative, nativeStatus, unbracket } from '../common/index.js';
 import type { NodeTunnel } from '../groups/index.js';
 import { inBackoff } from '../selector/index.js';
 import { WEAK_TLS_REMEMBER_MS } from '../store/index.js';
@@ -368,7 +368,7 @@ export function nodesView(core: AdminCore): Nodes {
 function splitHostPort(s: string | null): { host: string; port: string } {
   if (!s) return { host: '', port: '0' };
   const i = s.lastIndexOf(':');
-  return { host: s.slice(0, i).replace(/^\[|\]$/g, ''), port: s.slice(i + 1) };
+  return { host: unbracket(s.slice(0, i)), port: s.slice(i + 1) };
 }
 
 /** GET /connections (Gatehop's fields and Clash's in one shape). */

@@ -30,3 +30,8 @@ export function isLoopbackHost(host: string): boolean {
   if (host.startsWith('::ffff:')) return isLoopbackHost(host.slice(7));
   return isIP(host) === 4 && host.startsWith('127.');
 }
+
+/** A host as URLs and `host:port` text write it, without the brackets around an IPv6 literal (`[::1]` → `::1`). */
+export function unbracket(host: string): string {
+  return host.replace(/^\[|\]$/g, '');
+}

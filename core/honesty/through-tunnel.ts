@@ -15,7 +15,7 @@ import {
   type TLSSocket,
 } from 'node:tls';
 import * as dnsPacket from 'dns-packet';
-import { abortReason, decodeChunked, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
+import { abortReason, decodeChunked, ErrorCodes, GatehopError, settleFirst, unbracket } from '../common/index.js';
 import { publicRoots, subjectName } from '../reach/index.js';
 import type { Egress } from '../egress/index.js';
 import type { DohServer } from './options.js';
@@ -208,7 +208,7 @@ export interface HttpResponse {
 /** HTTP/1.0 GET of `url` (plain http://) through the egress; the body whole, within the budget. */
 export async function httpGet(egress: Egress, url: string, x: Exchange): Promise<HttpResponse> {
   const u = new URL(url);
-  const stream = await openMetered(egress, u.hostname.replace(/^\[|\]$/g, ''), Number(u.port || 80), x);
+  const stream = await openMetered(egress, unbracket(u.hostname), Number(u.port || 80), x);
   const request = `GET ${u.pathname}${u.search} HTTP/1.0\r\nHost: ${u.host}\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\nConnection: close\r\n\r\n`;
   return readResponse(stream, Buffer.from(request, 'latin1'));
 }

@@ -5,6 +5,7 @@
  * these; there were three expanders and two bracket strippers.
  */
 import { isIP } from 'node:net';
+import { unbracket } from '../common/index.js';
 
 /**
  * An IPv6 literal's eight 16-bit groups, `::` filled and a dotted IPv4 tail (`::ffff:1.2.3.4`,
@@ -33,7 +34,7 @@ export function ipv6Groups(ip: string): number[] | null {
 
 /** An address as written in a URL or a socket's report, without brackets or a zone: `[fe80::1%eth0]` → `fe80::1`. */
 export function bareAddress(ip: string): string {
-  return ip.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  return unbracket(ip).replace(/%.*$/, '');
 }
 
 export function unmapIpv4(host: string): string {

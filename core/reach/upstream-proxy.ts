@@ -1,5 +1,5 @@
 import { isIP, Socket } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, type ErrorCode, settleFirst } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, type ErrorCode, settleFirst, unbracket } from '../common/index.js';
 import {
   encodeSocksAddress,
   encodeSocksUdpHeader,
@@ -53,7 +53,7 @@ export function parseUpstreamUrl(text: string): UpstreamProxy {
   }
   return Object.freeze({
     kind,
-    host: u.hostname.replace(/^\[|\]$/g, ''),
+    host: unbracket(u.hostname),
     port,
     username,
     password,

@@ -1,7 +1,7 @@
 import { request as httpRequest, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { isGatehopError } from '../common/index.js';
+import { isGatehopError, unbracket } from '../common/index.js';
 import type { Decision, InboundType } from '../route/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import { readFirstBytes } from './first-bytes.js';
@@ -93,7 +93,7 @@ export class HttpSession extends ProxySession<Socket> {
       return this.#respondError(res, 400, req, `Scheme ${url.protocol} is not proxied; use CONNECT.`);
     }
     const port = url.port ? Number(url.port) : 80;
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const host = unbracket(url.hostname);
     let upstream: Duplex;
     try {
       // Each request of a keep-alive connection is its own flow, routed by its own host.
@@ -211,7 +211,7 @@ export class HttpSession extends ProxySession<Socket> {
     }
     socket.pause();
     try {
-      const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+      const host = unbracket(url.hostname);
       const port = url.port ? Number(url.port) : 80;
       this.inType = 'HTTP';
       const decision = await this.route(host, port);

@@ -7,6 +7,7 @@ import {
   type Runner,
   pacUrlOf,
 } from './types.js';
+import { unbracket } from '../common/index.js';
 
 /**
  * KDE Plasma 5 and 6: `[Proxy Settings]` in kioslaverc, written with kwriteconfig5/6 and read with
@@ -78,7 +79,7 @@ export function kdeParseProxy(v: string | null | undefined): { host: string; por
   if (!v) return null;
   const m = /^(?:[a-z0-9]+:\/\/)?(\[[^\]]+\]|[^\s:/]+)(?:[\s:](\d+))?\/?$/i.exec(v.trim());
   if (!m) return null;
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2] ?? 0) };
+  return { host: unbracket(m[1]!), port: Number(m[2] ?? 0) };
 }
 
 export function kdeDesired(target: ProxyTarget, current: FlatSettings): FlatSettings {

@@ -2,7 +2,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
-import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
+import { abortReason, ErrorCodes, GatehopError, unbracket } from '../common/index.js';
 
 /** How a list fetch left this machine: straight out, through a working tunnel, or through the user's upstream proxy. */
 export type DialVia = 'direct' | 'tunnel' | 'upstream';
@@ -68,7 +68,7 @@ function getOnce(url: string, dialer: Dialer, signal: AbortSignal): Promise<Inco
   const u = new URL(url);
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
     return Promise.reject(new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `${url}: only http and https are fetched`));
-  const host = u.hostname.replace(/^\[|\]$/g, '');
+  const host = unbracket(u.hostname);
   const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
   if (signal.aborted) return Promise.reject(abortReason(signal, `fetch ${url}`));
   return new Promise((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { isLocalName } from '../reach/index.js';
 import { defaultAddressPolicy, type AddressPolicy } from './csv.js';
+import { unbracket } from '../common/index.js';
 
 /**
  * VPN Gate's mirror directory page (`/en/sites.aspx`): volunteers' mirrors of the whole site,
@@ -47,7 +48,7 @@ export function parseMirrorDirectory(
     if (u.username || u.password || u.search || !u.hostname) continue;
     if (u.host.toLowerCase() === own || NOT_MIRRORS.test(u.hostname)) continue;
     // A page may not aim Gatehop at this machine or its LAN (names are checked again when dialled).
-    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const host = unbracket(u.hostname);
     if (isLocalName(host) || (isIP(host) !== 0 && policy(host) !== null)) continue;
     const languageRoot = /^\/[a-z]{2}(-[a-z]{2})?\/?$/i.test(u.pathname);
     const portRoot = u.port !== '' && (u.pathname === '/' || u.pathname === '');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildConfig, defaultDataDir, readConfigFile } from '../../core/app/index.js';
 import { RuleTable } from '../../core/route/index.js';
-import { parseEndpoint } from '../../core/common/index.js';
+import { parseEndpoint, unbracket } from '../../core/common/index.js';
 
 describe('config', () => {
   it('fills every default', () => {
@@ -110,6 +110,10 @@ describe('config', () => {
     expect(parseEndpoint('[::1]:9')).toEqual({ host: '::1', port: 9 });
     expect(parseEndpoint(':80')).toEqual({ host: '0.0.0.0', port: 80 });
     expect(() => parseEndpoint('h:70000')).toThrow();
+    // A URL's hostname (new URL('http://[::1]:80/').hostname is '[::1]'), as every caller takes it.
+    expect(unbracket(new URL('http://[2001:db8::1]:80/').hostname)).toBe('2001:db8::1');
+    expect(unbracket('example.org')).toBe('example.org');
+    expect(unbracket('192.0.2.1')).toBe('192.0.2.1');
   });
 
   it('puts the data dir in the OS app-data folder', () => {
