@@ -94,7 +94,7 @@ function domainKeys(r: Reader, limits: MrsLimits): string[] {
     }
   }
   // What the keys would cost, from the trie's shape alone: a small trie whose leaves share long
-  // paths spells out gigabytes (a few KB of zstd), so nothing is built before this holds.
+  // paths spells out gigabytes (a few hundred bytes of zstd), so nothing is built before this holds.
   let keys = 0;
   let keyBytes = 0;
   for (let node = 1; node < next; node++) {
