@@ -41,10 +41,14 @@ export function makePrivateDir(dir: string): void {
   if (!st.isDirectory()) refuse('not a folder (a link?)');
   if (st.uid !== uid) refuse(`owned by uid ${st.uid}, not this user (${uid})`);
   // Whoever may write in the folder above may rename this one and put their own in its place,
-  // unless that folder is sticky (as /tmp is) and this one is ours.
+  // unless that folder is sticky (as /tmp is) and this one is ours. So the folder above must be
+  // ours (a data dir), or a sticky one of root's (/tmp), and not writable by everyone unless
+  // sticky. Group-writable is taken: a desktop's umask 002 makes the data dir so (its group is
+  // the user's own), and the data dir already holds the token and the database.
   const up = lstatSync(dirname(dir));
-  const sticky = (up.mode & 0o1000) !== 0 && (up.uid === uid || up.uid === 0);
-  if (!sticky && (up.uid !== uid || (up.mode & 0o022) !== 0))
+  const sticky = (up.mode & 0o1000) !== 0;
+  const ownedRight = up.uid === uid || (sticky && up.uid === 0);
+  if (!ownedRight || (!sticky && (up.mode & 0o002) !== 0))
     refuse(`the folder above it (${dirname(dir)}) can be written by others`);
   chmodSync(dir, 0o700);
 }

@@ -107,7 +107,7 @@ function sticky0(base: string): string {
 }
 
 describe.runIf(isRoot)('a private folder for sockets (#59)', () => {
-  it('refuses a folder another user owns, a link, and one under a folder others may write in', () => {
+  it('refuses a folder another user owns, a link, and one under a folder others may write in or own; takes a group-writable data dir', () => {
     const base = mkdtempSync(join(tmpdir(), 'gh-private-'));
     const theirs = join(base, 'theirs');
     mkdirSync(theirs);
@@ -120,6 +120,17 @@ describe.runIf(isRoot)('a private folder for sockets (#59)', () => {
     const link = join(base, 'link');
     symlinkSync(sticky0(base), link);
     expect(() => makePrivateDir(link)).toThrow(/not a folder \(a link\?\)/);
+    // A data dir made under a desktop's umask 002 (group-writable, the user's own group) is fine.
+    const desktop = join(base, 'desktop');
+    mkdirSync(desktop);
+    chmodSync(desktop, 0o775);
+    makePrivateDir(join(desktop, 'run'));
+    expect(statSync(join(desktop, 'run')).mode & 0o777).toBe(0o700);
+    // A folder above that another user owns, sticky or not, is not.
+    const foreign = join(base, 'foreign');
+    mkdirSync(foreign);
+    chownSync(foreign, 65534, 65534);
+    expect(() => makePrivateDir(join(foreign, 'run'))).toThrow(/can be written by others/);
     // A sticky /tmp-like folder is fine, and what is made is 0700.
     const sticky = join(base, 'sticky');
     mkdirSync(sticky);
