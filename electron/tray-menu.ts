@@ -1,4 +1,4 @@
-import type { NodeDto, Status, SysproxyState } from '../core/api/index.js';
+import { failingShapeOf, type NodeDto, type Status, type SysproxyState } from '../core/api/index.js';
 import { countryNameIn, translate, type Language } from '../core/api/catalog/index.js';
 import type { MenuItemOptions } from './electron-api.js';
 
@@ -82,12 +82,14 @@ export function tooltipOf(s: TrayState): string {
   if (st.egress === 'direct') return t(s, 'tooltip.direct', { sessions: sessions(s, st.sessions.active) });
   if (!st.active) return t(s, st.network.state === 'waiting' ? 'tooltip.waiting' : 'tooltip.finding');
   const n = s.nodes.find((x) => x.id === st.active!.nodeId);
-  return t(s, 'tooltip.connected', {
+  const line = t(s, 'tooltip.connected', {
     node: `${n?.countryCode ?? ''} ${n?.host ?? st.active.nodeId}`,
     rtt: ms(s, st.active.rttMs),
     more: moreTunnels(s),
     sessions: sessions(s, st.sessions.active),
   });
+  const shape = failingShapeOf(st.health);
+  return shape ? `${line}\n${t(s, `tooltip.failing.${shape}`, { node: n?.host ?? st.active.nodeId ?? '' })}` : line;
 }
 
 /** " (+2 tunnels)" while balancing over several tunnels (groups.balance), else "". */

@@ -288,6 +288,8 @@ export const statusSchema = z.object({
       badWindows: z.number().int(),
       score: z.number().nullable(),
       reasons: z.array(z.string()),
+      /** The last window's symptoms as ids (#60): link, dns, dns-slow, connects, stall, retransmit. Absent: an older core. */
+      symptoms: z.array(z.enum(['link', 'dns', 'dns-slow', 'connects', 'stall', 'retransmit'])).optional(),
       consecutiveBad: z.number().int(),
     })
     .nullable(),
@@ -420,6 +422,21 @@ export const statusSchema = z.object({
   }),
 });
 export type Status = z.infer<typeof statusSchema>;
+
+/** How the active node fails, in one word for the tray and the window (#60). */
+export type FailingShape = 'link' | 'dns' | 'connects' | 'stall' | 'other';
+
+/**
+ * What the active node's health windows see go wrong, while they go wrong (null when the last
+ * window was good, or an older core sent no symptoms): a user whose pages fail is told why, and
+ * that Gatehop leaves the node if it goes on, instead of only "the proxy is broken".
+ */
+export function failingShapeOf(h: Status['health']): FailingShape | null {
+  if (!h || h.consecutiveBad < 1) return null;
+  const seen = new Set(h.symptoms ?? []);
+  for (const shape of ['link', 'dns', 'connects', 'stall'] as const) if (seen.has(shape)) return shape;
+  return 'other';
+}
 
 export const nodeStateSchema = z.enum(['active', 'draining', 'standby', 'candidate', 'backoff']);
 

@@ -131,6 +131,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
           badWindows: health.badWindows,
           score: health.last?.score ?? null,
           reasons: health.last?.reasons ?? [],
+          symptoms: health.last?.symptoms ?? [],
           consecutiveBad: health.last?.consecutiveBad ?? 0,
         }
       : null,

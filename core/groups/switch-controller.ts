@@ -1,6 +1,6 @@
 import { ErrorCodes, GatehopError, Listeners, type Logger, detach } from '../common/index.js';
 import { TUNNEL_PROTOCOLS, type EgressManager, type TunnelProtocol } from '../egress/index.js';
-import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource } from '../health/index.js';
+import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource, type Symptom } from '../health/index.js';
 import { FailFilter, type Ranking, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import { ActiveProbes } from './active-probes.js';
@@ -109,6 +109,8 @@ export class SwitchController {
       egressId: string;
       score: number;
       reasons: string[];
+      /** What the window saw go wrong, as ids (the window and tray say it in the user's language). */
+      symptoms: Symptom[];
       consecutiveBad: number;
       dnsMs: number | null;
       at: number;
@@ -214,6 +216,7 @@ export class SwitchController {
             egressId: source.id,
             score: w.score,
             reasons: w.reasons,
+            symptoms: w.symptoms,
             consecutiveBad: w.consecutiveBad,
             dnsMs: w.dnsMs,
             at: Date.now(),

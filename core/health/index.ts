@@ -7,6 +7,7 @@ export {
   type HealthSource,
   type WindowSample,
   type WindowScore,
+  type Symptom,
 } from './window-score.js';
 export { HealthMonitor, type HealthMonitorEvents } from './health-monitor.js';
 export { SwitchPolicy, type Verdict } from './switch-policy.js';

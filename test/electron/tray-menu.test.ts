@@ -127,6 +127,28 @@ describe('the tray menu', () => {
     expect((zh.submenu as Electron.MenuItemConstructorOptions[])[0]!.label).toBe('⚠ 1 条规则无法生效：打开查看原因');
   });
 
+  it('the tooltip says which shape the active node fails in, while it fails, and that Gatehop leaves it (#60)', () => {
+    const failing = (symptoms: Array<'link' | 'dns' | 'connects' | 'stall' | 'retransmit'>, consecutiveBad = 2) => {
+      const base = state();
+      return {
+        ...base,
+        status: {
+          ...base.status!,
+          health: { windows: 9, badWindows: 2, score: 0.4, reasons: [], symptoms, consecutiveBad },
+        },
+      };
+    };
+    expect(tooltipOf(failing(['dns']))).toBe(
+      'Gatehop: KR public-vpn-3 · 42 ms · 1 session\n⚠ names fail through public-vpn-3; Gatehop leaves it if this goes on',
+    );
+    expect(tooltipOf(failing(['connects']))).toMatch(/\n⚠ connections fail through public-vpn-3;/);
+    expect(tooltipOf(failing(['dns', 'connects', 'stall']))).toMatch(/\n⚠ names fail/);
+    expect(tooltipOf(failing(['retransmit']))).toMatch(/\n⚠ public-vpn-3 is struggling;/);
+    // Not while the windows are good again, nor from an older core that sends no symptoms.
+    expect(tooltipOf(failing(['dns'], 0))).toBe('Gatehop: KR public-vpn-3 · 42 ms · 1 session');
+    expect(tooltipOf({ ...failing(['dns']), language: 'fa' })).toMatch(/نام‌ها از راه public-vpn-3 پیدا نمی‌شوند/);
+  });
+
   it('keeps a low-scoring active node in the list', () => {
     const nodes = Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i }));
     expect(topNodes(nodes, 'node-29').map((n) => n.id)).toContain('node-29');

@@ -515,6 +515,14 @@ export const en = {
       waiting: 'Gatehop: waiting for the network',
       finding: 'Gatehop: finding a working node…',
       connected: 'Gatehop: {{node}} · {{rtt}}{{more}} · {{sessions}}',
+      /** A second line while the active node fails (#60): which shape, in words. */
+      failing: {
+        link: '⚠ {{node}} is not answering; Gatehop leaves it if this goes on',
+        dns: '⚠ names fail through {{node}}; Gatehop leaves it if this goes on',
+        connects: '⚠ connections fail through {{node}}; Gatehop leaves it if this goes on',
+        stall: '⚠ transfers stall through {{node}}; Gatehop leaves it if this goes on',
+        other: '⚠ {{node}} is struggling; Gatehop leaves it if this goes on',
+      },
     },
     moreTunnels_one: ' (+{{count}} tunnel)',
     moreTunnels_other: ' (+{{count}} tunnels)',

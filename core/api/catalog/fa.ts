@@ -520,6 +520,13 @@ export const fa: Catalog = {
       waiting: 'Gatehop: در انتظار شبکه',
       finding: 'Gatehop: در حال یافتن سرور…',
       connected: 'Gatehop: {{node}} · {{rtt}}{{more}} · {{sessions}}',
+      failing: {
+        link: '⚠ {{node}} پاسخ نمی‌دهد؛ اگر ادامه یابد Gatehop گره را عوض می‌کند',
+        dns: '⚠ نام‌ها از راه {{node}} پیدا نمی‌شوند؛ اگر ادامه یابد Gatehop گره را عوض می‌کند',
+        connects: '⚠ اتصال‌ها از راه {{node}} برقرار نمی‌شوند؛ اگر ادامه یابد Gatehop گره را عوض می‌کند',
+        stall: '⚠ انتقال‌ها از راه {{node}} متوقف مانده‌اند؛ اگر ادامه یابد Gatehop گره را عوض می‌کند',
+        other: '⚠ {{node}} درست کار نمی‌کند؛ اگر ادامه یابد Gatehop گره را عوض می‌کند',
+      },
     },
     moreTunnels_one: ' (+{{count}} تونل)',
     moreTunnels_other: ' (+{{count}} تونل)',

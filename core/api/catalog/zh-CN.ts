@@ -481,6 +481,13 @@ export const zhCN: Catalog = {
       waiting: 'Gatehop：正在等待网络',
       finding: 'Gatehop：正在寻找可用节点…',
       connected: 'Gatehop：{{node}} · {{rtt}}{{more}} · {{sessions}}',
+      failing: {
+        link: '⚠ {{node}} 没有响应；若持续将切换节点',
+        dns: '⚠ 经 {{node}} 的域名解析失败；若持续将切换节点',
+        connects: '⚠ 经 {{node}} 的连接失败；若持续将切换节点',
+        stall: '⚠ 经 {{node}} 的传输停滞；若持续将切换节点',
+        other: '⚠ {{node}} 状况不佳；若持续将切换节点',
+      },
     },
     moreTunnels_one: '（另有 {{count}} 条隧道）',
     moreTunnels_other: '（另有 {{count}} 条隧道）',

@@ -483,6 +483,13 @@ export const zhTW: Catalog = {
       waiting: 'Gatehop：正在等待網路',
       finding: 'Gatehop：正在尋找可用的節點…',
       connected: 'Gatehop：{{node}} · {{rtt}}{{more}} · {{sessions}}',
+      failing: {
+        link: '⚠ {{node}} 沒有回應；若持續將切換節點',
+        dns: '⚠ 經 {{node}} 的網域解析失敗；若持續將切換節點',
+        connects: '⚠ 經 {{node}} 的連線失敗；若持續將切換節點',
+        stall: '⚠ 經 {{node}} 的傳輸停滯；若持續將切換節點',
+        other: '⚠ {{node}} 狀況不佳；若持續將切換節點',
+      },
     },
     moreTunnels_one: '（另有 {{count}} 條通道）',
     moreTunnels_other: '（另有 {{count}} 條通道）',

@@ -21,6 +21,7 @@ import {
   protocolLabel,
 } from '../format.js';
 import { detach } from '../detach.js';
+import { failingShapeOf } from '../../../core/api/schemas.js';
 
 const NO_DRAINING: never[] = [];
 const NO_MEMBERS: never[] = [];
@@ -46,6 +47,8 @@ export function Overview() {
     );
   if (!status) return <p role="alert">{statusError}</p>;
   const a = status.active;
+  // How the active node fails, while it does (#60): the tray's tooltip says the same.
+  const failing = failingShapeOf(status.health);
   const standby = status.standby[0];
   const noList = status.egress === 'vpngate' && status.list !== null && status.list.nodes === 0;
   return (
@@ -55,6 +58,11 @@ export function Overview() {
       {status.pinFailed ? (
         <p role="status" className="banner banner-warn">
           {t('overview.pinFailed', { node: status.pinFailed })}
+        </p>
+      ) : null}
+      {a && failing ? (
+        <p role="status" className="banner banner-warn" data-testid="node-failing">
+          {t(`shell.tooltip.failing.${failing}`, { node: activeNode?.host ?? a.nodeId ?? '' })}
         </p>
       ) : null}
       {status.protocols?.preferred && status.protocols.order[0] !== status.protocols.preferred ? (
