@@ -42,6 +42,7 @@ import {
   socks5Codec,
   stripHopByHop,
 } from '../../core/socks5/index.js';
+import { judgeFirstBytes } from '../../core/socks5/https-only.js';
 import {
   decodeCp,
   decodeFrame,
@@ -656,6 +657,23 @@ const sniffFirstBytes: FuzzTarget<Buffer> = {
   },
 };
 
+const httpsOnlyJudge: FuzzTarget<Buffer> = {
+  name: 'https-only-judge',
+  what: "a client's first bytes judged by privacy.httpsOnly: a TLS ClientHello or refused (core/socks5 https-only, #59)",
+  input: bytesLike(sniffSeeds, 64),
+  run(bytes) {
+    const v = judgeFirstBytes(bytes);
+    // Only a handshake record of TLS 3.x carrying a ClientHello passes; nothing else ever does.
+    if (v === 'tls')
+      must(bytes[0] === 0x16 && bytes[1] === 0x03 && bytes[2]! <= 4 && bytes[5] === 0x01, 'passed non-TLS');
+    // "Wait for more" only while the bytes can still become a ClientHello; once given, pass or
+    // refuse holds for every longer input with the same start (which refusal, page or close, may not).
+    if (v === 'undecided') must(bytes.length < 6 && (bytes.length === 0 || bytes[0] === 0x16), 'waits forever');
+    else
+      must((judgeFirstBytes(Buffer.concat([bytes, Buffer.from('x')])) === 'tls') === (v === 'tls'), 'verdict flipped');
+  },
+};
+
 const ruleSeeds = [
   'DOMAIN-SUFFIX,ir,DIRECT',
   'IP-CIDR,10.0.0.0/8,DIRECT,no-resolve',
@@ -1016,6 +1034,7 @@ export const TARGETS: FuzzTarget<any>[] = [
   dohAnswer,
   honestyPage,
   sniffFirstBytes,
+  httpsOnlyJudge,
   ruleLines,
   ruleSets,
   geosite,
