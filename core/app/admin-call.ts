@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { formatEndpoint, runSocketPath } from '../common/index.js';
@@ -74,9 +74,9 @@ export async function callRunningCore(
 
 function isSocket(path: string): boolean {
   try {
-    return existsSync(path) && statSync(path).isSocket();
+    return statSync(path).isSocket();
   } catch {
-    return false;
+    return false; // not there
   }
 }
 
@@ -109,9 +109,11 @@ function overSocket(
     req.on('error', (err: NodeJS.ErrnoException) =>
       resolve({
         absent:
-          err.code === 'ECONNREFUSED' || err.code === 'ENOENT'
+          err.code === 'ECONNREFUSED'
             ? 'Gatehop is not running (its socket is left from an earlier run)'
-            : `Gatehop did not answer on ${socketPath}: ${err.message}`,
+            : err.code === 'ENOENT'
+              ? 'Gatehop is not running (it has just stopped)'
+              : `Gatehop did not answer on ${socketPath}: ${err.message}`,
       }),
     );
     req.end(data ?? undefined);

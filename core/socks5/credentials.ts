@@ -160,11 +160,11 @@ export class Credentials {
    * the connection that asked has closed by the time its turn comes.
    */
   async verify(username: string, password: string, address = '', gone: () => boolean = () => false): Promise<boolean> {
+    const client = clientOf(address);
     if (this.#recentlyVerified(username, password)) {
-      this.#settle(clientOf(address), true);
+      this.#settle(client, true);
       return true;
     }
-    const client = clientOf(address);
     const waiting = this.#pending.get(client) ?? 0;
     if (waiting >= MAX_PENDING_PER_CLIENT || this.#pendingTotal >= MAX_PENDING_TOTAL) return false;
     this.#pending.set(client, waiting + 1);
