@@ -1,10 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 
 export interface AccessPolicy {
   token: string;
-  /** host:port strings a request's Host may name (the listen address and the loopback names). */
-  allowedHosts: ReadonlySet<string>;
+  /** Whether a request's Host (host:port, lower case) names this API (see ownHosts). */
+  isOwnHost: (host: string) => boolean;
   /** Origins (scheme://host:port) allowed to call cross-origin; the API's own origins always are. */
   allowedOrigins: ReadonlySet<string>;
 }
@@ -12,10 +14,51 @@ export interface AccessPolicy {
 export type AccessVerdict =
   { ok: true; origin: string | null } | { ok: false; status: 401 | 403; error: string; message: string };
 
-export function allowedHostsFor(host: string, port: number): Set<string> {
-  const names = new Set([host, 'localhost', '127.0.0.1', '[::1]']);
-  if (host.includes(':') && !host.startsWith('[')) names.add(`[${host}]`);
-  return new Set([...names].map((h) => `${h}:${port}`.toLowerCase()));
+function allowedHostsFor(host: string, port: number, names: readonly string[] = []): Set<string> {
+  const all = new Set([host, 'localhost', '127.0.0.1', '[::1]', ...names]);
+  for (const h of [...all]) if (h.includes(':') && !h.startsWith('[')) all.add(`[${h}]`);
+  return new Set([...all].map((h) => `${h}:${port}`.toLowerCase()));
+}
+
+const WILDCARDS = new Set(['0.0.0.0', '::', '[::]', '']);
+
+/** This machine's interface addresses, as a Host header writes them (IPv6 in brackets). */
+function interfaceHosts(): string[] {
+  const out: string[] = [];
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) out.push(a.family === 'IPv6' ? `[${a.address.split('%')[0]}]` : a.address);
+  return out.map((h) => h.toLowerCase());
+}
+
+/**
+ * The Hosts this API answers to, a DNS-rebinding defence: the address it listens on, the loopback
+ * names, the names the user listed (`adminHosts`, say `homeserver.lan`), and, when it listens on
+ * every interface (`--admin 0.0.0.0:9090` on a home server), any of this machine's own addresses
+ * written as an address: what a browser on the LAN sends when the dashboard is opened by the
+ * server's address. An address in Host cannot come from rebinding, which needs a name the attacker
+ * controls; the interfaces are read when asked, so a new DHCP lease is taken without a restart.
+ */
+export function ownHosts(
+  bindHost: string,
+  port: number,
+  names: readonly string[] = [],
+  interfaces: () => string[] = interfaceHosts,
+): (host: string) => boolean {
+  const fixed = allowedHostsFor(bindHost, port, names);
+  const wildcard = WILDCARDS.has(bindHost);
+  return (host) => {
+    if (fixed.has(host)) return true;
+    if (!wildcard || !host.endsWith(`:${port}`)) return false;
+    const name = host.slice(0, -`:${port}`.length);
+    if (isIP(name.replace(/^\[|\]$/g, '')) === 0) return false;
+    return interfaces().includes(name);
+  };
+}
+
+/** Whether an Origin header is one of the API's own pages (http://<own host>). */
+function isOwnOrigin(origin: string, policy: AccessPolicy): boolean {
+  const o = origin.toLowerCase();
+  return o.startsWith('http://') && policy.isOwnHost(o.slice('http://'.length));
 }
 
 /**
@@ -53,17 +96,16 @@ export function checkAccess(
   opts: { tokenless?: boolean } = {},
 ): AccessVerdict {
   const host = (headers.host ?? '').toLowerCase();
-  if (!policy.allowedHosts.has(host))
+  if (!policy.isOwnHost(host))
     return {
       ok: false,
       status: 403,
       error: 'GH_ERR_API_HOST',
-      message: `Host "${host}" is not this API (DNS rebinding defence)`,
+      message: `Host "${host}" is not this API (DNS rebinding defence; a name of this machine goes in adminHosts)`,
     };
   const origin = headers.origin ?? null;
   if (origin !== null) {
-    const own = [...policy.allowedHosts].some((h) => origin.toLowerCase() === `http://${h}`);
-    if (!own && !policy.allowedOrigins.has(origin))
+    if (!isOwnOrigin(origin, policy) && !policy.allowedOrigins.has(origin))
       return { ok: false, status: 403, error: 'GH_ERR_API_ORIGIN', message: `origin ${origin} is not allowed` };
   }
   // A CORS preflight carries no token: it is judged on Host and Origin alone.
@@ -105,7 +147,7 @@ export function mayStartPrograms(
       message: 'programs are started only for clients on this machine',
     };
   const origin = headers.origin ?? null;
-  if (origin !== null && ![...policy.allowedHosts].some((h) => origin.toLowerCase() === `http://${h}`))
+  if (origin !== null && !isOwnOrigin(origin, policy))
     return {
       ok: false,
       status: 403,

@@ -9,7 +9,7 @@ import {
   type Logger,
   type TappedLine,
 } from '../common/index.js';
-import { checkAccess, allowedHostsFor, mayStartPrograms, type AccessPolicy } from './access.js';
+import { checkAccess, mayStartPrograms, ownHosts, type AccessPolicy } from './access.js';
 import type { AdminCore } from './admin-core.js';
 import { registerClashRoutes } from './clash-routes.js';
 import { ClashWebSockets } from './clash-ws.js';
@@ -30,6 +30,8 @@ export interface AdminServerOptions {
   token: string;
   /** Extra origins allowed to call the API from a browser (e.g. a Clash dashboard's). */
   corsOrigins?: readonly string[];
+  /** Names of this machine a browser may use for the API besides its address (config adminHosts). */
+  hostNames?: readonly string[];
   sseMaxBufferedBytes?: number;
   heartbeatMs?: number;
   /**
@@ -144,7 +146,7 @@ export class AdminServer {
     this.#address = formatEndpoint(at);
     this.#policy = {
       token: this.opts.token,
-      allowedHosts: allowedHostsFor(at.host, at.port),
+      isOwnHost: ownHosts(at.host, at.port, this.opts.hostNames ?? []),
       allowedOrigins: new Set(this.opts.corsOrigins ?? []),
     };
     // Without it the CLI cannot hand work to this core (it says so); the API itself is up.

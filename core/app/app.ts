@@ -712,6 +712,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           port: config.admin.port,
           token,
           corsOrigins: config.adminCorsOrigins,
+          hostNames: config.adminHosts,
           // The CLI's way in (callRunningCore): a socket only this user can reach.
           ...(process.platform !== 'win32' ? { socketPath: adminSocketPath(config.dataDir) } : {}),
         },

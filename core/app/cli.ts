@@ -16,6 +16,7 @@ import { upsertAuthFile } from '../socks5/index.js';
 import { Store } from '../store/index.js';
 import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
+import { lanDashboardUrls } from './dashboard-links.js';
 import { checkSetup, describeSources, formatProblem } from './check.js';
 import { importListCommand } from './import-list.js';
 import { runCommand, terminalCommand } from './run-command.js';
@@ -250,6 +251,8 @@ async function run(flags: RunFlags): Promise<void> {
   process.stdout.write(`${describeListening(app, config)}\n`);
   // The token rides in the fragment: browsers never send it to the server or into its logs.
   if (app.dashboardUrl) process.stdout.write(`dashboard: ${app.dashboardUrl}\n`);
+  for (const url of lanDashboardUrls(app.dashboardUrl, config.admin))
+    process.stdout.write(`dashboard from your network: ${url}\n`);
   logger.info({ event: 'started', proxy: app.listening.proxy, egress: app.egress.id }, 'gatehop started');
 }
 

@@ -222,6 +222,10 @@ export const configSchema = z
     adminToken: z.string().min(16, 'admin token must be at least 16 characters').optional(),
     /** Browser origins (e.g. a Clash dashboard's) allowed to call the admin API. */
     adminCorsOrigins: z.array(z.string().url()).default([]),
+    /** Names of this machine a browser on the LAN may open the dashboard by (homeserver.lan): the API refuses other Host names. */
+    adminHosts: z
+      .array(z.string().regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i, 'a host name such as homeserver.lan, without a port'))
+      .default([]),
     /** A Clash dashboard build (yacd, metacubexd, zashboard) served at /ui/external/ on the admin port, like Clash's external-ui. */
     externalUi: z.string().min(1).optional(),
     dataDir: z.string().min(1).optional(),
@@ -303,6 +307,7 @@ export interface GatehopConfig {
   readonly admin: Endpoint | null;
   readonly adminToken: string | undefined;
   readonly adminCorsOrigins: readonly string[];
+  readonly adminHosts: readonly string[];
   readonly externalUi: string | null;
   readonly dataDir: string;
   readonly authFile: string | undefined;
@@ -422,6 +427,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     admin: c.admin === 'off' ? null : parseEndpoint(c.admin, 'admin'),
     adminToken: c.adminToken,
     adminCorsOrigins: Object.freeze(c.adminCorsOrigins.map((o) => new URL(o).origin)),
+    adminHosts: Object.freeze(c.adminHosts.map((h) => h.toLowerCase())),
     externalUi: c.externalUi ? resolvePath(c.externalUi) : null,
     dataDir,
     authFile: c.authFile,
