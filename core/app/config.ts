@@ -224,7 +224,9 @@ export const configSchema = z
     adminCorsOrigins: z.array(z.string().url()).default([]),
     /** Names of this machine a browser on the LAN may open the dashboard by (homeserver.lan): the API refuses other Host names. */
     adminHosts: z
-      .array(z.string().regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i, 'a host name such as homeserver.lan, without a port'))
+      .array(
+        z.string().regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i, 'a host name such as homeserver.lan, without a port'),
+      )
       .default([]),
     /** A Clash dashboard build (yacd, metacubexd, zashboard) served at /ui/external/ on the admin port, like Clash's external-ui. */
     externalUi: z.string().min(1).optional(),
