@@ -1,8 +1,9 @@
-import { renameSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   buildConfig,
   loadSavedSettings,
+  readConfigFile,
   resolveConfig,
   startApp,
   type ConfigInput,
@@ -10,8 +11,13 @@ import {
 } from '../core/app/index.js';
 import type { DesktopAccess, Settings } from '../core/api/index.js';
 import { translate, type Language } from '../core/api/catalog/index.js';
-import { openLogger, ErrorCodes, errorToJson, type LogTap } from '../core/common/index.js';
+import { openLogger, ErrorCodes, errorToJson, GatehopError, type LogTap } from '../core/common/index.js';
 import type { ElectronApi } from './electron-api.js';
+
+/** The desktop app's config file: the same YAML as `gatehop --config`, in the data folder. */
+export function desktopConfigPath(dataDir: string): string {
+  return join(dataDir, 'gatehop.yaml');
+}
 
 /** Why a start failed, as far as the user can do something about it. */
 export type StartFailure = 'port-in-use' | 'settings' | 'other';
@@ -24,6 +30,8 @@ export type StartFailure = 'port-in-use' | 'settings' | 'other';
 export function classifyStartError(err: unknown, saved: Partial<Settings>): StartFailure {
   const { code, message } = errorToJson(err);
   if (code === ErrorCodes.LISTEN_FAILED || /EADDRINUSE|address already in use/.test(message)) return 'port-in-use';
+  // The user's own gatehop.yaml is theirs to fix (Open data folder shows it), not a reason to reset the window's settings.
+  if (code === ErrorCodes.CONFIG_INVALID && message.includes('gatehop.yaml')) return 'other';
   if (code === ErrorCodes.AUTH_FILE_INVALID && typeof saved.authFile === 'string') return 'settings';
   if (code === ErrorCodes.CONFIG_INVALID && Object.keys(saved).length > 0) return 'settings';
   return 'other';
@@ -43,12 +51,22 @@ export async function startCore(
   language: () => Language,
   desktop: DesktopAccess | null = null,
 ): Promise<RunningApp | null> {
-  const fromFile: ConfigInput = {};
+  let fromFile: ConfigInput = {};
   let fromFlags: ConfigInput = { dataDir, egress: 'vpngate', ...extra };
   const settingsFile = join(dataDir, 'settings.json');
+  const configFile = desktopConfigPath(dataDir);
   const t = (key: string): string => translate(language(), `shell.dialog.${key}`);
   for (;;) {
     try {
+      // What the window has no setting for (an upstream proxy, rule providers, honesty pages …)
+      // goes in gatehop.yaml in the data folder, read at every start; one that does not validate
+      // is reported with its line, and "Open data folder" shows the file.
+      fromFile = existsSync(configFile) ? readConfigFile(configFile) : {};
+      try {
+        buildConfig(fromFile, { dataDir });
+      } catch (err) {
+        throw new GatehopError(ErrorCodes.CONFIG_INVALID, `${configFile}: ${errorToJson(err).message}`, { cause: err });
+      }
       const config = resolveConfig(fromFile, fromFlags);
       const logger = await openLogger({ level: config.logLevel, file: config.logFile, tap: logTap, pretty: false });
       // Crash recovery of the system proxy runs first thing inside startApp, before the tray exists.

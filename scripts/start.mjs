@@ -44,7 +44,7 @@ const bin = electronBinary();
 let child;
 if (!bin)
   child = headless(
-    "Electron's binary is not installed (it downloads on `npm install` where the network allows: `npx electron --version` fetches it)",
+    "Electron's binary is not installed (`npx install-electron` fetches it, from $ELECTRON_MIRROR when set)",
   );
 else if (!hasDisplay) child = headless('there is no display (DISPLAY / WAYLAND_DISPLAY is not set)');
 else {

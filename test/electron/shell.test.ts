@@ -38,9 +38,10 @@ afterEach(async () => {
 });
 
 async function start(
-  opts: { lock?: boolean; argv?: string[]; deadlineMs?: number } = {},
+  opts: { lock?: boolean; argv?: string[]; deadlineMs?: number; configYaml?: string } = {},
 ): Promise<{ shell: Shell; fake: FakeElectron; signals: Map<string, () => void> }> {
   const fake = createFakeElectron({ userData: mkdtempSync(join(tmpdir(), 'gh-shell-')), lock: opts.lock ?? true });
+  if (opts.configYaml) writeFileSync(join(fake.electron.app.getPath('userData'), 'gatehop.yaml'), opts.configYaml);
   const signals = new Map<string, () => void>();
   const shell = await runShell(fake.electron, {
     uiDir: join(ROOT, 'dist/renderer'),
@@ -327,6 +328,40 @@ describe('one instance', () => {
     fake.electron.app.emit('second-instance', fakeEvent(), [], '');
     expect(FakeBrowserWindow.all).toHaveLength(1);
     expect(FakeBrowserWindow.all[0]!.focused).toBe(1);
+  });
+});
+
+describe("the desktop app's gatehop.yaml (#62)", () => {
+  it('reads gatehop.yaml in the data folder for what the window has no setting for', async () => {
+    const { shell } = await start({ configYaml: 'mode: direct\nsniffPorts: [443]\n' });
+    const settings = (shell.core.admin!.operations.getSettings({}) as { settings: { mode: string } }).settings;
+    expect(settings.mode).toBe('direct');
+  });
+
+  it("a gatehop.yaml that does not validate is named with its key, and the dialog offers the data folder, not a reset of the window's settings", async () => {
+    const fake = createFakeElectron({ userData: mkdtempSync(join(tmpdir(), 'gh-shell-')) });
+    const dir = fake.electron.app.getPath('userData');
+    writeFileSync(join(dir, 'gatehop.yaml'), 'groups:\n  mode: sometimes\n');
+    writeFileSync(join(dir, 'settings.json'), JSON.stringify({ version: 1, settings: { mode: 'global' } }));
+    const shell = await runShell(fake.electron, {
+      uiDir: '',
+      assetsDir: '',
+      preload: '',
+      exec: '',
+      argv: [],
+      platform: 'linux',
+      configInput: {
+        egress: 'direct',
+        listen: '127.0.0.1:0',
+        admin: '127.0.0.1:0',
+        logFile: 'off',
+        logLevel: 'silent',
+      },
+    });
+    expect(shell).toBeNull();
+    const shown = fake.dialogs.at(-1)!;
+    expect(shown.detail).toMatch(/gatehop\.yaml: .*groups\.mode/);
+    expect(shown.buttons![0]).toMatch(/folder/i);
   });
 });
 
