@@ -51,7 +51,6 @@ export async function startCore(
   language: () => Language,
   desktop: DesktopAccess | null = null,
 ): Promise<RunningApp | null> {
-  let fromFile: ConfigInput = {};
   let fromFlags: ConfigInput = { dataDir, egress: 'vpngate', ...extra };
   const settingsFile = join(dataDir, 'settings.json');
   const configFile = desktopConfigPath(dataDir);
@@ -61,7 +60,7 @@ export async function startCore(
       // What the window has no setting for (an upstream proxy, rule providers, honesty pages …)
       // goes in gatehop.yaml in the data folder, read at every start; one that does not validate
       // is reported with its line, and "Open data folder" shows the file.
-      fromFile = existsSync(configFile) ? readConfigFile(configFile) : {};
+      const fromFile: ConfigInput = existsSync(configFile) ? readConfigFile(configFile) : {};
       try {
         buildConfig(fromFile, { dataDir });
       } catch (err) {
