@@ -6,7 +6,7 @@ import { buildTrayMenu, type TrayActions } from '../electron/tray-menu.js';
 import { node, status } from '../renderer/test/fakes.js';
 
 const noop = () => {};
-const actions: TrayActions = { pickNode: noop, setAuto: noop, setSystemProxy: noop, copy: noop, refreshNodes: noop, openWindow: noop, setStartAtLogin: noop, setNotification: noop, quit: noop };
+const actions: TrayActions = { pickNode: noop, setAuto: noop, setRouteMode: noop, setSystemProxy: noop, setKillSwitch: noop, openCapturedTerminal: noop, copy: noop, refreshNodes: noop, openWindow: noop, setStartAtLogin: noop, setNotification: noop, quit: noop };
 const countries: Array<[string, string]> = [['JP', 'Japan'], ['KR', 'Korea Republic of'], ['TH', 'Thailand'], ['VN', 'Viet Nam'], ['US', 'United States'], ['RU', 'Russian Federation']];
 const nodes = Array.from({ length: 15 }, (_, i) => node(i, { host: `public-vpn-${231 + i * 7}`, country: countries[i % 6]![1], countryCode: countries[i % 6]![0], rttMs: 38 + i * 9, score: 300 - i * 11 }));
 const menu = buildTrayMenu(
@@ -14,11 +14,14 @@ const menu = buildTrayMenu(
     status: status({ mode: 'auto', active: { egressId: 't', nodeId: nodes[1]!.id, host: nodes[1]!.ip, country: 'Korea', proto: 'udp', since: 0, state: 'ready', rttMs: 47, sessions: 12 } }),
     nodes,
     sysproxy: { supported: true, backend: 'GNOME', current: 'manual', enabled: true, error: null },
+    killSwitch: false,
     startAtLogin: true,
     notifications: { switched: true, lost: true, 'sysproxy-changed': true },
     proxyAddress: '127.0.0.1:1080',
+    language: 'en',
   },
   actions,
+  'linux',
 );
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 const row = (i: (typeof menu)[number], sub = false): string =>
