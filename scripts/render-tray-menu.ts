@@ -11,7 +11,7 @@ const countries: Array<[string, string]> = [['JP', 'Japan'], ['KR', 'Korea Repub
 const nodes = Array.from({ length: 15 }, (_, i) => node(i, { host: `public-vpn-${231 + i * 7}`, country: countries[i % 6]![1], countryCode: countries[i % 6]![0], rttMs: 38 + i * 9, score: 300 - i * 11 }));
 const menu = buildTrayMenu(
   {
-    status: status({ mode: 'auto', active: { egressId: 't', nodeId: nodes[1]!.id, host: nodes[1]!.ip, country: 'Korea', proto: 'udp', since: 0, state: 'ready', rttMs: 47, sessions: 12 } }),
+    status: status({ mode: 'auto', capture: { available: true, reason: null, programs: [] }, active: { egressId: 't', nodeId: nodes[1]!.id, host: nodes[1]!.ip, country: 'Korea', proto: 'udp', since: 0, state: 'ready', rttMs: 47, sessions: 12 } }),
     nodes,
     sysproxy: { supported: true, backend: 'GNOME', current: 'manual', enabled: true, error: null },
     killSwitch: false,
