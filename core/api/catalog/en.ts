@@ -76,7 +76,7 @@ export const en = {
     ignoring: 'Programs that ignore the proxy setting: many command-line tools, games, package managers.',
     ignoringCapture:
       'Programs that ignore the proxy setting (many command-line tools, games, package managers), unless you start them with “Run a program through Gatehop”.',
-    udp: 'Calls and video in browsers (WebRTC) and other UDP, unless the program sends it to SOCKS5. The README says how to close these in browsers.',
+    udp: 'Calls and video in browsers (WebRTC) and other UDP, unless the program sends it to SOCKS5. docs/routing.md says how to close these in browsers.',
     killSwitchOn:
       'Kill switch on: if Gatehop stops, programs that use the system proxy stay offline instead of connecting without protection.',
     killSwitchIdle: 'Kill switch on, but the system proxy is off: there is nothing for it to hold.',

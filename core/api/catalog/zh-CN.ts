@@ -68,7 +68,7 @@ export const zhCN: Catalog = {
     ignoring: '忽略代理设置的程序：许多命令行工具、游戏、软件包管理器。',
     ignoringCapture:
       '忽略代理设置的程序（许多命令行工具、游戏、软件包管理器），除非您用“通过 Gatehop 运行程序”启动它们。',
-    udp: '浏览器中的通话和视频（WebRTC）及其他 UDP，除非程序把它发给 SOCKS5。README 说明了如何在浏览器中关闭这些。',
+    udp: '浏览器中的通话和视频（WebRTC）及其他 UDP，除非程序把它发给 SOCKS5。docs/routing.md 说明了如何在浏览器中关闭这些。',
     killSwitchOn: '断网保护已开启：Gatehop 停止时，使用系统代理的程序会保持离线，而不是在无保护的情况下连接。',
     killSwitchIdle: '断网保护已开启，但系统代理已关闭：没有需要保持的设置。',
     killSwitchOff:

@@ -68,7 +68,7 @@ export const zhTW: Catalog = {
     ignoring: '忽略代理設定的程式：許多命令列工具、遊戲、套件管理員。',
     ignoringCapture:
       '忽略代理設定的程式（許多命令列工具、遊戲、套件管理員），除非您用「透過 Gatehop 執行程式」啟動它們。',
-    udp: '瀏覽器中的通話和視訊（WebRTC）及其他 UDP，除非程式把它送到 SOCKS5。README 說明了如何在瀏覽器中關閉這些。',
+    udp: '瀏覽器中的通話和視訊（WebRTC）及其他 UDP，除非程式把它送到 SOCKS5。docs/routing.md 說明了如何在瀏覽器中關閉這些。',
     killSwitchOn: '斷網保護已開啟：Gatehop 停止時，使用系統代理的程式會保持離線，而不是在無保護的情況下連線。',
     killSwitchIdle: '斷網保護已開啟，但系統代理已關閉：沒有需要保持的設定。',
     killSwitchOff:
