@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { isWildcardHost } from '../common/index.js';
 
 export interface AccessPolicy {
   token: string;
@@ -19,8 +20,6 @@ function allowedHostsFor(host: string, port: number, names: readonly string[] = 
   for (const h of [...all]) if (h.includes(':') && !h.startsWith('[')) all.add(`[${h}]`);
   return new Set([...all].map((h) => `${h}:${port}`.toLowerCase()));
 }
-
-const WILDCARDS = new Set(['0.0.0.0', '::', '[::]', '']);
 
 /** This machine's interface addresses, as a Host header writes them (IPv6 in brackets). */
 function interfaceHosts(): string[] {
@@ -45,7 +44,7 @@ export function ownHosts(
   interfaces: () => string[] = interfaceHosts,
 ): (host: string) => boolean {
   const fixed = allowedHostsFor(bindHost, port, names);
-  const wildcard = WILDCARDS.has(bindHost);
+  const wildcard = isWildcardHost(bindHost);
   return (host) => {
     if (fixed.has(host)) return true;
     if (!wildcard || !host.endsWith(`:${port}`)) return false;

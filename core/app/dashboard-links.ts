@@ -1,7 +1,5 @@
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
-import type { Endpoint } from '../common/index.js';
-
-const WILDCARDS = new Set(['0.0.0.0', '::', '[::]']);
+import { isWildcardHost, type Endpoint } from '../common/index.js';
 
 /**
  * The dashboard's links for the other devices of the network, when the admin API listens on every
@@ -14,7 +12,7 @@ export function lanDashboardUrls(
   admin: Endpoint | null,
   interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces(),
 ): string[] {
-  if (!dashboardUrl || !admin || !WILDCARDS.has(admin.host)) return [];
+  if (!dashboardUrl || !admin || !isWildcardHost(admin.host)) return [];
   const url = new URL(dashboardUrl);
   const out: string[] = [];
   for (const list of Object.values(interfaces))

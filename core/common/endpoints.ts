@@ -31,6 +31,11 @@ export function isLoopbackHost(host: string): boolean {
   return isIP(host) === 4 && host.startsWith('127.');
 }
 
+/** A listen address that means every interface (`0.0.0.0`, `::`, or none given). */
+export function isWildcardHost(host: string): boolean {
+  return host === '' || host === '0.0.0.0' || unbracket(host) === '::';
+}
+
 /** A host as URLs and `host:port` text write it, without the brackets around an IPv6 literal (`[::1]` → `::1`). */
 export function unbracket(host: string): string {
   return host.replace(/^\[|\]$/g, '');

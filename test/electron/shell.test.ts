@@ -37,6 +37,17 @@ afterEach(async () => {
   FakeNotification.shown = [];
 });
 
+/** A shell with no window assets, for starts that end before any window. */
+const BARE = { uiDir: '', assetsDir: '', preload: '', exec: '', argv: [], platform: 'linux' } as const;
+/** The core as the tests run it: no VPN, free ports, no log file. */
+const TEST_CONFIG = {
+  egress: 'direct',
+  listen: '127.0.0.1:0',
+  admin: '127.0.0.1:0',
+  logFile: 'off',
+  logLevel: 'silent',
+} as const;
+
 async function start(
   opts: { lock?: boolean; argv?: string[]; deadlineMs?: number; configYaml?: string } = {},
 ): Promise<{ shell: Shell; fake: FakeElectron; signals: Map<string, () => void> }> {
@@ -52,7 +63,7 @@ async function start(
     platform: 'linux',
     onSignal: (sig, fn) => signals.set(sig, fn),
     shutdownDeadlineMs: opts.deadlineMs ?? 8000,
-    configInput: { egress: 'direct', listen: '127.0.0.1:0', admin: '127.0.0.1:0', logFile: 'off', logLevel: 'silent' },
+    configInput: TEST_CONFIG,
     // Start at login writes here, never into the tester's own ~/.config/autostart.
     env: { XDG_CONFIG_HOME: join(fake.electron.app.getPath('userData'), 'xdg') },
   });
@@ -310,14 +321,7 @@ describe('Windows: logoff and crash records (#47)', () => {
 describe('one instance', () => {
   it('a second launch quits at once; the first focuses its window when told', async () => {
     const second = createFakeElectron({ userData: tmpdir(), lock: false });
-    const none = await runShell(second.electron, {
-      uiDir: '',
-      assetsDir: '',
-      preload: '',
-      exec: '',
-      argv: [],
-      platform: 'linux',
-    });
+    const none = await runShell(second.electron, BARE);
     expect(none).toBeNull();
     expect(second.electron.app.quits).toBe(1);
     expect(FakeTray.all).toHaveLength(0);
@@ -343,21 +347,7 @@ describe("the desktop app's gatehop.yaml (#62)", () => {
     const dir = fake.electron.app.getPath('userData');
     writeFileSync(join(dir, 'gatehop.yaml'), 'groups:\n  mode: sometimes\n');
     writeFileSync(join(dir, 'settings.json'), JSON.stringify({ version: 1, settings: { mode: 'global' } }));
-    const shell = await runShell(fake.electron, {
-      uiDir: '',
-      assetsDir: '',
-      preload: '',
-      exec: '',
-      argv: [],
-      platform: 'linux',
-      configInput: {
-        egress: 'direct',
-        listen: '127.0.0.1:0',
-        admin: '127.0.0.1:0',
-        logFile: 'off',
-        logLevel: 'silent',
-      },
-    });
+    const shell = await runShell(fake.electron, { ...BARE, configInput: TEST_CONFIG });
     expect(shell).toBeNull();
     const shown = fake.dialogs.at(-1)!;
     expect(shown.detail).toMatch(/gatehop\.yaml: .*groups\.mode/);
