@@ -7,7 +7,14 @@ export {
   abortReason,
   type ErrorCode,
 } from './errors.js';
-export { parseEndpoint, formatEndpoint, isLoopbackHost, isWildcardHost, unbracket, type Endpoint } from './endpoints.js';
+export {
+  parseEndpoint,
+  formatEndpoint,
+  isLoopbackHost,
+  isWildcardHost,
+  unbracket,
+  type Endpoint,
+} from './endpoints.js';
 export {
   createLogger,
   openLogger,
