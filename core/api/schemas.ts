@@ -463,7 +463,7 @@ export const nodeSchema = z.object({
   state: nodeStateSchema,
   /** When a list last named it (the pool keeps nodes absent from the latest list); null for your own profiles. */
   lastListedAt: z.number().nullable(),
-  /** Why the latest ranking left it out (backoff, unreachable, country-denied, not-in-top-k, needs-udp, tampers), or null. */
+  /** Why the latest ranking left it out (backoff, unreachable, country-denied, not-in-top-k, needs-udp, tampers, ca-in-clear), or null. */
   excluded: z.string().nullable(),
   /**
    * The node refused modern TLS (an alert or a version or cipher error, never silence): its OpenVPN

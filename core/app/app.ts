@@ -207,6 +207,7 @@ async function startNodePipeline(
     refreshMs: config.listRefreshMs,
     logger,
     store: nodeListStore(store, (ids) => honesty.forget(ids)),
+    onRekeyed: (ids) => honesty.rekeyed(ids),
     sources: sourceOptionsOf(config),
     dialer: routes.listDialer(),
     tunnelDialer,
@@ -222,7 +223,7 @@ async function startNodePipeline(
     store,
     logger,
     routes.prober,
-    (n) => routes.reachable(n) ?? (honesty.flagged(n.id) ? 'tampers' : null),
+    (n) => routes.reachable(n) ?? routes.untrusted(n) ?? (honesty.flagged(n.id) ? 'tampers' : null),
   );
   // The sweep's order: the ranked nodes (what selection would take next), then the rest of the pool.
   ranked = () => {
@@ -336,11 +337,14 @@ function startController(
     () => controller.start(),
   );
   // A start from the pool or an import in a network that blocks every list source: once a tunnel
-  // is up, the list can come through it (vpngate.throughTunnel), so the failed refresh runs again now.
+  // is up, the list can come through it (vpngate.throughTunnel), so the failed refresh runs again
+  // now. A list that came in clear vouches for no node's own CA (#59): the HTTPS one is fetched
+  // through the tunnel now too, so those nodes are usable without waiting for the next refresh.
   controller.onEvent((e) => {
     if (e.type !== 'switch' || e.record.outcome !== 'switched') return;
     if (nodes.lastRefresh?.ok === false && current().vpngate.throughTunnel && nodes.fetchable)
       detach(logger, 'list-refresh-through-tunnel', nodes.refresh());
+    else detach(logger, 'list-vouch', nodes.vouch());
   });
   // A new list while nothing is up: try again at once (evaluate starts a switch when none is active).
   nodes.onChange(

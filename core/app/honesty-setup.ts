@@ -27,6 +27,7 @@ export function honestyStoreOf(store: Store): HonestyStore {
             : [],
         ),
     saveHonesty: (r) => store.saveHonesty(r),
+    forgetHonesty: (ids) => store.forgetHonesty(ids),
   };
 }
 

@@ -1,7 +1,9 @@
 import { ErrorCodes, GatehopError, isGatehopError, type Logger } from '../common/index.js';
 import { isIP } from 'node:net';
 import {
+  parseCertificate,
   pemCertificates,
+  publicRoots,
   socks5UdpAssociate,
   type NodeTrust,
   type ProfileCertChecks,
@@ -21,7 +23,14 @@ import { parseProfile } from '../ovpn/index.js';
 import { probeNode, type Prober, type ProbeResult, type RankGate, type Ranking } from '../selector/index.js';
 import type { ProtocolChoice } from '../groups/index.js';
 import type { Store } from '../store/index.js';
-import { directDialer, localGoesDirect, upstreamDialer, type Dialer, type VpnGateNode } from '../vpngate/index.js';
+import {
+  directDialer,
+  localGoesDirect,
+  profileCaKey,
+  upstreamDialer,
+  type Dialer,
+  type VpnGateNode,
+} from '../vpngate/index.js';
 import type { GatehopConfig } from './config.js';
 
 /** How nodes are reached: directly, or through the user's other proxy. */
@@ -40,6 +49,8 @@ export class NodeRoutes {
   readonly #udpOf = new Map<string, 'unknown' | 'works' | 'fails'>();
   /** Which protocol's way each node's latest probe answered on. */
   readonly #probedBy = new Map<string, TunnelProtocol>();
+  /** Whether a `<ca>` (by profileCaKey) holds a private CA: thousands of rows share a few CAs. */
+  readonly #privateCaOf = new Map<string, boolean>();
   #ca: { path: string; pem: string } | null = null;
   /** With upstream.nodes: fallback, the way nodes are reached on this network now. */
   #path: NodePath = 'direct';
@@ -102,6 +113,7 @@ export class NodeRoutes {
       ...(extra ? { extraRoots: [extra] } : {}),
       serverName: node.source === 'list' ? `${node.id}.${DDNS_SUFFIX}` : ownDdnsName(node),
       ...(checks ? { profileChecks: checks } : {}),
+      ...(caInClear(node) ? { profileCaInClear: true } : {}),
     };
   }
 
@@ -208,11 +220,15 @@ export class NodeRoutes {
    */
   tunnelRoute(node: VpnGateNode): Pick<OpenVpnLinkSpec, 'remoteHost' | 'upstreamUrl' | 'trust'> {
     const up = this.#upstream();
-    const { serverName, extraRoots } = this.trustOf(node);
+    const { serverName, extraRoots, profileCaInClear } = this.trustOf(node);
     return {
       ...(node.source === 'list' ? { remoteHost: this.hostOf(node) } : {}),
       ...(up ? { upstreamUrl: urlOf(up) } : {}),
-      trust: { serverName, ...(extraRoots ? { extraRoots: [...extraRoots] } : {}) },
+      trust: {
+        serverName,
+        ...(extraRoots ? { extraRoots: [...extraRoots] } : {}),
+        ...(profileCaInClear ? { profileCaInClear } : {}),
+      },
     };
   }
 
@@ -261,6 +277,44 @@ export class NodeRoutes {
     // SSTP runs over TCP: a UDP node stays reachable through any proxy that way.
     return this.#udp(up) === 'fails' && !this.offered(node).includes('sstp') ? 'needs-udp' : null;
   };
+
+  /**
+   * A listed node whose certificate only a private CA could vouch for, named by nothing but a list
+   * fetched in clear (#59): its tunnel would be refused on every protocol, so it is not ranked.
+   * A node whose `<ca>` is a public root (VPN Gate's nodes today) is judged under its DDNS name
+   * and passes, wherever its row came from.
+   */
+  readonly untrusted: RankGate = (node) => (caInClear(node) && this.#privateCa(node) ? 'ca-in-clear' : null);
+
+  /**
+   * Whether the node's `<ca>` holds a CA that neither a public root nor the user's tunnel.nodeCa
+   * vouches for (by its text, cached).
+   */
+  #privateCa(node: VpnGateNode): boolean {
+    const nodeCa = this.config().tunnel.nodeCa ?? '';
+    const key = `${nodeCa}\0${profileCaKey(node.profile)}`;
+    let v = this.#privateCaOf.get(key);
+    if (v === undefined) {
+      const roots = publicRoots();
+      const own = new Set(pemCertificates(this.#nodeCaText(nodeCa)).map(pemBody));
+      // A `<ca>` that does not parse vouches for nothing either way: the tunnel says so itself.
+      v = this.#profileCa(node).some(
+        (pem) => parseCertificate(pem) !== null && !roots.vouchesFor(pem) && !own.has(pemBody(pem)),
+      );
+      if (this.#privateCaOf.size > 4096) this.#privateCaOf.clear();
+      this.#privateCaOf.set(key, v);
+    }
+    return v;
+  }
+
+  /** tunnel.nodeCa's text, or '' (none, or a file that cannot be read: a tunnel says why). */
+  #nodeCaText(path: string): string {
+    try {
+      return this.#caPem(path || undefined) ?? '';
+    } catch {
+      return '';
+    }
+  }
 
   /**
    * Before the first ranking: a SOCKS5 upstream that refuses UDP ASSOCIATE (many do: microsocks,
@@ -410,6 +464,16 @@ export class NodeRoutes {
     if (!up || up.nodes === false) return null;
     return up.nodes === true || this.#path === 'upstream' ? up.proxy : null;
   }
+}
+
+/** A PEM certificate's base64 body, white space removed: equal for the same certificate however it is wrapped. */
+function pemBody(pem: string): string {
+  return pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '');
+}
+
+/** A listed node whose `<ca>` only a list fetched in clear vouches for (VpnGateNode.caVouchedBy). */
+function caInClear(node: VpnGateNode): boolean {
+  return node.source === 'list' && !node.caVouchedBy;
 }
 
 /**

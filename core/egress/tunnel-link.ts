@@ -74,9 +74,10 @@ export interface OpenVpnLinkSpec {
   legacyTls?: boolean;
   /**
    * A listed node's name and the user's extra CAs (core/reach/node-trust): the profile's `<ca>`
-   * then vouches under that name when it is a public root. Absent: the profile alone decides.
+   * then vouches under that name when it is a public root; whether its row came in clear (a
+   * private `<ca>` is then not trusted). Absent: the profile alone decides.
    */
-  trust?: { serverName: string | null; extraRoots?: string[] };
+  trust?: { serverName: string | null; extraRoots?: string[]; profileCaInClear?: boolean };
 }
 
 /** How to reach a node with SSTP: its address, its TLS port, the DDNS name its certificate is for. */

@@ -8,6 +8,7 @@ import { isTampering, type HonestyRecord, type Tampering } from './types.js';
 export interface HonestyStore {
   honestyRecords(): HonestyRecord[];
   saveHonesty(r: HonestyRecord): void;
+  forgetHonesty(nodeIds: readonly string[]): void;
 }
 
 /** A tunnel to a node, as a check needs it: the way through, the node's resolvers, and (for a tunnel opened only for the check) how to close it. */
@@ -117,6 +118,22 @@ export class HonestyMonitor {
       this.#records.delete(id);
       this.#unreachableUntil.delete(id);
     }
+  }
+
+  /**
+   * The node's row names another CA now (another key, perhaps another machine, #59): its verdict
+   * and the user's consent belonged to the old one. Forgotten here and in the store; the node is
+   * checked again when next used.
+   */
+  rekeyed(ids: readonly string[]): void {
+    const had = ids.filter((id) => this.#records.has(id));
+    if (had.length === 0) return;
+    for (const id of had) this.#records.delete(id);
+    this.deps.store.forgetHonesty(had);
+    this.#log.info(
+      { event: 'honesty-reset', nodes: had.length, first: had.slice(0, 5) },
+      `forgot the honesty verdicts of ${had.length} nodes that name another CA now`,
+    );
   }
 
   /** Due for a check: never checked, checked too long ago, or inconclusive and due a retry. */

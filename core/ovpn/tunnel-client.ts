@@ -68,7 +68,7 @@ export interface TunnelClientOptions {
    * DDNS name and the user's extra roots, so a public `<ca>` vouches only under that name.
    * Without it the profile alone decides, as OpenVPN does (its `<ca>`, `verify-x509-name`).
    */
-  trust?: { serverName: string | null; extraRoots?: readonly string[] };
+  trust?: { serverName: string | null; extraRoots?: readonly string[]; profileCaInClear?: boolean };
 }
 
 export interface TunnelTransportOptions {
@@ -303,6 +303,7 @@ export class TunnelClient extends EventEmitter<{
           profileCa: this.opts.profile.ca ? pemCertificates(this.opts.profile.ca) : [],
           extraRoots: this.opts.trust?.extraRoots ?? [],
           serverName: this.opts.trust?.serverName ?? null,
+          profileCaInClear: this.opts.trust?.profileCaInClear === true,
           profileChecks: this.opts.profile,
         },
         tlsHandshakeMs: this.#tlsHandshakeMs,

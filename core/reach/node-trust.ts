@@ -17,7 +17,9 @@ import { parseCertificate, publicRoots, subjectName } from './public-roots.js';
  * - A profile `<ca>` that is not a public root is a private CA the profile names (self-hosted
  *   servers, the test rig, SoftEther's self-signed default): it vouches for the chain alone, as
  *   OpenVPN trusts it. It is whatever the list row carried, not proven to be the node's: only a
- *   holder of that CA's key can pass it, which for a list source is the source itself.
+ *   holder of that CA's key can pass it, which for a list source is the source itself. So it
+ *   counts only when the row came over HTTPS or from the user's file (`profileCaInClear` unset):
+ *   a row fetched in clear could have been written by anyone on its path (#59).
  * - A node with no DDNS name (the user's own .ovpn) is judged as OpenVPN judges it: its `<ca>` for
  *   the chain, and its `verify-x509-name` where it has one. Except that a `<ca>` which is a public
  *   root (or issued by one) vouches for anyone's certificate, a free one for any domain included:
@@ -33,6 +35,12 @@ export interface NodeTrust {
   serverName: string | null;
   /** The profile's own `remote-cert-tls` and `verify-x509-name`, applied under every rule, as OpenVPN does. */
   profileChecks?: ProfileCertChecks;
+  /**
+   * The profile came on a list fetched in clear, and neither an HTTPS list nor the user's file
+   * vouched for its `<ca>` (VpnGateNode.caVouchedBy): a private CA in it is then not trusted,
+   * since whoever wrote the row may hold its key (#59). A public CA still vouches under the name.
+   */
+  profileCaInClear?: boolean;
 }
 
 /** What an OpenVPN profile asks of the server's certificate beyond its chain. */
@@ -107,7 +115,10 @@ export function judgeNodeCertificate(tls: TLSSocket, trust: NodeTrust): TrustVer
   const extra = trust.profileChecks ? profileCertificateProblem(leaf, trust.profileChecks) : null;
   if (extra) return { ok: false, why: extra };
   const priv = sameAs(anchors.private);
-  if (priv)
+  // A private CA from a row in clear vouches for nothing by itself; a public CA or the user's own
+  // (tunnel.nodeCa) may still vouch for the same chain, under the node's name, below.
+  const privInClear = priv && trust.serverName !== null && trust.profileCaInClear ? priv : null;
+  if (priv && !privInClear)
     return trust.serverName === null
       ? { ok: true, rule: 'own-profile', detail: `chains to ${subjectName(priv)} (the profile’s <ca>)` }
       : { ok: true, rule: 'private-ca', detail: `chains to ${subjectName(priv)}, the node’s own CA` };
@@ -127,6 +138,11 @@ export function judgeNodeCertificate(tls: TLSSocket, trust: NodeTrust): TrustVer
   const pub = sameAs(anchors.public);
   const root = publicRoots().rootOf(top);
   const issuer = pub ? subjectName(pub) : root ? root.name : null;
+  if (!issuer && privInClear)
+    return {
+      ok: false,
+      why: `it chains to ${subjectName(privInClear)}, a private CA that only a node list fetched without HTTPS names, and anyone on that list's way could have written it: Gatehop trusts a node's own CA only from a list fetched over HTTPS or a file you imported`,
+    };
   if (!issuer) return { ok: false, why: `it chains to ${subjectName(top)}, which nobody named` };
   if (trust.serverName === null)
     return { ok: false, why: `it chains to the public CA ${issuer} and the node has no name to check it against` };

@@ -32,13 +32,15 @@ export interface Ranking {
 
 /**
  * Why a node was not ranked: backed off, did not answer, denied country, not probed, unreachable
- * by the way Gatehop must reach nodes (UDP through a proxy without UDP), or found to tamper with
- * traffic (core/honesty): never chosen automatically, and not probed.
+ * by the way Gatehop must reach nodes (UDP through a proxy without UDP), found to tamper with
+ * traffic (core/honesty), or trusted by a private CA that only a list fetched in clear names
+ * (#59): never chosen automatically, and not probed.
  */
-export type ExcludeReason = 'backoff' | 'unreachable' | 'country-denied' | 'not-in-top-k' | 'needs-udp' | 'tampers';
+export type ExcludeReason =
+  'backoff' | 'unreachable' | 'country-denied' | 'not-in-top-k' | 'needs-udp' | 'tampers' | 'ca-in-clear';
 
 /** Why a node may not be ranked at all before any probe (null: it may). */
-export type RankGate = (node: VpnGateNode) => 'needs-udp' | 'tampers' | null;
+export type RankGate = (node: VpnGateNode) => 'needs-udp' | 'tampers' | 'ca-in-clear' | null;
 
 export type Prober = (
   node: VpnGateNode,

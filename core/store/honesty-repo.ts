@@ -39,6 +39,15 @@ export class HonestyRepo {
     });
   }
 
+  /** Forgets these nodes' verdicts (and the user's consent with them). */
+  forgetHonesty(nodeIds: readonly string[]): void {
+    this.db.write('forget honesty verdicts', (q) =>
+      q.transaction(() => {
+        for (const id of nodeIds) q.run('DELETE FROM node_honesty WHERE node_id = ?', id);
+      }),
+    );
+  }
+
   saveHonesty(h: StoredHonesty): void {
     this.db.write('save honesty verdict', (q) =>
       q.run(

@@ -183,6 +183,9 @@ export class Store {
   honestyRecords(): StoredHonesty[] {
     return this.#honesty.honestyRecords();
   }
+  forgetHonesty(nodeIds: readonly string[]): void {
+    this.#honesty.forgetHonesty(nodeIds);
+  }
   saveHonesty(h: StoredHonesty): void {
     this.#honesty.saveHonesty(h);
   }

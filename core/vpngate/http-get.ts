@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import { abortReason, ErrorCodes, GatehopError, unbracket } from '../common/index.js';
+import { publicRoots } from '../reach/index.js';
 
 /** How a list fetch left this machine: straight out, through a working tunnel, or through the user's upstream proxy. */
 export type DialVia = 'direct' | 'tunnel' | 'upstream';
@@ -38,18 +39,26 @@ export interface HttpGetResult {
   body: string;
   /** The body as it came (binary data: geosite.dat, mrs rule sets). */
   bytes: Buffer;
+  /**
+   * Every hop was https (the first URL and each redirect), so the body is what the server that
+   * `url` names sent. False when any hop was plain http: anyone on the path could have written
+   * the body, or the redirect that led to it (#59).
+   */
+  secure: boolean;
 }
 
 /**
- * One HTTP/1.1 GET over whatever the dialer opens (TLS for https, verified against the system CAs
- * by the URL's name). `Accept-Encoding: identity`, so a body's size is its size on the wire and no
+ * One HTTP/1.1 GET over whatever the dialer opens (TLS for https, verified against the public
+ * roots, core/reach's, by the URL's name or address). `Accept-Encoding: identity`, so a body's size is its size on the wire and no
  * decompression bomb can pass the cap. Any status is returned; a failure to get one is an error.
  */
 export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpGetResult> {
   const deadline = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
   let current = url;
+  let secure = true;
   for (let hop = 0; ; hop++) {
+    secure &&= new URL(current).protocol === 'https:';
     const res = await getOnce(current, opts.dialer, signal);
     const location = res.headers.location;
     if (res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && location) {
@@ -60,7 +69,7 @@ export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpGe
       continue;
     }
     const bytes = await readBody(res, opts.maxBytes, signal, current);
-    return { status: res.statusCode ?? 0, url: current, bytes, body: bytes.toString('utf8') };
+    return { status: res.statusCode ?? 0, url: current, bytes, body: bytes.toString('utf8'), secure };
   }
 }
 
@@ -98,7 +107,12 @@ function getOnce(url: string, dialer: Dialer, signal: AbortSignal): Promise<Inco
             if (u.protocol === 'http:') return void done(null, raw);
             const tls = tlsConnect({
               socket: raw,
+              // The name (or the address) the certificate must be for; SNI only for a name.
+              host,
               servername: isIP(host) ? undefined : host,
+              // The roots the node trust rule calls public, read now: NODE_EXTRA_CA_CERTS included
+              // (Node reads it into its own default only at start).
+              ca: [...publicRoots().pems],
               ALPNProtocols: ['http/1.1'],
             });
             tls.once('close', () => raw.destroy());

@@ -13,7 +13,8 @@ export {
   type SourceKind,
   type SourceRecord,
 } from './sources.js';
-export { NodePool, type PoolEntry } from './pool.js';
+export { NodePool, type MergeResult, type PoolEntry } from './pool.js';
+export { profileCaKey } from './profile-ca.js';
 export { OFFICIAL_ENDPOINTS } from './official.js';
 export { staticNodeFromFile } from './static-nodes.js';
 export {

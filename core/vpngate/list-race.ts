@@ -40,8 +40,11 @@ export interface RaceOptions {
   addressPolicy?: AddressPolicy;
 }
 
+/** A list as fetched: its rows, and whether it came over https all the way (HttpGetResult.secure). */
+export type FetchedList = ParsedList & { secure: boolean };
+
 export interface RaceResult {
-  winner: (ParsedList & { source: ListSource; fetchedAt: number }) | null;
+  winner: (FetchedList & { source: ListSource; fetchedAt: number }) | null;
   attempts: SourceAttempt[];
 }
 
@@ -56,7 +59,7 @@ export async function fetchListFrom(
     onResponse?: () => void;
     addressPolicy?: AddressPolicy;
   },
-): Promise<ParsedList> {
+): Promise<FetchedList> {
   const res = await httpGet(url, { dialer: o.dialer, timeoutMs: o.timeoutMs, maxBytes: o.maxBytes, signal: o.signal });
   o.onResponse?.();
   if (res.status !== 200) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `HTTP ${res.status}`);
@@ -66,7 +69,7 @@ export async function fetchListFrom(
       ErrorCodes.LIST_INVALID,
       `no usable node in the list${Object.keys(parsed.skipped).length ? ` (skipped: ${describeSkipped(parsed.skipped)})` : ''}`,
     );
-  return parsed;
+  return { ...parsed, secure: res.secure };
 }
 
 /**
@@ -148,9 +151,10 @@ export async function raceSources(o: RaceOptions): Promise<RaceResult> {
               via: o.dialer.via,
               nodes: parsed.nodes.length,
               skipped: parsed.skipped,
+              secure: parsed.secure,
               durationMs,
             },
-            `node list fetched from ${s.url} (${o.dialer.via})`,
+            `node list fetched from ${s.url} (${o.dialer.via}${parsed.secure ? '' : ', without HTTPS'})`,
           );
           if (!winner) {
             winner = { ...parsed, source: s, fetchedAt: Date.now() };

@@ -88,6 +88,8 @@ export interface NodeListOptions {
    * pool at once). Also where a mirror's URL may point. Default: public addresses only.
    */
   addressPolicy?: AddressPolicy;
+  /** Nodes whose row now names another CA (MergeResult.rekeyed): what was learnt of the old one is forgotten. */
+  onRekeyed?: (ids: readonly string[]) => void;
 }
 
 export interface SourceState {
@@ -133,6 +135,8 @@ export class NodeList {
   #refreshing: Promise<void> | null = null;
   #lastRefresh: { at: number; ok: boolean } | null = null;
   #skipped: Record<string, number> = {};
+  /** The list last taken came in clear, and no HTTPS list has vouched for its CAs since (#59). */
+  #inClear = false;
   readonly #directoryTried = new Map<string, number>();
   readonly #background = new Set<Promise<unknown>>();
   readonly #listeners: Listeners<readonly VpnGateNode[]>;
@@ -256,12 +260,34 @@ export class NodeList {
         `no usable node in the file (skipped: ${describeSkipped(parsed.skipped)})`,
       );
     this.#skipped = parsed.skipped;
-    this.#take(parsed.nodes, this.#now(), from, 'import');
+    // The user chose this file: it vouches for its rows' CAs as an HTTPS list would.
+    this.#take(parsed.nodes, this.#now(), from, 'import', 'file');
     this.#log.info(
       { event: 'list-imported', from, nodes: parsed.nodes.length, skipped: parsed.skipped },
       `imported ${parsed.nodes.length} nodes from ${from}`,
     );
     return parsed;
+  }
+
+  /**
+   * A tunnel came up: if the list in use came in clear, ask the https sources through it now
+   * rather than at the next refresh (see #vouchThroughTunnel). Shares a running refresh; never
+   * rejects.
+   */
+  vouch(): Promise<void> {
+    if (!this.#inClear || !this.fetchable) return Promise.resolve();
+    this.#refreshing ??= (async () => {
+      const records = new Map(this.opts.store.loadSources().map((r) => [r.url, r]));
+      await this.#vouchThroughTunnel(orderSources(this.#candidates(records), records, this.#now()), records);
+    })()
+      .catch((err: unknown) => {
+        if (!this.#abort.signal.aborted)
+          this.#log.info({ event: 'list-vouch-failed', err: (err as Error).message }, 'could not vouch for the list');
+      })
+      .finally(() => {
+        this.#refreshing = null;
+      });
+    return this.#refreshing;
   }
 
   /** A reload: the next refresh uses these. */
@@ -333,8 +359,15 @@ export class NodeList {
                 { event: 'list-rows-skipped', source: winner.source.url, skipped: winner.skipped },
                 `${describeSkipped(winner.skipped)} rows of the list from ${winner.source.url} are not used`,
               );
-            this.#take(winner.nodes, this.#now(), winner.source.url, viaOf(winner.source, dialer.via));
+            this.#take(
+              winner.nodes,
+              this.#now(),
+              winner.source.url,
+              viaOf(winner.source, dialer.via),
+              winner.secure ? 'https' : null,
+            );
             this.#lastRefresh = { at: this.#now(), ok: true };
+            if (!winner.secure && dialer.via !== 'tunnel') await this.#vouchThroughTunnel(order, records);
             return;
           }
         }
@@ -359,18 +392,81 @@ export class NodeList {
     }
   }
 
+  /**
+   * A list came in clear (a mirror, where vpngate.net is blocked): its private CAs vouch for
+   * nothing (#59). With a tunnel up, the https sources are asked through it as well, so the nodes
+   * they name (SoftEther's self-signed ones among them) are vouched for by a list the path could
+   * not write. Quietly nothing when no tunnel is up or no source is https; a failure only logs.
+   */
+  async #vouchThroughTunnel(order: readonly ListSource[], records: Map<string, SourceRecord>): Promise<void> {
+    const https = order.filter((s) => s.url.startsWith('https:'));
+    const dialer = this.#sourceOpts.throughTunnel ? this.opts.tunnelDialer?.() : null;
+    if (https.length === 0 || !dialer) return;
+    const f = this.opts.fetch ?? {};
+    const { winner, attempts } = await raceSources({
+      sources: https,
+      dialer,
+      timeoutMs: f.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000,
+      maxBytes: f.maxBytes ?? 8 * 1024 * 1024,
+      staggerMs: f.staggerMs ?? this.#sourceOpts.headStartMs ?? 1_500,
+      concurrency: f.concurrency ?? 3,
+      signal: this.#abort.signal,
+      logger: this.opts.logger,
+      addressPolicy: this.#policy,
+    });
+    this.#record(attempts, records);
+    if (winner?.secure) {
+      this.#take(winner.nodes, this.#now(), winner.source.url, 'tunnel', 'https');
+      this.#log.info(
+        { event: 'list-vouched', source: winner.source.url, nodes: winner.nodes.length },
+        `the list from ${winner.source.url} over HTTPS, through the tunnel, vouches for the CAs of ${winner.nodes.length} nodes`,
+      );
+    } else
+      this.#log.info(
+        { event: 'list-vouch-failed', tried: attempts.length },
+        'no list over HTTPS through the tunnel this time: nodes with their own CA stay unused until one comes',
+      );
+  }
+
   /** Direct (or the upstream proxy) first; through a working tunnel only when that found nothing. */
   *#dialers(): Generator<Dialer | null> {
     yield this.#dialer;
     if (this.#sourceOpts.throughTunnel && this.opts.tunnelDialer) yield this.opts.tunnelDialer();
   }
 
-  #take(listNodes: readonly VpnGateNode[], at: number, source: string, via: ListVia): void {
-    this.#pool.merge(listNodes, at);
+  /**
+   * Takes a list's rows into the pool. `vouchedBy` says what vouches for the CAs its rows carry
+   * (see VpnGateNode.caVouchedBy): null for a list that came in clear.
+   */
+  #take(
+    listNodes: readonly VpnGateNode[],
+    at: number,
+    source: string,
+    via: ListVia,
+    vouchedBy: 'https' | 'file' | null,
+  ): void {
+    if (vouchedBy === 'https') this.#inClear = false;
+    else if (vouchedBy === null) this.#inClear = true;
+    const { kept, refused, rekeyed } = this.#pool.merge(
+      listNodes.map((n) => ({ ...n, caVouchedBy: vouchedBy })),
+      at,
+    );
+    if (refused.length > 0)
+      this.#log.warn(
+        { event: 'list-ca-change-refused', source, nodes: refused.length, first: refused.slice(0, 5) },
+        `the list from ${source} came without HTTPS and gave ${refused.length} nodes (${refused.slice(0, 3).join(', ')}${refused.length > 3 ? ', …' : ''}) another CA than an HTTPS list or your file did: kept the one that was vouched for`,
+      );
+    if (rekeyed.length > 0) {
+      this.#log.info(
+        { event: 'nodes-rekeyed', source, nodes: rekeyed.length, first: rekeyed.slice(0, 5) },
+        `${rekeyed.length} nodes (${rekeyed.slice(0, 3).join(', ')}${rekeyed.length > 3 ? ', …' : ''}) name another CA than before: their honesty verdicts start over`,
+      );
+      this.opts.onRekeyed?.(rekeyed);
+    }
     const gone = this.#pool.prune(this.#now() - this.#keepMs());
     this.#meta = { fetchedAt: at, source, via, nodes: listNodes.length };
     try {
-      this.opts.store.savePool(listNodes, at);
+      this.opts.store.savePool(kept, at);
       if (gone.length > 0) this.opts.store.forgetNodes(gone);
       this.opts.store.saveListMeta(this.#meta);
     } catch (err) {

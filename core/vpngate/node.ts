@@ -25,4 +25,12 @@ export interface VpnGateNode {
    * `vpngate.keepDays`, so an older one may be in use; null for static nodes.
    */
   readonly lastListedAt?: number | null;
+  /**
+   * What vouches that the `<ca>` in `profile` is this node's (#59): a list fetched over HTTPS
+   * (`https`: or a list fetched in clear that gave the same CA as an earlier HTTPS list), or a
+   * file the user imported (`file`). Null or absent when only a list fetched in clear says so:
+   * anyone on its path could have written the row, so a private CA in it is not trusted (a
+   * public CA still vouches for the node under its DDNS name). Static nodes are the user's own.
+   */
+  readonly caVouchedBy?: 'https' | 'file' | null;
 }

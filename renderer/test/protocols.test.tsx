@@ -108,6 +108,27 @@ describe('protocols in the window', () => {
     expect(screen.queryByTestId('weak-tls-node-2')).toBeNull();
   });
 
+  it('a node left out because only a list in clear names its own CA says so on its row, with why (#59; in Persian too)', () => {
+    for (const [lang, text, why] of [
+      ['en', ' · its certificate authority came on a list fetched without HTTPS', /anyone between you and that list/],
+      ['fa', ' · مرجع گواهی آن از فهرستی آمده که بدون HTTPS دریافت شده', /بدون رمزنگاری/],
+    ] as const) {
+      const store = createAppStore();
+      store.getState().setNodes({
+        nodes: [node(1, { excluded: 'ca-in-clear' }), node(2, { excluded: 'needs-udp' })],
+        fetchedAt: 1,
+        source: 'x',
+        via: 'mirror',
+      });
+      mount(<Nodes />, store, {}, lang);
+      const mark = screen.getByTestId('ca-in-clear-node-1');
+      expect(mark.textContent).toBe(text);
+      expect(mark.getAttribute('title')).toMatch(why);
+      expect(screen.queryByTestId('ca-in-clear-node-2')).toBeNull();
+      cleanup();
+    }
+  });
+
   it('the overview says what carries the active tunnel, and that this network blocks OpenVPN once learnt (in Chinese too)', () => {
     const store = createAppStore();
     store.getState().setStatus(

@@ -33,6 +33,16 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
 
   beforeAll(async () => {
     rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp', 'cbc-tcp'], bigMib: 2 });
+    // The SoftEther nodes as VPN Gate's are: the shared *.opengw.net certificate from a public CA,
+    // whose root is their profiles' <ca>. Lists in clear (mirrors, a site through a tunnel) are
+    // where VPN Gate is blocked, and the DDNS name is what makes such a node trusted from them;
+    // the stock OpenVPN nodes keep the rig's private CA, which no list in clear vouches for (#59).
+    const publicRoot = readFileSync(rig.state.publicRootFile, 'utf8').trim();
+    for (const n of rig.softether) {
+      rig.setNodeCert(n.name, 'public', ['*.opengw.net']);
+      const profile = readFileSync(n.listProfile, 'utf8');
+      writeFileSync(n.listProfile, profile.replace(/<ca>[\s\S]*?<\/ca>/, `<ca>\r\n${publicRoot}\r\n</ca>`));
+    }
   }, 240_000);
 
   afterEach(async () => {
@@ -138,6 +148,10 @@ describe.skipIf(!isRoot)('where VPN Gate is blocked (issue #20), on the rig', ()
       async () => `the list from a mirror and a tunnel up (status: ${JSON.stringify((await first.status()).list)})`,
     );
     expect(list.source).toBe(good.listUrl);
+    // From a mirror in clear: a node trusted under its DDNS name, never the rig's private CA.
+    const st = await first.status();
+    expect(rig.softether.map((n) => n.name)).toContain(st.active?.nodeId);
+    expect(st.tunnels.find((t) => t.nodeId === st.active?.nodeId)?.trustRule).toBe('public-ca-name');
     const by = Object.fromEntries(list.sources.map((s) => [s.url, s]));
     expect(by[official.listUrl]).toMatchObject({
       kind: 'api',

@@ -14,7 +14,7 @@ import { startApp } from '../../core/app/index.js';
 import { silentLogger } from '../../core/common/index.js';
 import { openTunnel, type LinkSpec, type Tunnel, type TunnelProtocol } from '../../core/egress/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
-import { eventually } from '../helpers/fds.js';
+import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
 import { installPublicRoot } from '../helpers/pki.js';
 import { fileLogger, rigAppConfig } from '../helpers/rig-app.js';
@@ -43,19 +43,24 @@ describe.skipIf(!isRoot)('node certificates on the rig: one trust rule for three
     rig?.down();
   });
 
-  /** A link to a SoftEther node with `protocol`, its profile's <ca> being `ca`, judged as the listed node `name`. */
-  function linkTo(nodeName: string, protocol: TunnelProtocol, ca: string): LinkSpec {
+  /**
+   * A link to a SoftEther node with `protocol`, its profile's <ca> being `ca`, judged as the listed
+   * node `name`; `inClear`: its row came on a list fetched in clear (#59).
+   */
+  function linkTo(nodeName: string, protocol: TunnelProtocol, ca: string, inClear = false): LinkSpec {
     const n = rig.node(nodeName);
     const serverName = n.ddns!;
+    const clear = inClear ? { profileCaInClear: true } : {};
     if (protocol === 'openvpn')
       return {
         protocol,
         profileText: withCa(readFileSync(n.profiles.tcp!, 'utf8'), ca),
         remoteHost: n.vpnAddress,
-        trust: { serverName },
+        trust: { serverName, ...clear },
       };
-    if (protocol === 'sstp') return { protocol, host: n.vpnAddress, port: 443, trust: { profileCa: [ca], serverName } };
-    return { ...sevpnLinkOf(rig, nodeName), trust: { profileCa: [ca], serverName } };
+    if (protocol === 'sstp')
+      return { protocol, host: n.vpnAddress, port: 443, trust: { profileCa: [ca], serverName, ...clear } };
+    return { ...sevpnLinkOf(rig, nodeName), trust: { profileCa: [ca], serverName, ...clear } };
   }
 
   const open = (id: string, link: LinkSpec): Promise<Tunnel> =>
@@ -121,6 +126,58 @@ describe.skipIf(!isRoot)('node certificates on the rig: one trust rule for three
     expect(t.diagnostics().trustRule).toBe('private-ca');
     await t.close();
   }, 120_000);
+
+  it('a private CA that only a list fetched in clear names is refused on OpenVPN, SE-VPN and SSTP, with the reason (#59)', async () => {
+    const n2 = rig.softether[1]!;
+    for (const p of PROTOCOLS)
+      await expect(open(`clear-${p}`, linkTo(n2.name, p, rigCa, true)), p).rejects.toMatchObject({
+        code: 'GH_ERR_NODE_CERT_REFUSED',
+        message: expect.stringMatching(
+          /Gatehop Rig CA, a private CA that only a node list fetched without HTTPS names/,
+        ),
+      });
+  }, 120_000);
+
+  it('a running core fed only a list in clear ranks no node whose private CA it names, and leaves none of them in use; the same rows over HTTPS bring a tunnel up (#59)', async () => {
+    const n2 = rig.softether[1]!;
+    const run = async (api: string, check: (app: Awaited<ReturnType<typeof startApp>>) => Promise<void>) => {
+      const dir = mkdtempSync(join(tmpdir(), 'gh-clear-'));
+      const app = await startApp(
+        rigAppConfig(rig, dir, {
+          api: [api],
+          admin: '127.0.0.1:0',
+          adminToken: 'list-in-clear-test-token-1234',
+          honesty: { enabled: false },
+        }),
+        fileLogger(join(dir, 'log.jsonl')),
+      );
+      try {
+        await check(app);
+      } finally {
+        await app.stop();
+      }
+    };
+    await run(rig.state.apiPlainUrl, async (app) => {
+      const nodes = await until(
+        async () => {
+          const r = await apiRequest(app.listening.admin!.port, 'GET', '/nodes', {
+            token: 'list-in-clear-test-token-1234',
+          });
+          const list = r.json<{ nodes: Array<{ id: string; excluded: string | null }> }>().nodes;
+          return list.some((x) => x.excluded !== null) ? list : undefined;
+        },
+        60_000,
+        'a ranking',
+      );
+      // n2 and the stock OpenVPN node carry the rig's private CA: nothing but this list names it.
+      for (const id of [n2.name, rig.openvpn[0]!.name])
+        expect(nodes.find((x) => x.id === id)).toMatchObject({ excluded: 'ca-in-clear' });
+      expect(app.controller?.active ?? null).toBeNull();
+    });
+    await run(rig.state.apiUrl, async (app) => {
+      await eventually(() => !!app.controller?.active, 60_000, 'a tunnel from the list over HTTPS');
+    });
+  }, 180_000);
 
   it('a running core says which rule accepted its tunnel, in /status and the log', async () => {
     const n1 = rig.softether[0]!;

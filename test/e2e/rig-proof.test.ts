@@ -70,7 +70,7 @@ describe.skipIf(!isRoot)('rig proof: Debian openvpn client through every node', 
   });
 
   it('the API look-alike serves the VPN Gate CSV and can be made to misbehave', async () => {
-    const ok = await (await fetch(rig.state.apiUrl)).text();
+    const ok = await (await fetch(rig.state.apiPlainUrl)).text();
     const lines = ok.split('\r\n');
     expect(lines[0]).toBe('*vpn_servers');
     expect(lines[1]!.startsWith('#HostName,IP,Score,Ping,Speed,CountryLong,CountryShort,NumVpnSessions,Uptime')).toBe(
@@ -82,11 +82,11 @@ describe.skipIf(!isRoot)('rig proof: Debian openvpn client through every node', 
     expect(profile).toMatch(/^remote 10\.\d+\.0\.\d+ 1194\r$/m);
     expect(profile).toMatch(/<cert>/);
     await rig.apiMode('html');
-    expect(await (await fetch(rig.state.apiUrl)).text()).toMatch(/<html>/);
+    expect(await (await fetch(rig.state.apiPlainUrl)).text()).toMatch(/<html>/);
     await rig.apiMode('fail');
-    expect((await fetch(rig.state.apiUrl)).status).toBe(503);
+    expect((await fetch(rig.state.apiPlainUrl)).status).toBe(503);
     await rig.apiMode('truncated');
-    expect((await (await fetch(rig.state.apiUrl)).text()).length).toBeLessThan(ok.length);
+    expect((await (await fetch(rig.state.apiPlainUrl)).text()).length).toBeLessThan(ok.length);
     await rig.apiMode('ok');
   });
 

@@ -107,7 +107,7 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
     // answered by Gatehop (its packets go into the TUN); the file goes with the rig's namespace.
     mkdirSync(`/etc/netns/${host.ns}`, { recursive: true });
     writeFileSync(`/etc/netns/${host.ns}/resolv.conf`, 'nameserver 192.0.2.53\noptions timeout:2 attempts:1\n');
-    listUrl = (await rig.serveList({ ns: host.ns, host: '127.0.0.1' })).listUrl;
+    listUrl = (await rig.serveList({ ns: host.ns, host: '127.0.0.1', https: true })).listUrl;
     await startCore([]);
   }, 240_000);
 

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 
@@ -31,13 +32,13 @@ export interface ListSite {
  */
 export async function listSite(
   list: ListBehaviour,
-  opts: { host?: string; directory?: string | null } = {},
+  opts: { host?: string; directory?: string | null; tls?: { key: string; cert: string } } = {},
 ): Promise<ListSite> {
   let behaviour = list;
   let directory = opts.directory ?? null;
   const hits = new Map<string, number>();
   let headers: Record<string, string | string[] | undefined> = {};
-  const server: Server = createServer((req, res) => {
+  const handler: RequestListener = (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     hits.set(path, (hits.get(path) ?? 0) + 1);
     if (path === '/en/sites.aspx') {
@@ -74,10 +75,12 @@ export async function listSite(
     }
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end(b);
-  });
+  };
+  // With `tls`, HTTPS as www.vpngate.net serves it; mirrors serve plain HTTP.
+  const server: Server = opts.tls ? createTlsServer(opts.tls, handler) : createServer(handler);
   await new Promise<void>((r) => server.listen(0, opts.host ?? '127.0.0.1', () => r()));
   const a = server.address() as AddressInfo;
-  const origin = `http://${opts.host ?? '127.0.0.1'}:${a.port}`;
+  const origin = `${opts.tls ? 'https' : 'http'}://${opts.host ?? '127.0.0.1'}:${a.port}`;
   return {
     origin,
     listUrl: `${origin}/api/iphone/`,

@@ -10,6 +10,7 @@ export interface TestCa {
   /** Where its certificate is (PEM file): for NODE_EXTRA_CA_CERTS, the rig, a config's nodeCa. */
   certFile: string;
   /** A server certificate for `names` (SAN DNS entries, the first also the CN), with its key and the chain above it. */
+  /** A leaf for `names` (DNS names; `IP:a.b.c.d` for an address). */
   issue(names: string[], opts?: { days?: number }): IssuedCert;
   /** A CA below this one (an intermediate), issuing in turn. */
   intermediate(name: string): TestCa;
@@ -63,7 +64,7 @@ function caIn(dir: string, parentChain: string | null): TestCa {
       newKeyAndCsr(dir, id, names[0]!);
       writeFileSync(
         join(dir, `${id}.ext`),
-        `subjectAltName=${names.map((x) => `DNS:${x}`).join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\nbasicConstraints=CA:FALSE\n`,
+        `subjectAltName=${names.map((x) => (x.startsWith('IP:') ? x : `DNS:${x}`)).join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\nbasicConstraints=CA:FALSE\n`,
       );
       signCsr(dir, id, opts.days ?? 2);
       const leaf = readFileSync(join(dir, `${id}.crt`), 'utf8');

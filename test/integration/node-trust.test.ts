@@ -128,6 +128,30 @@ describe('the node trust rule (#43): a public CA only under the node’s DDNS na
     expect(await verdict(certs.strangers, listed([privateCa.cert]))).toMatchObject({ ok: false });
   });
 
+  it('a private CA that only a list fetched in clear names vouches for nothing (#59); a public CA still does, under the name', async () => {
+    const inClear = (profileCa: string[]): NodeTrust => ({ ...listed(profileCa), profileCaInClear: true });
+    expect(await verdict(certs.privateAny, inClear([privateCa.cert]))).toEqual({
+      ok: false,
+      why: expect.stringMatching(/Node 31 Private CA, a private CA that only a node list fetched without HTTPS names/),
+    });
+    expect(await verdict(certs.wildcard, inClear([publicRoot.cert]))).toMatchObject({
+      ok: true,
+      rule: 'public-ca-name',
+    });
+    // The same private CA as the user's own (tunnel.nodeCa): it vouches as the user said, under the name.
+    expect(await verdict(certs.strangers, { ...inClear([stranger.cert]), extraRoots: [stranger.cert] })).toMatchObject({
+      ok: true,
+      rule: 'public-ca-name',
+    });
+    // The user's own profile has no DDNS name: it is theirs, however it came.
+    expect(
+      await verdict(certs.privateAny, { profileCa: [privateCa.cert], serverName: null, profileCaInClear: true }),
+    ).toMatchObject({
+      ok: true,
+      rule: 'own-profile',
+    });
+  });
+
   it('the user’s extra CA (tunnel.nodeCa) vouches like a public root: only under the DDNS name', async () => {
     expect(await verdict(certs.strangers, listed([], NODE, [stranger.cert]))).toMatchObject({
       ok: true,

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import { refusedAddress } from '../../core/reach/index.js';
 import { Store } from '../../core/store/index.js';
@@ -14,7 +15,8 @@ import {
   type VpnGateNode,
 } from '../../core/vpngate/index.js';
 import { directoryHtml, listSite, type ListSite } from '../helpers/list-site.js';
-import { vpnGateCsv } from '../helpers/vpngate-fixtures.js';
+import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
+import { installPublicRoot, testRootCa } from '../helpers/pki.js';
 
 const sites: ListSite[] = [];
 const stores: Store[] = [];
@@ -32,6 +34,9 @@ async function site(...args: Parameters<typeof listSite>): Promise<ListSite> {
 }
 
 const log = silentLogger();
+/** A logger that keeps each line it is given, parsed, in `lines`. */
+const recordingLogger = (lines: Array<Record<string, unknown>>) =>
+  pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
 const csvOf = (...ids: number[]): string =>
   vpnGateCsv(ids.map((i) => ({ host: `public-vpn-${i}`, ip: `203.0.113.${i}` })));
 const good = csvOf(1, 2);
@@ -315,5 +320,138 @@ describe('NodeList: mirrors, user sources, a working tunnel, imports', () => {
     await l.start();
     expect(l.nodes).toEqual([staticNode]);
     expect(l.fetchable).toBe(false);
+  });
+});
+
+describe('where a row came from decides whether its private CA is trusted (#59)', () => {
+  const root = testRootCa('Gatehop Test Web Root');
+  const siteCert = root.issue(['IP:127.0.0.1']);
+  let restoreRoots: () => void = () => {};
+  beforeAll(() => {
+    // The HTTPS site's root is public for this process, as a real site's is.
+    restoreRoots = installPublicRoot(root);
+  });
+  afterAll(() => restoreRoots());
+
+  const nodeCa = testRootCa('Node 7 Self-Signed').cert;
+  const attackerCa = testRootCa('Someone On The Path').cert;
+  const rowWith = (ca: string, ip = '203.0.113.7'): string =>
+    vpnGateCsv([
+      {
+        host: 'public-vpn-7',
+        ip,
+        profile: vpnGateProfile(ip, 443, 'tcp').replace(/<ca>[\s\S]*<\/ca>/, `<ca>\n${ca.trim()}\n</ca>`),
+      },
+    ]);
+  const byId = (l: NodeList, id: string): VpnGateNode => l.nodes.find((n) => n.id === id)!;
+
+  it('a list over HTTPS vouches for its rows; one in clear does not, and cannot give a vouched node another CA; the same CA in clear keeps the vouching', async () => {
+    const secure = await site(rowWith(nodeCa), { tls: { key: siteCert.key, cert: siteCert.chain } });
+    expect(secure.listUrl).toMatch(/^https:/);
+    const clear = await site(csvOf(8));
+    const store = newStore();
+    const l = nodeList(store, { endpoints: [secure.listUrl] });
+    await l.start();
+    expect(byId(l, 'public-vpn-7').caVouchedBy).toBe('https');
+
+    // The HTTPS site is out of reach; a mirror in clear answers with node 7 under someone else's CA.
+    await secure.close();
+    clear.set(rowWith(attackerCa, '198.51.100.66'));
+    const fromClear = nodeList(store, { endpoints: [secure.listUrl], sources: { userSources: [clear.listUrl] } });
+    await fromClear.start();
+    await fromClear.refresh();
+    const kept = byId(fromClear, 'public-vpn-7');
+    expect(kept).toMatchObject({ caVouchedBy: 'https', ip: '203.0.113.7' });
+    expect(kept.profile).toContain(nodeCa.trim().split('\n')[1]);
+    expect(kept.profile).not.toContain(attackerCa.trim().split('\n')[1]);
+
+    // The same CA in clear (the node moved): the new address is taken, still vouched.
+    clear.set(rowWith(nodeCa, '203.0.113.77'));
+    await fromClear.refresh();
+    expect(byId(fromClear, 'public-vpn-7')).toMatchObject({ caVouchedBy: 'https', ip: '203.0.113.77' });
+
+    // A node only the list in clear names is not vouched for; and all of it survives a restart.
+    clear.set(csvOf(8));
+    await fromClear.refresh();
+    expect(byId(fromClear, 'public-vpn-8').caVouchedBy).toBeNull();
+    const again = nodeList(store, { endpoints: [], sources: { userSources: [clear.listUrl] } });
+    await again.start();
+    expect(byId(again, 'public-vpn-7').caVouchedBy).toBe('https');
+    expect(byId(again, 'public-vpn-8').caVouchedBy).toBeNull();
+  });
+
+  it('where the HTTPS site is blocked and a mirror in clear answers, the HTTPS site is asked through the tunnel too, and vouches for the CAs (#59)', async () => {
+    // The HTTPS site is reachable only "through the tunnel": directly its port is closed.
+    const behind = await site(rowWith(nodeCa), { tls: { key: siteCert.key, cert: siteCert.chain } });
+    const closed = await site('x');
+    const closedPort = Number(new URL(closed.listUrl).port);
+    await closed.close();
+    sites.splice(sites.indexOf(closed), 1);
+    const blockedHttps = `https://127.0.0.1:${closedPort}/api/iphone/`;
+    const mirror = await site(rowWith(nodeCa));
+    const tunnel: Dialer = {
+      via: 'tunnel',
+      dial: (host, port, signal) =>
+        directDialer().dial(host, port === closedPort ? Number(new URL(behind.listUrl).port) : port, signal),
+    };
+    let tunnelUp = false;
+    const l = nodeList(newStore(), {
+      endpoints: [blockedHttps],
+      sources: { mirrors: false, userSources: [mirror.listUrl] },
+      tunnelDialer: () => (tunnelUp ? tunnel : null),
+    });
+    await l.start();
+    // No tunnel yet: the mirror's rows, vouched for by nothing.
+    expect(l.status()).toMatchObject({ via: 'user', source: mirror.listUrl });
+    expect(byId(l, 'public-vpn-7').caVouchedBy).toBeNull();
+    expect(behind.hits()).toBe(0);
+    // The first tunnel is up (the app calls vouch() at each switch): the HTTPS site through it, at once.
+    tunnelUp = true;
+    await l.vouch();
+    expect(behind.hits()).toBe(1);
+    expect(byId(l, 'public-vpn-7').caVouchedBy).toBe('https');
+    expect(l.status()).toMatchObject({ via: 'tunnel', source: blockedHttps });
+    // Vouched already: another switch asks nothing; the next refresh (the mirror in clear again)
+    // asks the HTTPS site through the tunnel again.
+    await l.vouch();
+    expect(behind.hits()).toBe(1);
+    await l.refresh();
+    expect(behind.hits()).toBe(2);
+    expect(byId(l, 'public-vpn-7').caVouchedBy).toBe('https');
+  });
+
+  it('logs the refused CA change in words; a redirect from http to https is still a list in clear', async () => {
+    const secure = await site(rowWith(nodeCa), { tls: { key: siteCert.key, cert: siteCert.chain } });
+    const store = newStore();
+    const first = nodeList(store, { endpoints: [secure.listUrl] });
+    await first.start();
+    const lines: Array<Record<string, unknown>> = [];
+    const redirect = await site({ redirect: secure.listUrl });
+    secure.set(rowWith(attackerCa));
+    const l = nodeList(store, { endpoints: [redirect.listUrl], logger: recordingLogger(lines) });
+    await l.start();
+    await l.refresh();
+    expect(secure.hits()).toBeGreaterThanOrEqual(2);
+    expect(byId(l, 'public-vpn-7').profile).not.toContain(attackerCa.trim().split('\n')[1]);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        event: 'list-ca-change-refused',
+        nodes: 1,
+        msg: expect.stringMatching(/came without HTTPS and gave 1 nodes \(public-vpn-7\) another CA/),
+      }),
+    );
+  });
+
+  it('a file the user imports vouches for its rows; a node whose vouched row names another CA is reported as rekeyed', async () => {
+    const rekeyed: string[][] = [];
+    const l = nodeList(newStore(), { endpoints: [], onRekeyed: (ids) => void rekeyed.push([...ids]) });
+    await l.start();
+    l.importCsv(rowWith(nodeCa));
+    expect(byId(l, 'public-vpn-7').caVouchedBy).toBe('file');
+    l.importCsv(rowWith(nodeCa, '203.0.113.70'));
+    expect(rekeyed).toEqual([]);
+    l.importCsv(rowWith(attackerCa));
+    expect(rekeyed).toEqual([['public-vpn-7']]);
+    expect(byId(l, 'public-vpn-7').profile).toContain(attackerCa.trim().split('\n')[1]);
   });
 });

@@ -10,6 +10,7 @@ import { TunnelEgress } from '../../core/egress/index.js';
 import { parseProfile, TunnelClient } from '../../core/ovpn/index.js';
 import { openvpnUdpResetMs } from '../../core/selector/index.js';
 import { liveRecordedPid, recordProcess } from './pid-files.js';
+import { installPublicRoot } from '../helpers/pki.js';
 
 const RIG_DIR = import.meta.dirname;
 
@@ -50,7 +51,10 @@ export interface RigState {
   publicRootFile: string;
   publicRootKey: string;
   nodes: RigNode[];
+  /** The list over HTTPS (a certificate from the rig's public root), as www.vpngate.net serves it. */
   apiUrl: string;
+  /** The same list in clear, as mirrors serve theirs (#59: a private CA on it is not trusted). */
+  apiPlainUrl: string;
   apiControlUrl: string;
 }
 
@@ -113,6 +117,7 @@ function onSignal(signal: NodeJS.Signals): void {
 export class Rig {
   readonly #onExit = (): void => this.down();
   #hosts = 0;
+  #restoreRoots: (() => void) | null = null;
 
   private constructor(readonly state: RigState) {
     // A test process that dies without its afterAll still takes its rig down.
@@ -147,6 +152,10 @@ export class Rig {
     });
     const statePath = out.trim().split('\n').pop()!;
     const rig = new Rig(JSON.parse(readFileSync(statePath, 'utf8')) as RigState);
+    // The rig is a world with one public CA, as the real one has ISRG Root X1 and its peers: this
+    // process (and the Gatehop it starts, which inherits the environment) trusts it the way Node
+    // documents adding roots. Its list is served over HTTPS under it (rig.state.apiUrl).
+    rig.#restoreRoots = installPublicRoot({ certFile: rig.state.publicRootFile });
     // `up` waits for listening ports, which is not serving: SoftEther opens its UDP listener after
     // its TCP one (and answers on neither until its hub is loaded). A suite that probes a node
     // right away must not depend on the machine being warm, so wait for a real handshake on every
@@ -163,6 +172,8 @@ export class Rig {
   /** Removes everything this rig made. Idempotent. */
   down(): void {
     process.off('exit', this.#onExit);
+    this.#restoreRoots?.();
+    this.#restoreRoots = null;
     liveRigs.delete(this);
     if (liveRigs.size === 0) {
       process.off('SIGTERM', onSignal);
@@ -486,6 +497,8 @@ export class Rig {
   /**
    * Runs a VPN Gate site look-alike in `ns` (the inet namespace, a host's) on host:port: the list
    * (optionally only some nodes, or none with `noList`), a mirror directory naming `mirrors`, a mode.
+   * In clear, as mirrors serve it; `https`: over HTTPS with a certificate from the rig's public root
+   * for `host` (an address), as www.vpngate.net serves it.
    */
   async serveList(opts: {
     ns: string | null;
@@ -495,6 +508,7 @@ export class Rig {
     mirrors?: string[];
     mode?: string;
     noList?: boolean;
+    https?: boolean;
   }): Promise<RigSite> {
     const id = `site-${Math.random().toString(16).slice(2, 8)}`;
     const portFile = resolve(this.state.dir, `${id}.port`);
@@ -511,6 +525,10 @@ export class Rig {
     if (opts.mirrors) args.push('--mirrors', opts.mirrors.join(','));
     if (opts.mode) args.push('--mode', opts.mode);
     if (opts.noList) args.push('--no-list');
+    if (opts.https) {
+      const [cert, key] = this.#issuePublic(id, [`IP:${opts.host}`]);
+      args.push('--tls', `${cert},${key}`, '--plain-port-file', `${portFile}.plain`);
+    }
     const cmd = opts.ns ? ['ip', 'netns', 'exec', opts.ns, process.execPath, ...args] : [process.execPath, ...args];
     const child = spawn(cmd[0]!, cmd.slice(1), { detached: true, stdio: 'ignore' });
     child.unref();
@@ -529,7 +547,7 @@ export class Rig {
       if (Date.now() > deadline) throw new Error(`site look-alike on ${opts.host} did not start`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    const origin = `http://${opts.host}:${port}`;
+    const origin = `${opts.https ? 'https' : 'http'}://${opts.host}:${port}`;
     return {
       origin,
       listUrl: `${origin}/api/iphone/`,
@@ -652,6 +670,35 @@ export class Rig {
       });
     });
     return new NativeClient(child, this.state.clientNs);
+  }
+
+  /** A certificate from the rig's public root for `sans` (`DNS:…`, `IP:…`): [cert file, key file]. */
+  #issuePublic(id: string, sans: string[]): [string, string] {
+    const dir = resolve(this.state.dir, 'pki');
+    const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${id}`, '-keyout', `${id}.key`, '-out', `${id}.csr`);
+    writeFileSync(
+      resolve(dir, `${id}.ext`),
+      `subjectAltName=${sans.join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
+    );
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${id}.csr`,
+      '-CA',
+      this.state.publicRootFile,
+      '-CAkey',
+      this.state.publicRootKey,
+      '-CAcreateserial',
+      '-days',
+      '30',
+      '-extfile',
+      `${id}.ext`,
+      '-out',
+      `${id}.crt`,
+    );
+    return [resolve(dir, `${id}.crt`), resolve(dir, `${id}.key`)];
   }
 
   /**

@@ -252,7 +252,11 @@ describe('when nodes are checked, and what is remembered (#43)', () => {
     const m = new HonestyMonitor({
       options: () => options,
       doh: () => [],
-      store: { honestyRecords: () => [...kept.values()], saveHonesty: (r) => void kept.set(r.nodeId, r) },
+      store: {
+        honestyRecords: () => [...kept.values()],
+        saveHonesty: (r) => void kept.set(r.nodeId, r),
+        forgetHonesty: (ids) => ids.forEach((id) => kept.delete(id)),
+      },
       direct: null,
       logger: silentLogger(),
       check: async (t) => {
@@ -301,6 +305,18 @@ describe('when nodes are checked, and what is remembered (#43)', () => {
     expect(m.blocked('b')).toBeNull();
     m.forget(['b']);
     expect(m.get('b')).toBeNull();
+  });
+
+  it('a node whose row names another CA is another identity (#59): its verdict and the user’s consent are forgotten, in the store too', async () => {
+    const { m, kept, tunnel } = setup({ b: 'http-tampering', c: 'honest' });
+    await m.checkNow('b', tunnel('b'));
+    await m.checkNow('c', tunnel('c'));
+    m.accept('b');
+    m.rekeyed(['b', 'z']);
+    expect(m.get('b')).toBeNull();
+    expect(kept.has('b')).toBe(false);
+    expect(m.due('b')).toBe(true);
+    expect(m.get('c')).toMatchObject({ verdict: 'honest' });
   });
 
   it('consent is for what the user saw: the same finding keeps it, a new one asks again', async () => {

@@ -6,7 +6,9 @@ import { silentLogger } from '../../core/common/index.js';
 import { ProtocolChoice, type ProtocolLesson } from '../../core/groups/index.js';
 import { Store } from '../../core/store/index.js';
 import type { Ranking } from '../../core/selector/index.js';
-import { parseVpnGateCsv, staticNodeFromFile } from '../../core/vpngate/index.js';
+import { parseVpnGateCsv, staticNodeFromFile, type VpnGateNode } from '../../core/vpngate/index.js';
+import { testRootCa } from '../helpers/pki.js';
+import { rootCertificates } from 'node:tls';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 import { eventually } from '../helpers/fds.js';
 import { createSocket } from 'node:dgram';
@@ -36,8 +38,13 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
   it('dials a listed node at its row address, whatever name its profile gives', () => {
     const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
     expect(routes.hostOf(node!)).toBe('203.0.113.1');
-    // …and its certificate is judged under its DDNS name (#43), never the address dialled.
+    // …and its certificate is judged under its DDNS name (#43), never the address dialled; a row
+    // parsed from a list with nothing to vouch for it (fetched in clear) carries that too (#59).
     expect(routes.tunnelRoute(node!)).toEqual({
+      remoteHost: '203.0.113.1',
+      trust: { serverName: 'public-vpn-1.opengw.net', profileCaInClear: true },
+    });
+    expect(routes.tunnelRoute({ ...node!, caVouchedBy: 'https' })).toEqual({
       remoteHost: '203.0.113.1',
       trust: { serverName: 'public-vpn-1.opengw.net' },
     });
@@ -50,7 +57,7 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
       silentLogger(),
       ladderOf(buildConfig({ vpngate: { connectBy: 'hostname' } }, {})),
     );
-    expect(routes.tunnelRoute(node!)).toEqual({
+    expect(routes.tunnelRoute({ ...node!, caVouchedBy: 'file' })).toEqual({
       remoteHost: routes.hostOf(node!),
       trust: { serverName: 'public-vpn-1.opengw.net' },
     });
@@ -214,5 +221,45 @@ describe('the path ladder (upstream.nodes: fallback, #35)', () => {
     expect(always.path).toBeNull();
     expect(always.tunnelRoute(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
     real.close();
+  });
+});
+
+describe('a private CA that only a list in clear names is not ranked (#59)', () => {
+  const privateCa = testRootCa('Some Node Self-Signed');
+  const withCa = (pem: string): string =>
+    vpnGateProfile('203.0.113.9', 443, 'tcp').replace(/<ca>[\s\S]*<\/ca>/, `<ca>\n${pem.trim()}\n</ca>`);
+  const row = (host: string, pem: string): VpnGateNode =>
+    parseVpnGateCsv(vpnGateCsv([{ host, ip: '203.0.113.9', profile: withCa(pem) }])).nodes[0]!;
+  const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
+
+  it('left out as ca-in-clear when nothing vouches for its private <ca>; ranked once HTTPS or the user’s file does', () => {
+    const n = row('self-signed-1', privateCa.cert);
+    expect(routes.untrusted(n)).toBe('ca-in-clear');
+    expect(routes.trustOf(n).profileCaInClear).toBe(true);
+    expect(routes.untrusted({ ...n, caVouchedBy: 'https' })).toBeNull();
+    expect(routes.untrusted({ ...n, caVouchedBy: 'file' })).toBeNull();
+    expect(routes.trustOf({ ...n, caVouchedBy: 'https' }).profileCaInClear).toBeUndefined();
+  });
+
+  it('a public root in <ca> (VPN Gate’s ISRG Root X1) is ranked from any list: the DDNS name check holds it', () => {
+    expect(routes.untrusted(row('public-vpn-2', rootCertificates[0]!))).toBeNull();
+  });
+
+  it('a CA the user trusts (tunnel.nodeCa) is theirs to vouch for: the node is ranked and judged under its name', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-nodeca-'));
+    writeFileSync(join(dir, 'ca.pem'), privateCa.cert);
+    const trusting = new NodeRoutes(
+      () => buildConfig({ tunnel: { nodeCa: join(dir, 'ca.pem') } }, {}),
+      store,
+      silentLogger(),
+      ladderOf(buildConfig({}, {})),
+    );
+    expect(trusting.untrusted(row('self-signed-1', privateCa.cert))).toBeNull();
+  });
+
+  it('the user’s own profile is theirs: never left out for this', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-own-'));
+    writeFileSync(join(dir, 'own.ovpn'), withCa(privateCa.cert));
+    expect(routes.untrusted(staticNodeFromFile(join(dir, 'own.ovpn')))).toBeNull();
   });
 });

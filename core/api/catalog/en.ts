@@ -175,6 +175,9 @@ export const en = {
     count: '{{shown}} of {{total}} nodes',
     listed: 'Listed',
     needsUdp: 'needs UDP, which your proxy does not carry',
+    caInClear: 'its certificate authority came on a list fetched without HTTPS',
+    caInClearWhy:
+      'Only a node list fetched without encryption names this node’s own certificate authority, and anyone between you and that list could have written it. Gatehop uses the node once a list fetched over HTTPS, or a file you import, names the same authority.',
     weakTls: 'weak encryption',
     weakTlsWhy:
       'This server refused modern TLS, so its OpenVPN control channel uses old TLS 1.0 with weak ciphers. Your traffic is still encrypted, but less strongly; prefer another node for anything sensitive.',

@@ -164,6 +164,9 @@ export const zhCN: Catalog = {
     historyValue: '成功 {{ok}} / 失败 {{failed}}',
     listed: '列出时间',
     needsUdp: '需要 UDP，而您的代理不转发 UDP',
+    caInClear: '其证书颁发机构来自未经 HTTPS 获取的列表',
+    caInClearWhy:
+      '只有一份未加密获取的节点列表给出了此节点自己的证书颁发机构，您与该列表之间的任何人都可能改写它。等到通过 HTTPS 获取的列表或您导入的文件给出同一机构后，Gatehop 才会使用此节点。',
     weakTls: '加密较弱',
     weakTlsWhy:
       '此服务器拒绝了新版 TLS，其 OpenVPN 控制通道使用旧的 TLS 1.0 和弱加密套件。您的流量仍然加密，但强度较低；敏感用途请选择其他节点。',

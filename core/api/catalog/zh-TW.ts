@@ -164,6 +164,9 @@ export const zhTW: Catalog = {
     historyValue: '成功 {{ok}} / 失敗 {{failed}}',
     listed: '列出時間',
     needsUdp: '需要 UDP，但您的代理不轉送 UDP',
+    caInClear: '其憑證授權單位來自未經 HTTPS 取得的清單',
+    caInClearWhy:
+      '只有一份未加密取得的節點清單列出此節點自己的憑證授權單位，您與該清單之間的任何人都可能改寫它。等到透過 HTTPS 取得的清單或您匯入的檔案列出同一單位後，Gatehop 才會使用此節點。',
     weakTls: '加密較弱',
     weakTlsWhy:
       '此伺服器拒絕了新版 TLS，其 OpenVPN 控制通道使用舊的 TLS 1.0 和弱加密套件。您的流量仍然加密，但強度較低；敏感用途請選擇其他節點。',

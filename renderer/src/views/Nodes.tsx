@@ -329,6 +329,12 @@ const NodeRow = memo(function NodeRow({
       <td>
         <span className={`state state-${n.state}`}>{stateText}</span>
         {n.excluded === 'needs-udp' ? <span className="muted"> · {t('nodes.needsUdp')}</span> : null}
+        {n.excluded === 'ca-in-clear' ? (
+          <span className="muted" title={t('nodes.caInClearWhy')} data-testid={`ca-in-clear-${n.id}`}>
+            {' '}
+            · {t('nodes.caInClear')}
+          </span>
+        ) : null}
         {n.weakTls ? (
           <span className="weak-tls" title={t('nodes.weakTlsWhy')} data-testid={`weak-tls-${n.id}`}>
             {' '}

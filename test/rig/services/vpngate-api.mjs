@@ -2,12 +2,16 @@
 // (with --mirrors) the mirror directory page /en/sites.aspx linking each mirror as http://HOST:PORT/en/.
 //   POST /control?mode=ok|slow|fail|empty|truncated|html|stall[&delayMs=N]  switches its behaviour.
 // Usage: node vpngate-api.mjs STATE_JSON PORT_FILE [--host H] [--port P] [--mode M] [--nodes NAME,…]
-//        [--mirrors ORIGIN,…] [--no-list]
+//        [--mirrors ORIGIN,…] [--no-list] [--tls CERT,KEY --plain-port-file FILE]
 //   --nodes     only these rig nodes (by name or id) in the list (a partial list, as VPN Gate's is)
 //   --mirrors   serve a directory page naming these mirror origins
 //   --no-list   answer /api/iphone/ with 404 (a site whose list endpoint is filtered or overloaded)
+//   --tls       serve HTTPS on PORT_FILE's port with this certificate (www.vpngate.net's API is
+//               HTTPS), and the same in clear on a second port written to --plain-port-file (for
+//               /control, and for tests that want a list in clear)
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 
 const [statePath, portFile, ...rest] = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -67,7 +71,7 @@ ${rows}
 </table></body></html>`;
 }
 
-const server = createServer((req, res) => {
+const handler = (req, res) => {
   const url = new URL(req.url ?? '/', 'http://x');
   if (req.method === 'POST' && url.pathname === '/control') {
     mode = url.searchParams.get('mode') ?? 'ok';
@@ -103,9 +107,24 @@ const server = createServer((req, res) => {
   };
   if (mode === 'slow') setTimeout(send, delayMs);
   else send();
-});
-server.listen(Number(opt('--port', '0')), opt('--host', '127.0.0.1'), () => {
-  // Atomic: `up` polls for a non-empty file and must never read half of it.
-  writeFileSync(`${portFile}.tmp`, String(server.address().port));
-  renameSync(`${portFile}.tmp`, portFile);
-});
+};
+
+/** Listens; then writes the port to `file` (atomic: `up` polls for a non-empty file and must never read half of it). */
+function serve(server, port, file) {
+  server.listen(port, opt('--host', '127.0.0.1'), () => {
+    writeFileSync(`${file}.tmp`, String(server.address().port));
+    renameSync(`${file}.tmp`, file);
+  });
+}
+
+const tls = opt('--tls', '');
+if (tls) {
+  const [cert, key] = tls.split(',');
+  // The clear one first: once PORT_FILE exists, both listen.
+  const plain = createServer(handler);
+  plain.listen(0, opt('--host', '127.0.0.1'), () => {
+    writeFileSync(`${opt('--plain-port-file')}.tmp`, String(plain.address().port));
+    renameSync(`${opt('--plain-port-file')}.tmp`, opt('--plain-port-file'));
+    serve(createTlsServer({ cert: readFileSync(cert), key: readFileSync(key) }, handler), Number(opt('--port', '0')), portFile);
+  });
+} else serve(createServer(handler), Number(opt('--port', '0')), portFile);
