@@ -78,8 +78,8 @@ export interface AdminCore {
   readonly honesty?: HonestyAccess | null;
   /** Forgets the way nodes were reached on this network (the path ladder), with its protocol lesson. */
   readonly forgetNodePath?: () => void;
-  /** The privacy opt-ins in force (config privacy). */
-  readonly privacy?: () => { encryptedDns: boolean; httpsOnly: boolean };
+  /** The privacy opt-ins in force (config privacy; encryptedDns as the active tunnel does it, see the status schema). */
+  readonly privacy?: () => { encryptedDns: boolean; encryptedDnsNext: boolean; httpsOnly: boolean };
 }
 
 /** What the API reads and asks of the honesty checks (core/honesty's HonestyMonitor, with the app's way to a tunnel). */

@@ -271,8 +271,12 @@ export const statusSchema = z.object({
       lastFlagged: z.object({ nodeId: z.string(), verdict: honestyVerdictSchema, at: z.number() }).nullable(),
     })
     .nullable(),
-  /** The privacy opt-ins in force (config privacy). */
-  privacy: z.object({ encryptedDns: z.boolean(), httpsOnly: z.boolean() }),
+  /**
+   * The privacy opt-ins in force (config privacy). `encryptedDns` is what the active tunnel does
+   * (the setting while none is up): a tunnel resolves names as it was opened, so a change applies
+   * from the next one, which `encryptedDnsNext` says (#59: it was reported applied at once).
+   */
+  privacy: z.object({ encryptedDns: z.boolean(), encryptedDnsNext: z.boolean(), httpsOnly: z.boolean() }),
   /** Bytes relayed since start, both ways (a UI turns two samples into a rate). */
   traffic: z.object({ bytesUp: z.number(), bytesDown: z.number(), at: z.number() }),
   switches: z.object({

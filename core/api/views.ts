@@ -116,7 +116,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
       : null,
     sessions: { active: proxy.stats.sessionsActive, total: proxy.stats.sessionsTotal, rejected: proxy.stats.rejected },
     honesty: honestySummary(core),
-    privacy: core.privacy?.() ?? { encryptedDns: false, httpsOnly: false },
+    privacy: core.privacy?.() ?? { encryptedDns: false, encryptedDnsNext: false, httpsOnly: false },
     traffic: { bytesUp: proxy.stats.bytesUp, bytesDown: proxy.stats.bytesDown, at: Date.now() },
     switches: {
       total: c?.counts.switched ?? 0,

@@ -30,6 +30,7 @@ import {
   DirectEgress,
   EgressManager,
   findWorkerScript,
+  isTunnel,
   openTunnel,
   SingleEgressSource,
   TunnelWorkerPool,
@@ -680,7 +681,16 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           exit: exitCheck,
           desktop: extras.desktop ?? null,
           honesty: pipeline && controller ? honestyAccessOf(pipeline.honesty, controller) : null,
-          privacy: () => ({ ...current.privacy }),
+          privacy: () => {
+            // A tunnel resolves names as it was opened: the setting applies from the next one.
+            const t = manager && isTunnel(manager.active) ? manager.active : null;
+            const next = current.privacy.encryptedDns;
+            return {
+              httpsOnly: current.privacy.httpsOnly,
+              encryptedDns: t ? t.diagnostics().encryptedDns : next,
+              encryptedDnsNext: next,
+            };
+          },
           forgetNodePath: pipeline ? () => pipeline.routes.forgetPath() : undefined,
           routing: {
             get mode() {

@@ -252,6 +252,7 @@ export class TunnelEgress implements Egress {
       dnsMisses: this.dns.stats.cacheMisses,
       weakTls: this.link.weakTls,
       trustRule: this.link.trustRule,
+      encryptedDns: this.dns.encrypted,
       wasmMemoryBytes,
       // In the worker this is the tunnel's own heap; on the main thread, everything's.
       heapUsedBytes: getHeapStatistics().used_heap_size,

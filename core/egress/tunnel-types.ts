@@ -48,6 +48,8 @@ export interface TunnelDiagnostics {
   weakTls: boolean;
   /** Which rule of the node trust rule accepted the server's certificate (core/reach/node-trust). */
   trustRule: TrustRule | null;
+  /** Names are resolved by DNS over HTTPS through the tunnel (privacy.encryptedDns when it opened). */
+  encryptedDns: boolean;
   /** lwIP's WebAssembly memory and the JS heap of the thread the tunnel runs in. */
   wasmMemoryBytes: number;
   heapUsedBytes: number;

@@ -61,6 +61,11 @@ export class DnsResolver {
   readonly #inflight = new Map<string, Promise<string[]>>();
   readonly #doh: DohTransport | null;
 
+  /** Every lookup goes by DNS over HTTPS (privacy.encryptedDns): no query reaches the node's resolver. */
+  get encrypted(): boolean {
+    return this.#doh !== null;
+  }
+
   constructor(stack: UdpOpener, opts: DnsResolverOptions) {
     this.#stack = stack;
     this.#doh = opts.doh ?? null;

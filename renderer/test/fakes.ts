@@ -47,7 +47,7 @@ export function status(over: Partial<Status> = {}): Status {
     balance: { strategy: 'round-robin', tunnels: 1 },
     sessions: { active: 1, total: 3, rejected: 0 },
     honesty: { enabled: true, honest: 1, flagged: 0, unchecked: 1, checking: 0, lastFlagged: null },
-    privacy: { encryptedDns: false, httpsOnly: false },
+    privacy: { encryptedDns: false, encryptedDnsNext: false, httpsOnly: false },
     traffic: { bytesUp: 0, bytesDown: 0, at: 1000 },
     switches: { total: 1, failed: 0, state: 'idle', inProgress: null, last: null },
     health: null,

@@ -6,7 +6,7 @@
  * counts the verdicts; Settings turns checks and the privacy opt-ins on and off. In the four
  * languages (Chinese and Persian here).
  */
-import { cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
+import { act, cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Actions } from '../src/store/feed.js';
 import { createAppStore } from '../src/store/index.js';
@@ -158,5 +158,28 @@ describe('honesty in the window (#43)', () => {
     store.getState().setNodes({ nodes: [FLAGGED], fetchedAt: 1, source: 'x', via: 'direct' });
     mount(<Nodes />, store, {}, 'fa');
     expect(screen.getByTestId('honesty-node-1').textContent).toBe(' · ⚠ دستکاری (DNS)');
+  });
+});
+
+describe('encrypted DNS applies from the next tunnel (#59)', () => {
+  it('Settings says so while the tunnel in use does otherwise, and says nothing once they agree (in Chinese too)', () => {
+    for (const [lang, on] of [
+      ['en', /On from the next tunnel: the one in use still asks the node’s resolver/],
+      ['zh-CN', /从下一条隧道起生效/],
+    ] as const) {
+      const store = createAppStore();
+      store.getState().setSettings(fakeSettings({}));
+      const st = status();
+      store.getState().setStatus({ ...st, privacy: { encryptedDns: false, encryptedDnsNext: true, httpsOnly: false } });
+      mount(<Settings />, store, {}, lang);
+      expect(screen.getByTestId('encrypted-dns-next').textContent).toMatch(on);
+      act(() =>
+        store
+          .getState()
+          .setStatus({ ...st, privacy: { encryptedDns: true, encryptedDnsNext: true, httpsOnly: false } }),
+      );
+      expect(screen.queryByTestId('encrypted-dns-next')).toBeNull();
+      cleanup();
+    }
   });
 });

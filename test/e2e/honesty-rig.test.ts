@@ -22,7 +22,7 @@ import { curl } from '../helpers/curl.js';
 import { eventually, until } from '../helpers/fds.js';
 import { isRoot } from '../helpers/netns.js';
 import { installPublicRoot } from '../helpers/pki.js';
-import { fileLogger, rigAppConfig, rigHonesty } from '../helpers/rig-app.js';
+import { fileLogger, rigAppConfig, rigAppInput, rigHonesty } from '../helpers/rig-app.js';
 import { sevpnLinkOf } from '../helpers/rig-links.js';
 import { Rig } from '../rig/rig.js';
 
@@ -294,18 +294,19 @@ describe.skipIf(!isRoot)('honesty checks of nodes, through their own tunnels (#4
     const localPort = (local.address() as AddressInfo).port;
     try {
       const dir = mkdtempSync(join(tmpdir(), 'gh-https-only-'));
-      app = await startApp(
-        rigAppConfig(rig, dir, {
-          ...rigHonesty(rig),
-          honesty: { enabled: false },
-          mode: 'rule',
-          rules: ['IP-CIDR,127.0.0.0/8,DIRECT,no-resolve', 'MATCH,TUNNEL'],
-          privacy: { httpsOnly: true },
-          groups: { mode: 'manual', defaultNode: 'rig-node1' },
-          tunnel: { protocols: ['sevpn'], sevpn: { hub: 'RIG' } },
-        }),
-        silentLogger(),
-      );
+      // The privacy settings as a config file has them, so the window's settings (PUT /settings) may change them.
+      const fromFile = { privacy: { httpsOnly: true } };
+      const fromFlags = rigAppInput(rig, dir, {
+        ...rigHonesty(rig),
+        honesty: { enabled: false },
+        mode: 'rule',
+        rules: ['IP-CIDR,127.0.0.0/8,DIRECT,no-resolve', 'MATCH,TUNNEL'],
+        groups: { mode: 'manual', defaultNode: 'rig-node1' },
+        tunnel: { protocols: ['sevpn'], sevpn: { hub: 'RIG' } },
+        admin: '127.0.0.1:0',
+        adminToken: TOKEN,
+      });
+      app = await startApp(buildConfig(fromFile, fromFlags), silentLogger(), { layers: { fromFile, fromFlags } });
       const a = app;
       await eventually(() => a.controller?.active?.node.id === 'rig-node1', 60_000, 'the tunnel');
       const port = a.listening.proxy.port;
@@ -325,6 +326,20 @@ describe.skipIf(!isRoot)('honesty checks of nodes, through their own tunnels (#4
         expect(direct.stdout.toString()).toBe('direct and plain\n');
       }
       expect(a.proxy.stats.httpsOnlyRefused).toBeGreaterThanOrEqual(4);
+      // Encrypted DNS turned on now: the tunnel in use resolves as it was opened, and /status says
+      // so rather than reporting it applied (#59); the next tunnel has it.
+      const admin = a.listening.admin!.port;
+      const privacy = async (): Promise<unknown> =>
+        (await apiRequest(admin, 'GET', '/status', { token: TOKEN })).json<{ privacy: unknown }>().privacy;
+      expect(await privacy()).toEqual({ encryptedDns: false, encryptedDnsNext: false, httpsOnly: true });
+      const put = await apiRequest(admin, 'PUT', '/settings', {
+        token: TOKEN,
+        body: { privacy: { checkNodes: false, checkUrls: null, encryptedDns: true, httpsOnly: true } },
+      });
+      expect(put.status).toBe(200);
+      expect(await privacy()).toEqual({ encryptedDns: false, encryptedDnsNext: true, httpsOnly: true });
+      await switchWhenFree(a, 'the test: a new tunnel');
+      expect(await privacy()).toEqual({ encryptedDns: true, encryptedDnsNext: true, httpsOnly: true });
     } finally {
       local.close();
     }

@@ -16,6 +16,7 @@ export const IDLE_DIAGNOSTICS: TunnelDiagnostics = {
   dnsHits: 0,
   dnsMisses: 0,
   weakTls: false,
+  encryptedDns: false,
   trustRule: 'private-ca',
   wasmMemoryBytes: 0,
   heapUsedBytes: 0,

@@ -475,6 +475,8 @@ export const en = {
     encryptedDns: 'Encrypted DNS in the tunnel',
     encryptedDnsHint:
       'Names are looked up by DNS over HTTPS through the tunnel: the volunteer’s resolver never sees which sites you visit (the node still sees the addresses).',
+    encryptedDnsNextOn: 'On from the next tunnel: the one in use still asks the node’s resolver.',
+    encryptedDnsNextOff: 'Off from the next tunnel: the one in use still looks names up over HTTPS.',
     httpsOnly: 'HTTPS only through volunteer nodes',
     httpsOnlyHint:
       'Only encrypted (TLS) connections go through a node: plain http:// pages are refused with a page that says why, other unencrypted connections are closed; sites that go direct are not affected.',

@@ -442,6 +442,8 @@ export const zhCN: Catalog = {
     checkUrlsHint: 'Gatehop 会把经节点获取的网页与直接获取的同一网页相比较。',
     encryptedDns: '隧道内加密 DNS',
     encryptedDnsHint: '通过隧道用 DNS over HTTPS 查询域名：志愿者的解析器看不到你访问哪些网站（节点仍能看到地址）。',
+    encryptedDnsNextOn: '从下一条隧道起生效：当前隧道仍向节点的解析器查询。',
+    encryptedDnsNextOff: '从下一条隧道起关闭：当前隧道仍通过 HTTPS 查询域名。',
     httpsOnly: '通过志愿节点只用 HTTPS',
     httpsOnlyHint:
       '只有加密（TLS）连接经过节点：普通 http:// 网页会被拒绝并显示原因，其他未加密连接会被关闭；直连的网站不受影响。',

@@ -444,6 +444,8 @@ export const zhTW: Catalog = {
     encryptedDns: '通道內加密 DNS',
     encryptedDnsHint:
       '經由通道以 DNS over HTTPS 查詢網域名稱：志願者的解析器看不到你瀏覽哪些網站（節點仍能看到位址）。',
+    encryptedDnsNextOn: '從下一條隧道起生效：目前的隧道仍向節點的解析器查詢。',
+    encryptedDnsNextOff: '從下一條隧道起關閉：目前的隧道仍透過 HTTPS 查詢網域名稱。',
     httpsOnly: '經由志願節點只用 HTTPS',
     httpsOnlyHint:
       '只有加密（TLS）連線經由節點：一般 http:// 網頁會被拒絕並顯示原因，其他未加密連線會被關閉；直連的網站不受影響。',

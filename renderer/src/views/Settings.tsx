@@ -164,6 +164,7 @@ export function Settings() {
   const coreError = useApp((s) => s.settingsError);
   const restartRequired = useApp((s) => s.restartRequired);
   const desktop = useApp((s) => s.status?.desktop ?? false);
+  const privacy = useApp((s) => s.status?.privacy ?? null);
   const actions = useActions();
   const [form, setForm] = useState<Form | null>(settings ? toForm(settings) : null);
   // The fields the user changed: only those are saved, and only those survive a change made
@@ -390,6 +391,12 @@ export function Settings() {
               <p className="muted hint" id={`hint-${k}`}>
                 {t(`settings.${k}Hint`)}
               </p>
+              {k === 'encryptedDns' && privacy && privacy.encryptedDns !== privacy.encryptedDnsNext ? (
+                // A tunnel resolves names as it was opened: say so rather than let it look applied.
+                <p className="muted hint" role="status" data-testid="encrypted-dns-next">
+                  {t(privacy.encryptedDnsNext ? 'settings.encryptedDnsNextOn' : 'settings.encryptedDnsNextOff')}
+                </p>
+              ) : null}
             </div>
           ))}
           {form.checkNodes
