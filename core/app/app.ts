@@ -30,6 +30,7 @@ import {
   DirectEgress,
   EgressManager,
   findWorkerScript,
+  HubMacs,
   isTunnel,
   openTunnel,
   SingleEgressSource,
@@ -266,6 +267,8 @@ function startController(
   logger: Logger,
 ): SwitchController {
   const { store, nodes, selector } = pipeline;
+  // Each open SE-VPN tunnel to a node has a MAC of its own on its hub.
+  const hubMacs = new HubMacs();
   const controller = new SwitchController({
     manager,
     selector,
@@ -275,11 +278,12 @@ function startController(
       const { threads, workerHeapMb } = current().tunnel;
       workers?.updateOptions({ heapLimitMb: workerHeapMb });
       const up = current().upstream;
+      let hubMac: ReturnType<HubMacs['take']> | null = null;
       const link: LinkSpec =
         o.protocol === 'sstp'
           ? { protocol: 'sstp', ...pipeline.routes.sstpRoute(node) }
           : o.protocol === 'sevpn'
-            ? { protocol: 'sevpn', ...pipeline.routes.sevpnRoute(node) }
+            ? { protocol: 'sevpn', ...pipeline.routes.sevpnRoute(node, (hubMac = hubMacs.take(node.id)).mac) }
             : {
                 protocol: 'openvpn',
                 profileText: node.profile,
@@ -318,10 +322,17 @@ function startController(
         // Encrypted DNS in the tunnel: names never reach the node's resolver.
         ...(current().privacy.encryptedDns ? { doh: current().dohServers.map((d) => ({ ...d })) } : {}),
       });
-      return opened.then((t) => {
-        if (t.diagnostics().weakTls) store.rememberWeakTls(node.id, Date.now());
-        return t;
-      });
+      return opened.then(
+        (t) => {
+          if (t.diagnostics().weakTls) store.rememberWeakTls(node.id, Date.now());
+          if (hubMac) t.onClose(() => hubMac?.release());
+          return t;
+        },
+        (err: unknown) => {
+          hubMac?.release();
+          throw err;
+        },
+      );
     },
     offered: (node) => pipeline.routes.offered(node),
     honesty: pipeline.honesty,

@@ -154,9 +154,10 @@ export class NodeRoutes {
 
   /**
    * An SE-VPN tunnel to `node`: its address (or name) and TLS port (as SSTP's), whom its
-   * certificate may come from; the hub and account; the node's stable MAC.
+   * certificate may come from; the hub and account; its MAC on the hub (the node's stable one
+   * unless another tunnel to it holds that: HubMacs).
    */
-  sevpnRoute(node: VpnGateNode): Omit<SeVpnLinkSpec, 'protocol'> {
+  sevpnRoute(node: VpnGateNode, mac: string = macForNode(node.id).toString('hex')): Omit<SeVpnLinkSpec, 'protocol'> {
     const c = this.config().tunnel;
     const up = this.#upstream();
     return {
@@ -168,7 +169,7 @@ export class NodeRoutes {
       username: c.sevpn.username,
       password: c.sevpn.password,
       connections: c.sevpn.connections,
-      mac: macForNode(node.id).toString('hex'),
+      mac,
       ...(up ? { upstreamUrl: urlOf(up) } : {}),
     };
   }

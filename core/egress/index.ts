@@ -39,6 +39,7 @@ export { openLink } from './links/open-link.js';
 export { OpenVpnLink, openVpnLinkConfig } from './links/openvpn-link.js';
 export { SstpLink } from './links/sstp-link.js';
 export { SeVpnLink, macForNode } from './links/sevpn-link.js';
+export { HubMacs } from './links/hub-macs.js';
 export { BALANCE_STRATEGIES, Balancer, type BalanceCandidate, type BalanceStrategy } from './balance.js';
 export {
   EgressManager,
