@@ -93,6 +93,10 @@ export function answerQuery(query: Buffer, fake: FakeIps): Buffer | null {
   if (q.cls !== CLASS_IN) return response(query, q, RCODE_NOTIMP, []);
   if (q.type === TYPE_A) {
     if (!NAME_RE.test(q.name)) return response(query, q, RCODE_NXDOMAIN, []);
+    // RFC 6761 §6.3: localhost names are the asker's own loopback, never a fake address that would
+    // carry the program to this machine's services through Gatehop (#59).
+    if (q.name === 'localhost' || q.name.endsWith('.localhost'))
+      return response(query, q, 0, [record(TYPE_A, Buffer.from([127, 0, 0, 1]))]);
     const ip = fake.addressFor(q.name);
     return response(query, q, 0, [record(TYPE_A, Buffer.from(ip.split('.').map(Number)))]);
   }

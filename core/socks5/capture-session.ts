@@ -13,6 +13,7 @@ import { ProxySession } from './session.js';
 export class CaptureSession extends ProxySession {
   readonly kind = 'capture';
   protected inType: InboundType = 'TUN';
+  protected override readonly directReachesThisMachine = false;
 
   /** Routes and dials `target`; the program's bytes wait in the stack (its window) until then. */
   async start(target: { host: string; port: number; byName: boolean }): Promise<void> {

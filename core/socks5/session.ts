@@ -1,6 +1,7 @@
-import { Socket } from 'node:net';
+import { isIP, Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
-import { ErrorCodes, GatehopError, type Logger, detach } from '../common/index.js';
+import { ErrorCodes, GatehopError, type Logger, detach, unbracket } from '../common/index.js';
+import { classifyAddress } from '../reach/index.js';
 import type { Egress, EgressLease, EgressTcpConnection, RetireReason } from '../egress/index.js';
 import type { Decision, Flow, InboundType } from '../route/index.js';
 import type { ClientConnection } from './client-connection.js';
@@ -318,11 +319,21 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
     this.target = `${host}:${port}`;
     const armed = this.#connects.arm(host, port);
     try {
-      return await this.#connectOn(this.#directLease.egress, host, port, armed);
+      const to = this.directReachesThisMachine
+        ? host
+        : await notThisMachine(this.#directLease.egress, host, armed.controller.signal);
+      return await this.#connectOn(this.#directLease.egress, to, port, armed);
     } finally {
       armed.disarm();
     }
   }
+
+  /**
+   * Whether DIRECT may lead to this machine's own loopback. A captured program (`gatehop run`, TUN
+   * mode) lives in its own network: its loopback is its own, and Gatehop must not be its way to
+   * this machine's services by a name that resolves to 127.0.0.1 (#59); see notThisMachine.
+   */
+  protected readonly directReachesThisMachine: boolean = true;
 
   /** The egress carrying this session now (null before it dialled). */
   get egressId(): string | null {
@@ -487,4 +498,23 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
 function errCodeOf(err: Error): string {
   const code = (err as NodeJS.ErrnoException).code;
   return typeof code === 'string' ? code : err.name;
+}
+
+/**
+ * The address to dial `host` at on DIRECT for a captured program: resolved here, refused when any
+ * answer is this machine's own (loopback, unspecified), and the address that was checked is the
+ * one dialled (no second lookup that could answer otherwise).
+ */
+async function notThisMachine(direct: Egress, host: string, signal: AbortSignal): Promise<string> {
+  const addresses = isIP(unbracket(host)) ? [unbracket(host)] : await direct.resolve(host, { signal });
+  const own = addresses.find((a) => {
+    const c = classifyAddress(a);
+    return c === 'loopback' || c === 'unspecified';
+  });
+  if (own !== undefined || addresses.length === 0)
+    throw new GatehopError(
+      ErrorCodes.EGRESS_NOT_ALLOWED,
+      `${host} is this machine (${own ?? 'no address'}): a captured program does not reach this machine's own services through Gatehop`,
+    );
+  return addresses[0]!;
 }

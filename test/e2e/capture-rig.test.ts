@@ -11,7 +11,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -40,6 +40,7 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
   let rig: Rig;
   let core: GatehopProcess;
   let local: Server;
+  let lan: Server;
   let localPort = 0;
   let admin = 0;
   let dir = '';
@@ -111,11 +112,16 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
     tunMode = statSync('/dev/net/tun').mode & 0o777;
     chmodSync('/dev/net/tun', 0o666); // as systemd's udev rule makes it on a desktop
     rig = await Rig.up({ nodes: 1, openvpn: [], bigMib: 64 });
-    // A web host on this machine: what a flow a rule sends DIRECT reaches (the program cannot: its
-    // 127.0.0.1 is its own namespace's).
-    local = createServer((req, res) => res.end(`direct ${req.socket.remoteAddress}`));
+    // A web host on this machine, on its loopback and on its address on the rig's lan: what a flow
+    // a rule sends DIRECT reaches (the program cannot by itself: its 127.0.0.1 is its own
+    // namespace's), and Gatehop refuses to be its way to this machine's loopback (#59).
+    const answer = (req: IncomingMessage, res: ServerResponse): void =>
+      void res.end(`direct ${req.socket.localAddress}`);
+    local = createServer(answer);
     await new Promise<void>((r) => local.listen(0, '127.0.0.1', () => r()));
     localPort = (local.address() as AddressInfo).port;
+    lan = createServer(answer);
+    await new Promise<void>((r) => lan.listen(localPort, rig.state.rootAddress, () => r()));
     dir = mkdtempSync(join(tmpdir(), 'gh-capture-'));
     chownSync(dir, uid, gid);
     const config = writeRigCliConfig(rig, join(dir, 'config.yaml'), {
@@ -124,8 +130,10 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
         'DOMAIN-SUFFIX,blocked.test,REJECT',
         // Needs the address of every named flow that gets this far: resolved inside the tunnel.
         'IP-CIDR,192.0.2.0/24,DIRECT',
-        // here.test is a name only the rig's resolver (inside the tunnel) knows: it answers 127.0.0.1.
+        // here.test and host.test are names only the rig's resolver (inside the tunnel) knows: they
+        // answer 127.0.0.1 and this machine's address on the rig's lan.
         'IP-CIDR,127.0.0.1/32,DIRECT',
+        `IP-CIDR,${rig.state.rootAddress}/32,DIRECT`,
         'MATCH,TUNNEL',
       ],
     });
@@ -178,6 +186,7 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
     dns?.remove();
     await core?.stop();
     await new Promise<void>((r) => (local ? local.close(() => r()) : r()));
+    await new Promise<void>((r) => (lan ? lan.close(() => r()) : r()));
     await rig?.down();
     chmodSync('/dev/net/tun', tunMode);
     try {
@@ -242,10 +251,18 @@ function ask(port, payload) {
     expect(JSON.parse(r.stdout)).toEqual({ echo: 'hello over udp', answer: rig.state.inetAddress });
   }, 60_000);
 
-  it('rules apply as for the proxy port: a DIRECT name leaves from this host, a REJECT name is refused', async () => {
-    // here.test resolves to 127.0.0.1 inside the tunnel; the 127.0.0.1/32 rule sends it DIRECT.
-    const direct = await run(['curl', '-sS', '-m', '20', `http://here.test:${localPort}/`]);
-    expect(direct, direct.stderr).toMatchObject({ code: 0, stdout: 'direct 127.0.0.1' });
+  it('rules apply as for the proxy port: a DIRECT name leaves from this host, a REJECT name is refused; DIRECT never leads to this machine’s loopback (#59)', async () => {
+    // host.test resolves to this machine's lan address inside the tunnel; its /32 rule sends it DIRECT.
+    const direct = await run(['curl', '-sS', '-m', '20', `http://host.test:${localPort}/`]);
+    expect(direct, direct.stderr).toMatchObject({ code: 0, stdout: `direct ${rig.state.rootAddress}` });
+    // here.test resolves to 127.0.0.1, sent DIRECT by its rule too: that would be this machine's
+    // own services, which a captured program does not reach through Gatehop. Nor by "localhost",
+    // which is the program's own loopback (nothing listens there).
+    for (const name of ['here.test', 'localhost']) {
+      const own = await run(['curl', '-sS', '-m', '20', `http://${name}:${localPort}/`]);
+      expect(own.code, `${name}: ${own.stdout}`).not.toBe(0);
+      expect(own.stdout).not.toMatch(/direct/);
+    }
     const refused = await run(['curl', '-sS', '-m', '20', 'http://www.blocked.test/']);
     // The gateway's stack took the connection before the rules answered: it is reset, which curl
     // reports as a failed connect, a reset or an empty reply, depending on when the reset lands.

@@ -59,6 +59,14 @@ describe('the capture gateway answers names itself, from fake addresses', () => 
     expect(fake.size).toBe(0); // no malformed query took an address
   });
 
+  it('answers localhost names with the program’s own loopback, never a fake address to this machine’s services (#59)', () => {
+    const fake = new FakeIps();
+    for (const name of ['localhost', 'LOCALHOST', 'db.localhost'])
+      expect(aRecord(answerQuery(query(name, 1), fake)!)).toBe('127.0.0.1');
+    expect(fake.size).toBe(0);
+    expect(aRecord(answerQuery(query('localhost.example', 1), fake)!)).toBe('198.18.0.4');
+  });
+
   it('past its size the pool gives the oldest name’s address to the next name', async () => {
     const { MAX_NAMES } = await import('../../core/capture/fake-ips.js');
     const fake = new FakeIps();
