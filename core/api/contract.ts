@@ -147,7 +147,7 @@ export const settingsSchema = z
     notifications: z.object({ switched: z.boolean(), lost: z.boolean(), sysproxyChanged: z.boolean() }).strict(),
     /**
      * Trust and privacy: check nodes for tampering (config honesty.enabled) and with which plain-HTTP
-     * URLs (null: the published defaults; named ones are compared with Gatehop's own direct copy);
+     * URLs (null: the published defaults; named ones are compared with the copy through another node that passed its checks, #59);
      * encrypted DNS in the tunnel; HTTPS only through volunteer nodes (config privacy).
      */
     privacy: z

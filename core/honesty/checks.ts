@@ -15,7 +15,7 @@ import type { DohServer, HonestyOptions, HttpCheck } from './options.js';
 import {
   dnsOverHttps,
   dnsOverUdp,
-  httpGet,
+  browserGet,
   tlsHandshake,
   type DnsAnswer,
   type Exchange,
@@ -31,11 +31,23 @@ export interface CheckContext {
   doh: readonly DohServer[];
   /** The resolvers the tunnel gave (pushed by OpenVPN, SecureNAT's by DHCP); none: 1.1.1.1 through the tunnel. */
   resolvers: readonly string[];
-  /** The host network, for the reference copy of a URL (null: published answers only). */
+  /**
+   * The host network: a URL with a published answer is fetched here too, and a changed answer
+   * that this network shows as well is the reference's age, not the node's doing (null: none).
+   */
   direct: Egress | null;
+  /**
+   * Another node that passed its checks, opened at the first URL that needs it: the reference copy
+   * of a URL with no published answer (#59: never the user's own network alone, where a censor
+   * or a page that prints the time would make every node look like it tampers). Null: none.
+   */
+  second: { egress(): Promise<Egress | null>; close(): Promise<void> } | null;
   options: HonestyOptions;
   x: Exchange;
 }
+
+/** Opens a tunnel to another node that passed its checks, for a reference copy (null: none now). */
+export type SecondNode = () => Promise<{ egress: Egress; close(): Promise<void> } | null>;
 
 /** OpenSSL's words for a chain that does not reach a trusted root: someone else's CA in the middle. */
 const INTERCEPTION = new Set([
@@ -199,7 +211,7 @@ async function checkOneUrl(c: CheckContext, spec: HttpCheck): Promise<CheckOutco
   const target = spec.url;
   let got: HttpResponse;
   try {
-    got = await httpGet(c.tunnel, spec.url, c.x);
+    got = await browserGet(c.tunnel, spec.url, c.x);
   } catch (err) {
     c.x.signal.throwIfAborted();
     return { check: 'http', target, result: 'inconclusive', note: why(err) };
@@ -209,15 +221,21 @@ async function checkOneUrl(c: CheckContext, spec: HttpCheck): Promise<CheckOutco
   const reference = async (): Promise<HttpResponse | null> => {
     if (direct !== undefined) return direct;
     try {
-      direct = c.direct ? await httpGet(c.direct, spec.url, { signal: c.x.signal, meter: c.x.meter }) : null;
+      direct = c.direct ? await browserGet(c.direct, spec.url, { signal: c.x.signal, meter: c.x.meter }) : null;
     } catch {
       c.x.signal.throwIfAborted();
       direct = null;
     }
     return direct;
   };
-  const expected = published ?? (await reference());
-  if (!expected) return { check: 'http', target, result: 'inconclusive', note: 'no reference copy could be fetched' };
+  const expected = published ?? (await secondCopy(c, spec.url));
+  if (!expected)
+    return {
+      check: 'http',
+      target,
+      result: 'inconclusive',
+      note: published ? 'no reference copy could be fetched' : 'no second node that passed its checks to compare with',
+    };
   if (sameResponse(got, expected)) return { check: 'http', target, result: 'pass' };
   // Before it counts: the same URL fetched directly. The same changed answer there means the
   // published one is out of date (or this network changes it), not the node.
@@ -230,6 +248,17 @@ async function checkOneUrl(c: CheckContext, spec: HttpCheck): Promise<CheckOutco
         result: 'inconclusive',
         note: 'the same answer directly: the reference is out of date',
       };
+  } else {
+    // A page that is not the same twice (a clock, a counter, an ad) proves nothing: asked again
+    // through the second node, it must come back as it did before it counts.
+    const again = await secondCopy(c, spec.url);
+    if (!again || !sameResponse(again, expected))
+      return {
+        check: 'http',
+        target,
+        result: 'inconclusive',
+        note: 'the page is not the same twice through another node: no reference to compare with',
+      };
   }
   return {
     check: 'http',
@@ -237,6 +266,17 @@ async function checkOneUrl(c: CheckContext, spec: HttpCheck): Promise<CheckOutco
     result: 'finding',
     evidence: { check: 'http', target, expected: describe(expected), got: describe(got) },
   };
+}
+
+/** The URL through a second node that passed its checks; null when there is none or it failed. */
+async function secondCopy(c: CheckContext, url: string): Promise<HttpResponse | null> {
+  try {
+    const egress = await c.second?.egress();
+    return egress ? await browserGet(egress, url, c.x) : null;
+  } catch {
+    c.x.signal.throwIfAborted();
+    return null;
+  }
 }
 
 function sameResponse(a: { status: number; body: Buffer }, b: { status: number; body: Buffer }): boolean {

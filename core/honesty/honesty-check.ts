@@ -1,5 +1,5 @@
 import type { Egress } from '../egress/index.js';
-import { checkDns, checkHttp, checkTls, DohReference, type CheckContext } from './checks.js';
+import { checkDns, checkHttp, checkTls, DohReference, type CheckContext, type SecondNode } from './checks.js';
 import type { DohServer, HonestyOptions } from './options.js';
 import { ByteMeter } from './through-tunnel.js';
 import {
@@ -39,13 +39,21 @@ export async function checkNodeHonesty(
   tunnel: Egress,
   resolvers: readonly string[],
   options: HonestyOptions,
-  o: { direct: Egress | null; doh: readonly DohServer[]; signal?: AbortSignal },
+  o: { direct: Egress | null; doh: readonly DohServer[]; signal?: AbortSignal; second?: SecondNode },
 ): Promise<HonestyReport> {
   const started = Date.now();
   const deadline = AbortSignal.timeout(options.timeoutMs);
   const signal = o.signal ? AbortSignal.any([o.signal, deadline]) : deadline;
   const meter = new ByteMeter(options.maxBytes);
-  const c: CheckContext = { tunnel, resolvers, doh: o.doh, direct: o.direct, options, x: { signal, meter } };
+  const c: CheckContext = {
+    tunnel,
+    resolvers,
+    doh: o.doh,
+    direct: o.direct,
+    second: o.second ? lazySecond(o.second) : null,
+    options,
+    x: { signal, meter },
+  };
   const ref = new DohReference(c);
   const parts: Array<[string, Promise<CheckOutcome[]>]> = [
     ['dns', checkDns(c, ref)],
@@ -81,5 +89,21 @@ export async function checkNodeHonesty(
     ];
     verdict = kinds.every((k) => asked(k) && passed(k)) ? 'honest' : 'unchecked';
   }
+  await c.second?.close();
   return { verdict, evidence, inconclusive, outcomes, durationMs: Date.now() - started, bytes: meter.n };
+}
+
+/** Opens the second node's tunnel once, at the first URL that needs it; closes it if it was opened. */
+function lazySecond(open: SecondNode): NonNullable<CheckContext['second']> {
+  let opened: ReturnType<SecondNode> | null = null;
+  return {
+    egress: async () => {
+      opened ??= open();
+      return (await opened)?.egress ?? null;
+    },
+    close: async () => {
+      const t = await opened?.catch(() => null);
+      await t?.close();
+    },
+  };
 }

@@ -1,8 +1,10 @@
+import { randomInt } from 'node:crypto';
 import { detach, Listeners, type Logger } from '../common/index.js';
 import type { Egress } from '../egress/index.js';
+import type { SecondNode } from './checks.js';
 import { checkNodeHonesty, type HonestyReport } from './honesty-check.js';
 import type { DohServer, HonestyOptions } from './options.js';
-import { isTampering, type HonestyRecord, type Tampering } from './types.js';
+import { CLEAN_CHECKS_TO_CLEAR, isTampering, type HonestyRecord, type Tampering } from './types.js';
 
 /** Where verdicts are kept across restarts (the store; forgotten with the node). */
 export interface HonestyStore {
@@ -22,7 +24,7 @@ export interface HonestyMonitorDeps {
   /** DoH resolvers for a second opinion on a name (config dohServers). */
   doh: () => readonly DohServer[];
   store: HonestyStore;
-  /** The host network, for the reference copy of a URL (never another node). */
+  /** The host network, to tell an out-of-date published answer from a changed one (never a reference alone). */
   direct: Egress | null;
   logger: Logger;
   /** A tunnel to `nodeId` for a background check, closed by the caller's `close` (null: cannot now). */
@@ -50,6 +52,8 @@ const MAX_RUNNING = 2;
 export class HonestyMonitor {
   readonly #records = new Map<string, HonestyRecord>();
   readonly #running = new Map<string, Promise<HonestyRecord | null>>();
+  /** In-use checks waiting for their random moment (checkInUse), by node. */
+  readonly #waiting = new Map<string, NodeJS.Timeout>();
   readonly #listeners: Listeners<HonestyRecord>;
   readonly #log: Logger;
   readonly #abort = new AbortController();
@@ -145,10 +149,30 @@ export class HonestyMonitor {
     return now - r.checkedAt >= (r.verdict === 'unchecked' ? o.retryUncheckedMs : o.recheckMs);
   }
 
-  /** A tunnel to the node is in use: check it through that tunnel if it is due (in the background). */
+  /**
+   * A tunnel to the node is in use: check it through that tunnel if it is due, in the background,
+   * at a random moment within `inUseWithinMs` while the tunnel stays open (so the check comes
+   * among the user's own traffic, not right at the switch).
+   */
   checkInUse(nodeId: string, tunnel: CheckTunnel): void {
-    if (!this.due(nodeId) || this.#running.has(nodeId) || this.#running.size >= MAX_RUNNING) return;
-    detach(this.#log, 'honesty-check', this.#check(nodeId, tunnel, 'in use'));
+    if (!this.due(nodeId) || this.#running.has(nodeId) || this.#waiting.has(nodeId)) return;
+    const within = this.deps.options().inUseWithinMs;
+    const delay = within > 0 ? randomInt(0, within) : 0;
+    const start = (): void => {
+      this.#waiting.delete(nodeId);
+      if (this.#stopped || tunnel.egress.state === 'closed' || !this.due(nodeId) || this.#running.has(nodeId)) return;
+      if (this.#running.size >= MAX_RUNNING) return;
+      detach(this.#log, 'honesty-check', this.#check(nodeId, tunnel, 'in use'));
+    };
+    if (delay === 0) return start();
+    const timer = setTimeout(start, delay);
+    timer.unref();
+    this.#waiting.set(nodeId, timer);
+  }
+
+  /** Whether a check of the node in use is waiting for its moment. */
+  waiting(nodeId: string): boolean {
+    return this.#waiting.has(nodeId);
   }
 
   /** A check now, due or not (the API's "Check now"); resolves with the new record (null when stopped). */
@@ -166,10 +190,12 @@ export class HonestyMonitor {
     this.#log.info({ event: 'honesty-check', nodeId, why }, `checking ${nodeId} for tampering (${why})`);
     let report: HonestyReport;
     try {
+      const second = this.#secondNodeFor(nodeId);
       report = await (this.deps.check ?? checkNodeHonesty)(tunnel.egress, tunnel.resolvers, this.deps.options(), {
         direct: this.deps.direct,
         doh: this.deps.doh(),
         signal: this.#abort.signal,
+        ...(second ? { second } : {}),
       });
     } catch (err) {
       if (this.#stopped) return null;
@@ -181,17 +207,7 @@ export class HonestyMonitor {
     }
     if (this.#stopped) return null;
     const before = this.#records.get(nodeId);
-    const record: HonestyRecord = {
-      nodeId,
-      verdict: report.verdict,
-      evidence: report.evidence,
-      inconclusive: report.inconclusive.slice(0, 16),
-      checkedAt: Date.now(),
-      durationMs: report.durationMs,
-      bytes: report.bytes,
-      // Consent is for what the user saw: a new finding asks again.
-      accepted: !!before?.accepted && before.verdict === report.verdict,
-    };
+    const record = nextRecord(nodeId, before, report, why === 'asked');
     this.#records.set(nodeId, record);
     this.deps.store.saveHonesty(record);
     const fields = {
@@ -211,6 +227,23 @@ export class HonestyMonitor {
     else this.#log.info(fields, `${nodeId}: ${record.verdict} (${record.durationMs} ms, ${record.bytes} bytes)`);
     this.#listeners.emit(record);
     return record;
+  }
+
+  /**
+   * For a URL the user named without its answer (honesty.http with no status): a tunnel to another
+   * node that passed its checks, the best-ranked, opened only if a check needs it (#59: the
+   * reference copy never comes from the user's own network alone). Null when no URL needs one.
+   */
+  #secondNodeFor(nodeId: string): SecondNode | null {
+    const { openForCheck, sweepCandidates } = this.deps;
+    if (!openForCheck || !this.deps.options().http.some((h) => h.status === undefined)) return null;
+    return async () => {
+      const id = (sweepCandidates?.() ?? []).find((x) => x !== nodeId && this.#records.get(x)?.verdict === 'honest');
+      if (!id) return null;
+      const t = await openForCheck(id, this.#abort.signal);
+      this.#log.debug({ event: 'honesty-second-node', nodeId, second: id }, `comparing ${nodeId}'s pages with ${id}'s`);
+      return { egress: t.egress, close: () => t.close() };
+    };
   }
 
   /** Starts the background sweep (sweepEveryMs; 0: none). */
@@ -248,6 +281,8 @@ export class HonestyMonitor {
     let tunnel: (CheckTunnel & { close(): Promise<void> }) | null = null;
     try {
       tunnel = await openForCheck(nodeId, this.#abort.signal);
+      // Taken into use meanwhile, and checked through that tunnel already: one check at a time.
+      if (this.#running.has(nodeId)) return null;
       return await this.#check(nodeId, tunnel, 'background');
     } catch (err) {
       // Not up: nothing to say of its honesty (a node that is down is not dishonest); the next
@@ -266,9 +301,41 @@ export class HonestyMonitor {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    for (const t of this.#waiting.values()) clearTimeout(t);
+    this.#waiting.clear();
     if (this.#sweep) clearInterval(this.#sweep);
     this.#sweep = null;
     this.#abort.abort();
     await Promise.allSettled([...this.#running.values()]);
   }
+}
+
+/**
+ * What a check's report makes of a node's verdict. A tampering verdict stands through clean checks
+ * until CLEAN_CHECKS_TO_CLEAR come in a row (#59: a node that tampers now and then, or only when it
+ * does not suspect a check, used to be cleared by one); what it is still flagged for is the
+ * evidence it was flagged with. A clean check the user asked for ("Check" on the node's row)
+ * clears it at once: the user's call. Consent is for what the user saw: a new finding asks again.
+ */
+function nextRecord(
+  nodeId: string,
+  before: HonestyRecord | undefined,
+  report: HonestyReport,
+  userAsked: boolean,
+): HonestyRecord {
+  const now = Date.now();
+  const common = { checkedAt: now, durationMs: report.durationMs, bytes: report.bytes };
+  if (!userAsked && before && isTampering(before.verdict) && report.verdict === 'honest') {
+    const cleanChecks = before.cleanChecks + 1;
+    if (cleanChecks < CLEAN_CHECKS_TO_CLEAR) return { ...before, ...common, cleanChecks };
+  }
+  return {
+    nodeId,
+    verdict: report.verdict,
+    evidence: report.evidence,
+    inconclusive: report.inconclusive.slice(0, 16),
+    ...common,
+    accepted: !!before?.accepted && before.verdict === report.verdict,
+    cleanChecks: 0,
+  };
 }

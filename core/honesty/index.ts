@@ -9,6 +9,7 @@ export {
 export { checkNodeHonesty, type HonestyReport } from './honesty-check.js';
 export { HonestyMonitor, type CheckTunnel, type HonestyMonitorDeps, type HonestyStore } from './honesty-monitor.js';
 export {
+  CLEAN_CHECKS_TO_CLEAR,
   HONESTY_VERDICTS,
   isTampering,
   type CheckKind,
@@ -18,4 +19,4 @@ export {
   type HonestyVerdict,
   type Tampering,
 } from './types.js';
-export { parseResponse as parseCheckResponse } from './through-tunnel.js';
+export { browserRequest, parseResponse as parseCheckResponse } from './through-tunnel.js';

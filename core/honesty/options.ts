@@ -51,6 +51,12 @@ export const honestyOptionsSchema = z
      * one tunnel handshake and 40–60 KB a minute (bench/README.md, "Honesty checks").
      */
     sweepEveryMs: z.number().int().min(0).default(60_000),
+    /**
+     * A node that starts carrying sessions is checked at a random moment within this, through its
+     * tunnel, not at once (#59: a check at the switch, before any user traffic, is easy for a node
+     * to spot and spare). 0: at once.
+     */
+    inUseWithinMs: z.number().int().min(0).max(3_600_000).default(300_000),
     /** One whole check's deadline; each part has its share. */
     timeoutMs: z.number().int().min(2_000).max(120_000).default(20_000),
     /** What one check may read through the tunnel (bytes, all parts together). */
@@ -92,6 +98,12 @@ export const honestyOptionsSchema = z
         { url: 'http://connectivitycheck.gstatic.com/generate_204', status: 204, body: '' },
         { url: 'http://www.msftconnecttest.com/connecttest.txt', status: 200, body: 'Microsoft Connect Test' },
         { url: 'http://detectportal.firefox.com/success.txt', status: 200, body: 'success' },
+        // An HTML page (text/html): an injector that rewrites only pages must meet one (#59).
+        {
+          url: 'http://captive.apple.com/hotspot-detect.html',
+          status: 200,
+          body: '<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>',
+        },
       ]),
     /** HTTPS names whose certificate must chain to the OS roots through the node (dialled at `address` when given). */
     tls: z

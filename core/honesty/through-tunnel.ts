@@ -1,12 +1,14 @@
 /**
  * The few exchanges an honesty check makes through one node's tunnel, each bounded in time (the
  * caller's signal) and in bytes (a shared meter): a DNS query over UDP to a resolver, DNS over
- * HTTPS to a resolver by address, a plain-HTTP GET, a TLS handshake checked against the OS roots.
+ * HTTPS to a resolver by address, a plain-HTTP GET made as a browser makes it, a TLS handshake
+ * checked against the OS roots.
  * Nothing here decides anything about the node; checks.ts does.
  */
 import { randomInt, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import {
   checkServerIdentity,
   connect as tlsConnect,
@@ -205,20 +207,84 @@ export interface HttpResponse {
   body: Buffer;
 }
 
-/** HTTP/1.0 GET of `url` (plain http://) through the egress; the body whole, within the budget. */
-export async function httpGet(egress: Egress, url: string, x: Exchange): Promise<HttpResponse> {
-  const u = new URL(url);
-  const stream = await openMetered(egress, unbracket(u.hostname), Number(u.port || 80), x);
-  const request = `GET ${u.pathname}${u.search} HTTP/1.0\r\nHost: ${u.host}\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\nConnection: close\r\n\r\n`;
-  return readResponse(stream, Buffer.from(request, 'latin1'));
+/**
+ * What a current desktop Chrome sends for a plain-HTTP page, in its order (#59: the checks'
+ * requests used to be an HTTP/1.0 GET with a bare "Mozilla/5.0", which a node could pass through
+ * untouched while it rewrote everyone else's). Over plain HTTP Chrome offers gzip and deflate only.
+ */
+const BROWSER_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Connection', 'keep-alive'],
+  ['Upgrade-Insecure-Requests', '1'],
+  [
+    'User-Agent',
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36',
+  ],
+  [
+    'Accept',
+    'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7',
+  ],
+  ['Accept-Encoding', 'gzip, deflate'],
+  ['Accept-Language', 'en-US,en;q=0.9'],
+];
+
+/** The request head a browser sends for `url`. */
+export function browserRequest(url: URL): string {
+  const lines = [
+    `GET ${url.pathname}${url.search} HTTP/1.1`,
+    `Host: ${url.host}`,
+    ...BROWSER_HEADERS.map(([k, v]) => `${k}: ${v}`),
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n`;
 }
 
-/** A request written to `stream` and its response read to the end (Connection: close). */
+/**
+ * A GET of `url` (plain http://) through the egress as a browser makes it: HTTP/1.1, keep-alive,
+ * a browser's headers; the answer read as far as its framing says (Content-Length, chunked, or
+ * the end), its gzip or deflate undone within the budget, the connection then closed.
+ */
+export async function browserGet(egress: Egress, url: string, x: Exchange): Promise<HttpResponse> {
+  const u = new URL(url);
+  const stream = await openMetered(egress, unbracket(u.hostname), Number(u.port || 80), x);
+  const res = await readResponse(stream, Buffer.from(browserRequest(u), 'latin1'));
+  return { ...res, body: decodeBody(res, x.meter) };
+}
+
+/** The body without its Content-Encoding (gzip, deflate), no larger than what the meter has left. */
+function decodeBody(res: HttpResponse, meter: ByteMeter): Buffer {
+  const encoding = (res.headers.get('content-encoding') ?? 'identity').toLowerCase().trim();
+  if (encoding === 'identity' || res.body.length === 0) return res.body;
+  const maxOutputLength = Math.max(1, meter.max - meter.n);
+  try {
+    if (encoding === 'gzip' || encoding === 'x-gzip') return gunzipSync(res.body, { maxOutputLength });
+    if (encoding === 'deflate') {
+      // "deflate" is zlib-wrapped by the RFC, raw in some servers: as browsers do, take either.
+      try {
+        return inflateSync(res.body, { maxOutputLength });
+      } catch {
+        return inflateRawSync(res.body, { maxOutputLength });
+      }
+    }
+  } catch (err) {
+    throw new GatehopError(
+      ErrorCodes.SESSION_PROTOCOL,
+      `a ${encoding} body that does not decode: ${(err as Error).message}`,
+    );
+  }
+  throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, `a body in ${encoding}, which was not asked for`);
+}
+
+/**
+ * A request written to `stream` and its response read as far as its framing says: Content-Length
+ * bytes, the last chunk, or (neither) the end of the stream. Then the stream is closed.
+ */
 function readResponse(stream: Duplex, request: Buffer): Promise<HttpResponse> {
   return new Promise<HttpResponse>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let done = false;
     const finish = (err: Error | null): void => {
+      if (done) return;
+      done = true;
       stream.off('data', onData);
       stream.off('end', onEnd);
       stream.off('error', finish);
@@ -233,6 +299,7 @@ function readResponse(stream: Duplex, request: Buffer): Promise<HttpResponse> {
     const onData = (c: Buffer): void => {
       chunks.push(c);
       size += c.length;
+      if (complete(Buffer.concat(chunks, size))) finish(null);
     };
     const onEnd = (): void => finish(null);
     stream.on('data', onData);
@@ -240,6 +307,19 @@ function readResponse(stream: Duplex, request: Buffer): Promise<HttpResponse> {
     stream.once('error', finish);
     stream.write(request);
   });
+}
+
+/** Whether `raw` holds a whole response by its own framing (a keep-alive server does not close). */
+function complete(raw: Buffer): boolean {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end < 0) return false;
+  const head = raw.subarray(0, end).toString('latin1');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? NaN);
+  if (status === 204 || status === 304 || (status >= 100 && status < 200)) return true;
+  const body = raw.subarray(end + 4);
+  if (/\r\ntransfer-encoding:[^\r]*chunked/i.test(head)) return decodeChunked(body) !== null;
+  const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+  return length ? body.length >= Number(length[1]) : false;
 }
 
 /** A whole plain-HTTP answer (what came through a node: untrusted): status, headers, body; a coded refusal if it is not HTTP. */
@@ -260,8 +340,12 @@ export function parseResponse(raw: Buffer): HttpResponse {
     if (i > 0) headers.set(l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim());
   }
   let body = raw.subarray(end + 4);
-  const length = Number(headers.get('content-length'));
-  if (Number.isInteger(length) && length >= 0 && length < body.length) body = body.subarray(0, length);
+  if (headers.get('transfer-encoding')?.toLowerCase().includes('chunked'))
+    body = decodeChunked(body) ?? Buffer.alloc(0);
+  else {
+    const length = Number(headers.get('content-length'));
+    if (Number.isInteger(length) && length >= 0 && length < body.length) body = body.subarray(0, length);
+  }
   return { status: Number(m[1]), headers, body };
 }
 
@@ -292,8 +376,5 @@ export async function dnsOverHttps(egress: Egress, doh: DohServer, name: string,
   const res = await readResponse(tls, Buffer.concat([Buffer.from(head, 'latin1'), query]));
   if (res.status !== 200)
     throw new GatehopError(ErrorCodes.EGRESS_FAILED, `${doh.serverName} answered HTTP ${res.status}`);
-  const body = res.headers.get('transfer-encoding')?.includes('chunked')
-    ? (decodeChunked(res.body) ?? Buffer.alloc(0))
-    : res.body;
-  return answerOf(dnsPacket.decode(body));
+  return answerOf(dnsPacket.decode(res.body));
 }

@@ -50,7 +50,15 @@ export interface HonestyRecord {
   bytes: number;
   /** The user chose to use this node anyway (a manual pick confirmed): pins may go to it; automatic selection never does. */
   accepted: boolean;
+  /**
+   * Clean checks in a row since a tampering verdict (#59): one clean check does not clear it (a
+   * node may tamper only now and then), CLEAN_CHECKS_TO_CLEAR do. 0 for any other verdict.
+   */
+  cleanChecks: number;
 }
+
+/** Clean checks in a row that clear a tampering verdict (one the user asks for clears it at once). */
+export const CLEAN_CHECKS_TO_CLEAR = 3;
 
 /** A verdict's order of gravity: a tunnel someone reads beats a changed page beats a changed name. */
 export const VERDICT_GRAVITY: Readonly<Record<Tampering, number>> = {

@@ -10,6 +10,7 @@ interface HonestyRow {
   duration_ms: number;
   bytes: number;
   accepted: number;
+  clean_checks: number;
 }
 
 /** Each node's honesty verdict (core/honesty owns what the fields mean; this keeps them). */
@@ -31,6 +32,7 @@ export class HonestyRepo {
             durationMs: r.duration_ms,
             bytes: r.bytes,
             accepted: r.accepted === 1,
+            cleanChecks: r.clean_checks ?? 0,
           },
         ];
       } catch {
@@ -51,8 +53,8 @@ export class HonestyRepo {
   saveHonesty(h: StoredHonesty): void {
     this.db.write('save honesty verdict', (q) =>
       q.run(
-        `INSERT OR REPLACE INTO node_honesty (node_id, verdict, evidence_json, inconclusive_json, checked_at, duration_ms, bytes, accepted)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR REPLACE INTO node_honesty (node_id, verdict, evidence_json, inconclusive_json, checked_at, duration_ms, bytes, accepted, clean_checks)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         h.nodeId,
         h.verdict,
         JSON.stringify(h.evidence),
@@ -61,6 +63,7 @@ export class HonestyRepo {
         h.durationMs,
         h.bytes,
         h.accepted ? 1 : 0,
+        h.cleanChecks,
       ),
     );
   }

@@ -76,4 +76,6 @@ export const MIGRATIONS: readonly string[] = [
      bytes INTEGER NOT NULL,
      accepted INTEGER NOT NULL DEFAULT 0
    );`,
+  // v5: clean checks in a row since a tampering verdict (#59: one no longer clears it).
+  `ALTER TABLE node_honesty ADD COLUMN clean_checks INTEGER NOT NULL DEFAULT 0;`,
 ];

@@ -88,4 +88,5 @@ export interface StoredHonesty {
   durationMs: number;
   bytes: number;
   accepted: boolean;
+  cleanChecks: number;
 }

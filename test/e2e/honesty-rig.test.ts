@@ -1,8 +1,9 @@
 /**
  * Honesty checks through each node's own tunnel (#43), against dishonest nodes that are real
  * servers in their nodes' namespaces: n2's resolver lies for files.test and answers names that do
- * not exist; n3's outgoing HTTP goes through a transparent proxy that injects a script; n4's
- * outgoing TLS meets an interceptor with its own CA. n1 is honest. The checks aim at the rig's own
+ * not exist; n3's outgoing HTTP goes through a transparent proxy that injects a script into pages,
+ * only for requests that do not look like a check (#59); n4's outgoing TLS meets an interceptor
+ * with its own CA. n1 is honest. The checks aim at the rig's own
  * "internet" (rigHonesty), whose HTTPS names come from the rig's "public" root, installed here as
  * the OS roots are for real. Also the opt-ins: encrypted DNS in the tunnel, HTTPS only.
  */
@@ -25,6 +26,7 @@ import { installPublicRoot } from '../helpers/pki.js';
 import { fileLogger, rigAppConfig, rigAppInput, rigHonesty } from '../helpers/rig-app.js';
 import { sevpnLinkOf } from '../helpers/rig-links.js';
 import { Rig } from '../rig/rig.js';
+import { HONESTY_PAGE } from '../rig/services/fixed.mjs';
 
 /**
  * An explicit switch once none runs: the controller may be moving on its own (leaving a node the
@@ -109,13 +111,22 @@ describe.skipIf(!isRoot)('honesty checks of nodes, through their own tunnels (#4
     );
   }, 60_000);
 
-  it('a transparent proxy that injects a script is http-tampering, with the page it served', async () => {
+  it('a transparent proxy that injects a script only into pages, and only for what does not look like a check, is http-tampering, with the page it served (#59)', async () => {
+    // What the injector does to the checks' old fingerprint (HTTP/1.0, a bare Mozilla/5.0): nothing.
+    const t = await sevpn('rig-node3');
+    const c = await t.connectTcp(rig.state.inetAddress, 80, { timeoutMs: 10_000 });
+    c.stream.write('GET /honesty.html HTTP/1.0\r\nHost: files.test\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\n\r\n');
+    const chunks: Buffer[] = [];
+    for await (const chunk of c.stream) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString().split('\r\n\r\n')[1]).toBe(HONESTY_PAGE);
+    await t.close();
+    // The checks ask as a browser: the page shows the script; the text file, untouched, passes.
     const r = await check('rig-node3');
     expect(r.verdict, `inconclusive: ${r.inconclusive.join('; ')}`).toBe('http-tampering');
     expect(r.evidence).toEqual([
       expect.objectContaining({
         check: 'http',
-        target: 'http://files.test/honesty.txt',
+        target: 'http://files.test/honesty.html',
         got: expect.stringMatching(/<script src=\\"http:\/\/ads\.injector\.test\/track\.js\\">/),
       }),
     ]);

@@ -11,7 +11,7 @@ import {
 import type { Logger } from '../../core/common/index.js';
 import { eventually, until } from './fds.js';
 import type { Rig } from '../rig/rig.js';
-import { HONESTY_BODY } from '../rig/services/fixed.mjs';
+import { HONESTY_BODY, HONESTY_PAGE } from '../rig/services/fixed.mjs';
 
 /**
  * The config of a core that runs in the test process over a rig: its API look-alike as the node
@@ -74,9 +74,14 @@ export function rigHonesty(rig: Rig): Pick<ConfigInput, 'honesty' | 'dohServers'
   return {
     honesty: {
       dns: { canaries: [{ name: 'files.test', addresses: [inet] }], nxdomainZone: 'nx.test' },
-      http: [{ url: 'http://files.test/honesty.txt', status: 200, body: HONESTY_BODY }],
+      http: [
+        { url: 'http://files.test/honesty.txt', status: 200, body: HONESTY_BODY },
+        { url: 'http://files.test/honesty.html', status: 200, body: HONESTY_PAGE },
+      ],
       tls: [{ host: 'tls.rig.test', port: 443 }],
       timeoutMs: 15_000,
+      // A random moment within seconds, not minutes, of a node's first use: the rig's tests wait for verdicts.
+      inUseWithinMs: 3_000,
     },
     dohServers: [{ address: inet, serverName: 'doh.rig.test', port: 443, path: '/dns-query' }],
   };

@@ -11,12 +11,15 @@ import { once } from 'node:events';
 import { createServer as createHttp, type Server as HttpServer } from 'node:http';
 import { createServer as createHttps } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import * as dnsPacket from 'dns-packet';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ErrorCodes, GatehopError, silentLogger } from '../../core/common/index.js';
 import type { Egress, EgressTcpConnection, EgressUdpSocket, UdpDatagram } from '../../core/egress/index.js';
 import {
   checkNodeHonesty,
+  CLEAN_CHECKS_TO_CLEAR,
+  browserRequest,
   honestyOptions,
   HonestyMonitor,
   type HonestyRecord,
@@ -82,6 +85,9 @@ function dnsAnswer(q: dnsPacket.Packet, table: Record<string, string[]>): Buffer
   });
 }
 
+const PAGE = '<!doctype html><title>A page</title><p>Published bytes.</p>\n';
+const browserHeads: string[] = [];
+
 describe('what counts against a node (#43)', () => {
   const root = testRootCa('Unit Test Public Root');
   const tlsCert = root.issue(['tls.test', 'doh.test']);
@@ -90,6 +96,8 @@ describe('what counts against a node (#43)', () => {
   let tunnel: MappedEgress;
   let direct: MappedEgress;
   let unreachable: MappedEgress;
+  let secondNode: MappedEgress;
+  let countingNode: MappedEgress;
 
   beforeAll(async () => {
     restore = installPublicRoot(root);
@@ -117,13 +125,37 @@ describe('what counts against a node (#43)', () => {
         });
       }),
     );
+    // A server as real ones answer browsers: keep-alive, chunked and gzip when asked for it. What
+    // it serves depends on how it is asked, as a careful injector would decide: the page with a
+    // script for a browser, untouched for anything else (the checks' old HTTP/1.0 fingerprint).
+    const browser = await listen(
+      createHttp((req, res) => {
+        browserHeads.push(req.rawHeaders.join('|'));
+        const asBrowser = req.httpVersion === '1.1' && /Chrome\//.test(req.headers['user-agent'] ?? '');
+        const page = asBrowser ? `${PAGE}<script src="http://x.test/a.js"></script>\n` : PAGE;
+        res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+        res.write(gzipSync(page));
+        res.end();
+      }),
+    );
     closers.push(() => dns.close());
     const udp = (dns.address() as AddressInfo).port;
     tunnel = new MappedEgress(
-      { 'canary.test:80': http, 'page.test:80': http, 'tls.test:443': https, [`${DOH.address}:443`]: https },
+      {
+        'canary.test:80': http,
+        'page.test:80': http,
+        'browser.test:80': browser,
+        'tls.test:443': https,
+        [`${DOH.address}:443`]: https,
+      },
       udp,
     );
     direct = new MappedEgress({ 'page.test:80': directHttp }, udp);
+    // Another node's view of page.test: the direct copy's body (stable), or a page that counts.
+    secondNode = new MappedEgress({ 'page.test:80': directHttp }, udp);
+    let hits = 0;
+    const counting = await listen(createHttp((_q, res) => res.end(`fixed body\nvisit ${++hits}\n`)));
+    countingNode = new MappedEgress({ 'page.test:80': counting }, udp);
     unreachable = new MappedEgress({}, 0);
   });
   afterAll(() => {
@@ -206,13 +238,52 @@ describe('what counts against a node (#43)', () => {
     expect(stale.inconclusive.join()).toMatch(/the reference is out of date/);
   });
 
-  it('a URL named without an answer is compared with the direct copy; with no direct copy it says nothing', async () => {
+  it('a URL named without an answer is compared through a second node, never the user’s own network alone (#59); a page not the same twice proves nothing', async () => {
     reset();
     const named = { http: [{ url: 'http://page.test/' }] };
-    expect((await run(tunnel, named)).verdict).toBe('honest');
-    directBody = 'another day, another body\n';
-    expect((await run(tunnel, named)).verdict).toBe('http-tampering');
-    expect((await run(tunnel, named, null)).verdict).toBe('unchecked');
+    let closed = 0;
+    const via = (e: Egress) => async () => ({ egress: e, close: async () => void closed++ });
+    const check = (second?: () => Promise<{ egress: Egress; close(): Promise<void> } | null>) =>
+      checkNodeHonesty(tunnel, [RESOLVER], options(named), { direct, doh: [DOH], ...(second ? { second } : {}) });
+    expect((await check(via(secondNode))).verdict).toBe('honest');
+    expect(closed).toBe(1);
+    // The second node sees the page as it is; the node under check adds to it.
+    httpBody = 'fixed body\n<script src="http://x.test/a.js"></script>\n';
+    expect((await check(via(secondNode))).verdict).toBe('http-tampering');
+    // No second node: nothing to compare with, whatever this machine's own network shows.
+    expect((await check()).verdict).toBe('unchecked');
+    expect((await check(async () => null)).verdict).toBe('unchecked');
+    // A page that counts its visits differs through every node: inconclusive, not tampering.
+    httpBody = 'fixed body\n';
+    const r = await check(via(countingNode));
+    expect(r.verdict).toBe('unchecked');
+    expect(r.inconclusive.join()).toMatch(/not the same twice through another node/);
+  });
+
+  it('asks as a browser does (#59): HTTP/1.1, keep-alive, Chrome’s headers in its order; reads a chunked gzip answer on a connection left open', async () => {
+    reset();
+    browserHeads.length = 0;
+    const r = await run(tunnel, { http: [{ url: 'http://browser.test/', status: 200, body: PAGE }] });
+    // The server writes the page with a script only for a browser: the check is one.
+    expect(r.verdict).toBe('http-tampering');
+    expect(r.evidence[0]).toMatchObject({
+      target: 'http://browser.test/',
+      got: expect.stringMatching(/x\.test\/a\.js/),
+    });
+    expect(browserHeads[0]).toBe(
+      [
+        'Host|browser.test',
+        'Connection|keep-alive',
+        'Upgrade-Insecure-Requests|1',
+        'User-Agent|Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36',
+        'Accept|text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7',
+        'Accept-Encoding|gzip, deflate',
+        'Accept-Language|en-US,en;q=0.9',
+      ].join('|'),
+    );
+    expect(browserRequest(new URL('http://browser.test/a?b=1'))).toMatch(
+      /^GET \/a\?b=1 HTTP\/1\.1\r\nHost: browser\.test\r\n/,
+    );
   });
 
   it('a node that reaches nothing is unchecked, with why, never flagged', async () => {
@@ -245,10 +316,11 @@ describe('when nodes are checked, and what is remembered (#43)', () => {
     answers: Record<string, HonestyReport['verdict']>,
     saved: HonestyRecord[] = [],
     open: (id: string) => Promise<void> = async () => {},
+    inUseWithinMs = 0,
   ) => {
     const kept = new Map(saved.map((r) => [r.nodeId, r]));
     const checked: string[] = [];
-    const options = honestyOptions({ recheckMs: 60_000, retryUncheckedMs: 60_000, sweepEveryMs: 0 });
+    const options = honestyOptions({ recheckMs: 60_000, retryUncheckedMs: 60_000, sweepEveryMs: 0, inUseWithinMs });
     const m = new HonestyMonitor({
       options: () => options,
       doh: () => [],
@@ -286,6 +358,26 @@ describe('when nodes are checked, and what is remembered (#43)', () => {
     expect(m.due('a', Date.now() + 61_000)).toBe(true);
   });
 
+  it('a node that starts carrying sessions is checked at a random moment within inUseWithinMs, not at the switch (#59); not if its tunnel closed meanwhile', async () => {
+    vi.useFakeTimers();
+    try {
+      const { m, checked, tunnel } = setup({ a: 'honest', c: 'honest' }, [], async () => {}, 60_000);
+      m.checkInUse('a', tunnel('a'));
+      m.checkInUse('a', tunnel('a'));
+      expect(checked).toEqual([]);
+      expect(m.waiting('a')).toBe(true);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(checked).toEqual(['a']);
+      // A tunnel that closed before its moment: nothing is checked through it.
+      m.checkInUse('c', { egress: { id: 'c', state: 'closed' } as unknown as Egress, resolvers: [] });
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(checked).toEqual(['a']);
+      expect(m.waiting('c')).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('remembers verdicts across a restart (the store), forgets a node that left the pool', () => {
     const saved: HonestyRecord = {
       nodeId: 'b',
@@ -296,6 +388,7 @@ describe('when nodes are checked, and what is remembered (#43)', () => {
       durationMs: 1,
       bytes: 1,
       accepted: false,
+      cleanChecks: 0,
     };
     const { m } = setup({}, [saved]);
     expect(m.flagged('b')).toBe('dns-tampering');
@@ -317,6 +410,89 @@ describe('when nodes are checked, and what is remembered (#43)', () => {
     expect(kept.has('b')).toBe(false);
     expect(m.due('b')).toBe(true);
     expect(m.get('c')).toMatchObject({ verdict: 'honest' });
+  });
+
+  it('a tampering verdict stands through clean checks until three come in a row (#59: one no longer clears it); a clean check the user asks for clears it', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const answers: Record<string, HonestyReport['verdict']> = { b: 'http-tampering' };
+      const { m, kept, tunnel } = setup(answers);
+      // Checks of the node in use, each once it is due again (recheckMs is a minute here).
+      const inUse = async (): Promise<void> => {
+        vi.setSystemTime(Date.now() + 61_000);
+        m.checkInUse('b', tunnel('b'));
+        await new Promise((r) => setImmediate(r));
+      };
+      await inUse();
+      expect(m.flagged('b')).toBe('http-tampering');
+      answers.b = 'honest';
+      await inUse();
+      await inUse();
+      expect(m.flagged('b')).toBe('http-tampering');
+      expect(kept.get('b')).toMatchObject({ verdict: 'http-tampering', cleanChecks: 2 });
+      // Tampering again in between: the count starts over.
+      answers.b = 'http-tampering';
+      await inUse();
+      answers.b = 'honest';
+      for (let i = 0; i < CLEAN_CHECKS_TO_CLEAR - 1; i++) await inUse();
+      expect(m.flagged('b')).toBe('http-tampering');
+      await inUse();
+      expect(m.flagged('b')).toBeNull();
+      expect(kept.get('b')).toMatchObject({ verdict: 'honest', cleanChecks: 0, evidence: [] });
+      // Flagged again; "Check" on its row (the user's own call) clears it with one clean result.
+      answers.b = 'http-tampering';
+      await inUse();
+      answers.b = 'honest';
+      await m.checkNow('b', tunnel('b'));
+      expect(m.flagged('b')).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a URL the user named without an answer is compared through the best-ranked other node that passed its checks, opened only for that (#59)', async () => {
+    const opened: string[] = [];
+    const honestC: HonestyRecord = {
+      nodeId: 'c',
+      verdict: 'honest',
+      evidence: [],
+      inconclusive: [],
+      checkedAt: Date.now(),
+      durationMs: 1,
+      bytes: 1,
+      accepted: false,
+      cleanChecks: 0,
+    };
+    let secondOf: string | null | undefined;
+    const monitor = (http: Parameters<typeof honestyOptions>[0]) =>
+      new HonestyMonitor({
+        options: () => honestyOptions({ sweepEveryMs: 0, inUseWithinMs: 0, ...http }),
+        doh: () => [],
+        store: { honestyRecords: () => [honestC], saveHonesty: () => undefined, forgetHonesty: () => undefined },
+        direct: null,
+        logger: silentLogger(),
+        check: async (_t, _r, _o, x) => {
+          const s = await x.second?.();
+          secondOf = s ? (s.egress as { id: string }).id : null;
+          await s?.close();
+          return { verdict: 'honest', evidence: [], inconclusive: [], outcomes: [], durationMs: 1, bytes: 1 };
+        },
+        openForCheck: async (id) => {
+          opened.push(id);
+          return { egress: { id } as Egress, resolvers: [], close: async () => {} };
+        },
+        sweepCandidates: () => ['a', 'b', 'c', 'd'],
+      });
+    const a = monitor({ http: [{ url: 'http://page.test/' }] });
+    await a.checkNow('a', { egress: { id: 'a' } as Egress, resolvers: [] });
+    expect(secondOf).toBe('c');
+    expect(opened).toEqual(['c']);
+    // Only published answers: no second node is asked for at all.
+    secondOf = undefined;
+    const b = monitor({});
+    await b.checkNow('a', { egress: { id: 'a' } as Egress, resolvers: [] });
+    expect(secondOf).toBeNull();
+    expect(opened).toEqual(['c']);
   });
 
   it('consent is for what the user saw: the same finding keeps it, a new one asks again', async () => {

@@ -63,6 +63,28 @@ describe('Store', () => {
     s.close();
   });
 
+  it('keeps a verdict’s clean checks in a row (v5, #59); a v4 verdict reads as none; forgetHonesty forgets verdicts alone', () => {
+    const path = join(dir(), 'v4.db');
+    const old = new Database(path);
+    for (const m of MIGRATIONS.slice(0, 4)) old.exec(m);
+    old.pragma('user_version = 4');
+    old
+      .prepare(
+        "INSERT INTO node_honesty (node_id, verdict, evidence_json, inconclusive_json, checked_at, duration_ms, bytes, accepted) VALUES ('n', 'dns-tampering', '[]', '[]', 1, 2, 3, 1)",
+      )
+      .run();
+    old.close();
+    const s = new Store({ path, logger: log });
+    expect(s.honestyRecords()).toEqual([expect.objectContaining({ nodeId: 'n', accepted: true, cleanChecks: 0 })]);
+    s.saveHonesty({ ...s.honestyRecords()[0]!, cleanChecks: 2 });
+    s.saveHistory({ ...s.history('n'), successes: 4 });
+    expect(s.honestyRecords()[0]).toMatchObject({ verdict: 'dns-tampering', cleanChecks: 2 });
+    s.forgetHonesty(['n']);
+    expect(s.honestyRecords()).toEqual([]);
+    expect(s.history('n')).toMatchObject({ successes: 4 });
+    s.close();
+  });
+
   it('moves a v2 cached list into the pool that remembers, with when each node was seen (issue #20)', () => {
     const path = join(dir(), 'v2.db');
     const old = new Database(path);

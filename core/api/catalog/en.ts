@@ -471,7 +471,8 @@ export const en = {
     checkNodesHint:
       'Through each node’s own tunnel, when it is first used and then daily: a few names whose addresses are known, plain web pages whose content is known, and HTTPS certificates. A node found to tamper is never chosen automatically.',
     checkUrls: 'Plain web pages to check (one http:// link per line; empty: the built-in ones)',
-    checkUrlsHint: 'Gatehop compares each page fetched through the node with the same page fetched directly.',
+    checkUrlsHint:
+      'Gatehop compares each page fetched through the node with the same page fetched through another node that passed its checks (never only your own network, where a filter could make every node look guilty); a page that changes on its own is not held against anyone.',
     encryptedDns: 'Encrypted DNS in the tunnel',
     encryptedDnsHint:
       'Names are looked up by DNS over HTTPS through the tunnel: the volunteer’s resolver never sees which sites you visit (the node still sees the addresses).',

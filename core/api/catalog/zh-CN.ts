@@ -439,7 +439,8 @@ export const zhCN: Catalog = {
     checkNodesHint:
       '通过每个节点自己的隧道，在首次使用时及此后每天检查：几个地址已知的域名、内容已知的普通网页和 HTTPS 证书。被发现篡改的节点不会被自动选择。',
     checkUrls: '要检查的普通网页（每行一个 http:// 链接；留空：使用内置的）',
-    checkUrlsHint: 'Gatehop 会把经节点获取的网页与直接获取的同一网页相比较。',
+    checkUrlsHint:
+      'Gatehop 会把经节点获取的网页与经另一个已通过检查的节点获取的同一网页相比较（绝不只与您自己的网络比较，否则网络过滤可能让每个节点都显得有问题）；自行变化的网页不会算作任何节点的过错。',
     encryptedDns: '隧道内加密 DNS',
     encryptedDnsHint: '通过隧道用 DNS over HTTPS 查询域名：志愿者的解析器看不到你访问哪些网站（节点仍能看到地址）。',
     encryptedDnsNextOn: '从下一条隧道起生效：当前隧道仍向节点的解析器查询。',

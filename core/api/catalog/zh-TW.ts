@@ -440,7 +440,8 @@ export const zhTW: Catalog = {
     checkNodesHint:
       '經由每個節點自己的通道，在首次使用時及之後每天檢查：幾個位址已知的網域名稱、內容已知的一般網頁和 HTTPS 憑證。被發現竄改的節點不會被自動選擇。',
     checkUrls: '要檢查的一般網頁（每行一個 http:// 連結；留空：使用內建的）',
-    checkUrlsHint: 'Gatehop 會把經由節點取得的網頁與直接取得的同一網頁相比較。',
+    checkUrlsHint:
+      'Gatehop 會把經由節點取得的網頁與經由另一個已通過檢查的節點取得的同一網頁相比較（絕不只與您自己的網路比較，否則網路過濾可能讓每個節點都顯得有問題）；自行變化的網頁不會算作任何節點的過錯。',
     encryptedDns: '通道內加密 DNS',
     encryptedDnsHint:
       '經由通道以 DNS over HTTPS 查詢網域名稱：志願者的解析器看不到你瀏覽哪些網站（節點仍能看到位址）。',

@@ -5,6 +5,7 @@
 //              /health: 200, or the status HEALTH_FILE (JSON {callerAddress: status}) names for the caller,
 //              so a test can make one node's probe fail (Rig.failHealth)
 //              /honesty.txt: a fixed body (the honesty checks' plain-HTTP target, #43)
+//              /honesty.html: a fixed page, gzip when asked (the page the checks fetch as a browser, #59)
 //   HTTP :18080 the same (a dishonest node's injector fetches from here, past its own redirect of :80)
 //   HTTPS :443 (with TLS_CERT/TLS_KEY: tls.rig.test and doh.rig.test from the rig's "public" root)
 //              the same pages, and /dns-query: DNS over HTTPS (RFC 8484) answering as the rig's
@@ -16,7 +17,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import dnsPacket from 'dns-packet';
-import { HONESTY_BODY } from './fixed.mjs';
+import { gzipSync } from 'node:zlib';
+import { HONESTY_BODY, HONESTY_PAGE } from './fixed.mjs';
 import { seededStream } from './stream.mjs';
 
 const [address, bigBytes, healthFile, tlsCert, tlsKey] = [
@@ -114,6 +116,17 @@ function serve(req, res) {
   if (path === '/generate_204') {
     res.writeHead(204);
     return res.end();
+  }
+  if (path === '/honesty.html') {
+    // As web servers answer browsers: gzip when the request offers it.
+    const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+    const body = gzip ? gzipSync(HONESTY_PAGE) : Buffer.from(HONESTY_PAGE);
+    res.writeHead(200, {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Length': body.length,
+      ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
+    });
+    return res.end(body);
   }
   if (path === '/honesty.txt') {
     res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(HONESTY_BODY) });

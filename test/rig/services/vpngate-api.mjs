@@ -125,6 +125,10 @@ if (tls) {
   plain.listen(0, opt('--host', '127.0.0.1'), () => {
     writeFileSync(`${opt('--plain-port-file')}.tmp`, String(plain.address().port));
     renameSync(`${opt('--plain-port-file')}.tmp`, opt('--plain-port-file'));
-    serve(createTlsServer({ cert: readFileSync(cert), key: readFileSync(key) }, handler), Number(opt('--port', '0')), portFile);
+    serve(
+      createTlsServer({ cert: readFileSync(cert), key: readFileSync(key) }, handler),
+      Number(opt('--port', '0')),
+      portFile,
+    );
   });
 } else serve(createServer(handler), Number(opt('--port', '0')), portFile);
