@@ -209,7 +209,10 @@ async function startNodePipeline(
     refreshMs: config.listRefreshMs,
     logger,
     store: nodeListStore(store, (ids) => honesty.forget(ids)),
-    onRekeyed: (ids) => honesty.rekeyed(ids),
+    onRekeyed: (ids) => {
+      honesty.rekeyed(ids);
+      late.controller()?.nodesRekeyed(ids);
+    },
     sources: sourceOptionsOf(config),
     dialer: routes.listDialer(),
     tunnelDialer,

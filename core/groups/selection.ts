@@ -45,6 +45,13 @@ export class SelectionState {
     this.#save();
   }
 
+  /** Lets the pin go: back to auto (the pinned node is not the one the user chose any more). */
+  unpin(): void {
+    this.#pinned = null;
+    this.#mode = 'auto';
+    this.#save();
+  }
+
   /** Pinning a node puts the group in manual mode. */
   pin(nodeId: string): void {
     this.#pinned = nodeId;

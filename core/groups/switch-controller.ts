@@ -769,6 +769,23 @@ export class SwitchController {
     void this.#begin(`${why}: leaving it`, 'urgent');
   }
 
+  /**
+   * These nodes name another CA now (#59: another key, perhaps another machine). A pin to one of
+   * them was the user's choice of the old one: it is let go (auto-select, said in the log and to
+   * the window), and the user picks again if they still want it.
+   */
+  nodesRekeyed(ids: readonly string[]): void {
+    const pinned = this.pinned;
+    if (!pinned || !ids.includes(pinned)) return;
+    this.deps.selection.unpin();
+    this.#log.warn(
+      { event: 'pin-reset', nodeId: pinned },
+      `${pinned} names another certificate authority now: it may be another machine, so its pin is let go (auto-select); pick it again to keep using it`,
+    );
+    this.#emit({ type: 'mode', mode: this.mode, pinned: this.pinned });
+    this.#balance('auto mode');
+  }
+
   /** A tunnel to `nodeId` for an honesty check alone: opened the usual way, closed by the caller, never made active. */
   openForCheck(nodeId: string, signal: AbortSignal): Promise<NodeTunnel> {
     const node = this.deps.nodes().find((n) => n.id === nodeId);

@@ -230,6 +230,21 @@ describe('SwitchController', () => {
     expect(activeNode(w)).toBe('a');
   });
 
+  it('a pin to a node whose row names another CA now is let go: auto-select, and the window is told (#59)', async () => {
+    const w = world();
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    await eventually(() => w.controller.state === 'idle');
+    expect(await w.controller.switchNow({ nodeId: 'b' }).done).toMatchObject({ outcome: 'switched', to: 'b' });
+    expect([w.controller.mode, w.controller.pinned]).toEqual(['manual', 'b']);
+    w.controller.nodesRekeyed(['c']);
+    expect(w.controller.pinned).toBe('b');
+    w.controller.nodesRekeyed(['b']);
+    expect([w.controller.mode, w.controller.pinned]).toEqual(['auto', null]);
+    expect(w.events.at(-1)).toEqual({ type: 'mode', mode: 'auto', pinned: null });
+    expect(w.store.selection('GATEHOP')).toEqual({ group: 'GATEHOP', nodeId: null, mode: 'auto' });
+  });
+
   it('a candidate found to tamper while its tunnel comes up is not made active: the next one is (#43)', async () => {
     const flagged = new Set<string>();
     let w!: World;
