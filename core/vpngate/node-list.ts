@@ -10,7 +10,7 @@ import {
 import { defaultAddressPolicy, describeSkipped, parseVpnGateCsv, type AddressPolicy, type ParsedList } from './csv.js';
 import { directDialer } from './direct-dialer.js';
 import { httpGet, type DialVia, type Dialer } from './http-get.js';
-import { raceSources, type SourceAttempt } from './list-race.js';
+import { raceSources, type RaceOptions, type SourceAttempt } from './list-race.js';
 import { directoryUrlOf, parseMirrorDirectory } from './mirror-directory.js';
 import type { VpnGateNode } from './node.js';
 import { NodePool, type PoolEntry } from './pool.js';
@@ -339,16 +339,8 @@ export class NodeList {
         for (const dialer of this.#dialers()) {
           if (!dialer) continue;
           const { winner, attempts } = await raceSources({
-            sources: order,
-            dialer,
-            timeoutMs: f.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000,
-            maxBytes: f.maxBytes ?? 8 * 1024 * 1024,
-            staggerMs: f.staggerMs ?? this.#sourceOpts.headStartMs ?? 1_500,
-            concurrency: f.concurrency ?? 3,
-            signal,
-            logger: this.opts.logger,
+            ...this.#raceOptions(order, dialer),
             onReached: (s) => this.#discover(s, dialer),
-            addressPolicy: this.#policy,
           });
           this.#record(attempts, records);
           failures.push(...attempts.filter((a) => !a.ok).map((a) => `${a.url} (${a.via}): ${a.error}`));
@@ -402,18 +394,7 @@ export class NodeList {
     const https = order.filter((s) => s.url.startsWith('https:'));
     const dialer = this.#sourceOpts.throughTunnel ? this.opts.tunnelDialer?.() : null;
     if (https.length === 0 || !dialer) return;
-    const f = this.opts.fetch ?? {};
-    const { winner, attempts } = await raceSources({
-      sources: https,
-      dialer,
-      timeoutMs: f.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000,
-      maxBytes: f.maxBytes ?? 8 * 1024 * 1024,
-      staggerMs: f.staggerMs ?? this.#sourceOpts.headStartMs ?? 1_500,
-      concurrency: f.concurrency ?? 3,
-      signal: this.#abort.signal,
-      logger: this.opts.logger,
-      addressPolicy: this.#policy,
-    });
+    const { winner, attempts } = await raceSources(this.#raceOptions(https, dialer));
     this.#record(attempts, records);
     if (winner?.secure) {
       this.#take(winner.nodes, this.#now(), winner.source.url, 'tunnel', 'https');
@@ -426,6 +407,22 @@ export class NodeList {
         { event: 'list-vouch-failed', tried: attempts.length },
         'no list over HTTPS through the tunnel this time: nodes with their own CA stay unused until one comes',
       );
+  }
+
+  /** One race over `sources` through `dialer`, with the configured deadlines, caps and pace. */
+  #raceOptions(sources: readonly ListSource[], dialer: Dialer): RaceOptions {
+    const f = this.opts.fetch ?? {};
+    return {
+      sources,
+      dialer,
+      timeoutMs: f.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000,
+      maxBytes: f.maxBytes ?? 8 * 1024 * 1024,
+      staggerMs: f.staggerMs ?? this.#sourceOpts.headStartMs ?? 1_500,
+      concurrency: f.concurrency ?? 3,
+      signal: this.#abort.signal,
+      logger: this.opts.logger,
+      addressPolicy: this.#policy,
+    };
   }
 
   /** Direct (or the upstream proxy) first; through a working tunnel only when that found nothing. */

@@ -526,7 +526,7 @@ export class Rig {
     if (opts.mode) args.push('--mode', opts.mode);
     if (opts.noList) args.push('--no-list');
     if (opts.https) {
-      const [cert, key] = this.#issuePublic(id, [`IP:${opts.host}`]);
+      const [cert, key] = this.#issue(id, [`IP:${opts.host}`]);
       args.push('--tls', `${cert},${key}`, '--plain-port-file', `${portFile}.plain`);
     }
     const cmd = opts.ns ? ['ip', 'netns', 'exec', opts.ns, process.execPath, ...args] : [process.execPath, ...args];
@@ -672,11 +672,16 @@ export class Rig {
     return new NativeClient(child, this.state.clientNs);
   }
 
-  /** A certificate from the rig's public root for `sans` (`DNS:…`, `IP:…`): [cert file, key file]. */
-  #issuePublic(id: string, sans: string[]): [string, string] {
+  /**
+   * A certificate for `sans` (`DNS:…`, `IP:…`; the first is its CN) from the rig's public root, or
+   * from `from` (a CA's certificate and key files): [cert file, key file], `days` long.
+   */
+  #issue(id: string, sans: string[], from?: { ca: string; key: string }, days = 30): [string, string] {
     const dir = resolve(this.state.dir, 'pki');
+    const { ca, key } = from ?? { ca: this.state.publicRootFile, key: this.state.publicRootKey };
     const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${id}`, '-keyout', `${id}.key`, '-out', `${id}.csr`);
+    const cn = sans[0]!.replace(/^(DNS|IP):/, '');
+    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`, '-keyout', `${id}.key`, '-out', `${id}.csr`);
     writeFileSync(
       resolve(dir, `${id}.ext`),
       `subjectAltName=${sans.join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
@@ -687,12 +692,12 @@ export class Rig {
       '-in',
       `${id}.csr`,
       '-CA',
-      this.state.publicRootFile,
+      ca,
       '-CAkey',
-      this.state.publicRootKey,
+      key,
       '-CAcreateserial',
       '-days',
-      '30',
+      String(days),
       '-extfile',
       `${id}.ext`,
       '-out',
@@ -708,52 +713,17 @@ export class Rig {
    */
   setNodeCert(nodeName: string, issuer: 'public' | 'rig', names: string[]): string {
     const n = this.node(nodeName);
-    const dir = resolve(this.state.dir, 'pki');
     const id = `${n.id}-${issuer}-${Math.random().toString(16).slice(2, 8)}`;
-    const [ca, key] =
-      issuer === 'public'
-        ? [this.state.publicRootFile, this.state.publicRootKey]
-        : [this.state.caFile, resolve(dir, 'ca.key')];
-    const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-    openssl(
-      'req',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-subj',
-      `/CN=${names[0]}`,
-      '-keyout',
-      `${id}.key`,
-      '-out',
-      `${id}.csr`,
+    const from =
+      issuer === 'public' ? undefined : { ca: this.state.caFile, key: resolve(this.state.dir, 'pki', 'ca.key') };
+    const [cert, key] = this.#issue(
+      id,
+      names.map((x) => `DNS:${x}`),
+      from,
+      2,
     );
-    writeFileSync(
-      resolve(dir, `${id}.ext`),
-      `subjectAltName=${names.map((x) => `DNS:${x}`).join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
-    );
-    openssl(
-      'x509',
-      '-req',
-      '-in',
-      `${id}.csr`,
-      '-CA',
-      ca,
-      '-CAkey',
-      key,
-      '-CAcreateserial',
-      '-days',
-      '2',
-      '-extfile',
-      `${id}.ext`,
-      '-out',
-      `${id}.crt`,
-    );
-    this.#vpncmd(n.ns, null, [
-      'ServerCertSet',
-      `/LOADCERT:${resolve(dir, `${id}.crt`)}`,
-      `/LOADKEY:${resolve(dir, `${id}.key`)}`,
-    ]);
-    return readFileSync(resolve(dir, `${id}.crt`), 'utf8');
+    this.#vpncmd(n.ns, null, ['ServerCertSet', `/LOADCERT:${cert}`, `/LOADKEY:${key}`]);
+    return readFileSync(cert, 'utf8');
   }
 
   /**

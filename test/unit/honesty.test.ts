@@ -303,6 +303,19 @@ describe('what counts against a node (#43)', () => {
   });
 });
 
+/** A verdict as the store keeps it, checked now. */
+const recordOf = (nodeId: string, verdict: HonestyRecord['verdict']): HonestyRecord => ({
+  nodeId,
+  verdict,
+  evidence: [],
+  inconclusive: [],
+  checkedAt: Date.now(),
+  durationMs: 1,
+  bytes: 1,
+  accepted: false,
+  cleanChecks: 0,
+});
+
 describe('when nodes are checked, and what is remembered (#43)', () => {
   const report = (verdict: HonestyReport['verdict']): HonestyReport => ({
     verdict,
@@ -379,17 +392,7 @@ describe('when nodes are checked, and what is remembered (#43)', () => {
   });
 
   it('remembers verdicts across a restart (the store), forgets a node that left the pool', () => {
-    const saved: HonestyRecord = {
-      nodeId: 'b',
-      verdict: 'dns-tampering',
-      evidence: [],
-      inconclusive: [],
-      checkedAt: Date.now(),
-      durationMs: 1,
-      bytes: 1,
-      accepted: false,
-      cleanChecks: 0,
-    };
+    const saved = recordOf('b', 'dns-tampering');
     const { m } = setup({}, [saved]);
     expect(m.flagged('b')).toBe('dns-tampering');
     expect(m.blocked('b')).toBe('dns-tampering');
@@ -452,17 +455,7 @@ describe('when nodes are checked, and what is remembered (#43)', () => {
 
   it('a URL the user named without an answer is compared through the best-ranked other node that passed its checks, opened only for that (#59)', async () => {
     const opened: string[] = [];
-    const honestC: HonestyRecord = {
-      nodeId: 'c',
-      verdict: 'honest',
-      evidence: [],
-      inconclusive: [],
-      checkedAt: Date.now(),
-      durationMs: 1,
-      bytes: 1,
-      accepted: false,
-      cleanChecks: 0,
-    };
+    const honestC = recordOf('c', 'honest');
     let secondOf: string | null | undefined;
     const monitor = (http: Parameters<typeof honestyOptions>[0]) =>
       new HonestyMonitor({
