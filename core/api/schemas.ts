@@ -167,6 +167,9 @@ export const honestySchema = z.object({
   inconclusive: z.array(z.string()),
   /** The user chose to use it anyway (manual picks only; automatic selection never takes it). */
   accepted: z.boolean(),
+  /** Clean checks in a row since it was flagged; at cleanChecksToClear the flag goes (#59). */
+  cleanChecks: z.number().int(),
+  cleanChecksToClear: z.number().int(),
   /** A check is running now. */
   checking: z.boolean(),
   durationMs: z.number().nullable(),

@@ -15,7 +15,7 @@ import type { ProxySession } from '../socks5/index.js';
 import type { AdminCore } from './admin-core.js';
 import { clashRuleType } from './clash-views.js';
 import type { HonestyDto, NodeDto, Nodes, RoutingStatusDto, Status } from './schemas.js';
-import { isTampering } from '../honesty/index.js';
+import { CLEAN_CHECKS_TO_CLEAR, isTampering } from '../honesty/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 
 const nodeIdOf = (e: Egress): string | null => (e as Partial<NodeTunnel>).nodeId ?? null;
@@ -214,6 +214,8 @@ export function honestyOf(core: AdminCore, nodeId: string): HonestyDto | null {
     evidence: r?.evidence ?? [],
     inconclusive: r?.inconclusive ?? [],
     accepted: r?.accepted ?? false,
+    cleanChecks: r?.cleanChecks ?? 0,
+    cleanChecksToClear: CLEAN_CHECKS_TO_CLEAR,
     checking: h.checking(nodeId),
     durationMs: r?.durationMs ?? null,
     bytes: r?.bytes ?? null,

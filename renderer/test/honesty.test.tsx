@@ -46,6 +46,23 @@ describe('honesty in the window (#43)', () => {
     expect(screen.queryByTestId('honesty-node-3')).toBeNull();
   });
 
+  it('a flagged node with clean checks since says how many of the three that clear it came (#59; in Chinese too)', () => {
+    const recovering = node(4, {
+      honesty: honesty({ verdict: 'http-tampering', checkedAt: 40_000, cleanChecks: 1 }),
+    });
+    for (const [lang, text] of [
+      ['en', ' (1 of 3 clean checks since: the flag goes after 3 in a row)'],
+      ['zh-CN', ' (此后已有 1/3 次检查正常：连续 3 次正常后取消标记)'],
+    ] as const) {
+      const store = createAppStore();
+      store.getState().setNodes({ nodes: [recovering, FLAGGED], fetchedAt: 1, source: 'x', via: 'direct' });
+      mount(<Nodes />, store, {}, lang);
+      expect(screen.getByTestId('clean-since-node-4').textContent).toBe(text);
+      expect(screen.queryByTestId('clean-since-node-1')).toBeNull();
+      cleanup();
+    }
+  });
+
   it('picking a node that tampers asks first; "Use it anyway" sends the confirmation, Cancel nothing', async () => {
     const store = createAppStore();
     store.getState().setNodes({ nodes: [FLAGGED, HONEST], fetchedAt: 1, source: 'x', via: 'direct' });

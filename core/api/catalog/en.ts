@@ -281,6 +281,7 @@ export const en = {
     useAnyway: 'Use it anyway',
     cancel: 'Cancel',
     accepted: 'you chose to use it',
+    cleanSince: '{{n}} of {{of}} clean checks since: the flag goes after {{of}} in a row',
     overview: 'Node checks: {{honest}} checked, {{flagged}} found to tamper',
     off: 'Node checks are off (Settings).',
   },

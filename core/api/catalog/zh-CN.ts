@@ -261,6 +261,7 @@ export const zhCN: Catalog = {
     useAnyway: '仍然使用',
     cancel: '取消',
     accepted: '你选择了使用它',
+    cleanSince: '此后已有 {{n}}/{{of}} 次检查正常：连续 {{of}} 次正常后取消标记',
     overview: '节点检查：{{honest}} 个已检查，{{flagged}} 个被发现篡改',
     off: '节点检查已关闭（设置）。',
   },

@@ -262,6 +262,7 @@ export const zhTW: Catalog = {
     useAnyway: '仍然使用',
     cancel: '取消',
     accepted: '你選擇了使用它',
+    cleanSince: '此後已有 {{n}}/{{of}} 次檢查正常：連續 {{of}} 次正常後取消標記',
     overview: '節點檢查：{{honest}} 個已檢查，{{flagged}} 個被發現竄改',
     off: '節點檢查已關閉（設定）。',
   },

@@ -41,6 +41,12 @@ export function HonestyMark({ node: n }: { node: NodeDto }) {
         {' '}
         · ⚠ {t(`honesty.verdict.${bad}`)}
         {h.accepted ? <span className="muted"> ({t('honesty.accepted')})</span> : null}
+        {h.cleanChecks > 0 ? (
+          <span className="muted" data-testid={`clean-since-${n.id}`}>
+            {' '}
+            ({t('honesty.cleanSince', { n: h.cleanChecks, of: h.cleanChecksToClear })})
+          </span>
+        ) : null}
       </span>
     );
   }
