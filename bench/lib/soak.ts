@@ -133,7 +133,8 @@ export interface SoakReport {
    * at: when the rig was told to kill the node (requests in flight then are excused); diedAt: when
    * that command had returned (the node dead; absent in reports before 2026-12-05's fourth hour);
    * detectedAt: when the member was marked down or replaced. The failover time is detectedAt -
-   * (diedAt ?? at): failoverSeconds().
+   * (diedAt ?? at): failoverSeconds(). victimSessions: the sessions on the node, the larger of
+   * the counts read just before and just after the death; it caps the requests the death excuses.
    */
   deaths: Array<{
     at: number;
@@ -464,6 +465,12 @@ export async function runSoak(rig: Rig, opts: SoakOptions): Promise<SoakReport> 
         // The node is dead once the rig's command has returned (a blackhole is two `ip netns exec
         // iptables` runs, tens of ms under load): the failover clock starts there.
         d.diedAt = Date.now();
+        // The count read before the command misses a session opened between that read and the
+        // death (a short request every 300 ms: CI's stop 67 failed on one). Read again now, while
+        // the core still holds every session the dead node had, and excuse up to the larger count.
+        const after = await status().catch(() => null);
+        const sessionsNow = after?.members.find((m) => m.nodeId === victim)?.sessions ?? 0;
+        d.victimSessions = Math.max(d.victimSessions, sessionsNow);
         note('death', `${victim} (${how}, ${d.victimSessions} sessions on it)`);
         // Failover: until the dead member is marked down or replaced, new sessions may still go to it.
         // Polled every 100 ms, not `until`'s 250: the figure is held to 3 s.
