@@ -20,7 +20,15 @@ import { lanDashboardUrls } from './dashboard-links.js';
 import { checkSetup, describeSources, formatProblem } from './check.js';
 import { importListCommand } from './import-list.js';
 import { runCommand, terminalCommand } from './run-command.js';
-import { enterTunMode, startTunMode, tunGroupId, tunOff, type TunMode, type TunModeOptions } from './tun-mode.js';
+import { tunGroupId, tunOff } from './tun-mode.js';
+import {
+  checkSupervisedCore,
+  startTunMode,
+  supervisorChannel,
+  type SupervisorChannel,
+  type TunMode,
+} from './tun-core.js';
+import { superviseTunCore, tunUser } from './tun-supervisor.js';
 import { importRulesCommand } from './import-rules-command.js';
 import { resolveConfig } from './settings-file.js';
 import { createSystemProxy } from './system-proxy-setup.js';
@@ -63,6 +71,7 @@ interface RunFlags {
   tunStrict?: boolean;
   tunName?: string;
   tunGid?: string;
+  tunUser?: string;
   tunAllow?: string[];
   killSwitch?: boolean;
   upstream?: string;
@@ -156,7 +165,44 @@ function fail(message: string, exitCode: number): never {
   process.exit(exitCode);
 }
 
+/**
+ * `sudo gatehop --tun`: this process stays root as TUN mode's supervisor and runs the core (this
+ * same command) as the user; it reads no config and opens no log, so nothing in the user's data
+ * dir is root's.
+ */
+async function superviseTun(flags: RunFlags): Promise<never> {
+  let code: number;
+  try {
+    const options = {
+      name: flags.tunName ?? 'gh-tun0',
+      strict: flags.tunStrict === true,
+      gid: tunGroupId(flags.tunGid),
+      allow: flags.tunAllow ?? [],
+    };
+    code = await superviseTunCore(options, tunUser(flags.tunUser));
+  } catch (err) {
+    fail(errorToJson(err).message, 2);
+  }
+  process.exit(code);
+}
+
 async function run(flags: RunFlags): Promise<void> {
+  // TUN mode: as root, be its supervisor; as the core it started, check that before any socket.
+  let tunChannel: SupervisorChannel | null = null;
+  if (flags.tun) {
+    const channel = supervisorChannel();
+    if (!channel && process.getuid?.() === 0) return superviseTun(flags);
+    try {
+      tunChannel = checkSupervisedCore(channel);
+    } catch (err) {
+      fail(errorToJson(err).message, 2);
+    }
+    // The supervisor went (killed, say): a core with nobody to lower its routes stops at once.
+    tunChannel.onGone(() => {
+      process.stderr.write('gatehop: the TUN mode supervisor is gone; stopping\n');
+      process.kill(process.pid, 'SIGTERM');
+    });
+  }
   let config;
   let layers;
   try {
@@ -168,21 +214,6 @@ async function run(flags: RunFlags): Promise<void> {
   const logTap = new LogTap();
   const logger = await openLogger({ level: config.logLevel, file: config.logFile, tap: logTap });
   raiseMallocTrimThreshold();
-  // TUN mode takes its group before the core opens a socket (tun-mode.ts).
-  let tunOptions: TunModeOptions | null = null;
-  if (flags.tun) {
-    try {
-      tunOptions = {
-        name: flags.tunName ?? 'gh-tun0',
-        strict: flags.tunStrict === true,
-        gid: tunGroupId(flags.tunGid),
-        allow: flags.tunAllow ?? [],
-      };
-      enterTunMode(tunOptions);
-    } catch (err) {
-      fail(errorToJson(err).message, 2);
-    }
-  }
   let app;
   try {
     // A reload (SIGHUP, POST /reload) reads the config file again; the flags stay as given.
@@ -193,18 +224,21 @@ async function run(flags: RunFlags): Promise<void> {
     });
     app = await startApp(config, logger, { logTap, layers, readLayers });
   } catch (err) {
-    if (tunOptions) tunOff(tunOptions.name);
     const code = isGatehopError(err) && err.code === ErrorCodes.CONFIG_INVALID ? 2 : 1;
     fail(errorToJson(err).message, code);
   }
   let tun: TunMode | null = null;
-  if (tunOptions) {
+  if (tunChannel) {
     try {
       if (!app.capture) throw new Error('the capture socket is not listening (see the log)');
-      tun = await startTunMode(app.capture, tunOptions, logger);
+      tun = await startTunMode(
+        app.capture,
+        { name: flags.tunName ?? 'gh-tun0', strict: flags.tunStrict === true },
+        tunChannel,
+        logger,
+      );
     } catch (err) {
       await app.stop();
-      tunOff(tunOptions.name);
       fail(`TUN mode: ${errorToJson(err).message}`, 1);
     }
   }
@@ -364,7 +398,10 @@ function withRunOptions(cmd: Command): Command {
     .option('--sstp-ca <file>', 'the old name of --node-ca')
     .option('--mode <mode>', 'rule (the rule table decides, default), global (everything through the tunnel) or direct')
     .option('--system-proxy', 'point the OS proxy settings at Gatehop while it runs (restored on exit)')
-    .option('--tun', "TUN mode (Linux, root): every program's traffic through Gatehop, by policy routing")
+    .option(
+      '--tun',
+      "TUN mode (Linux, sudo): every program's traffic through Gatehop, by policy routing; the core runs as you",
+    )
     .option(
       '--tun-strict',
       'with --tun: drop what does not go through Gatehop, also after a crash (until `gatehop tun off`)',
@@ -373,6 +410,10 @@ function withRunOptions(cmd: Command): Command {
     .option(
       '--tun-gid <gid>',
       "the group Gatehop's own sockets are known by (default: the group gatehop-tun, made if missing)",
+    )
+    .option(
+      '--tun-user <user>',
+      'with --tun: the user Gatehop runs as (default: the one sudo or pkexec ran for; never root)',
     )
     .option(
       '--tun-allow <cidr>',

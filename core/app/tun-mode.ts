@@ -1,9 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { captureHelperPath, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import type { CaptureServer } from '../capture/index.js';
+import { captureHelperPath, ErrorCodes, GatehopError } from '../common/index.js';
+import type { TunUpRequest } from './tun-messages.js';
 
 /**
- * System-wide TUN mode (Linux, root: `gatehop --tun`): every program's traffic, whatever it reads
+ * System-wide TUN mode (Linux, `sudo gatehop --tun`): every program's traffic, whatever it reads
  * of proxy settings, goes through a TUN device into the capture gateway, by policy routing:
  *
  *   pref 26470  fwmark 0x6768 lookup main    Gatehop's own packets: the real network
@@ -14,8 +14,13 @@ import type { CaptureServer } from '../capture/index.js';
  * rules from 9000), which Gatehop used before and whose rules `tun off` then deleted (#59); and
  * `tun off` deletes only rules that are Gatehop's to the letter (preference, selector and table).
  *
- * Gatehop's own packets are told apart by their socket's group: the core takes a group of its own
- * (`--tun-gid`) before it opens any socket, and an nftables route chain marks what that group's
+ * Root does only this file's part (#59): a small supervisor (tun-supervisor.ts) makes the device
+ * (by the helper), nftables, the routes and the rules, and runs the core as the user who asked
+ * (tun-core.ts asks it over IPC). Every parser of node traffic, lists and rule sets, the admin API
+ * and the programs it starts run as that user.
+ *
+ * Gatehop's own packets are told apart by their socket's group: the core runs with a group of its
+ * own (`--tun-gid`) from its first instruction, and an nftables route chain marks what that group's
  * sockets send, so they are routed again by the real table, and (since their source was chosen by
  * the TUN route) masqueraded to the interface they leave by. Nothing in the core binds or marks
  * sockets itself, and the tunnels to nodes never enter the TUN. Replies to connections that came in
@@ -129,9 +134,10 @@ function quietly(cmd: string, args: string[]): boolean {
 /**
  * Removes what TUN mode set in this network namespace (its two rules, its table, its nftables
  * table), and nothing of another program's (a rule at the same preference with another selector,
- * another table). Idempotent.
+ * another table). Idempotent. `keepBlock`: the nftables table stays (strict mode's drop, after the
+ * core died without being asked to stop: the kill switch holds until `tun off` or the next start).
  */
-export function tunOff(name: string): { removed: string[] } {
+export function tunOff(name: string, o: { keepBlock?: boolean } = {}): { removed: string[] } {
   const removed: string[] = [];
   for (const family of ['-4', '-6']) {
     for (const rule of [...RULES].reverse()) {
@@ -140,53 +146,50 @@ export function tunOff(name: string): { removed: string[] } {
     if (quietly('ip', [family, 'route', 'flush', 'table', String(TUN_TABLE)]))
       removed.push(`ip ${family} table ${TUN_TABLE}`);
   }
-  if (quietly('nft', ['delete', 'table', 'inet', nftTable(name)])) removed.push(`nft inet ${nftTable(name)}`);
+  if (!o.keepBlock && quietly('nft', ['delete', 'table', 'inet', nftTable(name)]))
+    removed.push(`nft inet ${nftTable(name)}`);
   return { removed };
 }
 
+/** The device and the routing for one run of TUN mode, held by the supervisor (root). */
+export interface RaisedTun {
+  /** Called once if the helper exits before lower(): the device and its routes are gone. */
+  onLost(cb: (code: number | null, stderr: string) => void): void;
+  /** The helper stopped, then the routes, rules and nftables removed (keepBlock: tunOff's). */
+  lower(o?: { keepBlock?: boolean }): Promise<void>;
+}
+
 /**
- * Before the core opens a socket: root checked, what an earlier run left removed, and this process
- * put in TUN mode's group (so every socket it opens from here on is Gatehop's to the mark rule).
+ * The TUN up (the helper, relaying to the core's capture socket as the core's user), then
+ * nftables, the routes and the rules; undone in reverse on any failure. Root's part of TUN mode.
  */
-export function enterTunMode(o: TunModeOptions): void {
-  if (process.platform !== 'linux') throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, 'TUN mode needs Linux');
-  if (process.getuid?.() !== 0)
-    throw new GatehopError(
-      ErrorCodes.CAPTURE_UNAVAILABLE,
-      'TUN mode needs root (sudo gatehop --tun); without it, use `gatehop run` for one program',
-    );
-  if (!captureHelperPath()) throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, 'the capture helper is not built');
-  tunOff(o.name);
-  process.setgid!(o.gid);
-}
-
-export interface TunMode {
-  /** Stops relaying and removes the routes, rules and nftables table. */
-  stop(): Promise<void>;
-}
-
-/** The TUN up (the helper), then nftables, the routes and the rules; undone in reverse on any failure. */
-export async function startTunMode(capture: CaptureServer, o: TunModeOptions, log: Logger): Promise<TunMode> {
-  const helper = captureHelperPath()!;
-  const ticket = capture.ticket('TUN mode', { tun: true });
-  const child: ChildProcess = spawn(
-    helper,
-    ['--tun', o.name, ticket.socketPath, ticket.tunAddress, String(ticket.mtu)],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, GATEHOP_CAPTURE_KEY: ticket.key },
+export async function raiseTun(
+  req: TunUpRequest,
+  o: TunModeOptions,
+  user: { uid: number; gid: number },
+): Promise<RaisedTun> {
+  const helper = captureHelperPath();
+  if (!helper) throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, 'the capture helper is not built');
+  const child: ChildProcess = spawn(helper, ['--tun', o.name, req.socketPath, req.tunAddress, String(req.mtu)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+      GATEHOP_CAPTURE_KEY: req.key,
+      GATEHOP_TUN_UID: String(user.uid),
+      GATEHOP_TUN_GID: String(user.gid),
     },
-  );
+  });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
-  let stopping = false;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let lowering = false;
+  let lost: ((code: number | null, stderr: string) => void) | null = null;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(
-      () => reject(new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, 'the TUN did not come up in 10 s')),
-      10_000,
-    );
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, 'the TUN did not come up in 10 s'));
+    }, 10_000);
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       if (out.includes('ready\n')) {
@@ -199,7 +202,7 @@ export async function startTunMode(capture: CaptureServer, o: TunModeOptions, lo
       reject(new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, `the TUN helper exited (${code}): ${stderr.trim()}`));
     });
   });
-  const subnet = `${ticket.tunAddress.replace(/\.\d+$/, '.0')}/30`;
+  const subnet = `${req.tunAddress.replace(/\.\d+$/, '.0')}/30`;
   try {
     run('nft', ['-f', '-'], nftRuleset(o, subnet));
     run('ip', ['-4', 'route', 'replace', 'default', 'dev', o.name, 'table', String(TUN_TABLE)]);
@@ -214,26 +217,18 @@ export async function startTunMode(capture: CaptureServer, o: TunModeOptions, lo
     const why = (err as { stderr?: Buffer }).stderr?.toString().trim() || (err as Error).message;
     throw new GatehopError(ErrorCodes.CAPTURE_UNAVAILABLE, `TUN mode could not set its routes: ${why}`);
   }
-  log.info(
-    { event: 'tun-mode-on', device: o.name, strict: o.strict, gid: o.gid, allow: o.allow },
-    `TUN mode on: every program's traffic goes through Gatehop (${o.name}${o.strict ? ', strict' : ''})`,
-  );
+  // The helper's end is its 'exit' event, which never rejects.
   child.once('exit', (code) => {
-    if (stopping) return;
-    // The device and its routes are gone with the helper; strict mode's drop stays.
-    log.error(
-      { event: 'tun-mode-lost', device: o.name, code, stderr: stderr.trim() },
-      o.strict ? 'TUN mode lost its device: traffic is blocked (strict mode)' : 'TUN mode lost its device',
-    );
+    if (!lowering) lost?.(code, stderr.trim());
   });
   return {
-    stop: async () => {
-      if (stopping) return;
-      stopping = true;
-      child.kill('SIGTERM');
+    onLost: (cb) => (lost = cb),
+    lower: async (l = {}) => {
+      if (lowering) return;
+      lowering = true;
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
-      tunOff(o.name);
-      log.info({ event: 'tun-mode-off', device: o.name }, 'TUN mode off: routes and rules removed');
+      tunOff(o.name, l);
     },
   };
 }

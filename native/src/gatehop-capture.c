@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
 #include <net/route.h>
@@ -361,11 +362,32 @@ static int open_session(const char *path, const char *key) {
 }
 
 /*
- * TUN mode (`gatehop --tun`, as root): a TUN device in this namespace, relayed to Gatehop until its
- * socket closes or a signal comes. Routes and nftables are Gatehop's to set (core/app/tun-mode.ts);
- * closing the device removes every route through it.
- *   gatehop-capture --tun NAME SOCKET ADDRESS MTU   (the key in GATEHOP_CAPTURE_KEY)
+ * TUN mode (`gatehop --tun`, started as root by its supervisor): a TUN device in this namespace,
+ * relayed to Gatehop until its socket closes or a signal comes. Routes and nftables are the
+ * supervisor's to set (core/app/tun-mode.ts); closing the device removes every route through it.
+ *   gatehop-capture --tun NAME SOCKET ADDRESS MTU
+ *   (the key in GATEHOP_CAPTURE_KEY; the user Gatehop's core runs as in GATEHOP_TUN_UID and
+ *   GATEHOP_TUN_GID)
+ * Root is needed only to make the device: before it opens SOCKET, a path the core (that user)
+ * named, it becomes that user for good, so it can reach only what the user could (#59).
  */
+static int drop_to_user(void) {
+  const char *u = getenv("GATEHOP_TUN_UID"), *g = getenv("GATEHOP_TUN_GID");
+  char *end;
+  if (!u || !g) return -1;
+  errno = 0;
+  unsigned long uid = strtoul(u, &end, 10);
+  if (errno || *end || !*u || uid == 0 || uid > 0x7fffffffUL) return -1;
+  unsigned long gid = strtoul(g, &end, 10);
+  if (errno || *end || !*g || gid > 0x7fffffffUL) return -1;
+  if (setgroups(0, NULL) < 0 || setgid((gid_t)gid) < 0 || setuid((uid_t)uid) < 0) return -1;
+  /* For good: root cannot be taken back. */
+  int regained = setuid(0) == 0;
+  errno = 0;
+  if (regained || getuid() != (uid_t)uid || geteuid() != (uid_t)uid) return -1;
+  return 0;
+}
+
 static int tun_main(int argc, char **argv) {
   if (argc != 6) {
     fprintf(stderr, "usage: gatehop-capture --tun NAME SOCKET ADDRESS MTU\n");
@@ -419,6 +441,12 @@ static int tun_main(int argc, char **argv) {
     return EXIT_SETUP;
   }
   close(sock);
+  if (drop_to_user() < 0) {
+    say("cannot become the user Gatehop runs as (GATEHOP_TUN_UID %s, GATEHOP_TUN_GID %s): %s",
+        getenv("GATEHOP_TUN_UID") ? getenv("GATEHOP_TUN_UID") : "unset",
+        getenv("GATEHOP_TUN_GID") ? getenv("GATEHOP_TUN_GID") : "unset", errno ? strerror(errno) : "it must name a user other than root");
+    return EXIT_SETUP;
+  }
   char key[128];
   snprintf(key, sizeof key, "%s", key_env);
   unsetenv("GATEHOP_CAPTURE_KEY");

@@ -1,5 +1,15 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +31,8 @@ const HELPER = resolve(import.meta.dirname, '../../native/build/Release/gatehop-
  * tunnel; Gatehop's own new tunnel does not loop into its TUN; names are answered by Gatehop (the
  * stand-in host's resolver is an address only the TUN leads to); a clean stop removes every route,
  * rule and table; in strict mode a SIGKILL leaves the host's traffic blocked until `gatehop tun off`.
+ * Started as `sudo gatehop --tun` is (root, SUDO_UID naming a user the test makes): the core runs as
+ * that user (#59).
  */
 describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))('TUN mode on the rig (#46)', () => {
   let rig: Rig;
@@ -29,7 +41,9 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
   const dir = mkdtempSync(join(tmpdir(), 'gh-tun-'));
   const device = `ghtun${process.pid % 10000}`;
   const gid = String(61000 + (process.pid % 4000));
-  let core: { child: ChildProcess; admin: number; token: string } | null = null;
+  const user = `ghtun${process.pid % 10000}`;
+  let uid = -1;
+  let core: { child: ChildProcess; admin: number; token: string; corePid: number } | null = null;
 
   const inNs = (cmd: string[], timeoutMs = 30_000): { code: number; stdout: string; stderr: string } => {
     try {
@@ -72,24 +86,54 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
         ],
         ...extra,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      // As sudo leaves it: root, with the user who ran it in SUDO_UID.
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SUDO_UID: String(uid) } },
     );
     let out = '';
     let err = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
     await untilReady(() => ({ stdout: out, stderr: err, exited: child.exitCode !== null }));
-    core = { child, admin, token: readFileSync(join(dir, 'admin-token'), 'utf8').trim() };
+    core = {
+      child,
+      admin,
+      token: readFileSync(join(dir, 'admin-token'), 'utf8').trim(),
+      corePid: corePidOf(child.pid!),
+    };
     await until(async () => (await status()).active?.nodeId ?? undefined, 90_000, 'a tunnel up');
   }
 
+  /** The core the supervisor (pid) started: its child running bin/gatehop.js. */
+  const corePidOf = (supervisor: number): number => {
+    for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+      try {
+        const ppid = Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+        if (ppid === supervisor && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('gatehop.js')) return Number(p);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    throw new Error(`no core under the supervisor ${supervisor}`);
+  };
+  const procStatus = (pid: number): Record<string, string> =>
+    Object.fromEntries(
+      readFileSync(`/proc/${pid}/status`, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(':'))
+        .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]),
+    );
+
+  /** Stops the supervisor with `signal` and waits for it and the core it ran to be gone. */
   const stopCore = async (signal: NodeJS.Signals): Promise<void> => {
     const c = core?.child;
+    const corePid = core?.corePid;
     core = null;
     if (!c || c.exitCode !== null) return;
     const exited = new Promise((r) => c.once('exit', r));
     c.kill(signal);
     await exited;
+    // After a SIGKILL the core sees its supervisor's channel close and stops by itself.
+    if (corePid) await until(async () => (existsSync(`/proc/${corePid}`) ? undefined : true), 20_000, 'the core gone');
   };
 
   const rules = (): string => inNs(['ip', 'rule']).stdout + inNs(['nft', 'list', 'tables']).stdout;
@@ -101,6 +145,9 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
   };
 
   beforeAll(async () => {
+    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', user]);
+    uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
+    chownSync(dir, uid, Number(gid)); // the user's data dir, as ~/.config/Gatehop would be
     rig = await Rig.up({ nodes: 2, openvpn: [] });
     host = rig.addHost('tun', { lan: true });
     // The stand-in host's resolver: an address nothing answers for, so a query can only be
@@ -115,6 +162,42 @@ describe.skipIf(!isRoot || process.platform !== 'linux' || !existsSync(HELPER))(
     await stopCore('SIGTERM');
     if (host) inNs([process.execPath, BIN, 'tun', 'off', '--tun-name', device]);
     await rig?.down();
+    try {
+      execFileSync('userdel', [user]);
+    } catch {
+      // not made (useradd failed): nothing to remove
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the core runs as the user sudo ran for, with TUN mode’s group alone and no capability; only the supervisor is root', () => {
+    const s = procStatus(core!.corePid);
+    expect(s.Uid!.split(/\s+/)).toEqual([String(uid), String(uid), String(uid), String(uid)]);
+    expect(s.Gid!.split(/\s+/)).toEqual([gid, gid, gid, gid]);
+    expect(s.Groups).toBe('');
+    expect([s.CapEff, s.CapPrm]).toEqual(['0000000000000000', '0000000000000000']);
+    // So whatever it starts (POST /capture/run, a terminal) is the user's too: it cannot gain root.
+    expect(procStatus(core!.child.pid!).Uid!.split(/\s+/)[0]).toBe('0');
+    // The helper that holds the device became the user before it touched the core's socket.
+    const helpers = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith(`${HELPER}\0--tun\0${device}`);
+        } catch {
+          return false;
+        }
+      });
+    expect(helpers).toHaveLength(1);
+    expect(procStatus(Number(helpers[0])).Uid!.split(/\s+/)).toEqual([
+      String(uid),
+      String(uid),
+      String(uid),
+      String(uid),
+    ]);
+    // Nothing the core made in the user's data dir is root's (config.yaml is the test's own).
+    for (const f of readdirSync(dir).filter((x) => x !== 'config.yaml'))
+      expect(statSync(join(dir, f)).uid, f).toBe(uid);
   });
 
   it('a program with no proxy settings reaches the rig through the tunnel, by address and by a name Gatehop answers', async () => {
