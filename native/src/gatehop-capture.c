@@ -216,6 +216,33 @@ static int bind_over(const char *file, const char *target) {
   return 0;
 }
 
+/*
+ * The host's name services a program can ask over a Unix socket, and which then look names up on
+ * the host's network, outside Gatehop: nscd (glibc asks it before nsswitch.conf's sources) and
+ * systemd-resolved's Varlink API (nss-resolve, resolvectl, sd-resolve). Each socket that exists
+ * gets /dev/null bound over it in the program's mount namespace, so a connect is refused (#59).
+ * Other host services a program reaches over a Unix socket (D-Bus, the display) stay: `gatehop
+ * run` routes a program, it is not a sandbox.
+ */
+static const char *const NAME_SERVICE_SOCKETS[] = {
+    "/run/nscd/socket",
+    "/var/run/nscd/socket",
+    "/run/systemd/resolve/io.systemd.Resolve",
+    "/run/systemd/resolve/io.systemd.Resolve.Monitor",
+    NULL,
+};
+
+static void hide_name_services(void) {
+  for (const char *const *p = NAME_SERVICE_SOCKETS; *p; p++) {
+    struct stat st;
+    if (stat(*p, &st) < 0 || !S_ISSOCK(st.st_mode)) continue;
+    if (mount("/dev/null", *p, NULL, MS_BIND, NULL) < 0)
+      child_fail("cannot hide the host's name service at %s from the program (%s): its lookups would "
+                 "leave outside Gatehop",
+                 *p, strerror(errno));
+  }
+}
+
 static void run_child(int report, const char *dir, const char *tun_addr, const char *gw_addr, int mtu, char **cmd) {
   g_report = report;
   uid_t uid = getuid();
@@ -249,6 +276,7 @@ static void run_child(int report, const char *dir, const char *tun_addr, const c
   snprintf(path, sizeof path, "%s/nsswitch.conf", dir);
   if (access(path, F_OK) == 0 && bind_over(path, "/etc/nsswitch.conf") < 0)
     say("warning: could not replace /etc/nsswitch.conf (%s)", strerror(errno));
+  hide_name_services();
 
   int tun = make_tun(tun_addr, gw_addr, mtu);
 

@@ -3,6 +3,7 @@ import {
   chmodSync,
   chownSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
@@ -12,7 +13,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createUnixServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -273,6 +274,34 @@ function ask(port, payload) {
   it('no DNS packet left this host from the user for any of it (the names were answered by Gatehop and resolved in the tunnel)', async () => {
     await run(['curl', '-sS', '-m', '20', '-o', '/dev/null', 'http://files.test/']);
     expect(dns!.packets()).toBe(dnsBefore);
+  }, 60_000);
+
+  it('the host’s name services are hidden from the program: systemd-resolved’s socket refuses it, the host’s own processes still reach it (#59)', async () => {
+    // systemd-resolved as a desktop runs it, standing in (this machine runs none: its nsswitch.conf
+    // has no `resolve`, so nothing else here asks this path meanwhile).
+    const path = '/run/systemd/resolve/io.systemd.Resolve';
+    if (existsSync(path)) return; // a real one: not the test's to replace
+    const made = ['/run/systemd', '/run/systemd/resolve'].find((d) => !existsSync(d));
+    mkdirSync('/run/systemd/resolve', { recursive: true });
+    const asked: string[] = [];
+    const resolved = createUnixServer((s) => {
+      asked.push('a client');
+      s.end();
+    });
+    await new Promise<void>((r) => resolved.listen(path, () => r()));
+    chmodSync(path, 0o666);
+    try {
+      const probe = `require('node:net').connect('${path}').on('connect', () => { console.log('reached'); process.exit(0); }).on('error', (e) => { console.log(e.code); process.exit(3); })`;
+      const captured = await run([process.execPath, '-e', probe]);
+      expect(captured.stdout.trim(), captured.stderr).toBe('ECONNREFUSED');
+      expect(asked).toEqual([]);
+      const host = execFileSync('setpriv', asUser([process.execPath, '-e', probe]), { encoding: 'utf8' });
+      expect(host.trim()).toBe('reached');
+    } finally {
+      await new Promise<void>((r) => resolved.close(() => r()));
+      rmSync(path, { force: true });
+      if (made) rmSync(made, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('a 64 MiB download through run arrives byte-exact', async () => {
