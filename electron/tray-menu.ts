@@ -1,4 +1,4 @@
-import { failingShapeOf, type NodeDto, type Status, type SysproxyState } from '../core/api/index.js';
+import { failingShapeOf, recentMoveOf, type NodeDto, type Status, type SysproxyState } from '../core/api/index.js';
 import { countryNameIn, translate, type Language } from '../core/api/catalog/index.js';
 import type { MenuItemOptions } from './electron-api.js';
 
@@ -76,7 +76,7 @@ const ms = (s: TrayState, v: number | null | undefined): string =>
   v === null || v === undefined ? '–' : t(s, 'ms', { value: Math.round(v) });
 
 /** "JP public-vpn-123 · 42 ms · 3 sessions" (tooltips are plain text on every platform). */
-export function tooltipOf(s: TrayState): string {
+export function tooltipOf(s: TrayState, now = Date.now()): string {
   const st = s.status;
   if (!st) return t(s, 'tooltip.none');
   if (st.egress === 'direct') return t(s, 'tooltip.direct', { sessions: sessions(s, st.sessions.active) });
@@ -89,7 +89,12 @@ export function tooltipOf(s: TrayState): string {
     sessions: sessions(s, st.sessions.active),
   });
   const shape = failingShapeOf(st.health);
-  return shape ? `${line}\n${t(s, `tooltip.failing.${shape}`, { node: n?.host ?? st.active.nodeId ?? '' })}` : line;
+  if (shape) return `${line}\n${t(s, `tooltip.failing.${shape}`, { node: n?.host ?? st.active.nodeId ?? '' })}`;
+  // For a while after Gatehop left a failing node: when, where to, and why (#60).
+  const moved = recentMoveOf(st.switches, now);
+  if (!moved) return line;
+  const time = new Date(moved.at).toLocaleTimeString(s.language, { hour: '2-digit', minute: '2-digit' });
+  return `${line}\n${t(s, `tooltip.moved.${moved.leftFor}`, { from: moved.from, to: moved.to, time })}`;
 }
 
 /** " (+2 tunnels)" while balancing over several tunnels (groups.balance), else "". */

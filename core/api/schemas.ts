@@ -56,6 +56,8 @@ export const switchRecordSchema = z.object({
   /** The protocol of the tunnel switched to. */
   protocol: tunnelProtocolSchema.optional(),
   error: z.string().optional(),
+  /** Why the node in use was left (#60): how it failed in use, or died (its tunnel went). Absent: not left for failing, or an older core. */
+  leftFor: z.enum(['link', 'dns', 'connects', 'stall', 'other', 'died']).optional(),
 });
 export type SwitchRecordDto = z.infer<typeof switchRecordSchema>;
 
@@ -445,6 +447,22 @@ export function failingShapeOf(h: Status['health']): FailingShape | null {
   return 'other';
 }
 
+/** How long after Gatehop left a failing node the tray and the window still say so. */
+export const MOVE_SHOWN_MS = 10 * 60_000;
+
+/**
+ * The last switch, when it left a node for failing and came up elsewhere within MOVE_SHOWN_MS
+ * (#60): the user whose pages failed a minute ago is told when Gatehop moved, where to, and why.
+ */
+export function recentMoveOf(
+  switches: Status['switches'],
+  now: number,
+): { leftFor: NonNullable<SwitchRecordDto['leftFor']>; from: string; to: string; at: number } | null {
+  const r = switches.last;
+  if (!r?.leftFor || r.outcome !== 'switched' || !r.from || !r.to || now - r.at > MOVE_SHOWN_MS) return null;
+  return { leftFor: r.leftFor, from: r.from, to: r.to, at: r.at };
+}
+
 export const nodeStateSchema = z.enum(['active', 'draining', 'standby', 'candidate', 'backoff']);
 
 export const nodeSchema = z.object({
@@ -466,11 +484,19 @@ export const nodeSchema = z.object({
   lastSuccessAt: z.number().nullable(),
   lastFailureAt: z.number().nullable(),
   backoffUntil: z.number().nullable(),
+  /**
+   * Automatic selection left it in use for how it failed (#60), and keeps away from it until
+   * `until` (a user's pick clears it). Null: not so. Absent: an older core.
+   */
+  left: z
+    .object({ shape: z.enum(['link', 'dns', 'connects', 'stall', 'other']), at: z.number(), until: z.number() })
+    .nullable()
+    .optional(),
   urlDelayMs: z.number().nullable(),
   state: nodeStateSchema,
   /** When a list last named it (the pool keeps nodes absent from the latest list); null for your own profiles. */
   lastListedAt: z.number().nullable(),
-  /** Why the latest ranking left it out (backoff, unreachable, country-denied, not-in-top-k, needs-udp, tampers, ca-in-clear), or null. */
+  /** Why the latest ranking left it out (backoff, left, unreachable, country-denied, not-in-top-k, needs-udp, tampers, ca-in-clear), or null. */
   excluded: z.string().nullable(),
   /**
    * The node refused modern TLS (an alert or a version or cipher error, never silence): its OpenVPN

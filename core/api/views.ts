@@ -347,6 +347,7 @@ export function nodesView(core: AdminCore): Nodes {
       lastSuccessAt: h?.lastSuccessAt ?? null,
       lastFailureAt: h?.lastFailureAt ?? null,
       backoffUntil: h?.backoffUntil ?? null,
+      left: h?.left && h.left.until > now ? h.left : null,
       urlDelayMs: c?.urlDelays.get(n.id)?.ms ?? null,
       state,
       lastListedAt: n.lastListedAt ?? null,

@@ -1,6 +1,13 @@
 import { ErrorCodes, GatehopError, Listeners, type Logger, detach } from '../common/index.js';
 import { TUNNEL_PROTOCOLS, type EgressManager, type TunnelProtocol } from '../egress/index.js';
-import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource, type Symptom } from '../health/index.js';
+import {
+  HealthMonitor,
+  SwitchPolicy,
+  failureShapeOf,
+  type HealthOptions,
+  type HealthSource,
+  type Symptom,
+} from '../health/index.js';
 import { FailFilter, type Ranking, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import { ActiveProbes } from './active-probes.js';
@@ -79,6 +86,8 @@ export class SwitchController {
   #active: Held | null = null;
   #running: { id: number; done: Promise<SwitchRecord> } | null = null;
   #followUp: { reason: string } | null = null;
+  /** The node the next switch leaves for failing, and how (said in its record). */
+  #leaving: { nodeId: string; leftFor: NonNullable<SwitchRecord['leftFor']> } | null = null;
   /** A pick made while a switch ran: switched to when that one ends. */
   #pickAfter: string | null = null;
   #seq = 0;
@@ -360,6 +369,7 @@ export class SwitchController {
     if (!this.deps.nodes().some((n) => n.id === nodeId))
       throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${nodeId} in the pool`);
     this.deps.selection.pin(nodeId);
+    this.deps.selector.clearLeft(nodeId);
     this.#pinFailed = null;
     this.#emit({ type: 'mode', mode: 'manual', pinned: nodeId });
     if (this.#running) this.#pickAfter = reason;
@@ -430,6 +440,10 @@ export class SwitchController {
   async #run(id: number, reason: string, kind: SwitchKind, nodeId?: string): Promise<SwitchRecord> {
     const started = Date.now();
     const from = this.#active?.node.id ?? null;
+    // Why the node this switch leaves was left, if it was for failing (said with the record).
+    const leaving = this.#leaving;
+    this.#leaving = null;
+    const leftFor = leaving && (leaving.nodeId === from || from === null) ? leaving.leftFor : undefined;
     const finish = (
       outcome: SwitchRecord['outcome'],
       to: string | null,
@@ -447,6 +461,7 @@ export class SwitchController {
         durationMs: Date.now() - started,
         ...(protocol ? { protocol } : {}),
         ...(error ? { error } : {}),
+        ...(leftFor ? { leftFor } : {}),
       };
       this.history.push(record);
       if (this.history.length > HISTORY) this.history.shift();
@@ -599,6 +614,7 @@ export class SwitchController {
     this.deps.selector.recordFailure(held.node.id);
     this.#lastDied = { nodeId: held.node.id, at: Date.now() };
     if (held.node.id === this.pinned) this.#pinnedFailed(held.node.id, why);
+    this.#leaving = { nodeId: held.node.id, leftFor: 'died' };
     void this.#begin(`active node ${held.node.id} died: ${why}`, 'urgent');
   }
 
@@ -607,8 +623,16 @@ export class SwitchController {
     const verdict = this.#policy.mayAutoSwitch();
     if (!verdict.ok) return this.#holdUntilAllowed(source, reason, verdict.reason);
     const node = this.#active.node;
-    this.deps.selector.recordFailure(node.id);
+    // Remembered with how it failed (#60), and held away from automatic selection for a while: a
+    // tunnel to it coming up again says nothing about its resolver or its uplink.
+    const shape = failureShapeOf(this.health.last?.symptoms ?? []);
+    this.deps.selector.recordLeft(node.id, shape, this.deps.health.leftHoldMs);
+    this.#log.info(
+      { event: 'node-left', nodeId: node.id, shape, holdMs: this.deps.health.leftHoldMs },
+      `leaving ${node.id} (${shape}); automatic selection keeps away from it for ${Math.round(this.deps.health.leftHoldMs / 60_000)} min`,
+    );
     if (node.id === this.pinned) this.#pinnedFailed(node.id, reason);
+    this.#leaving = { nodeId: node.id, leftFor: shape };
     void this.#begin(`active node ${node.id} unhealthy: ${reason}`, 'auto');
   }
 

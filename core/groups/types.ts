@@ -47,6 +47,8 @@ export interface SwitchRecord {
   /** The protocol the new tunnel speaks. */
   protocol?: TunnelProtocol;
   error?: string;
+  /** Why the node in use was left (#60): how it failed in use, or 'died' (its tunnel went). Absent: it was not left for failing. */
+  leftFor?: 'link' | 'dns' | 'connects' | 'stall' | 'other' | 'died';
 }
 
 export type ControllerEvent =

@@ -3,6 +3,8 @@ export {
   countersOf,
   diffCounters,
   scoreWindow,
+  failureShapeOf,
+  type FailureShape,
   type HealthCounters,
   type HealthSource,
   type WindowSample,

@@ -25,6 +25,16 @@ export const healthOptionsSchema = z
     /** After a failed switch, automatic switching waits this long, doubling up to the max. */
     failureBackoffMs: z.number().int().min(0).default(30_000),
     failureBackoffMaxMs: z.number().int().min(0).default(480_000),
+    /**
+     * A node left for how it failed in use (names, connects, a stall) stays out of automatic
+     * selection this long (#60): a half-dead volunteer machine seldom mends in minutes, and its
+     * tunnel coming up again says nothing about what failed. A user's pick overrules it.
+     */
+    leftHoldMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(30 * 60_000),
   })
   .strict();
 

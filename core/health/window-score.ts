@@ -107,3 +107,12 @@ export function scoreWindow(w: WindowSample, o: HealthOptions): WindowScore {
 
 /** Symptoms only a window with traffic can see: a quiet window says nothing about them. */
 export const TRAFFIC_SYMPTOMS: ReadonlySet<Symptom> = new Set(['connects', 'stall', 'retransmit']);
+
+/** How a window says a node fails, most telling first: the link, names, connects, a stall, something else. */
+export type FailureShape = 'link' | 'dns' | 'connects' | 'stall' | 'other';
+
+export function failureShapeOf(symptoms: readonly Symptom[]): FailureShape {
+  const seen = new Set(symptoms);
+  for (const shape of ['link', 'dns', 'connects', 'stall'] as const) if (seen.has(shape)) return shape;
+  return 'other';
+}

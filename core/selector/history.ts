@@ -1,4 +1,4 @@
-import type { NodeHistory } from '../store/index.js';
+import type { LeftShape, NodeHistory } from '../store/index.js';
 
 /** Consecutive failures back a node off exponentially (initial, doubling, capped); a success resets it. */
 export function backoffMs(consecutiveFailures: number, initialMs: number, maxMs: number): number {
@@ -39,4 +39,24 @@ export function withSuccess(
 
 export function inBackoff(h: NodeHistory, now: number): boolean {
   return h.backoffUntil !== null && h.backoffUntil > now;
+}
+
+/**
+ * Automatic selection left the node in use for how it failed (#60): a failure (its back-off) and a
+ * hold of `holdMs` that a tunnel coming up does not clear, since the tunnel is not what failed.
+ */
+export function withLeft(
+  h: NodeHistory,
+  now: number,
+  shape: LeftShape,
+  holdMs: number,
+  initialMs: number,
+  maxMs: number,
+): NodeHistory {
+  return { ...withFailure(h, now, initialMs, maxMs), left: { shape, at: now, until: now + holdMs } };
+}
+
+/** Still held away from automatic selection after being left. */
+export function leftHolding(h: NodeHistory, now: number): boolean {
+  return h.left !== null && h.left.until > now;
 }

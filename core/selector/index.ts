@@ -11,7 +11,7 @@ export { selectorOptions, selectorOptionsSchema, type SelectorOptions } from './
 export { computePriors, topK, type PriorTerms } from './priors.js';
 export { scoreNode, type ScoreTerms } from './score.js';
 export { probeNode, tcpHandshakeMs, openvpnUdpResetMs, mapBounded, type ProbeResult } from './probes.js';
-export { backoffMs, withFailure, withSuccess, inBackoff } from './history.js';
+export { backoffMs, withFailure, withSuccess, inBackoff, withLeft, leftHolding } from './history.js';
 export { urlTest, type Dialer, type UrlTestOptions } from './url-test.js';
 export {
   defaultExpectedStatus,

@@ -1,7 +1,7 @@
 import { Listeners, type Logger } from '../common/index.js';
-import { emptyHistory, type LatencySample, type NodeHistory } from '../store/index.js';
+import { emptyHistory, type LatencySample, type LeftShape, type NodeHistory } from '../store/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
-import { inBackoff, withFailure, withSuccess } from './history.js';
+import { inBackoff, leftHolding, withFailure, withLeft, withSuccess } from './history.js';
 import type { SelectorOptions } from './options.js';
 import { computePriors, topK, type PriorTerms } from './priors.js';
 import { mapBounded, probeNode, type ProbeResult } from './probes.js';
@@ -37,7 +37,7 @@ export interface Ranking {
  * (#59): never chosen automatically, and not probed.
  */
 export type ExcludeReason =
-  'backoff' | 'unreachable' | 'country-denied' | 'not-in-top-k' | 'needs-udp' | 'tampers' | 'ca-in-clear';
+  'backoff' | 'left' | 'unreachable' | 'country-denied' | 'not-in-top-k' | 'needs-udp' | 'tampers' | 'ca-in-clear';
 
 /** Why a node may not be ranked at all before any probe (null: it may). */
 export type RankGate = (node: VpnGateNode) => 'needs-udp' | 'tampers' | 'ca-in-clear' | null;
@@ -126,6 +126,11 @@ export class Selector {
       if (why) {
         excluded.push({ nodeId: n.id, reason: why });
         if (why === 'needs-udp') unreachable.add(n.id);
+        return false;
+      }
+      // Left in use for how it failed (#60): away for its hold, whatever its back-off says.
+      if (leftHolding(historyOf(n.id), now)) {
+        excluded.push({ nodeId: n.id, reason: 'left' });
         return false;
       }
       if (inBackoff(historyOf(n.id), now)) {
@@ -234,9 +239,26 @@ export class Selector {
     this.opts = opts;
   }
 
-  /** The node failed recently and waits out its back-off (a ranking may predate the failure). */
+  /** The node failed recently and waits out its back-off or its hold after being left (a ranking may predate either). */
   backingOff(nodeId: string, now = Date.now()): boolean {
-    return inBackoff(this.store.history(nodeId), now);
+    const h = this.store.history(nodeId);
+    return inBackoff(h, now) || leftHolding(h, now);
+  }
+
+  /** Automatic selection left the node in use for how it failed: back it off and hold it away for `holdMs`. */
+  recordLeft(nodeId: string, shape: LeftShape, holdMs: number): NodeHistory {
+    const now = Date.now();
+    const b = this.opts.backoff;
+    const h = withLeft(this.store.history(nodeId), now, shape, holdMs, b.initialMs, b.maxMs);
+    this.store.saveHistory(h);
+    this.store.addLatency({ nodeId, at: now, kind: 'tcp', ms: null, success: false });
+    return h;
+  }
+
+  /** The user picked the node: whatever automatic selection held against it is theirs to overrule. */
+  clearLeft(nodeId: string): void {
+    const h = this.store.history(nodeId);
+    if (h.left) this.store.saveHistory({ ...h, left: null });
   }
 
   /** A tunnel to the node failed: back it off. */

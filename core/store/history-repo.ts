@@ -1,5 +1,5 @@
 import type { DbAccess } from './sql.js';
-import type { NodeHistory } from './types.js';
+import type { LeftShape, NodeHistory } from './types.js';
 
 interface HistoryRow {
   node_id: string;
@@ -11,7 +11,12 @@ interface HistoryRow {
   backoff_until: number | null;
   avg_throughput_bps: number | null;
   avg_connect_ms: number | null;
+  left_shape: string | null;
+  left_at: number | null;
+  left_until: number | null;
 }
+
+const LEFT_SHAPES: ReadonlySet<string> = new Set<LeftShape>(['link', 'dns', 'connects', 'stall', 'other']);
 
 /** What each node's tunnels did: successes, failures, back-off, throughput. */
 export class HistoryRepo {
@@ -35,7 +40,8 @@ export class HistoryRepo {
     this.db.write('save history', (q) =>
       q.run(
         `INSERT OR REPLACE INTO node_history (node_id, successes, failures, consecutive_failures, last_success_at,
-           last_failure_at, backoff_until, avg_throughput_bps, avg_connect_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           last_failure_at, backoff_until, avg_throughput_bps, avg_connect_ms, left_shape, left_at, left_until)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         h.nodeId,
         h.successes,
         h.failures,
@@ -45,6 +51,9 @@ export class HistoryRepo {
         h.backoffUntil,
         h.avgThroughputBps,
         h.avgConnectMs,
+        h.left?.shape ?? null,
+        h.left?.at ?? null,
+        h.left?.until ?? null,
       ),
     );
   }
@@ -62,6 +71,7 @@ export function emptyHistory(nodeId: string): NodeHistory {
     backoffUntil: null,
     avgThroughputBps: null,
     avgConnectMs: null,
+    left: null,
   };
 }
 
@@ -76,5 +86,14 @@ function rowToHistory(r: HistoryRow): NodeHistory {
     backoffUntil: r.backoff_until,
     avgThroughputBps: r.avg_throughput_bps,
     avgConnectMs: r.avg_connect_ms,
+    // A shape this version does not know (a newer one wrote it) is "other"; a row before v6 has none.
+    left:
+      r.left_at !== null && r.left_until !== null
+        ? {
+            shape: LEFT_SHAPES.has(r.left_shape ?? '') ? (r.left_shape as LeftShape) : 'other',
+            at: r.left_at,
+            until: r.left_until,
+          }
+        : null,
   };
 }

@@ -6,6 +6,7 @@ export { MIGRATIONS } from './migrations.js';
 export { sqliteFailure, type SqliteFailure } from './sqlite-failure.js';
 export type {
   NodeHistory,
+  LeftShape,
   LatencySample,
   LatencyKind,
   StoredNodeList,

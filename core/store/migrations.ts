@@ -78,4 +78,8 @@ export const MIGRATIONS: readonly string[] = [
    );`,
   // v5: clean checks in a row since a tampering verdict (#59: one no longer clears it).
   `ALTER TABLE node_honesty ADD COLUMN clean_checks INTEGER NOT NULL DEFAULT 0;`,
+  // v6: why automatic selection left a node in use, and until when it stays away (#60).
+  `ALTER TABLE node_history ADD COLUMN left_shape TEXT;
+   ALTER TABLE node_history ADD COLUMN left_at INTEGER;
+   ALTER TABLE node_history ADD COLUMN left_until INTEGER;`,
 ];

@@ -8,7 +8,16 @@ export interface NodeHistory {
   backoffUntil: number | null;
   avgThroughputBps: number | null;
   avgConnectMs: number | null;
+  /**
+   * Automatic selection left it while it was in use, for how it failed (#60): not picked by
+   * automatic selection again until `until`, even if a tunnel to it comes up meanwhile (the tunnel
+   * is not what failed). Null: never, or a user's pick cleared it.
+   */
+  left: { shape: LeftShape; at: number; until: number } | null;
 }
+
+/** How a node in use failed when it was left: the link, names, connections, a stall, something else. */
+export type LeftShape = 'link' | 'dns' | 'connects' | 'stall' | 'other';
 
 export type LatencyKind = 'tcp' | 'url' | 'dns';
 

@@ -52,3 +52,40 @@ describe('the node in use half-dies (#60)', () => {
     expect(screen.getByTestId('node-failing').textContent).toMatch(/n1 پاسخ نمی‌دهد/);
   });
 });
+
+describe('after Gatehop left a failing node (#60)', () => {
+  const at = Date.now() - 60_000;
+  function movedStore(leftFor: 'dns' | 'connects' | undefined) {
+    const store = createAppStore();
+    const st = status();
+    store.getState().setStatus({
+      ...st,
+      switches: {
+        ...st.switches,
+        last: {
+          id: 3,
+          at,
+          kind: 'auto',
+          reason: 'r',
+          from: 'n9',
+          to: 'n1',
+          outcome: 'switched',
+          durationMs: 700,
+          ...(leftFor ? { leftFor } : {}),
+        },
+      },
+    });
+    return store;
+  }
+
+  it('says when it moved, where to, and why; nothing for a switch that did not leave a failing node', () => {
+    mount(<Overview />, movedStore('dns'));
+    expect(screen.getByTestId('node-moved').textContent).toMatch(/^Moved to n1 at .+: names failed through n9$/);
+    cleanup();
+    mount(<Overview />, movedStore(undefined));
+    expect(screen.queryByTestId('node-moved')).toBeNull();
+    cleanup();
+    mount(<Overview />, movedStore('connects'), {}, 'fa');
+    expect(screen.getByTestId('node-moved').textContent).toMatch(/به n1 رفت: اتصال‌ها از راه n9 برقرار نمی‌شدند/);
+  });
+});

@@ -149,6 +149,44 @@ describe('the tray menu', () => {
     expect(tooltipOf({ ...failing(['dns']), language: 'fa' })).toMatch(/نام‌ها از راه public-vpn-3 پیدا نمی‌شوند/);
   });
 
+  it('for ten minutes after Gatehop left a failing node, the tooltip says when, where to and why (#60)', () => {
+    const at = Date.UTC(2026, 11, 6, 21, 40);
+    const moved = (leftFor: 'dns' | 'died' | undefined, outcome: 'switched' | 'failed' = 'switched') => {
+      const base = state();
+      return {
+        ...base,
+        status: {
+          ...base.status!,
+          switches: {
+            ...base.status!.switches,
+            last: {
+              id: 4,
+              at,
+              kind: 'auto' as const,
+              reason: 'r',
+              from: 'public-vpn-9',
+              to: 'public-vpn-3',
+              outcome,
+              durationMs: 900,
+              ...(leftFor ? { leftFor } : {}),
+            },
+          },
+        },
+      };
+    };
+    const time = new Date(at).toLocaleTimeString('en', { hour: '2-digit', minute: '2-digit' });
+    expect(tooltipOf(moved('dns'), at + 60_000)).toBe(
+      `Gatehop: KR public-vpn-3 · 42 ms · 1 session\nMoved to public-vpn-3 at ${time}: names failed through public-vpn-9`,
+    );
+    expect(tooltipOf(moved('died'), at + 60_000)).toMatch(/the tunnel to public-vpn-9 went down$/);
+    expect(tooltipOf(moved('dns'), at + 11 * 60_000)).toBe('Gatehop: KR public-vpn-3 · 42 ms · 1 session');
+    expect(tooltipOf(moved(undefined), at)).toBe('Gatehop: KR public-vpn-3 · 42 ms · 1 session');
+    expect(tooltipOf(moved('dns', 'failed'), at)).toBe('Gatehop: KR public-vpn-3 · 42 ms · 1 session');
+    expect(tooltipOf({ ...moved('dns'), language: 'zh-TW' }, at)).toMatch(
+      /已切換到 public-vpn-3：經 public-vpn-9 的網域解析失敗$/,
+    );
+  });
+
   it('keeps a low-scoring active node in the list', () => {
     const nodes = Array.from({ length: 30 }, (_, i) => node(i, { score: 100 - i }));
     expect(topNodes(nodes, 'node-29').map((n) => n.id)).toContain('node-29');

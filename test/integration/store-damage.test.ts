@@ -30,6 +30,7 @@ function populated(path: string): void {
       backoffUntil: null,
       avgThroughputBps: 1e6,
       avgConnectMs: 40,
+      left: null,
     });
     s.addLatency({ nodeId: `node-${i % 100}`, at: Date.now(), kind: 'url', ms: i, success: true });
   }

@@ -85,6 +85,24 @@ describe('Store', () => {
     s.close();
   });
 
+  it('keeps why a node was left and until when (v6, #60) across a restart; a v5 row reads as never left', () => {
+    const path = join(dir(), 'v5.db');
+    const old = new Database(path);
+    for (const m of MIGRATIONS.slice(0, 5)) old.exec(m);
+    old.pragma('user_version = 5');
+    old
+      .prepare("INSERT INTO node_history (node_id, successes, failures, consecutive_failures) VALUES ('n', 3, 1, 1)")
+      .run();
+    old.close();
+    const s = new Store({ path, logger: log, flushMs: 0 });
+    expect(s.history('n')).toMatchObject({ successes: 3, left: null });
+    s.saveHistory({ ...s.history('n'), left: { shape: 'connects', at: 10, until: 20 } });
+    s.close();
+    const again = new Store({ path, logger: log });
+    expect(again.history('n').left).toEqual({ shape: 'connects', at: 10, until: 20 });
+    again.close();
+  });
+
   it('moves a v2 cached list into the pool that remembers, with when each node was seen (issue #20)', () => {
     const path = join(dir(), 'v2.db');
     const old = new Database(path);

@@ -93,6 +93,8 @@ interface World {
   opened: FakeTunnel[];
   events: ControllerEvent[];
   failing: Set<string>;
+  selector: Selector;
+  nodes: VpnGateNode[];
 }
 
 const worlds: World[] = [];
@@ -152,7 +154,7 @@ function world(
   });
   const events: ControllerEvent[] = [];
   controller.onEvent((e) => events.push(e));
-  const w = { controller, manager, store, opened, events, failing };
+  const w = { controller, manager, store, opened, events, failing, selector, nodes };
   worlds.push(w);
   return w;
 }
@@ -177,6 +179,28 @@ describe('SwitchController and a node that half-dies (#60)', () => {
       to: 'b',
       reason: expect.stringMatching(/a unhealthy: \d+ bad health windows \(dns failed\)/),
     });
+  });
+
+  it('a node left for how it failed is remembered with the shape and kept away, though a tunnel to it comes up; a user’s pick overrules it', async () => {
+    const w = world({ health: { ...health, minSwitchIntervalMs: 0, leftHoldMs: 60_000 } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    w.opened.find((t) => t.nodeId === 'a')!.dnsDead = true;
+    await eventually(() => activeNode(w) === 'b', 5_000, 'b takes over');
+    expect(w.controller.lastSwitch).toMatchObject({ from: 'a', to: 'b', leftFor: 'dns' });
+    const left = w.store.history('a').left;
+    expect(left).toMatchObject({ shape: 'dns' });
+    expect(left!.until - left!.at).toBe(60_000);
+    // Its back-off over, a (the fastest) would rank first again: it is held away instead.
+    w.store.saveHistory({ ...w.store.history('a'), backoffUntil: null });
+    const ranking = await w.selector.rank(w.nodes);
+    expect(ranking.excluded).toContainEqual({ nodeId: 'a', reason: 'left' });
+    // Nor does its tunnel coming up (a probe, a URL test) wash it: the tunnel is not what failed.
+    w.selector.recordSuccess('a', { connectMs: 5 });
+    expect(w.store.history('a').left).toMatchObject({ shape: 'dns' });
+    // The user picks it: theirs to overrule.
+    w.controller.pick('a');
+    expect(w.store.history('a').left).toBeNull();
   });
 
   it('a node that recovers while the switch is held is kept', async () => {

@@ -291,6 +291,14 @@ export const en = {
     standby: 'standby',
     candidate: 'candidate',
     backoff: 'backing off until {{time}}',
+    /** Left in use for how it failed (#60); kept away from automatic selection until {{until}}. */
+    left: {
+      link: 'left at {{time}}: not answering; kept away until {{until}}',
+      dns: 'left at {{time}}: names failed through it; kept away until {{until}}',
+      connects: 'left at {{time}}: connections failed through it; kept away until {{until}}',
+      stall: 'left at {{time}}: transfers stalled; kept away until {{until}}',
+      other: 'left at {{time}}: it was struggling; kept away until {{until}}',
+    },
   },
   latency: {
     title: 'Latency (last 10 minutes)',
@@ -529,6 +537,15 @@ export const en = {
         connects: '⚠ connections fail through {{node}}; Gatehop leaves it if this goes on',
         stall: '⚠ transfers stall through {{node}}; Gatehop leaves it if this goes on',
         other: '⚠ {{node}} is struggling; Gatehop leaves it if this goes on',
+      },
+      /** For ten minutes after Gatehop left a failing node (#60): when, where to, and why. */
+      moved: {
+        link: 'Moved to {{to}} at {{time}}: {{from}} stopped answering',
+        dns: 'Moved to {{to}} at {{time}}: names failed through {{from}}',
+        connects: 'Moved to {{to}} at {{time}}: connections failed through {{from}}',
+        stall: 'Moved to {{to}} at {{time}}: transfers stalled through {{from}}',
+        other: 'Moved to {{to}} at {{time}}: {{from}} was struggling',
+        died: 'Moved to {{to}} at {{time}}: the tunnel to {{from}} went down',
       },
     },
     moreTunnels_one: ' (+{{count}} tunnel)',

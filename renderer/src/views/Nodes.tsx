@@ -281,10 +281,16 @@ const NodeRow = memo(function NodeRow({
         failures: formatNumber(n.scoreTerms.recentFailures, 1, 1),
       })
     : undefined;
+  // Left in use for how it failed (#60): said with when and until when, whatever its back-off.
   const stateText =
-    n.state === 'backoff' && n.backoffUntil
-      ? t('state.backoff', { time: formatClock(n.backoffUntil, i18n.language) })
-      : t(`state.${n.state}`);
+    n.left && n.state !== 'active'
+      ? t(`state.left.${n.left.shape}`, {
+          time: formatClock(n.left.at, i18n.language),
+          until: formatClock(n.left.until, i18n.language),
+        })
+      : n.state === 'backoff' && n.backoffUntil
+        ? t('state.backoff', { time: formatClock(n.backoffUntil, i18n.language) })
+        : t(`state.${n.state}`);
   return (
     <tr className={n.state === 'active' ? 'row-active' : undefined} aria-rowindex={index} ref={measure}>
       <td>
@@ -327,7 +333,9 @@ const NodeRow = memo(function NodeRow({
       <td className="num">{t('nodes.historyValue', { ok: n.successes, failed: n.failures })}</td>
       <td className="num">{n.lastListedAt ? <Listed at={n.lastListedAt} /> : '–'}</td>
       <td>
-        <span className={`state state-${n.state}`}>{stateText}</span>
+        <span className={`state state-${n.state}`} data-testid={`state-${n.id}`}>
+          {stateText}
+        </span>
         {n.excluded === 'needs-udp' ? <span className="muted"> · {t('nodes.needsUdp')}</span> : null}
         {n.excluded === 'ca-in-clear' ? (
           <span className="muted" title={t('nodes.caInClearWhy')} data-testid={`ca-in-clear-${n.id}`}>

@@ -17,17 +17,18 @@ import {
   formatCountdown,
   formatMs,
   formatNumber,
+  formatClock,
   formatRate,
   protocolLabel,
 } from '../format.js';
 import { detach } from '../detach.js';
-import { failingShapeOf } from '../../../core/api/schemas.js';
+import { failingShapeOf, recentMoveOf } from '../../../core/api/schemas.js';
 
 const NO_DRAINING: never[] = [];
 const NO_MEMBERS: never[] = [];
 
 export function Overview() {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const status = useApp((s) => s.status);
   const statusState = useApp((s) => s.statusState);
   const statusError = useApp((s) => s.statusError);
@@ -49,6 +50,8 @@ export function Overview() {
   const a = status.active;
   // How the active node fails, while it does (#60): the tray's tooltip says the same.
   const failing = failingShapeOf(status.health);
+  // And for a while after it left one: when, where to, and why.
+  const moved = failing ? null : recentMoveOf(status.switches, now);
   const standby = status.standby[0];
   const noList = status.egress === 'vpngate' && status.list !== null && status.list.nodes === 0;
   return (
@@ -63,6 +66,15 @@ export function Overview() {
       {a && failing ? (
         <p role="status" className="banner banner-warn" data-testid="node-failing">
           {t(`shell.tooltip.failing.${failing}`, { node: activeNode?.host ?? a.nodeId ?? '' })}
+        </p>
+      ) : null}
+      {moved ? (
+        <p role="status" className="banner banner-info" data-testid="node-moved">
+          {t(`shell.tooltip.moved.${moved.leftFor}`, {
+            from: moved.from,
+            to: moved.to,
+            time: formatClock(moved.at, i18n.language),
+          })}
         </p>
       ) : null}
       {status.protocols?.preferred && status.protocols.order[0] !== status.protocols.preferred ? (
