@@ -14,6 +14,7 @@ import type {
   UdpDatagram,
 } from './types.js';
 import { stackOptionsOf } from './tunnel-stack-options.js';
+import { ConnectHosts, type ConnectHostCounts } from './connect-hosts.js';
 import { ECHO_TIMEOUT_MS, SilenceLimits } from './silence-limits.js';
 import { openLink } from './links/open-link.js';
 import type { LinkConfig, TunnelLink, TunnelProtocol } from './tunnel-link.js';
@@ -34,6 +35,7 @@ export class TunnelEgress implements Egress {
   readonly id: string;
   readonly nodeId: string;
   readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
+  readonly #connectHosts = new ConnectHosts();
   readonly since = Date.now();
   #state: EgressState = 'ready';
   readonly #closeHandlers = new Set<(reason: string) => void>();
@@ -232,6 +234,11 @@ export class TunnelEgress implements Egress {
     return this.dns.measure(this.#healthDnsName);
   }
 
+  /** Distinct destinations connects reached and failed to reach since the last call (the health monitor's). */
+  takeConnectHosts(): ConnectHostCounts {
+    return this.#connectHosts.take();
+  }
+
   /** Netstack TCP counters for a retransmission rate. */
   tcpCounters(): { segmentsOut: number; retransmissions: number } {
     const t = this.stack.stats.tcp;
@@ -314,6 +321,7 @@ export class TunnelEgress implements Egress {
       if (addresses.length === 0)
         throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${host}: no IPv4 address (the tunnel is IPv4 only)`);
       const stream = await this.stack.connectTcp(addresses[0]!, port, { timeoutMs: opts.timeoutMs ?? 15_000, signal });
+      this.#connectHosts.ok(host);
       this.stats.sessionsActive++;
       this.stats.sessionsTotal++;
       stream.once('close', () => {
@@ -330,6 +338,8 @@ export class TunnelEgress implements Egress {
       };
     } catch (err) {
       this.stats.failures++;
+      // A client that gave up says nothing about the node; a timeout, a refusal or a name that failed does.
+      if (!opts.signal?.aborted) this.#connectHosts.failed(host);
       if (signal.aborted && !(err instanceof GatehopError)) throw abortReason(signal, `connect to ${host}:${port}`);
       throw err;
     }

@@ -86,6 +86,8 @@ export class SwitchController {
   #active: Held | null = null;
   #running: { id: number; done: Promise<SwitchRecord> } | null = null;
   #followUp: { reason: string } | null = null;
+  /** When a node was last left at once for every connect failing (urgent health). */
+  #lastUrgentLeave = Number.NEGATIVE_INFINITY;
   /** The node the next switch leaves for failing, and how (said in its record). */
   #leaving: { nodeId: string; leftFor: NonNullable<SwitchRecord['leftFor']> } | null = null;
   /** A pick made while a switch ran: switched to when that one ends. */
@@ -216,7 +218,7 @@ export class SwitchController {
     this.#monitor = new HealthMonitor(
       deps.health,
       {
-        onUnhealthy: (source, reason) => this.#onUnhealthy(source, reason),
+        onUnhealthy: (source, reason, o) => this.#onUnhealthy(source, reason, o?.urgent === true),
         onWindow: (source, w) => {
           const h = this.health;
           h.windows++;
@@ -618,10 +620,18 @@ export class SwitchController {
     void this.#begin(`active node ${held.node.id} died: ${why}`, 'urgent');
   }
 
-  #onUnhealthy(source: HealthSource, reason: string): void {
+  #onUnhealthy(source: HealthSource, reason: string, urgent = false): void {
     if (this.#active?.egress !== source || this.#running || this.#stopped) return;
-    const verdict = this.#policy.mayAutoSwitch();
-    if (!verdict.ok) return this.#holdUntilAllowed(source, reason, verdict.reason);
+    // Every connect failing, to many places, is left at once like a dead tunnel (#60), but not
+    // twice within the anti-flap minimum: if the next node fails the same way, the cause is
+    // likelier the destinations or this network than two volunteers at once, and the ordinary
+    // windows and minimum decide.
+    const now = Date.now();
+    const urgentNow = urgent && now - this.#lastUrgentLeave >= this.deps.health.minSwitchIntervalMs;
+    if (!urgentNow) {
+      const verdict = this.#policy.mayAutoSwitch();
+      if (!verdict.ok) return this.#holdUntilAllowed(source, reason, verdict.reason);
+    } else this.#lastUrgentLeave = now;
     const node = this.#active.node;
     // Remembered with how it failed (#60), and held away from automatic selection for a while: a
     // tunnel to it coming up again says nothing about its resolver or its uplink.
@@ -633,7 +643,7 @@ export class SwitchController {
     );
     if (node.id === this.pinned) this.#pinnedFailed(node.id, reason);
     this.#leaving = { nodeId: node.id, leftFor: shape };
-    void this.#begin(`active node ${node.id} unhealthy: ${reason}`, 'auto');
+    void this.#begin(`active node ${node.id} unhealthy: ${reason}`, urgentNow ? 'urgent' : 'auto');
   }
 
   /**

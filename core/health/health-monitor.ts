@@ -19,7 +19,7 @@ export interface HealthMonitorEvents {
    * controller should look for a better node (it may hold while its anti-flap minimum runs, and
    * asks `failing` when that ends).
    */
-  onUnhealthy(source: HealthSource, reason: string): void;
+  onUnhealthy(source: HealthSource, reason: string, o?: { urgent: boolean }): void;
 }
 
 /**
@@ -57,6 +57,7 @@ export class HealthMonitor {
   watch(source: HealthSource | null): void {
     this.#source = source;
     this.#before = source ? countersOf(source) : null;
+    source?.takeConnectHosts?.(); // what it saw before it was watched (a standby, a member) is not this window's
     this.#consecutiveBad = 0;
     this.#needsTraffic = false;
     if (source && !this.#timer) {
@@ -95,11 +96,20 @@ export class HealthMonitor {
       const dnsMs = link === 'up' ? await source.measureDns().catch(() => null) : null;
       if (source !== this.#source) return null; // replaced while we measured
       const now = countersOf(source);
+      const hosts = source.takeConnectHosts?.();
       const w = scoreWindow(
-        { link, dnsMs, sessionsActive: source.stats.sessionsActive, delta: diffCounters(now, this.#before!) },
+        {
+          link,
+          dnsMs,
+          sessionsActive: source.stats.sessionsActive,
+          delta: diffCounters(now, this.#before!),
+          ...(hosts ? { hosts } : {}),
+        },
         this.opts,
       );
       this.#before = now;
+      // Urgent (every connect failed, to many places): as many bad windows as a switch needs, now.
+      if (w.urgent) this.#consecutiveBad = Math.max(this.#consecutiveBad, this.opts.badWindows - 1);
       if (w.bad) {
         this.#consecutiveBad++;
         this.#needsTraffic = w.symptoms.some((x) => TRAFFIC_SYMPTOMS.has(x));
@@ -116,8 +126,10 @@ export class HealthMonitor {
       else this.#log.debug(fields, 'health window');
       this.events.onWindow?.(source, { ...w, consecutiveBad: this.#consecutiveBad, dnsMs });
       if (w.bad && this.#consecutiveBad >= this.opts.badWindows) {
-        this.#lastReason = `${this.#consecutiveBad} bad health windows (${w.reasons.join(', ')})`;
-        this.events.onUnhealthy(source, this.#lastReason);
+        this.#lastReason = w.urgent
+          ? `a health window in which ${w.reasons.join(', ')}`
+          : `${this.#consecutiveBad} bad health windows (${w.reasons.join(', ')})`;
+        this.events.onUnhealthy(source, this.#lastReason, { urgent: w.urgent });
       }
       return w;
     } finally {

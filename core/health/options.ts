@@ -35,6 +35,12 @@ export const healthOptionsSchema = z
       .int()
       .min(0)
       .default(30 * 60_000),
+    /**
+     * A window in which every connect failed, to this many distinct places or more and none
+     * reached, is urgent (#60): the node is left at once, as a dead one is. One site that is down
+     * (a user retrying it) never is.
+     */
+    urgentFailedHosts: z.number().int().min(1).default(3),
   })
   .strict();
 

@@ -13,6 +13,8 @@ export interface HealthSource {
   linkState(): 'up' | 'reconnecting' | 'down';
   measureDns(): Promise<number>;
   tcpCounters(): { segmentsOut: number; retransmissions: number };
+  /** Distinct destinations connects reached and failed to reach since the last call (absent: not counted). */
+  takeConnectHosts?(): { ok: number; failed: number };
 }
 
 /** Cumulative counters at one instant; a window is the difference of two. */
@@ -30,6 +32,8 @@ export interface WindowSample {
   dnsMs: number | null;
   sessionsActive: number;
   delta: HealthCounters;
+  /** Distinct destinations connects reached and failed to reach in the window (absent: not counted). */
+  hosts?: { ok: number; failed: number };
 }
 
 /** What a window saw go wrong: the link, names, connects, a stall, retransmissions. */
@@ -48,6 +52,12 @@ export interface WindowScore {
    * failing, a stall) could not have shown.
    */
   quiet: boolean;
+  /**
+   * Every connect in the window failed, to `urgentFailedHosts` or more places, none reached (#60):
+   * the node's uplink or resolver is dead, not one site. Like a dead tunnel, this asks for a
+   * switch at once instead of after `badWindows` windows.
+   */
+  urgent: boolean;
 }
 
 export function countersOf(source: HealthSource): HealthCounters {
@@ -85,7 +95,8 @@ export function diffCounters(now: HealthCounters, before: HealthCounters): Healt
 export function scoreWindow(w: WindowSample, o: HealthOptions): WindowScore {
   const { connects, failures, bytes, segmentsOut, retransmissions } = w.delta;
   const quiet = connects === 0 && bytes === 0 && w.sessionsActive === 0;
-  if (w.link !== 'up') return { score: 0, bad: true, reasons: [`link ${w.link}`], symptoms: ['link'], quiet };
+  if (w.link !== 'up')
+    return { score: 0, bad: true, reasons: [`link ${w.link}`], symptoms: ['link'], quiet, urgent: false };
   let score = 1;
   const reasons: string[] = [];
   const symptoms: Symptom[] = [];
@@ -102,7 +113,14 @@ export function scoreWindow(w: WindowSample, o: HealthOptions): WindowScore {
   if (segmentsOut >= o.minSegments && retransmissions / segmentsOut > o.maxRetransmissionRate)
     take(0.3, 'retransmit', `retransmitting ${Math.round((100 * retransmissions) / segmentsOut)} %`);
   score = Math.max(0, score);
-  return { score, bad: score < o.threshold, reasons, symptoms, quiet };
+  const urgent =
+    !!w.hosts &&
+    connects >= o.minConnectAttempts &&
+    failures >= connects &&
+    w.hosts.ok === 0 &&
+    w.hosts.failed >= o.urgentFailedHosts;
+  if (urgent) reasons.push(`every connect failed, to ${w.hosts!.failed} places`);
+  return { score, bad: score < o.threshold || urgent, reasons, symptoms, quiet, urgent };
 }
 
 /** Symptoms only a window with traffic can see: a quiet window says nothing about them. */

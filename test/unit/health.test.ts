@@ -162,6 +162,55 @@ describe('HealthMonitor and a half-dead node (#60)', () => {
   });
 });
 
+describe('HealthMonitor: every connect failing, to many places, is urgent (#60)', () => {
+  /** A source that also counts distinct destinations, as the tunnel egresses do. */
+  function counting() {
+    const asked: Array<{ reason: string; urgent: boolean }> = [];
+    const m = new HealthMonitor(
+      healthOptions({ intervalMs: 60_000 }),
+      { onUnhealthy: (_s, reason, o) => asked.push({ reason, urgent: o?.urgent ?? false }) },
+      silentLogger(),
+    );
+    let hosts = { ok: 0, failed: 0 };
+    const src = Object.assign(fakeSource(), { takeConnectHosts: () => ({ ...hosts }) });
+    m.watch(src);
+    const window = async (ok: number, failed: number, places: { ok: number; failed: number }) => {
+      src.stats.sessionsTotal += ok;
+      src.stats.failures += failed;
+      hosts = places;
+      await m.sample();
+    };
+    return { asked, m, window };
+  }
+
+  it('asks at the first window in which every connect failed to three or more places and none got through', async () => {
+    const { asked, m, window } = counting();
+    await window(0, 5, { ok: 0, failed: 4 });
+    expect(asked).toEqual([
+      { reason: 'a health window in which 5/5 connects failed, every connect failed, to 4 places', urgent: true },
+    ]);
+    m.stop();
+  });
+
+  it('one site that is down (a user retrying it), or failures beside a connect that worked, are not urgent', async () => {
+    const { asked, m, window } = counting();
+    await window(0, 6, { ok: 0, failed: 1 }); // one dead site, tried six times
+    await window(1, 5, { ok: 1, failed: 4 }); // something got through
+    expect(asked).toEqual([]);
+    m.stop();
+  });
+
+  it('scoreWindow says urgent only with the places counted, all connects failed and none reached', () => {
+    const delta = { ...quiet, connects: 4, failures: 4 };
+    const at = (hosts?: { ok: number; failed: number }) =>
+      scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 0, delta, ...(hosts ? { hosts } : {}) }, opts).urgent;
+    expect(at({ ok: 0, failed: 3 })).toBe(true);
+    expect(at({ ok: 0, failed: 2 })).toBe(false);
+    expect(at({ ok: 1, failed: 3 })).toBe(false);
+    expect(at(undefined)).toBe(false);
+  });
+});
+
 describe('SwitchPolicy (anti-flap)', () => {
   it('keeps a minimum interval between automatic switches', () => {
     const p = new SwitchPolicy(healthOptions());

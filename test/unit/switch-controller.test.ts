@@ -76,6 +76,17 @@ class FakeTunnel extends DirectEgress implements NodeTunnel {
   tcpCounters() {
     return { segmentsOut: 0, retransmissions: 0 };
   }
+  /** Connects in the next health window: this many, all failing, to this many places (the uplink died). */
+  uplinkDead(connects: number, places: number): void {
+    this.stats.failures += connects;
+    this.#places = places;
+  }
+  #places = 0;
+  takeConnectHosts(): { ok: number; failed: number } {
+    const failed = this.#places;
+    this.#places = 0;
+    return { ok: 0, failed };
+  }
   die(reason: string): void {
     void this.close();
     for (const fn of this.#close) fn(reason);
@@ -201,6 +212,21 @@ describe('SwitchController and a node that half-dies (#60)', () => {
     // The user picks it: theirs to overrule.
     w.controller.pick('a');
     expect(w.store.history('a').left).toBeNull();
+  });
+
+  it('every connect failing, to many places, leaves the node at once, inside the anti-flap minimum; not twice within it', async () => {
+    const w = world({ health: { intervalMs: 150, badWindows: 3, minSwitchIntervalMs: 60_000 } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    w.opened.find((t) => t.nodeId === 'a')!.uplinkDead(5, 4);
+    await eventually(() => activeNode(w) === 'b', 2_000, 'b at the first window, though a switch came up a moment ago');
+    expect(w.controller.lastSwitch).toMatchObject({ kind: 'urgent', from: 'a', to: 'b', leftFor: 'connects' });
+    // b fails the same way within the minute: likelier the destinations than a second volunteer.
+    const bad = w.controller.health.badWindows;
+    w.opened.find((t) => t.nodeId === 'b')!.uplinkDead(5, 4);
+    await eventually(() => w.controller.health.badWindows > bad, 2_000, 'b’s bad window');
+    await new Promise((r) => setTimeout(r, 400));
+    expect(activeNode(w)).toBe('b');
   });
 
   it('a node that recovers while the switch is held is kept', async () => {

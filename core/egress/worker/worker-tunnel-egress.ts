@@ -29,6 +29,7 @@ import { WorkerTcpStream } from './worker-tcp-stream.js';
 import { WorkerUdpSocket } from './worker-udp-socket.js';
 import { spawnTunnelWorker, type TunnelWorkerPool } from './worker-pool.js';
 import { tunnelWorkerCounters } from './worker-counters.js';
+import { ConnectHosts, type ConnectHostCounts } from '../connect-hosts.js';
 
 export interface WorkerTunnelOptions extends TunnelEgressOptions {
   /** The worker's V8 heap cap (old generation), in MiB: a leak there ends this tunnel, not the app. */
@@ -60,6 +61,7 @@ export class WorkerTunnelEgress implements Egress {
   /** Which protocol carries the tunnel in the thread. */
   readonly protocol: TunnelProtocol;
   readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
+  readonly #connectHosts = new ConnectHosts();
   readonly since = Date.now();
   #state: EgressState = 'ready';
   #diagnostics: TunnelDiagnostics;
@@ -208,6 +210,11 @@ export class WorkerTunnelEgress implements Egress {
     return this.#diagnostics;
   }
 
+  /** Distinct destinations connects reached and failed to reach since the last call (the health monitor's). */
+  takeConnectHosts(): ConnectHostCounts {
+    return this.#connectHosts.take();
+  }
+
   tcpCounters(): { segmentsOut: number; retransmissions: number } {
     return { segmentsOut: this.#diagnostics.segmentsOut, retransmissions: this.#diagnostics.retransmissions };
   }
@@ -242,8 +249,10 @@ export class WorkerTunnelEgress implements Egress {
       this.#connects.set(id, settle);
       this.#out.send({ t: 'connect', id, host, port, timeoutMs: opts.timeoutMs ?? 15_000 });
       return (resolved) => {
-        if (resolved) return;
+        if (resolved) return void this.#connectHosts.ok(host);
         this.stats.failures++;
+        // A client that gave up says nothing about the node; a timeout, a refusal or a name that failed does.
+        if (!opts.signal?.aborted) this.#connectHosts.failed(host);
         // Still pending in the worker (an abort): tell it to stop. A refusal or a shutdown took the entry already.
         if (this.#connects.delete(id)) this.#out.send({ t: 'abort', id });
       };
