@@ -339,7 +339,7 @@ export class TunnelEgress implements Egress {
     } catch (err) {
       this.stats.failures++;
       // A client that gave up says nothing about the node; a timeout, a refusal or a name that failed does.
-      if (!opts.signal?.aborted) this.#connectHosts.failed(host);
+      if (!opts.signal?.aborted) this.#connectHosts.failed(host, err);
       if (signal.aborted && !(err instanceof GatehopError)) throw abortReason(signal, `connect to ${host}:${port}`);
       throw err;
     }

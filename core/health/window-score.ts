@@ -14,7 +14,7 @@ export interface HealthSource {
   measureDns(): Promise<number>;
   tcpCounters(): { segmentsOut: number; retransmissions: number };
   /** Distinct destinations connects reached and failed to reach since the last call (absent: not counted). */
-  takeConnectHosts?(): { ok: number; failed: number };
+  takeConnectHosts?(): { ok: number; failed: number; failedNames: number };
 }
 
 /** Cumulative counters at one instant; a window is the difference of two. */
@@ -33,7 +33,7 @@ export interface WindowSample {
   sessionsActive: number;
   delta: HealthCounters;
   /** Distinct destinations connects reached and failed to reach in the window (absent: not counted). */
-  hosts?: { ok: number; failed: number };
+  hosts?: { ok: number; failed: number; failedNames: number };
 }
 
 /** What a window saw go wrong: the link, names, connects, a stall, retransmissions. */
@@ -105,7 +105,12 @@ export function scoreWindow(w: WindowSample, o: HealthOptions): WindowScore {
     symptoms.push(symptom);
     reasons.push(why);
   };
+  // Users' names failing at the node's resolver count as the probe's own would: its one name may
+  // be answered from a cache between Gatehop and the node (SecureNAT's relay) while theirs are not.
+  const namesFailed = w.hosts ? w.hosts.failedNames : 0;
   if (w.dnsMs === null) take(0.6, 'dns', 'dns failed');
+  else if (namesFailed >= 2 && namesFailed * 2 >= w.hosts!.failed)
+    take(0.6, 'dns', `names failed for ${namesFailed} places`);
   else if (w.dnsMs > o.dnsSlowMs) take(0.25, 'dns-slow', `dns ${Math.round(w.dnsMs)} ms`);
   if (connects >= o.minConnectAttempts && failures / connects > o.maxConnectFailureRate)
     take(0.6, 'connects', `${failures}/${connects} connects failed`);

@@ -171,13 +171,13 @@ describe('HealthMonitor: every connect failing, to many places, is urgent (#60)'
       { onUnhealthy: (_s, reason, o) => asked.push({ reason, urgent: o?.urgent ?? false }) },
       silentLogger(),
     );
-    let hosts = { ok: 0, failed: 0 };
+    let hosts = { ok: 0, failed: 0, failedNames: 0 };
     const src = Object.assign(fakeSource(), { takeConnectHosts: () => ({ ...hosts }) });
     m.watch(src);
-    const window = async (ok: number, failed: number, places: { ok: number; failed: number }) => {
+    const window = async (ok: number, failed: number, places: { ok: number; failed: number; failedNames?: number }) => {
       src.stats.sessionsTotal += ok;
       src.stats.failures += failed;
-      hosts = places;
+      hosts = { failedNames: 0, ...places };
       await m.sample();
     };
     return { asked, m, window };
@@ -200,10 +200,35 @@ describe('HealthMonitor: every connect failing, to many places, is urgent (#60)'
     m.stop();
   });
 
+  it('names the node’s resolver failed for users count as names failing, though the probe’s own name was answered (a cache)', () => {
+    const delta = { ...quiet, connects: 4, failures: 4 };
+    const w = scoreWindow(
+      { link: 'up', dnsMs: 20, sessionsActive: 0, delta, hosts: { ok: 0, failed: 4, failedNames: 4 } },
+      opts,
+    );
+    expect(w).toMatchObject({ bad: true, urgent: true, symptoms: ['dns', 'connects'] });
+    expect(w.reasons).toContain('names failed for 4 places');
+    // One name that failed (a typo's server): not the resolver.
+    const one = scoreWindow(
+      {
+        link: 'up',
+        dnsMs: 20,
+        sessionsActive: 0,
+        delta: { ...quiet, connects: 1, failures: 1 },
+        hosts: { ok: 3, failed: 1, failedNames: 1 },
+      },
+      opts,
+    );
+    expect(one.symptoms).not.toContain('dns');
+  });
+
   it('scoreWindow says urgent only with the places counted, all connects failed and none reached', () => {
     const delta = { ...quiet, connects: 4, failures: 4 };
-    const at = (hosts?: { ok: number; failed: number }) =>
-      scoreWindow({ link: 'up', dnsMs: 20, sessionsActive: 0, delta, ...(hosts ? { hosts } : {}) }, opts).urgent;
+    const at = (hosts?: { ok: number; failed: number; failedNames?: number }) =>
+      scoreWindow(
+        { link: 'up', dnsMs: 20, sessionsActive: 0, delta, ...(hosts ? { hosts: { failedNames: 0, ...hosts } } : {}) },
+        opts,
+      ).urgent;
     expect(at({ ok: 0, failed: 3 })).toBe(true);
     expect(at({ ok: 0, failed: 2 })).toBe(false);
     expect(at({ ok: 1, failed: 3 })).toBe(false);

@@ -82,10 +82,10 @@ class FakeTunnel extends DirectEgress implements NodeTunnel {
     this.#places = places;
   }
   #places = 0;
-  takeConnectHosts(): { ok: number; failed: number } {
+  takeConnectHosts(): { ok: number; failed: number; failedNames: number } {
     const failed = this.#places;
     this.#places = 0;
-    return { ok: 0, failed };
+    return { ok: 0, failed, failedNames: 0 };
   }
   die(reason: string): void {
     void this.close();

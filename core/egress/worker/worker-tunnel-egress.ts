@@ -245,14 +245,16 @@ export class WorkerTunnelEgress implements Egress {
       return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`));
     if (opts.signal?.aborted) return Promise.reject(abortReason(opts.signal, `connect to ${host}:${port}`));
     const id = this.#nextId++;
+    let failure: unknown = null;
     return settleFirst<EgressTcpConnection>({ signal: opts.signal, what: `connect to ${host}:${port}` }, (settle) => {
-      this.#connects.set(id, settle);
+      // The worker's refusal says why; a name the node's resolver failed counts as such.
+      this.#connects.set(id, { ...settle, reject: (err) => ((failure = err), settle.reject(err)) });
       this.#out.send({ t: 'connect', id, host, port, timeoutMs: opts.timeoutMs ?? 15_000 });
       return (resolved) => {
         if (resolved) return void this.#connectHosts.ok(host);
         this.stats.failures++;
         // A client that gave up says nothing about the node; a timeout, a refusal or a name that failed does.
-        if (!opts.signal?.aborted) this.#connectHosts.failed(host);
+        if (!opts.signal?.aborted) this.#connectHosts.failed(host, failure);
         // Still pending in the worker (an abort): tell it to stop. A refusal or a shutdown took the entry already.
         if (this.#connects.delete(id)) this.#out.send({ t: 'abort', id });
       };
