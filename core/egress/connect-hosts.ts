@@ -9,6 +9,18 @@ import { ErrorCodes, isGatehopError } from '../common/index.js';
 export const MAX_HOSTS = 64;
 
 /**
+ * A connect its client gave up on counts as failed to its place only after this long: a tab closed
+ * at once says nothing about the node, a client that waited seconds for a connect that never came
+ * (a browser's, a program's own timeout shorter than the egress's 15 s) does.
+ */
+export const GAVE_UP_COUNTS_AFTER_MS = 3_000;
+
+/** Whether a failed connect, started at `startedAt`, says something about the node. */
+export function countsAgainstNode(aborted: boolean, startedAt: number, now = Date.now()): boolean {
+  return !aborted || now - startedAt >= GAVE_UP_COUNTS_AFTER_MS;
+}
+
+/**
  * A connect that failed because the node's resolver did (silent, or SERVFAIL), not because the
  * name does not exist (NXDOMAIN is an answer) or the destination did not answer.
  */

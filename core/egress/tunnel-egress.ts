@@ -14,7 +14,7 @@ import type {
   UdpDatagram,
 } from './types.js';
 import { stackOptionsOf } from './tunnel-stack-options.js';
-import { ConnectHosts, type ConnectHostCounts } from './connect-hosts.js';
+import { ConnectHosts, countsAgainstNode, type ConnectHostCounts } from './connect-hosts.js';
 import { ECHO_TIMEOUT_MS, SilenceLimits } from './silence-limits.js';
 import { openLink } from './links/open-link.js';
 import type { LinkConfig, TunnelLink, TunnelProtocol } from './tunnel-link.js';
@@ -314,6 +314,7 @@ export class TunnelEgress implements Egress {
 
   async connectTcp(host: string, port: number, opts: ConnectTcpOptions = {}): Promise<EgressTcpConnection> {
     if (this.#state === 'closed') throw new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`);
+    const started = Date.now();
     const deadline = AbortSignal.timeout(opts.timeoutMs ?? 15_000);
     const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
     try {
@@ -338,8 +339,9 @@ export class TunnelEgress implements Egress {
       };
     } catch (err) {
       this.stats.failures++;
-      // A client that gave up says nothing about the node; a timeout, a refusal or a name that failed does.
-      if (!opts.signal?.aborted) this.#connectHosts.failed(host, err);
+      // A timeout, a refusal or a name that failed says something about the node; a client that
+      // gave up at once does not.
+      if (countsAgainstNode(!!opts.signal?.aborted, started)) this.#connectHosts.failed(host, err);
       if (signal.aborted && !(err instanceof GatehopError)) throw abortReason(signal, `connect to ${host}:${port}`);
       throw err;
     }

@@ -172,7 +172,9 @@ export class SwitchController {
       maxFails: () => this.deps.options.failFilter.maxFails,
       onRtt: (nodeId, ms) => this.#urlTests.rtt.set(nodeId, ms),
       onDead: (held, why) => {
-        if (this.#active === held) void this.#begin(why, 'urgent');
+        if (this.#active !== held) return;
+        this.#leaving = { nodeId: held.node.id, leftFor: 'link' };
+        void this.#begin(why, 'urgent');
       },
       logger: this.#log,
     });
@@ -592,6 +594,7 @@ export class SwitchController {
         // Counted against the node, so neither ranking nor the pin brings it straight back.
         this.deps.selector.recordFailure(node.id);
         if (node.id === this.pinned) this.#pinnedFailed(node.id, `silent for ${Math.round(quietMs / 1000)} s`);
+        this.#leaving = { nodeId: node.id, leftFor: 'link' };
         void this.#begin(`active node ${node.id} silent for ${Math.round(quietMs / 1000)} s`, 'urgent');
       }),
     );

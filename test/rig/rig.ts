@@ -293,6 +293,35 @@ export class Rig {
     return () => void this.#ns(n.ns, ['iptables', '-D', 'OUTPUT', '-o', 'eth1', '-j', 'DROP'], true);
   }
 
+  /**
+   * The node's resolver goes silent (#60): its namespace drops DNS to the rig's resolver, so
+   * SecureNAT's DNS relay (or an OpenVPN node's pushed resolver) answers nothing, while the tunnel
+   * and everything by address keep working. Returns a function that puts it back.
+   */
+  silenceResolver(nodeName: string): () => void {
+    const n = this.node(nodeName);
+    const rules = [
+      ['OUTPUT', '-o', 'eth1', '-p', 'udp', '--dport', '53', '-j', 'DROP'],
+      ['OUTPUT', '-o', 'eth1', '-p', 'tcp', '--dport', '53', '-j', 'DROP'],
+    ];
+    for (const r of rules) this.#ns(n.ns, ['iptables', '-I', ...r]);
+    return () => {
+      for (const r of rules) this.#ns(n.ns, ['iptables', '-D', ...r], true);
+    };
+  }
+
+  /**
+   * The node's uplink dies for TCP (#60): its exit side drops every TCP segment, while the tunnel
+   * and its resolver keep answering (connects through it time out). Returns a function that puts
+   * it back.
+   */
+  cutUplinkTcp(nodeName: string): () => void {
+    const n = this.node(nodeName);
+    const rule = ['OUTPUT', '-o', 'eth1', '-p', 'tcp', '!', '--dport', '53', '-j', 'DROP'];
+    this.#ns(n.ns, ['iptables', '-I', ...rule]);
+    return () => void this.#ns(n.ns, ['iptables', '-D', ...rule], true);
+  }
+
   /** Every packet to and from the node's VPN side disappears (a dead route, not a closed port). */
   blackhole(nodeName: string): void {
     const n = this.node(nodeName);

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, GatehopError } from '../../core/common/index.js';
-import { ConnectHosts, isNameFailure, MAX_HOSTS } from '../../core/egress/connect-hosts.js';
+import {
+  ConnectHosts,
+  countsAgainstNode,
+  GAVE_UP_COUNTS_AFTER_MS,
+  isNameFailure,
+  MAX_HOSTS,
+} from '../../core/egress/connect-hosts.js';
 
 describe('the distinct places connects reached and failed to reach, per health window (#60)', () => {
   it('counts places, not tries; a take starts over', () => {
@@ -19,6 +25,12 @@ describe('the distinct places connects reached and failed to reach, per health w
     );
     expect(isNameFailure(new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, 'x: no such host'))).toBe(false);
     expect(isNameFailure(new Error('DNS timeout'))).toBe(false);
+  });
+
+  it('a client that gave up at once says nothing about the node; one that waited seconds for a connect does', () => {
+    expect(countsAgainstNode(false, 1_000, 1_001)).toBe(true);
+    expect(countsAgainstNode(true, 1_000, 1_200)).toBe(false);
+    expect(countsAgainstNode(true, 1_000, 1_000 + GAVE_UP_COUNTS_AFTER_MS)).toBe(true);
   });
 
   it('is bounded: past MAX_HOSTS places a set stops growing', () => {

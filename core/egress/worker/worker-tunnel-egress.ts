@@ -29,7 +29,7 @@ import { WorkerTcpStream } from './worker-tcp-stream.js';
 import { WorkerUdpSocket } from './worker-udp-socket.js';
 import { spawnTunnelWorker, type TunnelWorkerPool } from './worker-pool.js';
 import { tunnelWorkerCounters } from './worker-counters.js';
-import { ConnectHosts, type ConnectHostCounts } from '../connect-hosts.js';
+import { ConnectHosts, countsAgainstNode, type ConnectHostCounts } from '../connect-hosts.js';
 
 export interface WorkerTunnelOptions extends TunnelEgressOptions {
   /** The worker's V8 heap cap (old generation), in MiB: a leak there ends this tunnel, not the app. */
@@ -246,6 +246,7 @@ export class WorkerTunnelEgress implements Egress {
     if (opts.signal?.aborted) return Promise.reject(abortReason(opts.signal, `connect to ${host}:${port}`));
     const id = this.#nextId++;
     let failure: unknown = null;
+    const started = Date.now();
     return settleFirst<EgressTcpConnection>({ signal: opts.signal, what: `connect to ${host}:${port}` }, (settle) => {
       // The worker's refusal says why; a name the node's resolver failed counts as such.
       this.#connects.set(id, { ...settle, reject: (err) => ((failure = err), settle.reject(err)) });
@@ -253,8 +254,9 @@ export class WorkerTunnelEgress implements Egress {
       return (resolved) => {
         if (resolved) return void this.#connectHosts.ok(host);
         this.stats.failures++;
-        // A client that gave up says nothing about the node; a timeout, a refusal or a name that failed does.
-        if (!opts.signal?.aborted) this.#connectHosts.failed(host, failure);
+        // A timeout, a refusal or a name that failed says something about the node; a client that
+        // gave up at once does not.
+        if (countsAgainstNode(!!opts.signal?.aborted, started)) this.#connectHosts.failed(host, failure);
         // Still pending in the worker (an abort): tell it to stop. A refusal or a shutdown took the entry already.
         if (this.#connects.delete(id)) this.#out.send({ t: 'abort', id });
       };
