@@ -57,7 +57,7 @@ export const switchRecordSchema = z.object({
   protocol: tunnelProtocolSchema.optional(),
   error: z.string().optional(),
   /** Why the node in use was left (#60): how it failed in use, or died (its tunnel went). Absent: not left for failing, or an older core. */
-  leftFor: z.enum(['link', 'dns', 'connects', 'stall', 'other', 'died']).optional(),
+  leftFor: z.enum(['link', 'dns', 'connects', 'stall', 'other', 'died', 'flapping']).optional(),
 });
 export type SwitchRecordDto = z.infer<typeof switchRecordSchema>;
 
@@ -489,7 +489,11 @@ export const nodeSchema = z.object({
    * `until` (a user's pick clears it). Null: not so. Absent: an older core.
    */
   left: z
-    .object({ shape: z.enum(['link', 'dns', 'connects', 'stall', 'other']), at: z.number(), until: z.number() })
+    .object({
+      shape: z.enum(['link', 'dns', 'connects', 'stall', 'other', 'flapping']),
+      at: z.number(),
+      until: z.number(),
+    })
     .nullable()
     .optional(),
   urlDelayMs: z.number().nullable(),

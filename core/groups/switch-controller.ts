@@ -86,6 +86,8 @@ export class SwitchController {
   #active: Held | null = null;
   #running: { id: number; done: Promise<SwitchRecord> } | null = null;
   #followUp: { reason: string } | null = null;
+  /** When each node's tunnel in use last dropped (died or went silent), within health.flapWindowMs. */
+  readonly #drops = new Map<string, number[]>();
   /** When a node was last left at once for every connect failing (urgent health). */
   #lastUrgentLeave = Number.NEGATIVE_INFINITY;
   /** The node the next switch leaves for failing, and how (said in its record). */
@@ -443,11 +445,13 @@ export class SwitchController {
 
   async #run(id: number, reason: string, kind: SwitchKind, nodeId?: string): Promise<SwitchRecord> {
     const started = Date.now();
-    const from = this.#active?.node.id ?? null;
-    // Why the node this switch leaves was left, if it was for failing (said with the record).
+    // Why the node this switch leaves was left, if it was for failing (said with the record). A
+    // node whose tunnel died is no longer active, but it is still the one this switch leaves.
     const leaving = this.#leaving;
     this.#leaving = null;
-    const leftFor = leaving && (leaving.nodeId === from || from === null) ? leaving.leftFor : undefined;
+    const active = this.#active?.node.id ?? null;
+    const leftFor = leaving && (leaving.nodeId === active || active === null) ? leaving.leftFor : undefined;
+    const from = active ?? (leftFor ? leaving!.nodeId : null);
     const finish = (
       outcome: SwitchRecord['outcome'],
       to: string | null,
@@ -592,9 +596,11 @@ export class SwitchController {
       egress.onLiveness((responsive, quietMs) => {
         if (responsive || this.#active !== held) return;
         // Counted against the node, so neither ranking nor the pin brings it straight back.
-        this.deps.selector.recordFailure(node.id);
+        const flapping = this.#dropped(node.id);
+        if (flapping) this.#holdFlapping(node.id);
+        else this.deps.selector.recordFailure(node.id);
         if (node.id === this.pinned) this.#pinnedFailed(node.id, `silent for ${Math.round(quietMs / 1000)} s`);
-        this.#leaving = { nodeId: node.id, leftFor: 'link' };
+        this.#leaving = { nodeId: node.id, leftFor: flapping ? 'flapping' : 'link' };
         void this.#begin(`active node ${node.id} silent for ${Math.round(quietMs / 1000)} s`, 'urgent');
       }),
     );
@@ -616,10 +622,12 @@ export class SwitchController {
     this.#active = null;
     this.#monitor.watch(null);
     this.deps.manager.clearActive(held.egress, why);
-    this.deps.selector.recordFailure(held.node.id);
+    const flapping = this.#dropped(held.node.id);
+    if (flapping) this.#holdFlapping(held.node.id);
+    else this.deps.selector.recordFailure(held.node.id);
     this.#lastDied = { nodeId: held.node.id, at: Date.now() };
     if (held.node.id === this.pinned) this.#pinnedFailed(held.node.id, why);
-    this.#leaving = { nodeId: held.node.id, leftFor: 'died' };
+    this.#leaving = { nodeId: held.node.id, leftFor: flapping ? 'flapping' : 'died' };
     void this.#begin(`active node ${held.node.id} died: ${why}`, 'urgent');
   }
 
@@ -670,6 +678,27 @@ export class SwitchController {
       Math.max(0, at - Date.now()),
     );
     this.#pending.unref();
+  }
+
+  /**
+   * The node's tunnel in use dropped now: whether it dropped before within health.flapWindowMs,
+   * which makes it flapping (a bounded record: the last two drops of each node).
+   */
+  #dropped(nodeId: string): boolean {
+    const now = Date.now();
+    const recent = (this.#drops.get(nodeId) ?? []).filter((t) => now - t < this.deps.health.flapWindowMs);
+    this.#drops.set(nodeId, [...recent, now].slice(-2));
+    if (this.#drops.size > 1_000) this.#drops.delete(this.#drops.keys().next().value!);
+    return recent.length > 0;
+  }
+
+  /** A flapping node: left and held away as one that failed in use, a tunnel that comes up again notwithstanding. */
+  #holdFlapping(nodeId: string): void {
+    this.deps.selector.recordLeft(nodeId, 'flapping', this.deps.health.leftHoldMs);
+    this.#log.info(
+      { event: 'node-left', nodeId, shape: 'flapping', holdMs: this.deps.health.leftHoldMs },
+      `${nodeId}'s tunnel dropped twice within ${Math.round(this.deps.health.flapWindowMs / 60_000)} min; automatic selection keeps away from it for ${Math.round(this.deps.health.leftHoldMs / 60_000)} min`,
+    );
   }
 
   #pinnedFailed(nodeId: string, why: string): void {

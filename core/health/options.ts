@@ -41,6 +41,16 @@ export const healthOptionsSchema = z
      * (a user retrying it) never is.
      */
     urgentFailedHosts: z.number().int().min(1).default(3),
+    /**
+     * A node whose tunnel in use drops twice within this long is flapping (#60): left and held
+     * away like a node that failed in use. A back-off alone would not do, since each tunnel that
+     * comes up again resets it.
+     */
+    flapWindowMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(10 * 60_000),
   })
   .strict();
 

@@ -16,8 +16,8 @@ export interface NodeHistory {
   left: { shape: LeftShape; at: number; until: number } | null;
 }
 
-/** How a node in use failed when it was left: the link, names, connections, a stall, something else. */
-export type LeftShape = 'link' | 'dns' | 'connects' | 'stall' | 'other';
+/** How a node in use failed when it was left: the link, names, connections, a stall, something else, or its tunnel kept dropping. */
+export type LeftShape = 'link' | 'dns' | 'connects' | 'stall' | 'other' | 'flapping';
 
 export type LatencyKind = 'tcp' | 'url' | 'dns';
 

@@ -29,6 +29,14 @@ describe('why a node was left, in the Nodes view (#60)', () => {
     expect(screen.getByTestId('state-node-2').textContent).toBe(`backing off until ${formatClock(until, 'en')}`);
   });
 
+  it('a node whose tunnel kept dropping says so', () => {
+    const store = createAppStore();
+    const flapping = node(3, { state: 'candidate', left: { shape: 'flapping', at, until } });
+    store.getState().setNodes({ nodes: [flapping], fetchedAt: 1, source: 'x', via: 'direct' });
+    mount(<Nodes />, store);
+    expect(screen.getByTestId('state-node-3').textContent).toMatch(/: its tunnel kept dropping; kept away until /);
+  });
+
   it('in Persian and Chinese', () => {
     for (const [lang, re] of [
       ['fa', /کنار گذاشته شد: نام‌ها از راه آن پیدا نمی‌شدند/],

@@ -363,6 +363,27 @@ describe('SwitchController', () => {
     });
   });
 
+  it('a node whose tunnel drops twice within the flap window is left as flapping and kept away, though its next tunnel would come up (#60)', async () => {
+    const w = world({ health: { flapWindowMs: 60_000, leftHoldMs: 60_000 } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a' && w.controller.state === 'idle', 2_000, 'a active');
+    (w.manager.active as FakeTunnel).die('reset by peer');
+    await eventually(() => activeNode(w) === 'b' && w.controller.state === 'idle', 2_000, 'b takes over');
+    expect(w.controller.lastSwitch).toMatchObject({ from: 'a', leftFor: 'died' });
+    expect(w.store.history('a').left).toBeNull();
+    // a's back-off over (a tunnel to it came up again): b dies and a, the best, is back.
+    w.store.saveHistory({ ...w.store.history('a'), backoffUntil: null });
+    await w.selector.rank(w.nodes);
+    (w.manager.active as FakeTunnel).die('reset by peer');
+    await eventually(() => activeNode(w) === 'a' && w.controller.state === 'idle', 2_000, 'a again');
+    (w.manager.active as FakeTunnel).die('reset by peer');
+    await eventually(() => activeNode(w) !== 'a' && w.controller.state === 'idle', 2_000, 'a left again');
+    expect(w.controller.lastSwitch).toMatchObject({ from: 'a', leftFor: 'flapping' });
+    expect(w.store.history('a').left).toMatchObject({ shape: 'flapping' });
+    w.store.saveHistory({ ...w.store.history('a'), backoffUntil: null });
+    expect((await w.selector.rank(w.nodes)).excluded).toContainEqual({ nodeId: 'a', reason: 'left' });
+  });
+
   it('brings the best node up through Selecting → Connecting → Promoting → Draining → Idle', async () => {
     const w = world();
     w.controller.start();

@@ -298,6 +298,7 @@ export const en = {
       connects: 'left at {{time}}: connections failed through it; kept away until {{until}}',
       stall: 'left at {{time}}: transfers stalled; kept away until {{until}}',
       other: 'left at {{time}}: it was struggling; kept away until {{until}}',
+      flapping: 'left at {{time}}: its tunnel kept dropping; kept away until {{until}}',
     },
   },
   latency: {
@@ -546,6 +547,7 @@ export const en = {
         stall: 'Moved to {{to}} at {{time}}: transfers stalled through {{from}}',
         other: 'Moved to {{to}} at {{time}}: {{from}} was struggling',
         died: 'Moved to {{to}} at {{time}}: the tunnel to {{from}} went down',
+        flapping: 'Moved to {{to}} at {{time}}: the tunnel to {{from}} kept dropping',
       },
     },
     moreTunnels_one: ' (+{{count}} tunnel)',

@@ -277,6 +277,7 @@ export const zhCN: Catalog = {
       connects: '{{time}} 已离开：经它的连接失败；{{until}} 前不再自动选用',
       stall: '{{time}} 已离开：传输停滞；{{until}} 前不再自动选用',
       other: '{{time}} 已离开：状况不佳；{{until}} 前不再自动选用',
+      flapping: '{{time}} 已离开：隧道反复断开；{{until}} 前不再自动选用',
     },
   },
   latency: {
@@ -515,6 +516,7 @@ export const zhCN: Catalog = {
         stall: '{{time}} 已切换到 {{to}}：经 {{from}} 的传输停滞',
         other: '{{time}} 已切换到 {{to}}：{{from}} 状况不佳',
         died: '{{time}} 已切换到 {{to}}：到 {{from}} 的隧道已断开',
+        flapping: '{{time}} 已切换到 {{to}}：到 {{from}} 的隧道反复断开',
       },
     },
     moreTunnels_one: '（另有 {{count}} 条隧道）',

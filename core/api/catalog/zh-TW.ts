@@ -278,6 +278,7 @@ export const zhTW: Catalog = {
       connects: '{{time}} 已離開：經它的連線失敗；{{until}} 前不再自動選用',
       stall: '{{time}} 已離開：傳輸停滯；{{until}} 前不再自動選用',
       other: '{{time}} 已離開：狀況不佳；{{until}} 前不再自動選用',
+      flapping: '{{time}} 已離開：通道反覆中斷；{{until}} 前不再自動選用',
     },
   },
   latency: {
@@ -517,6 +518,7 @@ export const zhTW: Catalog = {
         stall: '{{time}} 已切換到 {{to}}：經 {{from}} 的傳輸停滯',
         other: '{{time}} 已切換到 {{to}}：{{from}} 狀況不佳',
         died: '{{time}} 已切換到 {{to}}：到 {{from}} 的通道已中斷',
+        flapping: '{{time}} 已切換到 {{to}}：到 {{from}} 的通道反覆中斷',
       },
     },
     moreTunnels_one: '（另有 {{count}} 條通道）',
