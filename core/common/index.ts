@@ -44,6 +44,7 @@ export {
 export { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
 export { settleFirst, waitAbortably, type Settle, type SettleFirstOptions, type Teardown } from './settle-first.js';
 export { decodeChunked } from './http-chunked.js';
+export { HttpFraming } from './http-framing.js';
 export { SleepDetector } from './sleep-detector.js';
 export {
   dataEngineStatus,

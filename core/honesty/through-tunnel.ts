@@ -17,7 +17,15 @@ import {
   type TLSSocket,
 } from 'node:tls';
 import * as dnsPacket from 'dns-packet';
-import { abortReason, decodeChunked, ErrorCodes, GatehopError, settleFirst, unbracket } from '../common/index.js';
+import {
+  abortReason,
+  decodeChunked,
+  ErrorCodes,
+  GatehopError,
+  HttpFraming,
+  settleFirst,
+  unbracket,
+} from '../common/index.js';
 import { publicRoots, subjectName } from '../reach/index.js';
 import type { Egress } from '../egress/index.js';
 import type { DohServer } from './options.js';
@@ -279,8 +287,7 @@ function decodeBody(res: HttpResponse, meter: ByteMeter): Buffer {
  */
 function readResponse(stream: Duplex, request: Buffer): Promise<HttpResponse> {
   return new Promise<HttpResponse>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
+    const framing = new HttpFraming();
     let done = false;
     const finish = (err: Error | null): void => {
       if (done) return;
@@ -291,15 +298,13 @@ function readResponse(stream: Duplex, request: Buffer): Promise<HttpResponse> {
       stream.destroy();
       if (err) return reject(err);
       try {
-        resolve(parseResponse(Buffer.concat(chunks, size)));
+        resolve(parseResponse(framing.bytes));
       } catch (e) {
         reject(e instanceof Error ? e : new Error(String(e)));
       }
     };
     const onData = (c: Buffer): void => {
-      chunks.push(c);
-      size += c.length;
-      if (complete(Buffer.concat(chunks, size))) finish(null);
+      if (framing.push(c)) finish(null);
     };
     const onEnd = (): void => finish(null);
     stream.on('data', onData);
@@ -307,19 +312,6 @@ function readResponse(stream: Duplex, request: Buffer): Promise<HttpResponse> {
     stream.once('error', finish);
     stream.write(request);
   });
-}
-
-/** Whether `raw` holds a whole response by its own framing (a keep-alive server does not close). */
-function complete(raw: Buffer): boolean {
-  const end = raw.indexOf('\r\n\r\n');
-  if (end < 0) return false;
-  const head = raw.subarray(0, end).toString('latin1');
-  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? NaN);
-  if (status === 204 || status === 304 || (status >= 100 && status < 200)) return true;
-  const body = raw.subarray(end + 4);
-  if (/\r\ntransfer-encoding:[^\r]*chunked/i.test(head)) return decodeChunked(body) !== null;
-  const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-  return length ? body.length >= Number(length[1]) : false;
 }
 
 /** A whole plain-HTTP answer (what came through a node: untrusted): status, headers, body; a coded refusal if it is not HTTP. */
