@@ -2,6 +2,7 @@ import { ErrorCodes, GatehopError, isGatehopError, type Logger } from '../common
 import { isIP } from 'node:net';
 import {
   parseCertificate,
+  pemBody,
   pemCertificates,
   publicRoots,
   socks5UdpAssociate,
@@ -468,10 +469,6 @@ export class NodeRoutes {
 }
 
 /** A PEM certificate's base64 body, white space removed: equal for the same certificate however it is wrapped. */
-function pemBody(pem: string): string {
-  return pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '');
-}
-
 /** A listed node whose `<ca>` only a list fetched in clear vouches for (VpnGateNode.caVouchedBy). */
 function caInClear(node: VpnGateNode): boolean {
   return node.source === 'list' && !node.caVouchedBy;

@@ -27,6 +27,7 @@ export {
 } from './node-trust.js';
 export {
   parseCertificate,
+  pemBody,
   pemCertificates,
   publicRoots,
   spkiSha256,

@@ -44,6 +44,14 @@ export function pemCertificates(text: string): string[] {
   return text.match(PEM_BLOCK) ?? [];
 }
 
+/**
+ * A PEM certificate's body: its base64 without the armour and white space. Two PEMs of the same
+ * certificate, wrapped or spaced differently, have the same body (text only, no parse).
+ */
+export function pemBody(pem: string): string {
+  return pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '');
+}
+
 /** SHA-256 of the certificate's public key (SubjectPublicKeyInfo, DER). */
 export function spkiSha256(cert: X509Certificate): string {
   return createHash('sha256')

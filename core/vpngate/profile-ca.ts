@@ -1,3 +1,5 @@
+import { pemBody, pemCertificates } from '../reach/index.js';
+
 /**
  * The certificates in a profile's `<ca>` block, as the base64 of each PEM body with white space
  * removed, sorted: two profiles name the same CA when these are equal. Text only (no parse): what
@@ -5,8 +7,5 @@
  */
 export function profileCaKey(profile: string): string {
   const block = /<ca>([\s\S]*?)<\/ca>/i.exec(profile)?.[1] ?? '';
-  const bodies = [...block.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)].map((m) =>
-    m[1]!.replace(/\s+/g, ''),
-  );
-  return bodies.sort().join(',');
+  return pemCertificates(block).map(pemBody).sort().join(',');
 }
