@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { ZodError } from 'zod';
-import { ErrorCodes, GatehopError, isGatehopError, silentLogger } from '../../core/common/index.js';
+import { ErrorCodes, GatehopError, HttpFraming, isGatehopError, silentLogger } from '../../core/common/index.js';
 import { parseSocks5Udp } from '../../core/reach/index.js';
 import { operations } from '../../core/api/contract.js';
 import { ApiFailure, parseJsonBody } from '../../core/api/http-util.js';
@@ -927,6 +927,30 @@ const honestyPage: FuzzTarget<Buffer> = {
   },
 };
 
+const framingSeeds = [
+  ...checkPageSeeds,
+  Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n0\r\n\r\n'),
+];
+
+const httpFraming: FuzzTarget<[Buffer, number]> = {
+  name: 'http-framing',
+  what: 'a plain-HTTP answer through a node, split as the node likes (core/common HttpFraming)',
+  input: fc.tuple(bytesLike(framingSeeds, 2_000), fc.integer({ min: 1, max: 64 })),
+  run([buf, size]) {
+    const whole = new HttpFraming().push(buf);
+    const f = new HttpFraming();
+    let fed = 0;
+    let done = false;
+    for (let o = 0; o < buf.length && !done; o += size) {
+      const piece = buf.subarray(o, o + size);
+      done = f.push(piece);
+      fed += piece.length;
+    }
+    must(f.bytes.equals(buf.subarray(0, fed)), 'the bytes kept differ from the bytes fed');
+    must(done === whole, `whole at once: ${whole}; in pieces of ${size}: ${done}`);
+  },
+};
+
 // ---------------------------------------------------------------- captured programs (#46)
 
 /** A DNS query for `name` of `type`, as a resolver sends it. */
@@ -1033,6 +1057,7 @@ export const TARGETS: FuzzTarget<any>[] = [
   capturePackets,
   dohAnswer,
   honestyPage,
+  httpFraming,
   sniffFirstBytes,
   httpsOnlyJudge,
   ruleLines,
