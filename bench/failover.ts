@@ -3,7 +3,7 @@
  *
  * How long a node's failure costs the user (#60), shape by shape, with the settings a user gets
  * (15 s health windows, the anti-flap minute): for each round and shape a fresh core over the
- * rig's SoftEther nodes, a new request by a fresh name every second, the node in use faulted in
+ * rig's SoftEther nodes, a new request by a fresh name every 250 ms, the node in use faulted in
  * its own namespace (bench/lib/failover.ts), and the time from the fault to the first good request
  * through another node. Prints the median and worst per shape beside the issue's goals, and the
  * time from the first failed request (what a user notices) to the recovery. Under

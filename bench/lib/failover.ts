@@ -1,7 +1,7 @@
 /**
  * Node failure shapes on the rig (#60), shared by the chaos suite (test/e2e/chaos-rig.test.ts,
  * outcomes) and `npm run bench:failover` (times): a real core over the rig's nodes, a new request
- * by a fresh name every second (no cache between it and the node's resolver), the active node
+ * by a fresh name every 250 ms (no cache between it and the node's resolver), the active node
  * faulted inside its own namespace, and the time from the fault to the first good request through
  * another node. For a node whose resolver dies, a download by address runs through it across the
  * fault: its path stays healthy, so it must arrive whole while Gatehop moves new requests away.
@@ -20,6 +20,8 @@ import { coreEnv, coreV8Flags } from './core-flags.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TOKEN = 'failover-bench-admin-token-0123456789';
+/** A new request this often: the figures' resolution (a user's page loads are denser still). */
+const REQUEST_EVERY_MS = 250;
 
 export const SHAPES = ['kill', 'blackhole', 'dns-dead', 'uplink-dead'] as const;
 export type Shape = (typeof SHAPES)[number];
@@ -192,7 +194,7 @@ export async function runShape(
           () => requests.push({ startedAt, ok: false, via: null }),
         ),
       );
-      await sleep(1_000);
+      await sleep(REQUEST_EVERY_MS);
     }
   })();
 

@@ -1,7 +1,7 @@
 /**
  * The chaos suite (#60): real SoftEther nodes on the rig, faults made inside the node's own
  * namespace (a killed server, a black hole, a silent resolver, a dead uplink), a new request by a
- * fresh name every second through a real core. Each shape: new requests work again through
+ * fresh name every 250 ms through a real core. Each shape: new requests work again through
  * another node; for a silent resolver, a download by address through the node (a healthy path)
  * arrives whole across the move; a node left for how it failed says so in /nodes and /status.
  * Outcomes only: the times go to `npm run bench:failover` (bench/README.md). Windows of 5 s and
