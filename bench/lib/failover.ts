@@ -8,12 +8,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { statusSchema, type Status } from '../../core/api/index.js';
+import { nodesSchema, statusSchema, type Status } from '../../core/api/index.js';
 import { apiRequest } from '../../test/helpers/admin-client.js';
 import { freePort } from '../../test/helpers/ports.js';
+import { readLogFile } from '../../test/helpers/log-file.js';
 import { socksGet } from '../../test/helpers/socks-http.js';
 import type { Rig } from '../../test/rig/rig.js';
 import { coreEnv, coreV8Flags } from './core-flags.js';
@@ -23,7 +24,7 @@ const TOKEN = 'failover-bench-admin-token-0123456789';
 /** A new request this often: the figures' resolution (a user's page loads are denser still). */
 const REQUEST_EVERY_MS = 250;
 
-export const SHAPES = ['kill', 'blackhole', 'dns-dead', 'uplink-dead'] as const;
+export const SHAPES = ['kill', 'blackhole', 'dns-dead', 'uplink-dead', 'full'] as const;
 export type Shape = (typeof SHAPES)[number];
 
 export interface ShapeRun {
@@ -38,12 +39,18 @@ export interface ShapeRun {
   recoveredVia: string | null;
   /** Requests started after the fault that failed before the recovery. */
   failedRequests: number;
+  /** full: the node that took no new session (the best other one when the node in use was killed). */
+  fullNode?: string;
+  /** full: requests after the fault that went through that node anyway (it took a session it should not have). */
+  viaFullNode?: number;
   /** dns-dead: the download by address through the faulted node arrived whole (null: not run). */
   healthyDownloadOk: boolean | null;
   healthyDownloadError?: string;
 }
 
 export interface FailoverCore {
+  /** The nodes as /nodes lists them: id, state and score. */
+  nodes(): Promise<Array<{ id: string; state: string; score: number | null }>>;
   proxyPort: number;
   adminPort: number;
   token: string;
@@ -89,7 +96,10 @@ export async function startFailoverCore(rig: Rig, config: Record<string, unknown
   });
   const status = async (): Promise<Status> =>
     statusSchema.parse((await apiRequest(adminPort, 'GET', '/status', { token: TOKEN })).json());
+  const nodes = async (): Promise<Array<{ id: string; state: string; score: number | null }>> =>
+    nodesSchema.parse((await apiRequest(adminPort, 'GET', '/nodes', { token: TOKEN })).json()).nodes;
   return {
+    nodes,
     proxyPort,
     adminPort,
     token: TOKEN,
@@ -134,9 +144,15 @@ function downloadByAddress(rig: Rig, proxyPort: number, rate: number): Promise<{
   });
 }
 
-/** The fault for `shape` on `node`; resolves with what puts it back. */
+/**
+ * The fault for `shape` on `node`; resolves with what puts it back. `full`: the node Gatehop would
+ * take next is already full (see fillNext), and the node in use is killed.
+ */
 function fault(rig: Rig, shape: Shape, node: string): () => Promise<void> {
   switch (shape) {
+    case 'full':
+      rig.kill(node);
+      return () => rig.restart(node);
     case 'kill':
       rig.kill(node);
       return () => rig.restart(node);
@@ -198,6 +214,18 @@ export async function runShape(
     }
   })();
 
+  // full: the best other node, by the latest ranking, is the one a switch tries first.
+  const next =
+    shape === 'full'
+      ? ((await core.nodes())
+          .filter((x) => x.id !== node && x.state === 'candidate' && x.score !== null)
+          .sort((a, b) => b.score! - a.score!)[0]?.id ?? null)
+      : null;
+  if (shape === 'full' && !next) throw new Error('failover: no other ranked node to fill');
+  const nextName = next ? rig.state.nodes.find((x) => x.name === next || x.id === next)!.name : null;
+  // A full server, as a volunteer's at its limit: someone else's session on it (Debian's openvpn
+  // in the rig's client namespace), and the hub's limit set to the sessions it has.
+  const unfill = nextName ? await fillNode(rig, nextName) : null;
   const faultAt = Date.now();
   const heal = fault(rig, shape, node);
   let recovered: { startedAt: number; via: string | null } | undefined;
@@ -208,7 +236,7 @@ export async function runShape(
         // The first request started after the fault that went through another node; the one that
         // ended first is not it (a late answer from before the fault must not count).
         const good = requests
-          .filter((r) => r.startedAt >= faultAt && r.ok && r.via !== null && r.via !== node)
+          .filter((r) => r.startedAt >= faultAt && r.ok && r.via !== null && r.via !== node && r.via !== nextName)
           .sort((a, b) => a.startedAt - b.startedAt)[0];
         return good;
       },
@@ -219,6 +247,7 @@ export async function runShape(
     await loop;
     await Promise.all(inflight); // the last requests' answers or timeouts (8 s at most)
     await heal();
+    await unfill?.();
   }
   const after = requests.filter((r) => r.startedAt >= faultAt);
   const firstFailure = after.filter((r) => !r.ok).sort((a, b) => a.startedAt - b.startedAt)[0];
@@ -230,17 +259,28 @@ export async function runShape(
     recoveredMs: recovered ? recovered.startedAt - faultAt : null,
     recoveredVia: recovered?.via ?? null,
     failedRequests: after.filter((r) => !r.ok && (!recovered || r.startedAt < recovered.startedAt)).length,
+    ...(nextName ? { fullNode: nextName, viaFullNode: after.filter((r) => r.via === nextName).length } : {}),
     healthyDownloadOk: dl ? dl.ok : null,
     ...(dl?.error ? { healthyDownloadError: dl.error } : {}),
+  };
+}
+
+/** Makes `node` full: another client's session on it, and no room for one more. Resolves with what empties it. */
+async function fillNode(rig: Rig, node: string): Promise<() => Promise<void>> {
+  const other = await rig.nativeClient(node, 'tcp');
+  const lift = rig.fill(node);
+  return async () => {
+    lift();
+    await other.close();
   };
 }
 
 /** What the core's log says happened, for a failing run's message: switches and health lines. */
 export function failoverLogTail(logFile: string, lines = 30): string {
   try {
-    return readFileSync(logFile, 'utf8')
+    return readLogFile(logFile)
       .split('\n')
-      .filter((l) => /switch|health-window|node-left|tunnel-active|died/.test(l))
+      .filter((l) => /switch|health-window|node-left|tunnel-active|died|candidate|backoff/.test(l))
       .slice(-lines)
       .join('\n');
   } catch {

@@ -572,7 +572,14 @@ export class SwitchController {
       pinBlocked: (id) => !!this.deps.honesty?.blocked(id),
     });
     if (pinProblem) this.#pinnedFailed(this.pinned!, pinProblem);
-    return nodes;
+    if (nodes.length > 0 || nodeId || this.mode === 'manual') return nodes;
+    // Nothing else ranks: the nodes held away after failing in use are a preference, not a ban
+    // (#60). Left longest ago first: it may have mended, and any beats staying on a node that fails.
+    const held = (await this.#ranking(kind)).excluded.filter((x) => x.reason === 'left').map((x) => x.nodeId);
+    const leftAt = (id: string): number => this.deps.selector.leftAt(id) ?? 0;
+    return pool
+      .filter((n) => held.includes(n.id) && n.id !== activeId && !this.deps.honesty?.flagged(n.id))
+      .sort((a, b) => leftAt(a.id) - leftAt(b.id));
   }
 
   /** Urgent switches use the last ranking at once (and refresh it behind); others rank if it is stale. */
@@ -596,7 +603,7 @@ export class SwitchController {
       egress.onLiveness((responsive, quietMs) => {
         if (responsive || this.#active !== held) return;
         // Counted against the node, so neither ranking nor the pin brings it straight back.
-        const flapping = this.#dropped(node.id);
+        const flapping = this.#dropped(held);
         if (flapping) this.#holdFlapping(node.id);
         else this.deps.selector.recordFailure(node.id);
         if (node.id === this.pinned) this.#pinnedFailed(node.id, `silent for ${Math.round(quietMs / 1000)} s`);
@@ -622,7 +629,7 @@ export class SwitchController {
     this.#active = null;
     this.#monitor.watch(null);
     this.deps.manager.clearActive(held.egress, why);
-    const flapping = this.#dropped(held.node.id);
+    const flapping = this.#dropped(held);
     if (flapping) this.#holdFlapping(held.node.id);
     else this.deps.selector.recordFailure(held.node.id);
     this.#lastDied = { nodeId: held.node.id, at: Date.now() };
@@ -681,10 +688,14 @@ export class SwitchController {
   }
 
   /**
-   * The node's tunnel in use dropped now: whether it dropped before within health.flapWindowMs,
-   * which makes it flapping (a bounded record: the last two drops of each node).
+   * The node's tunnel in use dropped now: whether the node's tunnel dropped before within
+   * health.flapWindowMs, which makes it flapping (a bounded record: the last two drops of each node).
    */
-  #dropped(nodeId: string): boolean {
+  #dropped(held: Held): boolean {
+    // One tunnel drops once: a silent one that then closes is the same drop.
+    if (held.dropCounted) return false;
+    held.dropCounted = true;
+    const nodeId = held.node.id;
     const now = Date.now();
     const recent = (this.#drops.get(nodeId) ?? []).filter((t) => now - t < this.deps.health.flapWindowMs);
     this.#drops.set(nodeId, [...recent, now].slice(-2));

@@ -67,4 +67,6 @@ export interface Held {
   egress: NodeTunnel;
   since: number;
   off: Array<() => void>;
+  /** Its drop (silence, then the close that follows) was counted towards flapping: once per tunnel. */
+  dropCounted?: boolean;
 }

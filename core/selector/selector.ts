@@ -255,6 +255,12 @@ export class Selector {
     return h;
   }
 
+  /** When automatic selection last left the node for failing in use, if it is still held away. */
+  leftAt(nodeId: string, now = Date.now()): number | null {
+    const h = this.store.history(nodeId);
+    return leftHolding(h, now) ? h.left!.at : null;
+  }
+
   /** The user picked the node: whatever automatic selection held against it is theirs to overrule. */
   clearLeft(nodeId: string): void {
     const h = this.store.history(nodeId);

@@ -1,8 +1,8 @@
 /**
  * The chaos suite (#60): real SoftEther nodes on the rig, faults made inside the node's own
- * namespace (a killed server, a black hole, a silent resolver, a dead uplink), a new request by a
- * fresh name every 250 ms through a real core. Each shape: new requests work again through
- * another node; for a silent resolver, a download by address through the node (a healthy path)
+ * namespace (a killed server, a black hole, a full server, a silent resolver, a dead uplink), a
+ * new request by a fresh name every 250 ms through a real core. Each shape: new requests work
+ * again through another node; for a silent resolver, a download by address through the node (a healthy path)
  * arrives whole across the move; a node left for how it failed says so in /nodes and /status.
  * Outcomes only: the times go to `npm run bench:failover` (bench/README.md). Windows of 5 s and
  * short back-offs keep it within CI's budget.
@@ -24,7 +24,7 @@ describe.skipIf(!isRoot)('node failure shapes on the rig (#60)', () => {
   let rig: Rig;
   let core: FailoverCore;
   beforeAll(async () => {
-    rig = await Rig.up({ nodes: 3, openvpn: [], bigMib: 4 });
+    rig = await Rig.up({ nodes: 3, openvpn: [], bigMib: 4, client: true });
     core = await startFailoverCore(rig, {
       health: { intervalMs: 5_000, minSwitchIntervalMs: 10_000 },
       selector: { backoff: { initialMs: 5_000, maxMs: 20_000 } },
@@ -38,7 +38,13 @@ describe.skipIf(!isRoot)('node failure shapes on the rig (#60)', () => {
   const shape = async (s: Shape) => {
     const r = await runShape(rig, core, s, { timeoutMs: 90_000 });
     console.log(JSON.stringify(r));
-    expect(r.recoveredMs, `${s}: no request through another node\n${failoverLogTail(core.logFile)}`).not.toBeNull();
+    if (r.recoveredMs === null) {
+      const nodes = nodesSchema.parse(
+        (await apiRequest(core.adminPort, 'GET', '/nodes', { token: core.token })).json(),
+      );
+      const seen = nodes.nodes.map((n) => ({ id: n.id, state: n.state, excluded: n.excluded, left: n.left?.shape }));
+      expect.fail(`${s}: no request through another node\n${JSON.stringify(seen)}\n${failoverLogTail(core.logFile)}`);
+    }
     expect(r.recoveredVia).not.toBe(r.node);
     return r;
   };
@@ -53,6 +59,13 @@ describe.skipIf(!isRoot)('node failure shapes on the rig (#60)', () => {
 
   it('a black-holed node: new requests go through another node', async () => {
     await shape('blackhole');
+  }, 240_000);
+
+  it('the node in use dies while the next best is full (takes no new session): Gatehop moves on past the refusal', async () => {
+    const r = await shape('full');
+    expect(r.fullNode).toBeDefined();
+    expect(r.recoveredVia).not.toBe(r.fullNode);
+    expect(r.viaFullNode).toBe(0);
   }, 240_000);
 
   it('a node whose resolver goes silent is left and remembered; a download by address through it arrives whole', async () => {

@@ -792,6 +792,20 @@ export class Rig {
     return () => set(7200);
   }
 
+  /**
+   * A SoftEther node that takes no new session (#60), as a volunteer's server at its limit: the
+   * hub's maximum of concurrent sessions set to the user sessions it has now (vpncmd
+   * SetMaxSession; SecureNAT's own does not count). A hub with none cannot be made full this way
+   * (0 is "no limit"): put a client on it first. Returns a function that lifts the limit again.
+   */
+  fill(nodeName: string, hub = 'RIG'): () => void {
+    const n = this.node(nodeName);
+    const now = this.softetherSessions(nodeName, hub).filter((s) => s.connections > 0).length;
+    if (now === 0) throw new Error(`${nodeName}: no session to fill it with (0 means no limit)`);
+    this.#vpncmd(n.ns, hub, ['SetMaxSession', String(now)]);
+    return () => void this.#vpncmd(n.ns, hub, ['SetMaxSession', '0']);
+  }
+
   /** The user sessions on a SoftEther node's hub now and their TCP connections, as the server counts them (vpncmd SessionList). */
   softetherSessions(nodeName: string, hub = 'RIG'): Array<{ name: string; connections: number }> {
     const out = this.#vpncmd(this.node(nodeName).ns, hub, ['SessionList'], ['/CSV']);

@@ -229,6 +229,19 @@ describe('SwitchController and a node that half-dies (#60)', () => {
     expect(activeNode(w)).toBe('b');
   });
 
+  it('with nothing else ranked, a node held away after failing is tried again rather than staying on one that fails', async () => {
+    const w = world({ nodes: ['a', 'b'], health: { ...health, minSwitchIntervalMs: 0, leftHoldMs: 60_000 } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    w.opened.find((t) => t.nodeId === 'a')!.dnsDead = true;
+    await eventually(() => activeNode(w) === 'b', 5_000, 'b takes over');
+    expect(w.store.history('a').left).toMatchObject({ shape: 'dns' });
+    // b's uplink dies too: a, held away, is all there is.
+    w.opened.find((t) => t.nodeId === 'b')!.uplinkDead(5, 4);
+    await eventually(() => activeNode(w) === 'a', 5_000, 'back to a');
+    expect(w.controller.lastSwitch).toMatchObject({ from: 'b', to: 'a', leftFor: 'connects' });
+  });
+
   it('a node that recovers while the switch is held is kept', async () => {
     const w = world({ health: { ...health, minSwitchIntervalMs: 2_500 } });
     w.controller.start();
@@ -382,6 +395,17 @@ describe('SwitchController', () => {
     expect(w.store.history('a').left).toMatchObject({ shape: 'flapping' });
     w.store.saveHistory({ ...w.store.history('a'), backoffUntil: null });
     expect((await w.selector.rank(w.nodes)).excluded).toContainEqual({ nodeId: 'a', reason: 'left' });
+  });
+
+  it('a tunnel that goes silent and then closes is one drop, not a flapping node', async () => {
+    const w = world({ health: { flapWindowMs: 60_000 } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a' && w.controller.state === 'idle', 2_000, 'a active');
+    const a = w.manager.active as FakeTunnel;
+    a.goQuiet();
+    a.die('reset by peer');
+    await eventually(() => activeNode(w) === 'b' && w.controller.state === 'idle', 2_000, 'b takes over');
+    expect(w.store.history('a').left).toBeNull();
   });
 
   it('brings the best node up through Selecting → Connecting → Promoting → Draining → Idle', async () => {
