@@ -144,8 +144,9 @@ export async function superviseTunCore(o: TunModeOptions, user: TunUser): Promis
   // The user stopped Gatehop (or the core stopped cleanly): everything goes. The core died
   // unasked: strict mode's drop stays, as it would after a crash of the whole process.
   const keepBlock = o.strict && !stopAsked && code !== 0;
-  const left: Promise<void> = raised ? (raised as RaisedTun).lower({ keepBlock }) : Promise.resolve();
-  await left.then(() => void tunOff(o.name, { keepBlock }));
+  // lower() ends with tunOff; with nothing raised (a start that failed, or tun-down came first) tunOff alone.
+  if (raised) await (raised as RaisedTun).lower({ keepBlock });
+  else tunOff(o.name, { keepBlock });
   if (keepBlock)
     say(
       `the core exited (${signal ?? code}); strict mode keeps this machine's traffic blocked until \`sudo gatehop tun off\` or the next start`,
