@@ -3,9 +3,12 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import { WorkerTunnelEgress, type Tunnel } from '../../core/egress/index.js';
+import type { WorkerTcpStream } from '../../core/egress/worker/worker-tcp-stream.js';
 import type { SwitchRecord } from '../../core/groups/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { curl } from '../helpers/curl.js';
@@ -46,6 +49,35 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
   }
 
   const port = (): number => app!.listening.proxy.port;
+
+  /** Each unfinished session with its upstream's windows, and each tunnel's streams as its worker sees them. */
+  async function describeStalls(a: RunningApp): Promise<string> {
+    const sessions = [...a.proxy.sessions].map((s) => {
+      const ups = [...(s as unknown as { upstreams: Set<Duplex> }).upstreams];
+      return {
+        id: s.id,
+        target: s.target,
+        egress: s.egressId,
+        bytesDown: s.bytesDown,
+        upstreams: ups.map((u) =>
+          'flowState' in u ? (u as WorkerTcpStream).flowState() : { readableLength: u.readableLength },
+        ),
+      };
+    });
+    const egresses = [...a.manager!.members.map((m) => m.egress), ...a.manager!.draining.map((d) => d.egress)];
+    const workers = await Promise.all(
+      egresses.map(async (e) =>
+        e instanceof WorkerTunnelEgress
+          ? {
+              id: e.id,
+              diagnostics: e.diagnostics(),
+              streams: await e.inspectStreams().catch((err: Error) => err.message),
+            }
+          : { id: e?.id },
+      ),
+    );
+    return `stalled downloads:\n${JSON.stringify({ sessions, workers }, null, 1)}`;
+  }
 
   /** 8 MiB through the proxy, read at 1 MiB/s by the client (curl | pv): its exit code and SHA-256. */
   const PACED_BYTES = 8 << 20;
@@ -138,10 +170,16 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
       running = false;
       await shortLoop;
     }
-    const results = await Promise.all(downloads);
+    // A download that has not ended 45 s after the last switch is stalled (each takes ~11 s paced):
+    // its session's flow-control state on both sides of the worker boundary goes in the failure.
+    const all = Promise.all(downloads);
+    let stalled = '';
+    if ((await Promise.race([all.then(() => 'done'), sleep(45_000).then(() => 'late')])) === 'late')
+      stalled = await describeStalls(a);
+    const results = await all;
 
     for (const r of results) {
-      expect(r.stderr).toBe('');
+      expect(r.stderr, stalled).toBe('');
       expect(r.stdout.length).toBe(rig.state.bigBytes);
       expect(sha(r.stdout)).toBe(rig.state.bigSha256);
     }

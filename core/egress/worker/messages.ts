@@ -20,6 +20,21 @@ export const STREAM_WINDOW_BYTES = 256 * 1024;
  */
 export const ACK_EVERY_BYTES = 64 * 1024;
 
+/** One stream's side of the boundary windows, as the worker sees it (diagnostics only). */
+export interface HostedStreamState {
+  id: number;
+  /** Sent to the main thread, not yet acknowledged by it. */
+  inFlight: number;
+  /** Taken from the main thread, not yet acknowledged to it. */
+  unacked: number;
+  /** Paused because the main thread's window is full. */
+  paused: boolean;
+  readableLength: number;
+  writableLength: number;
+  /** lwIP's view, where the stream is the netstack's (state, windows, retransmissions). */
+  tcp: unknown;
+}
+
 /** What the tunnel's open yields, for the main thread's copy of the egress. */
 export interface TunnelOpened {
   diagnostics: TunnelDiagnostics;
@@ -38,6 +53,8 @@ export type ToTunnel =
   | { t: 'destroy'; id: number; error: WireError | null }
   | { t: 'resolve'; req: number; host: string }
   | { t: 'measure-dns'; req: number }
+  /** Each hosted stream's flow-control state (StreamFlowState), for diagnosing a stalled transfer. */
+  | { t: 'inspect-streams'; req: number }
   | { t: 'udp-open'; id: number }
   | { t: 'udp-send'; id: number; data: ArrayBuffer; address: string; port: number }
   | { t: 'udp-close'; id: number }

@@ -2,7 +2,13 @@ import type { Duplex } from 'node:stream';
 import { errorToJson, threadTransferCollector } from '../../common/index.js';
 import type { EgressTcpConnection, EgressUdpSocket } from '../types.js';
 import type { TunnelDiagnostics } from '../tunnel-types.js';
-import { ACK_EVERY_BYTES, STREAM_WINDOW_BYTES, type FromTunnel, type ToTunnel } from './messages.js';
+import {
+  ACK_EVERY_BYTES,
+  STREAM_WINDOW_BYTES,
+  type FromTunnel,
+  type HostedStreamState,
+  type ToTunnel,
+} from './messages.js';
 import { Outbox, ownedBuffer, type PostTarget } from './outbox.js';
 
 /** What the host serves: a TunnelEgress (or, in unit tests, anything shaped like one). */
@@ -67,6 +73,19 @@ class HostedStream {
     // Acknowledged per 64 KiB the stream took, or all at its 'drain'; while the stream says wait,
     // the main thread's window fills and the client socket pauses there.
     if (this.stream.write(buf) && this.#unacked >= ACK_EVERY_BYTES) this.#ackWritten();
+  }
+
+  state(): HostedStreamState {
+    const s = this.stream as Duplex & { info?: () => unknown; stats?: unknown };
+    return {
+      id: this.id,
+      inFlight: this.#inFlight,
+      unacked: this.#unacked,
+      paused: s.isPaused(),
+      readableLength: s.readableLength,
+      writableLength: s.writableLength,
+      tcp: { info: s.info?.() ?? null, stats: s.stats ?? null },
+    };
   }
 
   #ackWritten(): void {
@@ -142,6 +161,9 @@ export class TunnelHost {
         return;
       case 'measure-dns':
         this.#answer(m.req, this.#tunnel.measureDns());
+        return;
+      case 'inspect-streams':
+        this.#answer(m.req, Promise.resolve([...this.#streams.values()].map((h) => h.state())));
         return;
       case 'udp-open':
         this.#report('tunnel-udp-open', this.#openUdp(m.id));

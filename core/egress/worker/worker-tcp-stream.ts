@@ -3,6 +3,25 @@ import { errorFromJson, errorToJson, ErrorCodes, GatehopError } from '../../comm
 import { ACK_EVERY_BYTES, STREAM_WINDOW_BYTES, type ToTunnel, type WireError } from './messages.js';
 import type { Outbox } from './outbox.js';
 
+/** One stream's main-thread side of the boundary windows. */
+export interface WorkerStreamFlowState {
+  id: number;
+  /** Sent to the worker, not yet acknowledged. */
+  inFlight: number;
+  /** Received from the worker, not yet acknowledged. */
+  unacked: number;
+  /** push() said the consumer is full: the acknowledgement waits for its next read. */
+  full: boolean;
+  writeBlocked: boolean;
+  finReceived: boolean;
+  finSent: boolean;
+  farClosed: boolean;
+  readableLength: number;
+  readableFlowing: boolean | null;
+  writableLength: number;
+  bytesIn: number;
+}
+
 /**
  * The main thread's end of a TCP stream whose lwIP connection lives in a tunnel worker. It behaves
  * like the netstack's TcpStream (half-close; an error from the far side destroys it with that
@@ -69,6 +88,24 @@ export class WorkerTcpStream extends Duplex {
   onTunnelGone(err: Error): void {
     this.#farClosed = true;
     this.destroy(err);
+  }
+
+  /** The boundary windows as this side sees them, with the Duplex's buffers (diagnostics only). */
+  flowState(): WorkerStreamFlowState {
+    return {
+      id: this.#id,
+      inFlight: this.#inFlight,
+      unacked: this.#unacked,
+      full: this.#full,
+      writeBlocked: this.#blockedWrite !== null,
+      finReceived: this.#finReceived,
+      finSent: this.#finSent,
+      farClosed: this.#farClosed,
+      readableLength: this.readableLength,
+      readableFlowing: this.readableFlowing,
+      writableLength: this.writableLength,
+      bytesIn: this.stats.bytesIn,
+    };
   }
 
   // ---- Duplex ----

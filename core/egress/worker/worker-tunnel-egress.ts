@@ -22,10 +22,10 @@ import type {
   EgressUdpSocket,
 } from '../types.js';
 import type { TunnelDiagnostics } from '../tunnel-types.js';
-import type { FromTunnel, ToTunnel, TunnelOpened, TunnelWorkerData } from './messages.js';
+import type { FromTunnel, HostedStreamState, ToTunnel, TunnelOpened, TunnelWorkerData } from './messages.js';
 import { Outbox } from './outbox.js';
 import { ThreadHold, type TunnelThread } from './thread-hold.js';
-import { WorkerTcpStream } from './worker-tcp-stream.js';
+import { WorkerTcpStream, type WorkerStreamFlowState } from './worker-tcp-stream.js';
 import { WorkerUdpSocket } from './worker-udp-socket.js';
 import { spawnTunnelWorker, type TunnelWorkerPool } from './worker-pool.js';
 import { tunnelWorkerCounters } from './worker-counters.js';
@@ -229,6 +229,17 @@ export class WorkerTunnelEgress implements Egress {
     return () => this.#livenessHandlers.delete(fn);
   }
 
+  /**
+   * Each open stream's flow-control state on both sides of the thread boundary, matched by id:
+   * what a stalled transfer is waiting for (diagnostics; nothing changes).
+   */
+  async inspectStreams(): Promise<Array<{ main: WorkerStreamFlowState | null; worker: HostedStreamState | null }>> {
+    const worker = (await this.#request({ t: 'inspect-streams', req: 0 })) as HostedStreamState[];
+    const byId = new Map(worker.map((w) => [w.id, w]));
+    const ids = new Set([...this.#streams.keys(), ...byId.keys()]);
+    return [...ids].map((id) => ({ main: this.#streams.get(id)?.flowState() ?? null, worker: byId.get(id) ?? null }));
+  }
+
   measureDns(): Promise<number> {
     return this.#request({ t: 'measure-dns', req: 0 }) as Promise<number>;
   }
@@ -252,11 +263,16 @@ export class WorkerTunnelEgress implements Egress {
       this.#connects.set(id, { ...settle, reject: (err) => ((failure = err), settle.reject(err)) });
       this.#out.send({ t: 'connect', id, host, port, timeoutMs: opts.timeoutMs ?? 15_000 });
       return (resolved) => {
-        if (resolved) return void this.#connectHosts.ok(host);
-        this.stats.failures++;
+        if (resolved) {
+          if (!opts.check) this.#connectHosts.ok(host);
+          return;
+        }
         // A timeout, a refusal or a name that failed says something about the node; a client that
-        // gave up at once does not.
-        if (countsAgainstNode(!!opts.signal?.aborted, started)) this.#connectHosts.failed(host, failure);
+        // gave up at once does not, nor does one of Gatehop's own checks.
+        if (!opts.check) {
+          this.stats.failures++;
+          if (countsAgainstNode(!!opts.signal?.aborted, started)) this.#connectHosts.failed(host, failure);
+        }
         // Still pending in the worker (an abort): tell it to stop. A refusal or a shutdown took the entry already.
         if (this.#connects.delete(id)) this.#out.send({ t: 'abort', id });
       };
@@ -391,7 +407,7 @@ export class WorkerTunnelEgress implements Egress {
     });
   }
 
-  #request(msg: Extract<ToTunnel, { t: 'resolve' | 'measure-dns' }>): Promise<unknown> {
+  #request(msg: Extract<ToTunnel, { t: 'resolve' | 'measure-dns' | 'inspect-streams' }>): Promise<unknown> {
     if (this.#state === 'closed')
       return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, `egress ${this.id} is closed`));
     const req = this.#nextId++;
