@@ -322,7 +322,7 @@ export class TunnelEgress implements Egress {
       if (addresses.length === 0)
         throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${host}: no IPv4 address (the tunnel is IPv4 only)`);
       const stream = await this.stack.connectTcp(addresses[0]!, port, { timeoutMs: opts.timeoutMs ?? 15_000, signal });
-      this.#connectHosts.ok(host);
+      if (!opts.check) this.#connectHosts.ok(host);
       this.stats.sessionsActive++;
       this.stats.sessionsTotal++;
       stream.once('close', () => {
@@ -338,10 +338,12 @@ export class TunnelEgress implements Egress {
         remotePort: port,
       };
     } catch (err) {
-      this.stats.failures++;
       // A timeout, a refusal or a name that failed says something about the node; a client that
-      // gave up at once does not.
-      if (countsAgainstNode(!!opts.signal?.aborted, started)) this.#connectHosts.failed(host, err);
+      // gave up at once does not, nor does one of Gatehop's own checks.
+      if (!opts.check) {
+        this.stats.failures++;
+        if (countsAgainstNode(!!opts.signal?.aborted, started)) this.#connectHosts.failed(host, err);
+      }
       if (signal.aborted && !(err instanceof GatehopError)) throw abortReason(signal, `connect to ${host}:${port}`);
       throw err;
     }

@@ -6,6 +6,12 @@ export interface ConnectTcpOptions {
   /** Deadline for the whole connect, name resolution included. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Gatehop's own check, not a user's flow (the honesty checks, whose targets are chosen to look
+   * ordinary and may not answer): its outcome is the check's to judge, so it counts neither in the
+   * node's health (ConnectHosts) nor in the egress's failures.
+   */
+  check?: boolean;
 }
 
 /**

@@ -118,7 +118,7 @@ function answerOf(r: dnsPacket.Packet): DnsAnswer {
 
 /** A TCP stream through the egress whose bytes count on the meter, and whose life ends with the signal. */
 async function openMetered(egress: Egress, host: string, port: number, x: Exchange): Promise<Duplex> {
-  const { stream } = await egress.connectTcp(host, port, { signal: x.signal, timeoutMs: 6_000 });
+  const { stream } = await egress.connectTcp(host, port, { signal: x.signal, timeoutMs: 6_000, check: true });
   const onAbort = (): void => void stream.destroy(abortReason(x.signal, `${host}:${port}`));
   x.signal.addEventListener('abort', onAbort, { once: true });
   stream.once('close', () => x.signal.removeEventListener('abort', onAbort));

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { createConnection, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import { tunnelWorkerCounters, WorkerTunnelEgress } from '../../core/egress/index.js';
@@ -112,6 +113,55 @@ describe('tunnel thread boundary (WorkerTunnelEgress over a MessageChannel, real
     c.stream.resume();
     await eventually(() => written > settled + 4 * STREAM_WINDOW_BYTES, 10_000, 'the flow resumed');
     c.stream.destroy();
+  });
+
+  it('readers paced like `curl --limit-rate` through a socket pair each get every byte: no acknowledgement is lost', async () => {
+    // The proxy's shape: the boundary stream piped into a client socket, read in paced bursts.
+    const body = randomBytes(768 * 1024);
+    const server = servers.track(await startTcpServer((s: Socket) => s.end(body)));
+    const { egress } = await openOverChannel();
+    const streams: Duplex[] = [];
+    const paced = async (rate: number): Promise<Buffer> => {
+      const c = await egress.connectTcp('127.0.0.1', server.port);
+      c.stream.on('error', () => {});
+      streams.push(c.stream);
+      const relay = servers.track(await startTcpServer((client: Socket) => c.stream.pipe(client)));
+      const sock = createConnection(relay.port, '127.0.0.1');
+      const parts: Buffer[] = [];
+      let got = 0;
+      const started = Date.now();
+      sock.on('data', (b: Buffer) => {
+        parts.push(b);
+        got += b.length;
+        // Ahead of its rate: stop reading for as long as the rate says (curl's own pacing).
+        const ahead = got / rate - (Date.now() - started) / 1000;
+        if (ahead > 0) {
+          sock.pause();
+          setTimeout(() => sock.resume(), ahead * 1000);
+        }
+      });
+      await once(sock, 'end');
+      return Buffer.concat(parts);
+    };
+    const rates = Array.from({ length: 12 }, (_, i) => (1 + (i % 4)) * 512 * 1024);
+    const got = await Promise.all(rates.map((r) => paced(r)));
+    for (const g of got) expect(sha(g)).toBe(sha(body));
+    // Every byte the worker sent is either acknowledged or owed by our side: no acknowledgement vanished.
+    for (const s of await egress.inspectStreams()) expect(s.worker?.inFlight).toBe(s.main?.unacked);
+    for (const s of streams) s.destroy();
+  }, 30_000);
+
+  it("Gatehop's own checks count neither in the node's health nor in its failures; a user's connect does", async () => {
+    const { egress } = await openOverChannel();
+    const closed = servers.track(await startTcpServer(() => {}));
+    const port = closed.port;
+    await servers.closeAll();
+    await expect(egress.connectTcp('127.0.0.1', port, { check: true })).rejects.toThrow();
+    expect(egress.takeConnectHosts()).toEqual({ ok: 0, failed: 0, failedNames: 0 });
+    expect(egress.stats.failures).toBe(0);
+    await expect(egress.connectTcp('127.0.0.1', port)).rejects.toThrow();
+    expect(egress.takeConnectHosts()).toEqual({ ok: 0, failed: 1, failedNames: 0 });
+    expect(egress.stats.failures).toBe(1);
   });
 
   it('a far side that stops reading pauses our writer: write() returns false and waits for room', async () => {
