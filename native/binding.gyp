@@ -5,7 +5,7 @@
   "targets": [
     {
       "target_name": "gatehop_native",
-      "sources": ["src/addon.c", "src/heap.c", "src/libcrypto.c", "src/data_key.c", "src/udp_socket.c"],
+      "sources": ["src/addon.c", "src/heap.c", "src/libcrypto.c", "src/data_key.c", "src/udp_socket.c", "src/tcp_socket.c"],
       "conditions": [["OS!='win'", { "libraries": ["-ldl", "-lpthread"] }]],
       "defines": ["NAPI_VERSION=8"],
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-O2"],

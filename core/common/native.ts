@@ -55,6 +55,12 @@ export interface NativeModule {
   udpSend(socket: NativeUdpSocket, data: Buffer, lengths: Uint32Array, count: number): number;
   /** Stops reading and closes the socket; idempotent. */
   udpClose(socket: NativeUdpSocket): void;
+  /**
+   * An IPv4 TCP socket, not connected, whose SYN offers at most `mss` (TCP_MAXSEG before connect;
+   * native/src/tcp_socket.c): its descriptor, for net.Socket({ fd }). Throws
+   * GATEHOP_NATIVE_ARGUMENT (mss outside 536–1460), _SOCKET, or _UNSUPPORTED (not Linux).
+   */
+  tcpSocket(mss: number): number;
 }
 
 /** glibc malloc's totals across arenas (mallinfo2(3)), bytes. */
@@ -104,7 +110,7 @@ export interface NativeDataKeySpec extends DataKeyBytes {
 export type NativeDataKey = { readonly __nativeDataKey: unique symbol };
 
 /** The exports' meaning this core expects (native/src/addon.c GATEHOP_NATIVE_ABI). */
-const EXPECTED_ABI = 5;
+const EXPECTED_ABI = 6;
 const BINARY = join('native', 'build', 'Release', 'gatehop_native.node');
 
 export type NativeStatus = { loaded: true; path: string } | { loaded: false; reason: string };

@@ -14,6 +14,7 @@ export {
   type UpstreamProxy,
 } from './upstream-proxy.js';
 export { dialNodeTcp, isNetworkFailure, tcpErrorCode, type NodeTcpOptions } from './node-tcp.js';
+export { CARRIER_PATH_MTU, CARRIER_TCP_MSS, clampedTcpSocket } from './path-mtu.js';
 export { dialNodeTls, type NodeTlsConnection, type NodeTlsOptions } from './node-tls.js';
 export {
   judgeNodeCertificate,

@@ -1,5 +1,6 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { abortReason, ErrorCodes, GatehopError, isGatehopError, type ErrorCode, settleFirst } from '../common/index.js';
+import { clampedTcpSocket } from './path-mtu.js';
 import { dialThroughUpstream, type UpstreamProxy } from './upstream-proxy.js';
 
 export interface NodeTcpOptions {
@@ -15,7 +16,9 @@ export interface NodeTcpOptions {
 /**
  * A TCP connection to a node, straight or through the upstream proxy: the one way every tunnel
  * protocol (OpenVPN over TCP, SSTP, SE-VPN) reaches a node's TCP port. Nagle is off: SoftEther and
- * Nagle stall each other on small frames (shared/docs/machine-notes.md). Errors carry stable codes:
+ * Nagle stall each other on small frames (shared/docs/machine-notes.md). Straight to a node, the
+ * SYN offers an MSS that fits CARRIER_PATH_MTU (path-mtu.ts), so an MTU black hole on the way does
+ * not stall the carrier. Errors carry stable codes:
  * refused, unreachable, failed; the upstream's own (GH_ERR_UPSTREAM_*) pass through.
  */
 export async function dialNodeTcp(o: NodeTcpOptions): Promise<Socket> {
@@ -36,7 +39,11 @@ export async function dialNodeTcp(o: NodeTcpOptions): Promise<Socket> {
     }
   }
   return settleFirst<Socket>({ signal: o.signal, what: o.what }, (settle) => {
-    const s = tcpConnect({ host: o.host, port: o.port, noDelay: true });
+    // Segments from the node sized for CARRIER_PATH_MTU, where the socket can be made so (path-mtu.ts).
+    const clamped = clampedTcpSocket(o.host);
+    const s = clamped
+      ? clamped.setNoDelay(true).connect({ host: o.host, port: o.port })
+      : tcpConnect({ host: o.host, port: o.port, noDelay: true });
     s.once('connect', () => settle.resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) =>
       settle.reject(new GatehopError(tcpErrorCode(err), `${o.what}: ${err.message}`, { cause: err })),

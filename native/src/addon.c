@@ -2,10 +2,11 @@
 #include <node_api.h>
 #include "data_key.h"
 #include "heap.h"
+#include "tcp_socket.h"
 #include "udp_socket.h"
 
 /* Bumped when an export changes meaning, so a stale build is refused instead of misused. */
-#define GATEHOP_NATIVE_ABI 5
+#define GATEHOP_NATIVE_ABI 6
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
@@ -20,6 +21,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"udpOpen", NULL, gh_udp_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"udpSend", NULL, gh_udp_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"udpClose", NULL, gh_udp_close, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"tcpSocket", NULL, gh_tcp_socket, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   napi_value abi;

@@ -85,7 +85,7 @@ describe('gatehop-native', () => {
   it('is built and loaded (CI builds it from source at npm ci)', () => {
     if (process.env.CI !== 'true' && !existsSync(BINARY)) return;
     expect(nativeStatus()).toMatchObject({ loaded: true });
-    expect(loadNative()?.abi).toBe(5);
+    expect(loadNative()?.abi).toBe(6);
   });
 
   it.runIf(glibc && existsSync(BINARY))('heapTrim gives the memory of ended worker threads back to the OS', () => {

@@ -76,6 +76,8 @@ export interface Impairment {
   delayMs?: number;
   jitterMs?: number;
   loss?: number;
+  /** A path MTU black hole: IP packets longer than this vanish, both ways, with no ICMP (#60). */
+  maxPacketBytes?: number;
 }
 
 /** Drop rules a test added: call to lift them; `packets()` counts what they dropped so far. */
@@ -239,6 +241,7 @@ export class Rig {
         String(imp.jitterMs ?? 0),
         String(imp.loss ?? 0),
         '1',
+        ...(imp.maxPacketBytes ? [String(imp.maxPacketBytes)] : []),
       ],
       {
         detached: true,

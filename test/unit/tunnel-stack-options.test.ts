@@ -1,3 +1,4 @@
+import { CARRIER_PATH_MTU } from '../../core/reach/index.js';
 import { describe, expect, it } from 'vitest';
 import { stackOptionsOf, tunnelStackOptions } from '../../core/egress/index.js';
 import type { PushedConfig } from '../../core/ovpn/index.js';
@@ -27,8 +28,10 @@ describe('a tunnel netstack from the pushed config', () => {
     expect(stackOptionsOf({ ...link, transport: 'tls', ethernet: { mac: Buffer.alloc(6, 2) } }).acks).toBe('per-turn');
   });
 
-  it('keeps UDP carrier datagrams within 1500 bytes and honours a smaller pushed tun-mtu', () => {
-    expect(tunnelStackOptions(base, 'udp').mtu).toBe(1400);
+  it('keeps UDP carrier datagrams within the 1,280-byte path budget (#60) and honours a smaller pushed tun-mtu', () => {
+    // 1,188 inner + OpenVPN's worst 64 (CBC IV and padding, HMAC-SHA1, ids) + IP and UDP's 28.
+    expect(tunnelStackOptions(base, 'udp').mtu).toBe(1188);
+    expect(tunnelStackOptions(base, 'udp').mtu + 92).toBe(CARRIER_PATH_MTU);
     expect(tunnelStackOptions(base, 'tcp').mtu).toBe(1500);
     expect(tunnelStackOptions({ ...base, tunMtu: 1300 }, 'tcp').mtu).toBe(1300);
     expect(tunnelStackOptions({ ...base, gateway: null }, 'tcp').gateway).toBe('10.8.0.2');

@@ -1,11 +1,21 @@
-import type { TrustRule } from '../../reach/index.js';
+import { CARRIER_PATH_MTU, type TrustRule } from '../../reach/index.js';
 import { parseProfile, TunnelClient, type PushedConfig } from '../../ovpn/index.js';
 import type { LinkConfig, LinkPhase, OpenedLink, OpenVpnLinkSpec } from '../tunnel-link.js';
 import { LinkBase, upstreamOf, type LinkOpenOptions } from './link-base.js';
 
 /**
- * The link config of an OpenVPN tunnel. Over UDP the inner MTU is 1400 so carrier datagrams stay
- * within 1500 bytes (openvpn-protocol-notes §6.7); the server's ping interval bounds its silence.
+ * OpenVPN's most per datagram over UDP, IP and UDP headers included: 28, the opcode and peer-id (4),
+ * a CBC cipher's IV (16) and padding (up to 16), HMAC-SHA1 (20), the packet id (4) and a
+ * compression framing byte; AEAD ciphers take less (openvpn-protocol-notes §6.7).
+ */
+const UDP_CARRIER_OVERHEAD = 92;
+
+/**
+ * The link config of an OpenVPN tunnel. Over UDP the inner MTU keeps every carrier datagram within
+ * CARRIER_PATH_MTU (core/reach/path-mtu.ts): the stack's packets, and through the MSS it offers in
+ * each SYN the servers' too, so a path that drops longer packets unanswered does not stall a
+ * transfer (#60). Over TCP the carrier's own MSS does that. The server's ping interval bounds its
+ * silence.
  */
 export function openVpnLinkConfig(c: PushedConfig, proto: 'tcp' | 'udp'): LinkConfig {
   return {
@@ -13,7 +23,7 @@ export function openVpnLinkConfig(c: PushedConfig, proto: 'tcp' | 'udp'): LinkCo
     netmask: c.netmask,
     gateway: c.gateway,
     dns: c.dns,
-    mtu: Math.min(c.tunMtu ?? 1500, proto === 'udp' ? 1400 : 1500),
+    mtu: Math.min(c.tunMtu ?? 1500, proto === 'udp' ? CARRIER_PATH_MTU - UDP_CARRIER_OVERHEAD : 1500),
     keepaliveS: c.pingS ?? 10,
     transport: proto,
   };

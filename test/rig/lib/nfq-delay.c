@@ -1,8 +1,10 @@
 /*
  * nfq-delay: delay, jitter and loss for packets on one NFQUEUE (this kernel has no netem qdisc).
- *   nfq-delay QUEUE DELAY_MS JITTER_MS LOSS SEED
+ *   nfq-delay QUEUE DELAY_MS JITTER_MS LOSS SEED [MAX_BYTES]
  * Each packet is dropped with probability LOSS, otherwise accepted DELAY_MS + uniform(0, JITTER_MS)
- * later; jitter larger than the packet spacing reorders packets, as netem's does.
+ * later; jitter larger than the packet spacing reorders packets, as netem's does. With MAX_BYTES,
+ * an IP packet longer than that is dropped without a word (a path MTU black hole: no ICMP). The
+ * kernel hands NFQUEUE each segment of a GSO packet on its own, so lengths are the wire's.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +22,7 @@ struct pending { uint64_t due_ns; uint32_t id; };
 static struct pending heap[MAX_PENDING];
 static int heap_len;
 static double delay_ms, jitter_ms, loss;
+static long max_bytes; /* 0: no limit */
 static struct nfq_q_handle *qh;
 
 static uint64_t now_ns(void) {
@@ -59,6 +62,13 @@ static int on_packet(struct nfq_q_handle *q, struct nfgenmsg *msg, struct nfq_da
   struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
   if (!ph) return 0;
   uint32_t id = ntohl(ph->packet_id);
+  if (max_bytes > 0) {
+    unsigned char *ip = NULL;
+    int got = nfq_get_payload(nfa, &ip);
+    /* IPv4 total length (bytes 2-3); the rig's paths are IPv4 only. */
+    long len = got >= 4 && (ip[0] >> 4) == 4 ? ((long)ip[2] << 8 | ip[3]) : got;
+    if (len > max_bytes) return nfq_set_verdict(q, id, NF_DROP, 0, NULL);
+  }
   if (loss > 0 && drand48() < loss) return nfq_set_verdict(q, id, NF_DROP, 0, NULL);
   double ms = delay_ms + (jitter_ms > 0 ? drand48() * jitter_ms : 0);
   if (ms <= 0 || heap_len >= MAX_PENDING) return nfq_set_verdict(q, id, NF_ACCEPT, 0, NULL);
@@ -67,7 +77,11 @@ static int on_packet(struct nfq_q_handle *q, struct nfgenmsg *msg, struct nfq_da
 }
 
 int main(int argc, char **argv) {
-  if (argc != 6) { fprintf(stderr, "usage: nfq-delay QUEUE DELAY_MS JITTER_MS LOSS SEED\n"); return 2; }
+  if (argc != 6 && argc != 7) {
+    fprintf(stderr, "usage: nfq-delay QUEUE DELAY_MS JITTER_MS LOSS SEED [MAX_BYTES]\n");
+    return 2;
+  }
+  max_bytes = argc == 7 ? atol(argv[6]) : 0;
   int queue = atoi(argv[1]);
   delay_ms = atof(argv[2]); jitter_ms = atof(argv[3]); loss = atof(argv[4]);
   srand48(atol(argv[5]));
@@ -75,7 +89,8 @@ int main(int argc, char **argv) {
   if (!h) { perror("nfq_open"); return 1; }
   qh = nfq_create_queue(h, (uint16_t)queue, on_packet, NULL);
   if (!qh) { perror("nfq_create_queue"); return 1; }
-  nfq_set_mode(qh, NFQNL_COPY_META, 0);
+  /* The IP header's first bytes, for MAX_BYTES; nothing else is read. */
+  nfq_set_mode(qh, max_bytes > 0 ? NFQNL_COPY_PACKET : NFQNL_COPY_META, max_bytes > 0 ? 20 : 0);
   nfq_set_queue_maxlen(qh, 20000);
   int fd = nfq_fd(h);
   nfnl_rcvbufsiz(nfq_nfnlh(h), 8 * 1024 * 1024);
