@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { isWildcardHost } from '../common/index.js';
+import { isWildcardHost, unbracket } from '../common/index.js';
 
 export interface AccessPolicy {
   token: string;
@@ -49,7 +49,7 @@ export function ownHosts(
     if (fixed.has(host)) return true;
     if (!wildcard || !host.endsWith(`:${port}`)) return false;
     const name = host.slice(0, -`:${port}`.length);
-    if (isIP(name.replace(/^\[|\]$/g, '')) === 0) return false;
+    if (isIP(unbracket(name)) === 0) return false;
     return interfaces().includes(name);
   };
 }

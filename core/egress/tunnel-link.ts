@@ -5,6 +5,7 @@
  * after links/open-link.ts picked the client.
  */
 import type { NodeTrust, TrustRule } from '../reach/index.js';
+import type { SstpClientOptions } from '../sstp/index.js';
 
 export type TunnelProtocol = 'openvpn' | 'sstp' | 'sevpn';
 /** Every protocol a node can be reached with, in the default order (config tunnel.protocols). */
@@ -80,18 +81,14 @@ export interface OpenVpnLinkSpec {
   trust?: { serverName: string | null; extraRoots?: string[]; profileCaInClear?: boolean };
 }
 
-/** How to reach a node with SSTP: its address, its TLS port, the DDNS name its certificate is for. */
-export interface SstpLinkSpec {
+/**
+ * How to reach a node with SSTP: the client's own options (its address, its TLS port, the DDNS name
+ * its certificate is for, the account), plus the upstream as a URL so the spec crosses into a worker.
+ */
+export type SstpLinkSpec = Pick<SstpClientOptions, 'host' | 'port' | 'trust' | 'sni' | 'username' | 'password'> & {
   protocol: 'sstp';
-  host: string;
-  port: number;
-  /** Whom its certificate may come from; the DDNS name is also the SNI and the HTTP Host. */
-  trust: NodeTrust & { serverName: string };
-  sni?: boolean;
-  username?: string;
-  password?: string;
   upstreamUrl?: string;
-}
+};
 
 /** How to reach a node with SE-VPN: its address, its TLS port, whom its certificate may come from, the hub. */
 export interface SeVpnLinkSpec {
