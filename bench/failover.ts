@@ -1,5 +1,5 @@
 /**
- * npm run bench:failover [-- --rounds 3] [--shapes kill,blackhole,dns-dead,uplink-dead]
+ * npm run bench:failover [-- --rounds 3] [--shapes kill,blackhole,dns-dead,uplink-dead,full,crawl]
  *
  * How long a node's failure costs the user (#60), shape by shape, with the settings a user gets
  * (15 s health windows, the anti-flap minute): for each round and shape a fresh core over the
@@ -27,6 +27,8 @@ const GOAL: Record<Shape, { s: number; from: 'fault' | 'first failure' }> = {
   'uplink-dead': { s: 45, from: 'first failure' },
   // The node in use killed while the next best takes no new session: as a death, one refusal more.
   full: { s: 5, from: 'fault' },
+  // A node slowed to 50 KB/s while the others are known to deliver far more: within two minutes.
+  crawl: { s: 120, from: 'fault' },
 };
 
 const rig = await Rig.up({ nodes: 4, openvpn: [], bigMib: 8, client: true });

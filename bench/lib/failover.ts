@@ -24,7 +24,7 @@ const TOKEN = 'failover-bench-admin-token-0123456789';
 /** A new request this often: the figures' resolution (a user's page loads are denser still). */
 const REQUEST_EVERY_MS = 250;
 
-export const SHAPES = ['kill', 'blackhole', 'dns-dead', 'uplink-dead', 'full'] as const;
+export const SHAPES = ['kill', 'blackhole', 'dns-dead', 'uplink-dead', 'full', 'crawl'] as const;
 export type Shape = (typeof SHAPES)[number];
 
 export interface ShapeRun {
@@ -43,6 +43,8 @@ export interface ShapeRun {
   fullNode?: string;
   /** full: requests after the fault that went through that node anyway (it took a session it should not have). */
   viaFullNode?: number;
+  /** crawl: what the core had learnt each node delivers before the fault (node → bytes/s), and the crawl's rate. */
+  learnt?: Record<string, number>;
   /** dns-dead: the download by address through the faulted node arrived whole (null: not run). */
   healthyDownloadOk: boolean | null;
   healthyDownloadError?: string;
@@ -130,7 +132,7 @@ function downloadByAddress(rig: Rig, proxyPort: number, rate: number): Promise<{
   return new Promise((res) => {
     const c = spawn('curl', [
       ...['-sS', '--max-time', '180', '--socks5', `127.0.0.1:${proxyPort}`],
-      rig.url(`/big?rate=${rate}`),
+      rig.url(rate > 0 ? `/big?rate=${rate}` : '/big'),
     ]);
     const hash = createHash('sha256');
     let err = '';
@@ -167,7 +169,53 @@ function fault(rig: Rig, shape: Shape, node: string): () => Promise<void> {
       const back = rig.cutUplinkTcp(node);
       return async () => back();
     }
+    case 'crawl':
+      // 400 kbit/s, 50 KB/s, from the node towards Gatehop: a volunteer's machine slowed to a crawl.
+      rig.rateLimit(node, CRAWL_KBIT);
+      return async () => rig.clearRateLimit(node);
   }
+}
+
+const CRAWL_KBIT = 400;
+
+/**
+ * crawl: a node is left for one known to be much faster, so the core must have seen what each
+ * delivers, as a user's downloads would have shown it: each node picked in turn (POST /switch),
+ * a download through it, a health window to take it in, then automatic selection again.
+ */
+async function learnNodeSpeeds(rig: Rig, core: FailoverCore, windowMs: number): Promise<Record<string, number>> {
+  const api = (method: string, path: string, body?: unknown) =>
+    apiRequest(core.adminPort, method, path, { token: core.token, ...(body ? { body } : {}) });
+  const learnt: Record<string, number> = {};
+  for (const n of rig.softether) {
+    const r = await api('POST', '/switch', { nodeId: n.name });
+    if (r.status !== 202) throw new Error(`failover: POST /switch ${n.name}: ${r.status}`);
+    await until(
+      `${n.name} in use`,
+      async () => ((await core.status()).active?.nodeId === n.name ? true : undefined),
+      60_000,
+    );
+    const t0 = Date.now();
+    const d = await downloadByAddress(rig, core.proxyPort, 0);
+    if (!d.ok) throw new Error(`failover: learning ${n.name}: ${d.error}`);
+    learnt[n.name] = Math.round((rig.state.bigBytes * 1000) / Math.max(1, Date.now() - t0));
+    await sleep(windowMs + 500); // a health window takes the download in
+  }
+  const r = await api('POST', '/mode', { auto: true });
+  if (r.status !== 200) throw new Error(`failover: POST /mode: ${r.status}`);
+  return learnt;
+}
+
+/** An unpaced download of /big by address, read as fast as it comes: what shows a crawl. Resolves with how to stop it. */
+function bulkDownload(rig: Rig, proxyPort: number): () => void {
+  const c = spawn(
+    'curl',
+    ['-sS', '-o', '/dev/null', '--max-time', '300', '--socks5', `127.0.0.1:${proxyPort}`, rig.url('/big')],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return () => void c.kill('SIGKILL');
 }
 
 /**
@@ -178,9 +226,10 @@ export async function runShape(
   rig: Rig,
   core: FailoverCore,
   shape: Shape,
-  o: { timeoutMs?: number; downloadRate?: number } = {},
+  o: { timeoutMs?: number; downloadRate?: number; windowMs?: number } = {},
 ): Promise<ShapeRun> {
   const timeoutMs = o.timeoutMs ?? 120_000;
+  const learnt = shape === 'crawl' ? await learnNodeSpeeds(rig, core, o.windowMs ?? 15_000) : undefined;
   const exitOf = new Map(rig.state.nodes.map((n) => [n.exitAddress, n.name]));
   const steady = await until(
     'a steady core (a node in use, no switch running)',
@@ -228,6 +277,8 @@ export async function runShape(
   const unfill = nextName ? await fillNode(rig, nextName) : null;
   const faultAt = Date.now();
   const heal = fault(rig, shape, node);
+  // A crawl shows only to downloads: one runs through the node from the fault on.
+  const stopBulk = shape === 'crawl' ? bulkDownload(rig, core.proxyPort) : null;
   let recovered: { startedAt: number; via: string | null } | undefined;
   try {
     recovered = await until(
@@ -244,6 +295,7 @@ export async function runShape(
     ).catch(() => undefined);
   } finally {
     stop = true;
+    stopBulk?.();
     await loop;
     await Promise.all(inflight); // the last requests' answers or timeouts (8 s at most)
     await heal();
@@ -260,6 +312,7 @@ export async function runShape(
     recoveredVia: recovered?.via ?? null,
     failedRequests: after.filter((r) => !r.ok && (!recovered || r.startedAt < recovered.startedAt)).length,
     ...(nextName ? { fullNode: nextName, viaFullNode: after.filter((r) => r.via === nextName).length } : {}),
+    ...(learnt ? { learnt } : {}),
     healthyDownloadOk: dl ? dl.ok : null,
     ...(dl?.error ? { healthyDownloadError: dl.error } : {}),
   };

@@ -57,7 +57,7 @@ export const switchRecordSchema = z.object({
   protocol: tunnelProtocolSchema.optional(),
   error: z.string().optional(),
   /** Why the node in use was left (#60): how it failed in use, or died (its tunnel went). Absent: not left for failing, or an older core. */
-  leftFor: z.enum(['link', 'dns', 'connects', 'stall', 'other', 'died', 'flapping']).optional(),
+  leftFor: z.enum(['link', 'dns', 'connects', 'stall', 'slow', 'other', 'died', 'flapping']).optional(),
 });
 export type SwitchRecordDto = z.infer<typeof switchRecordSchema>;
 
@@ -297,8 +297,8 @@ export const statusSchema = z.object({
       badWindows: z.number().int(),
       score: z.number().nullable(),
       reasons: z.array(z.string()),
-      /** The last window's symptoms as ids (#60): link, dns, dns-slow, connects, stall, retransmit. Absent: an older core. */
-      symptoms: z.array(z.enum(['link', 'dns', 'dns-slow', 'connects', 'stall', 'retransmit'])).optional(),
+      /** The last window's symptoms as ids (#60): link, dns, dns-slow, connects, stall, slow (a crawl), retransmit. Absent: an older core. */
+      symptoms: z.array(z.enum(['link', 'dns', 'dns-slow', 'connects', 'stall', 'slow', 'retransmit'])).optional(),
       consecutiveBad: z.number().int(),
     })
     .nullable(),
@@ -433,7 +433,7 @@ export const statusSchema = z.object({
 export type Status = z.infer<typeof statusSchema>;
 
 /** How the active node fails, in one word for the tray and the window (#60). */
-export type FailingShape = 'link' | 'dns' | 'connects' | 'stall' | 'other';
+export type FailingShape = 'link' | 'dns' | 'connects' | 'stall' | 'slow' | 'other';
 
 /**
  * What the active node's health windows see go wrong, while they go wrong (null when the last
@@ -443,7 +443,7 @@ export type FailingShape = 'link' | 'dns' | 'connects' | 'stall' | 'other';
 export function failingShapeOf(h: Status['health']): FailingShape | null {
   if (!h || h.consecutiveBad < 1) return null;
   const seen = new Set(h.symptoms ?? []);
-  for (const shape of ['link', 'dns', 'connects', 'stall'] as const) if (seen.has(shape)) return shape;
+  for (const shape of ['link', 'dns', 'connects', 'stall', 'slow'] as const) if (seen.has(shape)) return shape;
   return 'other';
 }
 
@@ -490,7 +490,7 @@ export const nodeSchema = z.object({
    */
   left: z
     .object({
-      shape: z.enum(['link', 'dns', 'connects', 'stall', 'other', 'flapping']),
+      shape: z.enum(['link', 'dns', 'connects', 'stall', 'slow', 'other', 'flapping']),
       at: z.number(),
       until: z.number(),
     })

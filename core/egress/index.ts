@@ -11,6 +11,7 @@ export type {
   UdpDatagram,
 } from './types.js';
 export { DirectEgress } from './direct-egress.js';
+export { BULK_MIN_BYTES, BulkMeter, bulkRateBps, type BulkSample } from './bulk-meter.js';
 export { mapSocketError } from './map-socket-error.js';
 export { SingleEgressSource } from './single-egress-source.js';
 export { UnavailableEgress } from './unavailable-egress.js';

@@ -14,6 +14,7 @@ import type {
   UdpDatagram,
 } from './types.js';
 import { stackOptionsOf } from './tunnel-stack-options.js';
+import { BulkMeter, type BulkSample } from './bulk-meter.js';
 import { ConnectHosts, countsAgainstNode, type ConnectHostCounts } from './connect-hosts.js';
 import { ECHO_TIMEOUT_MS, SilenceLimits } from './silence-limits.js';
 import { openLink } from './links/open-link.js';
@@ -36,6 +37,8 @@ export class TunnelEgress implements Egress {
   readonly nodeId: string;
   readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
   readonly #connectHosts = new ConnectHosts();
+  /** Made at the first takeBulk (a health monitor watching): a tunnel nobody watches meters nothing. */
+  #bulk: BulkMeter | null = null;
   readonly since = Date.now();
   #state: EgressState = 'ready';
   readonly #closeHandlers = new Set<(reason: string) => void>();
@@ -239,6 +242,15 @@ export class TunnelEgress implements Egress {
     return this.#connectHosts.take();
   }
 
+  /** What bulk downloads through this tunnel took since the last call, and how fast (bulk-meter.ts). */
+  takeBulk(): BulkSample | null {
+    if (!this.#bulk) {
+      this.#bulk = new BulkMeter();
+      return null;
+    }
+    return this.#bulk.take();
+  }
+
   /** Netstack TCP counters for a retransmission rate. */
   tcpCounters(): { segmentsOut: number; retransmissions: number } {
     const t = this.stack.stats.tcp;
@@ -323,6 +335,7 @@ export class TunnelEgress implements Egress {
         throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${host}: no IPv4 address (the tunnel is IPv4 only)`);
       const stream = await this.stack.connectTcp(addresses[0]!, port, { timeoutMs: opts.timeoutMs ?? 15_000, signal });
       if (!opts.check) this.#connectHosts.ok(host);
+      if (this.#bulk) stream.observer = this.#bulk;
       this.stats.sessionsActive++;
       this.stats.sessionsTotal++;
       stream.once('close', () => {

@@ -90,6 +90,8 @@ export class SwitchController {
   readonly #drops = new Map<string, number[]>();
   /** When a node was last left at once for every connect failing (urgent health). */
   #lastUrgentLeave = Number.NEGATIVE_INFINITY;
+  /** When a node was last left for a crawl: one crawl leave per health.leftHoldMs (#fasterNodeKnown). */
+  #lastCrawlLeave = Number.NEGATIVE_INFINITY;
   /** The node the next switch leaves for failing, and how (said in its record). */
   #leaving: { nodeId: string; leftFor: NonNullable<SwitchRecord['leftFor']> } | null = null;
   /** A pick made while a switch ran: switched to when that one ends. */
@@ -223,7 +225,13 @@ export class SwitchController {
       deps.health,
       {
         onUnhealthy: (source, reason, o) => this.#onUnhealthy(source, reason, o?.urgent === true),
+        fasterNodeKnown: (source, rateBps) => this.#fasterNodeKnown(source, rateBps),
         onWindow: (source, w) => {
+          // What the node in use delivers when asked for much: remembered, so a later crawl
+          // elsewhere knows this node is faster (#60).
+          const held = this.#active;
+          if (w.bulkRateBps !== null && held?.egress === source)
+            this.deps.selector.recordThroughput(held.node.id, w.bulkRateBps);
           const h = this.health;
           h.windows++;
           if (w.bad) h.badWindows++;
@@ -638,6 +646,19 @@ export class SwitchController {
     void this.#begin(`active node ${held.node.id} died: ${why}`, 'urgent');
   }
 
+  /**
+   * A crawl through the node in use (#60) counts only where leaving can help: another usable node
+   * is known to deliver `rateBps`. Not after a crawl was left within health.leftHoldMs: if the
+   * next node is as slow, the cause is likelier the destination or this network (a slow site, the
+   * user's own link) than a second volunteer.
+   */
+  #fasterNodeKnown(source: HealthSource, rateBps: number): boolean {
+    const held = this.#active;
+    if (held?.egress !== source) return false;
+    if (Date.now() - this.#lastCrawlLeave < this.deps.health.leftHoldMs) return false;
+    return this.deps.selector.fasterNodeKnown(rateBps, held.node.id) !== null;
+  }
+
   #onUnhealthy(source: HealthSource, reason: string, urgent = false): void {
     if (this.#active?.egress !== source || this.#running || this.#stopped) return;
     // Every connect failing, to many places, is left at once like a dead tunnel (#60), but not
@@ -654,6 +675,7 @@ export class SwitchController {
     // Remembered with how it failed (#60), and held away from automatic selection for a while: a
     // tunnel to it coming up again says nothing about its resolver or its uplink.
     const shape = failureShapeOf(this.health.last?.symptoms ?? []);
+    if (shape === 'slow') this.#lastCrawlLeave = now;
     this.deps.selector.recordLeft(node.id, shape, this.deps.health.leftHoldMs);
     this.#log.info(
       { event: 'node-left', nodeId: node.id, shape, holdMs: this.deps.health.leftHoldMs },

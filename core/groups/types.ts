@@ -48,7 +48,7 @@ export interface SwitchRecord {
   protocol?: TunnelProtocol;
   error?: string;
   /** Why the node in use was left (#60): how it failed in use, or 'died' (its tunnel went). Absent: it was not left for failing. */
-  leftFor?: 'link' | 'dns' | 'connects' | 'stall' | 'other' | 'died' | 'flapping';
+  leftFor?: 'link' | 'dns' | 'connects' | 'stall' | 'slow' | 'other' | 'died' | 'flapping';
 }
 
 export type ControllerEvent =

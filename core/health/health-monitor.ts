@@ -20,6 +20,11 @@ export interface HealthMonitorEvents {
    * asks `failing` when that ends).
    */
   onUnhealthy(source: HealthSource, reason: string, o?: { urgent: boolean }): void;
+  /**
+   * Whether another node in the pool is known to deliver at least `rateBps` (the crawl's rate
+   * times crawlFasterBy): only then is a crawl a bad window (absent: never).
+   */
+  fasterNodeKnown?(source: HealthSource, rateBps: number): boolean;
 }
 
 /**
@@ -58,6 +63,7 @@ export class HealthMonitor {
     this.#source = source;
     this.#before = source ? countersOf(source) : null;
     source?.takeConnectHosts?.(); // what it saw before it was watched (a standby, a member) is not this window's
+    source?.takeBulk?.();
     this.#consecutiveBad = 0;
     this.#needsTraffic = false;
     if (source && !this.#timer) {
@@ -97,6 +103,8 @@ export class HealthMonitor {
       if (source !== this.#source) return null; // replaced while we measured
       const now = countersOf(source);
       const hosts = source.takeConnectHosts?.();
+      const bulk = source.takeBulk?.() ?? null;
+      const rateBps = bulk ? (bulk.bytes * 1000) / bulk.spanMs : null;
       const w = scoreWindow(
         {
           link,
@@ -104,6 +112,16 @@ export class HealthMonitor {
           sessionsActive: source.stats.sessionsActive,
           delta: diffCounters(now, this.#before!),
           ...(hosts ? { hosts } : {}),
+          ...(rateBps !== null
+            ? {
+                bulk: {
+                  rateBps,
+                  fasterKnown:
+                    rateBps < this.opts.crawlBps &&
+                    (this.events.fasterNodeKnown?.(source, rateBps * this.opts.crawlFasterBy) ?? false),
+                },
+              }
+            : {}),
         },
         this.opts,
       );

@@ -51,6 +51,17 @@ export const healthOptionsSchema = z
       .int()
       .min(0)
       .default(10 * 60_000),
+    /**
+     * Bulk downloads slower than this (bytes/s) through the node in use make a window bad (#60), when
+     * a node in the pool is known to deliver `crawlFasterBy` times as much: a volunteer's machine
+     * slowed to a crawl is left while a much faster one is there. 0 turns it off.
+     */
+    crawlBps: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * 1024),
+    crawlFasterBy: z.number().min(1).default(5),
   })
   .strict();
 

@@ -15,6 +15,8 @@ export interface HealthSource {
   tcpCounters(): { segmentsOut: number; retransmissions: number };
   /** Distinct destinations connects reached and failed to reach since the last call (absent: not counted). */
   takeConnectHosts?(): { ok: number; failed: number; failedNames: number };
+  /** What bulk downloads took since the last call, and in what span (core/egress/bulk-meter.ts; absent: not metered). */
+  takeBulk?(): { bytes: number; spanMs: number; streams: number } | null;
 }
 
 /** Cumulative counters at one instant; a window is the difference of two. */
@@ -34,10 +36,15 @@ export interface WindowSample {
   delta: HealthCounters;
   /** Distinct destinations connects reached and failed to reach in the window (absent: not counted). */
   hosts?: { ok: number; failed: number; failedNames: number };
+  /**
+   * Bulk downloads in the window: their rate, and whether another node in the pool is known to
+   * deliver `crawlFasterBy` times that (absent: none ran, or the egress does not meter them).
+   */
+  bulk?: { rateBps: number; fasterKnown: boolean };
 }
 
-/** What a window saw go wrong: the link, names, connects, a stall, retransmissions. */
-export type Symptom = 'link' | 'dns' | 'dns-slow' | 'connects' | 'stall' | 'retransmit';
+/** What a window saw go wrong: the link, names, connects, a stall, a crawl, retransmissions. */
+export type Symptom = 'link' | 'dns' | 'dns-slow' | 'connects' | 'stall' | 'slow' | 'retransmit';
 
 export interface WindowScore {
   /** 0 (dead) .. 1 (fine). */
@@ -58,6 +65,8 @@ export interface WindowScore {
    * switch at once instead of after `badWindows` windows.
    */
   urgent: boolean;
+  /** Bulk downloads' rate in the window (bytes/s), null when none ran: what the node delivers when asked. */
+  bulkRateBps: number | null;
 }
 
 export function countersOf(source: HealthSource): HealthCounters {
@@ -96,7 +105,15 @@ export function scoreWindow(w: WindowSample, o: HealthOptions): WindowScore {
   const { connects, failures, bytes, segmentsOut, retransmissions } = w.delta;
   const quiet = connects === 0 && bytes === 0 && w.sessionsActive === 0;
   if (w.link !== 'up')
-    return { score: 0, bad: true, reasons: [`link ${w.link}`], symptoms: ['link'], quiet, urgent: false };
+    return {
+      score: 0,
+      bad: true,
+      reasons: [`link ${w.link}`],
+      symptoms: ['link'],
+      quiet,
+      urgent: false,
+      bulkRateBps: w.bulk?.rateBps ?? null,
+    };
   let score = 1;
   const reasons: string[] = [];
   const symptoms: Symptom[] = [];
@@ -115,6 +132,10 @@ export function scoreWindow(w: WindowSample, o: HealthOptions): WindowScore {
   if (connects >= o.minConnectAttempts && failures / connects > o.maxConnectFailureRate)
     take(0.6, 'connects', `${failures}/${connects} connects failed`);
   if (w.sessionsActive > 0 && bytes === 0) take(0.3, 'stall', `stall: ${w.sessionsActive} sessions, no bytes`);
+  // A crawl (#60) is a bad window alone, but only where leaving can help: another node is known
+  // to deliver several times as much (a slow site, or the user's own slow link, is slow anywhere).
+  if (w.bulk && w.bulk.rateBps < o.crawlBps && w.bulk.fasterKnown)
+    take(0.6, 'slow', `downloads crawl at ${Math.round(w.bulk.rateBps / 1024)} KiB/s`);
   if (segmentsOut >= o.minSegments && retransmissions / segmentsOut > o.maxRetransmissionRate)
     take(0.3, 'retransmit', `retransmitting ${Math.round((100 * retransmissions) / segmentsOut)} %`);
   score = Math.max(0, score);
@@ -125,17 +146,25 @@ export function scoreWindow(w: WindowSample, o: HealthOptions): WindowScore {
     w.hosts.ok === 0 &&
     w.hosts.failed >= o.urgentFailedHosts;
   if (urgent) reasons.push(`every connect failed, to ${w.hosts!.failed} places`);
-  return { score, bad: score < o.threshold || urgent, reasons, symptoms, quiet, urgent };
+  return {
+    score,
+    bad: score < o.threshold || urgent,
+    reasons,
+    symptoms,
+    quiet,
+    urgent,
+    bulkRateBps: w.bulk?.rateBps ?? null,
+  };
 }
 
 /** Symptoms only a window with traffic can see: a quiet window says nothing about them. */
-export const TRAFFIC_SYMPTOMS: ReadonlySet<Symptom> = new Set(['connects', 'stall', 'retransmit']);
+export const TRAFFIC_SYMPTOMS: ReadonlySet<Symptom> = new Set(['connects', 'stall', 'slow', 'retransmit']);
 
-/** How a window says a node fails, most telling first: the link, names, connects, a stall, something else. */
-export type FailureShape = 'link' | 'dns' | 'connects' | 'stall' | 'other';
+/** How a window says a node fails, most telling first: the link, names, connects, a stall, a crawl, something else. */
+export type FailureShape = 'link' | 'dns' | 'connects' | 'stall' | 'slow' | 'other';
 
 export function failureShapeOf(symptoms: readonly Symptom[]): FailureShape {
   const seen = new Set(symptoms);
-  for (const shape of ['link', 'dns', 'connects', 'stall'] as const) if (seen.has(shape)) return shape;
+  for (const shape of ['link', 'dns', 'connects', 'stall', 'slow'] as const) if (seen.has(shape)) return shape;
   return 'other';
 }

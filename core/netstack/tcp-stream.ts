@@ -28,6 +28,12 @@ export interface TcpInfo {
   localPort: number;
 }
 
+/** Told of each received chunk, and when the reader fell behind (core/egress's BulkMeter fits). */
+export interface ReceiveObserver {
+  data(stream: object, bytes: number): void;
+  heldBack(stream: object): void;
+}
+
 export interface TcpStreamStats {
   bytesIn: number;
   bytesOut: number;
@@ -54,6 +60,8 @@ export class TcpStream extends Duplex {
   readonly remotePort: number;
   readonly localAddress: string;
   readonly stats: TcpStreamStats = { bytesIn: 0, bytesOut: 0, bytesQueued: 0 };
+  /** Set by the stream's owner to meter what arrives (null: nobody asks). */
+  observer: ReceiveObserver | null = null;
   #ops: TcpPcbOps | null;
   #connected = false;
   #rx: Buffer[] = [];
@@ -103,6 +111,11 @@ export class TcpStream extends Duplex {
     this.stats.bytesIn += data.length;
     this.stats.bytesQueued += data.length;
     this.#rx.push(data);
+    if (this.observer) {
+      this.observer.data(this, data.length);
+      // What came before is still waiting for the reader: the reader, not the peer, sets the pace.
+      if (!this.#reading || this.#rx.length > 1) this.observer.heldBack(this);
+    }
     if (this.#reading) this.#pump();
   }
 

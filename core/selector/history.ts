@@ -37,6 +37,11 @@ export function withSuccess(
   };
 }
 
+/** Bulk downloads through the node ran at `rateBps` (#60): folded into what it is known to deliver. */
+export function withThroughput(h: NodeHistory, rateBps: number): NodeHistory {
+  return { ...h, avgThroughputBps: ewma(h.avgThroughputBps, rateBps) };
+}
+
 export function inBackoff(h: NodeHistory, now: number): boolean {
   return h.backoffUntil !== null && h.backoffUntil > now;
 }

@@ -1,7 +1,7 @@
 import { Listeners, type Logger } from '../common/index.js';
 import { emptyHistory, type LatencySample, type LeftShape, type NodeHistory } from '../store/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
-import { inBackoff, leftHolding, withFailure, withLeft, withSuccess } from './history.js';
+import { inBackoff, leftHolding, withFailure, withLeft, withSuccess, withThroughput } from './history.js';
 import type { SelectorOptions } from './options.js';
 import { computePriors, topK, type PriorTerms } from './priors.js';
 import { mapBounded, probeNode, type ProbeResult } from './probes.js';
@@ -232,6 +232,24 @@ export class Selector {
     this.store.saveHistory(withSuccess(this.store.history(nodeId), now, sample));
     if (sample.urlMs !== undefined)
       this.store.addLatency({ nodeId, at: now, kind: 'url', ms: sample.urlMs, success: true });
+  }
+
+  /** Bulk downloads through the node in use ran at `rateBps` (#60): remembered as what it delivers. */
+  recordThroughput(nodeId: string, rateBps: number): void {
+    this.store.saveHistory(withThroughput(this.store.history(nodeId), rateBps));
+  }
+
+  /**
+   * A node the last ranking found usable, other than `exceptId` and not held away, that is known to
+   * deliver `rateBps` or more (bulk downloads through it, remembered): where a crawl may be left for.
+   */
+  fasterNodeKnown(rateBps: number, exceptId: string, now = Date.now()): string | null {
+    for (const r of this.#last?.ranked ?? []) {
+      const id = r.node.id;
+      if (id === exceptId || this.backingOff(id, now)) continue;
+      if ((this.store.history(id).avgThroughputBps ?? 0) >= rateBps) return id;
+    }
+    return null;
   }
 
   /** A reload: the next ranking uses these. */

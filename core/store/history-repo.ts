@@ -16,7 +16,15 @@ interface HistoryRow {
   left_until: number | null;
 }
 
-const LEFT_SHAPES: ReadonlySet<string> = new Set<LeftShape>(['link', 'dns', 'connects', 'stall', 'other', 'flapping']);
+const LEFT_SHAPES: ReadonlySet<string> = new Set<LeftShape>([
+  'link',
+  'dns',
+  'connects',
+  'stall',
+  'slow',
+  'other',
+  'flapping',
+]);
 
 /** What each node's tunnels did: successes, failures, back-off, throughput. */
 export class HistoryRepo {

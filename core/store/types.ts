@@ -17,7 +17,7 @@ export interface NodeHistory {
 }
 
 /** How a node in use failed when it was left: the link, names, connections, a stall, something else, or its tunnel kept dropping. */
-export type LeftShape = 'link' | 'dns' | 'connects' | 'stall' | 'other' | 'flapping';
+export type LeftShape = 'link' | 'dns' | 'connects' | 'stall' | 'slow' | 'other' | 'flapping';
 
 export type LatencyKind = 'tcp' | 'url' | 'dns';
 

@@ -37,6 +37,20 @@ describe('why a node was left, in the Nodes view (#60)', () => {
     expect(screen.getByTestId('state-node-3').textContent).toMatch(/: its tunnel kept dropping; kept away until /);
   });
 
+  it('a node left for a crawl says downloads crawled through it, in English and Persian', () => {
+    const slow = node(4, { state: 'candidate', left: { shape: 'slow', at, until } });
+    for (const [lang, re] of [
+      ['en', /: downloads crawled through it; kept away until /],
+      ['fa', /کنار گذاشته شد: دانلودها از راه آن بسیار کند بودند/],
+    ] as const) {
+      const store = createAppStore();
+      store.getState().setNodes({ nodes: [slow], fetchedAt: 1, source: 'x', via: 'direct' });
+      mount(<Nodes />, store, {}, lang);
+      expect(screen.getByTestId('state-node-4').textContent).toMatch(re);
+      cleanup();
+    }
+  });
+
   it('in Persian and Chinese', () => {
     for (const [lang, re] of [
       ['fa', /کنار گذاشته شد: نام‌ها از راه آن پیدا نمی‌شدند/],

@@ -1,6 +1,7 @@
 /**
  * The chaos suite (#60): real SoftEther nodes on the rig, faults made inside the node's own
- * namespace (a killed server, a black hole, a full server, a silent resolver, a dead uplink), a
+ * namespace (a killed server, a black hole, a full server, a silent resolver, a dead uplink, a
+ * crawl; large packets dropped is test/e2e/mtu-rig.test.ts, since transfers survive it there), a
  * new request by a fresh name every 250 ms through a real core. Each shape: new requests work
  * again through another node; for a silent resolver, a download by address through the node (a healthy path)
  * arrives whole across the move; a node left for how it failed says so in /nodes and /status.
@@ -36,7 +37,7 @@ describe.skipIf(!isRoot)('node failure shapes on the rig (#60)', () => {
   });
 
   const shape = async (s: Shape) => {
-    const r = await runShape(rig, core, s, { timeoutMs: 90_000 });
+    const r = await runShape(rig, core, s, { timeoutMs: 90_000, windowMs: 5_000 });
     console.log(JSON.stringify(r));
     if (r.recoveredMs === null) {
       const nodes = nodesSchema.parse(
@@ -79,6 +80,14 @@ describe.skipIf(!isRoot)('node failure shapes on the rig (#60)', () => {
     const r = await shape('uplink-dead');
     expect((await core.status()).switches.last).toMatchObject({ from: r.node, kind: 'urgent', leftFor: 'connects' });
     await expectLeft(r.node, 'connects');
+  }, 240_000);
+
+  it('a node slowed to a crawl (50 KB/s) while the others are known to deliver far more is left as slow, and remembered', async () => {
+    const r = await shape('crawl');
+    // What the core had seen each node deliver, the crawling one included, before the fault.
+    expect(Object.values(r.learnt!).every((bps) => bps > 5 * 50_000)).toBe(true);
+    expect((await core.status()).switches.last).toMatchObject({ from: r.node, kind: 'auto', leftFor: 'slow' });
+    await expectLeft(r.node, 'slow');
   }, 240_000);
 
   async function expectLeft(node: string, why: string): Promise<void> {

@@ -87,6 +87,11 @@ class FakeTunnel extends DirectEgress implements NodeTunnel {
     this.#places = 0;
     return { ok: 0, failed, failedNames: 0 };
   }
+  /** What bulk downloads did in each health window (null: none ran). */
+  bulk: { bytes: number; spanMs: number; streams: number } | null = null;
+  takeBulk(): { bytes: number; spanMs: number; streams: number } | null {
+    return this.bulk;
+  }
   die(reason: string): void {
     void this.close();
     for (const fn of this.#close) fn(reason);
@@ -226,6 +231,41 @@ describe('SwitchController and a node that half-dies (#60)', () => {
     w.opened.find((t) => t.nodeId === 'b')!.uplinkDead(5, 4);
     await eventually(() => w.controller.health.badWindows > bad, 2_000, 'b’s bad window');
     await new Promise((r) => setTimeout(r, 400));
+    expect(activeNode(w)).toBe('b');
+  });
+
+  it('a node slowed to a crawl is left, as "slow", only for a node known to deliver five times as much; what nodes deliver is remembered', async () => {
+    const w = world({ health: { ...health, minSwitchIntervalMs: 0, leftHoldMs: 60_000 } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    const a = w.opened.find((t) => t.nodeId === 'a')!;
+    // Fast downloads first: what a delivers is remembered.
+    a.bulk = { bytes: 4 << 20, spanMs: 2_000, streams: 2 };
+    await eventually(() => (w.store.history('a').avgThroughputBps ?? 0) > 1_000_000, 2_000, 'a’s rate remembered');
+    // Then 40 KiB/s, and no other node is known to be faster: nowhere better to go, so a stays.
+    a.bulk = { bytes: 40 * 1024, spanMs: 1_000, streams: 1 };
+    const windows = w.controller.health.windows;
+    await eventually(() => w.controller.health.windows >= windows + 4, 3_000, 'four windows');
+    expect(activeNode(w)).toBe('a');
+    expect(w.controller.health.last?.symptoms).not.toContain('slow');
+    // b is known to deliver 1 MB/s (25× the crawl): a is left for it.
+    w.selector.recordThroughput('b', 1_000_000);
+    await eventually(() => activeNode(w) === 'b', 3_000, 'b takes over');
+    expect(w.controller.lastSwitch).toMatchObject({ from: 'a', to: 'b', leftFor: 'slow' });
+    expect(w.store.history('a').left).toMatchObject({ shape: 'slow' });
+  });
+
+  it('a second crawl within the hold is not left: the destination or this network is likelier slow than two volunteers', async () => {
+    const w = world({ health: { ...health, minSwitchIntervalMs: 0, leftHoldMs: 60_000 } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    w.selector.recordThroughput('b', 1_000_000);
+    w.selector.recordThroughput('c', 1_000_000);
+    w.opened.find((t) => t.nodeId === 'a')!.bulk = { bytes: 40 * 1024, spanMs: 1_000, streams: 1 };
+    await eventually(() => activeNode(w) === 'b', 3_000, 'b takes over');
+    w.opened.find((t) => t.nodeId === 'b')!.bulk = { bytes: 40 * 1024, spanMs: 1_000, streams: 1 };
+    const windows = w.controller.health.windows;
+    await eventually(() => w.controller.health.windows >= windows + 4, 3_000, 'four windows on b');
     expect(activeNode(w)).toBe('b');
   });
 

@@ -297,6 +297,7 @@ export const en = {
       dns: 'left at {{time}}: names failed through it; kept away until {{until}}',
       connects: 'left at {{time}}: connections failed through it; kept away until {{until}}',
       stall: 'left at {{time}}: transfers stalled; kept away until {{until}}',
+      slow: 'left at {{time}}: downloads crawled through it; kept away until {{until}}',
       other: 'left at {{time}}: it was struggling; kept away until {{until}}',
       flapping: 'left at {{time}}: its tunnel kept dropping; kept away until {{until}}',
     },
@@ -537,6 +538,7 @@ export const en = {
         dns: '⚠ names fail through {{node}}; Gatehop leaves it if this goes on',
         connects: '⚠ connections fail through {{node}}; Gatehop leaves it if this goes on',
         stall: '⚠ transfers stall through {{node}}; Gatehop leaves it if this goes on',
+        slow: '⚠ downloads crawl through {{node}} (a faster node is known); Gatehop leaves it if this goes on',
         other: '⚠ {{node}} is struggling; Gatehop leaves it if this goes on',
       },
       /** For ten minutes after Gatehop left a failing node (#60): when, where to, and why. */
@@ -545,6 +547,7 @@ export const en = {
         dns: 'Moved to {{to}} at {{time}}: names failed through {{from}}',
         connects: 'Moved to {{to}} at {{time}}: connections failed through {{from}}',
         stall: 'Moved to {{to}} at {{time}}: transfers stalled through {{from}}',
+        slow: 'Moved to {{to}} at {{time}}: downloads crawled through {{from}}',
         other: 'Moved to {{to}} at {{time}}: {{from}} was struggling',
         died: 'Moved to {{to}} at {{time}}: the tunnel to {{from}} went down',
         flapping: 'Moved to {{to}} at {{time}}: the tunnel to {{from}} kept dropping',

@@ -276,6 +276,7 @@ export const zhCN: Catalog = {
       dns: '{{time}} 已离开：经它的域名解析失败；{{until}} 前不再自动选用',
       connects: '{{time}} 已离开：经它的连接失败；{{until}} 前不再自动选用',
       stall: '{{time}} 已离开：传输停滞；{{until}} 前不再自动选用',
+      slow: '{{time}} 已离开：经它下载极慢；{{until}} 前不再自动选用',
       other: '{{time}} 已离开：状况不佳；{{until}} 前不再自动选用',
       flapping: '{{time}} 已离开：隧道反复断开；{{until}} 前不再自动选用',
     },
@@ -507,6 +508,7 @@ export const zhCN: Catalog = {
         dns: '⚠ 经 {{node}} 的域名解析失败；若持续将切换节点',
         connects: '⚠ 经 {{node}} 的连接失败；若持续将切换节点',
         stall: '⚠ 经 {{node}} 的传输停滞；若持续将切换节点',
+        slow: '⚠ 经 {{node}} 下载极慢（已知有更快的节点）；若持续将切换节点',
         other: '⚠ {{node}} 状况不佳；若持续将切换节点',
       },
       moved: {
@@ -514,6 +516,7 @@ export const zhCN: Catalog = {
         dns: '{{time}} 已切换到 {{to}}：经 {{from}} 的域名解析失败',
         connects: '{{time}} 已切换到 {{to}}：经 {{from}} 的连接失败',
         stall: '{{time}} 已切换到 {{to}}：经 {{from}} 的传输停滞',
+        slow: '{{time}} 已切换到 {{to}}：经 {{from}} 下载极慢',
         other: '{{time}} 已切换到 {{to}}：{{from}} 状况不佳',
         died: '{{time}} 已切换到 {{to}}：到 {{from}} 的隧道已断开',
         flapping: '{{time}} 已切换到 {{to}}：到 {{from}} 的隧道反复断开',

@@ -277,6 +277,7 @@ export const zhTW: Catalog = {
       dns: '{{time}} 已離開：經它的網域解析失敗；{{until}} 前不再自動選用',
       connects: '{{time}} 已離開：經它的連線失敗；{{until}} 前不再自動選用',
       stall: '{{time}} 已離開：傳輸停滯；{{until}} 前不再自動選用',
+      slow: '{{time}} 已離開：經它下載極慢；{{until}} 前不再自動選用',
       other: '{{time}} 已離開：狀況不佳；{{until}} 前不再自動選用',
       flapping: '{{time}} 已離開：通道反覆中斷；{{until}} 前不再自動選用',
     },
@@ -509,6 +510,7 @@ export const zhTW: Catalog = {
         dns: '⚠ 經 {{node}} 的網域解析失敗；若持續將切換節點',
         connects: '⚠ 經 {{node}} 的連線失敗；若持續將切換節點',
         stall: '⚠ 經 {{node}} 的傳輸停滯；若持續將切換節點',
+        slow: '⚠ 經 {{node}} 下載極慢（已知有更快的節點）；若持續將切換節點',
         other: '⚠ {{node}} 狀況不佳；若持續將切換節點',
       },
       moved: {
@@ -516,6 +518,7 @@ export const zhTW: Catalog = {
         dns: '{{time}} 已切換到 {{to}}：經 {{from}} 的網域解析失敗',
         connects: '{{time}} 已切換到 {{to}}：經 {{from}} 的連線失敗',
         stall: '{{time}} 已切換到 {{to}}：經 {{from}} 的傳輸停滯',
+        slow: '{{time}} 已切換到 {{to}}：經 {{from}} 下載極慢',
         other: '{{time}} 已切換到 {{to}}：{{from}} 狀況不佳',
         died: '{{time}} 已切換到 {{to}}：到 {{from}} 的通道已中斷',
         flapping: '{{time}} 已切換到 {{to}}：到 {{from}} 的通道反覆中斷',

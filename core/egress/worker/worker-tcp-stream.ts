@@ -1,6 +1,7 @@
 import { Duplex } from 'node:stream';
 import { errorFromJson, errorToJson, ErrorCodes, GatehopError } from '../../common/index.js';
 import { ACK_EVERY_BYTES, STREAM_WINDOW_BYTES, type ToTunnel, type WireError } from './messages.js';
+import type { BulkMeter } from '../bulk-meter.js';
 import type { Outbox } from './outbox.js';
 
 /** One stream's main-thread side of the boundary windows. */
@@ -46,10 +47,14 @@ export class WorkerTcpStream extends Duplex {
   /** The worker's side has closed; nothing more is sent to it. */
   #farClosed = false;
 
-  constructor(id: number, out: Outbox<ToTunnel>) {
+  readonly #meter: BulkMeter | null;
+
+  /** `meter`: the egress's bulk meter, told each chunk and when the reader held the stream back. */
+  constructor(id: number, out: Outbox<ToTunnel>, meter: BulkMeter | null = null) {
     super({ allowHalfOpen: true, readableHighWaterMark: 64 * 1024, writableHighWaterMark: 64 * 1024 });
     this.#id = id;
     this.#out = out;
+    this.#meter = meter;
   }
 
   // ---- from the worker ----
@@ -58,6 +63,12 @@ export class WorkerTcpStream extends Duplex {
     const buf = Buffer.from(data);
     this.stats.bytesIn += buf.length;
     this.#unacked += buf.length;
+    if (this.#meter) {
+      this.#meter.data(this, buf.length);
+      // The reader has not taken what came before (its pipe paused, or bytes still buffered):
+      // the client, not the node, sets this stream's pace now.
+      if (this.readableFlowing !== true || this.readableLength > 0) this.#meter.heldBack(this);
+    }
     if (!this.push(buf)) this.#full = true;
     else if (this.#unacked >= ACK_EVERY_BYTES) this.#ack();
   }

@@ -29,6 +29,7 @@ import { WorkerTcpStream, type WorkerStreamFlowState } from './worker-tcp-stream
 import { WorkerUdpSocket } from './worker-udp-socket.js';
 import { spawnTunnelWorker, type TunnelWorkerPool } from './worker-pool.js';
 import { tunnelWorkerCounters } from './worker-counters.js';
+import { BulkMeter, type BulkSample } from '../bulk-meter.js';
 import { ConnectHosts, countsAgainstNode, type ConnectHostCounts } from '../connect-hosts.js';
 
 export interface WorkerTunnelOptions extends TunnelEgressOptions {
@@ -62,6 +63,8 @@ export class WorkerTunnelEgress implements Egress {
   readonly protocol: TunnelProtocol;
   readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
   readonly #connectHosts = new ConnectHosts();
+  /** Made at the first takeBulk (a health monitor watching): a tunnel nobody watches meters nothing. */
+  #bulk: BulkMeter | null = null;
   readonly since = Date.now();
   #state: EgressState = 'ready';
   #diagnostics: TunnelDiagnostics;
@@ -213,6 +216,15 @@ export class WorkerTunnelEgress implements Egress {
   /** Distinct destinations connects reached and failed to reach since the last call (the health monitor's). */
   takeConnectHosts(): ConnectHostCounts {
     return this.#connectHosts.take();
+  }
+
+  /** What bulk downloads through this tunnel took since the last call, and how fast (bulk-meter.ts). */
+  takeBulk(): BulkSample | null {
+    if (!this.#bulk) {
+      this.#bulk = new BulkMeter();
+      return null;
+    }
+    return this.#bulk.take();
   }
 
   tcpCounters(): { segmentsOut: number; retransmissions: number } {
@@ -388,7 +400,7 @@ export class WorkerTunnelEgress implements Egress {
       this.#out.send({ t: 'destroy', id: m.id, error: null });
       return;
     }
-    const stream = new WorkerTcpStream(m.id, this.#out);
+    const stream = new WorkerTcpStream(m.id, this.#out, this.#bulk);
     this.#streams.set(m.id, stream);
     this.stats.sessionsActive++;
     this.stats.sessionsTotal++;
