@@ -27,6 +27,8 @@ class TcpCarrier implements Carrier {
   readonly kind;
   readonly framed = true;
   #closed = false;
+  /** The server sent something: it answered, so a close may end the stream in order. */
+  #heard = false;
 
   constructor(
     private readonly socket: Socket,
@@ -41,6 +43,7 @@ class TcpCarrier implements Carrier {
       o.sink.failed(err);
     };
     socket.on('data', (chunk: Buffer) => {
+      this.#heard = true;
       let records: Buffer[];
       try {
         records = reader.push(chunk);
@@ -80,6 +83,10 @@ class TcpCarrier implements Carrier {
     this.socket.removeAllListeners('close');
     this.socket.removeAllListeners('data');
     this.socket.on('error', () => {});
-    this.socket.destroy();
+    // A server that never answered (a filter dropping OpenVPN): a plain close would leave our hard
+    // reset queued in the kernel, resent for minutes after Gatehop gave up on it, on a network
+    // now known to block OpenVPN, the very packet a filter looks for (#60). A reset drops it.
+    if (this.#heard) this.socket.destroy();
+    else this.socket.resetAndDestroy();
   }
 }

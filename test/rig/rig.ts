@@ -613,7 +613,10 @@ export class Rig {
     const lan = this.state.lan;
     return this.#dropRules([
       ['ip', 'daddr', lan, 'udp', 'dport', '1194'],
-      ['ip', 'daddr', lan, 'tcp', 'dport', '1194', '@ih,16,8', '0x38'],
+      // OpenVPN over TCP opens with a short hard reset: a 2-byte length under 256, then opcode 7
+      // (0x38). A filter judging any segment by its third byte alone also drops one in 256 of an
+      // SE-VPN session's own segments on that port (TLS ciphertext), as no real filter would.
+      ['ip', 'daddr', lan, 'ip', 'length', '< 200', 'tcp', 'dport', '1194', '@ih,0,8', '0x00', '@ih,16,8', '0x38'],
     ]);
   }
 
