@@ -367,6 +367,8 @@ export class SwitchController {
       if (!this.deps.nodes().some((n) => n.id === opts.nodeId))
         throw new GatehopError(ErrorCodes.NODE_UNKNOWN, `no node ${opts.nodeId} in the pool`);
       this.deps.selection.pin(opts.nodeId);
+      // The user's pick overrules what automatic selection held against the node, as pick() does.
+      this.deps.selector.clearLeft(opts.nodeId);
       this.#pinFailed = null;
       this.#emit({ type: 'mode', mode: 'manual', pinned: opts.nodeId });
     }

@@ -219,6 +219,17 @@ describe('SwitchController and a node that half-dies (#60)', () => {
     expect(w.store.history('a').left).toBeNull();
   });
 
+  it('a pick by POST /switch (switchNow) overrules the hold too, as the window and the docs say', async () => {
+    const w = world({ health: { ...health, minSwitchIntervalMs: 0, leftHoldMs: 60_000 } });
+    w.controller.start();
+    await eventually(() => activeNode(w) === 'a', 2_000, 'a active');
+    w.opened.find((t) => t.nodeId === 'a')!.dnsDead = true;
+    await eventually(() => activeNode(w) === 'b', 5_000, 'b takes over');
+    expect(w.store.history('a').left).toMatchObject({ shape: 'dns' });
+    await w.controller.switchNow({ nodeId: 'a' }).done;
+    expect(w.store.history('a').left).toBeNull();
+  });
+
   it('every connect failing, to many places, leaves the node at once, inside the anti-flap minimum; not twice within it', async () => {
     const w = world({ health: { intervalMs: 150, badWindows: 3, minSwitchIntervalMs: 60_000 } });
     w.controller.start();
