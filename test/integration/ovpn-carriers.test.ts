@@ -89,11 +89,34 @@ describe('OpenVPN carriers', () => {
     const sink = recorder();
     const c = await openTo(live, 'tcp', sink);
     await until(() => peer ?? undefined, 5_000, 'the server side');
+    // The server has not said a word: the close is a reset (carrier-tcp, #60), which the late
+    // write below may meet.
+    const peerError = new Promise<string | undefined>((r) =>
+      peer!.once('error', (e: NodeJS.ErrnoException) => r(e.code)),
+    );
     c.close();
     peer!.write(frame(Buffer.from('late')));
     peer!.end();
     await new Promise((r) => setTimeout(r, 50));
     expect([sink.got, sink.errors]).toEqual([[], []]);
+    expect(await peerError).toBe('ECONNRESET');
+  });
+
+  it('TCP: a carrier the server answered closes in order (FIN), not with a reset', async () => {
+    let peer: Socket | null = null;
+    const live = await tcpServer((s) => {
+      peer = s;
+      s.write(frame(Buffer.from('hello')));
+    });
+    const sink = recorder();
+    const c = await openTo(live, 'tcp', sink);
+    await until(() => (sink.got.length > 0 ? true : undefined), 5_000, 'the server heard');
+    const ended = new Promise<string>((r) => {
+      peer!.once('end', () => r('end'));
+      peer!.once('error', (e: NodeJS.ErrnoException) => r(e.code ?? 'error'));
+    });
+    c.close();
+    expect(await ended).toBe('end');
   });
 
   it('UDP: datagrams both ways on a connected socket (native or dgram); only the server is heard', async () => {
