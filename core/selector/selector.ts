@@ -244,8 +244,15 @@ export class Selector {
    * deliver `rateBps` or more (bulk downloads through it, remembered): where a crawl may be left for.
    */
   fasterNodeKnown(rateBps: number, exceptId: string, now = Date.now()): string | null {
-    for (const r of this.#last?.ranked ?? []) {
-      const id = r.node.id;
+    const last = this.#last;
+    if (!last) return null;
+    // A hold or back-off the last ranking saw may have ended since (a user's pick clears a hold):
+    // those nodes are asked again now; what else it excluded (country, a flag, unreachable) stays out.
+    const ids = [
+      ...last.ranked.map((r) => r.node.id),
+      ...last.excluded.filter((x) => x.reason === 'left' || x.reason === 'backoff').map((x) => x.nodeId),
+    ];
+    for (const id of ids) {
       if (id === exceptId || this.backingOff(id, now)) continue;
       if ((this.store.history(id).avgThroughputBps ?? 0) >= rateBps) return id;
     }
