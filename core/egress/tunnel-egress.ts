@@ -267,6 +267,7 @@ export class TunnelEgress implements Egress {
       decryptFailures: this.link.counters.decryptFailures,
       segmentsOut: tcp.xmit,
       retransmissions: tcp.retransmissions,
+      windowUpdatesResent: tcp.windowUpdatesResent,
       dnsHits: this.dns.stats.cacheHits,
       dnsMisses: this.dns.stats.cacheMisses,
       weakTls: this.link.weakTls,

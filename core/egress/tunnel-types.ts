@@ -42,6 +42,8 @@ export interface TunnelDiagnostics {
   decryptFailures: number;
   segmentsOut: number;
   retransmissions: number;
+  /** Window updates announced again to a sender silent since the window reopened (netstack glue.c). */
+  windowUpdatesResent: number;
   dnsHits: number;
   dnsMisses: number;
   /** The control channel runs on legacy TLS (the server refused modern TLS): shown as weak. */

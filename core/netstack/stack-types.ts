@@ -50,7 +50,16 @@ export interface StackStats {
   /** Input packets refused before lwIP saw them (empty, oversized, out of memory). */
   inputDropped: number;
   ip: { xmit: number; recv: number; drop: number; chkerr: number; lenerr: number };
-  tcp: { xmit: number; recv: number; drop: number; retransmissions: number; chkerr: number; active: number };
+  tcp: {
+    xmit: number;
+    recv: number;
+    drop: number;
+    retransmissions: number;
+    chkerr: number;
+    active: number;
+    /** Window updates announced again to a sender that stayed silent after the window reopened (glue.c). */
+    windowUpdatesResent: number;
+  };
   udp: { xmit: number; recv: number; drop: number };
   icmp: { xmit: number; recv: number };
   connections: number;

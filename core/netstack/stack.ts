@@ -17,7 +17,7 @@ export type { ConnectOptions, StackLease, StackOptions, StackStats } from './sta
 
 const TIMER_INTERVAL_MS = 100; // = TCP_TMR_INTERVAL in lwipopts.h
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
-const STATS_WORDS = 16;
+const STATS_WORDS = 17;
 
 /**
  * One user-space TCP/IP stack: an lwIP WebAssembly instance with one interface, raw IP or Ethernet.
@@ -355,7 +355,15 @@ export class Stack {
     return {
       ...this.#counters,
       ip: { xmit: s[0]!, recv: s[1]!, drop: s[2]!, chkerr: s[14]!, lenerr: s[15]! },
-      tcp: { xmit: s[3]!, recv: s[4]!, drop: s[5]!, retransmissions: s[6]!, chkerr: s[7]!, active: s[13]! },
+      tcp: {
+        xmit: s[3]!,
+        recv: s[4]!,
+        drop: s[5]!,
+        retransmissions: s[6]!,
+        chkerr: s[7]!,
+        active: s[13]!,
+        windowUpdatesResent: s[16]!,
+      },
       udp: { xmit: s[8]!, recv: s[9]!, drop: s[10]! },
       icmp: { xmit: s[11]!, recv: s[12]! },
       connections: this.#tcp.size,

@@ -13,6 +13,7 @@ export const IDLE_DIAGNOSTICS: TunnelDiagnostics = {
   decryptFailures: 0,
   segmentsOut: 0,
   retransmissions: 0,
+  windowUpdatesResent: 0,
   dnsHits: 0,
   dnsMisses: 0,
   weakTls: false,

@@ -296,6 +296,69 @@ describe('two stacks back to back', () => {
     c.destroy();
   });
 
+  it("a window update lost on its way to a sender that never probes a zero window (SoftEther's SecureNAT) is sent again, and the transfer ends", async () => {
+    // B plays SecureNAT: from the moment A's window is closed until an ACK reopening it reaches B,
+    // nothing B sends reaches A (lwIP's own zero-window probes included: SecureNAT sends none).
+    // A's pure ACKs are lost while `losing` is set: the update that reopens the window among them.
+    let starved = false;
+    let losing = false;
+    let lost = 0;
+    const impair = (p: Buffer): boolean => {
+      if (p[9] !== 6) return true;
+      const ihl = (p[0]! & 0x0f) * 4;
+      const payload = p.readUInt16BE(2) - ihl - (p[ihl + 12]! >> 4) * 4;
+      if (p[15] === 2) return !(starved && payload > 0);
+      const reopens = payload === 0 && p[ihl + 13] === 0x10 && p.readUInt16BE(ihl + 14) << 4 >= 1460;
+      if (!reopens) return true;
+      if (losing) {
+        lost++;
+        return false;
+      }
+      starved = false;
+      return true;
+    };
+    link = linkStacks({ impair, acksA: 'per-turn', batchesToA: true });
+    const { client, server } = await connectedPair(link);
+    client.pause();
+    const data = randomBytes(2 * 1024 * 1024);
+    server.end(data);
+    await eventually(() => (client.info()?.rcvWnd ?? 1 << 20) < 1460, 5_000, 'the window closed');
+    starved = true;
+    losing = true;
+    const got = collect(client);
+    client.resume(); // reads again: the window reopens, and the ACK saying so is lost
+    await eventually(() => lost > 0, 2_000, 'the window update was lost');
+    await new Promise((r) => setTimeout(r, 300));
+    losing = false;
+    const before = link.a.stats.tcp.windowUpdatesResent;
+    const stalled = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`stalled at ${client.stats.bytesIn} bytes`)), 8_000).unref(),
+    );
+    expect(sha(await Promise.race([got, stalled]))).toBe(sha(data));
+    expect(link.a.stats.tcp.windowUpdatesResent).toBeGreaterThan(before);
+  });
+
+  it('a sender with nothing more to send after the window reopened hears the update again after 1 s of silence, then after 2 s more, not at once', async () => {
+    link = linkStacks({ acksA: 'per-turn', batchesToA: true });
+    const { client, server } = await connectedPair(link);
+    client.pause();
+    // What fills A's window, then nothing: the connection stays open and idle.
+    server.write(randomBytes(256 * 1024));
+    await eventually(() => (client.info()?.rcvWnd ?? 1 << 20) < 1460, 5_000, 'the window closed');
+    const before = link.a.stats.tcp.windowUpdatesResent;
+    client.on('data', () => {});
+    client.resume();
+    const reopened = Date.now();
+    // Due at 1 s (±0.2 s, the poll's tick) and 3 s: each look leaves a second for a late timer.
+    const resentAt = async (ms: number): Promise<number> => {
+      await new Promise((r) => setTimeout(r, ms - (Date.now() - reopened)));
+      return link!.a.stats.tcp.windowUpdatesResent - before;
+    };
+    expect(await resentAt(500)).toBe(0);
+    expect(await resentAt(2_200)).toBe(1);
+    expect(await resentAt(4_600)).toBe(2);
+  });
+
   it('carries 1,000 concurrent connections', async () => {
     link = linkStacks();
     link.b.listenTcp(7, echo); // echo

@@ -620,6 +620,18 @@ export class Rig {
     ]);
   }
 
+  /**
+   * Loss of small packets only, from Gatehop to a node over UDP: every datagram to its OpenVPN port
+   * whose IP length is under `underBytes` vanishes (pure ACKs and pings inside the tunnel; data
+   * passes). What a congested hop or a node's full queue does to the one ACK that reopens a window.
+   */
+  dropSmallDatagramsTo(nodeName: string, underBytes: number): DropRules {
+    const n = this.node(nodeName);
+    return this.#dropRules([
+      ['ip', 'daddr', n.vpnAddress, 'ip', 'length', `< ${underBytes}`, 'udp', 'dport', String(n.port)],
+    ]);
+  }
+
   /** Drop rules in the rig's own nftables table (output hook), counted; returns a function that deletes them. */
   #dropRules(matches: string[][]): DropRules {
     const table = this.state.prefix;

@@ -64,6 +64,12 @@ static struct raw_pcb *g_ping;
 struct gh_conn {
   uint32_t id;
   uint32_t rexmit;
+  /* The receive window was seen closed (under one MSS) and nothing has arrived since: see
+   * resend_window_update. wu_ticks counts poll ticks with the window open again, wu_sent the
+   * updates sent again so far. */
+  uint8_t wu_armed;
+  uint8_t wu_sent;
+  uint16_t wu_ticks;
 };
 
 /* A segment whose sequence number is below snd_nxt was sent before: a retransmission. */
@@ -293,6 +299,10 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err) 
   }
   for (struct pbuf *q = p; q != NULL; q = q->next) js_tcp_recv(c->id, (const uint8_t *)q->payload, q->len);
   pbuf_free(p);
+  /* tcp_receive has taken this segment out of the window; the reader has not read it yet. */
+  c->wu_armed = pcb->rcv_wnd < pcb->mss;
+  c->wu_ticks = 0;
+  c->wu_sent = 0;
   return ERR_OK;
 }
 
@@ -302,9 +312,45 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len) {
   return ERR_OK;
 }
 
+/* A closed receive window is reopened by one ACK, and RFC 1122 leaves it to the sender to probe
+ * for it if that ACK is lost. SoftEther's SecureNAT, the far end of almost every VPN Gate tunnel,
+ * never probes: it sends nothing while the window it last heard of is zero, and its keep-alive
+ * (an ACK every 5 s, at a sequence number we have already acknowledged or just reached) draws no
+ * answer once it has everything acknowledged. One lost or overtaken window update (a queue full
+ * inside the node, SE-VPN's parallel connections) then stalls the download for good, with our
+ * side idle and open (the switching suite's 50 paced downloads caught one at 82 %). So a window
+ * seen closed and then reopened, with nothing received since, is announced again after 1 s of
+ * silence, then 2, 4, 8, 16 and 30 s; a sender with nothing more to send costs us six ACKs. */
+#define WU_FIRST_TICKS (1000 / (2 * TCP_TMR_INTERVAL))
+#define WU_MAX_TICKS (30000 / (2 * TCP_TMR_INTERVAL))
+#define WU_MAX_SENT 6
+static uint32_t g_wnd_updates_resent;
+
+static void resend_window_update(struct gh_conn *c, struct tcp_pcb *pcb) {
+  if (!c->wu_armed) return;
+  if (pcb->state != ESTABLISHED && pcb->state != FIN_WAIT_1 && pcb->state != FIN_WAIT_2) {
+    c->wu_armed = 0;
+    return;
+  }
+  /* Still closed: the reader, not a lost ACK, holds the sender back. */
+  if (pcb->rcv_ann_wnd < pcb->mss) {
+    c->wu_ticks = 0;
+    return;
+  }
+  uint32_t wait = (uint32_t)WU_FIRST_TICKS << c->wu_sent;
+  if (wait > WU_MAX_TICKS) wait = WU_MAX_TICKS;
+  if (++c->wu_ticks < wait) return;
+  c->wu_ticks = 0;
+  tcp_ack_now(pcb);
+  tcp_output(pcb);
+  g_wnd_updates_resent++;
+  if (++c->wu_sent >= WU_MAX_SENT) c->wu_armed = 0;
+}
+
 static err_t on_poll(void *arg, struct tcp_pcb *pcb) {
-  (void)pcb;
-  js_tcp_poll(((struct gh_conn *)arg)->id);
+  struct gh_conn *c = (struct gh_conn *)arg;
+  resend_window_update(c, pcb);
+  js_tcp_poll(c->id);
   return ERR_OK;
 }
 
@@ -554,7 +600,8 @@ EXPORT(gh_ping) int gh_ping(uint32_t ip, uint32_t ident, uint32_t seq, uint32_t 
 }
 
 /* out: ip xmit, ip recv, ip drop, tcp xmit, tcp recv, tcp drop, tcp retransmissions, tcp chkerr,
- *      udp xmit, udp recv, udp drop, icmp xmit, icmp recv, tcp active, ip chkerr, ip lenerr */
+ *      udp xmit, udp recv, udp drop, icmp xmit, icmp recv, tcp active, ip chkerr, ip lenerr,
+ *      window updates sent again */
 EXPORT(gh_stats) void gh_stats(uint32_t *out) {
   out[0] = lwip_stats.ip.xmit;
   out[1] = lwip_stats.ip.recv;
@@ -572,4 +619,5 @@ EXPORT(gh_stats) void gh_stats(uint32_t *out) {
   out[13] = g_tcp_active;
   out[14] = lwip_stats.ip.chkerr;
   out[15] = lwip_stats.ip.lenerr;
+  out[16] = g_wnd_updates_resent;
 }
