@@ -1,6 +1,4 @@
 import type { InboundType } from '../route/index.js';
-import { sniffName } from '../router/index.js';
-import { readFirstBytes } from './first-bytes.js';
 import { ProxySession } from './session.js';
 
 /**
@@ -17,37 +15,18 @@ export class CaptureSession extends ProxySession {
 
   /** Routes and dials `target`; the program's bytes wait in the stack (its window) until then. */
   async start(target: { host: string; port: number; byName: boolean }): Promise<void> {
-    const client = this.socket;
-    client.pause();
-    const { host, port } = target;
-    try {
-      let first: Buffer = Buffer.alloc(0);
-      let name: string | null = null;
-      // Addressed by IP while rules match names: the name comes from the first bytes, as for SOCKS5.
-      if (!target.byName && this.ctx.router.sniffs(port)) {
-        first = await readFirstBytes(client, first);
-        if (this.closed) return;
-        const s = sniffName(first);
-        name = s && 'name' in s ? s.name : null;
-      }
-      const decision = await this.route(host, port, 'tcp', name);
-      if (this.closed) return;
-      if (decision.target === 'REJECT') {
-        this.forceClose('rule-reject');
-        return;
-      }
-      const checked = await this.firstBytesIfTls(client, first);
-      if (checked === null || this.closed) return;
-      if (checked.length > 0) {
-        await this.dialWithFirstBytes(client, checked, { host, port }, decision.target);
-        return;
-      }
-      const conn = await this.dial(host, port, decision.target);
-      if (this.closed) return;
-      this.relay(client, conn.stream, { host, port });
-      client.resume();
-    } catch (err) {
-      if (!this.closed) this.forceClose('connect-failed', err as Error);
-    }
+    this.socket.pause();
+    // Told "connected" by the gateway's stack already: any refusal resets the program's connection.
+    await this.openFlow(
+      {
+        client: this.socket,
+        host: target.host,
+        port: target.port,
+        named: target.byName,
+        early: Buffer.alloc(0),
+        carries: 'bytes',
+      },
+      {},
+    );
   }
 }

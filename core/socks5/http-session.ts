@@ -4,9 +4,7 @@ import type { Duplex } from 'node:stream';
 import { isGatehopError, unbracket } from '../common/index.js';
 import type { Decision, InboundType } from '../route/index.js';
 import { ProxySession, type SessionContext } from './session.js';
-import { readFirstBytes } from './first-bytes.js';
 import { HTTPS_ONLY_PAGE } from './https-only.js';
-import { sniffName } from '../router/index.js';
 import { httpStatusFor } from './reply-codes.js';
 import { bump } from './proxy-stats.js';
 import { parseAuthority, parseBasicAuth, stripHopByHop, withHost } from './http-headers.js';
@@ -94,24 +92,24 @@ export class HttpSession extends ProxySession<Socket> {
     }
     const port = url.port ? Number(url.port) : 80;
     const host = unbracket(url.hostname);
-    let upstream: Duplex;
-    try {
-      // Each request of a keep-alive connection is its own flow, routed by its own host.
-      this.inType = 'HTTP';
-      const decision = await this.route(host, port);
-      if (this.closed) return;
-      if (decision.target === 'REJECT') return this.#respondError(res, 403, req, refusedBy(decision));
-      if (decision.target === 'TUNNEL' && this.ctx.router.httpsOnly()) return this.#refusePlainRequest(res, req);
-      upstream = (await this.dial(host, port, decision.target)).stream;
-    } catch (err) {
-      if (this.closed) return;
-      return this.#respondError(
-        res,
-        httpStatusFor(isGatehopError(err) ? err.code : undefined),
-        req,
-        (err as Error).message,
-      );
-    }
+    // Each request of a keep-alive connection is its own flow, routed by its own host.
+    this.inType = 'HTTP';
+    await this.openFlow(
+      { carries: 'http', host, port },
+      {
+        refused: (why) => {
+          if (why.kind === 'rule') return this.#respondError(res, 403, req, refusedBy(why.decision));
+          if (why.kind === 'https-only') return this.#refusePlainRequest(res, req);
+          const code = isGatehopError(why.error) ? why.error.code : undefined;
+          this.#respondError(res, httpStatusFor(code), req, why.error.message);
+        },
+        carry: (conn) => this.#forward(req, res, url, conn.stream),
+      },
+    );
+  }
+
+  /** Sends one absolute-URI request on over its own upstream connection and its response back. */
+  #forward(req: IncomingMessage, res: ServerResponse, url: URL, upstream: Duplex): void {
     this.#countUp(req);
     const headers = withHost(stripHopByHop(req.rawHeaders), url.host);
     const forward = httpRequest({
@@ -149,52 +147,19 @@ export class HttpSession extends ProxySession<Socket> {
       this.countMalformed('http-bad-connect-target');
       return this.#rawRefusal(400, 'malformed');
     }
-    if (isIP(target.host) !== 0 && this.ctx.router.sniffs(target.port))
-      return this.#connectAfterSniff(socket as Socket, head, target);
-    try {
-      this.inType = 'HTTPS';
-      const decision = await this.route(target.host, target.port);
-      if (this.closed) return;
-      if (decision.target === 'REJECT') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(decision));
-      // HTTPS only through a volunteer node: "established" first, then the first bytes, before any connect.
-      if (decision.target === 'TUNNEL' && this.ctx.router.httpsOnly())
-        return this.#connectGuarded(socket as Socket, head, target);
-      const conn = await this.dial(target.host, target.port, decision.target);
-      if (this.closed) return;
-      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) conn.stream.write(head);
-      this.relay(socket, conn.stream, head.length > 0 ? undefined : target);
-      socket.resume();
-    } catch (err) {
-      if (this.closed) return;
-      this.#rawRefusal(httpStatusFor(isGatehopError(err) ? err.code : undefined), 'connect-failed', err as Error);
-    }
-  }
-
-  /** privacy.httpsOnly: "established", the first bytes, and only then the connect (never for plain HTTP). */
-  async #connectGuarded(socket: Socket, head: Buffer, target: { host: string; port: number }): Promise<void> {
-    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    const first = await this.firstBytesIfTls(socket, head);
-    if (first === null || this.closed) return;
-    await this.dialWithFirstBytes(socket, first, target, 'TUNNEL');
-  }
-
-  /** CONNECT to an IP while rules match names: "established" first, then the name from the first bytes routes it. */
-  async #connectAfterSniff(socket: Socket, head: Buffer, target: { host: string; port: number }): Promise<void> {
-    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    const first = await readFirstBytes(socket, head);
-    if (this.closed) return;
-    const s = sniffName(first);
-    try {
-      this.inType = 'HTTPS';
-      const decision = await this.route(target.host, target.port, 'tcp', s && 'name' in s ? s.name : null);
-      if (this.closed) return;
-      if (decision.target === 'REJECT') return this.forceClose('rule-reject');
-      if ((await this.firstBytesIfTls(socket, first)) === null) return;
-      await this.dialWithFirstBytes(socket, first, target, decision.target);
-    } catch (err) {
-      if (!this.closed) this.forceClose('connect-failed', err as Error);
-    }
+    this.inType = 'HTTPS';
+    await this.openFlow(
+      { client: socket, ...target, named: isIP(target.host) === 0, early: head, carries: 'bytes' },
+      {
+        connected: () => void socket.write('HTTP/1.1 200 Connection Established\r\n\r\n'),
+        refused: (why) => {
+          if (why.kind === 'rule') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(why.decision));
+          if (why.kind === 'https-only') return this.#rawRefusal(403, 'https-only');
+          const code = isGatehopError(why.error) ? why.error.code : undefined;
+          this.#rawRefusal(httpStatusFor(code), 'connect-failed', why.error);
+        },
+      },
+    );
   }
 
   async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -210,28 +175,28 @@ export class HttpSession extends ProxySession<Socket> {
       return this.#rawRefusal(400, 'malformed');
     }
     socket.pause();
-    try {
-      const host = unbracket(url.hostname);
-      const port = url.port ? Number(url.port) : 80;
-      this.inType = 'HTTP';
-      const decision = await this.route(host, port);
-      if (this.closed) return;
-      if (decision.target === 'REJECT') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(decision));
-      // A plain ws:// upgrade is plain HTTP too.
-      if (decision.target === 'TUNNEL' && this.ctx.router.httpsOnly()) return this.refusePlainHttp(socket);
-      const conn = await this.dial(host, port, decision.target);
-      if (this.closed) return;
-      const headers = withHost(stripHopByHop(req.rawHeaders, UPGRADE_KEEP), url.host);
-      let text = `${req.method} ${url.pathname}${url.search} HTTP/${req.httpVersion}\r\n`;
-      for (let i = 0; i + 1 < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
-      conn.stream.write(`${text}\r\n`);
-      if (head.length > 0) conn.stream.write(head);
-      this.relay(socket, conn.stream);
-      socket.resume();
-    } catch (err) {
-      if (this.closed) return;
-      this.#rawRefusal(httpStatusFor(isGatehopError(err) ? err.code : undefined), 'connect-failed', err as Error);
-    }
+    this.inType = 'HTTP';
+    await this.openFlow(
+      { carries: 'http', host: unbracket(url.hostname), port: url.port ? Number(url.port) : 80 },
+      {
+        refused: (why) => {
+          if (why.kind === 'rule') return this.#rawRefusal(403, 'rule-reject', undefined, refusedBy(why.decision));
+          // A plain ws:// upgrade is plain HTTP too.
+          if (why.kind === 'https-only') return this.refusePlainHttp(socket);
+          const code = isGatehopError(why.error) ? why.error.code : undefined;
+          this.#rawRefusal(httpStatusFor(code), 'connect-failed', why.error);
+        },
+        carry: (conn) => {
+          const headers = withHost(stripHopByHop(req.rawHeaders, UPGRADE_KEEP), url.host);
+          let text = `${req.method} ${url.pathname}${url.search} HTTP/${req.httpVersion}\r\n`;
+          for (let i = 0; i + 1 < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+          conn.stream.write(`${text}\r\n`);
+          if (head.length > 0) conn.stream.write(head);
+          this.relay(socket, conn.stream);
+          socket.resume();
+        },
+      },
+    );
   }
 
   /** An absolute http:// request through a volunteer node with HTTPS only on: the page that says why. */

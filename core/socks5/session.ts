@@ -1,16 +1,17 @@
-import { isIP, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
-import { ErrorCodes, GatehopError, type Logger, detach, unbracket } from '../common/index.js';
-import { classifyAddress } from '../reach/index.js';
+import { ErrorCodes, GatehopError, type Logger, detach } from '../common/index.js';
 import type { Egress, EgressLease, EgressTcpConnection, RetireReason } from '../egress/index.js';
 import type { Decision, Flow, InboundType } from '../route/index.js';
 import type { ClientConnection } from './client-connection.js';
 import { FirstByteGate } from './first-byte-gate.js';
 import { readFirstBytes } from './first-bytes.js';
 import { httpsOnlyResponse, judgeFirstBytes } from './https-only.js';
+import { openFlow, type FlowReplies, type FlowRequest, type FlowSteps } from './open-flow.js';
 import type { Router } from '../router/index.js';
 import type { ProxyOptions } from './options.js';
 import { ConnectTimers } from './connect-timers.js';
+import { notThisMachine } from './not-this-machine.js';
 import { DownBytes } from './down-bytes.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
 import type { TcpQueues } from './tcp-queues.js';
@@ -273,29 +274,23 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
     this.forceClose('https-only');
   }
 
-  /**
-   * Dials the target and relays, sending ahead the client's first bytes (already read off its
-   * socket, for a sniff or the HTTPS-only check). A failed dial closes the session with its reason.
-   */
-  protected async dialWithFirstBytes(
-    client: Duplex,
-    first: Buffer,
-    target: { host: string; port: number },
-    via: 'TUNNEL' | 'DIRECT',
-  ): Promise<void> {
-    try {
-      const conn = await this.dial(target.host, target.port, via);
-      if (this.#closed) return;
-      if (first.length > 0) {
-        conn.stream.write(first);
-        this.bytesUp += first.length;
-        this.ctx.stats.bytesUp += first.length;
-      }
-      this.relay(client, conn.stream);
-      client.resume();
-    } catch (err) {
-      if (!this.#closed) this.forceClose('connect-failed', err as Error);
-    }
+  /** Opens a flow the one way every front end does (open-flow.ts), with this session's steps. */
+  protected openFlow(request: FlowRequest, replies: FlowReplies): Promise<void> {
+    const steps: FlowSteps = {
+      closed: () => this.#closed,
+      router: this.ctx.router,
+      route: (host, port, sniffedName) => this.route(host, port, 'tcp', sniffedName),
+      checkFirstBytes: (client, first) => this.firstBytesIfTls(client, first),
+      dial: (host, port, via) => this.dial(host, port, via),
+      sendAhead: (conn, bytes) => {
+        conn.stream.write(bytes);
+        this.bytesUp += bytes.length;
+        this.ctx.stats.bytesUp += bytes.length;
+      },
+      relay: (client, upstream, retryTarget) => this.relay(client, upstream, retryTarget),
+      close: (reason, err) => this.forceClose(reason, err),
+    };
+    return openFlow(steps, request, replies);
   }
 
   /** Answers the client with the HTTPS-only page and ends the session. */
@@ -498,23 +493,4 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
 function errCodeOf(err: Error): string {
   const code = (err as NodeJS.ErrnoException).code;
   return typeof code === 'string' ? code : err.name;
-}
-
-/**
- * The address to dial `host` at on DIRECT for a captured program: resolved here, refused when any
- * answer is this machine's own (loopback, unspecified), and the address that was checked is the
- * one dialled (no second lookup that could answer otherwise).
- */
-async function notThisMachine(direct: Egress, host: string, signal: AbortSignal): Promise<string> {
-  const addresses = isIP(unbracket(host)) ? [unbracket(host)] : await direct.resolve(host, { signal });
-  const own = addresses.find((a) => {
-    const c = classifyAddress(a);
-    return c === 'loopback' || c === 'unspecified';
-  });
-  if (own !== undefined || addresses.length === 0)
-    throw new GatehopError(
-      ErrorCodes.EGRESS_NOT_ALLOWED,
-      `${host} is this machine (${own ?? 'no address'}): a captured program does not reach this machine's own services through Gatehop`,
-    );
-  return addresses[0]!;
 }

@@ -18,8 +18,6 @@ import {
 import { socksReplyFor } from './reply-codes.js';
 import { bump } from './proxy-stats.js';
 import { UdpAssociation } from './udp-association.js';
-import { readFirstBytes } from './first-bytes.js';
-import { sniffName } from '../router/index.js';
 
 /** Greeting (≤ 257) + auth (≤ 513) + request (≤ 262) fit easily; more before the relay is garbage. */
 const MAX_HANDSHAKE_BYTES = 2048;
@@ -184,76 +182,35 @@ export class Socks5Session extends ProxySession<Socket> {
 
   async #connect(request: SocksRequest): Promise<void> {
     // Nothing more is read until the upstream exists; bytes a client sends early stay in the
-    // kernel buffer (backpressure), and what we already read is kept in #buf and forwarded.
+    // kernel buffer (backpressure), and what we already read goes on first.
     this.socket.off('data', this.#onData);
     this.socket.pause();
+    const early = this.#buf;
+    this.#buf = Buffer.alloc(0);
     const { host, port } = request.target;
-    // Addressed by IP while rules match names: the name comes from the first bytes, so the client
-    // is told "connected" first (as mihomo's sniffer does), and a failure after that closes it.
-    if (request.target.type !== 'domain' && this.ctx.router.sniffs(port)) return this.#connectAfterSniff(host, port);
-    try {
-      const decision = await this.route(host, port);
-      if (this.closed) return;
-      if (decision.target === 'REJECT') {
-        // RFC 1928's 0x02, "connection not allowed by ruleset": what a rule that refuses is.
-        this.#refuse(Reply.NOT_ALLOWED, 'rule-reject');
-        return;
-      }
-      // HTTPS only through a volunteer node: the first bytes are looked at before anything (a
-      // connect included) reaches the node; plain HTTP gets a page that says why.
-      if (decision.target === 'TUNNEL' && this.ctx.router.httpsOnly()) return this.#connectGuarded(host, port);
-      const conn = await this.dial(host, port, decision.target);
-      if (this.closed) return;
-      this.#phase = 'relaying';
-      this.socket.write(encodeReply(Reply.SUCCEEDED, conn.localAddress, conn.localPort));
-      const early = this.#buf.length > 0;
-      if (early) {
-        conn.stream.write(this.#buf);
-        this.bytesUp += this.#buf.length;
-        this.ctx.stats.bytesUp += this.#buf.length;
-      }
-      this.#buf = Buffer.alloc(0);
-      // Bytes already sent upstream pin the session to this egress; otherwise it may still move.
-      this.relay(this.socket, conn.stream, early ? undefined : { host, port });
-      this.socket.resume();
-    } catch (err) {
-      if (this.closed) return;
-      const reply = socksReplyFor(isGatehopError(err) ? err.code : undefined);
-      this.log.debug(
-        { event: 'connect-failed', target: `${host}:${port}`, err: (err as Error).message },
-        'connect failed',
-      );
-      this.#refuse(reply, 'connect-failed', err as Error);
-    }
-  }
-
-  /** privacy.httpsOnly: "succeeded" first, then the first bytes; plain HTTP never reaches the node. */
-  async #connectGuarded(host: string, port: number): Promise<void> {
-    this.#phase = 'relaying';
-    this.socket.write(encodeReply(Reply.SUCCEEDED, '0.0.0.0', 0));
-    const first = await this.firstBytesIfTls(this.socket, this.#buf);
-    this.#buf = Buffer.alloc(0);
-    if (first === null || this.closed) return;
-    await this.dialWithFirstBytes(this.socket, first, { host, port }, 'TUNNEL');
-  }
-
-  async #connectAfterSniff(host: string, port: number): Promise<void> {
-    this.#phase = 'relaying';
-    this.socket.write(encodeReply(Reply.SUCCEEDED, '0.0.0.0', 0));
-    const first = await readFirstBytes(this.socket, this.#buf);
-    this.#buf = Buffer.alloc(0);
-    if (this.closed) return;
-    const s = sniffName(first);
-    const name = s && 'name' in s ? s.name : null;
-    try {
-      const decision = await this.route(host, port, 'tcp', name);
-      if (this.closed) return;
-      if (decision.target === 'REJECT') return this.forceClose('rule-reject');
-      if ((await this.firstBytesIfTls(this.socket, first)) === null) return;
-      await this.dialWithFirstBytes(this.socket, first, { host, port }, decision.target);
-    } catch (err) {
-      if (!this.closed) this.forceClose('connect-failed', err as Error);
-    }
+    await this.openFlow(
+      { client: this.socket, host, port, named: request.target.type === 'domain', early, carries: 'bytes' },
+      {
+        connected: (conn) => {
+          this.#phase = 'relaying';
+          this.socket.write(encodeReply(Reply.SUCCEEDED, conn?.localAddress ?? '0.0.0.0', conn?.localPort ?? 0));
+        },
+        refused: (why) => {
+          // RFC 1928's 0x02, "connection not allowed by ruleset": what a rule that refuses is.
+          if (why.kind === 'rule') return this.#refuse(Reply.NOT_ALLOWED, 'rule-reject');
+          if (why.kind === 'https-only') return this.#refuse(Reply.NOT_ALLOWED, 'https-only');
+          this.log.debug(
+            { event: 'connect-failed', target: `${host}:${port}`, err: why.error.message },
+            'connect failed',
+          );
+          this.#refuse(
+            socksReplyFor(isGatehopError(why.error) ? why.error.code : undefined),
+            'connect-failed',
+            why.error,
+          );
+        },
+      },
+    );
   }
 
   async #associate(request: SocksRequest): Promise<void> {
