@@ -1,18 +1,12 @@
 import { ErrorCodes, GatehopError, Listeners, type Logger, detach } from '../common/index.js';
 import { TUNNEL_PROTOCOLS, type EgressManager, type TunnelProtocol } from '../egress/index.js';
-import {
-  HealthMonitor,
-  SwitchPolicy,
-  failureShapeOf,
-  type HealthOptions,
-  type HealthSource,
-  type Symptom,
-} from '../health/index.js';
+import { HealthMonitor, SwitchPolicy, type HealthOptions, type HealthSource, type Symptom } from '../health/index.js';
 import { FailFilter, type Ranking, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import { ActiveProbes } from './active-probes.js';
 import { BalanceMembers, type MemberInfo } from './balance-members.js';
 import { orderCandidates, PIN_TAMPERS } from './candidates.js';
+import { LeaveRules } from './leave-rules.js';
 import { NodeConnector } from './node-connector.js';
 import type { GroupOptions } from './options.js';
 import {
@@ -86,12 +80,6 @@ export class SwitchController {
   #active: Held | null = null;
   #running: { id: number; done: Promise<SwitchRecord> } | null = null;
   #followUp: { reason: string } | null = null;
-  /** When each node's tunnel in use last dropped (died or went silent), within health.flapWindowMs. */
-  readonly #drops = new Map<string, number[]>();
-  /** When a node was last left at once for every connect failing (urgent health). */
-  #lastUrgentLeave = Number.NEGATIVE_INFINITY;
-  /** When a node was last left for a crawl: one crawl leave per health.leftHoldMs (#fasterNodeKnown). */
-  #lastCrawlLeave = Number.NEGATIVE_INFINITY;
   /** The node the next switch leaves for failing, and how (said in its record). */
   #leaving: { nodeId: string; leftFor: NonNullable<SwitchRecord['leftFor']> } | null = null;
   /** A pick made while a switch ran: switched to when that one ends. */
@@ -100,8 +88,6 @@ export class SwitchController {
   #tunnelSeq = 0;
   #tick: NodeJS.Timeout | null = null;
   #retry: NodeJS.Timeout | null = null;
-  /** A switch the anti-flap policy held: looked at again when the policy allows one (#60). */
-  #pending: NodeJS.Timeout | null = null;
   #evaluating = false;
   #stopped = false;
   /** The node whose active tunnel died last, and when: tried last for a minute. */
@@ -112,6 +98,8 @@ export class SwitchController {
   readonly #abort = new AbortController();
   readonly #listeners: Listeners<ControllerEvent>;
   readonly #policy: SwitchPolicy;
+  /** When the node in use is left for failing, and what is remembered of it (#60). */
+  readonly #leave: LeaveRules;
   readonly #monitor: HealthMonitor;
   readonly #log: Logger;
   readonly history: SwitchRecord[] = [];
@@ -221,6 +209,12 @@ export class SwitchController {
       logger: this.#log,
     });
     this.#policy = new SwitchPolicy(deps.health);
+    this.#leave = new LeaveRules({
+      selector: deps.selector,
+      health: () => this.deps.health,
+      policy: this.#policy,
+      logger: this.#log,
+    });
     this.#monitor = new HealthMonitor(
       deps.health,
       {
@@ -613,9 +607,7 @@ export class SwitchController {
       egress.onLiveness((responsive, quietMs) => {
         if (responsive || this.#active !== held) return;
         // Counted against the node, so neither ranking nor the pin brings it straight back.
-        const flapping = this.#dropped(held);
-        if (flapping) this.#holdFlapping(node.id);
-        else this.deps.selector.recordFailure(node.id);
+        const flapping = this.#leave.tunnelDropped(held) === 'flapping';
         if (node.id === this.pinned) this.#pinnedFailed(node.id, `silent for ${Math.round(quietMs / 1000)} s`);
         this.#leaving = { nodeId: node.id, leftFor: flapping ? 'flapping' : 'link' };
         void this.#begin(`active node ${node.id} silent for ${Math.round(quietMs / 1000)} s`, 'urgent');
@@ -639,101 +631,31 @@ export class SwitchController {
     this.#active = null;
     this.#monitor.watch(null);
     this.deps.manager.clearActive(held.egress, why);
-    const flapping = this.#dropped(held);
-    if (flapping) this.#holdFlapping(held.node.id);
-    else this.deps.selector.recordFailure(held.node.id);
+    const flapping = this.#leave.tunnelDropped(held) === 'flapping';
     this.#lastDied = { nodeId: held.node.id, at: Date.now() };
     if (held.node.id === this.pinned) this.#pinnedFailed(held.node.id, why);
     this.#leaving = { nodeId: held.node.id, leftFor: flapping ? 'flapping' : 'died' };
     void this.#begin(`active node ${held.node.id} died: ${why}`, 'urgent');
   }
 
-  /**
-   * A crawl through the node in use (#60) counts only where leaving can help: another usable node
-   * is known to deliver `rateBps`. Not after a crawl was left within health.leftHoldMs: if the
-   * next node is as slow, the cause is likelier the destination or this network (a slow site, the
-   * user's own link) than a second volunteer.
-   */
+  /** A crawl through the node in use counts only where leaving can help (leave-rules.ts). */
   #fasterNodeKnown(source: HealthSource, rateBps: number): boolean {
     const held = this.#active;
-    if (held?.egress !== source) return false;
-    if (Date.now() - this.#lastCrawlLeave < this.deps.health.leftHoldMs) return false;
-    return this.deps.selector.fasterNodeKnown(rateBps, held.node.id) !== null;
+    return held?.egress === source && this.#leave.crawlCounts(held.node.id, rateBps);
   }
 
   #onUnhealthy(source: HealthSource, reason: string, urgent = false): void {
     if (this.#active?.egress !== source || this.#running || this.#stopped) return;
-    // Every connect failing, to many places, is left at once like a dead tunnel (#60), but not
-    // twice within the anti-flap minimum: if the next node fails the same way, the cause is
-    // likelier the destinations or this network than two volunteers at once, and the ordinary
-    // windows and minimum decide.
-    const now = Date.now();
-    const urgentNow = urgent && now - this.#lastUrgentLeave >= this.deps.health.minSwitchIntervalMs;
-    if (!urgentNow) {
-      const verdict = this.#policy.mayAutoSwitch();
-      if (!verdict.ok) return this.#holdUntilAllowed(source, reason, verdict.reason);
-    } else this.#lastUrgentLeave = now;
     const node = this.#active.node;
-    // Remembered with how it failed (#60), and held away from automatic selection for a while: a
-    // tunnel to it coming up again says nothing about its resolver or its uplink.
-    const shape = failureShapeOf(this.health.last?.symptoms ?? []);
-    if (shape === 'slow') this.#lastCrawlLeave = now;
-    this.deps.selector.recordLeft(node.id, shape, this.deps.health.leftHoldMs);
-    this.#log.info(
-      { event: 'node-left', nodeId: node.id, shape, holdMs: this.deps.health.leftHoldMs },
-      `leaving ${node.id} (${shape}); automatic selection keeps away from it for ${Math.round(this.deps.health.leftHoldMs / 60_000)} min`,
-    );
+    const verdict = this.#leave.judge(node.id, reason, urgent, this.health.last?.symptoms ?? [], () => {
+      // The hold ended: a node the health monitor still finds failing is left now.
+      const failing = this.#monitor.failing;
+      if (failing && this.#active?.egress === source) this.#onUnhealthy(source, failing.reason);
+    });
+    if (!verdict.leave) return;
     if (node.id === this.pinned) this.#pinnedFailed(node.id, reason);
-    this.#leaving = { nodeId: node.id, leftFor: shape };
-    void this.#begin(`active node ${node.id} unhealthy: ${reason}`, urgentNow ? 'urgent' : 'auto');
-  }
-
-  /**
-   * A held switch is a pending one (#60): when the anti-flap minimum (or a back-off) ends, a node
-   * the health monitor still finds failing is left at once. It was dropped, and a node whose
-   * resolver had died held the user for ten minutes. Said once per hold.
-   */
-  #holdUntilAllowed(source: HealthSource, reason: string, why: string): void {
-    if (this.#pending) return;
-    const at = this.#policy.allowedAt();
-    this.#log.info(
-      { event: 'switch-held', reason, why, retryAt: at },
-      `not switching yet: ${why}; leaving then if it still fails`,
-    );
-    this.#pending = setTimeout(
-      () => {
-        this.#pending = null;
-        const failing = this.#monitor.failing;
-        if (failing && this.#active?.egress === source) this.#onUnhealthy(source, failing.reason);
-      },
-      Math.max(0, at - Date.now()),
-    );
-    this.#pending.unref();
-  }
-
-  /**
-   * The node's tunnel in use dropped now: whether the node's tunnel dropped before within
-   * health.flapWindowMs, which makes it flapping (a bounded record: the last two drops of each node).
-   */
-  #dropped(held: Held): boolean {
-    // One tunnel drops once: a silent one that then closes is the same drop.
-    if (held.dropCounted) return false;
-    held.dropCounted = true;
-    const nodeId = held.node.id;
-    const now = Date.now();
-    const recent = (this.#drops.get(nodeId) ?? []).filter((t) => now - t < this.deps.health.flapWindowMs);
-    this.#drops.set(nodeId, [...recent, now].slice(-2));
-    if (this.#drops.size > 1_000) this.#drops.delete(this.#drops.keys().next().value!);
-    return recent.length > 0;
-  }
-
-  /** A flapping node: left and held away as one that failed in use, a tunnel that comes up again notwithstanding. */
-  #holdFlapping(nodeId: string): void {
-    this.deps.selector.recordLeft(nodeId, 'flapping', this.deps.health.leftHoldMs);
-    this.#log.info(
-      { event: 'node-left', nodeId, shape: 'flapping', holdMs: this.deps.health.leftHoldMs },
-      `${nodeId}'s tunnel dropped twice within ${Math.round(this.deps.health.flapWindowMs / 60_000)} min; automatic selection keeps away from it for ${Math.round(this.deps.health.leftHoldMs / 60_000)} min`,
-    );
+    this.#leaving = { nodeId: node.id, leftFor: verdict.shape };
+    void this.#begin(`active node ${node.id} unhealthy: ${reason}`, verdict.urgent ? 'urgent' : 'auto');
   }
 
   #pinnedFailed(nodeId: string, why: string): void {
@@ -922,8 +844,8 @@ export class SwitchController {
     this.#abort.abort();
     if (this.#tick) clearInterval(this.#tick);
     if (this.#retry) clearTimeout(this.#retry);
-    if (this.#pending) clearTimeout(this.#pending);
-    this.#tick = this.#retry = this.#pending = null;
+    this.#leave.stop();
+    this.#tick = this.#retry = null;
     this.#monitor.stop();
     for (const off of this.#active?.off ?? []) off();
     this.#probes.stop();
