@@ -14,8 +14,9 @@ import type {
   UdpDatagram,
 } from './types.js';
 import { stackOptionsOf } from './tunnel-stack-options.js';
-import { BulkMeter, type BulkSample } from './bulk-meter.js';
-import { ConnectHosts, countsAgainstNode, type ConnectHostCounts } from './connect-hosts.js';
+import type { BulkSample } from './bulk-meter.js';
+import type { ConnectHostCounts } from './connect-hosts.js';
+import { HealthTaps } from './health-taps.js';
 import { ECHO_TIMEOUT_MS, SilenceLimits } from './silence-limits.js';
 import { openLink } from './links/open-link.js';
 import type { LinkConfig, TunnelLink, TunnelProtocol } from './tunnel-link.js';
@@ -36,9 +37,8 @@ export class TunnelEgress implements Egress {
   readonly id: string;
   readonly nodeId: string;
   readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
-  readonly #connectHosts = new ConnectHosts();
-  /** Made at the first takeBulk (a health monitor watching): a tunnel nobody watches meters nothing. */
-  #bulk: BulkMeter | null = null;
+  /** What the health monitor learns from this tunnel's connects and downloads (#60). */
+  readonly #taps = new HealthTaps(this.stats);
   readonly since = Date.now();
   #state: EgressState = 'ready';
   readonly #closeHandlers = new Set<(reason: string) => void>();
@@ -239,16 +239,12 @@ export class TunnelEgress implements Egress {
 
   /** Distinct destinations connects reached and failed to reach since the last call (the health monitor's). */
   takeConnectHosts(): ConnectHostCounts {
-    return this.#connectHosts.take();
+    return this.#taps.takeConnectHosts();
   }
 
   /** What bulk downloads through this tunnel took since the last call, and how fast (bulk-meter.ts). */
   takeBulk(): BulkSample | null {
-    if (!this.#bulk) {
-      this.#bulk = new BulkMeter();
-      return null;
-    }
-    return this.#bulk.take();
+    return this.#taps.takeBulk();
   }
 
   /** Netstack TCP counters for a retransmission rate. */
@@ -335,8 +331,8 @@ export class TunnelEgress implements Egress {
       if (addresses.length === 0)
         throw new GatehopError(ErrorCodes.EGRESS_DNS_NOT_FOUND, `${host}: no IPv4 address (the tunnel is IPv4 only)`);
       const stream = await this.stack.connectTcp(addresses[0]!, port, { timeoutMs: opts.timeoutMs ?? 15_000, signal });
-      if (!opts.check) this.#connectHosts.ok(host);
-      if (this.#bulk) stream.observer = this.#bulk;
+      this.#taps.connected(host, opts);
+      stream.observer = this.#taps.bulk;
       this.stats.sessionsActive++;
       this.stats.sessionsTotal++;
       stream.once('close', () => {
@@ -352,12 +348,7 @@ export class TunnelEgress implements Egress {
         remotePort: port,
       };
     } catch (err) {
-      // A timeout, a refusal or a name that failed says something about the node; a client that
-      // gave up at once does not, nor does one of Gatehop's own checks.
-      if (!opts.check) {
-        this.stats.failures++;
-        if (countsAgainstNode(!!opts.signal?.aborted, started)) this.#connectHosts.failed(host, err);
-      }
+      this.#taps.connectFailed(host, err, opts, started);
       if (signal.aborted && !(err instanceof GatehopError)) throw abortReason(signal, `connect to ${host}:${port}`);
       throw err;
     }

@@ -51,60 +51,75 @@ function probeWait(
   };
 }
 
-/** One TCP handshake: connect, note the time, close at once. Through an upstream proxy: until it says the target is connected. */
-export function tcpHandshakeMs(
+/** A probe of host:port: its time in ms, or a rejection; through the upstream proxy when one is given. */
+export type Probe = (
   host: string,
   port: number,
   timeoutMs: number,
   signal?: AbortSignal,
   upstream?: UpstreamProxy | null,
-): Promise<number> {
-  if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
-  if (upstream) {
+) => Promise<number>;
+
+/** A probe's common start: an aborted signal rejects at once; an upstream proxy gets its own way. */
+function probe(
+  direct: (host: string, port: number, timeoutMs: number, signal?: AbortSignal) => Promise<number>,
+  through: (
+    host: string,
+    port: number,
+    timeoutMs: number,
+    upstream: UpstreamProxy,
+    signal?: AbortSignal,
+  ) => Promise<number>,
+): Probe {
+  return (host, port, timeoutMs, signal, upstream) => {
+    if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
+    return upstream ? through(host, port, timeoutMs, upstream, signal) : direct(host, port, timeoutMs, signal);
+  };
+}
+
+/** One TCP handshake: connect, note the time, close at once. Through an upstream proxy: until it says the target is connected. */
+export const tcpHandshakeMs: Probe = probe(
+  (host, port, timeoutMs, signal) => {
+    const started = performance.now();
+    return settleFirst<number>(probeWait(host, port, timeoutMs, signal, 'no handshake'), (settle) => {
+      const s = connect({ host, port });
+      s.once('connect', () => settle.resolve(performance.now() - started));
+      s.once('error', (err) => settle.reject(err));
+      return () => s.destroy();
+    });
+  },
+  (host, port, timeoutMs, upstream, signal) => {
     const started = performance.now();
     return dialThroughUpstream(upstream, host, port, { timeoutMs, ...(signal ? { signal } : {}) }).then((s) => {
       s.destroy();
       return performance.now() - started;
     });
-  }
-  const started = performance.now();
-  return settleFirst<number>(probeWait(host, port, timeoutMs, signal, 'no handshake'), (settle) => {
-    const s = connect({ host, port });
-    s.once('connect', () => settle.resolve(performance.now() - started));
-    s.once('error', (err) => settle.reject(err));
-    return () => s.destroy();
-  });
-}
+  },
+);
 
 /**
  * One OpenVPN hard-reset exchange over UDP (a UDP port has no handshake): P_CONTROL_HARD_RESET_CLIENT_V2
  * with a fresh session id from a fresh socket (SoftEther keys sessions by address and port), timed
  * until the server's P_CONTROL_HARD_RESET_SERVER_V2 arrives.
  */
-export function openvpnUdpResetMs(
-  host: string,
-  port: number,
-  timeoutMs: number,
-  signal?: AbortSignal,
-  upstream?: UpstreamProxy | null,
-): Promise<number> {
-  if (signal?.aborted) return Promise.reject(abortReason(signal, `probe ${host}:${port}`));
-  if (upstream) return udpResetThroughRelay(host, port, timeoutMs, upstream, signal);
-  return settleFirst<number>(probeWait(host, port, timeoutMs, signal, 'no OpenVPN reset reply', '/udp'), (settle) => {
-    const sock = createSocket('udp4');
-    let started = 0;
-    sock.on('error', (err) => settle.reject(err));
-    // A connected socket hears only the address it asked (host may be a name).
-    sock.on('message', (msg) => {
-      if (isServerReset(msg)) settle.resolve(performance.now() - started);
-    });
-    sock.connect(port, host, () => {
-      started = performance.now();
-      sock.send(hardResetPacket());
-    });
-    return () => sock.close();
-  });
-}
+export const openvpnUdpResetMs: Probe = probe(
+  (host, port, timeoutMs, signal) =>
+    settleFirst<number>(probeWait(host, port, timeoutMs, signal, 'no OpenVPN reset reply', '/udp'), (settle) => {
+      const sock = createSocket('udp4');
+      let started = 0;
+      sock.on('error', (err) => settle.reject(err));
+      // A connected socket hears only the address it asked (host may be a name).
+      sock.on('message', (msg) => {
+        if (isServerReset(msg)) settle.resolve(performance.now() - started);
+      });
+      sock.connect(port, host, () => {
+        started = performance.now();
+        sock.send(hardResetPacket());
+      });
+      return () => sock.close();
+    }),
+  (host, port, timeoutMs, upstream, signal) => udpResetThroughRelay(host, port, timeoutMs, upstream, signal),
+);
 
 // byte0 = (P_CONTROL_HARD_RESET_CLIENT_V2 = 7) << 3 | key_id 0; session id; 0 acks; message id 0
 function hardResetPacket(): Buffer {

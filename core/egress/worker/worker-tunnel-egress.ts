@@ -29,8 +29,9 @@ import { WorkerTcpStream, type WorkerStreamFlowState } from './worker-tcp-stream
 import { WorkerUdpSocket } from './worker-udp-socket.js';
 import { spawnTunnelWorker, type TunnelWorkerPool } from './worker-pool.js';
 import { tunnelWorkerCounters } from './worker-counters.js';
-import { BulkMeter, type BulkSample } from '../bulk-meter.js';
-import { ConnectHosts, countsAgainstNode, type ConnectHostCounts } from '../connect-hosts.js';
+import type { BulkSample } from '../bulk-meter.js';
+import type { ConnectHostCounts } from '../connect-hosts.js';
+import { HealthTaps } from '../health-taps.js';
 
 export interface WorkerTunnelOptions extends TunnelEgressOptions {
   /** The worker's V8 heap cap (old generation), in MiB: a leak there ends this tunnel, not the app. */
@@ -62,9 +63,8 @@ export class WorkerTunnelEgress implements Egress {
   /** Which protocol carries the tunnel in the thread. */
   readonly protocol: TunnelProtocol;
   readonly stats: EgressStats = { bytesUp: 0, bytesDown: 0, sessionsActive: 0, sessionsTotal: 0, failures: 0 };
-  readonly #connectHosts = new ConnectHosts();
-  /** Made at the first takeBulk (a health monitor watching): a tunnel nobody watches meters nothing. */
-  #bulk: BulkMeter | null = null;
+  /** What the health monitor learns from this tunnel's connects and downloads (#60). */
+  readonly #taps = new HealthTaps(this.stats);
   readonly since = Date.now();
   #state: EgressState = 'ready';
   #diagnostics: TunnelDiagnostics;
@@ -215,16 +215,12 @@ export class WorkerTunnelEgress implements Egress {
 
   /** Distinct destinations connects reached and failed to reach since the last call (the health monitor's). */
   takeConnectHosts(): ConnectHostCounts {
-    return this.#connectHosts.take();
+    return this.#taps.takeConnectHosts();
   }
 
   /** What bulk downloads through this tunnel took since the last call, and how fast (bulk-meter.ts). */
   takeBulk(): BulkSample | null {
-    if (!this.#bulk) {
-      this.#bulk = new BulkMeter();
-      return null;
-    }
-    return this.#bulk.take();
+    return this.#taps.takeBulk();
   }
 
   tcpCounters(): { segmentsOut: number; retransmissions: number } {
@@ -275,16 +271,8 @@ export class WorkerTunnelEgress implements Egress {
       this.#connects.set(id, { ...settle, reject: (err) => ((failure = err), settle.reject(err)) });
       this.#out.send({ t: 'connect', id, host, port, timeoutMs: opts.timeoutMs ?? 15_000 });
       return (resolved) => {
-        if (resolved) {
-          if (!opts.check) this.#connectHosts.ok(host);
-          return;
-        }
-        // A timeout, a refusal or a name that failed says something about the node; a client that
-        // gave up at once does not, nor does one of Gatehop's own checks.
-        if (!opts.check) {
-          this.stats.failures++;
-          if (countsAgainstNode(!!opts.signal?.aborted, started)) this.#connectHosts.failed(host, failure);
-        }
+        if (resolved) return this.#taps.connected(host, opts);
+        this.#taps.connectFailed(host, failure, opts, started);
         // Still pending in the worker (an abort): tell it to stop. A refusal or a shutdown took the entry already.
         if (this.#connects.delete(id)) this.#out.send({ t: 'abort', id });
       };
@@ -400,7 +388,7 @@ export class WorkerTunnelEgress implements Egress {
       this.#out.send({ t: 'destroy', id: m.id, error: null });
       return;
     }
-    const stream = new WorkerTcpStream(m.id, this.#out, this.#bulk);
+    const stream = new WorkerTcpStream(m.id, this.#out, this.#taps.bulk);
     this.#streams.set(m.id, stream);
     this.stats.sessionsActive++;
     this.stats.sessionsTotal++;
