@@ -4,7 +4,9 @@ import { abortReason, ErrorCodes, GatehopError, settleFirst } from '../common/in
 import { ipv4ToWasm, netmaskFrom } from './ipv4.js';
 import { LwipErr, lwipErrName } from './lwip-errors.js';
 import { lwipImports } from './lwip-imports.js';
-import { joined, LwipMemory, ownSmall } from './lwip-memory.js';
+import { LwipMemory, ownSmall } from './lwip-memory.js';
+import { forEachCoalesced } from './stack-events.js';
+import { decodeStats, STATS_WORDS } from './stack-stats.js';
 import { LeaseKeeper } from './stack-lease.js';
 import type { ConnectOptions, StackEvent, StackLease, StackOptions, StackStats } from './stack-types.js';
 import { TCP_INFO_WORDS, tcpPcbOps, type PcbHost } from './tcp-ops.js';
@@ -17,7 +19,6 @@ export type { ConnectOptions, StackLease, StackOptions, StackStats } from './sta
 
 const TIMER_INTERVAL_MS = 100; // = TCP_TMR_INTERVAL in lwipopts.h
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
-const STATS_WORDS = 17;
 
 /**
  * One user-space TCP/IP stack: an lwIP WebAssembly instance with one interface, raw IP or Ethernet.
@@ -354,18 +355,7 @@ export class Stack {
     }
     return {
       ...this.#counters,
-      ip: { xmit: s[0]!, recv: s[1]!, drop: s[2]!, chkerr: s[14]!, lenerr: s[15]! },
-      tcp: {
-        xmit: s[3]!,
-        recv: s[4]!,
-        drop: s[5]!,
-        retransmissions: s[6]!,
-        chkerr: s[7]!,
-        active: s[13]!,
-        windowUpdatesResent: s[16]!,
-      },
-      udp: { xmit: s[8]!, recv: s[9]!, drop: s[10]! },
-      icmp: { xmit: s[11]!, recv: s[12]! },
+      ...decodeStats(s),
       connections: this.#tcp.size,
       udpSockets: this.#udp.size,
       wasmMemoryBytes: this.#closed ? 0 : this.#ex.memory.buffer.byteLength,
@@ -504,25 +494,9 @@ export class Stack {
     }
   }
 
-  /** Events in order; a run of data for one stream goes to it as one chunk (one push, one tcp_recved). */
+  /** Events in order, a run of data for one stream as one chunk (stack-events.ts). */
   #dispatchAll(events: StackEvent[]): void {
-    for (let i = 0; i < events.length; i++) {
-      const ev = events[i]!;
-      if (ev.t === 'data') {
-        let end = i + 1;
-        while (end < events.length && events[end]!.t === 'data' && (events[end] as { id: number }).id === ev.id) end++;
-        if (end > i + 1) {
-          this.#dispatch({
-            t: 'data',
-            id: ev.id,
-            data: joined(events.slice(i, end).map((e) => (e as { data: Buffer }).data)),
-          });
-          i = end - 1;
-          continue;
-        }
-      }
-      this.#dispatch(ev);
-    }
+    forEachCoalesced(events, (ev) => this.#dispatch(ev));
   }
 
   #dispatch(ev: StackEvent): void {
