@@ -33,9 +33,9 @@ import {
   type VpnGateNode,
 } from '../vpngate/index.js';
 import type { GatehopConfig } from './config.js';
+import { NodePathLadder, type NodePath } from './node-path.js';
 
-/** How nodes are reached: directly, or through the user's other proxy. */
-export type NodePath = 'direct' | 'upstream';
+export type { NodePath } from './node-path.js';
 
 /** VPN Gate nodes' DDNS names: `<HostName>.opengw.net`. */
 export const DDNS_SUFFIX = 'opengw.net';
@@ -53,10 +53,8 @@ export class NodeRoutes {
   /** Whether a `<ca>` (by profileCaKey) holds a private CA: thousands of rows share a few CAs. */
   readonly #privateCaOf = new Map<string, boolean>();
   #ca: { path: string; pem: string } | null = null;
-  /** With upstream.nodes: fallback, the way nodes are reached on this network now. */
-  #path: NodePath = 'direct';
-  #network = 'default';
-  #onPath: (path: NodePath) => void = () => {};
+  /** With upstream.nodes: fallback, the way nodes are reached on this network now (node-path.ts). */
+  readonly #paths: NodePathLadder;
 
   /**
    * `ladder` is what this network taught about protocols (the switch controller's ProtocolChoice,
@@ -68,7 +66,9 @@ export class NodeRoutes {
     private readonly store: Store,
     private readonly logger: Logger,
     private readonly ladder: Pick<ProtocolChoice, 'attemptOrder'>,
-  ) {}
+  ) {
+    this.#paths = new NodePathLadder(() => this.config().upstream?.nodes === 'fallback', store, logger);
+  }
 
   /**
    * The protocols `node` can be reached with: OpenVPN by its profile (not a UDP node through an
@@ -348,82 +348,27 @@ export class NodeRoutes {
    * nodes are reached the way that worked here last, else directly first.
    */
   setNetwork(key: string): void {
-    if (key === this.#network) return;
-    this.#network = key;
-    const remembered = this.#rememberedPath(key);
-    this.#setPath(remembered ?? 'direct', remembered ? 'remembered for this network' : 'a new network: direct first');
+    this.#paths.setNetwork(key);
   }
 
   /** Told of the way nodes are reached whenever it changes (and at once): what is learnt is kept with it. */
   usePathListener(fn: (path: NodePath) => void): void {
-    this.#onPath = fn;
-    fn(this.#path);
+    this.#paths.listen(fn);
   }
 
   /** Forgets the way that reached nodes on this network (Settings → This network): direct first again. */
   forgetPath(): void {
-    try {
-      this.store.setSetting(`node-path ${this.#network}`, '');
-    } catch {
-      /* nothing was kept */
-    }
-    this.#setPath('direct', 'forgotten by the user');
+    this.#paths.forget();
   }
 
   /** With upstream.nodes: fallback, how nodes are reached on this network now (else null). */
   get path(): NodePath | null {
-    return this.config().upstream?.nodes === 'fallback' ? this.#path : null;
-  }
-
-  /**
-   * The path ladder (upstream.nodes: fallback): a ranking in which no node of the pool answered
-   * takes the other path for the next one (direct → the upstream, or back when the upstream
-   * reaches none either); a ranking with nodes in it keeps its path, remembered for this network.
-   */
-  #climb(r: Ranking, pool: readonly VpnGateNode[]): void {
-    if (this.config().upstream?.nodes !== 'fallback' || pool.length === 0) return;
-    if (r.ranked.length > 0) return this.#rememberPath();
-    if (!r.excluded.some((x) => x.reason === 'unreachable')) return; // backed off or filtered: says nothing of the path
-    this.#setPath(
-      this.#path === 'direct' ? 'upstream' : 'direct',
-      this.#path === 'direct' ? 'no node answered directly' : 'no node answered through the upstream proxy either',
-    );
-  }
-
-  #setPath(path: NodePath, reason: string): void {
-    const changed = path !== this.#path;
-    this.#path = path;
-    if (changed) this.#onPath(path);
-    if (!changed || this.config().upstream?.nodes !== 'fallback') return;
-    this.logger.info(
-      { event: 'node-path', path, reason, network: this.#network },
-      path === 'upstream'
-        ? `reaching nodes through the upstream proxy on this network: ${reason}`
-        : `reaching nodes directly on this network: ${reason}`,
-    );
-  }
-
-  #rememberPath(): void {
-    try {
-      if (this.#rememberedPath(this.#network) !== this.#path)
-        this.store.setSetting(`node-path ${this.#network}`, this.#path);
-    } catch {
-      /* remembered for this run only */
-    }
-  }
-
-  #rememberedPath(network: string): NodePath | null {
-    try {
-      const v = this.store.setting(`node-path ${network}`);
-      return v === 'direct' || v === 'upstream' ? v : null;
-    } catch {
-      return null;
-    }
+    return this.config().upstream?.nodes === 'fallback' ? this.#paths.path : null;
   }
 
   /** Learns from a ranking of `pool` which path reaches nodes, and whether the upstream's UDP relay carries OpenVPN. */
   observe(r: Ranking, pool: readonly VpnGateNode[]): void {
-    this.#climb(r, pool);
+    this.#paths.climb(r, pool);
     const up = this.#upstream();
     if (!up || this.#udp(up) !== 'unknown') return;
     const udp = new Set(pool.filter((n) => n.proto === 'udp').map((n) => n.id));
@@ -464,7 +409,7 @@ export class NodeRoutes {
   #upstream(): UpstreamProxy | null {
     const up = this.config().upstream;
     if (!up || up.nodes === false) return null;
-    return up.nodes === true || this.#path === 'upstream' ? up.proxy : null;
+    return up.nodes === true || this.#paths.path === 'upstream' ? up.proxy : null;
   }
 }
 
