@@ -12,7 +12,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import { authenticatorResponse, clientMppeKeys, generateNtResponse, verifyAuthenticatorResponse } from './mschapv2.js';
+import { answerChallenge, chapOutcome, type ChapAnswer } from './chap-client.js';
 import {
   bufferToIpv4,
   Code,
@@ -85,15 +85,6 @@ const IPCP_DNS2 = 131;
 /** LCP options we can take as the server proposes them (ACCM means nothing over SSTP). */
 const LCP_ACCEPTED = new Set([LCP_MRU, 2 /* ACCM */, LCP_AUTH, LCP_MAGIC]);
 
-const MSCHAP_ERRORS: Record<string, string> = {
-  '646': 'the account may not log in at this time',
-  '647': 'the account is disabled',
-  '648': 'the password has expired',
-  '649': 'the account has no dial-in permission',
-  '691': 'the user name or password was refused',
-  '709': 'the password could not be changed',
-};
-
 export class PppLink extends EventEmitter<{
   authenticated: [PppAuthenticated];
   up: [PppUp];
@@ -113,7 +104,7 @@ export class PppLink extends EventEmitter<{
   #magic: Buffer;
   #magicRejected = false;
   /** The MS-CHAPv2 response we sent, by Challenge identifier: a repeated Challenge gets the same answer. */
-  #chap: { id: number; response: Buffer; ntResponse: Buffer; expect: Buffer } | null = null;
+  #chap: ChapAnswer | null = null;
   #lastHeard = 0;
   #lastEcho = 0;
   #ended = false;
@@ -354,49 +345,13 @@ export class PppLink extends EventEmitter<{
     if (this.#phase !== 'authenticate' || this.#peerAuth !== 'mschapv2') return;
     const p = decodeCp(payload);
     if (p.code === 1) {
-      // Challenge: value-size 16, the challenge, the server's name.
-      if (p.data.length < 17 || p.data[0] !== 16)
-        throw new GatehopError(ErrorCodes.SSTP_PROTOCOL, 'MS-CHAPv2 challenge is not 16 bytes');
-      if (this.#chap?.id === p.id) return this.#send(Proto.CHAP, this.#chap.response);
-      const challenge = p.data.subarray(1, 17);
-      const peerChallenge = this.#o.random(16);
-      const ntResponse = generateNtResponse(challenge, peerChallenge, this.#o.username, this.#o.password);
-      const value = Buffer.concat([peerChallenge, Buffer.alloc(8), ntResponse, Buffer.from([0])]);
-      const response = encodeCp(
-        2,
-        p.id,
-        Buffer.concat([Buffer.from([49]), value, Buffer.from(this.#o.username, 'utf8')]),
-      );
-      this.#chap = {
-        id: p.id,
-        response,
-        ntResponse,
-        expect: authenticatorResponse(this.#o.password, ntResponse, peerChallenge, challenge, this.#o.username),
-      };
-      return this.#send(Proto.CHAP, response);
+      // A repeated challenge gets the same answer.
+      if (this.#chap?.id !== p.id) this.#chap = answerChallenge(p, this.#o);
+      return this.#send(Proto.CHAP, this.#chap.response);
     }
     if (!this.#chap) return;
-    const message = p.data.toString('latin1');
-    if (p.code === 3) {
-      if (!verifyAuthenticatorResponse(message, this.#chap.expect)) {
-        throw new GatehopError(
-          ErrorCodes.SSTP_AUTH_FAILED,
-          'the server accepted us but its MS-CHAPv2 answer does not prove it knows the password',
-        );
-      }
-      return this.#authenticated(
-        { auth: 'mschapv2', keys: clientMppeKeys(this.#o.password, this.#chap.ntResponse) },
-        this.#lastHeard,
-      );
-    }
-    if (p.code === 4) {
-      const e = /E=(\d+)/.exec(message)?.[1] ?? '?';
-      const text = /M=(.*)$/.exec(message)?.[1]?.trim();
-      throw new GatehopError(
-        ErrorCodes.SSTP_AUTH_FAILED,
-        `MS-CHAPv2 refused: ${MSCHAP_ERRORS[e] ?? `error ${e}`}${text ? ` (${text})` : ''}`,
-      );
-    }
+    const keys = chapOutcome(p, this.#chap, this.#o.password);
+    if (keys) this.#authenticated({ auth: 'mschapv2', keys }, this.#lastHeard);
   }
 
   #onPap(payload: Buffer): void {
