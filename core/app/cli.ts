@@ -1,6 +1,5 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import {
-  createLogger,
   errorToJson,
   isGatehopError,
   ErrorCodes,
@@ -10,16 +9,13 @@ import {
   withDeadline,
 } from '../common/index.js';
 import { RESTORE_DEADLINE_MS } from '../sysproxy/index.js';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { upsertAuthFile } from '../socks5/index.js';
-import { Store } from '../store/index.js';
-import { buildConfig, readConfigFile, type ConfigInput } from './config.js';
+import { readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
 import { lanDashboardUrls } from './dashboard-links.js';
 import { checkSetup, describeSources, formatProblem } from './check.js';
-import { importListCommand } from './import-list.js';
-import { runCommand, terminalCommand } from './run-command.js';
+import { importListCommand } from './commands/import-list.js';
+import { runCommand, terminalCommand } from './commands/run-command.js';
 import { tunGroupId, tunOff } from './tun-mode.js';
 import {
   checkSupervisedCore,
@@ -29,141 +25,15 @@ import {
   type TunMode,
 } from './tun-core.js';
 import { superviseTunCore, tunUser } from './tun-supervisor.js';
-import { importRulesCommand } from './import-rules-command.js';
+import { importRulesCommand } from './commands/import-rules-command.js';
+import { fail, readStdin, subcommandConfig } from './commands/cli-support.js';
+import { sysproxyCommand } from './commands/sysproxy-command.js';
+import { collect, flagsToConfig, positiveInt, upstreamNodes, type RunFlags } from './commands/run-flags.js';
+
+export { ADMIN_TOKEN_ENV } from './commands/run-flags.js';
 import { resolveConfig } from './settings-file.js';
-import { createSystemProxy } from './system-proxy-setup.js';
 
 const VERSION = '0.1.0';
-
-/** --upstream-nodes: whether tunnels go through --upstream too (config upstream.nodes). */
-const UPSTREAM_NODES = { always: true, fallback: 'fallback', never: false } as const;
-function upstreamNodes(value: string): boolean | 'fallback' {
-  if (!Object.hasOwn(UPSTREAM_NODES, value)) throw new InvalidArgumentError('must be always, fallback or never');
-  return UPSTREAM_NODES[value as keyof typeof UPSTREAM_NODES];
-}
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
-  return n;
-}
-
-interface RunFlags {
-  listen?: string;
-  egress?: string;
-  admin?: string;
-  adminToken?: string;
-  adminTokenFile?: string;
-  dataDir?: string;
-  authFile?: string;
-  auth?: boolean; // commander turns --no-auth into auth=false
-  config?: string;
-  logLevel?: string;
-  logFile?: string;
-  maxSessions?: number;
-  handshakeTimeoutMs?: number;
-  connectTimeoutMs?: number;
-  idleTimeoutMs?: number;
-  api?: string[];
-  ovpn?: string[];
-  systemProxy?: boolean;
-  tun?: boolean;
-  tunStrict?: boolean;
-  tunName?: string;
-  tunGid?: string;
-  tunUser?: string;
-  tunAllow?: string[];
-  killSwitch?: boolean;
-  upstream?: string;
-  upstreamNodes?: boolean | 'fallback';
-  listSource?: string[];
-  protocols?: string;
-  sstpCa?: string;
-  nodeCa?: string;
-  allowPrivateNodes?: boolean;
-  mode?: string;
-}
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
-
-function flagsToConfig(f: RunFlags): ConfigInput {
-  const out: Record<string, unknown> = {};
-  const copy = (key: keyof RunFlags, to: string): void => {
-    if (f[key] !== undefined) out[to] = f[key];
-  };
-  copy('listen', 'listen');
-  copy('egress', 'egress');
-  copy('admin', 'admin');
-  const token = adminTokenFrom(f);
-  if (token !== undefined) out.adminToken = token;
-  copy('dataDir', 'dataDir');
-  copy('authFile', 'authFile');
-  copy('logLevel', 'logLevel');
-  copy('logFile', 'logFile');
-  copy('api', 'api');
-  copy('mode', 'mode');
-  copy('ovpn', 'ovpn');
-  if (f.upstreamNodes !== undefined && f.upstream === undefined)
-    fail('--upstream-nodes goes with --upstream (or set upstream.nodes in the config file)', 2);
-  if (f.upstream !== undefined)
-    out.upstream = { url: f.upstream, ...(f.upstreamNodes !== undefined ? { nodes: f.upstreamNodes } : {}) };
-  if (f.listSource?.length || f.allowPrivateNodes)
-    out.vpngate = {
-      ...(f.listSource?.length ? { sources: f.listSource } : {}),
-      ...(f.allowPrivateNodes ? { allowPrivateNodes: true } : {}),
-    };
-  // --node-ca is the name now (the CA is for every protocol); --sstp-ca keeps working.
-  const nodeCa = f.nodeCa ?? f.sstpCa;
-  if (f.protocols !== undefined || nodeCa !== undefined) {
-    out.tunnel = {
-      ...(f.protocols !== undefined
-        ? {
-            protocols: f.protocols
-              .split(',')
-              .map((p) => p.trim())
-              .filter(Boolean),
-          }
-        : {}),
-      ...(nodeCa !== undefined ? { nodeCa } : {}),
-    };
-  }
-  if (f.auth === false) out.noAuth = true;
-  if (f.systemProxy || f.killSwitch)
-    out.systemProxy = { ...(f.systemProxy ? { enabled: true } : {}), ...(f.killSwitch ? { killSwitch: true } : {}) };
-  const proxy: Record<string, number> = {};
-  for (const k of ['maxSessions', 'handshakeTimeoutMs', 'connectTimeoutMs', 'idleTimeoutMs'] as const) {
-    if (f[k] !== undefined) proxy[k] = f[k];
-  }
-  if (Object.keys(proxy).length > 0) out.proxy = proxy;
-  return out;
-}
-
-/** The environment variable that carries the admin token without showing it in the process list. */
-export const ADMIN_TOKEN_ENV = 'GATEHOP_ADMIN_TOKEN';
-
-/**
- * The admin token from, in order: --admin-token-file (its first line), GATEHOP_ADMIN_TOKEN, or
- * --admin-token (visible to every local user in the process list: kept for scripts, not advised).
- */
-function adminTokenFrom(f: RunFlags): string | undefined {
-  if (f.adminTokenFile !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(f.adminTokenFile, 'utf8');
-    } catch (err) {
-      fail(`--admin-token-file ${f.adminTokenFile}: ${(err as Error).message}`, 2);
-    }
-    return text.split(/\r?\n/)[0]!.trim();
-  }
-  const env = process.env[ADMIN_TOKEN_ENV];
-  if (env) return env.trim();
-  return f.adminToken;
-}
-
-function fail(message: string, exitCode: number): never {
-  process.stderr.write(`gatehop: ${message}\n`);
-  process.exit(exitCode);
-}
 
 /**
  * `sudo gatehop --tun`: this process stays root as TUN mode's supervisor and runs the core (this
@@ -288,79 +158,6 @@ async function run(flags: RunFlags): Promise<void> {
   for (const url of lanDashboardUrls(app.dashboardUrl, config.admin))
     process.stdout.write(`dashboard from your network: ${url}\n`);
   logger.info({ event: 'started', proxy: app.listening.proxy, egress: app.egress.id }, 'gatehop started');
-}
-
-/** The config the daemon would use, for the subcommands that share its --data-dir and --config. */
-function subcommandConfig(opts: {
-  dataDir?: string;
-  config?: string;
-  listen?: string;
-  admin?: string;
-  allowPrivateNodes?: boolean;
-}) {
-  try {
-    const fromFile = opts.config ? readConfigFile(opts.config) : {};
-    const flags: Record<string, unknown> = {};
-    if (opts.admin) flags.admin = opts.admin;
-    if (opts.dataDir) flags.dataDir = opts.dataDir;
-    if (opts.listen) flags.listen = opts.listen;
-    if (opts.allowPrivateNodes) flags.vpngate = { allowPrivateNodes: true };
-    return buildConfig(fromFile, flags);
-  } catch (err) {
-    return fail(errorToJson(err).message, 2);
-  }
-}
-
-async function sysproxyCommand(
-  action: 'status' | 'restore',
-  opts: { dataDir?: string; config?: string; listen?: string },
-): Promise<void> {
-  const config = subcommandConfig(opts);
-  const logger = createLogger({ level: 'warn', file: null });
-  const store = existsSync(join(config.dataDir, 'gatehop.db'))
-    ? new Store({ path: join(config.dataDir, 'gatehop.db'), logger })
-    : null;
-  const sp = createSystemProxy(config, logger, store);
-  try {
-    if (action === 'status') {
-      const st = await sp.status();
-      const lines = [
-        `backend:  ${st.backend ?? 'none'}`,
-        `now:      ${st.current ?? `unknown${st.error ? ` (${st.error})` : ''}`}`,
-        `gatehop:  ${st.enabled ? 'the system proxy is Gatehop' : 'the system proxy is not Gatehop'}`,
-        st.snapshot
-          ? `snapshot: saved ${new Date(st.snapshot.savedAt).toISOString()} by pid ${st.snapshot.pid}; restores to: ${st.snapshot.original}; Gatehop set: ${st.snapshot.applied}`
-          : 'snapshot: none',
-      ];
-      if (!st.supported && st.error) lines.push(st.error);
-      process.stdout.write(`${lines.join('\n')}\n`);
-      return;
-    }
-    if (!sp.supported) fail((await sp.status()).error ?? 'not supported', 1);
-    const outcome = await sp.restore();
-    const said = {
-      restored: 'gatehop: system proxy restored to the settings saved before Gatehop changed them',
-      'left-alone': 'gatehop: the system proxy was changed since Gatehop set it; left as it is (snapshot dropped)',
-      'nothing-to-restore': 'gatehop: no saved settings to restore',
-    }[outcome];
-    process.stdout.write(`${said}\n`);
-  } catch (err) {
-    fail(errorToJson(err).message, 1);
-  } finally {
-    sp.close();
-    store?.close();
-  }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of process.stdin) {
-    size += (chunk as Buffer).length;
-    if (size > 64 * 1024) fail('password on stdin is too long', 2);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** The daemon's flags; `gatehop check` takes the same ones. */

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { basename } from 'node:path';
-import { captureHelperPath } from '../common/index.js';
-import { captureTicketSchema } from '../api/index.js';
-import { callRunningCore, refusalOf } from './admin-call.js';
-import type { GatehopConfig } from './config.js';
+import { captureHelperPath } from '../../common/index.js';
+import { captureTicketSchema } from '../../api/index.js';
+import { callRunningCore, refusalOf } from '../admin-call.js';
+import type { GatehopConfig } from '../config.js';
 
 /** What `run` exits with when it could not start the program (as `env` and container tools do). */
 const EXIT_SETUP = 125;

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger, errorToJson } from '../common/index.js';
-import { refusedAddress } from '../reach/index.js';
-import { importResultSchema, type ImportResult } from '../api/index.js';
-import { Store } from '../store/index.js';
-import { describeSkipped, parseVpnGateCsv } from '../vpngate/index.js';
-import { callRunningCore, refusalOf } from './admin-call.js';
-import type { GatehopConfig } from './config.js';
+import { createLogger, errorToJson } from '../../common/index.js';
+import { refusedAddress } from '../../reach/index.js';
+import { importResultSchema, type ImportResult } from '../../api/index.js';
+import { Store } from '../../store/index.js';
+import { describeSkipped, parseVpnGateCsv } from '../../vpngate/index.js';
+import { callRunningCore, refusalOf } from '../admin-call.js';
+import type { GatehopConfig } from '../config.js';
 
 function fail(message: string): never {
   process.stderr.write(`gatehop import-list: ${message}\n`);
