@@ -9,114 +9,25 @@ import {
 } from '../common/index.js';
 import { defaultAddressPolicy, describeSkipped, parseVpnGateCsv, type AddressPolicy, type ParsedList } from './csv.js';
 import { directDialer } from './direct-dialer.js';
-import { httpGet, type DialVia, type Dialer } from './http-get.js';
-import { raceSources, type RaceOptions, type SourceAttempt } from './list-race.js';
-import { directoryUrlOf, parseMirrorDirectory } from './mirror-directory.js';
+import type { DialVia, Dialer } from './http-get.js';
+import { raceSources, type RaceOptions } from './list-race.js';
 import type { VpnGateNode } from './node.js';
-import { NodePool, type PoolEntry } from './pool.js';
+import { NodePool } from './pool.js';
+import { SourceBook } from './source-book.js';
+import type { ListMeta, ListStatus, ListVia, NodeListOptions, SourceOptions } from './node-list-types.js';
+
+export type {
+  ListMeta,
+  ListStatus,
+  ListVia,
+  NodeListOptions,
+  NodeListStore,
+  SourceOptions,
+  SourceState,
+} from './node-list-types.js';
 import { candidateSources, FORGET_MIRROR_MS, orderSources, type ListSource, type SourceRecord } from './sources.js';
 
-/**
- * Where the current list came from: a source of that kind fetched directly (`direct` for the
- * official or --api endpoints, `mirror`, `user`), anything fetched through a working tunnel or the
- * upstream proxy (`tunnel`, `upstream`), an imported file, or the pool saved by an earlier run.
- */
-export type ListVia = 'direct' | 'mirror' | 'user' | 'import' | 'tunnel' | 'upstream' | 'cache' | 'none';
-
-export interface ListMeta {
-  fetchedAt: number;
-  source: string;
-  via: ListVia;
-  nodes: number;
-}
-
-/** What the list remembers between runs (the store, through the app). */
-export interface NodeListStore {
-  /** The pool: nodes last listed at or after `sinceMs`. */
-  loadPool(sinceMs: number): PoolEntry[];
-  /** Adds or refreshes nodes listed at `at`. */
-  savePool(nodes: readonly VpnGateNode[], at: number): void;
-  /** Forgets nodes (and their history) no longer kept. */
-  forgetNodes(ids: readonly string[]): void;
-  loadListMeta(): ListMeta | null;
-  saveListMeta(meta: ListMeta): void;
-  loadSources(): SourceRecord[];
-  saveSource(r: SourceRecord): void;
-  forgetSource(url: string): void;
-}
-
-/** The user-facing choices about sources (config `vpngate:`), changeable by a reload. */
-export interface SourceOptions {
-  /** Sources the user added: any URL that serves the list in the same CSV format. */
-  userSources: readonly string[];
-  /** Read mirror directories and try the mirrors found when the others fail. */
-  mirrors: boolean;
-  /** With no direct source answering, fetch through a working tunnel. */
-  throughTunnel: boolean;
-  /** Keep every node listed within this many days. */
-  keepDays: number;
-  /** One source's deadline (default 15 s). */
-  timeoutMs?: number;
-  /** Each source's head start before the next (default 1.5 s). */
-  headStartMs?: number;
-}
-
-export interface NodeListOptions {
-  /** Official endpoints, or the --api ones that replace them. */
-  endpoints: readonly string[];
-  endpointKind?: 'official' | 'api';
-  staticNodes: readonly VpnGateNode[];
-  store: NodeListStore;
-  logger: Logger;
-  sources?: Partial<SourceOptions>;
-  /** How fetches leave (default: directly; the upstream proxy when one is set). */
-  dialer?: Dialer;
-  /** A working tunnel's dialer, asked after every direct source failed; null while none is up. */
-  tunnelDialer?: () => Dialer | null;
-  refreshMs?: number;
-  fetch?: {
-    timeoutMs?: number;
-    maxBytes?: number;
-    attempts?: number;
-    backoffMs?: number;
-    staggerMs?: number;
-    concurrency?: number;
-  };
-  now?: () => number;
-  /**
-   * Which node addresses are dialled (read per use: a reload applies to the next list and to the
-   * pool at once). Also where a mirror's URL may point. Default: public addresses only.
-   */
-  addressPolicy?: AddressPolicy;
-  /** Nodes whose row now names another CA (MergeResult.rekeyed): what was learnt of the old one is forgotten. */
-  onRekeyed?: (ids: readonly string[]) => void;
-}
-
-export interface SourceState {
-  url: string;
-  kind: ListSource['kind'];
-  via: DialVia | null;
-  /** null: not tried yet. */
-  ok: boolean | null;
-  error: string | null;
-  at: number | null;
-}
-
-export interface ListStatus {
-  source: string | null;
-  via: ListVia;
-  fetchedAt: number | null;
-  nodes: number;
-  refreshing: boolean;
-  /** Every source Gatehop knows, with how its last attempt went. */
-  sources: SourceState[];
-  /** Rows the current list (fetched or imported) had that are not used, by reason. */
-  skipped: Record<string, number>;
-}
-
 const DAY_MS = 24 * 3600_000;
-/** A directory page is read at most this often per site and path (it changes slowly). */
-const DIRECTORY_EVERY_MS = 60 * 60_000;
 const DEFAULT_SOURCES: SourceOptions = { userSources: [], mirrors: true, throughTunnel: true, keepDays: 7 };
 
 /**
@@ -137,8 +48,9 @@ export class NodeList {
   #skipped: Record<string, number> = {};
   /** The list last taken came in clear, and no HTTPS list has vouched for its CAs since (#59). */
   #inClear = false;
-  readonly #directoryTried = new Map<string, number>();
   readonly #background = new Set<Promise<unknown>>();
+  /** The sources as remembered, and the mirror directories (source-book.ts). */
+  readonly #book: SourceBook;
   readonly #listeners: Listeners<readonly VpnGateNode[]>;
   readonly #log: Logger;
   readonly #now: () => number;
@@ -149,6 +61,21 @@ export class NodeList {
     this.#sourceOpts = { ...DEFAULT_SOURCES, ...opts.sources };
     this.#dialer = opts.dialer ?? directDialer();
     this.#now = opts.now ?? Date.now;
+    this.#book = new SourceBook({
+      store: opts.store,
+      now: this.#now,
+      log: this.#log,
+      policy: this.#policy,
+      options: () => ({
+        mirrors: this.#sourceOpts.mirrors,
+        timeoutMs: this.opts.fetch?.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000,
+      }),
+      signal: this.#abort.signal,
+      track: (p) => {
+        this.#background.add(p);
+        ignoreRejection(p.finally(() => this.#background.delete(p)));
+      },
+    });
   }
 
   get nodes(): readonly VpnGateNode[] {
@@ -327,7 +254,7 @@ export class NodeList {
     const f = this.opts.fetch ?? {};
     const signal = this.#abort.signal;
     const records = new Map(this.opts.store.loadSources().map((r) => [r.url, r]));
-    this.#forgetOldMirrors(records);
+    this.#book.forgetOldMirrors(records);
     // One order for the whole refresh: this refresh's direct failures must not push a source
     // back for the pass through the tunnel, where it may well answer.
     const order = orderSources(this.#candidates(records), records, this.#now());
@@ -340,9 +267,9 @@ export class NodeList {
           if (!dialer) continue;
           const { winner, attempts } = await raceSources({
             ...this.#raceOptions(order, dialer),
-            onReached: (s) => this.#discover(s, dialer),
+            onReached: (s) => this.#book.discover(s, dialer),
           });
-          this.#record(attempts, records);
+          this.#book.record(attempts, records);
           failures.push(...attempts.filter((a) => !a.ok).map((a) => `${a.url} (${a.via}): ${a.error}`));
           if (winner) {
             this.#skipped = winner.skipped;
@@ -395,7 +322,7 @@ export class NodeList {
     const dialer = this.#sourceOpts.throughTunnel ? this.opts.tunnelDialer?.() : null;
     if (https.length === 0 || !dialer) return;
     const { winner, attempts } = await raceSources(this.#raceOptions(https, dialer));
-    this.#record(attempts, records);
+    this.#book.record(attempts, records);
     if (winner?.secure) {
       this.#take(winner.nodes, this.#now(), winner.source.url, 'tunnel', 'https');
       this.#log.info(
@@ -492,101 +419,6 @@ export class NodeList {
       );
     this.#nodes = [...this.opts.staticNodes, ...allowed];
     this.#listeners.emit(this.#nodes);
-  }
-
-  #record(attempts: readonly SourceAttempt[], records: Map<string, SourceRecord>): void {
-    for (const a of attempts) {
-      const had = records.get(a.url);
-      const rec: SourceRecord = {
-        url: a.url,
-        kind: a.kind,
-        foundAt: had?.foundAt ?? a.at,
-        foundFrom: had?.foundFrom ?? null,
-        lastOkAt: a.ok ? a.at : (had?.lastOkAt ?? null),
-        lastFailAt: a.ok ? (had?.lastFailAt ?? null) : a.at,
-        lastError: a.ok ? null : a.error,
-        lastVia: a.via,
-        lastNodes: a.ok ? a.nodes : (had?.lastNodes ?? null),
-      };
-      records.set(a.url, rec);
-      try {
-        this.opts.store.saveSource(rec);
-      } catch (err) {
-        this.#log.warn(
-          { event: 'list-source-save-failed', err: (err as Error).message },
-          'could not save a list source',
-        );
-      }
-    }
-  }
-
-  #forgetOldMirrors(records: Map<string, SourceRecord>): void {
-    const now = this.#now();
-    for (const r of [...records.values()]) {
-      if (r.kind === 'mirror' && now - (r.lastOkAt ?? r.foundAt) >= FORGET_MIRROR_MS) {
-        records.delete(r.url);
-        this.opts.store.forgetSource(r.url);
-      }
-    }
-  }
-
-  /**
-   * Reads the mirror directory at the origin of a source that answered (through the same dialer),
-   * remembers the mirrors it names and returns them. At most once an hour per page and dialer. Runs
-   * on the list's own signal: it may finish after the race that asked for it.
-   */
-  #discover(s: ListSource, dialer: Dialer): Promise<ListSource[]> | null {
-    if (!this.#sourceOpts.mirrors) return null;
-    const page = directoryUrlOf(s.url);
-    if (!page) return null;
-    const key = `${dialer.via} ${page}`;
-    const now = this.#now();
-    if (now - (this.#directoryTried.get(key) ?? -Infinity) < DIRECTORY_EVERY_MS) return null;
-    this.#directoryTried.set(key, now);
-    const f = this.opts.fetch ?? {};
-    const p = (async () => {
-      const res = await httpGet(page, {
-        dialer,
-        signal: this.#abort.signal,
-        timeoutMs: f.timeoutMs ?? this.#sourceOpts.timeoutMs ?? 15_000,
-        maxBytes: 2 * 1024 * 1024,
-      });
-      if (res.status !== 200) throw new GatehopError(ErrorCodes.LIST_FETCH_FAILED, `HTTP ${res.status}`);
-      const found = parseMirrorDirectory(res.body, res.url, this.#policy);
-      const records = new Map(this.opts.store.loadSources().map((r) => [r.url, r]));
-      let added = 0;
-      for (const url of found) {
-        if (records.has(url)) continue;
-        added++;
-        this.opts.store.saveSource({
-          url,
-          kind: 'mirror',
-          foundAt: this.#now(),
-          foundFrom: page,
-          lastOkAt: null,
-          lastFailAt: null,
-          lastError: null,
-          lastVia: null,
-          lastNodes: null,
-        });
-      }
-      this.#log.info(
-        { event: 'mirrors-found', page, via: dialer.via, mirrors: found.length, added },
-        `mirror directory ${page} lists ${found.length} mirrors (${added} new)`,
-      );
-      return found.map((url) => ({ url, kind: 'mirror' as const }));
-    })().catch((err: unknown) => {
-      if (!this.#abort.signal.aborted)
-        this.#log.info(
-          { event: 'mirror-directory-failed', page, via: dialer.via, err: (err as Error).message },
-          `mirror directory ${page} could not be read: ${(err as Error).message}`,
-        );
-      return [] as ListSource[];
-    });
-    this.#background.add(p);
-    // p cannot reject (its catch above answers []): the finally only forgets it.
-    ignoreRejection(p.finally(() => this.#background.delete(p)));
-    return p;
   }
 }
 
