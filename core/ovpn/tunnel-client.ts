@@ -8,7 +8,7 @@ import {
   settleFirst,
   type Logger,
 } from '../common/index.js';
-import { pemCertificates, type TrustRule, type UpstreamProxy } from '../reach/index.js';
+import { pemCertificates, type TrustRule } from '../reach/index.js';
 import type { Carrier } from './carrier.js';
 import { openCarrier } from './open-carrier.js';
 import { framingFor, frame, unframe, type Framing } from './compression-framing.js';
@@ -17,80 +17,11 @@ import { ControlSession } from './control-session.js';
 import { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
 import { PING_PAYLOAD, type SealedBatch } from './data-channel.js';
 import { Op } from './packet.js';
-import type { OvpnProfile, OvpnRemote } from './profile.js';
+import type { OvpnRemote } from './profile.js';
+import { isTlsVersionOrCipherRefusal } from './tls-refusal.js';
+import type { TunnelClientOptions, TunnelState, TunnelStats } from './tunnel-client-types.js';
 
-export type TunnelState = 'CONNECTING' | 'WAIT' | 'AUTH' | 'GET_CONFIG' | 'CONNECTED' | 'RECONNECTING' | 'DISCONNECTED';
-
-/**
- * The server refused our TLS: OpenSSL's answers for no shared version or cipher suite, or a key too
- * weak; or TLS_HELLO_UNANSWERED, a server that acknowledged our ClientHello at the OpenVPN layer and
- * answered nothing (an OpenVPN server refuses a version it does not speak so: its alert never
- * leaves it). Only these turn on legacy TLS. Silence never does (#34): a handshake that the server
- * never acknowledged was lost on the way, and a filter that drops it must not make us offer TLS 1.0
- * with SECLEVEL 0.
- */
-const TLS_REFUSALS =
-  /TLS_HELLO_UNANSWERED|UNSUPPORTED_PROTOCOL|WRONG_VERSION_NUMBER|NO_PROTOCOLS_AVAILABLE|PROTOCOL_VERSION|HANDSHAKE_FAILURE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|KEY_TOO_SMALL|MD_TOO_WEAK|INSUFFICIENT_SECURITY/;
-
-function isTlsVersionOrCipherRefusal(err: unknown): boolean {
-  const cause = (err as { cause?: { code?: unknown } }).cause;
-  return typeof cause?.code === 'string' && TLS_REFUSALS.test(cause.code);
-}
-
-export interface TunnelClientOptions {
-  profile: OvpnProfile;
-  logger: Logger;
-  /** For profiles with auth-user-pass. */
-  credentials?: { username: string; password: string };
-  remoteIndex?: number;
-  /**
-   * L1 self-healing: after an established tunnel loses its transport or hits ping-restart, reconnect
-   * to the same server for this long (fresh session ids, same packet interface). 0 turns it off.
-   */
-  reconnectForMs?: number;
-  /** How to reach the server when not straight at the profile's remote. */
-  transport?: TunnelTransportOptions;
-  /**
-   * Renegotiations the server may start in any 60 s (default 6). Each costs a TLS handshake here;
-   * a server past this is dropped (GH_ERR_OVPN_PROTOCOL): OpenVPN's default is one an hour, VPN
-   * Gate's servers one every few hours.
-   */
-  maxServerRenegotiationsPerMinute?: number;
-  /**
-   * Start on legacy TLS (TLS 1.0+, SECLEVEL 0): this node refused modern TLS before and that was
-   * remembered. Without it, legacy TLS follows only a refusal in this client's own handshake.
-   */
-  legacyTls?: boolean;
-  /** How long a TLS handshake may take before it counts as unanswered (default 8 s; tests shorten it). */
-  tlsHandshakeMs?: number;
-  /**
-   * Whom the server's certificate may come from (core/reach/node-trust). A listed node's: its
-   * DDNS name and the user's extra roots, so a public `<ca>` vouches only under that name.
-   * Without it the profile alone decides, as OpenVPN does (its `<ca>`, `verify-x509-name`).
-   */
-  trust?: { serverName: string | null; extraRoots?: readonly string[]; profileCaInClear?: boolean };
-}
-
-export interface TunnelTransportOptions {
-  /** Connect to this host instead of the profile's (a node's DDNS name, `vpngate.connectBy: hostname`). */
-  host?: string;
-  /**
-   * Through the user's proxy, as OpenVPN's `socks-proxy`/`http-proxy` do: TCP by CONNECT; UDP by
-   * the SOCKS5 proxy's UDP relay (UDP ASSOCIATE), which an HTTP proxy does not have.
-   */
-  upstream?: UpstreamProxy | null;
-}
-
-export interface TunnelStats {
-  bytesIn: number;
-  bytesOut: number;
-  packetsIn: number;
-  packetsOut: number;
-  decryptFailures: number;
-  replays: number;
-  droppedOut: number;
-  malformed: number;
-}
+export type { TunnelClientOptions, TunnelState, TunnelStats, TunnelTransportOptions } from './tunnel-client-types.js';
 
 /** The first TLS handshake must finish within this (a silent refusal looks like nothing at all). */
 const TLS_HANDSHAKE_MS = 8_000;
