@@ -7,6 +7,7 @@ import { ActiveProbes } from './active-probes.js';
 import { BalanceMembers, type MemberInfo } from './balance-members.js';
 import { orderCandidates, PIN_TAMPERS } from './candidates.js';
 import { LeaveRules } from './leave-rules.js';
+import { Reevaluation } from './reevaluation.js';
 import { NodeConnector } from './node-connector.js';
 import type { GroupOptions } from './options.js';
 import {
@@ -92,8 +93,6 @@ export class SwitchController {
   #stopped = false;
   /** The node whose active tunnel died last, and when: tried last for a minute. */
   #lastDied: { nodeId: string; at: number } | null = null;
-  #lastBusyAt = Date.now();
-  #leasesSeen = 0;
   #pinFailed: string | null = null;
   readonly #abort = new AbortController();
   readonly #listeners: Listeners<ControllerEvent>;
@@ -129,6 +128,8 @@ export class SwitchController {
   readonly #connector: NodeConnector;
   /** With groups.balance.tunnels > 1 in auto mode: the member tunnels beside the active one. */
   readonly #members: BalanceMembers;
+  /** The periodic round's decisions: back to the pin, or to a better node. */
+  readonly #rounds: Reevaluation;
 
   constructor(private deps: SwitchControllerDeps) {
     this.#log = deps.logger.child({ component: 'switch' });
@@ -209,6 +210,15 @@ export class SwitchController {
       logger: this.#log,
     });
     this.#policy = new SwitchPolicy(deps.health);
+    this.#rounds = new Reevaluation({
+      selector: deps.selector,
+      nodes: deps.nodes,
+      policy: this.#policy,
+      urlTests: this.#urlTests,
+      failFilter: this.failFilter,
+      flagged,
+      logger: this.#log,
+    });
     this.#leave = new LeaveRules({
       selector: deps.selector,
       health: () => this.deps.health,
@@ -707,13 +717,10 @@ export class SwitchController {
         if (!this.#running && !this.#retry) void this.#begin('no active tunnel', 'urgent');
         return;
       }
-      const now = Date.now();
-      const leases = this.deps.manager.stats.leases;
-      if (this.deps.manager.activeSessions > 0 || leases !== this.#leasesSeen) this.#lastBusyAt = now;
-      this.#leasesSeen = leases;
-      if (now - this.#lastBusyAt > this.deps.options.urlTest.idleTimeoutMs) {
+      const idleMs = this.#rounds.idleMs(this.deps.manager);
+      if (idleMs > this.deps.options.urlTest.idleTimeoutMs) {
         this.#log.debug(
-          { event: 'url-test-paused', idleS: Math.round((now - this.#lastBusyAt) / 1000) },
+          { event: 'url-test-paused', idleS: Math.round(idleMs / 1000) },
           'no sessions: URL testing paused',
         );
         return;
@@ -725,8 +732,13 @@ export class SwitchController {
       ].filter((h) => h !== null);
       await Promise.all(tested.map((h) => this.#urlTests.test(h)));
       if (this.#running) return;
-      if (this.mode === 'manual') await this.#returnToPin();
-      else await this.#lookForBetter();
+      const active = this.#active;
+      const next =
+        this.mode === 'manual'
+          ? await this.#rounds.returnToPin(this.pinned, active.node.id)
+          : await this.#rounds.betterNode(active.node.id);
+      // A switch may have begun, or ended, while the round ranked: its decision is then moot.
+      if (next && !this.#running && this.#active === active) void this.#begin(next.reason, 'auto', next.nodeId);
     } finally {
       this.#evaluating = false;
     }
@@ -738,40 +750,6 @@ export class SwitchController {
    */
   delayTest(nodeId: string, url: string, timeoutMs: number): Promise<number> {
     return this.#urlTests.delayTest(nodeId, url, timeoutMs);
-  }
-
-  async #returnToPin(): Promise<void> {
-    const pinned = this.pinned;
-    if (!pinned || this.#active?.node.id === pinned) return;
-    if (!this.deps.nodes().some((n) => n.id === pinned)) return;
-    const ranking = await this.deps.selector.rank(this.deps.nodes());
-    if (!ranking.ranked.some((r) => r.node.id === pinned) || this.#running) return;
-    const verdict = this.#policy.mayAutoSwitch();
-    if (!verdict.ok) return;
-    void this.#begin(`pinned node ${pinned} answers again`, 'auto', pinned);
-  }
-
-  async #lookForBetter(): Promise<void> {
-    const active = this.#active!;
-    const ranking = await this.deps.selector.rank(this.deps.nodes());
-    if (this.#running || this.#active !== active) return;
-    const current = ranking.ranked.find((r) => r.node.id === active.node.id);
-    const best = ranking.ranked.find(
-      (r) =>
-        r.node.id !== active.node.id && this.failFilter.allows(r.node.id) && !this.deps.honesty?.flagged(r.node.id),
-    );
-    if (!best || !current) return;
-    const why = this.#urlTests.better(best, current, this.#policy);
-    if (!why) return;
-    const verdict = this.#policy.mayAutoSwitch();
-    if (!verdict.ok) {
-      this.#log.info(
-        { event: 'switch-held', candidate: best.node.id, why: verdict.reason },
-        `a better node waits: ${verdict.reason}`,
-      );
-      return;
-    }
-    void this.#begin(why, 'auto', best.node.id);
   }
 
   // ---- honesty ----
