@@ -1,11 +1,5 @@
 import { join } from 'node:path';
-import {
-  AdminServer,
-  loadOrCreateAdminToken,
-  LoopDelay,
-  type DesktopAccess,
-  type SettingsAccess,
-} from '../api/index.js';
+import { AdminServer, LoopDelay, type DesktopAccess, type SettingsAccess } from '../api/index.js';
 import {
   dataEngineStatus,
   ErrorCodes,
@@ -68,8 +62,7 @@ import type { HonestyMonitor } from '../honesty/index.js';
 import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
 import { protocolMemoryOf } from './protocol-memory.js';
 import { processLookup, RoutingState } from '../router/index.js';
-import { importRules } from './rule-import.js';
-import { adminSocketPath } from './admin-call.js';
+import { routingAccess, startAdminApi } from './admin-setup.js';
 import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';
 import { protocolOptionsOf, type ConfigInput, type GatehopConfig } from './config.js';
@@ -651,11 +644,11 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     capture = await startCapture(config.dataDir, proxy, logger);
     routing.start();
     if (config.admin) {
-      const { token, source: tokenSource } = loadOrCreateAdminToken(
-        config.adminToken,
-        join(config.dataDir, 'admin-token'),
-      );
-      admin = new AdminServer(
+      ({
+        admin,
+        at: adminAt,
+        dashboardUrl,
+      } = await startAdminApi(
         {
           version: GATEHOP_VERSION,
           startedAt: Date.now(),
@@ -706,62 +699,12 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
             };
           },
           forgetNodePath: pipeline ? () => pipeline.routes.forgetPath() : undefined,
-          routing: {
-            get mode() {
-              return routing.mode;
-            },
-            setMode: async (mode) => {
-              // Saved where settings are (the next start keeps it); a --mode flag outranks the saved
-              // value at a start, so the running table is switched here in any case.
-              if (settings) await settings.update({ mode });
-              routing.setMode(mode);
-            },
-            table: () => routing.table(),
-            ruleSets: () => routing.status().ruleSets,
-            refresh: (name) => routing.refresh(name),
-            errors: () => routing.status().errors,
-            ...(settings
-              ? {
-                  importRules: (request) =>
-                    importRules(request, {
-                      dataDir: config.dataDir,
-                      fetchText: (url) => routing.fetchText(url),
-                      settings,
-                    }),
-                }
-              : {}),
-            get custom() {
-              return routing.custom;
-            },
-          },
+          routing: routingAccess(routing, settings, config.dataDir),
         },
-        {
-          host: config.admin.host,
-          port: config.admin.port,
-          token,
-          corsOrigins: config.adminCorsOrigins,
-          hostNames: config.adminHosts,
-          // The CLI's way in (callRunningCore): a socket only this user can reach.
-          ...(process.platform !== 'win32' ? { socketPath: adminSocketPath(config.dataDir) } : {}),
-        },
+        config.admin,
+        config,
         logger,
-      );
-      adminAt = await admin.listen().catch((err: NodeJS.ErrnoException) => {
-        throw new GatehopError(
-          ErrorCodes.LISTEN_FAILED,
-          `admin API cannot listen on ${formatEndpoint(config.admin!)}: ${err.code ?? err.message}`,
-          { cause: err },
-        );
-      });
-      logger.info(
-        {
-          event: 'admin-listening',
-          address: formatEndpoint(adminAt),
-          token: tokenSource === 'config' ? 'from config' : join(config.dataDir, 'admin-token'),
-        },
-        'admin API listening',
-      );
-      dashboardUrl = `http://${formatEndpoint(adminAt)}/ui/#token=${encodeURIComponent(token)}`;
+      ));
     }
     if (config.systemProxy.enabled || recovered === 'held') {
       // Refused or unsupported is the user's to know, not a reason to stop the proxy itself.
