@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import { injectLwipAssertion, type TcpStream } from '../../core/netstack/index.js';
@@ -19,29 +20,34 @@ const BIG_MIB = 16;
 
 /** GET through a tunnel; resolves with the body's SHA-256 and length (streamed, never buffered whole). */
 function download(t: Tunnel, path: string, onData?: (n: number) => void): Promise<{ sha256: string; bytes: number }> {
-  return t.connectTcp('files.test', 80).then(
-    (c) =>
-      new Promise((resolve, reject) => {
-        const h = createHash('sha256');
-        let head: Buffer | null = Buffer.alloc(0);
-        let bytes = 0;
-        c.stream.on('data', (d: Buffer) => {
-          if (head) {
-            head = Buffer.concat([head, d]);
-            const i = head.indexOf('\r\n\r\n');
-            if (i < 0) return;
-            d = head.subarray(i + 4);
-            head = null;
-          }
-          h.update(d);
-          bytes += d.length;
-          onData?.(bytes);
-        });
-        c.stream.once('end', () => resolve({ sha256: h.digest('hex'), bytes }));
-        c.stream.once('error', reject);
-        c.stream.write(`GET ${path} HTTP/1.1\r\nHost: files.test\r\nConnection: close\r\n\r\n`);
-      }),
-  );
+  return t.connectTcp('files.test', 80).then((c) => {
+    const body = readBody(c.stream, onData);
+    c.stream.write(`GET ${path} HTTP/1.1\r\nHost: files.test\r\nConnection: close\r\n\r\n`);
+    return body;
+  });
+}
+
+/** An HTTP response's body from `stream`, past its head: SHA-256 and length, counted as it comes. */
+function readBody(stream: Duplex, onData?: (n: number) => void): Promise<{ sha256: string; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    let head: Buffer | null = Buffer.alloc(0);
+    let bytes = 0;
+    stream.on('data', (d: Buffer) => {
+      if (head) {
+        head = Buffer.concat([head, d]);
+        const i = head.indexOf('\r\n\r\n');
+        if (i < 0) return;
+        d = head.subarray(i + 4);
+        head = null;
+      }
+      h.update(d);
+      bytes += d.length;
+      onData?.(bytes);
+    });
+    stream.once('end', () => resolve({ sha256: h.digest('hex'), bytes }));
+    stream.once('error', reject);
+  });
 }
 
 describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads and on the main thread', () => {
@@ -109,23 +115,7 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
     // the window go nowhere (the data, had any come, is larger and would pass).
     const drop = rig.dropSmallDatagramsTo('n1', 200);
     let bytes = 0;
-    const h = createHash('sha256');
-    let head: Buffer | null = Buffer.alloc(0);
-    const done = new Promise<void>((resolve, reject) => {
-      stream.once('end', resolve);
-      stream.once('error', reject);
-    });
-    stream.on('data', (d: Buffer) => {
-      if (head) {
-        head = Buffer.concat([head, d]);
-        const i = head.indexOf('\r\n\r\n');
-        if (i < 0) return;
-        d = head.subarray(i + 4);
-        head = null;
-      }
-      h.update(d);
-      bytes += d.length;
-    });
+    const body = readBody(stream, (n) => (bytes = n));
     stream.resume();
     let lost = 0;
     try {
@@ -138,13 +128,16 @@ describe.skipIf(!isRoot)('tunnels as egresses on real servers, in worker threads
     // The window's news reaches SecureNAT again by our resent update (glue.c) or by our answer to
     // data it sends again, whichever comes first; test/netstack/back-to-back.test.ts pins the
     // resend against a sender that sends nothing at all. 20 s is many resends' worth.
-    await Promise.race([
-      done,
-      new Promise((_, reject) =>
-        setTimeout(() => reject(new Error(`stalled at ${bytes} bytes (${lost} small datagrams dropped)`)), 20_000),
+    const got = await Promise.race([
+      body,
+      new Promise<never>((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`stalled at ${bytes} bytes (${lost} small datagrams dropped)`)),
+          20_000,
+        ).unref(),
       ),
     ]);
-    expect({ sha256: h.digest('hex'), bytes }).toEqual({ sha256: rig.state.bigSha256, bytes: rig.state.bigBytes });
+    expect(got).toEqual({ sha256: rig.state.bigSha256, bytes: rig.state.bigBytes });
     await t.close();
   }, 120_000);
 
