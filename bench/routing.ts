@@ -29,6 +29,10 @@ import { writeMrsDomains } from '../test/helpers/mrs-writer.js';
 import { freePort, startProcess } from './lib/processes.js';
 import { curlSpeed as curlSpeedOf, percentile as pct, socksTtfb as ttfb } from './lib/socks-measure.js';
 import { coreEnv, coreV8Flags } from './lib/core-flags.js';
+import { FigureSheet } from './lib/figures.js';
+
+/** bench/figures/routing.json: what bench:ab pairs and bench:check compares (#61's decision latency). */
+const sheet = new FigureSheet('routing');
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -117,6 +121,9 @@ function decisionCost(files: { domains: string; cidrs: string }): void {
         samples.push(Number(process.hrtime.bigint() - t0));
       }
     samples.sort((a, b) => a - b);
+    const key = label.startsWith('TCP') ? 'decision TCP flow' : 'decision UDP packet';
+    sheet.set(`${key} p50`, pct(samples, 50) / 1000, 'µs', 'lower');
+    sheet.set(`${key} p99`, pct(samples, 99) / 1000, 'µs', 'lower');
     console.log(
       `  ${label.padEnd(24)} p50 ${(pct(samples, 50) / 1000).toFixed(2)} µs  p99 ${(pct(samples, 99) / 1000).toFixed(2)} µs`,
     );
@@ -277,6 +284,8 @@ async function main(): Promise<void> {
       for (const r of runs) speed[r.mode] = Math.max(speed[r.mode] ?? 0, curlSpeed(url, `127.0.0.1:${r.port}`));
     for (const r of runs) console.log(`  ${r.mode.padEnd(7)} ${speed[r.mode]!.toFixed(0).padStart(6)} MiB/s`);
     console.log(`  rule/global throughput ${(speed.rule! / speed.global!).toFixed(3)}x (target ≥ 0.95)`);
+    for (const r of runs) sheet.set(`bulk ${r.mode}`, speed[r.mode]!, 'MiB/s', 'higher');
+    sheet.set('bulk rule / global', speed.rule! / speed.global!, '×', 'higher');
     console.log(`latency: ${CONNECTIONS} sequential SOCKS5 CONNECTs, connect start → first byte (ms)`);
     const lat: Record<string, { p50: number; p99: number }> = {};
     for (const r of runs) for (let i = 0; i < 200; i++) await ttfb(r.port, ports.ttfb);
@@ -286,6 +295,8 @@ async function main(): Promise<void> {
       const s = samples[r.mode]!.sort((a, b) => a - b);
       lat[r.mode] = { p50: pct(s, 50), p99: pct(s, 99) };
       console.log(`  ${r.mode.padEnd(7)} p50 ${lat[r.mode]!.p50.toFixed(3)}  p99 ${lat[r.mode]!.p99.toFixed(3)}`);
+      sheet.set(`connect→first byte ${r.mode} p50`, lat[r.mode]!.p50, 'ms', 'lower');
+      sheet.set(`connect→first byte ${r.mode} p99`, lat[r.mode]!.p99, 'ms', 'lower');
     }
     console.log(`  rule − global p99 ${(lat.rule!.p99 - lat.global!.p99).toFixed(3)} ms (target ≤ 0.2)`);
     console.log(
@@ -299,6 +310,7 @@ async function main(): Promise<void> {
     decisionCost({ domains: join(sets, 'domains.txt'), cidrs: join(sets, 'cidrs.txt') });
     console.log('rule formats (#45), in-process:');
     formatsCost();
+    console.log(`figures: ${sheet.save()}`);
   } finally {
     for (const p of [source, ...runs.map((r) => r.p)]) p.child.kill('SIGTERM');
   }

@@ -1,4 +1,4 @@
-import { ErrorCodes, GatehopError, isGatehopError, type Logger } from '../common/index.js';
+import { ErrorCodes, GatehopError, hostPort, isGatehopError, type Logger } from '../common/index.js';
 import { isIP } from 'node:net';
 import {
   parseCertificate,
@@ -433,8 +433,7 @@ function urlOf(up: UpstreamProxy): string {
     up.username !== null
       ? `${encodeURIComponent(up.username)}${up.password !== null ? `:${encodeURIComponent(up.password)}` : ''}@`
       : '';
-  const host = up.host.includes(':') ? `[${up.host}]` : up.host;
-  return `${up.kind}://${who}${host}:${up.port}`;
+  return `${up.kind}://${who}${hostPort(up.host, up.port)}`;
 }
 
 /**

@@ -36,6 +36,16 @@ export function isWildcardHost(host: string): boolean {
   return host === '' || host === '0.0.0.0' || unbracket(host) === '::';
 }
 
+/** A host as URLs and `host:port` text write it: an IPv6 literal in brackets (`::1` → `[::1]`). */
+export function bracketed(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** `host:port`, an IPv6 literal in brackets. */
+export function hostPort(host: string, port: number): string {
+  return `${bracketed(host)}:${port}`;
+}
+
 /** A host as URLs and `host:port` text write it, without the brackets around an IPv6 literal (`[::1]` → `::1`). */
 export function unbracket(host: string): string {
   return host.replace(/^\[|\]$/g, '');

@@ -13,6 +13,8 @@ export {
   isLoopbackHost,
   isWildcardHost,
   unbracket,
+  bracketed,
+  hostPort,
   type Endpoint,
 } from './endpoints.js';
 export {

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { basename } from 'node:path';
+import { hostPort } from '../common/index.js';
 import type { ProcessLookup } from './router.js';
 
 /** Runs a program (no shell) and gives its stdout; the deadline keeps a slow tool from holding a flow. */
@@ -136,10 +137,7 @@ async function pidHolding(inode: string, recent: RecentPids, stats: ProcessLooku
 function ends(socket: Socket): { client: string; ours: string } | null {
   const { remoteAddress: ra, remotePort: rp, localAddress: la, localPort: lp } = socket;
   if (!ra || !rp || !la || !lp) return null;
-  const at = (a: string, p: number): string => {
-    const v4 = a.replace(/^::ffff:/, '');
-    return v4.includes(':') ? `[${v4}]:${p}` : `${v4}:${p}`;
-  };
+  const at = (a: string, p: number): string => hostPort(a.replace(/^::ffff:/, ''), p);
   return { client: at(ra, rp), ours: at(la, lp) };
 }
 

@@ -1,7 +1,7 @@
 import { request as httpRequest, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { isGatehopError, unbracket } from '../common/index.js';
+import { hostPort, isGatehopError, unbracket } from '../common/index.js';
 import type { Decision, InboundType } from '../route/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import { HTTPS_ONLY_PAGE } from './https-only.js';
@@ -216,7 +216,7 @@ export class HttpSession extends ProxySession<Socket> {
 
   #servePac(req: IncomingMessage, res: ServerResponse): void {
     const host = this.socket.localAddress ?? '127.0.0.1';
-    const at = `${host.includes(':') ? `[${host}]` : host}:${this.socket.localPort ?? 0}`;
+    const at = hostPort(host, this.socket.localPort ?? 0);
     const script = this.ctx.router.pac(at);
     if (script === null) return this.#respondError(res, 404, req, 'no routing here, so no PAC');
     res.writeHead(200, {

@@ -7,7 +7,7 @@ import {
   type Runner,
   pacUrlOf,
 } from './types.js';
-import { unbracket } from '../common/index.js';
+import { bracketed, unbracket } from '../common/index.js';
 
 /**
  * KDE Plasma 5 and 6: `[Proxy Settings]` in kioslaverc, written with kwriteconfig5/6 and read with
@@ -71,7 +71,7 @@ export function kdeNotifyCommand(): string[] {
 
 /** KIO's form: scheme, host and port separated by a space ("http://127.0.0.1 1080"), IPv6 in brackets. */
 export function kdeProxyValue(scheme: 'http' | 'socks', host: string, port: number): string {
-  return `${scheme}://${host.includes(':') ? `[${host}]` : host} ${port}`;
+  return `${scheme}://${bracketed(host)} ${port}`;
 }
 
 /** Host and port of "http://h p", "http://h:p" or "[v6]" forms; null if it is neither. */

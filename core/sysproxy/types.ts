@@ -1,3 +1,5 @@
+import { hostPort } from '../common/index.js';
+
 /** What Gatehop asks the OS to use: its one mixed port for HTTP, HTTPS and SOCKS. */
 export interface ProxyTarget {
   host: string;
@@ -75,10 +77,8 @@ export function changedKeys(to: FlatSettings, from: FlatSettings): string[] {
   return Object.keys(to).filter((k) => (to[k] ?? null) !== (from[k] ?? null));
 }
 
-/** host:port with IPv6 in brackets. */
-export function hostPort(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
+/** host:port with IPv6 in brackets (core/common's). */
+export { hostPort };
 
 /** The lines a user pastes into a shell where no backend exists. */
 export function exportLines(target: Pick<ProxyTarget, 'host' | 'port' | 'bypass'>): string[] {
