@@ -310,7 +310,7 @@ async function main(): Promise<void> {
     decisionCost({ domains: join(sets, 'domains.txt'), cidrs: join(sets, 'cidrs.txt') });
     console.log('rule formats (#45), in-process:');
     formatsCost();
-    console.log(`figures: ${sheet.save()}`);
+    sheet.save();
   } finally {
     for (const p of [source, ...runs.map((r) => r.p)]) p.child.kill('SIGTERM');
   }
