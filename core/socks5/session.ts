@@ -68,6 +68,8 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
   readonly #connects: ConnectTimers;
   #onClosed: (session: ProxySession) => void;
   #gate: FirstByteGate | null = null;
+  /** This session's steps for openFlow, made at its first flow. */
+  #steps: FlowSteps | null = null;
 
   constructor(
     readonly id: number,
@@ -276,7 +278,8 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
 
   /** Opens a flow the one way every front end does (open-flow.ts), with this session's steps. */
   protected openFlow(request: FlowRequest, replies: FlowReplies): Promise<void> {
-    const steps: FlowSteps = {
+    // Made once per session (an HTTP keep-alive connection opens a flow per request).
+    this.#steps ??= {
       closed: () => this.#closed,
       router: this.ctx.router,
       route: (host, port, sniffedName) => this.route(host, port, 'tcp', sniffedName),
@@ -290,7 +293,7 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
       relay: (client, upstream, retryTarget) => this.relay(client, upstream, retryTarget),
       close: (reason, err) => this.forceClose(reason, err),
     };
-    return openFlow(steps, request, replies);
+    return openFlow(this.#steps, request, replies);
   }
 
   /** Answers the client with the HTTPS-only page and ends the session. */
