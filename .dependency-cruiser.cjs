@@ -1,25 +1,30 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, health, groups, socks5, capture, egress, selector, sysproxy, honesty} → router → {route, netstack, ovpn, sstp, softether, vpngate, store} → reach → common
+ *   app → {api, groups, health, selector, honesty, proxy, capture, sysproxy} → {router, egress}
+ *       → {rules, netstack, ovpn, sstp, softether, vpngate, store} → reach → {contracts, common}
+ * contracts holds only the interfaces several layers share (the Egress and its lease, a client
+ * connection, the capture gateway's inbound): types, no code, importing nothing of core, so a front
+ * end or a check can name an Egress without knowing any egress;
  * reach (how Gatehop reaches a node or a URL: node trust, node TCP/TLS, the upstream proxy, the
- * SOCKS5 wire, address classes) imports only common;
- * router (routing in one place: the table's state, rule sets, the per-flow decision, sniffing, and
- * the egress each target opens on) imports common, route, vpngate (fetching sets) and the Egress types;
- * capture (`gatehop run`'s gateway) imports common and netstack, and knows the proxy's sessions and
- * the Egress only by their types (it hands each flow to socks5's ProxyServer through an interface);
- * sysproxy knows only common (OS proxy settings; nothing of egresses, the proxy or the store);
- * socks5 sees only the Egress interface (type-only imports of core/egress) and asks core/route where
- * a flow goes; route names a target and never opens one (it imports only common and reach's address classes); netstack never knows
- * about ovpn, sstp or softether, and the three tunnel clients never know each other; every module is imported through its index.ts only; core never touches Electron or
- * the renderer.
+ * SOCKS5 wire, address classes, the one HTTP GET and its dialers) imports only common;
+ * router (routing in one place: the table's state, rule sets, the per-flow decision, sniffing)
+ * imports common, contracts, reach and rules; egress (the tunnels as Egresses) imports the tunnel
+ * clients and netstack; neither knows the other;
+ * proxy (the front ends: SOCKS5, HTTP, PAC, captured flows) sees only the interfaces and asks router
+ * where a flow goes; capture (`gatehop run`'s gateway, TUN mode) imports netstack and hands each flow
+ * to the proxy through contracts' CaptureInbound; honesty checks a node through the Egress interface;
+ * sysproxy knows only common (OS proxy settings); rules names a target and never opens one;
+ * netstack never knows about ovpn, sstp or softether, and the three tunnel clients never know each
+ * other; every module is imported through its index.ts only; core never touches Electron or the
+ * renderer.
  */
-const MID = '(api|health|groups|socks5|capture|egress|selector|sysproxy|honesty)';
-const LOW = '(route|netstack|ovpn|sstp|softether|vpngate|store)';
+const MID = '(api|health|groups|proxy|capture|selector|sysproxy|honesty)';
+const LOW = '(rules|netstack|ovpn|sstp|softether|vpngate|store)';
 
 module.exports = {
   forbidden: [
     // No circle, not even of types (#47): shared types live in a types file of their own
-    // (renderer/src/store/state.ts, core/egress/tunnel-types.ts, core/route/match-types.ts).
+    // (renderer/src/store/state.ts, core/contracts, core/rules/match-types.ts).
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
     {
       name: 'common-is-the-floor',
@@ -29,40 +34,49 @@ module.exports = {
       to: { path: '^core/(?!common/)' },
     },
     {
+      name: 'contracts-are-interfaces',
+      comment: 'core/contracts holds shared interfaces and imports nothing of core',
+      severity: 'error',
+      from: { path: '^core/contracts/' },
+      to: { path: '^core/(?!contracts/)' },
+    },
+    {
       name: 'reach-above-common',
-      comment: 'core/reach (node trust, node dials, upstream proxy, SOCKS5 wire, address classes) imports only common',
+      comment:
+        'core/reach (node trust, node dials, upstream proxy, SOCKS5 wire, address classes, HTTP GET) imports only common',
       severity: 'error',
       from: { path: '^core/reach/' },
       to: { path: '^core/(?!reach/|common/)' },
     },
     {
       name: 'low-tier-points-down',
-      comment: 'netstack, ovpn, sstp, softether, vpngate and store import only common (vpngate may read ovpn profiles)',
+      comment: 'rules, netstack, ovpn, sstp, softether, vpngate and store import only common, contracts and reach',
       severity: 'error',
       from: { path: `^core/${LOW}/` },
-      to: { path: `^core/(${MID.slice(1, -1)}|app|router)/` },
-    },
-    {
-      name: 'router-below-the-front-ends',
-      comment:
-        'core/router imports common, reach, route, vpngate and the Egress types: nothing of the front ends, the tunnels or the app',
-      severity: 'error',
-      from: { path: '^core/router/' },
-      to: { path: '^core/(?!router/|common/|reach/|route/|vpngate/|egress/)' },
-    },
-    {
-      name: 'router-egress-type-only',
-      severity: 'error',
-      from: { path: '^core/router/' },
-      to: { path: '^core/egress/', dependencyTypesNot: ['type-only'] },
+      to: { path: `^core/(${MID.slice(1, -1)}|app|router|egress)/` },
     },
     {
       name: 'low-tier-peers',
       comment:
-        'netstack, ovpn, sstp and softether never know each other; they meet in egress (route and store know none of the others)',
+        'rules, netstack, ovpn, sstp, softether and store never know each other; they meet in egress (vpngate may read ovpn profiles)',
       severity: 'error',
-      from: { path: '^core/(route|netstack|ovpn|sstp|softether|store)/' },
+      from: { path: '^core/(rules|netstack|ovpn|sstp|softether|store)/' },
       to: { path: `^core/${LOW}/`, pathNot: '^core/$1/' },
+    },
+    {
+      name: 'router-knows-rules-not-egresses',
+      comment: 'core/router imports common, contracts, reach and rules: no egress, no tunnel, no front end',
+      severity: 'error',
+      from: { path: '^core/router/' },
+      to: { path: '^core/(?!router/|common/|contracts/|reach/|rules/)' },
+    },
+    {
+      name: 'egress-knows-tunnels-not-routing',
+      comment:
+        'core/egress imports the tunnel clients, netstack, reach, contracts and common: no routing, no front end',
+      severity: 'error',
+      from: { path: '^core/egress/' },
+      to: { path: '^core/(?!egress/|common/|contracts/|reach/|netstack/|ovpn/|sstp/|softether/)' },
     },
     {
       name: 'mid-tier-not-app',
@@ -79,53 +93,27 @@ module.exports = {
       to: { path: '^core/(?!sysproxy/|common/)' },
     },
     {
-      name: 'socks5-sees-only-egress-interface',
+      name: 'proxy-sees-only-interfaces',
       comment:
-        'socks5 imports common, reach (the SOCKS5 wire), the Egress types, router (where a flow goes and on what) and route types, nothing else of core',
+        'proxy imports common, contracts (the Egress), reach (the SOCKS5 wire), router (where a flow goes and on what) and rules types: no egress implementation',
       severity: 'error',
-      from: { path: '^core/socks5/' },
-      to: { path: '^core/(?!socks5/|common/|reach/|egress/|route/|router/)' },
-    },
-    {
-      name: 'socks5-egress-type-only',
-      comment: 'socks5 may import core/egress for types only (import type)',
-      severity: 'error',
-      from: { path: '^core/socks5/' },
-      to: { path: '^core/egress/', dependencyTypesNot: ['type-only'] },
+      from: { path: '^core/proxy/' },
+      to: { path: '^core/(?!proxy/|common/|contracts/|reach/|rules/|router/)' },
     },
     {
       name: 'capture-hands-flows-to-the-proxy',
-      comment:
-        'core/capture imports common and netstack (its gateway stack); the proxy sessions and the Egress it knows by type only',
+      comment: 'core/capture imports common, contracts (CaptureInbound) and netstack (its gateway stack)',
       severity: 'error',
       from: { path: '^core/capture/' },
-      to: { path: '^core/(?!capture/|common/|netstack/|socks5/|egress/)' },
-    },
-    {
-      name: 'capture-socks5-egress-type-only',
-      severity: 'error',
-      from: { path: '^core/capture/' },
-      to: { path: '^core/(socks5|egress)/', dependencyTypesNot: ['type-only'] },
+      to: { path: '^core/(?!capture/|common/|contracts/|netstack/)' },
     },
     {
       name: 'honesty-checks-through-the-egress',
       comment:
-        'core/honesty checks a node through the Egress interface alone: it imports common, reach (public roots, address classes) and the Egress types, nothing else of core',
+        'core/honesty checks a node through the Egress interface alone: it imports common, contracts and reach (public roots, address classes)',
       severity: 'error',
       from: { path: '^core/honesty/' },
-      to: { path: '^core/(?!honesty/|common/|reach/|egress/)' },
-    },
-    {
-      name: 'honesty-egress-type-only',
-      severity: 'error',
-      from: { path: '^core/honesty/' },
-      to: { path: '^core/egress/', dependencyTypesNot: ['type-only'] },
-    },
-    {
-      name: 'egress-not-upwards',
-      severity: 'error',
-      from: { path: '^core/egress/' },
-      to: { path: '^core/(socks5|api|health|groups|honesty|router)/' },
+      to: { path: '^core/(?!honesty/|common/|contracts/|reach/)' },
     },
     {
       name: 'catalog-is-data',

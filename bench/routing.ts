@@ -23,7 +23,7 @@ import {
   RuleTable,
   type Flow,
   type RuleSet,
-} from '../core/route/index.js';
+} from '../core/rules/index.js';
 import { bigSiteList, writeGeoSite } from '../test/helpers/geosite-writer.js';
 import { writeMrsDomains } from '../test/helpers/mrs-writer.js';
 import { freePort, startProcess } from './lib/processes.js';

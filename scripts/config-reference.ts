@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { configSchema } from '../core/app/config.js';
-import { proxyOptionsSchema } from '../core/socks5/index.js';
+import { proxyOptionsSchema } from '../core/proxy/index.js';
 
 export const CONFIG_DOC = join(import.meta.dirname, '..', 'docs', 'config.md');
 const START = '<!-- config-keys:start (made by scripts/config-reference.ts) -->';

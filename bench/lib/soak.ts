@@ -23,7 +23,7 @@ import { once } from 'node:events';
 import WebSocket from 'ws';
 import { coreEnv, coreV8Flags } from './core-flags.js';
 import { statusSchema, type Status } from '../../core/api/index.js';
-import { socks5Codec } from '../../core/socks5/index.js';
+import { socks5Codec } from '../../core/proxy/index.js';
 import {
   censusTotal,
   devNullWithinLoops,

@@ -6,10 +6,10 @@ import type { z } from 'zod';
 import type { EgressManager } from '../egress/index.js';
 import type { DelaySweep, PoolRecovery, SwitchController } from '../groups/index.js';
 import type { Selector } from '../selector/index.js';
-import type { ProxyServer } from '../socks5/index.js';
+import type { ProxyServer } from '../proxy/index.js';
 import type { Store } from '../store/index.js';
 import type { NodeList } from '../vpngate/index.js';
-import type { RouteMode, RuleTable } from '../route/index.js';
+import type { RouteMode, RuleTable } from '../rules/index.js';
 import type { HonestyRecord, Tampering } from '../honesty/index.js';
 
 /** What the admin API reads and steers; the app assembles it (the API never imports core/app). */

@@ -16,7 +16,7 @@ import { ClashWebSockets } from './clash-ws.js';
 import { EventStream } from './event-stream.js';
 import { parseOr400, readJson, readText, sendEmpty, sendJson } from './http-util.js';
 import { createMetrics, mirrorCounter, type Metrics } from './metrics.js';
-import { Router } from './router.js';
+import { RequestDispatch } from './request-dispatch.js';
 import { externalUi, staticUi, type UiHandler } from './static-ui.js';
 import { startRefresh } from './node-refresh.js';
 import { failureOf, implementOperations, type OperationImpls } from './operations.js';
@@ -52,7 +52,7 @@ export class AdminServer {
   readonly #local: Server | null;
   /** Requests that came in by that socket. */
   readonly #viaSocket = new WeakSet<IncomingMessage>();
-  readonly #router = new Router();
+  readonly #router = new RequestDispatch();
   readonly #events: EventStream;
   readonly metrics: Metrics;
   /** The operations behind the routes; the desktop shell's IPC calls the same ones. */

@@ -18,7 +18,7 @@ import {
 } from './clash-views.js';
 import { DashboardStorage, MAX_DASHBOARD_VALUE_BYTES } from './dashboard-storage.js';
 import { ApiFailure, parseOr400, readJson, readText, sendEmpty, sendJson } from './http-util.js';
-import type { Router } from './router.js';
+import type { RequestDispatch } from './request-dispatch.js';
 import { clashDelayQuerySchema, clashSelectSchema } from './schemas.js';
 
 /** Clash answers its errors as `{message}`; Gatehop's `{error, message}` carries both. */
@@ -41,7 +41,7 @@ export interface ClashRouteDeps {
  * in core/api/README.md), each mapped onto Gatehop. GET /connections and DELETE
  * /connections/:id are Gatehop's own operations (one shape for both).
  */
-export function registerClashRoutes(r: Router, core: AdminCore, deps: ClashRouteDeps): void {
+export function registerClashRoutes(r: RequestDispatch, core: AdminCore, deps: ClashRouteDeps): void {
   const controller = () => {
     if (!core.controller)
       throw new ApiFailure(

@@ -15,7 +15,7 @@ function clashLevel(pinoLevel: string): ClashLevel {
 
 /**
  * Bytes moved since the previous call (the first call: since the meter was made), with the totals
- * mihomo adds: Clash's /traffic shape. Down is what clients have taken (see core/socks5's
+ * mihomo adds: Clash's /traffic shape. Down is what clients have taken (see core/proxy's
  * delivered counting), so a client that reads slowly shows its own rate.
  */
 export function trafficMeter(core: AdminCore): () => { up: number; down: number; upTotal: number; downTotal: number } {

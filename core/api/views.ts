@@ -3,15 +3,15 @@ import {
   isTunnel,
   tunnelWorkerCounters,
   WorkerTunnelEgress,
-  type Egress,
   type Tunnel,
   type TunnelProtocol,
 } from '../egress/index.js';
+import type { Egress } from '../contracts/index.js';
 import { dataEngineStatus, loadNative, nativeStatus, unbracket } from '../common/index.js';
 import type { NodeTunnel } from '../groups/index.js';
 import { inBackoff } from '../selector/index.js';
 import { WEAK_TLS_REMEMBER_MS } from '../store/index.js';
-import type { ProxySession } from '../socks5/index.js';
+import type { ProxySession } from '../proxy/index.js';
 import type { AdminCore } from './admin-core.js';
 import { clashRuleType } from './clash-views.js';
 import type { HonestyDto, NodeDto, Nodes, RoutingStatusDto, Status } from './schemas.js';

@@ -4,7 +4,7 @@ import { AdminServer, loadOrCreateAdminToken, type AdminCore, type SettingsAcces
 import type { RoutingState } from '../router/index.js';
 import { adminSocketPath } from './admin-call.js';
 import type { GatehopConfig } from './config.js';
-import { importRules } from './rule-import.js';
+import { importRules } from './clash-import.js';
 
 /**
  * The admin API at `where` (config.admin): its token (the config's, or `<data-dir>/admin-token`, made once),

@@ -30,10 +30,9 @@ import {
   SingleEgressSource,
   TunnelWorkerPool,
   UnavailableEgress,
-  type Egress,
-  type EgressSource,
   type LinkSpec,
 } from '../egress/index.js';
+import type { Egress, EgressSource } from '../contracts/index.js';
 import {
   DelaySweep,
   PoolRecovery,
@@ -43,23 +42,22 @@ import {
   type NodeTunnel,
 } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
-import { Credentials, ProxyServer } from '../socks5/index.js';
+import { Credentials, ProxyServer } from '../proxy/index.js';
 import { Store, WEAK_TLS_REMEMBER_MS } from '../store/index.js';
 import {
-  directDialer,
   NodeList,
   OFFICIAL_ENDPOINTS,
   staticNodeFromFile,
-  type Dialer,
   type ListStatus,
   type ListVia,
   type NodeListStore,
   type SourceOptions,
   type VpnGateNode,
 } from '../vpngate/index.js';
+import { directDialer, type Dialer } from '../reach/index.js';
 import { createHonesty, honestyAccessOf, wireHonesty } from './honesty-setup.js';
 import type { HonestyMonitor } from '../honesty/index.js';
-import { NodeRoutes, tunnelDialerOf } from './node-routes.js';
+import { NodeAccess, tunnelDialerOf } from './node-access.js';
 import { protocolMemoryOf } from './protocol-memory.js';
 import { processLookup, RoutingState } from '../router/index.js';
 import { routingAccess, startAdminApi } from './admin-setup.js';
@@ -118,7 +116,7 @@ interface NodePipeline {
   ladder: ProtocolChoice;
   nodes: NodeList;
   selector: Selector;
-  routes: NodeRoutes;
+  access: NodeAccess;
   /** The honesty checks of nodes (core/honesty): their verdicts keep flagged nodes out of the ranking. */
   honesty: HonestyMonitor;
   /** The host network for the honesty checks' reference copies (closed with the pipeline). */
@@ -183,9 +181,9 @@ async function startNodePipeline(
   const network = networkKeyOf(readNetworkSnapshot());
   const ladder = new ProtocolChoice(protocolOptionsOf(config), protocolMemoryOf(store), logger);
   ladder.setNetwork(network);
-  const routes = new NodeRoutes(current, store, logger, ladder);
+  const access = new NodeAccess(current, store, logger, ladder);
   // What a network teaches is kept with the way nodes were reached there (direct, or the upstream).
-  routes.usePathListener((path) => ladder.setPath(path));
+  access.usePathListener((path) => ladder.setPath(path));
   const honestyDirect = new DirectEgress('honesty-reference');
   let ranked: () => readonly string[] = () => [];
   const honesty = createHonesty(current, store, honestyDirect, logger, {
@@ -194,7 +192,7 @@ async function startNodePipeline(
     candidates: () => ranked(),
   });
   // The path that reached nodes on this network last (upstream.nodes: fallback), before the first probe.
-  routes.setNetwork(network);
+  access.setNetwork(network);
   const nodes = new NodeList({
     endpoints,
     endpointKind: config.api.length > 0 ? 'api' : 'official',
@@ -207,7 +205,7 @@ async function startNodePipeline(
       late.controller()?.nodesRekeyed(ids);
     },
     sources: sourceOptionsOf(config),
-    dialer: routes.listDialer(),
+    dialer: access.listDialer(),
     tunnelDialer,
     // Read per use: vpngate.allowPrivateNodes applies on a reload.
     addressPolicy: (ip) =>
@@ -220,8 +218,8 @@ async function startNodePipeline(
     config.selector,
     store,
     logger,
-    routes.prober,
-    (n) => routes.reachable(n) ?? routes.untrusted(n) ?? (honesty.flagged(n.id) ? 'tampers' : null),
+    access.prober,
+    (n) => access.reachable(n) ?? access.untrusted(n) ?? (honesty.flagged(n.id) ? 'tampers' : null),
   );
   // The sweep's order: the ranked nodes (what selection would take next), then the rest of the pool.
   ranked = () => {
@@ -229,8 +227,8 @@ async function startNodePipeline(
     const seen = new Set(first);
     return [...first, ...nodes.nodes.map((n) => n.id).filter((id) => !seen.has(id))];
   };
-  selector.onRanked((r) => routes.observe(r, nodes.nodes));
-  await Promise.all([nodes.start(), routes.prepare()]);
+  selector.onRanked((r) => access.observe(r, nodes.nodes));
+  await Promise.all([nodes.start(), access.prepare()]);
   const rank = (list: readonly VpnGateNode[]): Promise<Ranking> =>
     selector.rank(list).catch((err: unknown) => {
       logger.warn({ event: 'ranking-failed', err: (err as Error).message }, 'ranking the node pool failed');
@@ -241,7 +239,7 @@ async function startNodePipeline(
     ladder,
     nodes,
     selector,
-    routes,
+    access,
     honesty,
     honestyDirect,
     firstRanking: rank(nodes.nodes),
@@ -277,13 +275,13 @@ function startController(
       let hubMac: ReturnType<HubMacs['take']> | null = null;
       const link: LinkSpec =
         o.protocol === 'sstp'
-          ? { protocol: 'sstp', ...pipeline.routes.sstpRoute(node) }
+          ? { protocol: 'sstp', ...pipeline.access.sstpSpec(node) }
           : o.protocol === 'sevpn'
-            ? { protocol: 'sevpn', ...pipeline.routes.sevpnRoute(node, (hubMac = hubMacs.take(node.id)).mac) }
+            ? { protocol: 'sevpn', ...pipeline.access.sevpnSpec(node, (hubMac = hubMacs.take(node.id)).mac) }
             : {
                 protocol: 'openvpn',
                 profileText: node.profile,
-                ...pipeline.routes.tunnelRoute(node),
+                ...pipeline.access.openVpnSpec(node),
                 // A node that refused modern TLS before starts on legacy TLS (no refused handshake first).
                 ...(weakTlsRemembered(store, node.id) ? { legacyTls: true } : {}),
               };
@@ -330,7 +328,7 @@ function startController(
         },
       );
     },
-    offered: (node) => pipeline.routes.offered(node),
+    offered: (node) => pipeline.access.offered(node),
     honesty: pipeline.honesty,
     ladder: pipeline.ladder,
     selection: new SelectionState(store, { mode: config.groups.mode, defaultNode: config.groups.defaultNode }, logger),
@@ -471,14 +469,14 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     network.onChange((c) => {
       // What this network taught about protocols applies here; another network starts afresh (or from its own memory).
       controller?.protocols.setNetwork(networkKeyOf(c.snapshot));
-      pipeline?.routes.setNetwork(networkKeyOf(c.snapshot));
+      pipeline?.access.setNetwork(networkKeyOf(c.snapshot));
       if (c.online) recovery.networkChanged(c.reason);
       // Another VPN client often rewrites the proxy settings when it connects.
       void systemProxy.check().catch(() => undefined);
     });
     network.start();
     controller?.protocols.setNetwork(networkKeyOf(network.snapshot ?? readNetworkSnapshot()));
-    pipeline?.routes.setNetwork(networkKeyOf(network.snapshot ?? readNetworkSnapshot()));
+    pipeline?.access.setNetwork(networkKeyOf(network.snapshot ?? readNetworkSnapshot()));
   }
   // Where am I (exitCheck.url): measured through the active tunnel after each switch and every interval.
   const exitCheck =
@@ -505,7 +503,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   };
   // Where each flow goes: the rule table (DIRECT on the host's own network, TUNNEL through the group).
   const routing = new RoutingState(config, logger, () => [
-    pipeline ? pipeline.routes.listDialer(current) : directDialer(),
+    pipeline ? pipeline.access.listDialer(current) : directDialer(),
     manager ? tunnelDialerOf(manager, () => current.mode !== 'global') : null,
   ]);
   const directEgress = config.egress === 'direct' ? egress : new DirectEgress('direct');
@@ -537,7 +535,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       );
     const next = resolveConfig(nextLayers.fromFile, nextLayers.fromFlags, logger);
     const nodeList = pipeline
-      ? { apply: (c: GatehopConfig) => pipeline.nodes.updateOptions(sourceOptionsOf(c), pipeline.routes.listDialer(c)) }
+      ? { apply: (c: GatehopConfig) => pipeline.nodes.updateOptions(sourceOptionsOf(c), pipeline.access.listDialer(c)) }
       : null;
     const out = await applyConfig(
       {
@@ -674,8 +672,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
             ? () => ({
                 connectBy: current.vpngate.connectBy,
                 upstream: current.upstream?.proxy.display ?? null,
-                upstreamUdp: pipeline.routes.upstreamUdp,
-                nodePath: pipeline.routes.path,
+                upstreamUdp: pipeline.access.upstreamUdp,
+                nodePath: pipeline.access.path,
               })
             : null,
           systemProxy: systemProxyControl(systemProxy, () => proxyTarget(proxyAt, config)),
@@ -698,7 +696,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
               encryptedDnsNext: next,
             };
           },
-          forgetNodePath: pipeline ? () => pipeline.routes.forgetPath() : undefined,
+          forgetNodePath: pipeline ? () => pipeline.access.forgetPath() : undefined,
           routing: routingAccess(routing, settings, config.dataDir),
         },
         config.admin,

@@ -2,7 +2,7 @@ import { CaptureServer } from '../capture/index.js';
 import { captureHelperPath, ErrorCodes, GatehopError, runSocketPath, type Logger } from '../common/index.js';
 import type { AdminCore } from '../api/index.js';
 import { launchCaptured } from './capture-launch.js';
-import type { ProxyServer } from '../socks5/index.js';
+import type { ProxyServer } from '../proxy/index.js';
 
 /**
  * Where this core's capture socket is: in the data dir (one per core, so cores side by side never

@@ -9,23 +9,25 @@ import {
   withDeadline,
 } from '../common/index.js';
 import { RESTORE_DEADLINE_MS } from '../sysproxy/index.js';
-import { upsertAuthFile } from '../socks5/index.js';
+import { upsertAuthFile } from '../proxy/index.js';
 import { readConfigFile, type ConfigInput } from './config.js';
 import { describeListening, startApp } from './app.js';
 import { lanDashboardUrls } from './dashboard-links.js';
 import { checkSetup, describeSources, formatProblem } from './check.js';
 import { importListCommand } from './commands/import-list.js';
 import { runCommand, terminalCommand } from './commands/run-command.js';
-import { tunGroupId, tunOff } from './tun-mode.js';
 import {
   checkSupervisedCore,
   startTunMode,
+  superviseTunCore,
   supervisorChannel,
+  tunGroupId,
+  tunOff,
+  tunUser,
   type SupervisorChannel,
   type TunMode,
-} from './tun-core.js';
-import { superviseTunCore, tunUser } from './tun-supervisor.js';
-import { importRulesCommand } from './commands/import-rules-command.js';
+} from '../capture/index.js';
+import { importRulesCommand } from './commands/clash-import-command.js';
 import { fail, readStdin, subcommandConfig } from './commands/cli-support.js';
 import { sysproxyCommand } from './commands/sysproxy-command.js';
 import { collect, flagsToConfig, positiveInt, upstreamNodes, type RunFlags } from './commands/run-flags.js';

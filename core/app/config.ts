@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, type Endpoint } from '../common/index.js';
 import { parseUpstreamUrl, type UpstreamProxy } from '../reach/index.js';
 import { nodeProtocolsSchema, protocolOrderSchema } from '../api/index.js';
-import { proxyOptionsSchema } from '../socks5/index.js';
+import { proxyOptionsSchema } from '../proxy/index.js';
 import {
   groupOptionsSchema,
   recoveryOptionsSchema,

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { Listeners, type Logger } from '../common/index.js';
 import type { ExitCheckAccess, ExitInfoDto } from '../api/index.js';
-import { httpGet, type Dialer } from '../vpngate/index.js';
+import { httpGet, type Dialer } from '../reach/index.js';
 
 export interface ExitCheckDeps {
   /** The address-echo URL (config exitCheck.url), read per check. */

@@ -1,6 +1,6 @@
 import type { HonestyAccess } from '../api/index.js';
 import type { Logger } from '../common/index.js';
-import type { Egress } from '../egress/index.js';
+import type { Egress } from '../contracts/index.js';
 import type { NodeTunnel, SwitchController } from '../groups/index.js';
 import {
   HONESTY_VERDICTS,

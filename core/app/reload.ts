@@ -2,7 +2,7 @@ import { formatEndpoint, type Logger } from '../common/index.js';
 import type { EgressManager } from '../egress/index.js';
 import type { SwitchController } from '../groups/index.js';
 import type { Selector } from '../selector/index.js';
-import type { ProxyServer } from '../socks5/index.js';
+import type { ProxyServer } from '../proxy/index.js';
 import { protocolOptionsOf, type GatehopConfig } from './config.js';
 
 /** What a reload did: the config keys it applied, and those that keep their old value until a restart. */

@@ -3,7 +3,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { ErrorCodes, GatehopError, makePrivateDir, type Logger } from '../common/index.js';
-import type { CaptureInbound } from './capture-inbound.js';
+import type { CaptureInbound } from '../contracts/index.js';
 import { Gateway } from './gateway.js';
 
 /** The captured program's namespace: its TUN's address, and the gateway's (its route and resolver). */

@@ -1,6 +1,6 @@
 import type { Logger } from '../common/index.js';
 import { Stack, type TcpStream } from '../netstack/index.js';
-import type { CaptureInbound, CapturedUdp } from './capture-inbound.js';
+import type { CaptureInbound, CapturedUdp } from '../contracts/index.js';
 import { answerQuery } from './dns-answer.js';
 import { FakeIps } from './fake-ips.js';
 import {

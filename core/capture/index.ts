@@ -9,6 +9,14 @@ export {
   type CaptureTicket,
 } from './capture-server.js';
 export { Gateway, type GatewayStats } from './gateway.js';
-export type { CaptureInbound, CapturedUdp } from './capture-inbound.js';
 export { FakeIps } from './fake-ips.js';
 export { answerQuery } from './dns-answer.js';
+export { tunGroupId, tunOff } from './tun-mode.js';
+export {
+  checkSupervisedCore,
+  startTunMode,
+  supervisorChannel,
+  type SupervisorChannel,
+  type TunMode,
+} from './tun-core.js';
+export { superviseTunCore, tunUser } from './tun-supervisor.js';

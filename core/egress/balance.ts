@@ -1,4 +1,4 @@
-import type { Egress } from './types.js';
+import type { Egress } from '../contracts/index.js';
 
 /** How a new session picks among the member tunnels (config `groups.balance.strategy`). */
 export const BALANCE_STRATEGIES = ['failover', 'round-robin', 'least-sessions', 'lowest-latency'] as const;

@@ -11,7 +11,7 @@ import type {
   EgressTcpConnection,
   EgressUdpSocket,
   UdpDatagram,
-} from './types.js';
+} from '../contracts/index.js';
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 

@@ -1,6 +1,6 @@
 import { Listeners, type Logger, detach } from '../common/index.js';
 import { Balancer, type BalanceStrategy } from './balance.js';
-import type { Egress, EgressLease, EgressSource, RetireReason } from './types.js';
+import type { Egress, EgressLease, EgressSource, RetireReason } from '../contracts/index.js';
 
 export interface EgressManagerOptions {
   /** How long a replaced egress may keep serving its sessions before they are force-closed. */

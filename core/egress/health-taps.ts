@@ -1,6 +1,6 @@
 import { BulkMeter, type BulkSample } from './bulk-meter.js';
 import { ConnectHosts, countsAgainstNode, type ConnectHostCounts } from './connect-hosts.js';
-import type { ConnectTcpOptions, EgressStats } from './types.js';
+import type { ConnectTcpOptions, EgressStats } from '../contracts/index.js';
 
 /**
  * What a tunnel tells the health monitor about its connects and downloads (#60), the same for a

@@ -1,15 +1,3 @@
-export type {
-  ConnectTcpOptions,
-  Egress,
-  EgressState,
-  EgressStats,
-  EgressLease,
-  EgressSource,
-  EgressTcpConnection,
-  EgressUdpSocket,
-  RetireReason,
-  UdpDatagram,
-} from './types.js';
 export { DirectEgress } from './direct-egress.js';
 export { BULK_MIN_BYTES, BulkMeter, bulkRateBps, type BulkSample } from './bulk-meter.js';
 export { mapSocketError } from './map-socket-error.js';
@@ -50,3 +38,4 @@ export {
   type EgressManagerOptions,
   type EgressManagerStats,
 } from './egress-manager.js';
+export { egressDialer } from './egress-dialer.js';

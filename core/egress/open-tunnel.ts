@@ -1,5 +1,5 @@
 import { TunnelEgress } from './tunnel-egress.js';
-import type { Egress } from './types.js';
+import type { Egress } from '../contracts/index.js';
 import { findWorkerScript } from './worker/worker-entry.js';
 import { WorkerTunnelEgress, type WorkerTunnelOptions } from './worker/worker-tunnel-egress.js';
 

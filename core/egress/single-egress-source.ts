@@ -1,4 +1,4 @@
-import type { Egress, EgressLease, EgressSource } from './types.js';
+import type { Egress, EgressLease, EgressSource } from '../contracts/index.js';
 
 /** An EgressSource with one fixed egress; it counts leases so shutdown can tell who is still out. */
 export class SingleEgressSource implements EgressSource {

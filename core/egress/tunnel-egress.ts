@@ -12,7 +12,7 @@ import type {
   EgressTcpConnection,
   EgressUdpSocket,
   UdpDatagram,
-} from './types.js';
+} from '../contracts/index.js';
 import { stackOptionsOf } from './tunnel-stack-options.js';
 import type { BulkSample } from './bulk-meter.js';
 import type { ConnectHostCounts } from './connect-hosts.js';

@@ -1,5 +1,5 @@
 import { ErrorCodes, GatehopError } from '../common/index.js';
-import type { Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket } from './types.js';
+import type { Egress, EgressState, EgressStats, EgressTcpConnection, EgressUdpSocket } from '../contracts/index.js';
 
 /** An egress with nowhere to send traffic yet: every connect fails at once, naming why. */
 export class UnavailableEgress implements Egress {

@@ -1,4 +1,5 @@
 import type { Logger } from '../common/index.js';
+import { egressDialer } from '../egress/index.js';
 import { ProbeLoop, type FailFilter, type ProbeSpec } from '../selector/index.js';
 import type { Held } from './types.js';
 
@@ -30,7 +31,7 @@ export class ActiveProbes {
     const loop = new ProbeLoop(
       held.node.id,
       specs,
-      async (host, port, o) => (await held.egress.connectTcp(host, port, o)).stream,
+      egressDialer(held.egress),
       this.deps.failFilter,
       (r) => {
         if (r.ok && r.ms !== null) this.deps.onRtt(r.nodeId, r.ms);

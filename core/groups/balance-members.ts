@@ -1,5 +1,5 @@
 import type { Logger } from '../common/index.js';
-import type { EgressManager } from '../egress/index.js';
+import { type EgressManager, egressDialer } from '../egress/index.js';
 import { ProbeLoop, type FailFilter, type ProbeSpec, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import type { NodeOpener, NodeTunnel } from './types.js';
@@ -243,7 +243,7 @@ export class BalanceMembers {
     const loop = new ProbeLoop(
       m.node.id,
       probes,
-      async (host, port, o) => (await m.egress.connectTcp(host, port, o)).stream,
+      egressDialer(m.egress),
       this.deps.failFilter,
       (r) => {
         if (r.ok) {

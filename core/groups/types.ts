@@ -1,4 +1,5 @@
-import type { Egress, TunnelProtocol } from '../egress/index.js';
+import type { TunnelProtocol } from '../egress/index.js';
+import type { Egress } from '../contracts/index.js';
 import type { HealthSource } from '../health/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 

@@ -1,5 +1,5 @@
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import type { EgressManager } from '../egress/index.js';
+import { type EgressManager, egressDialer } from '../egress/index.js';
 import type { SwitchPolicy } from '../health/index.js';
 import { defaultExpectedStatus, urlTest, type RankedNode, type Selector } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
@@ -38,7 +38,7 @@ export class UrlTests {
     const { url, timeoutMs } = this.deps.options().urlTest;
     let ms: number | null = null;
     try {
-      ms = await urlTest(async (host, port, o) => (await h.egress.connectTcp(host, port, o)).stream, url, {
+      ms = await urlTest(egressDialer(h.egress), url, {
         timeoutMs,
         signal: this.deps.signal,
         ...this.#expected(url),
@@ -70,7 +70,7 @@ export class UrlTests {
     const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), this.deps.signal]);
     const egress = open ?? (await this.deps.open(node, { signal, timeoutMs, id: this.deps.tunnelId() }));
     try {
-      const ms = await urlTest(async (host, port, o) => (await egress.connectTcp(host, port, o)).stream, url, {
+      const ms = await urlTest(egressDialer(egress), url, {
         timeoutMs,
         signal,
         ...this.#expected(url),

@@ -10,7 +10,7 @@
 import { randomInt } from 'node:crypto';
 import { ErrorCodes, isGatehopError } from '../common/index.js';
 import { classifyAddress } from '../reach/index.js';
-import type { Egress } from '../egress/index.js';
+import type { Egress } from '../contracts/index.js';
 import type { DohServer, HonestyOptions, HttpCheck } from './options.js';
 import {
   dnsOverHttps,

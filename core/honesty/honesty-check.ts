@@ -1,4 +1,4 @@
-import type { Egress } from '../egress/index.js';
+import type { Egress } from '../contracts/index.js';
 import { checkDns, checkHttp, checkTls, DohReference, type CheckContext, type SecondNode } from './checks.js';
 import type { DohServer, HonestyOptions } from './options.js';
 import { ByteMeter } from './through-tunnel.js';

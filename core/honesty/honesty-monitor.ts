@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { detach, Listeners, type Logger } from '../common/index.js';
-import type { Egress } from '../egress/index.js';
+import type { Egress } from '../contracts/index.js';
 import type { SecondNode } from './checks.js';
 import { checkNodeHonesty, type HonestyReport } from './honesty-check.js';
 import type { DohServer, HonestyOptions } from './options.js';

@@ -27,7 +27,7 @@ import {
   unbracket,
 } from '../common/index.js';
 import { publicRoots, subjectName } from '../reach/index.js';
-import type { Egress } from '../egress/index.js';
+import type { Egress } from '../contracts/index.js';
 import type { DohServer } from './options.js';
 
 /** Bytes moved so far by one check, both ways; past `max` every exchange stops. */

@@ -138,3 +138,12 @@ function classifyV6(ip: string): AddressClass {
   if ((w0 & 0xfe00) === 0xfc00) return 'private';
   return 'public';
 }
+
+/**
+ * Why a node's address may not be dialled (a reason such as `loopback`), or null when it may. The
+ * default refuses this machine, its link, multicast, broadcast, reserved and private ranges; the
+ * app allows private ones with `vpngate.allowPrivateNodes`.
+ */
+export type AddressPolicy = (ip: string) => string | null;
+
+export const defaultAddressPolicy: AddressPolicy = (ip) => refusedAddress(ip, false);

@@ -53,6 +53,11 @@ export {
   ipv6ToBytes,
   isLocalName,
   refusedAddress,
+  defaultAddressPolicy,
+  type AddressPolicy,
   unmapIpv4,
   type AddressClass,
 } from './address.js';
+export { httpGet, type Dialer, type DialVia, type HttpGetOptions, type HttpGetResult } from './http-get.js';
+export { directDialer, isLocalHost, localGoesDirect, upstreamDialer } from './direct-dialer.js';
+export { guardedDialer } from './guarded-dialer.js';

@@ -3,7 +3,7 @@ import { compressIpv6, ipv6ToBytes, unmapIpv4 } from './address.js';
 
 /**
  * SOCKS5's address and UDP wire format (RFC 1928 §4, §5, §7), once, for both directions: the proxy
- * front end (core/socks5, server side) and the client that talks to a user's upstream proxy
+ * front end (core/proxy, server side) and the client that talks to a user's upstream proxy
  * (upstream-proxy.ts). Pure functions over Buffers, no I/O.
  */
 

@@ -1,4 +1,4 @@
-import { httpGet, type Dialer, type HttpGetResult } from '../vpngate/index.js';
+import { httpGet, type Dialer, type HttpGetResult } from '../reach/index.js';
 
 /**
  * One URL through each way out in order (directly or through the upstream proxy, then a working

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { detach, writeFileAtomicAsync, type Logger } from '../common/index.js';
-import { GeoSite, MAX_GEOSITE_BYTES } from '../route/index.js';
-import type { Dialer } from '../vpngate/index.js';
+import { GeoSite, MAX_GEOSITE_BYTES } from '../rules/index.js';
+import type { Dialer } from '../reach/index.js';
 import { fetchVia } from './fetch-via.js';
 
 /**

@@ -2,7 +2,7 @@
  * Routing, in one place below the proxy front ends: the rule table's state and rule sets'
  * lifecycle (fetched, kept, refreshed, reloaded), GeoIP/GEOSITE/ASN data, the per-flow decision
  * with in-tunnel resolution and process lookup, sniffing, and the egress each target opens on.
- * `core/route` is the table itself (it names a target and opens nothing); this module owns what a
+ * `core/rules` is the table itself (it names a target and opens nothing); this module owns what a
  * decision needs and where it leads.
  */
 export { Router, SNIFF_PORTS, type ProcessLookup, type Routing } from './router.js';

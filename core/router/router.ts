@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import type { Logger } from '../common/index.js';
-import type { EgressSource } from '../egress/index.js';
+import type { EgressSource } from '../contracts/index.js';
 import {
   pacScript,
   type Decision,
@@ -9,7 +9,7 @@ import {
   type RouteTarget,
   type RulePath,
   type RuleTable,
-} from '../route/index.js';
+} from '../rules/index.js';
 
 /** The local program behind a client connection (null: not found). */
 export type ProcessLookup = (socket: Socket) => Promise<{ name: string; path: string } | null>;

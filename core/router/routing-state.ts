@@ -10,8 +10,8 @@ import {
   type RouteTarget,
   type RuleError,
   type RuleSet,
-} from '../route/index.js';
-import type { Dialer } from '../vpngate/index.js';
+} from '../rules/index.js';
+import type { Dialer } from '../reach/index.js';
 import { fetchVia } from './fetch-via.js';
 import { GeoSiteSource, type GeoSiteStatus } from './geosite-source.js';
 import { LazyData, type LazyDataStatus } from './lazy-data.js';

@@ -8,8 +8,8 @@ import {
   type MatchContext,
   type RuleSet,
   type RuleSetFormat,
-} from '../route/index.js';
-import type { Dialer } from '../vpngate/index.js';
+} from '../rules/index.js';
+import type { Dialer } from '../reach/index.js';
 import { fetchVia } from './fetch-via.js';
 import { ruleSetPath } from './rule-set-path.js';
 

@@ -1,4 +1,4 @@
-import { isDomainName } from '../route/index.js';
+import { isDomainName } from '../rules/index.js';
 
 /**
  * The name a connection addressed by IP announces in its first bytes: the TLS ClientHello's SNI or

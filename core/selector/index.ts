@@ -12,7 +12,7 @@ export { computePriors, topK, type PriorTerms } from './priors.js';
 export { scoreNode, type ScoreTerms } from './score.js';
 export { probeNode, tcpHandshakeMs, openvpnUdpResetMs, mapBounded, type ProbeResult } from './probes.js';
 export { backoffMs, withFailure, withSuccess, inBackoff, withLeft, leftHolding } from './history.js';
-export { urlTest, type Dialer, type UrlTestOptions } from './url-test.js';
+export { urlTest, type UrlTestOptions } from './url-test.js';
 export {
   defaultExpectedStatus,
   FailFilter,

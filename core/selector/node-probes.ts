@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { z } from 'zod';
 import { abortReason, ErrorCodes, GatehopError, parseEndpoint, type Logger, errorToJson } from '../common/index.js';
-import { urlTest, type Dialer } from './url-test.js';
+import type { Dialer } from '../reach/index.js';
+import { urlTest } from './url-test.js';
 
 const timing = {
   intervalMs: z.number().int().min(1_000).default(30_000),
@@ -66,7 +67,7 @@ const MAX_CMD_OUTPUT = 4096;
  */
 export async function runProbe(
   spec: ProbeSpec,
-  dial: Dialer,
+  dialer: Dialer,
   opts: { signal?: AbortSignal; logger?: Logger } = {},
 ): Promise<number> {
   const started = performance.now();
@@ -74,12 +75,12 @@ export async function runProbe(
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
   if (spec.type === 'tcp') {
     const { host, port } = parseEndpoint(spec.addr);
-    const s = await dial(host, port, { timeoutMs: spec.timeoutMs, signal });
+    const s = await dialer.dial(host, port, signal);
     s.destroy();
     return performance.now() - started;
   }
   if (spec.type === 'http') {
-    return urlTest(dial, spec.url, {
+    return urlTest(dialer, spec.url, {
       timeoutMs: spec.timeoutMs,
       signal,
       expectedStatus: spec.expectedStatus ?? defaultExpectedStatus(spec.url),
@@ -201,7 +202,7 @@ export class ProbeLoop {
   constructor(
     private readonly nodeId: string,
     private readonly specs: readonly ProbeSpec[],
-    private readonly dial: Dialer,
+    private readonly dialer: Dialer,
     private readonly filter: FailFilter,
     private readonly onResult: (r: {
       nodeId: string;
@@ -239,7 +240,7 @@ export class ProbeLoop {
     this.#running.add(i);
     const spec = this.specs[i]!;
     try {
-      const ms = await runProbe(spec, this.dial, {
+      const ms = await runProbe(spec, this.dialer, {
         signal: this.#abort.signal,
         ...(this.logger ? { logger: this.logger } : {}),
       });

@@ -1,8 +1,5 @@
-import type { Duplex } from 'node:stream';
 import { ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
-
-/** How a URL test reaches its target: through a tunnel's egress, in practice. */
-export type Dialer = (host: string, port: number, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<Duplex>;
+import type { Dialer } from '../reach/index.js';
 
 export interface UrlTestOptions {
   timeoutMs?: number;
@@ -30,7 +27,7 @@ function safeHeaders(h: Readonly<Record<string, string>> = {}): string {
  * connection to the response's status line. Rejects on a status other than `expectedStatus` (any
  * 2xx when none is given), on timeout, or on abort.
  */
-export async function urlTest(dial: Dialer, url: string, opts: UrlTestOptions = {}): Promise<number> {
+export async function urlTest(dialer: Dialer, url: string, opts: UrlTestOptions = {}): Promise<number> {
   const u = new URL(url);
   if (u.protocol !== 'http:')
     throw new GatehopError(ErrorCodes.CONFIG_INVALID, `URL test needs an http:// URL, got ${url}`);
@@ -41,7 +38,7 @@ export async function urlTest(dial: Dialer, url: string, opts: UrlTestOptions = 
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
   const started = performance.now();
-  const stream = await dial(u.hostname, Number(u.port || 80), { timeoutMs, signal });
+  const stream = await dialer.dial(u.hostname, Number(u.port || 80), signal);
   try {
     return await settleFirst<number>({ signal, what: `URL test ${url}` }, (settle) => {
       let head = '';

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import { ErrorCodes, GatehopError } from '../common/index.js';
-import { refusedAddress } from '../reach/index.js';
+import { defaultAddressPolicy, type AddressPolicy } from '../reach/index.js';
 import { parseProfile } from '../ovpn/index.js';
 import type { VpnGateNode } from './node.js';
 
@@ -10,15 +10,6 @@ export interface ParsedList {
   /** Rows skipped, by reason. */
   skipped: Record<string, number>;
 }
-
-/**
- * Why a node's address may not be dialled (a reason such as `loopback`), or null when it may. The
- * default refuses this machine, its link, multicast, broadcast, reserved and private ranges; the
- * app allows private ones with `vpngate.allowPrivateNodes`.
- */
-export type AddressPolicy = (ip: string) => string | null;
-
-export const defaultAddressPolicy: AddressPolicy = (ip) => refusedAddress(ip, false);
 
 export interface ParseOptions {
   addressPolicy?: AddressPolicy;

@@ -1,7 +1,5 @@
 export type { VpnGateNode } from './node.js';
-export { parseVpnGateCsv, defaultAddressPolicy, describeSkipped, type AddressPolicy, type ParsedList } from './csv.js';
-export { httpGet, type Dialer, type DialVia, type HttpGetOptions, type HttpGetResult } from './http-get.js';
-export { directDialer, isLocalHost, localGoesDirect, upstreamDialer } from './direct-dialer.js';
+export { parseVpnGateCsv, describeSkipped, type ParsedList } from './csv.js';
 export { fetchListFrom, raceSources, type RaceOptions, type RaceResult, type SourceAttempt } from './list-race.js';
 export { parseMirrorDirectory, directoryUrlOf } from './mirror-directory.js';
 export {
@@ -27,4 +25,3 @@ export {
   type SourceOptions,
   type SourceState,
 } from './node-list.js';
-export { guardedDialer } from './guarded-dialer.js';

@@ -1,7 +1,8 @@
 import { abortReason, ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import { describeSkipped, parseVpnGateCsv, type AddressPolicy, type ParsedList } from './csv.js';
-import { guardedDialer } from './guarded-dialer.js';
-import { httpGet, type DialVia, type Dialer } from './http-get.js';
+import { describeSkipped, parseVpnGateCsv, type ParsedList } from './csv.js';
+import { type AddressPolicy } from '../reach/index.js';
+import { guardedDialer } from '../reach/index.js';
+import { httpGet, type DialVia, type Dialer } from '../reach/index.js';
 import type { ListSource } from './sources.js';
 
 export interface SourceAttempt {

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { isLocalName } from '../reach/index.js';
-import { defaultAddressPolicy, type AddressPolicy } from './csv.js';
+import { defaultAddressPolicy, type AddressPolicy } from '../reach/index.js';
 import { unbracket } from '../common/index.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Logger } from '../common/index.js';
-import type { AddressPolicy } from './csv.js';
-import type { DialVia, Dialer } from './http-get.js';
+import type { AddressPolicy } from '../reach/index.js';
+import type { DialVia, Dialer } from '../reach/index.js';
 import type { VpnGateNode } from './node.js';
 import type { PoolEntry } from './pool.js';
 import type { SourceStore } from './source-book.js';

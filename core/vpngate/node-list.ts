@@ -7,9 +7,10 @@ import {
   ignoreRejection,
   settleFirst,
 } from '../common/index.js';
-import { defaultAddressPolicy, describeSkipped, parseVpnGateCsv, type AddressPolicy, type ParsedList } from './csv.js';
-import { directDialer } from './direct-dialer.js';
-import type { DialVia, Dialer } from './http-get.js';
+import { describeSkipped, parseVpnGateCsv, type ParsedList } from './csv.js';
+import { defaultAddressPolicy, type AddressPolicy } from '../reach/index.js';
+import { directDialer } from '../reach/index.js';
+import type { DialVia, Dialer } from '../reach/index.js';
 import { raceSources, type RaceOptions } from './list-race.js';
 import type { VpnGateNode } from './node.js';
 import { NodePool } from './pool.js';

@@ -1,6 +1,6 @@
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import type { AddressPolicy } from './csv.js';
-import { httpGet, type Dialer } from './http-get.js';
+import type { AddressPolicy } from '../reach/index.js';
+import { httpGet, type Dialer } from '../reach/index.js';
 import type { SourceAttempt } from './list-race.js';
 import { directoryUrlOf, parseMirrorDirectory } from './mirror-directory.js';
 import { FORGET_MIRROR_MS, type ListSource, type SourceRecord } from './sources.js';

@@ -1,4 +1,4 @@
-import type { DialVia } from './http-get.js';
+import type { DialVia } from '../reach/index.js';
 
 /**
  * Where a node list can come from: the official endpoints (or the `--api` ones that replace

@@ -392,7 +392,7 @@ static int open_session(const char *path, const char *key) {
 /*
  * TUN mode (`gatehop --tun`, started as root by its supervisor): a TUN device in this namespace,
  * relayed to Gatehop until its socket closes or a signal comes. Routes and nftables are the
- * supervisor's to set (core/app/tun-mode.ts); closing the device removes every route through it.
+ * supervisor's to set (core/capture/tun-mode.ts); closing the device removes every route through it.
  *   gatehop-capture --tun NAME SOCKET ADDRESS MTU
  *   (the key in GATEHOP_CAPTURE_KEY; the user Gatehop's core runs as in GATEHOP_TUN_UID and
  *   GATEHOP_TUN_GID)

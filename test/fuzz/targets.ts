@@ -17,7 +17,8 @@ import { ApiFailure, parseJsonBody } from '../../core/api/http-util.js';
 import { buildConfig } from '../../core/app/index.js';
 import { parseConfigText } from '../../core/app/config.js';
 import { parseSettingsText } from '../../core/app/settings-file.js';
-import { SingleEgressSource, type Egress } from '../../core/egress/index.js';
+import { SingleEgressSource } from '../../core/egress/index.js';
+import type { Egress } from '../../core/contracts/index.js';
 import {
   DataChannel,
   dataEngineStatus,
@@ -41,8 +42,8 @@ import {
   proxyOptionsSchema,
   socks5Codec,
   stripHopByHop,
-} from '../../core/socks5/index.js';
-import { judgeFirstBytes } from '../../core/socks5/https-only.js';
+} from '../../core/proxy/index.js';
+import { judgeFirstBytes } from '../../core/proxy/https-only.js';
 import {
   decodeCp,
   decodeFrame,
@@ -69,7 +70,7 @@ import {
   retarget,
   RuleParseError,
   RuleTable,
-} from '../../core/route/index.js';
+} from '../../core/rules/index.js';
 import {
   BlockReader,
   encodeBlocks,
@@ -81,7 +82,8 @@ import {
 import { bytesLike, mutatedFrom, textLike } from './mutate.js';
 import { parseDohAnswer } from '../../core/netstack/index.js';
 import { parseCheckResponse } from '../../core/honesty/index.js';
-import { answerQuery, FakeIps, Gateway, type CaptureInbound } from '../../core/capture/index.js';
+import { answerQuery, FakeIps, Gateway } from '../../core/capture/index.js';
+import type { CaptureInbound } from '../../core/contracts/index.js';
 import { buildUdp, writeIpv4Header } from '../../core/capture/ipv4-packet.js';
 import { writeGeoSite } from '../helpers/geosite-writer.js';
 import { mrsChainBombPayload, writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
@@ -163,7 +165,7 @@ const httpHeaderSeeds = [
 
 const httpHeaders: FuzzTarget<string[]> = {
   name: 'http-headers',
-  what: 'CONNECT authority, Proxy-Authorization Basic and hop-by-hop headers (core/socks5 http-headers)',
+  what: 'CONNECT authority, Proxy-Authorization Basic and hop-by-hop headers (core/proxy http-headers)',
   input: fc.array(textLike(httpHeaderSeeds, 200), { minLength: 1, maxLength: 8 }),
   run(values) {
     for (const v of values) {
@@ -649,7 +651,7 @@ const sniffSeeds = [
 
 const sniffFirstBytes: FuzzTarget<Buffer> = {
   name: 'sniff-first-bytes',
-  what: "a client's first bytes read for their name (TLS SNI, HTTP Host) by the proxy's router (core/socks5)",
+  what: "a client's first bytes read for their name (TLS SNI, HTTP Host) by the proxy's router (core/proxy)",
   input: bytesLike(sniffSeeds, 600),
   run(bytes) {
     const r = sniffName(bytes);
@@ -659,7 +661,7 @@ const sniffFirstBytes: FuzzTarget<Buffer> = {
 
 const httpsOnlyJudge: FuzzTarget<Buffer> = {
   name: 'https-only-judge',
-  what: "a client's first bytes judged by privacy.httpsOnly: a TLS ClientHello or refused (core/socks5 https-only, #59)",
+  what: "a client's first bytes judged by privacy.httpsOnly: a TLS ClientHello or refused (core/proxy https-only, #59)",
   input: bytesLike(sniffSeeds, 64),
   run(bytes) {
     const v = judgeFirstBytes(bytes);
@@ -687,7 +689,7 @@ const ruleSeeds = [
 
 const ruleLines: FuzzTarget<string> = {
   name: 'rule-lines',
-  what: 'rule lines a user pastes (config rules, the window) and classical rule sets (core/route)',
+  what: 'rule lines a user pastes (config rules, the window) and classical rule sets (core/rules)',
   input: textLike(ruleSeeds, 300),
   run(text) {
     const { rules, errors } = parseRuleLines(text.split('\n'), 'fuzz');
@@ -702,7 +704,7 @@ const ruleSetSeed = "payload:\n  - '+.example.ir'\n  - 'cdn.example'\n  - '10.0.
 
 const ruleSets: FuzzTarget<[number, string]> = {
   name: 'rule-sets',
-  what: 'rule-provider bodies fetched from a URL (yaml or text; domain, ipcidr, classical) (core/route)',
+  what: 'rule-provider bodies fetched from a URL (yaml or text; domain, ipcidr, classical) (core/rules)',
   input: fc.tuple(fc.nat({ max: 5 }), textLike([ruleSetSeed], 2048)),
   run([k, text]) {
     const behavior = (['domain', 'ipcidr', 'classical'] as const)[k % 3]!;
@@ -730,7 +732,7 @@ const geositeSeed = Buffer.from(
 
 const geosite: FuzzTarget<Buffer> = {
   name: 'geosite',
-  what: 'geosite.dat from the configured URL or the kept copy (core/route GeoSite, protobuf-reader)',
+  what: 'geosite.dat from the configured URL or the kept copy (core/rules GeoSite, protobuf-reader)',
   input: bytesLike([geositeSeed], 1024),
   run(b) {
     refuses(
@@ -764,7 +766,7 @@ const clashSeed = [
 
 const clashConfig: FuzzTarget<string> = {
   name: 'clash-config',
-  what: 'a Clash/mihomo config being imported, pasted or fetched by URL (core/route clash-import)',
+  what: 'a Clash/mihomo config being imported, pasted or fetched by URL (core/rules clash-import)',
   input: textLike([clashSeed], 2048),
   run(text) {
     refuses(
@@ -796,7 +798,7 @@ const MRS_FUZZ_LIMITS = { entries: 64, nameBytes: 2_048 };
 
 const mrs: FuzzTarget<[number, Buffer]> = {
   name: 'mrs',
-  what: "mihomo's binary rule sets after zstd (header, LOUDS domain trie, address ranges, bombs) (core/route mrs)",
+  what: "mihomo's binary rule sets after zstd (header, LOUDS domain trie, address ranges, bombs) (core/rules mrs)",
   input: fc.tuple(fc.nat({ max: 1 }), bytesLike(mrsSeeds, 512)),
   run([k, raw]) {
     refuses(

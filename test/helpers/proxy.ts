@@ -1,12 +1,13 @@
 import { silentLogger } from '../../core/common/index.js';
-import { DirectEgress, SingleEgressSource, type Egress } from '../../core/egress/index.js';
+import { DirectEgress, SingleEgressSource } from '../../core/egress/index.js';
+import type { Egress } from '../../core/contracts/index.js';
 import {
   Credentials,
   formatAuthLine,
   ProxyServer,
   proxyOptionsSchema,
   type ProxyOptions,
-} from '../../core/socks5/index.js';
+} from '../../core/proxy/index.js';
 
 export interface RunningProxy {
   server: ProxyServer;

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUpstreamUrl } from '../../core/reach/index.js';
-import { httpGet, isLocalHost, localGoesDirect, upstreamDialer } from '../../core/vpngate/index.js';
+import { httpGet, isLocalHost, localGoesDirect, upstreamDialer } from '../../core/reach/index.js';
 import { listSite, type ListSite } from '../helpers/list-site.js';
 
 /**

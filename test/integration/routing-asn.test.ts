@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/app/index.js';
 import { RoutingState } from '../../core/router/index.js';
 import { silentLogger } from '../../core/common/index.js';
-import { AsnDb, GeoIp } from '../../core/route/index.js';
+import { AsnDb, GeoIp } from '../../core/rules/index.js';
 import { until } from '../helpers/fds.js';
 
 describe('IP-ASN and GEOIP on their real data (@ip-location-db, #45)', () => {

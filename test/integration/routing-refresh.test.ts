@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/app/index.js';
 import { RoutingState } from '../../core/router/index.js';
 import { silentLogger } from '../../core/common/index.js';
-import { directDialer } from '../../core/vpngate/index.js';
+import { directDialer } from '../../core/reach/index.js';
 import { until } from '../helpers/fds.js';
 
 /** A rule-set server whose answers the test scripts request by request. */

@@ -9,7 +9,7 @@ import { settingsResultSchema, statusSchema } from '../../core/api/index.js';
 import { buildConfig, startApp, type ConfigInput, type RunningApp } from '../../core/app/index.js';
 import { RoutingState } from '../../core/router/index.js';
 import { silentLogger } from '../../core/common/index.js';
-import { directDialer } from '../../core/vpngate/index.js';
+import { directDialer } from '../../core/reach/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { until } from '../helpers/fds.js';
 import { startEchoServer, type TestTcpServer } from '../helpers/servers.js';

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, GatehopError } from '../../core/common/index.js';
-import { DirectEgress, type Egress } from '../../core/egress/index.js';
+import { DirectEgress } from '../../core/egress/index.js';
+import type { Egress } from '../../core/contracts/index.js';
 import { curl, sha256 } from '../helpers/curl.js';
 import { startProxy, testCredentials, TEST_USER, type RunningProxy } from '../helpers/proxy.js';
 import { makeBlob, Servers, startEchoServer, startHttpServer, startTcpServer } from '../helpers/servers.js';

@@ -4,7 +4,7 @@ import { SocksClient } from 'socks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
 import { DirectEgress, EgressManager, UnavailableEgress, type EgressManagerOptions } from '../../core/egress/index.js';
-import { ProxyServer, proxyOptionsSchema } from '../../core/socks5/index.js';
+import { ProxyServer, proxyOptionsSchema } from '../../core/proxy/index.js';
 import { eventually } from '../helpers/fds.js';
 import { socksConnect } from '../helpers/socks-client.js';
 import { Servers, startEchoServer, startUdpEcho } from '../helpers/servers.js';

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, GatehopError } from '../../core/common/index.js';
-import { DirectEgress, type ConnectTcpOptions, type Egress } from '../../core/egress/index.js';
+import { DirectEgress } from '../../core/egress/index.js';
+import type { ConnectTcpOptions, Egress } from '../../core/contracts/index.js';
 import { eventually } from '../helpers/fds.js';
 import { startProxy } from '../helpers/proxy.js';
 import { Servers, startEchoServer } from '../helpers/servers.js';

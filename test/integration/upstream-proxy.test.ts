@@ -9,7 +9,8 @@ import {
   socks5UdpAssociate,
   socks5UdpHeader,
 } from '../../core/reach/index.js';
-import { raceSources, upstreamDialer } from '../../core/vpngate/index.js';
+import { raceSources } from '../../core/vpngate/index.js';
+import { upstreamDialer } from '../../core/reach/index.js';
 import { listSite, type ListSite } from '../helpers/list-site.js';
 import { freePort } from '../helpers/ports.js';
 import { dante, microsocks, tinyproxy, type RunningProxy } from '../helpers/upstream-proxies.js';

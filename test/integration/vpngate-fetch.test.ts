@@ -4,16 +4,15 @@ import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import { refusedAddress } from '../../core/reach/index.js';
 import { Store } from '../../core/store/index.js';
 import {
-  directDialer,
   NodeList,
   parseVpnGateCsv,
   raceSources,
-  type Dialer,
   type ListSource,
   type ListVia,
   type NodeListStore,
   type VpnGateNode,
 } from '../../core/vpngate/index.js';
+import { directDialer, type Dialer } from '../../core/reach/index.js';
 import { directoryHtml, listSite, type ListSite } from '../helpers/list-site.js';
 import { vpnGateCsv, vpnGateProfile } from '../helpers/vpngate-fixtures.js';
 import { installPublicRoot, testRootCa } from '../helpers/pki.js';

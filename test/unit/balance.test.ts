@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
-import {
-  Balancer,
-  DirectEgress,
-  EgressManager,
-  UnavailableEgress,
-  type Egress,
-  type EgressLease,
-} from '../../core/egress/index.js';
+import { Balancer, DirectEgress, EgressManager, UnavailableEgress } from '../../core/egress/index.js';
+import type { Egress, EgressLease } from '../../core/contracts/index.js';
 
 const log = silentLogger();
 const egress = (id: string): Egress => new DirectEgress(id);

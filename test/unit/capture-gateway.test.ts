@@ -2,10 +2,11 @@ import { once } from 'node:events';
 import { Duplex } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { answerQuery, FakeIps, Gateway, type CaptureInbound, type CapturedUdp } from '../../core/capture/index.js';
+import { answerQuery, FakeIps, Gateway } from '../../core/capture/index.js';
+import type { CaptureInbound, CapturedUdp } from '../../core/contracts/index.js';
 import { Stack, type StackDatagram } from '../../core/netstack/index.js';
-import type { ClientConnection } from '../../core/socks5/index.js';
-import type { UdpDatagram } from '../../core/egress/index.js';
+import type { ClientConnection } from '../../core/contracts/index.js';
+import type { UdpDatagram } from '../../core/contracts/index.js';
 import { eventually } from '../helpers/fds.js';
 
 /** A DNS query for `name` of `type` (id 0x1234, RD set). */

@@ -3,7 +3,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CaptureServer, type CaptureInbound } from '../../core/capture/index.js';
+import { CaptureServer } from '../../core/capture/index.js';
+import type { CaptureInbound } from '../../core/contracts/index.js';
 import { silentLogger } from '../../core/common/index.js';
 
 const inbound: CaptureInbound = {

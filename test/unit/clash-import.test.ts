@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readClashConfig, retarget, RuleParseError, RuleTable } from '../../core/route/index.js';
+import { readClashConfig, retarget, RuleParseError, RuleTable } from '../../core/rules/index.js';
 
 const CONFIG = `
 mode: Rule

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildConfig, defaultDataDir, readConfigFile } from '../../core/app/index.js';
-import { RuleTable } from '../../core/route/index.js';
+import { RuleTable } from '../../core/rules/index.js';
 import { parseEndpoint, unbracket } from '../../core/common/index.js';
 
 describe('config', () => {

@@ -3,14 +3,14 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Credentials, formatAuthLine, hashPassword, upsertAuthFile } from '../../core/socks5/index.js';
+import { Credentials, formatAuthLine, hashPassword, upsertAuthFile } from '../../core/proxy/index.js';
 import {
   clientOf,
   MAX_DERIVING,
   MAX_PENDING_PER_CLIENT,
   MAX_PENDING_TOTAL,
   type Entry,
-} from '../../core/socks5/credentials.js';
+} from '../../core/proxy/credentials.js';
 
 /** What the real derivation gives for `password` (the test's derive stands in for it). */
 function hashOf(entry: Entry, password: string): Buffer {

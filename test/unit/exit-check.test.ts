@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCheck, parseExit } from '../../core/app/exit-check.js';
 import { silentLogger } from '../../core/common/index.js';
-import { directDialer } from '../../core/vpngate/index.js';
+import { directDialer } from '../../core/reach/index.js';
 
 describe('parseExit: what an address-echo service said', () => {
   it.each([

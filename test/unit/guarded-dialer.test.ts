@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { refusedAddress } from '../../core/reach/index.js';
-import { guardedDialer, type Dialer } from '../../core/vpngate/index.js';
+import { guardedDialer, type Dialer } from '../../core/reach/index.js';
 
 /** A dialer that records where it was asked to go (a fake: the guard's decisions are what is tested). */
 function recording(via: Dialer['via']): Dialer & { dialled: string[] } {
@@ -80,7 +80,7 @@ describe('a mirror name through an upstream proxy on this machine or the LAN (#4
   });
 
   it('an upstream dialer says whether it resolves nearby from where the proxy is', async () => {
-    const { upstreamDialer } = await import('../../core/vpngate/direct-dialer.js');
+    const { upstreamDialer } = await import('../../core/reach/direct-dialer.js');
     const { parseUpstreamUrl } = await import('../../core/reach/index.js');
     expect(upstreamDialer(parseUpstreamUrl('socks5://127.0.0.1:1081')).resolvesNearby).toBe(true);
     expect(upstreamDialer(parseUpstreamUrl('http://192.168.1.2:3128')).resolvesNearby).toBe(true);

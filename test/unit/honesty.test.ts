@@ -15,7 +15,7 @@ import { gzipSync } from 'node:zlib';
 import * as dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ErrorCodes, GatehopError, silentLogger } from '../../core/common/index.js';
-import type { Egress, EgressTcpConnection, EgressUdpSocket, UdpDatagram } from '../../core/egress/index.js';
+import type { Egress, EgressTcpConnection, EgressUdpSocket, UdpDatagram } from '../../core/contracts/index.js';
 import {
   checkNodeHonesty,
   CLEAN_CHECKS_TO_CLEAR,

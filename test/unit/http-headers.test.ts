@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAuthority, parseBasicAuth, stripHopByHop } from '../../core/socks5/index.js';
+import { parseAuthority, parseBasicAuth, stripHopByHop } from '../../core/proxy/index.js';
 
 describe('HTTP proxy header handling', () => {
   it('drops hop-by-hop fields and those the Connection header names, keeping order and case', () => {

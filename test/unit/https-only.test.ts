@@ -1,5 +1,5 @@
 /**
- * privacy.httpsOnly's judge of a client's first bytes (core/socks5/https-only.ts, #59): a TLS
+ * privacy.httpsOnly's judge of a client's first bytes (core/proxy/https-only.ts, #59): a TLS
  * ClientHello passes, anything else is refused, and only what could still become a ClientHello is
  * waited for. The ClientHellos are real ones, written by Node's TLS client.
  */
@@ -7,7 +7,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { judgeFirstBytes } from '../../core/socks5/https-only.js';
+import { judgeFirstBytes } from '../../core/proxy/https-only.js';
 
 /** The first bytes a real TLS client writes (TLS 1.2 and 1.3 capable, with SNI). */
 async function realClientHello(): Promise<Buffer> {

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(__dirname, '../..');
@@ -31,44 +32,59 @@ function cruiseWith(roots: string[], files: Record<string, string>): Promise<{ c
 }
 
 const egress = {
-  'core/egress/index.ts': "export { DirectEgress } from './direct.js';\nexport type { Egress } from './types.js';\n",
-  'core/egress/direct.ts': 'export class DirectEgress {}\n',
-  'core/egress/types.ts': 'export interface Egress { id: string }\n',
+  'core/egress/index.ts': "export { DirectEgress } from './direct.js';\n",
+  'core/egress/direct.ts':
+    "import type { Egress } from '../contracts/index.js';\nexport class DirectEgress { e?: Egress }\n",
+  'core/contracts/index.ts': "export type { Egress } from './egress.js';\n",
+  'core/contracts/egress.ts': 'export interface Egress { id: string }\n',
 };
 
 describe('layering lint', () => {
-  it('passes socks5 importing only the Egress types', async () => {
+  it('passes the proxy naming an Egress through contracts', async () => {
     const r = await cruise({
       ...egress,
-      'core/socks5/s.ts': "import type { Egress } from '../egress/index.js';\nexport type E = Egress;\n",
+      'core/proxy/s.ts': "import type { Egress } from '../contracts/index.js';\nexport type E = Egress;\n",
     });
     expect(r.out).toMatch(/no dependency violations/);
     expect(r.code).toBe(0);
   });
 
-  it('fails socks5 importing an egress implementation', async () => {
+  it('fails the proxy importing egress at all, even for a type', async () => {
     const r = await cruise({
       ...egress,
-      'core/socks5/s.ts': "import { DirectEgress } from '../egress/index.js';\nexport const d = DirectEgress;\n",
+      'core/proxy/s.ts':
+        "import { DirectEgress } from '../egress/index.js';\nimport type {} from '../egress/index.js';\nexport const d = DirectEgress;\n",
     });
     expect(r.code).not.toBe(0);
-    expect(r.out).toMatch(/socks5-egress-type-only/);
+    expect(r.out).toMatch(/proxy-sees-only-interfaces/);
+  });
+
+  it('fails contracts importing anything of core, and router or egress knowing the other', async () => {
+    const r = await cruise({
+      ...egress,
+      'core/common/index.ts': 'export const c = 1;\n',
+      'core/contracts/x.ts': "import { c } from '../common/index.js';\nexport type X = typeof c;\n",
+      'core/router/index.ts': "import { DirectEgress } from '../egress/index.js';\nexport const r = DirectEgress;\n",
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/contracts-are-interfaces/);
+    expect(r.out).toMatch(/router-knows-rules-not-egresses/);
   });
 
   it('fails a deep import past a module index and an upward import from common', async () => {
     const r = await cruise({
       ...egress,
       'core/app/a.ts': "import { DirectEgress } from '../egress/direct.js';\nexport const d = DirectEgress;\n",
-      'core/common/c.ts': "import type { Egress } from '../egress/index.js';\nexport type E = Egress;\n",
+      'core/common/c.ts': "import type { Egress } from '../contracts/index.js';\nexport type E = Egress;\n",
     });
     expect(r.out).toMatch(/index-only/);
     expect(r.out).toMatch(/common-is-the-floor/);
   });
 
-  it('honesty checks a node through the Egress types alone: an egress implementation or the switching is refused (#43)', async () => {
+  it('honesty checks a node through the Egress interface alone: an egress implementation or the switching is refused (#43)', async () => {
     const ok = await cruise({
       ...egress,
-      'core/honesty/index.ts': "import type { Egress } from '../egress/index.js';\nexport type T = Egress;\n",
+      'core/honesty/index.ts': "import type { Egress } from '../contracts/index.js';\nexport type T = Egress;\n",
     });
     expect(ok.code).toBe(0);
     const bad = await cruise({
@@ -78,7 +94,6 @@ describe('layering lint', () => {
         "import { DirectEgress } from '../egress/index.js';\nimport { g } from '../groups/index.js';\nexport const h = [DirectEgress, g];\n",
     });
     expect(bad.code).not.toBe(0);
-    expect(bad.out).toMatch(/honesty-egress-type-only/);
     expect(bad.out).toMatch(/honesty-checks-through-the-egress/);
   });
 
@@ -144,5 +159,22 @@ describe('layering lint', () => {
     expect(r.out).toMatch(/renderer-without-node/);
     expect(r.out).toMatch(/core\/app\/index\.ts/);
     expect(r.out).not.toMatch(/api\/contract\.ts[^\n]*renderer-without-node/);
+  });
+
+  it('core/contracts declares types only: no statement there emits code', () => {
+    const dir = join(ROOT, 'core/contracts');
+    const code: string[] = [];
+    for (const name of readdirSync(dir).filter((n) => n.endsWith('.ts'))) {
+      const src = ts.createSourceFile(name, readFileSync(join(dir, name), 'utf8'), ts.ScriptTarget.ES2022, true);
+      for (const st of src.statements) {
+        const typeOnly =
+          ts.isInterfaceDeclaration(st) ||
+          ts.isTypeAliasDeclaration(st) ||
+          (ts.isImportDeclaration(st) && st.importClause?.isTypeOnly === true) ||
+          (ts.isExportDeclaration(st) && st.isTypeOnly);
+        if (!typeOnly) code.push(`${name}: ${st.getText(src).slice(0, 60)}`);
+      }
+    }
+    expect(code).toEqual([]);
   });
 });

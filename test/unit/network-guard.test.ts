@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
-import { directDialer, raceSources } from '../../core/vpngate/index.js';
+import { raceSources } from '../../core/vpngate/index.js';
+import { directDialer } from '../../core/reach/index.js';
 
 describe("the tests' network guard (test/setup/network-guard.ts)", () => {
   it('refuses a socket to an address outside loopback and the rig, before any packet', async () => {

@@ -9,17 +9,20 @@ import {
   ProbeLoop,
   runProbe,
   urlTest,
-  type Dialer,
 } from '../../core/selector/index.js';
+import type { Dialer } from '../../core/reach/index.js';
 
 /** Dials on this machine, as a tunnel's connectTcp would reach a host inside it. */
-const dial: Dialer = (host, port, { signal }) =>
-  new Promise((resolve, reject) => {
-    const s = connect({ host, port });
-    s.once('connect', () => resolve(s));
-    s.once('error', reject);
-    signal.addEventListener('abort', () => s.destroy(new Error('aborted')), { once: true });
-  });
+const dial: Dialer = {
+  via: 'tunnel',
+  dial: (host, port, signal) =>
+    new Promise((resolve, reject) => {
+      const s = connect({ host, port });
+      s.once('connect', () => resolve(s));
+      s.once('error', reject);
+      signal.addEventListener('abort', () => s.destroy(new Error('aborted')), { once: true });
+    }),
+};
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -153,9 +156,12 @@ describe('ProbeLoop', () => {
       const f = new FailFilter(failFilterSchema.parse({ maxFails: 2, failTimeoutMs: 60_000 }));
       const results: Array<{ ok: boolean; dead: boolean }> = [];
       let dials = 0;
-      const refusing: Dialer = async () => {
-        dials++;
-        throw new Error('refused inside the tunnel');
+      const refusing: Dialer = {
+        via: 'tunnel',
+        dial: async () => {
+          dials++;
+          throw new Error('refused inside the tunnel');
+        },
       };
       const loop = new ProbeLoop(
         'n1',

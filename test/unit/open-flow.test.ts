@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { EgressTcpConnection } from '../../core/egress/index.js';
-import type { Decision } from '../../core/route/index.js';
-import { openFlow, type FlowReplies, type FlowRequest, type FlowSteps } from '../../core/socks5/open-flow.js';
+import type { EgressTcpConnection } from '../../core/contracts/index.js';
+import type { Decision } from '../../core/rules/index.js';
+import { openFlow, type FlowReplies, type FlowRequest, type FlowSteps } from '../../core/proxy/open-flow.js';
 
 const HELLO = Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00]);
 

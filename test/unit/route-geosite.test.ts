@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GeoSite, RuleParseError, RuleTable, type Flow } from '../../core/route/index.js';
+import { GeoSite, RuleParseError, RuleTable, type Flow } from '../../core/rules/index.js';
 import { writeGeoSite } from '../helpers/geosite-writer.js';
 
 const tcp = (host: string): Flow => ({ network: 'tcp', host, port: 443 });

@@ -10,7 +10,7 @@ import {
   RuleParseError,
   RuleTable,
   type Flow,
-} from '../../core/route/index.js';
+} from '../../core/rules/index.js';
 import { mrsChainBombPayload, writeMrsDomains, writeMrsRanges } from '../helpers/mrs-writer.js';
 
 const ctx = () => ({ ruleSets: new Map(), geoip: null });

@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { pacScript, RuleTable } from '../../core/route/index.js';
+import { pacScript, RuleTable } from '../../core/rules/index.js';
 
 /** The PAC helper functions browsers provide (what these scripts use), without any DNS. */
 const helpers = {

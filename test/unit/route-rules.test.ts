@@ -16,7 +16,7 @@ import {
   type Flow,
   type RuleSetBehavior,
   type RuleSetFormat,
-} from '../../core/route/index.js';
+} from '../../core/rules/index.js';
 import { TRIE_WILDCARD } from '../helpers/mihomo-tables.js';
 
 const tcp = (host: string, port = 443, more: Partial<Flow> = {}): Flow => ({ network: 'tcp', host, port, ...more });

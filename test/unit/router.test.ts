@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../core/common/index.js';
-import type { EgressSource } from '../../core/egress/index.js';
-import { RuleTable } from '../../core/route/index.js';
+import type { EgressSource } from '../../core/contracts/index.js';
+import { RuleTable } from '../../core/rules/index.js';
 import { Router } from '../../core/router/index.js';
 
 /** A tunnel whose resolver fails while `down` (no tunnel up yet) and answers 10.1.1.1 after. */

@@ -204,10 +204,13 @@ describe('URL test', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const port = (server.address() as AddressInfo).port;
-    const dial = (host: string, p: number) =>
-      new Promise<import('node:net').Socket>((resolve) => {
-        const s = connect({ host, port: p }, () => resolve(s));
-      });
+    const dial = {
+      via: 'tunnel' as const,
+      dial: (host: string, p: number) =>
+        new Promise<import('node:net').Socket>((resolve) => {
+          const s = connect({ host, port: p }, () => resolve(s));
+        }),
+    };
     expect(await urlTest(dial, `http://127.0.0.1:${port}/generate_204`)).toBeGreaterThan(0);
     await expect(urlTest(dial, `http://127.0.0.1:${port}/other`)).rejects.toThrow(/status 500/);
     server.close();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { socks5Codec as c } from '../../core/socks5/index.js';
+import { socks5Codec as c } from '../../core/proxy/index.js';
 
 describe('SOCKS5 codec', () => {
   it('parses a greeting and says how much it consumed', () => {

@@ -10,7 +10,7 @@ import {
   parseUpstreamUrl,
   socks5UdpHeader,
 } from '../../core/reach/index.js';
-import { socks5Codec } from '../../core/socks5/index.js';
+import { socks5Codec } from '../../core/proxy/index.js';
 
 describe('one SOCKS5 address codec for both directions (#34 item 6)', () => {
   it.each([

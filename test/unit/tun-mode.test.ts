@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nftRuleset, nftTable } from '../../core/app/tun-mode.js';
+import { nftRuleset, nftTable } from '../../core/capture/tun-mode.js';
 
 describe('TUN mode’s nftables table (#46)', () => {
   const base = { name: 'gh-tun0', strict: false, gid: 2999, allow: [] };

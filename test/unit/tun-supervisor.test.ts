@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCoreMessage } from '../../core/app/tun-messages.js';
-import { coreEnvironment, tunUser } from '../../core/app/tun-supervisor.js';
+import { parseCoreMessage } from '../../core/capture/tun-messages.js';
+import { coreEnvironment, tunUser } from '../../core/capture/tun-supervisor.js';
 
 describe('TUN mode’s supervisor: who the core runs as, and what it takes from it (#59)', () => {
   it('runs the core as the user sudo or pkexec ran for, or --tun-user; never as root, never unnamed', () => {

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { errorToJson, threadTransferCollector } from '../../common/index.js';
-import type { EgressTcpConnection, EgressUdpSocket } from '../types.js';
+import type { EgressTcpConnection, EgressUdpSocket } from '../../contracts/index.js';
 import type { TunnelDiagnostics } from '../tunnel-types.js';
 import {
   ACK_EVERY_BYTES,

@@ -20,7 +20,7 @@ import type {
   EgressStats,
   EgressTcpConnection,
   EgressUdpSocket,
-} from '../types.js';
+} from '../../contracts/index.js';
 import type { TunnelDiagnostics } from '../tunnel-types.js';
 import type { FromTunnel, HostedStreamState, ToTunnel, TunnelOpened, TunnelWorkerData } from './messages.js';
 import { Outbox } from './outbox.js';

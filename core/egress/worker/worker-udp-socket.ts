@@ -1,4 +1,4 @@
-import type { EgressUdpSocket, UdpDatagram } from '../types.js';
+import type { EgressUdpSocket, UdpDatagram } from '../../contracts/index.js';
 import type { ToTunnel } from './messages.js';
 import { ownedBuffer, type Outbox } from './outbox.js';
 

@@ -2,7 +2,7 @@ import { request as httpRequest, STATUS_CODES, type IncomingMessage, type Server
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { hostPort, isGatehopError, unbracket } from '../common/index.js';
-import type { Decision, InboundType } from '../route/index.js';
+import type { Decision, InboundType } from '../rules/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import { HTTPS_ONLY_PAGE } from './https-only.js';
 import { httpStatusFor } from './reply-codes.js';

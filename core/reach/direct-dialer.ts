@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
-import { classifyAddress, dialThroughUpstream, isLocalName, type UpstreamProxy } from '../reach/index.js';
+import { classifyAddress, isLocalName } from './address.js';
+import { dialThroughUpstream, type UpstreamProxy } from './upstream-proxy.js';
 import type { Dialer } from './http-get.js';
 
 /** Straight out of this machine, names through the system resolver. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ErrorCodes, GatehopError, writeFileAtomic } from '../common/index.js';
 import type { RuleImportResult, Settings, SettingsAccess, ruleImportRequestSchema } from '../api/index.js';
-import { readClashConfig, retarget, RuleParseError, type ClashImport, type RouteTarget } from '../route/index.js';
+import { readClashConfig, retarget, RuleParseError, type ClashImport, type RouteTarget } from '../rules/index.js';
 
 /** What earlier imports mapped each group name to, kept so an updated file asks only about new names. */
 const MAPPING_FILE = 'rule-import-mapping.json';

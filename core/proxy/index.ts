@@ -3,7 +3,6 @@ export { proxyOptionsSchema, type ProxyOptions } from './options.js';
 export { Credentials, formatAuthLine, upsertAuthFile, hashPassword } from './credentials.js';
 export type { ProxyStats } from './proxy-stats.js';
 export type { ProxySession } from './session.js';
-export type { ClientConnection } from './client-connection.js';
 export type { UdpRelay } from './udp-relay.js';
 export * as socks5Codec from './socks5-codec.js';
 export { stripHopByHop, parseBasicAuth, parseAuthority } from './http-headers.js';

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiFailure } from './http-util.js';
 
-export interface RouteContext {
+export interface RequestContext {
   req: IncomingMessage;
   res: ServerResponse;
   url: URL;
   params: Record<string, string>;
 }
 
-type Handler = (ctx: RouteContext) => unknown;
+type Handler = (ctx: RequestContext) => unknown;
 
 interface Route {
   method: string;
@@ -17,7 +17,7 @@ interface Route {
 }
 
 /** Method + path with `:param` segments; 404 for an unknown path, 405 for a known path and wrong method. */
-export class Router {
+export class RequestDispatch {
   readonly #routes: Route[] = [];
 
   on(method: string, path: string, handler: Handler): this {

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { createLogger, errorToJson } from '../../common/index.js';
 import { ruleImportRequestSchema, ruleImportResultSchema, type RuleImportResult } from '../../api/index.js';
-import type { RouteTarget } from '../../route/index.js';
+import type { RouteTarget } from '../../rules/index.js';
 import { callRunningCore, refusalOf } from '../admin-call.js';
 import type { ConfigInput, GatehopConfig } from '../config.js';
-import { importRules } from '../rule-import.js';
+import { importRules } from '../clash-import.js';
 import { SettingsFile } from '../settings-file.js';
 
 export interface ImportRulesOptions {

@@ -1,9 +1,9 @@
 import { Socket } from 'node:net';
 import { pipeline, type Duplex } from 'node:stream';
 import { ErrorCodes, GatehopError, type Logger, detach } from '../common/index.js';
-import type { Egress, EgressLease, EgressTcpConnection, RetireReason } from '../egress/index.js';
-import type { Decision, Flow, InboundType } from '../route/index.js';
-import type { ClientConnection } from './client-connection.js';
+import type { Egress, EgressLease, EgressTcpConnection, RetireReason } from '../contracts/index.js';
+import type { Decision, Flow, InboundType } from '../rules/index.js';
+import type { ClientConnection } from '../contracts/index.js';
 import { FirstByteGate } from './first-byte-gate.js';
 import { readFirstBytes } from './first-bytes.js';
 import { httpsOnlyResponse, judgeFirstBytes } from './https-only.js';

@@ -24,14 +24,8 @@ import { parseProfile } from '../ovpn/index.js';
 import { probeNode, type Prober, type ProbeResult, type RankGate, type Ranking } from '../selector/index.js';
 import type { ProtocolChoice } from '../groups/index.js';
 import type { Store } from '../store/index.js';
-import {
-  directDialer,
-  localGoesDirect,
-  profileCaKey,
-  upstreamDialer,
-  type Dialer,
-  type VpnGateNode,
-} from '../vpngate/index.js';
+import { profileCaKey, type VpnGateNode } from '../vpngate/index.js';
+import { directDialer, localGoesDirect, upstreamDialer, type Dialer } from '../reach/index.js';
 import type { GatehopConfig } from './config.js';
 import { NodePathLadder, type NodePath } from './node-path.js';
 
@@ -45,7 +39,7 @@ export const DDNS_SUFFIX = 'opengw.net';
  * `upstream`): by address or by DDNS name, straight or through the user's proxy. Read per use, so a
  * reload applies to the next fetch, probe and tunnel.
  */
-export class NodeRoutes {
+export class NodeAccess {
   /** What each SOCKS5 proxy's UDP relay did (by its URL without password), as learnt or remembered. */
   readonly #udpOf = new Map<string, 'unknown' | 'works' | 'fails'>();
   /** Which protocol's way each node's latest probe answered on. */
@@ -129,7 +123,7 @@ export class NodeRoutes {
   }
 
   /** An SSTP tunnel to `node`: its address (or name), its TLS port, whom its certificate may come from, the account. */
-  sstpRoute(node: VpnGateNode): Omit<SstpLinkSpec, 'protocol'> {
+  sstpSpec(node: VpnGateNode): Omit<SstpLinkSpec, 'protocol'> {
     const t = this.config().tunnel.sstp;
     const up = this.#upstream();
     return {
@@ -158,7 +152,7 @@ export class NodeRoutes {
    * certificate may come from; the hub and account; its MAC on the hub (the node's stable one
    * unless another tunnel to it holds that: HubMacs).
    */
-  sevpnRoute(node: VpnGateNode, mac: string = macForNode(node.id).toString('hex')): Omit<SeVpnLinkSpec, 'protocol'> {
+  sevpnSpec(node: VpnGateNode, mac: string = macForNode(node.id).toString('hex')): Omit<SeVpnLinkSpec, 'protocol'> {
     const c = this.config().tunnel;
     const up = this.#upstream();
     return {
@@ -220,7 +214,7 @@ export class NodeRoutes {
    * `hostOf(node)`, never at its profile's `remote`: the address dialled is the address probed,
    * shown and remembered. The user's own profile (`--ovpn`) is trusted as it is.
    */
-  tunnelRoute(node: VpnGateNode): Pick<OpenVpnLinkSpec, 'remoteHost' | 'upstreamUrl' | 'trust'> {
+  openVpnSpec(node: VpnGateNode): Pick<OpenVpnLinkSpec, 'remoteHost' | 'upstreamUrl' | 'trust'> {
     const up = this.#upstream();
     const { serverName, extraRoots, profileCaInClear } = this.trustOf(node);
     return {

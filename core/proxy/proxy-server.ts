@@ -2,15 +2,15 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ErrorCodes, GatehopError, type Endpoint, type Logger, detach } from '../common/index.js';
-import type { EgressSource } from '../egress/index.js';
+import type { EgressSource } from '../contracts/index.js';
 import { HttpSession } from './http-session.js';
 import type { ProxyOptions } from './options.js';
 import { createProxyStats, bump, type ProxyStats } from './proxy-stats.js';
 import type { ProxySession, SessionContext } from './session.js';
-import type { ClientConnection } from './client-connection.js';
+import type { ClientConnection } from '../contracts/index.js';
 import { CaptureSession } from './capture-session.js';
 import { UdpRelay } from './udp-relay.js';
-import type { UdpDatagram } from '../egress/index.js';
+import type { UdpDatagram } from '../contracts/index.js';
 import { Router, type Routing } from '../router/index.js';
 import { TcpQueues } from './tcp-queues.js';
 import { Socks5Session } from './socks5-session.js';

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { ErrorCodes, GatehopError, unbracket } from '../common/index.js';
-import type { Egress } from '../egress/index.js';
+import type { Egress } from '../contracts/index.js';
 import { classifyAddress } from '../reach/index.js';
 
 /**

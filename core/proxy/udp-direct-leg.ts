@@ -1,5 +1,5 @@
 import type { Logger } from '../common/index.js';
-import type { EgressLease, EgressSource, EgressUdpSocket, UdpDatagram } from '../egress/index.js';
+import type { EgressLease, EgressSource, EgressUdpSocket, UdpDatagram } from '../contracts/index.js';
 import { NameLookups } from '../router/index.js';
 import type { ProxyStats } from './proxy-stats.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildConfig, type GatehopConfig } from '../../core/app/index.js';
 import { protocolOptionsOf } from '../../core/app/config.js';
-import { NodeRoutes } from '../../core/app/node-routes.js';
+import { NodeAccess } from '../../core/app/node-access.js';
 import { silentLogger } from '../../core/common/index.js';
 import { ProtocolChoice, type ProtocolLesson } from '../../core/groups/index.js';
 import { Store } from '../../core/store/index.js';
@@ -36,45 +36,45 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
   ).nodes;
 
   it('dials a listed node at its row address, whatever name its profile gives', () => {
-    const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
-    expect(routes.hostOf(node!)).toBe('203.0.113.1');
+    const access = new NodeAccess(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
+    expect(access.hostOf(node!)).toBe('203.0.113.1');
     // …and its certificate is judged under its DDNS name (#43), never the address dialled; a row
     // parsed from a list with nothing to vouch for it (fetched in clear) carries that too (#59).
-    expect(routes.tunnelRoute(node!)).toEqual({
+    expect(access.openVpnSpec(node!)).toEqual({
       remoteHost: '203.0.113.1',
       trust: { serverName: 'public-vpn-1.opengw.net', profileCaInClear: true },
     });
-    expect(routes.tunnelRoute({ ...node!, caVouchedBy: 'https' })).toEqual({
+    expect(access.openVpnSpec({ ...node!, caVouchedBy: 'https' })).toEqual({
       remoteHost: '203.0.113.1',
       trust: { serverName: 'public-vpn-1.opengw.net' },
     });
   });
 
   it('dials its DDNS name with connectBy: hostname, for the probe and the tunnel alike', () => {
-    const routes = new NodeRoutes(
+    const access = new NodeAccess(
       () => buildConfig({ vpngate: { connectBy: 'hostname' } }, {}),
       store,
       silentLogger(),
       ladderOf(buildConfig({ vpngate: { connectBy: 'hostname' } }, {})),
     );
-    expect(routes.tunnelRoute({ ...node!, caVouchedBy: 'file' })).toEqual({
-      remoteHost: routes.hostOf(node!),
+    expect(access.openVpnSpec({ ...node!, caVouchedBy: 'file' })).toEqual({
+      remoteHost: access.hostOf(node!),
       trust: { serverName: 'public-vpn-1.opengw.net' },
     });
-    expect(routes.hostOf(node!)).toBe('public-vpn-1.opengw.net');
+    expect(access.hostOf(node!)).toBe('public-vpn-1.opengw.net');
   });
 
   it('trusts the user’s own profile as it is (no name: OpenVPN’s own rule)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gh-routes-'));
+    const dir = mkdtempSync(join(tmpdir(), 'gh-access-'));
     writeFileSync(join(dir, 'mine.ovpn'), vpnGateProfile('192.168.1.5', 1194, 'udp'));
     const mine = staticNodeFromFile(join(dir, 'mine.ovpn'));
-    const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
-    expect(routes.tunnelRoute(mine)).toEqual({ trust: { serverName: null } });
-    expect(routes.hostOf(mine)).toBe('192.168.1.5');
+    const access = new NodeAccess(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
+    expect(access.openVpnSpec(mine)).toEqual({ trust: { serverName: null } });
+    expect(access.hostOf(mine)).toBe('192.168.1.5');
   });
 
   it('checks the user’s own profile the same on every protocol: its verify-x509-name for SE-VPN too, a DDNS remote as the node’s name (#59)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gh-routes-'));
+    const dir = mkdtempSync(join(tmpdir(), 'gh-access-'));
     writeFileSync(
       join(dir, 'named.ovpn'),
       vpnGateProfile('192.168.1.5', 1194, 'udp', ['verify-x509-name server.example name', 'remote-cert-tls server']),
@@ -83,12 +83,12 @@ describe('one address per node: the tunnel dials what the probes probe (#34)', (
     const named = staticNodeFromFile(join(dir, 'named.ovpn'));
     const ddns = staticNodeFromFile(join(dir, 'ddns.ovpn'));
     const config = buildConfig({}, {});
-    const routes = new NodeRoutes(() => config, store, silentLogger(), ladderOf(config));
+    const access = new NodeAccess(() => config, store, silentLogger(), ladderOf(config));
     const checks = { remoteCertTls: 'server', verifyX509Name: { name: 'server.example', type: 'name' } };
-    expect(routes.sevpnRoute(named).trust).toMatchObject({ serverName: null, profileChecks: checks });
-    expect(routes.trustOf(ddns).serverName).toBe('vpn123.opengw.net');
-    expect(routes.sevpnRoute(ddns).trust.serverName).toBe('vpn123.opengw.net');
-    expect(routes.tunnelRoute(ddns).trust).toEqual({ serverName: 'vpn123.opengw.net' });
+    expect(access.sevpnSpec(named).trust).toMatchObject({ serverName: null, profileChecks: checks });
+    expect(access.trustOf(ddns).serverName).toBe('vpn123.opengw.net');
+    expect(access.sevpnSpec(ddns).trust.serverName).toBe('vpn123.opengw.net');
+    expect(access.openVpnSpec(ddns).trust).toEqual({ serverName: 'vpn123.opengw.net' });
   });
 });
 
@@ -101,9 +101,9 @@ describe("a node's own protocol order (tunnel.nodeProtocols, #35)", () => {
       ]),
     ).nodes;
     const config = buildConfig({ tunnel: { nodeProtocols: { 'public-vpn-1': ['sstp', 'sevpn'] } } }, {});
-    const routes = new NodeRoutes(() => config, store, silentLogger(), ladderOf(config));
-    expect(routes.offered(a!)).toEqual(['sstp', 'sevpn']);
-    expect(routes.offered(b!)).toEqual(['openvpn', 'sevpn', 'sstp']);
+    const access = new NodeAccess(() => config, store, silentLogger(), ladderOf(config));
+    expect(access.offered(a!)).toEqual(['sstp', 'sevpn']);
+    expect(access.offered(b!)).toEqual(['openvpn', 'sevpn', 'sstp']);
     expect(() => buildConfig({ tunnel: { nodeProtocols: { 'public-vpn-1': ['sstp', 'sstp'] } } }, {})).toThrow(
       /at most once/,
     );
@@ -139,15 +139,15 @@ describe('probes where this network blocks OpenVPN (#35, #58)', () => {
         { tunnel: { protocols: ['openvpn', 'sevpn', 'sstp'], sstp: { port: (tls.address() as AddressInfo).port } } },
         {},
       );
-      const routes = new NodeRoutes(() => config, store, silentLogger(), ladderOf(config));
+      const access = new NodeAccess(() => config, store, silentLogger(), ladderOf(config));
       // Nothing learnt: OpenVPN's hard reset goes first (the server here never answers it), then one TCP handshake.
-      expect((await routes.prober(node, { samples: 1, timeoutMs: 300 })).rttMs).not.toBeNull();
+      expect((await access.prober(node, { samples: 1, timeoutMs: 300 })).rttMs).not.toBeNull();
       await eventually(() => openVpnPackets >= 1, 2_000, 'the OpenVPN probe arrived');
       expect(handshakes).toBe(1);
       // A start on a network that taught "OpenVPN blocked, SE-VPN works" (#58): the ladder is
       // loaded before the first probe, and no OpenVPN packet is sent from that first probe on.
       const lesson: ProtocolLesson = { preferred: 'sevpn', blocked: 'openvpn', reason: 'taught', at: Date.now() };
-      const taught = new NodeRoutes(() => config, store, silentLogger(), ladderOf(config, lesson));
+      const taught = new NodeAccess(() => config, store, silentLogger(), ladderOf(config, lesson));
       const before = openVpnPackets;
       expect((await taught.prober(node, { samples: 2, timeoutMs: 300 })).rttMs).not.toBeNull();
       expect(handshakes).toBe(3);
@@ -167,7 +167,7 @@ describe('probes where this network blocks OpenVPN (#35, #58)', () => {
         },
         {},
       );
-      const mine = new NodeRoutes(() => own, store, silentLogger(), ladderOf(own, lesson));
+      const mine = new NodeAccess(() => own, store, silentLogger(), ladderOf(own, lesson));
       expect(mine.offered(node)).toEqual(['openvpn']);
       await mine.prober(node, { samples: 1, timeoutMs: 300 });
       await eventually(() => openVpnPackets > before, 2_000, 'the OpenVPN probe the user asked for arrived');
@@ -191,22 +191,22 @@ describe('the path ladder (upstream.nodes: fallback, #35)', () => {
         excluded: ranked ? [] : [{ nodeId: node!.id, reason }],
         at: 0,
       }) as unknown as Ranking;
-    const routes = new NodeRoutes(() => config, real, silentLogger(), ladderOf(config));
-    routes.setNetwork('home');
-    expect(routes.path).toBe('direct');
-    expect(routes.tunnelRoute(node!).upstreamUrl).toBeUndefined();
+    const access = new NodeAccess(() => config, real, silentLogger(), ladderOf(config));
+    access.setNetwork('home');
+    expect(access.path).toBe('direct');
+    expect(access.openVpnSpec(node!).upstreamUrl).toBeUndefined();
     // Backed-off nodes say nothing about the path; no node answering directly does.
-    routes.observe(ranking(false, 'backoff'), [node!]);
-    expect(routes.path).toBe('direct');
-    routes.observe(ranking(false), [node!]);
-    expect(routes.path).toBe('upstream');
-    expect(routes.tunnelRoute(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
-    expect(routes.sevpnRoute(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
+    access.observe(ranking(false, 'backoff'), [node!]);
+    expect(access.path).toBe('direct');
+    access.observe(ranking(false), [node!]);
+    expect(access.path).toBe('upstream');
+    expect(access.openVpnSpec(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
+    expect(access.sevpnSpec(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
     expect(real.setting('node-path home')).toBeNull(); // not yet: nothing reached through it so far
-    routes.observe(ranking(true), [node!]);
+    access.observe(ranking(true), [node!]);
     expect(real.setting('node-path home')).toBe('upstream');
     // A restart on this network starts through the upstream; another network starts direct.
-    const next = new NodeRoutes(() => config, real, silentLogger(), ladderOf(config));
+    const next = new NodeAccess(() => config, real, silentLogger(), ladderOf(config));
     next.setNetwork('home');
     expect(next.path).toBe('upstream');
     next.setNetwork('cafe');
@@ -217,9 +217,9 @@ describe('the path ladder (upstream.nodes: fallback, #35)', () => {
     expect(next.path).toBe('direct');
     // upstream.nodes true or false: no ladder.
     const upstreamAlways = buildConfig({ upstream: { url: 'socks5://127.0.0.1:1' } }, {});
-    const always = new NodeRoutes(() => upstreamAlways, real, silentLogger(), ladderOf(upstreamAlways));
+    const always = new NodeAccess(() => upstreamAlways, real, silentLogger(), ladderOf(upstreamAlways));
     expect(always.path).toBeNull();
-    expect(always.tunnelRoute(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
+    expect(always.openVpnSpec(node!).upstreamUrl).toBe('socks5://127.0.0.1:1');
     real.close();
   });
 });
@@ -230,25 +230,25 @@ describe('a private CA that only a list in clear names is not ranked (#59)', () 
     vpnGateProfile('203.0.113.9', 443, 'tcp').replace(/<ca>[\s\S]*<\/ca>/, `<ca>\n${pem.trim()}\n</ca>`);
   const row = (host: string, pem: string): VpnGateNode =>
     parseVpnGateCsv(vpnGateCsv([{ host, ip: '203.0.113.9', profile: withCa(pem) }])).nodes[0]!;
-  const routes = new NodeRoutes(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
+  const access = new NodeAccess(() => buildConfig({}, {}), store, silentLogger(), ladderOf(buildConfig({}, {})));
 
   it('left out as ca-in-clear when nothing vouches for its private <ca>; ranked once HTTPS or the user’s file does', () => {
     const n = row('self-signed-1', privateCa.cert);
-    expect(routes.untrusted(n)).toBe('ca-in-clear');
-    expect(routes.trustOf(n).profileCaInClear).toBe(true);
-    expect(routes.untrusted({ ...n, caVouchedBy: 'https' })).toBeNull();
-    expect(routes.untrusted({ ...n, caVouchedBy: 'file' })).toBeNull();
-    expect(routes.trustOf({ ...n, caVouchedBy: 'https' }).profileCaInClear).toBeUndefined();
+    expect(access.untrusted(n)).toBe('ca-in-clear');
+    expect(access.trustOf(n).profileCaInClear).toBe(true);
+    expect(access.untrusted({ ...n, caVouchedBy: 'https' })).toBeNull();
+    expect(access.untrusted({ ...n, caVouchedBy: 'file' })).toBeNull();
+    expect(access.trustOf({ ...n, caVouchedBy: 'https' }).profileCaInClear).toBeUndefined();
   });
 
   it('a public root in <ca> (VPN Gate’s ISRG Root X1) is ranked from any list: the DDNS name check holds it', () => {
-    expect(routes.untrusted(row('public-vpn-2', rootCertificates[0]!))).toBeNull();
+    expect(access.untrusted(row('public-vpn-2', rootCertificates[0]!))).toBeNull();
   });
 
   it('a CA the user trusts (tunnel.nodeCa) is theirs to vouch for: the node is ranked and judged under its name', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-nodeca-'));
     writeFileSync(join(dir, 'ca.pem'), privateCa.cert);
-    const trusting = new NodeRoutes(
+    const trusting = new NodeAccess(
       () => buildConfig({ tunnel: { nodeCa: join(dir, 'ca.pem') } }, {}),
       store,
       silentLogger(),
@@ -260,6 +260,6 @@ describe('a private CA that only a list in clear names is not ranked (#59)', () 
   it('the user’s own profile is theirs: never left out for this', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-own-'));
     writeFileSync(join(dir, 'own.ovpn'), withCa(privateCa.cert));
-    expect(routes.untrusted(staticNodeFromFile(join(dir, 'own.ovpn')))).toBeNull();
+    expect(access.untrusted(staticNodeFromFile(join(dir, 'own.ovpn')))).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Duplex } from 'node:stream';
-import type { EgressTcpConnection } from '../egress/index.js';
-import type { Decision } from '../route/index.js';
+import type { EgressTcpConnection } from '../contracts/index.js';
+import type { Decision } from '../rules/index.js';
 import type { Router } from '../router/index.js';
 import { sniffName } from '../router/index.js';
 import { readFirstBytes } from './first-bytes.js';

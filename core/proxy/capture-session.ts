@@ -1,4 +1,4 @@
-import type { InboundType } from '../route/index.js';
+import type { InboundType } from '../rules/index.js';
 import { ProxySession } from './session.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ClientConnection } from './client-connection.js';
+import type { ClientConnection } from '../contracts/index.js';
 import type { TcpQueues } from './tcp-queues.js';
 
 /**

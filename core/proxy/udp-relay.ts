@@ -1,7 +1,7 @@
 import type { Logger } from '../common/index.js';
-import type { Egress, EgressLease, EgressSource, EgressUdpSocket, UdpDatagram } from '../egress/index.js';
+import type { Egress, EgressLease, EgressSource, EgressUdpSocket, UdpDatagram } from '../contracts/index.js';
 import { detach } from '../common/index.js';
-import type { Decision, Flow } from '../route/index.js';
+import type { Decision, Flow } from '../rules/index.js';
 import { NameLookups, type Router } from '../router/index.js';
 import type { ProxyStats } from './proxy-stats.js';
 import { UdpDirectLeg } from './udp-direct-leg.js';

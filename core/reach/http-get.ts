@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import { abortReason, ErrorCodes, GatehopError, unbracket } from '../common/index.js';
-import { publicRoots } from '../reach/index.js';
+import { publicRoots } from './public-roots.js';
 
 /** How a list fetch left this machine: straight out, through a working tunnel, or through the user's upstream proxy. */
 export type DialVia = 'direct' | 'tunnel' | 'upstream';

@@ -1,5 +1,5 @@
 import type { Logger } from '../common/index.js';
-import type { Decision, Flow } from '../route/index.js';
+import type { Decision, Flow } from '../rules/index.js';
 import type { Router } from '../router/index.js';
 import type { ProxyStats } from './proxy-stats.js';
 import { bump } from './proxy-stats.js';

@@ -1,10 +1,10 @@
 import { createSocket, type Socket as DgramSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import type { Logger } from '../common/index.js';
-import type { Egress, EgressSource, UdpDatagram } from '../egress/index.js';
+import type { Egress, EgressSource, UdpDatagram } from '../contracts/index.js';
 import { encodeUdpHeader, parseUdpHeader, unmapIpv4 } from './socks5-codec.js';
 import type { ProxyStats } from './proxy-stats.js';
-import type { Flow } from '../route/index.js';
+import type { Flow } from '../rules/index.js';
 import type { Router } from '../router/index.js';
 import { UdpRelay } from './udp-relay.js';
 

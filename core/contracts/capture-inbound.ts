@@ -1,5 +1,5 @@
-import type { UdpDatagram } from '../egress/index.js';
-import type { ClientConnection } from '../socks5/index.js';
+import type { UdpDatagram } from './egress.js';
+import type { ClientConnection } from './client-connection.js';
 
 /** The egress side of one captured UDP flow (socks5's UdpRelay). */
 export interface CapturedUdp {

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { isGatehopError, detach } from '../common/index.js';
-import type { InboundType } from '../route/index.js';
+import type { InboundType } from '../rules/index.js';
 import { ProxySession, type SessionContext } from './session.js';
 import {
   Command,

@@ -1,8 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { abortReason, ErrorCodes, GatehopError } from '../common/index.js';
-import { isLocalName } from '../reach/index.js';
-import { defaultAddressPolicy, type AddressPolicy } from './csv.js';
+import { defaultAddressPolicy, isLocalName, type AddressPolicy } from './address.js';
 import type { Dialer } from './http-get.js';
 
 /**

@@ -1,5 +1,5 @@
 import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import type { CaptureServer } from '../capture/index.js';
+import type { CaptureServer } from './capture-server.js';
 import { SUPERVISED_ENV, type CoreMessage, type SupervisorMessage } from './tun-messages.js';
 
 /**

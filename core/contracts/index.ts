@@ -1,0 +1,14 @@
+export type {
+  ConnectTcpOptions,
+  Egress,
+  EgressState,
+  EgressStats,
+  EgressLease,
+  EgressSource,
+  EgressTcpConnection,
+  EgressUdpSocket,
+  RetireReason,
+  UdpDatagram,
+} from './egress.js';
+export type { ClientConnection } from './client-connection.js';
+export type { CaptureInbound, CapturedUdp } from './capture-inbound.js';
