@@ -17,53 +17,30 @@ import {
   type Endpoint,
   type Logger,
   type LogTap,
-  detach,
 } from '../common/index.js';
-import { classifyAddress, refusedAddress } from '../reach/index.js';
 import {
   DirectEgress,
   EgressManager,
   findWorkerScript,
-  HubMacs,
   isTunnel,
-  openTunnel,
   SingleEgressSource,
   TunnelWorkerPool,
   UnavailableEgress,
-  type LinkSpec,
 } from '../egress/index.js';
 import type { Egress, EgressSource } from '../contracts/index.js';
-import {
-  DelaySweep,
-  PoolRecovery,
-  ProtocolChoice,
-  SelectionState,
-  SwitchController,
-  type NodeTunnel,
-} from '../groups/index.js';
+import { DelaySweep, PoolRecovery, SwitchController, type NodeTunnel } from '../groups/index.js';
 import { Selector, type Ranking } from '../selector/index.js';
 import { Credentials, ProxyServer } from '../proxy/index.js';
-import { Store, WEAK_TLS_REMEMBER_MS } from '../store/index.js';
-import {
-  NodeList,
-  OFFICIAL_ENDPOINTS,
-  staticNodeFromFile,
-  type ListStatus,
-  type ListVia,
-  type NodeListStore,
-  type SourceOptions,
-  type VpnGateNode,
-} from '../vpngate/index.js';
-import { directDialer, type Dialer } from '../reach/index.js';
-import { createHonesty, honestyAccessOf, wireHonesty } from './honesty-setup.js';
-import type { HonestyMonitor } from '../honesty/index.js';
-import { NodeAccess, tunnelDialerOf } from './node-access.js';
-import { protocolMemoryOf } from './protocol-memory.js';
+import { Store } from '../store/index.js';
+import { NodeList } from '../vpngate/index.js';
+import { directDialer } from '../reach/index.js';
+import { honestyAccessOf } from './honesty-setup.js';
+import { tunnelDialerOf } from './node-access.js';
 import { processLookup, RoutingState } from '../router/index.js';
 import { routingAccess, startAdminApi } from './admin-setup.js';
 import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';
-import { protocolOptionsOf, type ConfigInput, type GatehopConfig } from './config.js';
+import { type ConfigInput, type GatehopConfig } from './config.js';
 import { defaultUiDir } from './paths.js';
 import { applyConfig, type ReloadOutcome } from './reload.js';
 import { resolveConfig, SettingsFile } from './settings-file.js';
@@ -71,6 +48,8 @@ import { systemProxyControl } from './system-proxy-setup.js';
 import { captureAccess, startCapture } from './capture-setup.js';
 import type { CaptureServer } from '../capture/index.js';
 import { createSystemProxy, proxyTarget, recoverSystemProxy } from './system-proxy-setup.js';
+import { sourceOptionsOf, startNodePipeline } from './node-pipeline.js';
+import { startController } from './controller-setup.js';
 
 export interface RunningApp {
   readonly proxy: ProxyServer;
@@ -108,262 +87,6 @@ export interface RunningApp {
   reload(): Promise<ReloadOutcome>;
   /** Stops accepting, closes every session and egress, flushes the store. Idempotent. */
   stop(): Promise<void>;
-}
-
-interface NodePipeline {
-  store: Store;
-  /** What each network taught about protocols: set to this network before the first probe. */
-  ladder: ProtocolChoice;
-  nodes: NodeList;
-  selector: Selector;
-  access: NodeAccess;
-  /** The honesty checks of nodes (core/honesty): their verdicts keep flagged nodes out of the ranking. */
-  honesty: HonestyMonitor;
-  /** The host network for the honesty checks' reference copies (closed with the pipeline). */
-  honestyDirect: DirectEgress;
-  firstRanking: Promise<Ranking>;
-  /** Ranks the current list (after a refresh). */
-  rankLatest(): Promise<Ranking>;
-}
-
-/** What the node list reads and writes in the store (a forgotten node's verdict goes with it). */
-function nodeListStore(store: Store, forgotten: (ids: readonly string[]) => void): NodeListStore {
-  return {
-    loadPool: (since) => store.loadPool<VpnGateNode>(since),
-    savePool: (nodes, at) => store.savePoolNodes(nodes, at),
-    forgetNodes: (ids) => {
-      store.forgetNodes(ids);
-      forgotten(ids);
-    },
-    loadListMeta: () => {
-      const m = store.loadListMeta();
-      return m ? { ...m, via: m.via as ListVia } : null;
-    },
-    saveListMeta: (m) => store.saveListMeta(m),
-    loadSources: () => store.listSources(),
-    saveSource: (r) => store.saveListSource(r),
-    forgetSource: (url) => store.forgetListSource(url),
-  };
-}
-
-/** The node list's source options from the config. */
-export function sourceOptionsOf(c: GatehopConfig): SourceOptions {
-  const v = c.vpngate;
-  return {
-    userSources: v.sources,
-    mirrors: v.mirrors,
-    throughTunnel: v.throughTunnel,
-    keepDays: v.keepDays,
-    timeoutMs: v.timeoutMs,
-    headStartMs: v.headStartMs,
-  };
-}
-
-/** The list → scoring → history pipeline of the vpngate egress. */
-async function startNodePipeline(
-  config: GatehopConfig,
-  current: () => GatehopConfig,
-  store: Store,
-  logger: Logger,
-  tunnelDialer: () => Dialer | null,
-  unsafeLoopbackNodes: boolean,
-  late: { controller: () => SwitchController | null; busy: () => boolean },
-): Promise<NodePipeline> {
-  const staticNodes = config.ovpn.map((f) => staticNodeFromFile(f));
-  const endpoints =
-    config.api.length > 0
-      ? config.api
-      : staticNodes.length > 0 && config.vpngate.sources.length === 0
-        ? []
-        : OFFICIAL_ENDPOINTS;
-  // The protocol ladder before anything that sends to nodes: what this network taught (a protocol
-  // it blocks) holds from the first probe of the first ranking on (#58).
-  const network = networkKeyOf(readNetworkSnapshot());
-  const ladder = new ProtocolChoice(protocolOptionsOf(config), protocolMemoryOf(store), logger);
-  ladder.setNetwork(network);
-  const access = new NodeAccess(current, store, logger, ladder);
-  // What a network teaches is kept with the way nodes were reached there (direct, or the upstream).
-  access.usePathListener((path) => ladder.setPath(path));
-  const honestyDirect = new DirectEgress('honesty-reference');
-  let ranked: () => readonly string[] = () => [];
-  const honesty = createHonesty(current, store, honestyDirect, logger, {
-    controller: late.controller,
-    busy: late.busy,
-    candidates: () => ranked(),
-  });
-  // The path that reached nodes on this network last (upstream.nodes: fallback), before the first probe.
-  access.setNetwork(network);
-  const nodes = new NodeList({
-    endpoints,
-    endpointKind: config.api.length > 0 ? 'api' : 'official',
-    staticNodes,
-    refreshMs: config.listRefreshMs,
-    logger,
-    store: nodeListStore(store, (ids) => honesty.forget(ids)),
-    onRekeyed: (ids) => {
-      honesty.rekeyed(ids);
-      late.controller()?.nodesRekeyed(ids);
-    },
-    sources: sourceOptionsOf(config),
-    dialer: access.listDialer(),
-    tunnelDialer,
-    // Read per use: vpngate.allowPrivateNodes applies on a reload.
-    addressPolicy: (ip) =>
-      unsafeLoopbackNodes && classifyAddress(ip) === 'loopback'
-        ? null
-        : refusedAddress(ip, current().vpngate.allowPrivateNodes),
-  });
-  // A node found to tamper is not ranked (nor probed): nothing automatic chooses it.
-  const selector = new Selector(
-    config.selector,
-    store,
-    logger,
-    access.prober,
-    (n) => access.reachable(n) ?? access.untrusted(n) ?? (honesty.flagged(n.id) ? 'tampers' : null),
-  );
-  // The sweep's order: the ranked nodes (what selection would take next), then the rest of the pool.
-  ranked = () => {
-    const first = selector.last?.ranked.map((r) => r.node.id) ?? [];
-    const seen = new Set(first);
-    return [...first, ...nodes.nodes.map((n) => n.id).filter((id) => !seen.has(id))];
-  };
-  selector.onRanked((r) => access.observe(r, nodes.nodes));
-  await Promise.all([nodes.start(), access.prepare()]);
-  const rank = (list: readonly VpnGateNode[]): Promise<Ranking> =>
-    selector.rank(list).catch((err: unknown) => {
-      logger.warn({ event: 'ranking-failed', err: (err as Error).message }, 'ranking the node pool failed');
-      throw err;
-    });
-  return {
-    store,
-    ladder,
-    nodes,
-    selector,
-    access,
-    honesty,
-    honestyDirect,
-    firstRanking: rank(nodes.nodes),
-    rankLatest: () => rank(nodes.nodes),
-  };
-}
-
-function weakTlsRemembered(store: Store, nodeId: string): boolean {
-  return store.weakTlsNodes(Date.now() - WEAK_TLS_REMEMBER_MS).has(nodeId);
-}
-
-/** The switch controller over the node pipeline: first tunnel after the first ranking, then switching. */
-function startController(
-  config: GatehopConfig,
-  current: () => GatehopConfig,
-  pipeline: NodePipeline,
-  manager: EgressManager,
-  workers: TunnelWorkerPool | null,
-  logger: Logger,
-): SwitchController {
-  const { store, nodes, selector } = pipeline;
-  // Each open SE-VPN tunnel to a node has a MAC of its own on its hub.
-  const hubMacs = new HubMacs();
-  const controller = new SwitchController({
-    manager,
-    selector,
-    nodes: () => nodes.nodes,
-    open: (node, o) => {
-      // Read per tunnel: a reload applies to the next one.
-      const { threads, workerHeapMb } = current().tunnel;
-      workers?.updateOptions({ heapLimitMb: workerHeapMb });
-      const up = current().upstream;
-      let hubMac: ReturnType<HubMacs['take']> | null = null;
-      const link: LinkSpec =
-        o.protocol === 'sstp'
-          ? { protocol: 'sstp', ...pipeline.access.sstpSpec(node) }
-          : o.protocol === 'sevpn'
-            ? { protocol: 'sevpn', ...pipeline.access.sevpnSpec(node, (hubMac = hubMacs.take(node.id)).mac) }
-            : {
-                protocol: 'openvpn',
-                profileText: node.profile,
-                ...pipeline.access.openVpnSpec(node),
-                // A node that refused modern TLS before starts on legacy TLS (no refused handshake first).
-                ...(weakTlsRemembered(store, node.id) ? { legacyTls: true } : {}),
-              };
-      const where =
-        link.protocol === 'openvpn'
-          ? `${link.remoteHost ?? node.ip}:${node.port}/${node.proto}`
-          : `${link.host}:${link.port}/${link.protocol}`;
-      const via = link.upstreamUrl && up ? up.proxy.display : null;
-      logger.info(
-        {
-          event: 'tunnel-opening',
-          nodeId: node.id,
-          egressId: o.id,
-          protocol: o.protocol,
-          remote: where,
-          upstream: via,
-        },
-        `opening a tunnel to ${node.id} at ${where}${via ? ` through ${via}` : ''}`,
-      );
-      const opened = openTunnel({
-        threads,
-        heapLimitMb: workerHeapMb,
-        ...(workers ? { pool: workers } : {}),
-        id: o.id,
-        nodeId: node.id,
-        link,
-        logger,
-        connectTimeoutMs: o.timeoutMs,
-        signal: o.signal,
-        unresponsiveMs: current().switching.unresponsiveMs,
-        healthDnsName: current().switching.healthDnsName,
-        // Encrypted DNS in the tunnel: names never reach the node's resolver.
-        ...(current().privacy.encryptedDns ? { doh: current().dohServers.map((d) => ({ ...d })) } : {}),
-      });
-      return opened.then(
-        (t) => {
-          if (t.diagnostics().weakTls) store.rememberWeakTls(node.id, Date.now());
-          if (hubMac) t.onClose(() => hubMac?.release());
-          return t;
-        },
-        (err: unknown) => {
-          hubMac?.release();
-          throw err;
-        },
-      );
-    },
-    offered: (node) => pipeline.access.offered(node),
-    honesty: pipeline.honesty,
-    ladder: pipeline.ladder,
-    selection: new SelectionState(store, { mode: config.groups.mode, defaultNode: config.groups.defaultNode }, logger),
-    options: config.groups,
-    health: config.health,
-    logger,
-  });
-  wireHonesty(pipeline.honesty, controller, logger);
-  pipeline.honesty.start();
-  void pipeline.firstRanking.then(
-    () => controller.start(),
-    () => controller.start(),
-  );
-  // A start from the pool or an import in a network that blocks every list source: once a tunnel
-  // is up, the list can come through it (vpngate.throughTunnel), so the failed refresh runs again
-  // now. A list that came in clear vouches for no node's own CA (#59): the HTTPS one is fetched
-  // through the tunnel now too, so those nodes are usable without waiting for the next refresh.
-  controller.onEvent((e) => {
-    if (e.type !== 'switch' || e.record.outcome !== 'switched') return;
-    if (nodes.lastRefresh?.ok === false && current().vpngate.throughTunnel && nodes.fetchable)
-      detach(logger, 'list-refresh-through-tunnel', nodes.refresh());
-    else detach(logger, 'list-vouch', nodes.vouch());
-  });
-  // A new list while nothing is up: try again at once (evaluate starts a switch when none is active).
-  nodes.onChange(
-    () =>
-      void pipeline.rankLatest().then(
-        () => {
-          controller.nudgeMembers();
-          return controller.evaluate();
-        },
-        () => {},
-      ),
-  );
-  return controller;
 }
 
 /** Assembles and starts the core: node pipeline (vpngate) → egress → proxy front end. */
@@ -767,19 +490,4 @@ function logNativeStatus(logger: Logger): void {
       { event: 'native', dataPath: data.engine, reason: data.reason },
       `tunnels use the JavaScript data path: ${data.reason}`,
     );
-}
-
-export function describeListening(app: RunningApp, config: GatehopConfig): string {
-  const admin = app.listening.admin ? `http://${formatEndpoint(app.listening.admin)}` : 'off';
-  const egress = app.nodes ? `vpngate (${describeList(app.nodes.status())})` : app.egress.id;
-  return `gatehop ready: proxy socks5+http://${formatEndpoint(app.listening.proxy)} egress=${egress} admin=${admin}${config.upstream ? ` upstream=${config.upstream.proxy.display}` : ''}`;
-}
-
-/** "97 nodes, list via mirror http://…" or, with none yet, what was tried. */
-export function describeList(l: ListStatus): string {
-  const failed = l.sources.filter((s) => s.ok === false);
-  if (l.nodes > 0)
-    return `${l.nodes} nodes, list via ${l.via}${l.source && l.source !== 'import' ? ` ${l.source}` : ''}${failed.length ? `; ${failed.length} of ${l.sources.length} sources failed` : ''}`;
-  const tried = failed.map((s) => `${s.url} (${s.via ?? 'direct'}): ${s.error ?? 'failed'}`);
-  return `0 nodes; no list yet${tried.length ? `: tried ${tried.length} source${tried.length === 1 ? '' : 's'}, ${tried.slice(0, 3).join('; ')}${tried.length > 3 ? '; …' : ''}` : ''}; waiting for the network, retrying`;
 }

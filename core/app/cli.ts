@@ -11,7 +11,8 @@ import {
 import { RESTORE_DEADLINE_MS } from '../sysproxy/index.js';
 import { upsertAuthFile } from '../proxy/index.js';
 import { readConfigFile, type ConfigInput } from './config.js';
-import { describeListening, startApp } from './app.js';
+import { startApp } from './app.js';
+import { describeListening } from './status-lines.js';
 import { lanDashboardUrls } from './dashboard-links.js';
 import { checkSetup, describeSources, formatProblem } from './check.js';
 import { importListCommand } from './commands/import-list.js';
