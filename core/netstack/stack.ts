@@ -1,19 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { abortReason, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
-import { ipv4ToWasm, netmaskFrom } from './ipv4.js';
+import { ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
+import { ipv4ToWasm } from './ipv4.js';
 import { LwipErr, lwipErrName } from './lwip-errors.js';
-import { lwipImports } from './lwip-imports.js';
-import { LwipMemory, ownSmall } from './lwip-memory.js';
-import { forEachCoalesced } from './stack-events.js';
+import { LwipMemory } from './lwip-memory.js';
+import { dispatchStackEvent, forEachCoalesced } from './stack-events.js';
+import { connectRefusal } from './connect-refusal.js';
 import { decodeStats, STATS_WORDS } from './stack-stats.js';
 import { LeaseKeeper } from './stack-lease.js';
 import type { ConnectOptions, StackEvent, StackLease, StackOptions, StackStats } from './stack-types.js';
-import { TCP_INFO_WORDS, tcpPcbOps, type PcbHost } from './tcp-ops.js';
+import { tcpPcbOps, type PcbHost } from './tcp-ops.js';
 import { udpPcbOps } from './udp-ops.js';
 import { TcpStream } from './tcp-stream.js';
 import { StackUdpSocket } from './udp-socket.js';
-import { lwipModule, type LwipExports } from './wasm-module.js';
+import type { LwipExports } from './wasm-module.js';
+import { startLwip } from './lwip-start.js';
 
 export type { ConnectOptions, StackLease, StackOptions, StackStats } from './stack-types.js';
 
@@ -31,7 +32,8 @@ export class Stack {
   #address: string;
   readonly mtu: number;
   readonly #lease = new LeaseKeeper();
-  readonly #ex: LwipExports;
+  /** Set once, as soon as the instance exists (lwip-start.ts). */
+  #ex!: LwipExports;
   readonly #output: (packet: Buffer) => void;
   readonly #maxConnections: number;
   readonly #tcp = new Map<number, TcpStream>();
@@ -80,38 +82,16 @@ export class Stack {
     // The gateway's owner copies each packet out within the turn (core/capture): arenas serve it.
     this.#memory = new LwipMemory(() => this.#ex.memory, opts.captureGateway === true);
     if (opts.captureGateway && opts.ethernet) throw new TypeError('a capture gateway stack is raw IP');
-    const instance = new WebAssembly.Instance(lwipModule(opts.captureGateway ? 'gateway' : 'client'), {
-      env: lwipImports({
-        memory: this.#memory,
-        wasmMemory: () => this.#ex.memory,
-        event: (ev) => void this.#events.push(ev),
-        output: (packet) => void this.#outQueue.push(packet),
-        assertionFailed: (file, line) => this.#assertionFailed(file, line),
-      }) as unknown as WebAssembly.ModuleImports,
+    const lwip = startLwip(opts, {
+      // Set before lwIP initialises: its first calls may already reach the memory view.
+      instantiated: (ex) => void (this.#ex = ex),
+      memory: this.#memory,
+      event: (ev) => void this.#events.push(ev),
+      output: (packet) => void this.#outQueue.push(packet),
+      assertionFailed: (file, line) => this.#assertionFailed(file, line),
     });
-    this.#ex = instance.exports as unknown as LwipExports;
-    this.#ex._initialize();
-    let rc: number;
-    if (opts.ethernet) {
-      const mac = this.#ex.gh_malloc(6);
-      new Uint8Array(this.#ex.memory.buffer, mac, 6).set(opts.ethernet.mac);
-      rc = this.#ex.gh_init_eth(mac, opts.mtu);
-      this.#ex.gh_free(mac);
-    } else {
-      rc = this.#ex.gh_init(
-        ipv4ToWasm(opts.address!),
-        ipv4ToWasm(netmaskFrom(opts.netmask ?? 24)),
-        ipv4ToWasm(opts.gateway ?? '0.0.0.0'),
-        opts.mtu,
-      );
-    }
-    if (rc !== 0) throw new GatehopError(ErrorCodes.NETSTACK_FAILED, `lwIP init failed (${rc})`);
-    this.#ex.gh_set_checksums(opts.checksums === false ? 0 : 1);
     this.#acks = opts.acks ?? 'each-segment';
-    this.#ex.gh_set_quickack(this.#acks === 'each-segment' ? 1 : 0);
-    this.#infoPtr = this.#ex.gh_malloc(TCP_INFO_WORDS * 4);
-    this.#statsPtr = this.#ex.gh_malloc(STATS_WORDS * 4);
-    this.#scratch = this.#ex.gh_scratch();
+    ({ infoPtr: this.#infoPtr, statsPtr: this.#statsPtr, scratch: this.#scratch } = lwip);
     this.#pcbHost = {
       ex: this.#ex,
       call: (fn) => this.#call(fn),
@@ -235,23 +215,12 @@ export class Stack {
   /** Opens a TCP connection to an IPv4 address through this stack. */
   connectTcp(ip: string, port: number, opts: ConnectOptions = {}): Promise<TcpStream> {
     const target = `${ip}:${port}`;
-    if (this.#closed)
-      return Promise.reject(new GatehopError(ErrorCodes.NETSTACK_CLOSED, `stack closed: cannot connect to ${target}`));
-    if (isIP(ip) !== 4)
-      return Promise.reject(
-        new GatehopError(ErrorCodes.EGRESS_NETWORK_UNREACHABLE, `${target}: the tunnel stack is IPv4 only`),
-      );
-    if (!Number.isInteger(port) || port < 1 || port > 65_535)
-      return Promise.reject(new GatehopError(ErrorCodes.EGRESS_FAILED, `${target}: bad port`));
-    if (opts.signal?.aborted) return Promise.reject(abortReason(opts.signal, `connect to ${target}`));
-    if (this.#tcp.size >= this.#maxConnections) {
-      return Promise.reject(
-        new GatehopError(
-          ErrorCodes.NETSTACK_LIMIT,
-          `connect to ${target}: ${this.#maxConnections} connections already open on this stack`,
-        ),
-      );
-    }
+    const refused = connectRefusal(ip, port, opts.signal, {
+      closed: this.#closed,
+      open: this.#tcp.size,
+      max: this.#maxConnections,
+    });
+    if (refused) return Promise.reject(refused);
     const id = this.#nextId++;
     const pcb = this.#call(() => this.#ex.gh_tcp_connect(id, ipv4ToWasm(ip), port));
     if (pcb === 0)
@@ -500,61 +469,27 @@ export class Stack {
   }
 
   #dispatch(ev: StackEvent): void {
-    if (ev.t === 'udp') {
-      this.#udp.get(ev.id)?.deliver({ data: ev.data, address: ev.address, port: ev.port });
-      return;
-    }
-    if (ev.t === 'icmp') {
-      this.#pings.get(`${ev.address}/${ev.ident}/${ev.seq}`)?.(0);
-      return;
-    }
-    if (ev.t === 'lease') {
-      // lwIP reports the netif while DHCP binds (address still 0.0.0.0): no lease was lost.
-      if (!ev.lease && !this.#lease.lease) return;
-      // The address first: a lease handler may open connections from it.
-      this.#address = ev.lease?.address ?? '0.0.0.0';
-      this.#lease.apply(ev.lease);
-      return;
-    }
-    if (ev.t === 'accepted') {
-      const listener = this.#listeners.get(ev.listenerId);
-      const stream = new TcpStream(
-        ev.id,
-        tcpPcbOps(this.#pcbHost, ev.id, ev.pcb),
-        { address: ev.address, port: ev.port },
-        ev.localAddress,
-      );
-      this.#tcp.set(ev.id, stream);
-      if (!listener || this.#tcp.size > this.#maxConnections) {
-        stream.destroy(); // resets the peer
-        return;
-      }
-      stream.onConnected();
-      listener.onConnection(stream);
-      return;
-    }
-    const stream = this.#tcp.get(ev.id);
-    if (!stream) return; // the stream let go of its pcb; lwIP's late news is moot
-    switch (ev.t) {
-      case 'connected':
-        stream.onConnected();
-        break;
-      case 'data':
-        stream.onData(ownSmall(ev.data));
-        break;
-      case 'fin':
-        stream.onFin();
-        break;
-      case 'sent':
-        stream.onSent();
-        break;
-      case 'poll':
-        stream.onPoll();
-        break;
-      case 'err':
-        stream.onError(ev.err);
-        break;
-    }
+    dispatchStackEvent(ev, {
+      tcp: this.#tcp,
+      udp: this.#udp,
+      pings: this.#pings,
+      listeners: this.#listeners,
+      maxConnections: this.#maxConnections,
+      lease: (lease) => {
+        // lwIP reports the netif while DHCP binds (address still 0.0.0.0): no lease was lost.
+        if (!lease && !this.#lease.lease) return;
+        // The address first: a lease handler may open connections from it.
+        this.#address = lease?.address ?? '0.0.0.0';
+        this.#lease.apply(lease);
+      },
+      accept: (ev) =>
+        new TcpStream(
+          ev.id,
+          tcpPcbOps(this.#pcbHost, ev.id, ev.pcb),
+          { address: ev.address, port: ev.port },
+          ev.localAddress,
+        ),
+    });
   }
 }
 

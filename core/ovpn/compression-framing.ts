@@ -1,3 +1,4 @@
+import { PING_PAYLOAD } from './data-channel.js';
 /**
  * Compression framing of data-channel payloads (notes §6.6). We never compress, but a server
  * configured with `comp-lzo` or `compress` frames every payload (pings included), so both sides
@@ -62,4 +63,26 @@ export function unframe(framing: Framing, payload: Buffer): Buffer | null {
       if (payload[0] !== V2_ESCAPE) return payload;
       return payload[1] === 0x00 ? payload.subarray(2) : null;
   }
+}
+
+/**
+ * What a batch of opened data packets holds for the tunnel's owner: the IP packets, unframed, with
+ * the keepalive pings and compressed payloads (which Gatehop does not decompress) taken out.
+ * `heard`: any packet opened at all (a ping counts as hearing the server).
+ */
+export function innerPackets(
+  payloads: ReadonlyArray<Buffer | null>,
+  framing: Framing,
+): { inners: Buffer[]; heard: boolean; compressed: number } {
+  let heard = false;
+  let compressed = 0;
+  const inners: Buffer[] = [];
+  for (const payload of payloads) {
+    if (!payload) continue;
+    heard = true;
+    const inner = framing === 'none' ? payload : unframe(framing, payload);
+    if (!inner) compressed++;
+    else if (!(inner.length === PING_PAYLOAD.length && inner.equals(PING_PAYLOAD))) inners.push(inner);
+  }
+  return { inners, heard, compressed };
 }

@@ -1,58 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { connect as tlsConnect } from 'node:tls';
-import { ErrorCodes, GatehopError, type Logger } from '../common/index.js';
-import { judgeNodeCertificate, trustedCas, type NodeTrust, type TrustRule } from '../reach/index.js';
-import {
-  clientKeyMethod2,
-  optionsString,
-  optionValue,
-  parsePushOptions,
-  parseServerKeyMethod2,
-  type PushedConfig,
-} from './control-messages.js';
-import type { ControlWrapper } from './control-wrap.js';
-import { DataChannel, isSupportedCipher, SUPPORTED_CIPHERS } from './data-channel.js';
-import { ControlDuplex, KeyState } from './key-state.js';
+import { ErrorCodes, GatehopError } from '../common/index.js';
+import { type TrustRule } from '../reach/index.js';
+import { optionValue, parsePushOptions, parseServerKeyMethod2 } from './control-messages.js';
+import { DataChannel, isSupportedCipher } from './data-channel.js';
+import { startControlTls, sendKeyMethod } from './control-tls.js';
+import { KeyState } from './key-state.js';
 import { openvpnPrfKeys, sliceKey2 } from './keys.js';
 import { decodeControl, encodeControl, MAX_ACKS, Op } from './packet.js';
-import type { OvpnProfile } from './profile.js';
 import type { ControlMessage } from './reliable.js';
 
-/** The states a session passes through on its way up (the client adds its own around them). */
-export type SessionState = 'WAIT' | 'AUTH' | 'GET_CONFIG';
+import type { ControlSessionHost, ControlSessionOptions } from './control-types.js';
+export type { ControlSessionHost, ControlSessionOptions, SessionState } from './control-types.js';
 
-/** What the session needs from the client around it. */
-export interface ControlSessionHost {
-  /** A control packet (wrapped) onto the carrier. */
-  sendRaw(packet: Buffer): void;
-  state(s: SessionState, reason: string): void;
-  /** The session cannot go on; reconnect: false when the server itself is the fault. */
-  fatal(err: Error, opts?: { reconnect?: boolean }): void;
-  /** The server's configuration arrived and key 0's data channel is ready. */
-  configured(config: PushedConfig): void;
-  /** A renegotiated key carries traffic from now on. */
-  renegotiated(keyId: number): void;
-  /** A control packet that was not ours or not well formed, dropped. */
-  malformed(): void;
-}
-
-export interface ControlSessionOptions {
-  profile: OvpnProfile;
-  proto: 'tcp' | 'udp';
-  /** The server's name or address, in messages. */
-  remoteHost: string;
-  credentials?: { username: string; password: string } | undefined;
-  wrapper: ControlWrapper | null;
-  /** TLS 1.0+ and SECLEVEL 0 (a node that refused modern TLS). */
-  legacyTls: boolean;
-  /** Whom the server's certificate may come from: the node trust rule (core/reach/node-trust). */
-  trust: NodeTrust;
-  tlsHandshakeMs: number;
-  maxServerRenegotiationsPerMinute: number;
-  logger: Logger;
-}
-
-const CONTROL_PAYLOAD_MAX = 1100;
 const PUSH_REQUEST_EVERY_MS = 3_000;
 /** OpenVPN's client default; a profile's `reneg-sec` overrides it, 0 turns our own rekeys off. */
 const DEFAULT_RENEG_S = 3600;
@@ -265,135 +224,17 @@ export class ControlSession {
     return k;
   }
 
-  // ---- TLS, key method 2, push ----
+  // ---- TLS, key method 2 (control-tls.ts), push ----
 
   #startTls(k: KeyState): void {
-    k.started = true;
-    if (k.keyId === 0) this.#host.state('AUTH', 'TLS handshake');
-    const { profile, remoteHost, logger } = this.#o;
-    const duplex = new ControlDuplex((chunk) => {
-      for (let o = 0; o < chunk.length; o += CONTROL_PAYLOAD_MAX)
-        k.rel.send(Op.CONTROL_V1, chunk.subarray(o, o + CONTROL_PAYLOAD_MAX));
+    startControlTls(k, {
+      o: this.#o,
+      host: this.#host,
+      trustRule: () => this.#trustRule,
+      setTrustRule: (rule) => (this.#trustRule = rule),
+      secured: (key) => sendKeyMethod(key, { o: this.#o, host: this.#host }),
+      plaintext: (key, chunk) => this.#onPlaintext(key, chunk),
     });
-    k.tlsIn = duplex;
-    const tls = tlsConnect({
-      socket: duplex,
-      ca: trustedCas(this.#o.trust),
-      ...(profile.cert ? { cert: profile.cert } : {}),
-      ...(profile.key ? { key: profile.key } : {}),
-      // Decided at secureConnect by the node trust rule: OpenVPN itself checks the chain against
-      // <ca> and never a name, which lets any certificate from a public <ca> pass for any node.
-      checkServerIdentity: () => undefined,
-      rejectUnauthorized: false,
-      ...(this.#o.legacyTls ? { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
-    });
-    k.tls = tls;
-    // A first handshake that does not finish in time: a refusal only when the server acknowledged
-    // what we sent after our reset (it has our ClientHello and chose not to answer), else a
-    // timeout (the hello, or the answer, was lost on the way).
-    const handshakeMs = this.#o.tlsHandshakeMs;
-    const handshakeTimer =
-      k.keyId === 0
-        ? setTimeout(() => {
-            if (k.tls !== tls) return; // this key state is gone
-            const heard = k.rel.highestAcked >= 1;
-            const err = Object.assign(
-              new Error(
-                heard
-                  ? `the server took our TLS hello and did not answer within ${handshakeMs / 1000} s`
-                  : `no TLS handshake within ${handshakeMs / 1000} s`,
-              ),
-              { code: heard ? 'TLS_HELLO_UNANSWERED' : 'TLS_HANDSHAKE_TIMEOUT' },
-            );
-            this.#host.fatal(
-              new GatehopError(ErrorCodes.EGRESS_CONNECT_TIMEOUT, `TLS with ${remoteHost}: ${err.message}`, {
-                cause: err,
-              }),
-            );
-          }, handshakeMs)
-        : null;
-    handshakeTimer?.unref();
-    tls.once('close', () => handshakeTimer && clearTimeout(handshakeTimer));
-    tls.on('error', (err: Error) => {
-      if (k.keyId === 0)
-        this.#host.fatal(
-          new GatehopError(ErrorCodes.EGRESS_FAILED, `TLS with ${remoteHost}: ${err.message}`, { cause: err }),
-        );
-      else
-        logger.warn(
-          { event: 'renegotiation-failed', keyId: k.keyId, err: err.message },
-          'renegotiation TLS failed; keeping the current key',
-        );
-    });
-    tls.on('secureConnect', () => {
-      if (handshakeTimer) clearTimeout(handshakeTimer);
-      const version = tls.getProtocol();
-      if (this.#o.legacyTls && k.keyId === 0) {
-        const weak = version === 'TLSv1' || version === 'TLSv1.1';
-        const fields = { event: 'legacy-tls-negotiated', protocol: version, cipher: tls.getCipher()?.name };
-        if (weak) logger.warn(fields, `control channel with ${remoteHost} is ${version} (insecure: old node)`);
-        else logger.info(fields, `control channel with ${remoteHost} is ${version} after all`);
-      }
-      const verdict = judgeNodeCertificate(tls, this.#o.trust);
-      if (!verdict.ok) {
-        this.#host.fatal(
-          new GatehopError(ErrorCodes.NODE_CERT_REFUSED, `server certificate of ${remoteHost} refused: ${verdict.why}`),
-          { reconnect: false },
-        );
-        return;
-      }
-      if (k.keyId === 0) {
-        this.#trustRule = verdict.rule;
-        logger.debug({ event: 'node-certificate-detail', detail: verdict.detail }, verdict.detail);
-      } else if (verdict.rule !== this.#trustRule) {
-        this.#host.fatal(
-          new GatehopError(
-            ErrorCodes.NODE_CERT_REFUSED,
-            `${remoteHost} renegotiated with a certificate under another rule (${verdict.rule}, was ${this.#trustRule})`,
-          ),
-          { reconnect: false },
-        );
-        return;
-      }
-      this.#sendKeyMethod(k);
-    });
-    tls.on('data', (chunk: Buffer) => this.#onPlaintext(k, chunk));
-  }
-
-  #sendKeyMethod(k: KeyState): void {
-    const p = this.#o.profile;
-    const cipher = (p.cipher ?? p.dataCiphers[0] ?? 'AES-128-CBC').toUpperCase();
-    const aead = /GCM|POLY1305/.test(cipher);
-    const ciphers = [...new Set([...p.dataCiphers, ...(p.cipher ? [p.cipher] : [])].filter(isSupportedCipher))];
-    const peerInfo = [
-      'IV_VER=2.6.14',
-      'IV_PLAT=linux',
-      'IV_TCPNL=1',
-      'IV_NCP=2',
-      `IV_CIPHERS=${(ciphers.length ? ciphers : SUPPORTED_CIPHERS).join(':')}`,
-      'IV_PROTO=142',
-      'IV_GUI_VER=gatehop_0.1.0',
-      '',
-    ].join('\n');
-    const credentials = this.#o.credentials;
-    if (p.authUserPass && !credentials) {
-      this.#host.fatal(
-        new GatehopError(
-          ErrorCodes.PROFILE_INVALID,
-          'the profile asks for a user name and password and none were given',
-        ),
-      );
-      return;
-    }
-    const keyBits = Number(/(\d{3})/.exec(cipher)?.[1] ?? 256);
-    const { message, keys } = clientKeyMethod2({
-      options: optionsString({ proto: this.#o.proto, cipher, auth: p.auth, aead, keyBits }),
-      username: credentials?.username ?? '',
-      password: credentials?.password ?? '',
-      peerInfo,
-    });
-    k.clientKeys = keys;
-    k.tls!.write(message);
   }
 
   #onPlaintext(k: KeyState, chunk: Buffer): void {

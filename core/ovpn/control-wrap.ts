@@ -1,5 +1,6 @@
 import { createCipheriv, createHmac, timingSafeEqual } from 'node:crypto';
 import { ErrorCodes, GatehopError } from '../common/index.js';
+import type { OvpnProfile } from './profile.js';
 
 /** Wraps control packets for stock OpenVPN servers (notes §2.6); VPN Gate/SoftEther uses neither. */
 export interface ControlWrapper {
@@ -89,4 +90,17 @@ export function tlsCryptWrapper(staticKey: Buffer): ControlWrapper {
       return Buffer.concat([head, rest]);
     },
   };
+}
+
+/** The profile's control-channel wrapping (tls-crypt, else tls-auth, else none), made anew per attempt. */
+export function controlWrapperFactory(p: OvpnProfile): (() => ControlWrapper) | null {
+  if (p.tlsCrypt) {
+    const key = parseStaticKey(p.tlsCrypt);
+    return () => tlsCryptWrapper(key);
+  }
+  if (p.tlsAuth) {
+    const key = parseStaticKey(p.tlsAuth);
+    return () => tlsAuthWrapper(key, p.keyDirection, p.auth);
+  }
+  return null;
 }

@@ -123,3 +123,35 @@ export function frameTcp(packet: Buffer): Buffer {
   head.writeUInt16BE(packet.length);
   return Buffer.concat([head, packet]);
 }
+
+/**
+ * A carrier's packets in arrival order: each run of one key's data packets handed over as one
+ * batch (opened together), each control packet on its own, empty ones skipped. Stops as soon as
+ * `live()` turns false (a packet handled before tore the transport down).
+ */
+export function demuxRuns(
+  packets: readonly Buffer[],
+  h: { live(): boolean; counted(packet: Buffer): void; data(run: Buffer[]): void; control(packet: Buffer): void },
+): void {
+  let run: Buffer[] = [];
+  for (const packet of packets) {
+    if (!h.live()) return;
+    h.counted(packet);
+    if (packet.length === 0) continue;
+    const op = packet[0]! >> 3;
+    if (op === Op.DATA_V1 || op === Op.DATA_V2) {
+      if (run.length > 0 && (run[0]![0]! & 7) !== (packet[0]! & 7)) {
+        h.data(run);
+        run = [];
+      }
+      run.push(packet);
+      continue;
+    }
+    if (run.length > 0) {
+      h.data(run);
+      run = [];
+    }
+    h.control(packet);
+  }
+  if (run.length > 0 && h.live()) h.data(run);
+}

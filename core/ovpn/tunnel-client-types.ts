@@ -58,3 +58,26 @@ export interface TunnelStats {
   droppedOut: number;
   malformed: number;
 }
+
+/** An OpenVPN client's own counters beside the tunnel's. */
+export type TunnelClientStats = TunnelStats & {
+  reconnects: number;
+  exitNotified: 'control' | 'occ' | null;
+  compressedDropped: number;
+};
+
+export function newTunnelClientStats(): TunnelClientStats {
+  return {
+    bytesIn: 0,
+    bytesOut: 0,
+    packetsIn: 0,
+    packetsOut: 0,
+    decryptFailures: 0,
+    replays: 0,
+    droppedOut: 0,
+    malformed: 0,
+    reconnects: 0,
+    exitNotified: null,
+    compressedDropped: 0,
+  };
+}

@@ -8,29 +8,31 @@ import {
   settleFirst,
   type Logger,
 } from '../common/index.js';
-import { pemCertificates, type TrustRule } from '../reach/index.js';
+import { type TrustRule } from '../reach/index.js';
 import type { Carrier } from './carrier.js';
 import { openCarrier } from './open-carrier.js';
-import { framingFor, frame, unframe, type Framing } from './compression-framing.js';
+import { framingFor, frame, innerPackets, type Framing } from './compression-framing.js';
 import type { PushedConfig } from './control-messages.js';
 import { ControlSession } from './control-session.js';
-import { parseStaticKey, tlsAuthWrapper, tlsCryptWrapper, type ControlWrapper } from './control-wrap.js';
+import { controlWrapperFactory, type ControlWrapper } from './control-wrap.js';
 import { PING_PAYLOAD, type SealedBatch } from './data-channel.js';
-import { Op } from './packet.js';
+import { demuxRuns } from './packet.js';
 import type { OvpnRemote } from './profile.js';
 import { isTlsVersionOrCipherRefusal } from './tls-refusal.js';
-import type { TunnelClientOptions, TunnelState, TunnelStats } from './tunnel-client-types.js';
+import { sessionOptionsOf } from './session-options.js';
+import { lingerForExitAck, notifyExit } from './exit-notice.js';
+import {
+  newTunnelClientStats,
+  type TunnelClientOptions,
+  type TunnelClientStats,
+  type TunnelState,
+} from './tunnel-client-types.js';
 
 export type { TunnelClientOptions, TunnelState, TunnelStats, TunnelTransportOptions } from './tunnel-client-types.js';
 
 /** The first TLS handshake must finish within this (a silent refusal looks like nothing at all). */
 const TLS_HANDSHAKE_MS = 8_000;
-/** How long a closing tunnel waits at most for the server to acknowledge our EXIT message. */
-const EXIT_LINGER_MS = 2_000;
-/** OCC magic + opcode 6 (EXIT), notes §6.5. */
-const OCC_EXIT = Buffer.from('287f346bd4ef7a812d56b8d3afc5459c06', 'hex');
 const RESET_WAIT_MS = 5_000;
-const DEFAULT_MAX_SERVER_RENEG_PER_MINUTE = 6;
 
 /**
  * An OpenVPN client over TCP or UDP (openvpn-protocol-notes.md §10): the tunnel's lifecycle
@@ -47,23 +49,7 @@ export class TunnelClient extends EventEmitter<{
   /** After an L1 reconnect; addressChanged means connections on the old address are lost. */
   reconnected: [{ config: PushedConfig; addressChanged: boolean }];
 }> {
-  readonly stats: TunnelStats & {
-    reconnects: number;
-    exitNotified: 'control' | 'occ' | null;
-    compressedDropped: number;
-  } = {
-    bytesIn: 0,
-    bytesOut: 0,
-    packetsIn: 0,
-    packetsOut: 0,
-    decryptFailures: 0,
-    replays: 0,
-    droppedOut: 0,
-    malformed: 0,
-    reconnects: 0,
-    exitNotified: null,
-    compressedDropped: 0,
-  };
+  readonly stats: TunnelClientStats = newTunnelClientStats();
   #closedByUs = false;
   config: PushedConfig | null = null;
   cipher: string | null = null;
@@ -103,16 +89,7 @@ export class TunnelClient extends EventEmitter<{
     this.#log = opts.logger.child({ component: 'ovpn', remote: `${r.host}:${r.port}/${r.proto}` });
     this.#legacyTls = opts.legacyTls === true;
     this.#tlsHandshakeMs = opts.tlsHandshakeMs ?? TLS_HANDSHAKE_MS;
-    const p = opts.profile;
-    if (p.tlsCrypt) {
-      const key = parseStaticKey(p.tlsCrypt);
-      this.#wrapperFactory = () => tlsCryptWrapper(key);
-    } else if (p.tlsAuth) {
-      const key = parseStaticKey(p.tlsAuth);
-      this.#wrapperFactory = () => tlsAuthWrapper(key, p.keyDirection, p.auth);
-    } else {
-      this.#wrapperFactory = null;
-    }
+    this.#wrapperFactory = controlWrapperFactory(opts.profile);
   }
 
   /** When the last data-channel packet (pings included) arrived from the server; 0 before any. */
@@ -223,25 +200,14 @@ export class TunnelClient extends EventEmitter<{
     this.#trustRule = this.#session?.trustRule ?? this.#trustRule;
     this.#session?.close();
     this.#session = new ControlSession(
-      {
-        profile: this.opts.profile,
+      sessionOptionsOf(this.opts, {
         proto: this.proto,
         remoteHost: this.#remote.host,
-        credentials: this.opts.credentials,
         wrapper: this.#wrapperFactory?.() ?? null,
         legacyTls: this.#legacyTls,
-        trust: {
-          profileCa: this.opts.profile.ca ? pemCertificates(this.opts.profile.ca) : [],
-          extraRoots: this.opts.trust?.extraRoots ?? [],
-          serverName: this.opts.trust?.serverName ?? null,
-          profileCaInClear: this.opts.trust?.profileCaInClear === true,
-          profileChecks: this.opts.profile,
-        },
         tlsHandshakeMs: this.#tlsHandshakeMs,
-        maxServerRenegotiationsPerMinute:
-          this.opts.maxServerRenegotiationsPerMinute ?? DEFAULT_MAX_SERVER_RENEG_PER_MINUTE,
         logger: this.#log,
-      },
+      }),
       {
         sendRaw: (packet) => this.#sendRaw(packet),
         state: (state, reason) => this.#setState(state, reason),
@@ -314,30 +280,15 @@ export class TunnelClient extends EventEmitter<{
     this.#session?.start();
   }
 
-  /** Packets in arrival order: each run of one key's data packets opened as one batch, control packets one by one. */
+  /** Packets in arrival order (packet.ts's demuxRuns): data by runs of one key, control one by one. */
   #onPackets(packets: Buffer[]): void {
     const gen = this.#transportGen;
-    let run: Buffer[] = [];
-    for (const packet of packets) {
-      if (this.#transportGen !== gen) return; // torn down by the packet before
-      this.stats.bytesIn += packet.length;
-      if (packet.length === 0) continue;
-      const op = packet[0]! >> 3;
-      if (op === Op.DATA_V1 || op === Op.DATA_V2) {
-        if (run.length > 0 && (run[0]![0]! & 7) !== (packet[0]! & 7)) {
-          this.#onData(run);
-          run = [];
-        }
-        run.push(packet);
-        continue;
-      }
-      if (run.length > 0) {
-        this.#onData(run);
-        run = [];
-      }
-      this.#session?.onControl(packet);
-    }
-    if (run.length > 0 && this.#transportGen === gen) this.#onData(run);
+    demuxRuns(packets, {
+      live: () => this.#transportGen === gen, // a packet before may have torn the transport down
+      counted: (packet) => void (this.stats.bytesIn += packet.length),
+      data: (run) => this.#onData(run),
+      control: (packet) => this.#session?.onControl(packet),
+    });
   }
 
   /** The session is configured: data may flow. */
@@ -377,25 +328,16 @@ export class TunnelClient extends EventEmitter<{
     // Only dropped packets change these counters: no bookkeeping per packet.
     this.stats.decryptFailures += data.stats.decryptFailures - decryptFailures;
     this.stats.replays += data.stats.replays - replays;
-    let heard = false;
-    const inners: Buffer[] = [];
-    for (const payload of payloads) {
-      if (!payload) continue;
-      heard = true;
-      const inner = this.#framing === 'none' ? payload : unframe(this.#framing, payload);
-      if (!inner) {
-        this.stats.compressedDropped++;
-        if (!this.#warnedCompressed) {
-          this.#warnedCompressed = true;
-          this.#log.warn(
-            { event: 'compressed-payload', framing: this.#framing },
-            'the server sent a compressed payload; Gatehop does not decompress (dropped)',
-          );
-        }
-        continue;
+    const { inners, heard, compressed } = innerPackets(payloads, this.#framing);
+    if (compressed > 0) {
+      this.stats.compressedDropped += compressed;
+      if (!this.#warnedCompressed) {
+        this.#warnedCompressed = true;
+        this.#log.warn(
+          { event: 'compressed-payload', framing: this.#framing },
+          'the server sent a compressed payload; Gatehop does not decompress (dropped)',
+        );
       }
-      if (inner.length === PING_PAYLOAD.length && inner.equals(PING_PAYLOAD)) continue;
-      inners.push(inner);
     }
     if (heard) this.#lastRecv = Date.now();
     if (inners.length === 0) return;
@@ -533,47 +475,19 @@ export class TunnelClient extends EventEmitter<{
     this.#closedByUs = true;
     this.#settle?.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'tunnel closed'));
     if (this.#state === 'DISCONNECTED' && !this.#carrier) return;
-    const linger = this.#state === 'CONNECTED' && this.#notifyExit();
+    const exit =
+      this.#state === 'CONNECTED' && this.config && this.#session
+        ? notifyExit({
+            config: this.config,
+            session: this.#session,
+            proto: this.proto,
+            framing: this.#framing,
+            sendRaw: (p) => this.#sendRaw(p),
+          })
+        : null;
+    if (exit?.via) this.stats.exitNotified = exit.via;
     this.#setState('DISCONNECTED', 'closed by us');
-    if (!linger) {
-      this.#teardown();
-      return;
-    }
-    // The EXIT control message goes through TLS and the reliability layer: keep the transport
-    // until the server has acknowledged it (retransmissions included), for at most EXIT_LINGER_MS.
-    const session = this.#session!;
-    const until = Date.now() + EXIT_LINGER_MS;
-    const poll = setInterval(() => {
-      if (session.exitAcknowledged(linger.msgIdBefore) || Date.now() > until) {
-        clearInterval(poll);
-        this.#teardown();
-      }
-    }, 20);
-    poll.unref();
-  }
-
-  /**
-   * Tells the server we are leaving so it frees our session now instead of at its ping-restart
-   * (notes §6.5): the EXIT control message if it pushed `protocol-flags cc-exit`; over UDP
-   * otherwise the OCC_EXIT data packet, to stock servers only (those push a peer-id; SoftEther
-   * would hand the packet to its hub as IP). Over TCP, closing the connection says it. Returns
-   * what to wait for before the transport closes (null: nothing).
-   */
-  #notifyExit(): { msgIdBefore: number } | null {
-    const cfg = this.config;
-    const data = this.#session?.sendingData;
-    if (!cfg || !data) return null;
-    if (cfg.ccExit) {
-      const sent = this.#session!.sendExit();
-      if (sent) {
-        this.stats.exitNotified = 'control';
-        return sent;
-      }
-    }
-    if (this.proto === 'udp' && cfg.peerId !== null) {
-      this.#sendRaw(data.encrypt(frame(this.#framing, OCC_EXIT)));
-      this.stats.exitNotified = 'occ';
-    }
-    return null;
+    if (exit?.wait && this.#session) lingerForExitAck(this.#session, exit.wait.msgIdBefore, () => this.#teardown());
+    else this.#teardown();
   }
 }
