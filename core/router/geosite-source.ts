@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
-import { detach, writeFileAtomicAsync, type Logger } from '../common/index.js';
+import { detach, type Logger } from '../common/index.js';
 import { GeoSite, MAX_GEOSITE_BYTES } from '../rules/index.js';
 import type { Dialer } from '../reach/index.js';
-import { fetchVia } from './fetch-via.js';
+import { RemoteFile } from './remote-file.js';
 
 /**
  * v2fly's domain lists as MetaCubeX publishes them daily (meta-rules-dat, the data mihomo's own
@@ -46,12 +46,36 @@ export class GeoSiteSource {
   #site: GeoSite | null = null;
   #updatedAt: number | null = null;
   #error: string | null = null;
-  #fetching: Promise<void> | null = null;
-  #timer: NodeJS.Timeout | null = null;
   #started = false;
   #closed = false;
+  readonly #remote: RemoteFile<GeoSite>;
 
-  constructor(private readonly o: GeoSiteSourceOptions) {}
+  constructor(private readonly o: GeoSiteSourceOptions) {
+    this.#remote = new RemoteFile<GeoSite>({
+      kind: 'geosite',
+      url: o.url,
+      path: o.path,
+      limits: { timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_GEOSITE_BYTES },
+      dialers: o.dialers,
+      log: o.log,
+      intervalMs: () => o.updateIntervalMs,
+      retryMs: RETRY_MS,
+      updatedAt: () => this.#updatedAt,
+      parse: (bytes) => GeoSite.parse(bytes),
+      fetched: (site, via) => {
+        this.#updatedAt = Date.now();
+        this.#use(site, `${o.url} (${via})`);
+      },
+      failed: (error) => {
+        this.#error = error;
+        o.log.warn(
+          { event: 'geosite-fetch-failed', url: o.url, err: error, keeping: this.#site !== null },
+          `GEOSITE data could not be fetched from ${o.url} (${error}); ${this.#site ? 'keeping the last good copy' : 'GEOSITE rules match nothing until it is'}`,
+        );
+      },
+      stopped: () => this.#closed,
+    });
+  }
 
   get site(): GeoSite | null {
     return this.#site;
@@ -68,13 +92,13 @@ export class GeoSiteSource {
     detach(
       this.o.log,
       'geosite-start',
-      this.#readKept().then(() => this.#schedule()),
+      this.#readKept().then(() => this.#remote.schedule()),
     );
   }
 
   /** Fetches now (the Refresh button). */
   refresh(): Promise<void> {
-    return this.#fetch();
+    return this.#remote.fetch();
   }
 
   status(): GeoSiteStatus {
@@ -85,14 +109,13 @@ export class GeoSiteSource {
       url: this.o.url,
       updatedAt: this.#updatedAt,
       error: this.#error,
-      fetching: this.#fetching !== null,
+      fetching: this.#remote.fetching,
     };
   }
 
   close(): void {
     this.#closed = true;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
+    this.#remote.close();
   }
 
   async #readKept(): Promise<void> {
@@ -128,56 +151,5 @@ export class GeoSiteSource {
       `GEOSITE data: ${site.lists.length} lists (${from})`,
     );
     this.o.onLoaded();
-  }
-
-  #schedule(): void {
-    if (this.#closed || this.#timer) return;
-    const age = this.#updatedAt === null ? Infinity : Date.now() - this.#updatedAt;
-    this.#fetchIn(age >= this.o.updateIntervalMs ? 0 : this.o.updateIntervalMs - age, 'geosite-refresh');
-  }
-
-  /** A fetch in `ms`, back on the interval after it (whatever came of it: a failure plans its retry). */
-  #fetchIn(ms: number, what: string): void {
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      detach(
-        this.o.log,
-        what,
-        this.#fetch().finally(() => this.#schedule()),
-      );
-    }, ms);
-    this.#timer.unref();
-  }
-
-  #fetch(): Promise<void> {
-    this.#fetching ??= (async () => {
-      const got = await fetchVia(
-        this.o.dialers(),
-        this.o.url,
-        { timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_GEOSITE_BYTES },
-        async (res, via) => {
-          const site = GeoSite.parse(res.bytes);
-          if (this.#closed) return;
-          // Written off the main loop, as rule sets are.
-          await writeFileAtomicAsync(this.o.path, res.bytes, { mode: 0o644 });
-          this.#updatedAt = Date.now();
-          this.#use(site, `${this.o.url} (${via})`);
-        },
-        () => this.#closed,
-      );
-      if (got.ok) return;
-      if (this.#closed) return;
-      this.#error = got.error;
-      this.o.log.warn(
-        { event: 'geosite-fetch-failed', url: this.o.url, err: this.#error, keeping: this.#site !== null },
-        `GEOSITE data could not be fetched from ${this.o.url} (${this.#error}); ${this.#site ? 'keeping the last good copy' : 'GEOSITE rules match nothing until it is'}`,
-      );
-      // Sooner than the interval; back on the interval once a fetch succeeds.
-      this.#fetchIn(RETRY_MS, 'geosite-retry');
-    })().finally(() => {
-      this.#fetching = null;
-    });
-    return this.#fetching;
   }
 }

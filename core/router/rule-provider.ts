@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname } from 'node:path';
-import { detach, writeFileAtomicAsync, type Logger } from '../common/index.js';
+import { type Logger } from '../common/index.js';
 import {
   parseMrsRuleSet,
   parseRuleSet,
@@ -9,8 +9,8 @@ import {
   type RuleSet,
   type RuleSetFormat,
 } from '../rules/index.js';
-import type { Dialer } from '../reach/index.js';
-import { fetchVia } from './fetch-via.js';
+import type { DialVia, Dialer } from '../reach/index.js';
+import { RemoteFile } from './remote-file.js';
 import { ruleSetPath } from './rule-set-path.js';
 
 /** A rule set's body may be this large (a 120,000-line domestic list is ~3 MiB). */
@@ -75,10 +75,9 @@ export class RuleProvider {
   set: RuleSet | null = null;
   updatedAt: number | null = null;
   error: string | null = null;
-  refreshing: Promise<void> | null = null;
-  timer: NodeJS.Timeout | null = null;
-  nextAt: number | null = null;
   retired = false;
+  /** An http set's fetches (remote-file.ts); null for a file set or a refused path. */
+  readonly #remote: RemoteFile<RuleSet> | null;
   /** Where its file or kept copy is; null when its configured path was refused (then it never loads). */
   readonly path: string | null;
 
@@ -95,6 +94,26 @@ export class RuleProvider {
       this.error = where.error;
       deps.log.warn({ event: 'rule-set-path-refused', name, path: config.path }, `rule set ${name}: ${where.error}`);
     }
+    this.#remote =
+      config.type === 'http' && this.path !== null
+        ? new RemoteFile<RuleSet>({
+            kind: 'rule-set',
+            url: config.url!,
+            path: this.path,
+            limits: { timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_RULE_SET_BYTES },
+            dialers: deps.dialers,
+            log: deps.log,
+            intervalMs: () => config.interval * 1000,
+            retryMs: deps.retryMs,
+            updatedAt: () => this.updatedAt,
+            // A slice at a time: a 32 MiB set holds no flow for its parse (#45).
+            parse: (bytes) => this.#parseAsync(bytes),
+            fetched: (set, via) => this.#fetched(set, via),
+            failed: (error) => this.#failed(error),
+            // A reload replaced this set while it was fetched: the new one owns the kept copy (#45).
+            stopped: () => this.retired || deps.closed(),
+          })
+        : null;
     this.readFile();
   }
 
@@ -105,8 +124,7 @@ export class RuleProvider {
   }
 
   close(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.#remote?.close();
   }
 
   /** Reads the set's file (its own, or the kept copy of its URL); a missing copy of a URL set is not an error yet. */
@@ -165,77 +183,37 @@ export class RuleProvider {
 
   /** An http set is fetched when it has no copy or its copy is older than its interval; then every interval. */
   schedule(): void {
-    if (this.deps.closed() || this.config.type !== 'http' || this.timer || this.path === null || this.retired) return;
-    const intervalMs = this.config.interval * 1000;
-    const age = this.updatedAt === null ? Infinity : Date.now() - this.updatedAt;
-    const wait = age >= intervalMs ? 0 : intervalMs - age;
-    this.nextAt = Date.now() + wait;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.nextAt = null;
-      detach(
-        this.deps.log,
-        'rule-set-refresh',
-        this.fetch().finally(() => this.schedule()),
-      );
-    }, wait);
-    this.timer.unref();
+    if (!this.deps.closed() && !this.retired) this.#remote?.schedule();
   }
 
   /** Fetches an http set, directly first and then through the tunnel; the last good copy stays on any failure. */
   fetch(): Promise<void> {
-    const path = this.path;
-    if (path === null) return Promise.resolve();
-    this.refreshing ??= (async () => {
-      const url = this.config.url!;
-      const got = await fetchVia(
-        this.deps.dialers(),
-        url,
-        { timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_RULE_SET_BYTES },
-        async (res, via) => {
-          // A slice at a time and written off the main loop: a 32 MiB set holds no flow for its
-          // parse and fsync (#45).
-          const set = await this.#parseAsync(res.bytes);
-          // A reload replaced this set while it was fetched: the new one owns the kept copy (#45).
-          if (this.retired) return;
-          await writeFileAtomicAsync(path, res.bytes, { mode: 0o644 });
-          if (this.retired) return;
-          this.set = set;
-          this.updatedAt = Date.now();
-          this.error = null;
-          this.deps.log.info(
-            { event: 'rule-set-fetched', name: this.name, url, via, entries: set.size },
-            `rule set ${this.name}: ${set.size} entries from ${url} (${via})`,
-          );
-          this.deps.onLoaded();
-        },
-        this.deps.closed,
-      );
-      if (got.ok) return;
-      this.error = got.error;
-      this.deps.log.warn(
-        { event: 'rule-set-fetch-failed', name: this.name, url, err: this.error, keeping: this.set?.size ?? 0 },
-        `rule set ${this.name} could not be fetched from ${url} (${this.error}); ${this.set ? 'keeping the last good copy' : 'no copy yet'}`,
-      );
-      if (this.timer === null && !this.deps.closed() && !this.retired) {
-        this.nextAt = Date.now() + this.deps.retryMs;
-        this.timer = setTimeout(() => {
-          this.timer = null;
-          this.nextAt = null;
-          // Back on its interval once a retry succeeds: without this a set that failed once and
-          // then came back was never refreshed again (#45).
-          detach(
-            this.deps.log,
-            'rule-set-retry',
-            this.fetch().finally(() => this.schedule()),
-          );
-        }, this.deps.retryMs);
-        this.timer.unref();
-      }
-    })().finally(() => {
-      this.refreshing = null;
-    });
-    return this.refreshing;
+    return this.#remote?.fetch() ?? Promise.resolve();
+  }
+
+  #fetched(set: RuleSet, via: DialVia): void {
+    this.set = set;
+    this.updatedAt = Date.now();
+    this.error = null;
+    this.deps.log.info(
+      { event: 'rule-set-fetched', name: this.name, url: this.config.url, via, entries: set.size },
+      `rule set ${this.name}: ${set.size} entries from ${this.config.url} (${via})`,
+    );
+    this.deps.onLoaded();
+  }
+
+  #failed(error: string): void {
+    this.error = error;
+    this.deps.log.warn(
+      {
+        event: 'rule-set-fetch-failed',
+        name: this.name,
+        url: this.config.url,
+        err: error,
+        keeping: this.set?.size ?? 0,
+      },
+      `rule set ${this.name} could not be fetched from ${this.config.url} (${error}); ${this.set ? 'keeping the last good copy' : 'no copy yet'}`,
+    );
   }
 
   status(): RuleSetStatus {
@@ -248,8 +226,8 @@ export class RuleProvider {
       badLines: this.set?.badLines ?? 0,
       updatedAt: this.updatedAt,
       error: this.error,
-      refreshing: this.refreshing !== null,
-      nextRefreshAt: this.nextAt,
+      refreshing: this.#remote?.fetching ?? false,
+      nextRefreshAt: this.#remote?.nextAt ?? null,
     };
   }
 }
