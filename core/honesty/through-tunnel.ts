@@ -23,6 +23,7 @@ import {
   ErrorCodes,
   GatehopError,
   HttpFraming,
+  readHttpHead,
   settleFirst,
   unbracket,
 } from '../common/index.js';
@@ -316,29 +317,18 @@ function readResponse(stream: Duplex, request: Buffer): Promise<HttpResponse> {
 
 /** A whole plain-HTTP answer (what came through a node: untrusted): status, headers, body; a coded refusal if it is not HTTP. */
 export function parseResponse(raw: Buffer): HttpResponse {
-  const end = raw.indexOf('\r\n\r\n');
-  if (end < 0 || end > MAX_HTTP_HEAD)
-    throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, 'the answer is not an HTTP response');
-  const lines = raw.subarray(0, end).toString('latin1').split('\r\n');
-  const m = /^HTTP\/1\.[01] ([1-5]\d\d)/.exec(lines[0] ?? '');
-  if (!m)
-    throw new GatehopError(
-      ErrorCodes.SESSION_PROTOCOL,
-      `not an HTTP status line: ${JSON.stringify(lines[0]?.slice(0, 40))}`,
-    );
-  const headers = new Map<string, string>();
-  for (const l of lines.slice(1)) {
-    const i = l.indexOf(':');
-    if (i > 0) headers.set(l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim());
-  }
-  let body = raw.subarray(end + 4);
+  const fail = (message: string): Error => new GatehopError(ErrorCodes.SESSION_PROTOCOL, `the answer: ${message}`);
+  const head = readHttpHead(raw, { maxHead: MAX_HTTP_HEAD, fail });
+  if (!head) throw fail('not an HTTP response (no end of head)');
+  const { headers } = head;
+  let body = raw.subarray(head.length);
   if (headers.get('transfer-encoding')?.toLowerCase().includes('chunked'))
     body = decodeChunked(body) ?? Buffer.alloc(0);
   else {
     const length = Number(headers.get('content-length'));
     if (Number.isInteger(length) && length >= 0 && length < body.length) body = body.subarray(0, length);
   }
-  return { status: Number(m[1]), headers, body };
+  return { status: head.status, headers, body };
 }
 
 /**

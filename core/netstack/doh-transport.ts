@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { abortReason, decodeChunked, ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
+import { abortReason, decodeChunked, ErrorCodes, GatehopError, readHttpHead, settleFirst } from '../common/index.js';
 import { publicRoots } from '../reach/index.js';
 
 /** A DNS-over-HTTPS resolver dialled by address (RFC 8484); its certificate must be valid for `serverName`. */
@@ -225,28 +225,23 @@ export interface DohAnswer {
  */
 export function parseDohAnswer(buf: Buffer, from = 'the resolver'): DohAnswer | null {
   if (buf.length > MAX_RESPONSE) throw new GatehopError(ErrorCodes.BUFFER_OVERFLOW, `${from} sent too long an answer`);
-  const end = buf.indexOf('\r\n\r\n');
-  if (end < 0) return null;
-  const lines = buf.subarray(0, end).toString('latin1').split('\r\n');
-  const status = /^HTTP\/1\.[01] ([1-5]\d\d)/.exec(lines[0] ?? '')?.[1];
-  if (!status) throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, `${from}: not an HTTP answer`);
-  const header = (name: string): string | undefined =>
-    lines
-      .slice(1)
-      .find((l) => l.toLowerCase().startsWith(`${name}:`))
-      ?.slice(name.length + 1)
-      .trim();
-  const rest = buf.subarray(end + 4);
-  const length = header('content-length');
+  const head = readHttpHead(buf, {
+    maxHead: MAX_RESPONSE,
+    fail: (message) => new GatehopError(ErrorCodes.SESSION_PROTOCOL, `${from}: ${message}`),
+  });
+  if (!head) return null;
+  const { status } = head;
+  const rest = buf.subarray(head.length);
+  const length = head.headers.get('content-length');
   if (length !== undefined) {
     const n = Number(length);
     if (!Number.isInteger(n) || n < 0 || n > MAX_RESPONSE)
       throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, `${from}: a bad Content-Length`);
-    return rest.length < n ? null : { status: Number(status), body: rest.subarray(0, n) };
+    return rest.length < n ? null : { status, body: rest.subarray(0, n) };
   }
-  if (/chunked/i.test(header('transfer-encoding') ?? '')) {
+  if (/chunked/i.test(head.headers.get('transfer-encoding') ?? '')) {
     const body = decodeChunked(rest);
-    return body ? { status: Number(status), body } : null;
+    return body ? { status, body } : null;
   }
   throw new GatehopError(ErrorCodes.SESSION_PROTOCOL, `${from}: an answer without a length`);
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import { ErrorCodes, GatehopError, isGatehopError, settleFirst } from '../common/index.js';
+import { ErrorCodes, GatehopError, isGatehopError, readHttpHead, settleFirst, type HttpHead } from '../common/index.js';
 import { dialNodeTls, type NodeTrust, type TrustRule, type UpstreamProxy } from '../reach/index.js';
 
 export const SSTP_URI = '/sra_{BA195980-CD49-458b-9E23-C84EE0ADCD75}/';
@@ -61,34 +61,25 @@ function httpHandshake(tls: TLSSocket, o: SstpDialOptions, where: string): Promi
     let buf = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
       buf = Buffer.concat([buf, chunk]);
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) {
-        if (buf.length > MAX_HTTP_HEADER)
-          settle.reject(
-            new GatehopError(
-              ErrorCodes.SSTP_PROTOCOL,
-              `${where} sent more than ${MAX_HTTP_HEADER} bytes of HTTP header`,
-            ),
-          );
-        return;
+      let head: HttpHead | null;
+      try {
+        head = readHttpHead(buf, {
+          maxHead: MAX_HTTP_HEADER,
+          fail: (message) => new GatehopError(ErrorCodes.SSTP_PROTOCOL, `${where} did not answer in HTTP: ${message}`),
+        });
+      } catch (err) {
+        return settle.reject(err as Error);
       }
-      const head = buf.subarray(0, end).toString('latin1');
-      const status = head.split('\r\n')[0] ?? '';
-      const m = /^HTTP\/1\.[01] (\d{3})/.exec(status);
-      if (!m)
+      if (!head) return;
+      if (head.status !== 200) {
+        const statusLine = buf.subarray(0, buf.indexOf('\r\n')).toString('latin1');
         return settle.reject(
-          new GatehopError(
-            ErrorCodes.SSTP_PROTOCOL,
-            `${where} did not answer in HTTP (${JSON.stringify(status.slice(0, 60))})`,
-          ),
+          new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} refused SSTP: ${statusLine.slice(0, 80)}`),
         );
-      if (m[1] !== '200')
-        return settle.reject(
-          new GatehopError(ErrorCodes.SSTP_REFUSED, `${where} refused SSTP: ${status.slice(0, 80)}`),
-        );
+      }
       // The rest of the stream is SSTP; pause so nothing is read before the client listens.
       tls.pause();
-      settle.resolve(buf.subarray(end + 4));
+      settle.resolve(buf.subarray(head.length));
     };
     const onError = (err: Error): void =>
       settle.reject(
