@@ -17,7 +17,7 @@ import {
   rulesOf,
 } from './clash-views.js';
 import { DashboardStorage, MAX_DASHBOARD_VALUE_BYTES } from './dashboard-storage.js';
-import { ApiFailure, parseOr400, readJson, readText, sendEmpty, sendJson } from './http-util.js';
+import { ApiFailure, parseOr400, readJson, readText, sendEmpty, sendJson, supported } from './http-util.js';
 import type { RequestDispatch } from './request-dispatch.js';
 import { clashDelayQuerySchema, clashSelectSchema } from './schemas.js';
 
@@ -42,15 +42,7 @@ export interface ClashRouteDeps {
  * /connections/:id are Gatehop's own operations (one shape for both).
  */
 export function registerClashRoutes(r: RequestDispatch, core: AdminCore, deps: ClashRouteDeps): void {
-  const controller = () => {
-    if (!core.controller)
-      throw new ApiFailure(
-        409,
-        'GH_ERR_API_UNSUPPORTED',
-        'this needs the vpngate egress (the core runs --egress direct)',
-      );
-    return core.controller;
-  };
+  const controller = () => supported(core.controller, 'this needs the vpngate egress (the core runs --egress direct)');
   const knownNode = (name: string): string => {
     if (!nodeNames(core).includes(name)) throw clashError(404, `Resource not found: no proxy ${name}`);
     return name;

@@ -81,3 +81,9 @@ export function sendEmpty(res: ServerResponse, status = 204): void {
   res.writeHead(status, { 'cache-control': 'no-store' });
   res.end();
 }
+
+/** `part` of this core, or a 409 GH_ERR_API_UNSUPPORTED saying why it is missing (an embedding or egress without it). */
+export function supported<T>(part: T | null | undefined, why: string): T {
+  if (part === null || part === undefined) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', why);
+  return part;
+}

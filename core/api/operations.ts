@@ -5,7 +5,7 @@ import type { OpName, OpOutput, Operations, Settings } from './contract.js';
 /** How long one node's test may take (a tunnel is opened for it when none is up). */
 const TEST_TIMEOUT_MS = 10_000;
 import type { z } from 'zod';
-import { ApiFailure } from './http-util.js';
+import { ApiFailure, supported } from './http-util.js';
 import { connectionsView, honestyOf, nodesView, routingView, statusView } from './views.js';
 
 /**
@@ -39,34 +39,12 @@ export function implementOperations(
   adminAddress: () => string | null,
   refreshNodes: () => { refreshId: number },
 ): OperationImpls {
-  const controller = () => {
-    if (!core.controller)
-      throw new ApiFailure(
-        409,
-        'GH_ERR_API_UNSUPPORTED',
-        'switching needs the vpngate egress (this core runs --egress direct)',
-      );
-    return core.controller;
-  };
-  const settings = () => {
-    if (!core.settings)
-      throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'settings are not available in this embedding');
-    return core.settings;
-  };
-  const sysproxy = () => {
-    if (!core.systemProxy)
-      throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'the system proxy is not available in this embedding');
-    return core.systemProxy;
-  };
-  const capture = () => {
-    if (!core.capture)
-      throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', '`gatehop run` is not available in this embedding');
-    return core.capture;
-  };
-  const sweep = () => {
-    if (!core.delaySweep) throw new ApiFailure(409, 'GH_ERR_API_UNSUPPORTED', 'node tests need the vpngate egress');
-    return core.delaySweep;
-  };
+  const controller = () =>
+    supported(core.controller, 'switching needs the vpngate egress (this core runs --egress direct)');
+  const settings = () => supported(core.settings, 'settings are not available in this embedding');
+  const sysproxy = () => supported(core.systemProxy, 'the system proxy is not available in this embedding');
+  const capture = () => supported(core.capture, '`gatehop run` is not available in this embedding');
+  const sweep = () => supported(core.delaySweep, 'node tests need the vpngate egress');
   const withDesktop = (s: Settings): Settings => ({
     ...s,
     startAtLogin: core.desktop ? core.desktop.startAtLogin.get() : null,
@@ -205,24 +183,12 @@ export function implementOperations(
         return { nodeId, ms: null, error: (err as Error).message };
       }
     },
-    checkExit: () => {
-      if (!core.exit)
-        throw new ApiFailure(
-          409,
-          'GH_ERR_API_UNSUPPORTED',
-          'set exitCheck.url (an address-echo URL) to see where traffic leaves',
-        );
-      return core.exit.check();
-    },
+    checkExit: () =>
+      supported(core.exit, 'set exitCheck.url (an address-echo URL) to see where traffic leaves').check(),
     restart: () => {
-      if (!core.desktop)
-        throw new ApiFailure(
-          409,
-          'GH_ERR_API_UNSUPPORTED',
-          'only the desktop app restarts itself; restart the gatehop process',
-        );
+      const desktop = supported(core.desktop, 'only the desktop app restarts itself; restart the gatehop process');
       // After the answer is on its way: the restart stops this core.
-      setTimeout(() => core.desktop!.restart(), 50).unref();
+      setTimeout(() => desktop.restart(), 50).unref();
       return null;
     },
     getSystemProxy: () => sysproxy().state(),

@@ -38,23 +38,35 @@ export const EXTERNAL_UI_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** A built web app's files (sirv: ETags, ranges, precompressed files) with its CSP, no sniffing, no referrer. */
+function serveBuild(
+  dir: string,
+  o: { single: boolean; csp: string; cache: (pathname: string) => string },
+): ReturnType<typeof sirv> {
+  return sirv(dir, {
+    dev: false,
+    etag: true,
+    gzip: true,
+    single: o.single,
+    setHeaders(res, pathname) {
+      res.setHeader('content-security-policy', o.csp);
+      res.setHeader('x-content-type-options', 'nosniff');
+      res.setHeader('referrer-policy', 'no-referrer');
+      res.setHeader('cache-control', o.cache(pathname));
+    },
+  });
+}
+
 /**
  * A user-supplied dashboard build at /ui/external/ (`externalUi: DIR`), same origin as the API so
  * no CORS is needed. Single-page apps get index.html for unknown paths. null without a build there.
  */
 export function externalUi(dir: string | null | undefined): UiHandler | null {
   if (!dir || !existsSync(join(dir, 'index.html'))) return null;
-  const serve = sirv(dir, {
-    dev: false,
-    etag: true,
-    gzip: true,
+  const serve = serveBuild(dir, {
     single: true,
-    setHeaders(res, pathname) {
-      res.setHeader('content-security-policy', EXTERNAL_UI_CSP);
-      res.setHeader('x-content-type-options', 'nosniff');
-      res.setHeader('referrer-policy', 'no-referrer');
-      res.setHeader('cache-control', pathname.endsWith('.html') || pathname === '/' ? 'no-store' : 'no-cache');
-    },
+    csp: EXTERNAL_UI_CSP,
+    cache: (pathname) => (pathname.endsWith('.html') || pathname === '/' ? 'no-store' : 'no-cache'),
   });
   return (req, res) => {
     const url = req.url ?? '/ui/external/';
@@ -78,24 +90,15 @@ export function externalUi(dir: string | null | undefined): UiHandler | null {
  */
 export function staticUi(dir: string | null | undefined): UiHandler | null {
   if (!dir || !existsSync(join(dir, 'index.html'))) return null;
-  const serve = sirv(dir, {
-    dev: false,
-    etag: true,
-    gzip: true,
+  const serve = serveBuild(dir, {
     single: false,
-    setHeaders(res, pathname) {
-      res.setHeader('content-security-policy', UI_CSP);
-      res.setHeader('x-content-type-options', 'nosniff');
-      res.setHeader('referrer-policy', 'no-referrer');
-      res.setHeader(
-        'cache-control',
-        pathname.endsWith('.html') || pathname === '/'
-          ? 'no-store'
-          : pathname.startsWith('/assets/')
-            ? 'public, max-age=31536000, immutable'
-            : 'no-cache',
-      );
-    },
+    csp: UI_CSP,
+    cache: (pathname) =>
+      pathname.endsWith('.html') || pathname === '/'
+        ? 'no-store'
+        : pathname.startsWith('/assets/')
+          ? 'public, max-age=31536000, immutable'
+          : 'no-cache',
   });
   return (req, res) => {
     const url = req.url ?? '/ui/';

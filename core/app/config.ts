@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ErrorCodes, GatehopError, isLoopbackHost, parseEndpoint, type Endpoint } from '../common/index.js';
+import {
+  ErrorCodes,
+  GatehopError,
+  isLoopbackHost,
+  parseEndpoint,
+  type Endpoint,
+  wholeNumber,
+} from '../common/index.js';
 import { parseUpstreamUrl, type UpstreamProxy } from '../reach/index.js';
 import { nodeProtocolsSchema, protocolOrderSchema } from '../api/index.js';
 import { proxyOptionsSchema } from '../proxy/index.js';
@@ -27,14 +34,19 @@ import { defaultDataDir } from './paths.js';
 import { DEFAULT_GEOSITE_URL } from '../router/index.js';
 import { ruleProviderName, ruleProviderSchema } from '../api/index.js';
 
-const endpointText = z.string().refine((s) => {
-  try {
-    parseEndpoint(s);
-    return true;
-  } catch {
-    return false;
-  }
-}, 'must be HOST:PORT');
+/** A string that `parse` takes without throwing (the message otherwise says what is expected). */
+function parsedBy(parse: (text: string) => unknown, message: string) {
+  return z.string().refine((text) => {
+    try {
+      parse(text);
+      return true;
+    } catch {
+      return false;
+    }
+  }, message);
+}
+
+const endpointText = parsedBy(parseEndpoint, 'must be HOST:PORT');
 
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
@@ -42,19 +54,15 @@ const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'si
 const switchingSchema = z
   .object({
     /** Sessions on a replaced tunnel may finish for this long, then they are force-closed. */
-    drainGraceMs: z
-      .number()
-      .int()
-      .min(0)
-      .default(10 * 60_000),
-    maxDraining: z.number().int().min(0).default(2),
+    drainGraceMs: wholeNumber(0, 10 * 60_000),
+    maxDraining: wholeNumber(0, 2),
     /** Close sessions on a replaced tunnel at once (the exit address changes now). */
     interruptExistingConnections: z.boolean().default(false),
     /**
      * A tunnel whose server is silent this long (though asked) is left for another; 0 = off. A
      * floor: a node whose echoes take long gets longer (core/egress/silence-limits.ts).
      */
-    unresponsiveMs: z.number().int().min(0).default(2_000),
+    unresponsiveMs: wholeNumber(0, 2_000),
     /** The name the in-tunnel DNS health sample asks for. */
     healthDnsName: z.string().min(1).default('connectivitycheck.gstatic.com'),
   })
@@ -149,14 +157,10 @@ const vpngateSchema = z
   })
   .strict();
 
-const upstreamUrl = z.string().refine((u) => {
-  try {
-    parseUpstreamUrl(u);
-    return true;
-  } catch {
-    return false;
-  }
-}, 'must be socks5://[user:pass@]HOST:PORT or http://[user:pass@]HOST:PORT');
+const upstreamUrl = parsedBy(
+  parseUpstreamUrl,
+  'must be socks5://[user:pass@]HOST:PORT or http://[user:pass@]HOST:PORT',
+);
 
 /** The user's other proxy (config `upstream:`, flag --upstream). */
 const upstreamSchema = z
@@ -188,7 +192,7 @@ const systemProxySchema = z
      */
     pac: z.boolean().default(false),
     /** How often the settings are compared with what Gatehop set. */
-    guardIntervalMs: z.number().int().min(1_000).default(15_000),
+    guardIntervalMs: wholeNumber(1_000, 15_000),
     /**
      * Kill switch (live): when Gatehop stops, normally or not, the system proxy it set stays pointed
      * at its port, and the next start keeps it rather than recovering, so programs that use the
@@ -240,11 +244,7 @@ export const configSchema = z
     api: z.array(z.string().url()).default([]),
     /** The user's own .ovpn profiles; with only these, no list is fetched. */
     ovpn: z.array(z.string().min(1)).default([]),
-    listRefreshMs: z
-      .number()
-      .int()
-      .min(60_000)
-      .default(20 * 60_000),
+    listRefreshMs: wholeNumber(60_000, 20 * 60_000),
     vpngate: vpngateSchema.prefault({}),
     /** Clash's modes: rule (the table decides), global (everything through the tunnel), direct. */
     mode: z.enum(['rule', 'global', 'direct']).default('rule'),
@@ -293,7 +293,7 @@ export const configSchema = z
           .regex(/^https?:\/\//i, 'must be an http or https URL')
           .nullable()
           .default(null),
-        intervalMs: z.number().int().min(30_000).default(600_000),
+        intervalMs: wholeNumber(30_000, 600_000),
       })
       .strict()
       .prefault({}),

@@ -78,3 +78,4 @@ export {
 } from './transfer-collector.js';
 export { detach, ignoreRejection, type DetachLog } from './detach.js';
 export { withDeadline } from './deadline.js';
+export { wholeNumber } from './setting-schemas.js';

@@ -12,3 +12,4 @@ export type {
 } from './egress.js';
 export type { ClientConnection } from './client-connection.js';
 export type { CaptureInbound, CapturedUdp } from './capture-inbound.js';
+export type { HonestyRecordOf } from './honesty-record.js';

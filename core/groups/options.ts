@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumber } from '../common/index.js';
 import { BALANCE_STRATEGIES } from '../egress/index.js';
 import { failFilterSchema, probeSpecSchema } from '../selector/index.js';
 
@@ -14,14 +15,14 @@ export const groupOptionsSchema = z
     /** Keep the next-best node's tunnel up so a switch needs no handshake. */
     warmStandby: z.boolean().default(false),
     /** Candidates tried per switch before it counts as failed. */
-    maxAttempts: z.number().int().min(1).default(3),
+    maxAttempts: wholeNumber(1, 3),
     connectTimeoutMs: z.number().int().positive().default(20_000),
     urlTest: z
       .object({
         url: z.string().url().default('http://cp.cloudflare.com/generate_204'),
-        intervalMs: z.number().int().min(1_000).default(180_000),
+        intervalMs: wholeNumber(1_000, 180_000),
         /** A node must be faster than the current one by more than this to win. */
-        toleranceMs: z.number().int().min(0).default(50),
+        toleranceMs: wholeNumber(0, 50),
         timeoutMs: z.number().int().positive().default(5_000),
         /** No sessions for this long pauses testing; the next session resumes it. */
         idleTimeoutMs: z

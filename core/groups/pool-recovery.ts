@@ -3,15 +3,15 @@ import type { Logger } from '../common/index.js';
 import type { Ranking } from '../selector/index.js';
 import type { VpnGateNode } from '../vpngate/index.js';
 import type { ControllerEvent } from './switch-controller.js';
-import { detach } from '../common/index.js';
+import { detach, wholeNumber } from '../common/index.js';
 
 /** How a start without network is retried (config `recovery:`). */
 export const recoveryOptionsSchema = z
   .object({
     /** First retry after this long; doubles each time. */
-    initialMs: z.number().int().min(10).default(5_000),
+    initialMs: wholeNumber(10, 5_000),
     /** The longest wait between retries. */
-    maxMs: z.number().int().min(10).default(180_000),
+    maxMs: wholeNumber(10, 180_000),
   })
   .strict()
   .refine((o) => o.maxMs >= o.initialMs, { message: 'maxMs must not be below initialMs', path: ['maxMs'] });

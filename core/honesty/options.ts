@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumber } from '../common/index.js';
 
 /**
  * A DNS-over-HTTPS resolver dialled by address (RFC 8484): the honesty checks' second opinion on a
@@ -37,20 +38,16 @@ export const honestyOptionsSchema = z
     /** Check nodes at all (Settings → "Check nodes for tampering"). */
     enabled: z.boolean().default(true),
     /** A node checked within this is not checked again (at most daily). */
-    recheckMs: z
-      .number()
-      .int()
-      .min(60_000)
-      .default(24 * 3_600_000),
+    recheckMs: wholeNumber(60_000, 24 * 3_600_000),
     /** A node whose check concluded nothing is asked again after this, when it is used. */
-    retryUncheckedMs: z.number().int().min(60_000).default(3_600_000),
+    retryUncheckedMs: wholeNumber(60_000, 3_600_000),
     /**
      * The background pace: while the proxy is in use, one node not checked yet (the best-ranked
      * first, then the rest of the pool) is checked through a tunnel of its own every this many ms;
      * 0 checks only nodes in use. A minute: a 100-node pool in about 100 minutes of use, at about
      * one tunnel handshake and 40–60 KB a minute (bench/README.md, "Honesty checks").
      */
-    sweepEveryMs: z.number().int().min(0).default(60_000),
+    sweepEveryMs: wholeNumber(0, 60_000),
     /**
      * A node that starts carrying sessions is checked at a random moment within this, through its
      * tunnel, not at once (#59: a check at the switch, before any user traffic, is easy for a node
@@ -60,11 +57,7 @@ export const honestyOptionsSchema = z
     /** One whole check's deadline; each part has its share. */
     timeoutMs: z.number().int().min(2_000).max(120_000).default(20_000),
     /** What one check may read through the tunnel (bytes, all parts together). */
-    maxBytes: z
-      .number()
-      .int()
-      .min(16 * 1024)
-      .default(512 * 1024),
+    maxBytes: wholeNumber(16 * 1024, 512 * 1024),
     dns: z
       .object({
         /** Names with fixed, published addresses: any other answer (not confirmed by DoH) is tampering. */

@@ -2,6 +2,7 @@
  * What an honesty check of a node finds (SECURITY.md "Honesty checks"): a verdict per node, with
  * the evidence behind it, kept across restarts and forgotten with the node.
  */
+import type { HonestyRecordOf } from '../contracts/index.js';
 
 /** The verdicts, from no finding to the worst; `unchecked` when nothing could be concluded yet. */
 export const HONESTY_VERDICTS = ['honest', 'dns-tampering', 'http-tampering', 'tls-interception', 'unchecked'] as const;
@@ -36,26 +37,8 @@ export interface CheckOutcome {
   note?: string;
 }
 
-/** A node's verdict as remembered. */
-export interface HonestyRecord {
-  nodeId: string;
-  verdict: HonestyVerdict;
-  /** The findings behind a tampering verdict (empty when honest). */
-  evidence: HonestyEvidence[];
-  /** Checks that could not conclude, with why (shown with `unchecked`). */
-  inconclusive: string[];
-  checkedAt: number;
-  durationMs: number;
-  /** Bytes the check moved through the tunnel, both ways. */
-  bytes: number;
-  /** The user chose to use this node anyway (a manual pick confirmed): pins may go to it; automatic selection never does. */
-  accepted: boolean;
-  /**
-   * Clean checks in a row since a tampering verdict (#59): one clean check does not clear it (a
-   * node may tamper only now and then), CLEAN_CHECKS_TO_CLEAR do. 0 for any other verdict.
-   */
-  cleanChecks: number;
-}
+/** A node's verdict as remembered (its fields: core/contracts' HonestyRecordOf). */
+export type HonestyRecord = HonestyRecordOf<HonestyVerdict, HonestyEvidence>;
 
 /** Clean checks in a row that clear a tampering verdict (one the user asks for clears it at once). */
 export const CLEAN_CHECKS_TO_CLEAR = 3;

@@ -4,6 +4,29 @@ const ARENA_BYTES = 64 * 1024;
 const SMALL_COPY_BYTES = 4 * 1024;
 
 /**
+ * Slices handed out one after another from one backing store, a new one when it is full: what
+ * stays alive is the slices' store, however many slices there were. The store is made on first use.
+ */
+class Arena {
+  #buf: Buffer | null = null;
+  #at = 0;
+
+  constructor(private readonly bytes: number) {}
+
+  /** `len` bytes of `from` at `ptr`, copied into the arena. */
+  copyIn(from: Buffer, ptr: number, len: number): Buffer {
+    if (!this.#buf || this.#at + len > this.#buf.length) {
+      this.#buf = Buffer.allocUnsafeSlow(Math.max(this.bytes, len));
+      this.#at = 0;
+    }
+    const at = this.#at;
+    from.copy(this.#buf, at, ptr, ptr + len);
+    this.#at += len;
+    return this.#buf.subarray(at, at + len);
+  }
+}
+
+/**
  * Bytes in and out of one lwIP instance's WebAssembly memory: a Buffer over the whole memory (made
  * again only when the memory grows, not per packet), received TCP data copied into an arena, and
  * everything else copied out on its own.
@@ -16,11 +39,9 @@ export class LwipMemory {
    * new buffer per segment: a stream's run of segments in one batch is then one contiguous slice
    * (no concat), and the garbage per segment is a view, not a backing store.
    */
-  #arena: Buffer | null = null;
-  #arenaAt = 0;
+  readonly #arena = new Arena(ARENA_BYTES);
   /** With `packetArena`: packets out are copied into an arena of their own, as data in is (see copyOut). */
-  #packets: Buffer | null = null;
-  #packetsAt = 0;
+  readonly #packets = new Arena(ARENA_BYTES * 4);
 
   constructor(
     private readonly memory: () => WebAssembly.Memory,
@@ -41,27 +62,13 @@ export class LwipMemory {
 
   /** TCP data out of lwIP into the arena (see #arena); a new arena when this one is full. */
   copyData(ptr: number, len: number): Buffer {
-    if (!this.#arena || this.#arenaAt + len > this.#arena.length) {
-      this.#arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, len));
-      this.#arenaAt = 0;
-    }
-    const at = this.#arenaAt;
-    this.view().copy(this.#arena, at, ptr, ptr + len);
-    this.#arenaAt += len;
-    return this.#arena.subarray(at, at + len);
+    return this.#arena.copyIn(this.view(), ptr, len);
   }
 
   /** A packet out: a buffer of its own, or with `packetArena` a slice of the packet arena. */
   copyPacket(ptr: number, len: number): Buffer {
     if (!this.packetArena) return this.copyOut(ptr, len);
-    if (!this.#packets || this.#packetsAt + len > this.#packets.length) {
-      this.#packets = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES * 4, len));
-      this.#packetsAt = 0;
-    }
-    const at = this.#packetsAt;
-    this.view().copy(this.#packets, at, ptr, ptr + len);
-    this.#packetsAt += len;
-    return this.#packets.subarray(at, at + len);
+    return this.#packets.copyIn(this.view(), ptr, len);
   }
 
   /** Anything else lwIP hands out (datagrams, replies): a buffer of its own. */

@@ -86,20 +86,14 @@ export class RoutingState {
     this.#sniffPorts = new Set(config.sniffPorts);
     this.#mode = config.mode;
     this.#log = logger.child({ component: 'routing' });
-    this.#geoip = new LazyData(
-      'GeoIP',
-      'geoip',
-      () => GeoIp.load(),
-      this.#log,
-      () => this.#rebuild('geoip'),
-    );
-    this.#asn = new LazyData(
-      'ASN data',
-      'asn',
-      () => AsnDb.load(),
-      this.#log,
-      () => this.#rebuild('asn'),
-    );
+    // Loaded only when a rule names a country or an AS; the table is built again once it is.
+    const lazy = <T extends { readonly ranges: number; readonly bytes: number }>(
+      what: string,
+      key: 'geoip' | 'asn',
+      load: () => Promise<T>,
+    ): LazyData<T> => new LazyData(what, key, load, this.#log, () => this.#rebuild(key));
+    this.#geoip = lazy('GeoIP', 'geoip', () => GeoIp.load());
+    this.#asn = lazy('ASN data', 'asn', () => AsnDb.load());
     this.#loadProviders(config);
     this.#table = this.#build();
   }

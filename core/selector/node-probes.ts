@@ -1,11 +1,19 @@
 import { execFile } from 'node:child_process';
 import { z } from 'zod';
-import { abortReason, ErrorCodes, GatehopError, parseEndpoint, type Logger, errorToJson } from '../common/index.js';
+import {
+  abortReason,
+  ErrorCodes,
+  GatehopError,
+  parseEndpoint,
+  type Logger,
+  errorToJson,
+  wholeNumber,
+} from '../common/index.js';
 import type { Dialer } from '../reach/index.js';
 import { urlTest } from './url-test.js';
 
 const timing = {
-  intervalMs: z.number().int().min(1_000).default(30_000),
+  intervalMs: wholeNumber(1_000, 30_000),
   timeoutMs: z.number().int().min(100).max(120_000).default(5_000),
 };
 
@@ -47,10 +55,10 @@ export type ProbeSpec = z.infer<typeof probeSpecSchema>;
 /** maxFails failures within failTimeoutMs mark a node dead until a probe succeeds; maxLatencyMs skips slow ones (config `groups.failFilter`). */
 export const failFilterSchema = z
   .object({
-    maxFails: z.number().int().min(1).default(3),
-    failTimeoutMs: z.number().int().min(1_000).default(60_000),
+    maxFails: wholeNumber(1, 3),
+    failTimeoutMs: wholeNumber(1_000, 60_000),
     /** 0 = off. Nodes without a result are let through. */
-    maxLatencyMs: z.number().int().min(0).default(0),
+    maxLatencyMs: wholeNumber(0, 0),
   })
   .strict();
 export type FailFilterOptions = z.infer<typeof failFilterSchema>;

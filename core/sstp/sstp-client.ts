@@ -230,23 +230,13 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
       case MsgType.CALL_CONNECT_ACK:
         return this.#onConnectAck(p);
       case MsgType.CALL_CONNECT_NAK:
-        return this.#fatal(
-          new GatehopError(
-            ErrorCodes.SSTP_REFUSED,
-            `${this.#where} refused the SSTP call: ${describeStatus(statusInfoOf(p))}`,
-          ),
-        );
+        return this.#callEnded('refused', p);
       case MsgType.ECHO_REQUEST:
         return this.#sendRaw(encodeControl(MsgType.ECHO_RESPONSE));
       case MsgType.ECHO_RESPONSE:
         return;
       case MsgType.CALL_ABORT:
-        return this.#fatal(
-          new GatehopError(
-            ErrorCodes.SSTP_REFUSED,
-            `${this.#where} aborted the SSTP call: ${describeStatus(statusInfoOf(p))}`,
-          ),
-        );
+        return this.#callEnded('aborted', p);
       case MsgType.CALL_DISCONNECT:
         this.#sendRaw(encodeControl(MsgType.CALL_DISCONNECT_ACK));
         return this.#fatal(new GatehopError(ErrorCodes.SSTP_REFUSED, `${this.#where} ended the SSTP call`));
@@ -255,6 +245,16 @@ export class SstpClient extends EventEmitter<{ state: [SstpState, string]; packe
       default:
         this.#log.debug({ event: 'sstp-unknown-message', type: p.type }, `SSTP: ignoring message type ${p.type}`);
     }
+  }
+
+  /** The server refused or aborted the call: the status it gave says why. */
+  #callEnded(how: 'refused' | 'aborted', p: Extract<SstpPacket, { control: true }>): void {
+    this.#fatal(
+      new GatehopError(
+        ErrorCodes.SSTP_REFUSED,
+        `${this.#where} ${how} the SSTP call: ${describeStatus(statusInfoOf(p))}`,
+      ),
+    );
   }
 
   #onConnectAck(p: Extract<SstpPacket, { control: true }>): void {

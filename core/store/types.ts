@@ -1,3 +1,5 @@
+import type { HonestyRecordOf } from '../contracts/index.js';
+
 export interface NodeHistory {
   nodeId: string;
   successes: number;
@@ -88,14 +90,4 @@ export interface StoreIncident {
 }
 
 /** A node's honesty verdict as kept (core/honesty owns what the fields mean; the store keeps them). */
-export interface StoredHonesty {
-  nodeId: string;
-  verdict: string;
-  evidence: unknown[];
-  inconclusive: string[];
-  checkedAt: number;
-  durationMs: number;
-  bytes: number;
-  accepted: boolean;
-  cleanChecks: number;
-}
+export type StoredHonesty = HonestyRecordOf;
