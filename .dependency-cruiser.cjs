@@ -148,6 +148,27 @@ module.exports = {
       },
     },
     {
+      name: 'renderer-layers',
+      comment:
+        'the window points one way: the shell (main.tsx, App.tsx) → views/ → components/ → {store/, client/, i18n/, format, detach}',
+      severity: 'error',
+      from: { path: '^renderer/src/(components|store|client|i18n)/|^renderer/src/(format|detach)\\.ts$' },
+      to: { path: '^renderer/src/(views/|App\\.tsx$|main\\.tsx$)' },
+    },
+    {
+      name: 'renderer-ui-above-state',
+      comment: 'the store, the core client and the catalogue know no component',
+      severity: 'error',
+      from: { path: '^renderer/src/(store|client|i18n)/' },
+      to: { path: '^renderer/src/components/' },
+    },
+    {
+      name: 'renderer-views-below-the-shell',
+      severity: 'error',
+      from: { path: '^renderer/src/views/' },
+      to: { path: '^renderer/src/(App|main)\\.tsx$' },
+    },
+    {
       name: 'renderer-without-node',
       comment:
         'the renderer runs sandboxed in a browser: no core internals, no node: modules (the contract, its schemas and the UI catalogue are shared)',

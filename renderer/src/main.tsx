@@ -4,7 +4,7 @@ import { I18nextProvider } from 'react-i18next';
 import { HttpCoreClient } from './client/http-core-client.js';
 import { IpcCoreClient, type GatehopBridge } from './client/ipc-core-client.js';
 import { takeToken } from './client/token.js';
-import { App } from './components/App.js';
+import { App } from './App.js';
 import { AppContext } from './components/context.js';
 import { createI18n, systemLanguage } from './i18n/index.js';
 import { connectStore } from './store/feed.js';

@@ -7,7 +7,7 @@
  */
 import { act, cleanup, fireEvent, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { App } from '../src/components/App.js';
+import { App } from '../src/App.js';
 import { ProxyAddress, proxyForms } from '../src/components/ProxyAddress.js';
 import { WhereAmI } from '../src/components/WhereAmI.js';
 import { formatBytes, formatNumber, setFormatLocale } from '../src/format.js';

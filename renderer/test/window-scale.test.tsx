@@ -8,7 +8,7 @@
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { I18nextProvider } from 'react-i18next';
 import { afterEach, describe, expect, it } from 'vitest';
-import { App } from '../src/components/App.js';
+import { App } from '../src/App.js';
 import { Banner } from '../src/components/Banner.js';
 import { AppContext } from '../src/components/context.js';
 import { Header } from '../src/components/Header.js';

@@ -161,6 +161,22 @@ describe('layering lint', () => {
     expect(r.out).not.toMatch(/api\/contract\.ts[^\n]*renderer-without-node/);
   });
 
+  it('the window points one way: a component importing a view, or the store a component, is refused', async () => {
+    const r = await cruiseWith(['renderer'], {
+      'renderer/src/views/Nodes.ts': "import { row } from '../components/row.js';\nexport const Nodes = row;\n",
+      'renderer/src/components/row.ts': 'export const row = 1;\n',
+      'renderer/src/App.ts': "import { Nodes } from './views/Nodes.js';\nexport const App = Nodes;\n",
+    });
+    expect(r.out).toMatch(/no dependency violations/);
+    const bad = await cruiseWith(['renderer'], {
+      'renderer/src/views/Nodes.ts': 'export const Nodes = 1;\n',
+      'renderer/src/components/Shell.ts': "import { Nodes } from '../views/Nodes.js';\nexport const Shell = Nodes;\n",
+      'renderer/src/store/slice.ts': "import { Shell } from '../components/Shell.js';\nexport const s = Shell;\n",
+    });
+    expect(bad.out).toMatch(/renderer-layers/);
+    expect(bad.out).toMatch(/renderer-ui-above-state/);
+  });
+
   it('core/contracts declares types only: no statement there emits code', () => {
     const dir = join(ROOT, 'core/contracts');
     const code: string[] = [];

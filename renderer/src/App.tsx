@@ -1,18 +1,18 @@
 import { useLayoutEffect } from 'react';
 import { useTranslation } from 'react-i18next';
-import { directionOf, resolveLanguage } from '../i18n/index.js';
-import { setFormatLocale } from '../format.js';
-import { Connections } from '../views/Connections.js';
-import { Latency } from '../views/Latency.js';
-import { Logs } from '../views/Logs.js';
-import { Nodes } from '../views/Nodes.js';
-import { Overview } from '../views/Overview.js';
-import { Settings } from '../views/Settings.js';
-import { Banner } from './Banner.js';
-import { useApp } from './context.js';
-import { Header, panelId, tabId } from './Header.js';
-import { useDocumentVisible } from './use-visible.js';
-import { detach } from '../detach.js';
+import { directionOf, resolveLanguage } from './i18n/index.js';
+import { setFormatLocale } from './format.js';
+import { Connections } from './views/Connections.js';
+import { Latency } from './views/Latency.js';
+import { Logs } from './views/Logs.js';
+import { Nodes } from './views/Nodes.js';
+import { Overview } from './views/Overview.js';
+import { Settings } from './views/Settings.js';
+import { Banner } from './components/Banner.js';
+import { useApp } from './components/context.js';
+import { Header, panelId, tabId } from './components/Header.js';
+import { useDocumentVisible } from './components/use-visible.js';
+import { detach } from './detach.js';
 
 export function App({ languages }: { languages: readonly string[] }) {
   const view = useApp((s) => s.view);
