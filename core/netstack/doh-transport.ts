@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { abortReason, decodeChunked, ErrorCodes, GatehopError, readHttpHead, settleFirst } from '../common/index.js';
+import { decodeChunked, ErrorCodes, GatehopError, readHttpHead, settleFirst } from '../common/index.js';
 import { publicRoots } from '../reach/index.js';
 
 /** A DNS-over-HTTPS resolver dialled by address (RFC 8484); its certificate must be valid for `serverName`. */
@@ -51,22 +51,15 @@ export class DohTransport {
   query(message: Buffer, signal?: AbortSignal): Promise<Buffer> {
     if (this.#closed) return Promise.reject(new GatehopError(ErrorCodes.EGRESS_CLOSED, 'the tunnel is closed'));
     this.stats.queries++;
-    return new Promise<Buffer>((resolve, reject) => {
-      const p: Pending = { body: message, resolve, reject };
-      if (signal) {
-        const onAbort = (): void => {
-          const i = this.#queue.indexOf(p);
-          if (i >= 0) this.#queue.splice(i, 1);
-          reject(abortReason(signal, 'DNS over HTTPS'));
-        };
-        if (signal.aborted) return onAbort();
-        signal.addEventListener('abort', onAbort, { once: true });
-        const done = (): void => signal.removeEventListener('abort', onAbort);
-        p.resolve = (b) => (done(), resolve(b));
-        p.reject = (e) => (done(), reject(e));
-      }
+    return settleFirst<Buffer>({ signal, what: 'DNS over HTTPS' }, (settle) => {
+      const p: Pending = { body: message, resolve: (b) => settle.resolve(b), reject: (e) => settle.reject(e) };
       this.#queue.push(p);
       this.#pump();
+      // Given up before its turn (an abort): it leaves the queue; one on the wire finishes unheard.
+      return () => {
+        const i = this.#queue.indexOf(p);
+        if (i >= 0) this.#queue.splice(i, 1);
+      };
     });
   }
 
