@@ -34,6 +34,8 @@ declare -A NEED=(
   [zstd]=zstd
   # The renderer's browser tests drive Debian's Chromium through playwright-core.
   [chromium]=chromium
+  # `gatehop service install`'s units are read by systemd's own checker (test/integration/service-unit.test.ts).
+  [systemd-analyze]=systemd
 )
 
 missing=()

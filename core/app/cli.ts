@@ -31,6 +31,7 @@ import {
 import { importRulesCommand } from './commands/clash-import-command.js';
 import { fail, readStdin, subcommandConfig } from './commands/cli-support.js';
 import { sysproxyCommand } from './commands/sysproxy-command.js';
+import { serviceInstall, serviceUninstall } from './commands/service-command.js';
 import { collect, flagsToConfig, positiveInt, upstreamNodes, type RunFlags } from './commands/run-flags.js';
 
 export { ADMIN_TOKEN_ENV } from './commands/run-flags.js';
@@ -380,6 +381,25 @@ export function buildCli(): Command {
       .option('--config <file>', 'the config file the daemon uses')
       .action((opts: { dataDir?: string; config?: string }) => sysproxyCommand(name, opts));
   }
+
+  const service = program
+    .command('service')
+    .description('start Gatehop at login or at boot, without the desktop app (a systemd unit; Linux)');
+  service
+    .command('install')
+    .description("write the unit (the user's own; --system: the machine's, as root); daemon flags after --")
+    .option('--system', "the machine's service: a user of its own, data in /var/lib/gatehop, at boot")
+    .option('--print', 'print the unit instead of writing it')
+    .argument(
+      '[daemon-flags...]',
+      'flags the service starts gatehop with, after -- (say -- --listen 0.0.0.0:1080 --auth-file FILE)',
+    )
+    .action((args: string[], opts: { system?: boolean; print?: boolean }) => serviceInstall(args, opts));
+  service
+    .command('uninstall')
+    .description('remove the unit `service install` wrote')
+    .option('--system', "the machine's service")
+    .action((opts: { system?: boolean }) => serviceUninstall(opts));
   return program;
 }
 

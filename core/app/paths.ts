@@ -21,3 +21,14 @@ export function defaultUiDir(): string | null {
   const dir = basename(root) === 'dist' ? join(root, 'renderer') : join(root, 'dist', 'renderer');
   return existsSync(join(dir, 'index.html')) ? dir : null;
 }
+
+/**
+ * The `gatehop` command's script (bin/gatehop.js at the repository's or the package's root, above
+ * dist/core/app or core/app): what a service unit starts. Its shebang carries the core's V8 flags
+ * and environment (scripts/core-v8-flags.mjs, core-env.mjs), so a unit that runs it needs none.
+ */
+export function gatehopBin(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const root = resolve(here, '../..');
+  return join(basename(root) === 'dist' ? dirname(root) : root, 'bin', 'gatehop.js');
+}

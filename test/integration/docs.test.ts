@@ -51,7 +51,19 @@ function run(args: string[], dataDir?: string): { status: number | null; out: st
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
-const SUBCOMMANDS = new Set(['passwd', 'check', 'run', 'terminal', 'tun', 'import-list', 'import-rules', 'sysproxy']);
+const SUBCOMMANDS = new Set([
+  'passwd',
+  'check',
+  'run',
+  'terminal',
+  'tun',
+  'import-list',
+  'import-rules',
+  'sysproxy',
+  'service',
+]);
+/** Subcommands whose own subcommand (the second word) has the flags. */
+const GROUPS = new Set(['sysproxy', 'service']);
 const helps = new Map<string, string>();
 function helpOf(words: string[]): string {
   const key = words.join(' ');
@@ -75,7 +87,7 @@ function commandLines(): Array<{ where: string; line: string; words: string[]; f
       if (SUBCOMMANDS.has(first)) {
         words.push(first);
         const second = rest.split(/\s+/)[1] ?? '';
-        if (first === 'sysproxy') words.push(second.split('|')[0]!);
+        if (GROUPS.has(first)) words.push(second.split('|')[0]!);
       } else if (first !== '' && !first.startsWith('-') && !first.startsWith('[')) words.push(first); // an unknown subcommand: --help of it fails below
       const flags = [...rest.split(/\s--(\s|$)/)[0]!.matchAll(/(?<![\w-])--[a-z][a-z0-9-]*/g)].map((f) => f[0]);
       out.push({ where: `${b.file}: ${line.trim()}`, line, words, flags });
