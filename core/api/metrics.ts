@@ -197,6 +197,13 @@ export function createMetrics(core: AdminCore): Metrics {
   mirrorCounter(registry, 'gatehop_sessions_rejected_total', 'Connections refused by admission control', [], () => [
     [{}, p.rejected],
   ]);
+  mirrorCounter(
+    registry,
+    'gatehop_clients_refused_total',
+    'Connections refused unheard: not from an address proxy.allowFrom lets in',
+    [],
+    () => [[{}, p.refusedByAddress]],
+  );
   mirrorCounter(registry, 'gatehop_proxy_bytes_total', 'Payload bytes relayed by the proxy', ['direction'], () => [
     [{ direction: 'up' }, p.bytesUp],
     [{ direction: 'down' }, p.bytesDown],

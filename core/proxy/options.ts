@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Credentials } from './credentials.js';
+import { allowFromEntryProblem } from './client-filter.js';
 
 export const proxyOptionsSchema = z
   .object({
@@ -16,6 +17,20 @@ export const proxyOptionsSchema = z
       .min(1024)
       .max(1 << 20)
       .default(16 * 1024),
+    /**
+     * Who may connect, judged on the address before anything is read (#63): `local` (this machine
+     * and the networks it is on) and any address blocks (`192.168.2.0/24`) you add; others are
+     * refused unheard, even with a password.
+     */
+    allowFrom: z
+      .array(
+        z.string().superRefine((e, ctx) => {
+          const problem = allowFromEntryProblem(e);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        }),
+      )
+      .min(1)
+      .default(['local']),
   })
   .strict();
 

@@ -13,6 +13,7 @@ import { UdpRelay } from './udp-relay.js';
 import type { UdpDatagram } from '../contracts/index.js';
 import { Router, type Routing } from '../router/index.js';
 import { TcpQueues } from './tcp-queues.js';
+import { ClientFilter } from './client-filter.js';
 import { Socks5Session } from './socks5-session.js';
 
 /** Refusing takes a handshake; at most this many refusals run at once, the rest are dropped. */
@@ -30,6 +31,9 @@ export class ProxyServer {
   readonly #sessions = new Set<ProxySession>();
   readonly #httpSessions = new WeakMap<Duplex, HttpSession>();
   readonly #ctx: SessionContext;
+  /** Who may connect (options.allowFrom). */
+  #clients: ClientFilter;
+  #refusedWarnedAt = 0;
   readonly #log: Logger;
   #nextId = 1;
   #refusing = 0;
@@ -53,6 +57,7 @@ export class ProxyServer {
         return this.stats.closedBytesDown + live;
       },
     });
+    this.#clients = new ClientFilter(options.allowFrom);
     this.#server = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (s) => this.#accept(s));
     this.#http = this.#createHttpServer(options);
   }
@@ -116,6 +121,7 @@ export class ProxyServer {
       );
     }
     this.#ctx.options = options;
+    this.#clients = new ClientFilter(options.allowFrom);
     this.#http.keepAliveTimeout = options.idleTimeoutMs;
     const addr = this.#server.address();
     if (addr === null || typeof addr === 'string')
@@ -136,6 +142,14 @@ export class ProxyServer {
   #accept(socket: Socket): void {
     if (this.#closing) {
       socket.destroy();
+      return;
+    }
+    // Before a byte is read (the server pauses on connect): a peer allowFrom does not let in is
+    // never parsed, whatever it would send.
+    if (!this.#clients.allows(socket.remoteAddress)) {
+      this.stats.refusedByAddress++;
+      socket.resetAndDestroy();
+      this.#warnRefused(socket.remoteAddress);
       return;
     }
     const rejected = this.stats.sessionsActive >= this.#ctx.options.maxSessions;
@@ -170,6 +184,22 @@ export class ProxyServer {
       this.#dispatch(socket, chunk, rejected);
     });
     socket.resume();
+  }
+
+  /** Said at most once a minute, with how many were refused: a scan must not flood the log. */
+  #warnRefused(address: string | undefined): void {
+    const now = Date.now();
+    if (now - this.#refusedWarnedAt < 60_000) return;
+    this.#refusedWarnedAt = now;
+    this.#log.warn(
+      {
+        event: 'client-refused',
+        from: address,
+        refused: this.stats.refusedByAddress,
+        allowFrom: this.#ctx.options.allowFrom,
+      },
+      `refused a connection from ${address}: not from this machine or its networks (proxy.allowFrom: ${this.#ctx.options.allowFrom.join(', ')}); ${this.stats.refusedByAddress} refused so far`,
+    );
   }
 
   #dispatch(socket: Socket, first: Buffer, rejected: boolean): void {

@@ -4,6 +4,8 @@ export interface ProxyStats {
   sessionsTotal: number;
   /** Connections refused by admission control (maxSessions). */
   rejected: number;
+  /** Connections refused unheard: their address is not one `allowFrom` lets in. */
+  refusedByAddress: number;
   bytesUp: number;
   /**
    * Bytes clients have taken (read from us: handed to the kernel and, as far as this machine can
@@ -44,6 +46,7 @@ export function createProxyStats(): ProxyStats {
     sessionsActive: 0,
     sessionsTotal: 0,
     rejected: 0,
+    refusedByAddress: 0,
     bytesUp: 0,
     bytesDown: 0,
     closedBytesDown: 0,
