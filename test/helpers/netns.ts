@@ -77,3 +77,20 @@ export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 10_000)
     });
   });
 }
+
+/**
+ * Two namespaces joined by a veth on `${subnet}.0/24`: `a` at `${subnet}.1`, `b` at `${subnet}.2`
+ * (a computer and a phone on one LAN). close() on either removes the link.
+ */
+export function lanPair(subnet: string): { a: NetNs; b: NetNs; aDev: string; bDev: string } {
+  const a = new NetNs();
+  const b = new NetNs();
+  const aDev = `ghv${randomBytes(4).toString('hex')}`.slice(0, 15);
+  const bDev = `${aDev.slice(0, 14)}p`;
+  a.exec(['ip', 'link', 'add', aDev, 'type', 'veth', 'peer', 'name', bDev, 'netns', b.name]);
+  a.exec(['ip', 'addr', 'add', `${subnet}.1/24`, 'dev', aDev]);
+  a.exec(['ip', 'link', 'set', aDev, 'up']);
+  b.exec(['ip', 'addr', 'add', `${subnet}.2/24`, 'dev', bDev]);
+  b.exec(['ip', 'link', 'set', bDev, 'up']);
+  return { a, b, aDev, bDev };
+}

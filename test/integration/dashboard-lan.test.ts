@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRoot, NetNs, waitForLine } from '../helpers/netns.js';
+import { isRoot, lanPair, type NetNs, waitForLine } from '../helpers/netns.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
 
@@ -22,14 +22,7 @@ describe.skipIf(!isRoot)('the dashboard from another device of the network', () 
   const subnet = `10.${100 + (process.pid % 100)}.${Math.floor(Math.random() * 250)}`;
 
   beforeAll(async () => {
-    server = new NetNs();
-    phone = new NetNs();
-    const veth = `ghd${process.pid % 100000}`;
-    server.exec(['ip', 'link', 'add', veth, 'type', 'veth', 'peer', 'name', `${veth}p`, 'netns', phone.name]);
-    server.exec(['ip', 'addr', 'add', `${subnet}.1/24`, 'dev', veth]);
-    server.exec(['ip', 'link', 'set', veth, 'up']);
-    phone.exec(['ip', 'addr', 'add', `${subnet}.2/24`, 'dev', `${veth}p`]);
-    phone.exec(['ip', 'link', 'set', `${veth}p`, 'up']);
+    ({ a: server, b: phone } = lanPair(subnet));
     const dir = mkdtempSync(join(tmpdir(), 'gh-lan-ui-'));
     const config = join(dir, 'gatehop.yaml');
     writeFileSync(config, 'adminHosts: [homeserver.lan]\n');

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertAuthFile } from '../../core/proxy/index.js';
-import { isRoot, NetNs, waitForLine } from '../helpers/netns.js';
+import { isRoot, lanPair, type NetNs, waitForLine } from '../helpers/netns.js';
 import { until } from '../helpers/fds.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
@@ -21,21 +21,15 @@ describe.skipIf(!isRoot)('proxy.allowFrom: a LAN proxy refuses who is not on its
   let home: NetNs;
   let phone: NetNs;
   let dir = '';
+  let phoneDev = '';
   const lan = `10.${140 + (process.pid % 50)}.${Math.floor(Math.random() * 250)}`;
   const far = `10.${190 + (process.pid % 50)}.${Math.floor(Math.random() * 250)}`;
 
   beforeAll(async () => {
-    home = new NetNs();
-    phone = new NetNs();
-    const veth = `ghl${process.pid % 100000}`;
-    home.exec(['ip', 'link', 'add', veth, 'type', 'veth', 'peer', 'name', `${veth}p`, 'netns', phone.name]);
-    home.exec(['ip', 'addr', 'add', `${lan}.1/24`, 'dev', veth]);
-    home.exec(['ip', 'link', 'set', veth, 'up']);
+    ({ a: home, b: phone, bDev: phoneDev } = lanPair(lan));
     // The far address is reachable from home only through the phone: not one of home's networks.
     home.exec(['ip', 'route', 'add', `${far}.0/24`, 'via', `${lan}.2`]);
-    phone.exec(['ip', 'addr', 'add', `${lan}.2/24`, 'dev', `${veth}p`]);
-    phone.exec(['ip', 'addr', 'add', `${far}.2/32`, 'dev', `${veth}p`]);
-    phone.exec(['ip', 'link', 'set', `${veth}p`, 'up']);
+    phone.exec(['ip', 'addr', 'add', `${far}.2/32`, 'dev', phoneDev]);
     // What the phone asks for through the proxy: a page on the LAN (home's DIRECT egress reaches it).
     const site = phone.spawn(['python3', '-u', '-m', 'http.server', '8080', '--bind', `${lan}.2`]);
     await waitForLine(site, /Serving HTTP/, 10_000);
