@@ -1,17 +1,14 @@
 import { join } from 'node:path';
-import { AdminServer, LoopDelay, type DesktopAccess, type SettingsAccess } from '../api/index.js';
+import { AdminServer, LoopDelay, type DesktopAccess } from '../api/index.js';
 import {
   dataEngineStatus,
-  ErrorCodes,
   formatEndpoint,
   GATEHOP_VERSION,
-  GatehopError,
   HeapTrimmer,
   limitMallocArenas,
   nativeStatus,
   NetworkWatch,
   networkKeyOf,
-  parseEndpoint,
   readNetworkSnapshot,
   threadTransferCollector,
   type Endpoint,
@@ -42,8 +39,8 @@ import { ExitCheck } from './exit-check.js';
 import type { SystemProxy } from '../sysproxy/index.js';
 import { type ConfigInput, type GatehopConfig } from './config.js';
 import { defaultUiDir } from './paths.js';
-import { applyConfig, type ReloadOutcome } from './reload.js';
-import { resolveConfig, SettingsFile } from './settings-file.js';
+import type { ReloadOutcome } from './reload.js';
+import { configReloader } from './reload-setup.js';
 import { systemProxyControl } from './system-proxy-setup.js';
 import { captureAccess, startCapture } from './capture-setup.js';
 import type { CaptureServer } from '../capture/index.js';
@@ -246,71 +243,31 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   let admin: AdminServer | null = null;
   /** `gatehop run`'s socket (Linux); null where it cannot listen. */
   let capture: CaptureServer | null = null;
-  const settingsFile = extras.layers ? new SettingsFile(config, extras.layers, logger) : null;
-  let layers = extras.layers ?? null;
-  let reloading: Promise<unknown> = Promise.resolve();
-  const reloadNow = async (): Promise<ReloadOutcome> => {
-    const nextLayers = extras.readLayers?.() ?? layers;
-    if (!nextLayers)
-      throw new GatehopError(
-        ErrorCodes.CONFIG_INVALID,
-        'this core was started without config layers; nothing to reload from',
-      );
-    const next = resolveConfig(nextLayers.fromFile, nextLayers.fromFlags, logger);
-    const nodeList = pipeline
-      ? { apply: (c: GatehopConfig) => pipeline.nodes.updateOptions(sourceOptionsOf(c), pipeline.access.listDialer(c)) }
-      : null;
-    const out = await applyConfig(
-      {
-        proxy,
-        manager,
-        controller,
-        selector: pipeline?.selector ?? null,
-        nodeList,
-        routing,
-        honesty: pipeline?.honesty,
-      },
-      current,
-      next,
-      logger,
-    );
-    const moved = out.listen !== formatEndpoint(proxyAt);
-    current = next;
-    layers = nextLayers;
-    proxyAt = parseEndpoint(out.listen, 'listen');
-    // The OS must follow the proxy to its new address, or the user is left pointing at a closed port.
-    if (moved && (await systemProxy.status().catch(() => null))?.enabled) {
-      await systemProxy
-        .apply(proxyTarget(proxyAt, next))
-        .catch((err: Error) => logger.error({ event: 'sysproxy-apply-failed', err: err.message }, err.message));
-    }
-    settingsFile?.rebase(next, nextLayers);
-    return out;
-  };
-  const reload = (): Promise<ReloadOutcome> => {
-    const run = reloading.then(reloadNow, reloadNow);
-    reloading = run.catch(() => undefined);
-    return run.catch((err: unknown) => {
-      logger.warn(
-        { event: 'config-reload-refused', err: (err as Error).message },
-        `config reload refused, the running config stays: ${(err as Error).message}`,
-      );
-      throw err;
-    });
-  };
-  // Settings saved in the window apply like a reload; what still differs needs a restart.
-  const settings: SettingsAccess | null = settingsFile && {
-    get: () => settingsFile.get(),
-    update: async (patch) => {
-      const saved = settingsFile.update(patch);
-      // Saved either way; a value the running core cannot take now (a port in use) waits for a restart.
-      await reload().catch(() => undefined);
-      return {
-        settings: saved.settings,
-        restartRequired: settingsFile.restartRequiredFor(Object.keys(patch) as Array<keyof typeof patch>),
-      };
+  const { reload, settings } = configReloader({
+    layers: extras.layers ?? null,
+    readLayers: extras.readLayers,
+    state: () => ({ config: current, proxyAt }),
+    commit: (next, at) => {
+      current = next;
+      proxyAt = at;
     },
-  };
+    targets: () => ({
+      proxy,
+      manager,
+      controller,
+      selector: pipeline?.selector ?? null,
+      nodeList: pipeline
+        ? {
+            apply: (c: GatehopConfig) =>
+              pipeline.nodes.updateOptions(sourceOptionsOf(c), pipeline.access.listDialer(c)),
+          }
+        : null,
+      routing,
+      honesty: pipeline?.honesty,
+    }),
+    systemProxy,
+    logger,
+  });
   let adminAt: Endpoint | null = null;
   let dashboardUrl: string | null = null;
   const loopDelay = new LoopDelay();
@@ -390,7 +347,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           transfers: workers ? threadTransferCollector() : null,
           recovery,
           settings,
-          reload: layers ? reload : null,
+          reload: extras.layers ? reload : null,
           reach: pipeline
             ? () => ({
                 connectBy: current.vpngate.connectBy,
