@@ -10,6 +10,11 @@ export interface HttpHead {
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/** An HTTP token (RFC 9110 §5.6.2): what a header name must be. */
+export function isHttpToken(text: string): boolean {
+  return TOKEN.test(text);
+}
+
 /**
  * The head of an HTTP/1.x response once it is whole in `buf` (null before), from a peer Gatehop
  * does not trust (a node, a resolver beyond one, a server a check reached): the project's one

@@ -47,7 +47,7 @@ export { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
 export { settleFirst, waitAbortably, type Settle, type SettleFirstOptions, type Teardown } from './settle-first.js';
 export { decodeChunked } from './http-chunked.js';
 export { HttpFraming } from './http-framing.js';
-export { readHttpHead, type HttpHead } from './http-head.js';
+export { isHttpToken, readHttpHead, type HttpHead } from './http-head.js';
 export { SleepDetector } from './sleep-detector.js';
 export {
   dataEngineStatus,

@@ -4,7 +4,7 @@ import { ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
 import { ipv4ToWasm } from './ipv4.js';
 import { LwipErr, lwipErrName } from './lwip-errors.js';
 import { LwipMemory } from './lwip-memory.js';
-import { dispatchStackEvent, forEachCoalesced } from './stack-events.js';
+import { dispatchStackEvent, forEachCoalesced, type DispatchTargets } from './stack-events.js';
 import { connectRefusal } from './connect-refusal.js';
 import { decodeStats, STATS_WORDS } from './stack-stats.js';
 import { LeaseKeeper } from './stack-lease.js';
@@ -50,6 +50,7 @@ export class Stack {
   readonly #memory: LwipMemory;
   /** What a socket's operations need of this stack (tcp-ops.ts, udp-ops.ts). */
   readonly #pcbHost: PcbHost;
+  readonly #targets: DispatchTargets; // whom lwIP's events are for: made once, not per event
   #deferredInput: Buffer[] = [];
   #depth = 0;
   #draining = false;
@@ -101,6 +102,27 @@ export class Stack {
       infoPtr: this.#infoPtr,
       releaseTcp: (id) => void this.#tcp.delete(id),
       releaseUdp: (id) => void this.#udp.delete(id),
+    };
+    this.#targets = {
+      tcp: this.#tcp,
+      udp: this.#udp,
+      pings: this.#pings,
+      listeners: this.#listeners,
+      maxConnections: this.#maxConnections,
+      lease: (lease) => {
+        // lwIP reports the netif while DHCP binds (address still 0.0.0.0): no lease was lost.
+        if (!lease && !this.#lease.lease) return;
+        // The address first: a lease handler may open connections from it.
+        this.#address = lease?.address ?? '0.0.0.0';
+        this.#lease.apply(lease);
+      },
+      accept: (ev) =>
+        new TcpStream(
+          ev.id,
+          tcpPcbOps(this.#pcbHost, ev.id, ev.pcb),
+          { address: ev.address, port: ev.port },
+          ev.localAddress,
+        ),
     };
     this.#timer = setInterval(
       () => this.#fromEvent(() => this.#call(() => this.#ex.gh_check_timeouts())),
@@ -469,27 +491,7 @@ export class Stack {
   }
 
   #dispatch(ev: StackEvent): void {
-    dispatchStackEvent(ev, {
-      tcp: this.#tcp,
-      udp: this.#udp,
-      pings: this.#pings,
-      listeners: this.#listeners,
-      maxConnections: this.#maxConnections,
-      lease: (lease) => {
-        // lwIP reports the netif while DHCP binds (address still 0.0.0.0): no lease was lost.
-        if (!lease && !this.#lease.lease) return;
-        // The address first: a lease handler may open connections from it.
-        this.#address = lease?.address ?? '0.0.0.0';
-        this.#lease.apply(lease);
-      },
-      accept: (ev) =>
-        new TcpStream(
-          ev.id,
-          tcpPcbOps(this.#pcbHost, ev.id, ev.pcb),
-          { address: ev.address, port: ev.port },
-          ev.localAddress,
-        ),
-    });
+    dispatchStackEvent(ev, this.#targets);
   }
 }
 

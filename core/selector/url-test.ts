@@ -1,4 +1,4 @@
-import { ErrorCodes, GatehopError, settleFirst } from '../common/index.js';
+import { ErrorCodes, GatehopError, isHttpToken, settleFirst } from '../common/index.js';
 import type { Dialer } from '../reach/index.js';
 
 export interface UrlTestOptions {
@@ -15,7 +15,7 @@ export interface UrlTestOptions {
 function safeHeaders(h: Readonly<Record<string, string>> = {}): string {
   return Object.entries(h)
     .map(([k, v]) => {
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || /[\r\n]/.test(v))
+      if (!isHttpToken(k) || /[\r\n]/.test(v))
         throw new GatehopError(ErrorCodes.CONFIG_INVALID, `URL test header ${JSON.stringify(k)} is not a valid header`);
       return `${k}: ${v}\r\n`;
     })
