@@ -1,6 +1,6 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, groups, health, selector, honesty, proxy, capture, sysproxy} → {router, egress}
+ *   app → {api, groups, health, selector, honesty, proxy, capture, sysproxy, share} → {router, egress}
  *       → {rules, netstack, ovpn, sstp, softether, vpngate, store} → reach → {contracts, common}
  * contracts holds only the interfaces several layers share (the Egress and its lease, a client
  * connection, the capture gateway's inbound): types, no code, importing nothing of core, so a front
@@ -13,12 +13,13 @@
  * proxy (the front ends: SOCKS5, HTTP, PAC, captured flows) sees only the interfaces and asks router
  * where a flow goes; capture (`gatehop run`'s gateway, TUN mode) imports netstack and hands each flow
  * to the proxy through contracts' CaptureInbound; honesty checks a node through the Egress interface;
+ * share (the LAN listener for other devices) opens a proxy the app makes and knows nothing below it;
  * sysproxy knows only common (OS proxy settings); rules names a target and never opens one;
  * netstack never knows about ovpn, sstp or softether, and the three tunnel clients never know each
  * other; every module is imported through its index.ts only; core never touches Electron or the
  * renderer.
  */
-const MID = '(api|health|groups|proxy|capture|selector|sysproxy|honesty)';
+const MID = '(api|health|groups|proxy|capture|selector|sysproxy|honesty|share)';
 const LOW = '(rules|netstack|ovpn|sstp|softether|vpngate|store)';
 
 module.exports = {
@@ -99,6 +100,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^core/proxy/' },
       to: { path: '^core/(?!proxy/|common/|contracts/|reach/|rules/|router/)' },
+    },
+    {
+      name: 'share-is-a-listener-of-the-proxy',
+      comment:
+        'core/share (the LAN listener, its devices and phone page) imports common and the proxy: it opens a ProxyServer the app makes, and knows no egress, tunnel or store',
+      severity: 'error',
+      from: { path: '^core/share/' },
+      to: { path: '^core/(?!share/|common/|proxy/)' },
     },
     {
       name: 'capture-hands-flows-to-the-proxy',

@@ -36,6 +36,8 @@ declare -A NEED=(
   [chromium]=chromium
   # `gatehop service install`'s units are read by systemd's own checker (test/integration/service-unit.test.ts).
   [systemd-analyze]=systemd
+  # A shared device's QR code is read back by a real decoder (test/integration/share-lan.test.ts).
+  [zbarimg]=zbar-tools
 )
 
 missing=()

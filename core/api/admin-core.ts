@@ -11,6 +11,7 @@ import type { Store } from '../store/index.js';
 import type { NodeList } from '../vpngate/index.js';
 import type { RouteMode, RuleTable } from '../rules/index.js';
 import type { HonestyRecord, Tampering } from '../honesty/index.js';
+import type { ShareService } from '../share/index.js';
 
 /** What the admin API reads and steers; the app assembles it (the API never imports core/app). */
 export interface AdminCore {
@@ -78,6 +79,8 @@ export interface AdminCore {
   readonly honesty?: HonestyAccess | null;
   /** Forgets the way nodes were reached on this network (the path ladder), with its protocol lesson. */
   readonly forgetNodePath?: () => void;
+  /** "Share with this network" (#63); null: not offered by this embedder. */
+  readonly share?: ShareService | null;
   /** The privacy opt-ins in force (config privacy; encryptedDns as the active tunnel does it, see the status schema). */
   readonly privacy?: () => { encryptedDns: boolean; encryptedDnsNext: boolean; httpsOnly: boolean };
 }

@@ -197,6 +197,36 @@ export const sysproxyStateSchema = z.object({
 });
 export type SysproxyState = z.infer<typeof sysproxyStateSchema>;
 
+// ---- share with this network (#63) ----
+
+export const sharedDeviceSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  createdAt: z.number(),
+  /** The LAN address it is admitted from without a password (its stock Wi-Fi proxy), and until when. */
+  enrolledAddress: z.string().nullable(),
+  enrolledUntil: z.number().nullable(),
+  sessionsActive: z.number().int(),
+  sessionsTotal: z.number().int(),
+  bytesUp: z.number(),
+  bytesDown: z.number(),
+  /** Its page on this computer's first LAN address (what its QR code holds); null while not listening. */
+  pageUrl: z.string().nullable(),
+  /** socks5://user:password@address:port for apps; null while not listening. */
+  proxyUrl: z.string().nullable(),
+});
+export type SharedDevice = z.infer<typeof sharedDeviceSchema>;
+export const shareStateSchema = z.object({
+  enabled: z.boolean(),
+  port: z.number().int(),
+  listening: z.boolean(),
+  /** Why the listener could not start (the port in use), else null. */
+  error: z.string().nullable(),
+  addresses: z.array(z.object({ address: z.string(), interface: z.string(), cidr: z.string() })),
+  devices: z.array(sharedDeviceSchema),
+});
+export type ShareState = z.infer<typeof shareStateSchema>;
+
 // ---- events ----
 
 export const refreshEventSchema = z.object({
@@ -402,6 +432,36 @@ export const operations = {
   checkExit: op({ method: 'POST', path: '/exit/check', input: none, output: exitInfoSchema }),
   /** Restart Gatehop (the desktop app: to apply settings that need it). */
   restart: op({ method: 'POST', path: '/restart', input: none, output: z.null(), okStatus: 202 }),
+  /** "Share with this network": the switch, this computer's LAN addresses and the devices. */
+  getShare: op({ method: 'GET', path: '/share', input: none, output: shareStateSchema }),
+  setShare: op({
+    method: 'PUT',
+    path: '/share',
+    input: z.object({ enabled: z.boolean() }).strict(),
+    output: shareStateSchema,
+  }),
+  /** A new device, with a generated user name and password. */
+  addShareDevice: op({
+    method: 'POST',
+    path: '/share/devices',
+    input: z.object({ name: z.string().trim().min(1).max(64) }).strict(),
+    output: sharedDeviceSchema,
+  }),
+  /** Stops sharing with a device: its password and address stop working and its connections end now. */
+  removeShareDevice: op({
+    method: 'DELETE',
+    path: '/share/devices/:id',
+    input: idParam('id'),
+    output: z.null(),
+    okStatus: 204,
+  }),
+  /** A device's page address and its QR code (a PNG data URL). */
+  getShareDeviceQr: op({
+    method: 'GET',
+    path: '/share/devices/:id/qr',
+    input: idParam('id'),
+    output: z.object({ url: z.string(), png: z.string() }),
+  }),
   getSystemProxy: op({ method: 'GET', path: '/sysproxy', input: none, output: sysproxyStateSchema }),
   setSystemProxy: op({
     method: 'PUT',

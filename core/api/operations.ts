@@ -44,6 +44,7 @@ export function implementOperations(
   const settings = () => supported(core.settings, 'settings are not available in this embedding');
   const sysproxy = () => supported(core.systemProxy, 'the system proxy is not available in this embedding');
   const capture = () => supported(core.capture, '`gatehop run` is not available in this embedding');
+  const share = () => supported(core.share, 'sharing with this network is not available in this embedding');
   const sweep = () => supported(core.delaySweep, 'node tests need the vpngate egress');
   const withDesktop = (s: Settings): Settings => ({
     ...s,
@@ -191,6 +192,21 @@ export function implementOperations(
       setTimeout(() => desktop.restart(), 50).unref();
       return null;
     },
+    getShare: () => share().view(),
+    setShare: ({ enabled }) => share().setEnabled(enabled),
+    addShareDevice: ({ name }) => share().add(name),
+    removeShareDevice: ({ id }) => {
+      if (!share().devices.revoke(id)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no shared device ${id}`);
+      return null;
+    },
+    getShareDeviceQr: async ({ id }) => {
+      const s = share();
+      if (!s.devices.get(id)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no shared device ${id}`);
+      const qr = await s.qr(id);
+      if (!qr)
+        throw new ApiFailure(409, 'GH_ERR_SHARE_OFF', 'turn sharing on first: the code holds the address phones reach');
+      return qr;
+    },
     getSystemProxy: () => sysproxy().state(),
     setSystemProxy: ({ enabled }) => sysproxy().setEnabled(enabled),
   };
@@ -205,6 +221,7 @@ export function failureOf(err: unknown): { status: number; code: string; message
       [ErrorCodes.SWITCH_IN_PROGRESS]: 409,
       [ErrorCodes.SYSPROXY_UNSUPPORTED]: 409,
       [ErrorCodes.CONFIG_INVALID]: 400,
+      [ErrorCodes.SHARE_DEVICE_INVALID]: 400,
       [ErrorCodes.LIST_INVALID]: 400,
       [ErrorCodes.SYSPROXY_DENIED]: 403,
     };

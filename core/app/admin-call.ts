@@ -33,7 +33,7 @@ export function adminSocketPath(dataDir: string): string {
  */
 export async function callRunningCore(
   config: GatehopConfig,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   body: { type: string; data: string } | null,
   timeoutMs = 10_000,

@@ -42,6 +42,8 @@ import { defaultUiDir } from './paths.js';
 import type { ReloadOutcome } from './reload.js';
 import { configReloader } from './reload-setup.js';
 import { systemProxyControl } from './system-proxy-setup.js';
+import { startShare } from './share-setup.js';
+import type { ShareService } from '../share/index.js';
 import { captureAccess, startCapture } from './capture-setup.js';
 import type { CaptureServer } from '../capture/index.js';
 import { createSystemProxy, proxyTarget, recoverSystemProxy } from './system-proxy-setup.js';
@@ -50,6 +52,8 @@ import { startController } from './controller-setup.js';
 
 export interface RunningApp {
   readonly proxy: ProxyServer;
+  /** "Share with this network" (#63): the devices and the second listener. */
+  readonly share: ShareService | null;
   readonly egress: Egress;
   /** With --egress vpngate: the active and draining tunnels. */
   readonly manager: EgressManager | null;
@@ -227,18 +231,21 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     manager ? tunnelDialerOf(manager, () => current.mode !== 'global') : null,
   ]);
   const directEgress = config.egress === 'direct' ? egress : new DirectEgress('direct');
+  const routed = {
+    table: () => routing.table(),
+    direct: new SingleEgressSource(directEgress),
+    processOf: processLookup(),
+    sniffPorts: () => routing.sniffPorts,
+    httpsOnly: () => current.privacy.httpsOnly && config.egress === 'vpngate',
+  };
   const proxy = new ProxyServer(
     { ...config.proxy, host: config.listen.host, port: config.listen.port, credentials },
     source,
     logger,
-    {
-      table: () => routing.table(),
-      direct: new SingleEgressSource(directEgress),
-      processOf: processLookup(),
-      sniffPorts: () => routing.sniffPorts,
-      httpsOnly: () => current.privacy.httpsOnly && config.egress === 'vpngate',
-    },
+    routed,
   );
+  /** "Share with this network" (#63): a second ProxyServer on the same egress and routing. */
+  let share: ShareService | null = null;
   let proxyAt: Endpoint;
   let admin: AdminServer | null = null;
   /** `gatehop run`'s socket (Linux); null where it cannot listen. */
@@ -292,6 +299,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       ['routing', () => routing.close()],
       // Captured programs lose their network first (their TUNs close), then the sessions go.
       ['capture', () => capture?.close()],
+      ['share', () => share?.close()],
       ['proxy', () => proxy.close()],
       ['direct-egress', () => (directEgress !== egress ? directEgress.close() : undefined)],
       ['egress', () => (manager ?? egress).close()],
@@ -320,6 +328,13 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   try {
     proxyAt = await proxy.listen();
     capture = await startCapture(config.dataDir, proxy, logger);
+    share = await startShare(
+      config,
+      () => current,
+      store,
+      (o) => new ProxyServer(o, source, logger, routed),
+      logger,
+    );
     routing.start();
     if (config.admin) {
       ({
@@ -378,6 +393,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           },
           forgetNodePath: pipeline ? () => pipeline.access.forgetPath() : undefined,
           routing: routingAccess(routing, settings, config.dataDir),
+          share,
         },
         config.admin,
         config,
@@ -397,6 +413,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
   let stopping: Promise<void> | null = null;
   return {
     proxy,
+    get share() {
+      return share;
+    },
     egress,
     manager,
     // A getter: a reload may move the proxy.

@@ -30,6 +30,7 @@ import {
 } from '../capture/index.js';
 import { importRulesCommand } from './commands/clash-import-command.js';
 import { fail, readStdin, subcommandConfig } from './commands/cli-support.js';
+import { shareCommand } from './commands/share-command.js';
 import { sysproxyCommand } from './commands/sysproxy-command.js';
 import { serviceInstall, serviceUninstall } from './commands/service-command.js';
 import { collect, flagsToConfig, positiveInt, upstreamNodes, type RunFlags } from './commands/run-flags.js';
@@ -380,6 +381,29 @@ export function buildCli(): Command {
       .option('--data-dir <dir>', 'the data directory the daemon uses')
       .option('--config <file>', 'the config file the daemon uses')
       .action((opts: { dataDir?: string; config?: string }) => sysproxyCommand(name, opts));
+  }
+
+  const share = program
+    .command('share')
+    .description(
+      "share this computer's tunnels with other devices on its network (phones, a TV): on a running Gatehop",
+    );
+  for (const [name, description, arg] of [
+    ['status', "print the switch, this computer's LAN addresses and the devices", null],
+    ['on', "listen for the devices on this computer's LAN addresses (config share.port)", null],
+    ['off', 'stop listening for them; their connections end', null],
+    ['add', 'add a device: prints its page as a link and a QR code to scan', '<name>'],
+    ['remove', 'stop sharing with a device: its password stops working and its connections end', '<user>'],
+  ] as const) {
+    const c = share.command(name).description(description);
+    if (arg) c.argument(arg);
+    c.option('--data-dir <dir>', 'the data directory the daemon uses')
+      .option('--config <file>', 'the config file the daemon uses')
+      .action((...args: unknown[]) =>
+        arg
+          ? shareCommand(name, args[0] as string, args[1] as { dataDir?: string; config?: string })
+          : shareCommand(name, undefined, args[0] as { dataDir?: string; config?: string }),
+      );
   }
 
   const service = program

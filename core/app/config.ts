@@ -202,6 +202,11 @@ const systemProxySchema = z
   })
   .strict();
 
+/** "Share with this network" (#63): whether it listens from the start (the window's switch, once used, wins), and its port. */
+const shareSchema = z
+  .object({ enabled: z.boolean().default(false), port: z.number().int().min(1).max(65535).default(1081) })
+  .strict();
+
 /** Where GEOSITE rules find v2fly's domain lists (config `geosite:`). */
 const geositeSchema = z
   .object({
@@ -268,6 +273,7 @@ export const configSchema = z
     systemProxy: systemProxySchema.prefault({}),
     /** Checks of every node for tampering, through its own tunnel (core/honesty, SECURITY.md). */
     honesty: honestyOptionsSchema.prefault({}),
+    share: shareSchema.prefault({}),
     /** DNS-over-HTTPS resolvers by address: the honesty checks' second opinion, and privacy.encryptedDns. */
     dohServers: z
       .array(dohServerSchema)
@@ -338,6 +344,7 @@ export interface GatehopConfig {
   readonly recovery: RecoveryOptions;
   readonly exitCheck: { readonly url: string | null; readonly intervalMs: number };
   readonly honesty: HonestyOptions;
+  readonly share: Readonly<z.infer<typeof shareSchema>>;
   readonly dohServers: readonly DohServer[];
   readonly privacy: { readonly encryptedDns: boolean; readonly httpsOnly: boolean };
   readonly systemProxy: Readonly<Omit<z.infer<typeof systemProxySchema>, 'bypass'> & { bypass: readonly string[] }>;
@@ -390,6 +397,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     recovery: { ...(fromFile.recovery ?? {}), ...(fromFlags.recovery ?? {}) },
     exitCheck: { ...(fromFile.exitCheck ?? {}), ...(fromFlags.exitCheck ?? {}) },
     honesty: { ...(fromFile.honesty ?? {}), ...(fromFlags.honesty ?? {}) },
+    share: { ...(fromFile.share ?? {}), ...(fromFlags.share ?? {}) },
     privacy: { ...(fromFile.privacy ?? {}), ...(fromFlags.privacy ?? {}) },
     systemProxy: { ...(fromFile.systemProxy ?? {}), ...(fromFlags.systemProxy ?? {}) },
     api: fromFlags.api?.length ? fromFlags.api : fromFile.api,
@@ -472,6 +480,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     recovery: Object.freeze(c.recovery),
     exitCheck: Object.freeze({ ...c.exitCheck }),
     honesty: Object.freeze(c.honesty),
+    share: Object.freeze({ ...c.share }),
     dohServers: Object.freeze(c.dohServers.map((d) => Object.freeze(d))),
     privacy: Object.freeze(c.privacy),
     systemProxy: Object.freeze({ ...c.systemProxy, bypass: Object.freeze([...c.systemProxy.bypass]) }),

@@ -7,6 +7,8 @@ export const ErrorCodes = {
   LISTEN_FAILED: 'GH_ERR_LISTEN_FAILED',
   /** `gatehop run` cannot capture here (not Linux, or the capture socket is not listening). */
   CAPTURE_UNAVAILABLE: 'GH_ERR_CAPTURE_UNAVAILABLE',
+  /** A shared device's name is not acceptable, or there are too many devices. */
+  SHARE_DEVICE_INVALID: 'GH_ERR_SHARE_DEVICE_INVALID',
   ABORTED: 'GH_ERR_ABORTED',
   EGRESS_CONNECT_TIMEOUT: 'GH_ERR_EGRESS_CONNECT_TIMEOUT',
   EGRESS_CONNECT_REFUSED: 'GH_ERR_EGRESS_CONNECT_REFUSED',

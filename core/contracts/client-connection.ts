@@ -10,4 +10,6 @@ export type ClientConnection = Duplex & {
   readonly localAddress?: string | undefined;
   readonly localPort?: number | undefined;
   readonly bytesWritten?: number | undefined;
+  /** A TCP socket's close by reset: what the peer has not read yet is dropped, not delivered. */
+  resetAndDestroy?: () => unknown;
 };

@@ -27,6 +27,8 @@ type Interfaces = () => ReturnType<typeof networkInterfaces>;
 export class ClientFilter {
   readonly #fixed = new BlockList();
   readonly #local: boolean;
+  /** `lan` (the shared listener's): the networks this machine is on, but never this machine's loopback. */
+  readonly #lanOnly: boolean;
   #localList: BlockList | null = null;
   #localAt = 0;
 
@@ -35,9 +37,10 @@ export class ClientFilter {
     private readonly interfaces: Interfaces = networkInterfaces,
     private readonly now: () => number = Date.now,
   ) {
-    this.#local = entries.includes('local');
+    this.#lanOnly = entries.includes('lan');
+    this.#local = entries.includes('local') || this.#lanOnly;
     for (const e of entries) {
-      if (e === 'local') continue;
+      if (e === 'local' || e === 'lan') continue;
       const [address, prefix] = e.split('/') as [string, string];
       this.#fixed.addSubnet(address, Number(prefix), isIP(address) === 6 ? 'ipv6' : 'ipv4');
     }
@@ -48,7 +51,10 @@ export class ClientFilter {
     if (!address) return false;
     const ip = unmapIpv4(address.split('%')[0]!);
     // This machine, as nearly every client of a desktop proxy is: no list walked (the hot path).
-    if (this.#local && (ip.startsWith('127.') || ip === '::1')) return true;
+    if (ip.startsWith('127.') || ip === '::1') {
+      if (this.#lanOnly) return false;
+      if (this.#local) return true;
+    }
     const type = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
     if (this.#fixed.check(ip, type)) return true;
     return this.#local && this.#localNetworks().check(ip, type);

@@ -7,6 +7,7 @@ import { ProxySession, type SessionContext } from './session.js';
 import { HTTPS_ONLY_PAGE } from './https-only.js';
 import { httpStatusFor } from './reply-codes.js';
 import { bump } from './proxy-stats.js';
+import { unmapIpv4 } from './socks5-codec.js';
 import { parseAuthority, parseBasicAuth, stripHopByHop, withHost } from './http-headers.js';
 
 const UPGRADE_KEEP = new Set(['connection', 'upgrade']);
@@ -52,6 +53,11 @@ export class HttpSession extends ProxySession<Socket> {
     const creds = this.ctx.options.credentials;
     if (creds && !anonymous) {
       const given = parseBasicAuth(req.headers['proxy-authorization']);
+      const admitted = given ? null : (creds.admitted?.(req.socket.remoteAddress ?? '') ?? null);
+      if (admitted !== null) {
+        this.user = admitted;
+        return { ok: true };
+      }
       if (
         !given ||
         !(await creds.verify(
@@ -75,10 +81,13 @@ export class HttpSession extends ProxySession<Socket> {
     // without proxy credentials: the OS and browsers fetch a PAC file without them, and behind a
     // 407 they go DIRECT, outside the tunnel (#45). It tells where flows go, nothing secret.
     const pac = req.method === 'GET' && (req.url ?? '').split('?')[0] === PAC_PATH;
-    const begin = await this.#beginRequest(req, pac);
+    // The listener's own pages (a shared listener's page for a phone): asked of it, not through it.
+    const page = !pac && this.ctx.options.pages !== undefined && (req.url ?? '').startsWith('/');
+    const begin = await this.#beginRequest(req, pac || page);
     if (this.closed) return;
     if (!begin.ok) return this.#respondError(res, begin.status!, req);
     if (pac) return this.#servePac(req, res);
+    if (page) return this.#servePage(req, res);
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -214,10 +223,28 @@ export class HttpSession extends ProxySession<Socket> {
     req.resume();
   }
 
+  /** This listener's PAC script, naming the address the client reached it at. */
+  #pacScript(): string | null {
+    const host = unmapIpv4(this.socket.localAddress ?? '127.0.0.1');
+    return this.ctx.router.pac(hostPort(host, this.socket.localPort ?? 0));
+  }
+
+  async #servePage(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    req.resume();
+    let served: boolean;
+    try {
+      served = await this.ctx.options.pages!.serve(req, res, () => this.#pacScript());
+    } catch (err) {
+      this.log.warn({ event: 'page-failed', err: (err as Error).message }, 'a local page failed');
+      if (!res.headersSent) this.#respondError(res, 500, req);
+      else res.destroy();
+      return;
+    }
+    if (!served) this.#respondError(res, 404, req);
+  }
+
   #servePac(req: IncomingMessage, res: ServerResponse): void {
-    const host = this.socket.localAddress ?? '127.0.0.1';
-    const at = hostPort(host, this.socket.localPort ?? 0);
-    const script = this.ctx.router.pac(at);
+    const script = this.#pacScript();
     if (script === null) return this.#respondError(res, 404, req, 'no routing here, so no PAC');
     res.writeHead(200, {
       'Content-Type': 'application/x-ns-proxy-autoconfig',

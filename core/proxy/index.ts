@@ -1,5 +1,5 @@
-export { ProxyServer } from './proxy-server.js';
-export { proxyOptionsSchema, type ProxyOptions } from './options.js';
+export { ProxyServer, type UserUsage } from './proxy-server.js';
+export { proxyOptionsSchema, type ProxyOptions, type ClientCredentials, type LocalPages } from './options.js';
 export { Credentials, formatAuthLine, upsertAuthFile, hashPassword } from './credentials.js';
 export type { ProxyStats } from './proxy-stats.js';
 export type { ProxySession } from './session.js';

@@ -20,6 +20,14 @@ import { Socks5Session } from './socks5-session.js';
 const MAX_REFUSALS_IN_FLIGHT = 64;
 const SNIFF_TIMEOUT_MS = 10_000;
 
+/** One user's sessions and bytes on this listener (a shared device's counters). */
+export interface UserUsage {
+  sessionsActive: number;
+  sessionsTotal: number;
+  bytesUp: number;
+  bytesDown: number;
+}
+
 /**
  * One listening port for SOCKS5 and HTTP proxy clients, told apart by the first byte (0x05 is
  * SOCKS5; an ASCII letter starts an HTTP method). Owns every session it accepts.
@@ -30,6 +38,8 @@ export class ProxyServer {
   readonly #http: HttpServer;
   readonly #sessions = new Set<ProxySession>();
   readonly #httpSessions = new WeakMap<Duplex, HttpSession>();
+  /** Per user, its ended sessions' count and bytes (usageOf adds the live ones). */
+  readonly #usage = new Map<string, { sessionsTotal: number; bytesUp: number; bytesDown: number }>();
   readonly #ctx: SessionContext;
   /** Who may connect (options.allowFrom). */
   #clients: ClientFilter;
@@ -76,6 +86,12 @@ export class ProxyServer {
     return this.#bind(this.#server, this.#ctx.options.host, this.#ctx.options.port);
   }
 
+  /** Listens on `host:port` instead of the configured address (a shared listener without IPv6 falls back to IPv4). */
+  async listenOn(host: string, port: number): Promise<Endpoint> {
+    this.#ctx.options = { ...this.#ctx.options, host, port };
+    return this.#bind(this.#server, host, port);
+  }
+
   async #bind(server: Server, host: string, port: number): Promise<Endpoint> {
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
@@ -100,10 +116,14 @@ export class ProxyServer {
    * before the old listener closes (a failure to bind keeps the old one); sessions accepted on the
    * old one are not touched and finish as they would have. Resolves with the address listened on.
    */
-  async reconfigure(next: Omit<ProxyOptions, 'credentials'>): Promise<Endpoint> {
+  async reconfigure(next: Omit<ProxyOptions, 'credentials' | 'pages'>): Promise<Endpoint> {
     const old = this.#ctx.options;
     // Credentials are read once at start (an auth file change needs a restart).
-    const options: ProxyOptions = { ...next, credentials: old.credentials };
+    const options: ProxyOptions = {
+      ...next,
+      credentials: old.credentials,
+      ...(old.pages ? { pages: old.pages } : {}),
+    };
     if (options.host !== old.host || options.port !== old.port) {
       const next = createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (s) => this.#accept(s));
       const at = await this.#bind(next, options.host, options.port);
@@ -127,6 +147,40 @@ export class ProxyServer {
     if (addr === null || typeof addr === 'string')
       throw new GatehopError(ErrorCodes.LISTEN_FAILED, 'listener has no address');
     return { host: addr.address, port: addr.port };
+  }
+
+  /** Ends every session of `user` now (a shared device revoked): its connections are reset, not drained. */
+  closeSessionsOf(user: string, reason = 'user-revoked'): number {
+    let closed = 0;
+    for (const s of [...this.#sessions])
+      if (s.userName === user) {
+        s.cut(reason);
+        closed++;
+      }
+    return closed;
+  }
+
+  /** What `user`'s sessions have moved and how many it has had, ended ones included. */
+  usageOf(user: string): UserUsage {
+    const ended = this.#usage.get(user);
+    const usage: UserUsage = {
+      sessionsActive: 0,
+      sessionsTotal: ended?.sessionsTotal ?? 0,
+      bytesUp: ended?.bytesUp ?? 0,
+      bytesDown: ended?.bytesDown ?? 0,
+    };
+    for (const s of this.#sessions)
+      if (s.userName === user) {
+        usage.sessionsActive++;
+        usage.bytesUp += s.bytesUp;
+        usage.bytesDown += s.bytesDown;
+      }
+    return usage;
+  }
+
+  /** Forgets `user`'s totals (a device removed). */
+  forgetUsage(user: string): void {
+    this.#usage.delete(user);
   }
 
   /** Stops accepting and force-closes every session. Idempotent. */
@@ -237,6 +291,14 @@ export class ProxyServer {
     if (!this.#sessions.delete(session)) return;
     if (rejected) this.#refusing--;
     else this.stats.sessionsActive--;
+    const user = session.userName;
+    if (user === undefined) return;
+    // Users are those the credentials know (a file's, or the devices): the map is as bounded as they are.
+    const u = this.#usage.get(user) ?? { sessionsTotal: 0, bytesUp: 0, bytesDown: 0 };
+    u.sessionsTotal++;
+    u.bytesUp += session.bytesUp;
+    u.bytesDown += session.bytesDown;
+    this.#usage.set(user, u);
   }
 
   /**

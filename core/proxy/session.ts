@@ -13,6 +13,7 @@ import type { ProxyOptions } from './options.js';
 import { ConnectTimers } from './connect-timers.js';
 import { notThisMachine } from './not-this-machine.js';
 import { DownBytes } from './down-bytes.js';
+import { logSessionClosed } from './session-closed-log.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
 import type { TcpQueues } from './tcp-queues.js';
 
@@ -27,8 +28,6 @@ export interface SessionContext {
   readonly router: Router;
 }
 
-/** Errors that are part of normal life (a peer hung up): logged at debug, not as failures. */
-const EXPECTED_ERRNO = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ECONNABORTED']);
 /** Connects re-made on another egress per session when theirs went away meanwhile (one per switch). */
 const MAX_REDIALS = 3;
 
@@ -58,9 +57,15 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
   #routedHost: string | null = null;
   /** The proxy user the client authenticated as (IN-USER rules); undefined without authentication. */
   protected user: string | undefined;
+
+  /** Who the client is (the user it authenticated as, or the enrolled device its address is). */
+  get userName(): string | undefined {
+    return this.user;
+  }
   /** How the client asked for its latest flow (IN-TYPE rules): set by the protocol before it routes. */
   protected abstract inType: InboundType;
   #closed = false;
+  #cut = false; // closed by cut(): the client's socket is reset, not closed
   /** Connects made again because their egress left meanwhile (at most MAX_REDIALS). */
   #redials = 0;
   #handshakeTimer: NodeJS.Timeout | null = null;
@@ -451,6 +456,12 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
     pipeline(upstream, client, onDirectionDone);
   }
 
+  /** Ends the session by resetting the client (a revoked device): what the kernel still held for it is dropped. */
+  cut(reason: string): void {
+    this.#cut = true;
+    this.forceClose(reason);
+  }
+
   /** The one teardown path. */
   forceClose(reason: string, err?: Error): void {
     if (this.#closed) return;
@@ -470,30 +481,20 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
     for (const u of this.upstreams) u.destroy();
     this.upstreams.clear();
     this.onClose();
-    if (!this.socket.destroyed) this.socket.destroy();
+    if (this.#cut && this.socket.resetAndDestroy && !this.socket.destroyed) this.socket.resetAndDestroy();
+    else if (!this.socket.destroyed) this.socket.destroy();
     this.#lease?.release();
     this.#lease = null;
     this.#directLease?.release();
     this.#directLease = null;
-    const fields = {
-      event: 'session-closed',
-      reason,
-      kind: this.kind,
-      bytesUp: this.bytesUp,
-      bytesDown: this.bytesDown,
-      durationMs: Date.now() - this.startedAt,
-      ...(err ? { errCode: errCodeOf(err), err: err.message } : {}),
-    };
-    if (err && !EXPECTED_ERRNO.has(errCodeOf(err))) this.log.info(fields, 'session closed with error');
-    else this.log.debug(fields, 'session closed');
+    logSessionClosed(
+      this.log,
+      { reason, kind: this.kind, bytesUp: this.bytesUp, bytesDown: this.bytesDown, startedAt: this.startedAt },
+      err,
+    );
     this.#onClosed(this);
   }
 
   /** Subclass hook for resources of its own (UDP sockets, HTTP server state). */
   protected onClose(): void {}
-}
-
-function errCodeOf(err: Error): string {
-  const code = (err as NodeJS.ErrnoException).code;
-  return typeof code === 'string' ? code : err.name;
 }

@@ -98,10 +98,17 @@ export class Socks5Session extends ProxySession<Socket> {
     }
     this.#buf = this.#buf.subarray(parsed.consumed);
     const methods = parsed.value.methods;
-    const wantAuth = this.ctx.options.credentials !== null;
+    const creds = this.ctx.options.credentials;
+    const wantAuth = creds !== null;
+    // A device admitted by its address (an enrolled phone) needs no password, but one offered is checked.
+    const admitted = creds?.admitted?.(this.socket.remoteAddress ?? '') ?? null;
     if (wantAuth && methods.includes(Method.USER_PASS)) {
       this.socket.write(encodeMethodSelection(Method.USER_PASS));
       this.#phase = 'auth';
+    } else if (admitted !== null && methods.includes(Method.NO_AUTH)) {
+      this.user = admitted;
+      this.socket.write(encodeMethodSelection(Method.NO_AUTH));
+      this.#phase = 'request';
     } else if (!wantAuth && methods.includes(Method.NO_AUTH)) {
       this.socket.write(encodeMethodSelection(Method.NO_AUTH));
       this.#phase = 'request';

@@ -17,4 +17,5 @@ export type {
   StoreHealth,
   StoreIncident,
   StoredHonesty,
+  StoredShareDevice,
 } from './types.js';

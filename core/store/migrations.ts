@@ -82,4 +82,14 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE node_history ADD COLUMN left_shape TEXT;
    ALTER TABLE node_history ADD COLUMN left_at INTEGER;
    ALTER TABLE node_history ADD COLUMN left_until INTEGER;`,
+  // v7: the devices "Share with this network" admits (#63): each one's generated password, and the
+  // LAN address it is admitted from without one, until when.
+  `CREATE TABLE share_devices (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     secret TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     enrolled_address TEXT,
+     enrolled_until INTEGER
+   );`,
 ];

@@ -9,6 +9,7 @@ import { ProxySnapshotRepo } from './proxy-snapshot-repo.js';
 import { readCachedList, readListSources } from './read-only.js';
 import { SelectionRepo } from './selection-repo.js';
 import { SettingsRepo, WEAK_TLS_KEY } from './settings-repo.js';
+import { ShareDeviceRepo } from './share-device-repo.js';
 import type {
   LatencySample,
   NodeHistory,
@@ -18,6 +19,7 @@ import type {
   StoredListSource,
   StoredNodeList,
   StoredPoolEntry,
+  StoredShareDevice,
   StoreHealth,
   StoreIncident,
 } from './types.js';
@@ -56,6 +58,7 @@ export class Store {
   readonly #settings: SettingsRepo;
   readonly #honesty: HonestyRepo;
   readonly #proxySnapshot: ProxySnapshotRepo;
+  readonly #shareDevices: ShareDeviceRepo;
 
   constructor(opts: StoreOptions) {
     const log = opts.logger.child({ component: 'store' });
@@ -68,6 +71,7 @@ export class Store {
     this.#settings = new SettingsRepo(this.#db);
     this.#honesty = new HonestyRepo(this.#db);
     this.#proxySnapshot = new ProxySnapshotRepo(this.#db, log);
+    this.#shareDevices = new ShareDeviceRepo(this.#db);
   }
 
   /** The cached node list of a database file, read-only (`gatehop check`); see read-only.ts. */
@@ -197,6 +201,15 @@ export class Store {
   }
   loadProxySnapshot<T>(): T | null {
     return this.#proxySnapshot.loadProxySnapshot<T>();
+  }
+  shareDevices(): StoredShareDevice[] {
+    return this.#shareDevices.shareDevices();
+  }
+  saveShareDevice(d: StoredShareDevice): void {
+    this.#shareDevices.saveShareDevice(d);
+  }
+  removeShareDevice(id: string): void {
+    this.#shareDevices.removeShareDevice(id);
   }
 
   /** Writes what is queued, then closes the file; every later query is skipped. */

@@ -91,3 +91,13 @@ export interface StoreIncident {
 
 /** A node's honesty verdict as kept (core/honesty owns what the fields mean; the store keeps them). */
 export type StoredHonesty = HonestyRecordOf;
+
+/** A device "Share with this network" admits (core/share's ShareDevice, as kept). */
+export interface StoredShareDevice {
+  id: string;
+  name: string;
+  secret: string;
+  createdAt: number;
+  enrolledAddress: string | null;
+  enrolledUntil: number | null;
+}

@@ -465,6 +465,10 @@ describe('the IPC round trip', () => {
       refreshRuleSet: { name: 'none' },
       openCapture: { command: 'curl' },
       runCaptured: { command: ' ' },
+      setShare: { enabled: false },
+      addShareDevice: { name: 'TV' },
+      removeShareDevice: { id: 'nobody' },
+      getShareDeviceQr: { id: 'nobody' },
     };
     // Restart last: it ends this core (the desktop app relaunches itself).
     for (const name of opNames.filter((n) => n !== 'restart')) {

@@ -2,15 +2,17 @@
  * Debian's Chromium driven by playwright-core (no browser download). The flags keep it off the
  * network: this machine's closed network refuses Chromium's background connections.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
 
-export function launchChromium(): Promise<Browser> {
+/** `executablePath`: another way to start it (a script that runs it in a test's namespace). */
+export function launchChromium(executablePath = CHROMIUM): Promise<Browser> {
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
     args: [
       '--no-sandbox',
       '--disable-gpu',
@@ -48,4 +50,14 @@ export async function newContext(
     colorScheme: opts.dark ? 'dark' : 'light',
     locale: opts.locale ?? 'en-US',
   });
+}
+
+/**
+ * A script that starts Debian's Chromium inside network namespace `ns` (Playwright talks to it over
+ * a pipe, which `ip netns exec` passes through): a browser on a test's LAN, a phone's or a home's.
+ */
+export function chromiumIn(ns: string, dir: string): string {
+  const path = join(dir, `chromium-in-${ns}.sh`);
+  writeFileSync(path, `#!/bin/sh\nexec ip netns exec ${ns} ${CHROMIUM} "$@"\n`, { mode: 0o755 });
+  return path;
 }

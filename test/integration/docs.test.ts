@@ -61,9 +61,10 @@ const SUBCOMMANDS = new Set([
   'import-rules',
   'sysproxy',
   'service',
+  'share',
 ]);
 /** Subcommands whose own subcommand (the second word) has the flags. */
-const GROUPS = new Set(['sysproxy', 'service']);
+const GROUPS = new Set(['sysproxy', 'service', 'share']);
 const helps = new Map<string, string>();
 function helpOf(words: string[]): string {
   const key = words.join(' ');

@@ -25,6 +25,16 @@ describe('who may connect to the proxy (proxy.allowFrom, #63)', () => {
     expect(f.allows(undefined)).toBe(false);
   });
 
+  it("lan (the shared listener's): the networks this machine is on, but never its own loopback", () => {
+    const f = new ClientFilter(['lan'], () => ({ eth0: [iface('192.168.1.23', '192.168.1.23/24')] }));
+    expect(f.allows('192.168.1.77')).toBe(true);
+    expect(f.allows('::ffff:192.168.1.77')).toBe(true);
+    expect(f.allows('127.0.0.1')).toBe(false);
+    expect(f.allows('::1')).toBe(false);
+    expect(f.allows('::ffff:127.0.0.1')).toBe(false);
+    expect(f.allows('10.9.9.9')).toBe(false);
+  });
+
   it('reads the interfaces again after a few seconds: a new network counts without a restart', () => {
     let now = 0;
     let ifaces: Ifaces = { eth0: [iface('10.0.0.2', '10.0.0.2/24')] };

@@ -97,6 +97,22 @@ describe('layering lint', () => {
     expect(bad.out).toMatch(/honesty-checks-through-the-egress/);
   });
 
+  it('lets the LAN share open a proxy listener but not reach the store or an egress itself (#63)', async () => {
+    const ok = await cruise({
+      'core/proxy/index.ts': 'export class ProxyServer {}\n',
+      'core/share/index.ts': "import type { ProxyServer } from '../proxy/index.js';\nexport type S = ProxyServer;\n",
+    });
+    expect(ok.code).toBe(0);
+    const bad = await cruise({
+      ...egress,
+      'core/store/index.ts': 'export const s = 1;\n',
+      'core/share/index.ts':
+        "import { s } from '../store/index.js';\nimport { DirectEgress } from '../egress/index.js';\nexport const x = [s, DirectEgress];\n",
+    });
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toMatch(/share-is-a-listener-of-the-proxy/);
+  });
+
   it('fails netstack knowing about ovpn', async () => {
     const r = await cruise({
       'core/ovpn/index.ts': 'export const o = 1;\n',

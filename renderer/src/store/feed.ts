@@ -214,6 +214,12 @@ export function connectStore(store: AppStore, client: CoreClient) {
       }
       return r;
     },
+    /** "Share with this network" (#63): read, switched, devices added and revoked, a device's QR code. */
+    getShare: () => client.call('getShare', {}),
+    setShare: (enabled: boolean) => act('setShare', { enabled }),
+    addShareDevice: (name: string) => act('addShareDevice', { name }),
+    removeShareDevice: (id: string) => act('removeShareDevice', { id }),
+    shareDeviceQr: (id: string) => client.call('getShareDeviceQr', { id }),
     setSystemProxy: async (enabled: boolean) => {
       const r = await act('setSystemProxy', { enabled });
       if (r.ok) s().setSysproxy(r.value);

@@ -9,6 +9,7 @@ import { detach } from '../detach.js';
 import { RoutingSettings } from '../components/Routing.js';
 import { ProtocolOrderOptions } from '../components/ProtocolOrder.js';
 import { NetworkLesson } from '../components/NetworkLesson.js';
+import { ShareNetwork } from '../components/ShareNetwork.js';
 
 interface Form {
   listen: string;
@@ -434,6 +435,7 @@ export function Settings() {
         <button type="submit">{t('settings.save')}</button>
       </form>
       <RoutingSettings />
+      <ShareNetwork />
     </section>
   );
 }
