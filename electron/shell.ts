@@ -169,6 +169,10 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
           notifyError(err);
         }
       },
+      setShare: (on) =>
+        void Promise.resolve()
+          .then(() => ops.setShare({ enabled: on }))
+          .then(refreshTray, (err) => notifyError(err)),
       openCapturedTerminal: () =>
         void Promise.resolve()
           .then(() => ops.runCaptured({ command: '', terminal: true }))

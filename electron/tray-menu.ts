@@ -25,6 +25,8 @@ export interface TrayActions {
   setRouteMode(mode: 'rule' | 'global' | 'direct'): void;
   setSystemProxy(on: boolean): void;
   setKillSwitch(on: boolean): void;
+  /** "Share with this network" (#63): the second listener for the devices added in the window. */
+  setShare(on: boolean): void;
   /** A terminal whose every program goes through Gatehop (`gatehop run` of the user's shell; Linux). */
   openCapturedTerminal(): void;
   copy(text: string): void;
@@ -226,6 +228,19 @@ export function buildTrayMenu(
       enabled: s.sysproxy?.supported ?? false,
       click: (item) => a.setKillSwitch(item.checked),
     },
+    ...(s.status?.share
+      ? [
+          {
+            id: 'share',
+            label: s.status.share.listening
+              ? t(s, 'menu.shareNetworkOn', { devices: s.status.share.devices, port: s.status.share.port })
+              : t(s, 'menu.shareNetwork'),
+            type: 'checkbox' as const,
+            checked: s.status.share.enabled,
+            click: (item: { checked: boolean }) => a.setShare(item.checked),
+          },
+        ]
+      : []),
     { type: 'separator' },
     { id: 'copy', label: t(s, 'menu.copy'), click: () => a.copy(hp) },
     {

@@ -224,6 +224,14 @@ export const shareStateSchema = z.object({
   error: z.string().nullable(),
   addresses: z.array(z.object({ address: z.string(), interface: z.string(), cidr: z.string() })),
   devices: z.array(sharedDeviceSchema),
+  /** What the firewall does with the port (Linux: ufw, firewalld or the nftables ruleset); null while not listening. */
+  firewall: z
+    .object({
+      tool: z.enum(['nftables', 'ufw', 'firewalld']).nullable(),
+      state: z.enum(['open', 'blocked', 'unknown']),
+      detail: z.string(),
+    })
+    .nullable(),
 });
 export type ShareState = z.infer<typeof shareStateSchema>;
 

@@ -192,8 +192,11 @@ export function implementOperations(
       setTimeout(() => desktop.restart(), 50).unref();
       return null;
     },
-    getShare: () => share().view(),
-    setShare: ({ enabled }) => share().setEnabled(enabled),
+    getShare: () => share().freshView(),
+    setShare: async ({ enabled }) => {
+      await share().setEnabled(enabled);
+      return share().freshView();
+    },
     addShareDevice: ({ name }) => share().add(name),
     removeShareDevice: ({ id }) => {
       if (!share().devices.revoke(id)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no shared device ${id}`);

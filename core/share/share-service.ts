@@ -2,6 +2,7 @@ import QRCode from 'qrcode';
 import { hostPort, type Endpoint, type Logger } from '../common/index.js';
 import type { ProxyOptions, ProxyServer, UserUsage } from '../proxy/index.js';
 import { DeviceBook, type DeviceKeeper, type ShareDevice } from './device-book.js';
+import { firewallState, type FirewallState, type RunCommand } from './firewall.js';
 import { lanAddresses, type LanAddress } from './lan-addresses.js';
 import { pageUrl, phonePages } from './phone-page.js';
 
@@ -22,7 +23,12 @@ export interface ShareServiceOptions {
   logger: Logger;
   /** This computer's LAN addresses (tests give their namespace's). */
   addresses?: () => LanAddress[];
+  /** How the firewall is read (tests give their commands' answers). */
+  runCommand?: RunCommand;
 }
+
+/** The firewall's answer is read again after this long (each read runs a command or three). */
+const FIREWALL_TTL_MS = 3_000;
 
 export interface SharedDeviceView extends UserUsage {
   id: string;
@@ -44,6 +50,8 @@ export interface ShareView {
   error: string | null;
   addresses: Array<{ address: string; interface: string; cidr: string }>;
   devices: SharedDeviceView[];
+  /** What the firewall does with the port, as last read (null: not read yet, or not listening). */
+  firewall: FirewallState | null;
 }
 
 /**
@@ -65,6 +73,7 @@ export class ShareService {
   readonly #log: Logger;
   readonly #addresses: () => LanAddress[];
   readonly #offRevoked: () => void;
+  #firewall: { state: FirewallState; at: number } | null = null;
 
   constructor(private readonly opts: ShareServiceOptions) {
     this.#log = opts.logger.child({ component: 'share' });
@@ -137,6 +146,16 @@ export class ShareService {
     return this.#bound?.port ?? null;
   }
 
+  /** What the status line and the tray show: cheap (no interface walk), read every second. */
+  summary(): { enabled: boolean; listening: boolean; port: number; devices: number } {
+    return {
+      enabled: this.#enabled,
+      listening: this.#server !== null,
+      port: this.#bound?.port ?? this.opts.port,
+      devices: this.devices.list().length,
+    };
+  }
+
   view(): ShareView {
     const addresses = this.#addresses();
     const first = addresses[0];
@@ -148,7 +167,17 @@ export class ShareService {
       error: this.#error,
       addresses: addresses.map((a) => ({ address: a.address, interface: a.interface, cidr: a.cidr })),
       devices: this.devices.list().map((d) => this.#deviceView(d, at)),
+      firewall: this.#server ? (this.#firewall?.state ?? null) : null,
     };
+  }
+
+  /** The view with the firewall read again if its last reading is older than a few seconds. */
+  async freshView(): Promise<ShareView> {
+    if (this.#server && (!this.#firewall || Date.now() - this.#firewall.at > FIREWALL_TTL_MS)) {
+      const state = await firewallState(this.#bound?.port ?? this.opts.port, this.opts.runCommand);
+      this.#firewall = { state, at: Date.now() };
+    }
+    return this.view();
   }
 
   #deviceView(d: ShareDevice, at: string | null): SharedDeviceView {

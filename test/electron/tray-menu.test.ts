@@ -17,6 +17,7 @@ const actions = (): TrayActions => ({
   setRouteMode: vi.fn(),
   setSystemProxy: vi.fn(),
   setKillSwitch: vi.fn(),
+  setShare: vi.fn(),
   openCapturedTerminal: vi.fn(),
   copy: vi.fn(),
   refreshNodes: vi.fn(),
@@ -53,6 +54,21 @@ const state = (over: Partial<TrayState> = {}): TrayState => ({
 });
 
 describe('the tray menu', () => {
+  it('switches "Share with this network" (#63) as the core has it, naming the devices and port while it listens', () => {
+    const a = actions();
+    expect(buildTrayMenu(state(), a, 'linux').find((i) => i.id === 'share')).toBeUndefined(); // a core without it
+    const off = state({ status: status({ share: { enabled: false, listening: false, port: 1081, devices: 0 } }) });
+    const item = buildTrayMenu(off, a, 'linux').find((i) => i.id === 'share')!;
+    expect(item).toMatchObject({ type: 'checkbox', checked: false, label: 'Share with this network' });
+    item.click!({ checked: true } as Electron.MenuItem, undefined, {} as KeyboardEvent);
+    expect(a.setShare).toHaveBeenCalledWith(true);
+    const on = state({ status: status({ share: { enabled: true, listening: true, port: 1081, devices: 2 } }) });
+    expect(buildTrayMenu(on, a, 'linux').find((i) => i.id === 'share')).toMatchObject({
+      checked: true,
+      label: 'Share with this network (2 devices, port 1081)',
+    });
+  });
+
   it('lists the best 15 nodes as radio items with the active one checked; picking one pins and switches', () => {
     const a = actions();
     const menu = buildTrayMenu(state(), a, 'linux');

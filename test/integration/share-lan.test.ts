@@ -199,6 +199,34 @@ describe.skipIf(!isRoot)('share with this network: a phone on the LAN uses this 
     expect([7, 52, 56], r.stderr).toContain(r.status);
   });
 
+  it("says what this computer's firewall does with the port, as the phone finds it (nftables)", async () => {
+    type Fw = { firewall: { tool: string | null; state: string; detail: string } | null };
+    const fw = async (): Promise<Fw['firewall']> => {
+      // The reading is kept a few seconds: wait past it.
+      await new Promise((r) => setTimeout(r, 3_100));
+      return (api('/share') as Fw).firewall;
+    };
+    expect((await fw())?.state).toBe('open'); // no input filter in this namespace
+    const table = `ghshare${process.pid}`;
+    home.exec(['nft', 'add', 'table', 'inet', table]);
+    home.exec(['nft', 'add', 'chain', 'inet', table, 'input', '{ type filter hook input priority 0; policy drop; }']);
+    // What a desktop's firewall has: loopback and replies in, new connections dropped.
+    home.exec(['nft', 'add', 'rule', 'inet', table, 'input', 'iif', 'lo', 'accept']);
+    home.exec(['nft', 'add', 'rule', 'inet', table, 'input', 'ct', 'state', 'established,related', 'accept']);
+    try {
+      expect(await fw()).toMatchObject({ tool: 'nftables', state: 'blocked' });
+      // As said: the phone cannot connect.
+      const r = fromPhone(['--max-time', '3', '-x', `http://${device.id}:${device.secret}@${lan}.1:1081`, target()]);
+      expect(r.status).toBe(28);
+      home.exec(['nft', 'add', 'rule', 'inet', table, 'input', 'tcp', 'dport', '{ 22, 1081 }', 'accept']);
+      expect(await fw()).toMatchObject({ tool: 'nftables', state: 'open' });
+      const through = fromPhone(['-x', `http://${device.id}:${device.secret}@${lan}.1:1081`, target()]);
+      expect(through.stdout, through.stderr).toBe('hello from the LAN\n');
+    } finally {
+      home.exec(['nft', 'delete', 'table', 'inet', table]);
+    }
+  }, 30_000);
+
   it.skipIf(!hasZbar)('draws a QR code that a real decoder reads as the page address the window shows', () => {
     const qr = api(`/share/devices/${device.id}/qr`) as { url: string; png: string };
     expect(qr.url).toBe(device.pageUrl);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DeviceBook, ENROL_MS, MAX_DEVICES, type DeviceKeeper, type ShareDevice } from '../../core/share/index.js';
-import { lanAddresses, phoneLang, clashProfile } from '../../core/share/index.js';
+import { clashProfile, judgeRuleset, lanAddresses, phoneLang } from '../../core/share/index.js';
 
 function memoryKeeper(): DeviceKeeper & { rows: Map<string, ShareDevice>; saves: number } {
   const rows = new Map<string, ShareDevice>();
@@ -139,5 +139,61 @@ describe('the phone page and the LAN addresses', () => {
     expect(y).toContain(`password: "${'S'.repeat(24)}"`);
     expect(y).toMatch(/rules:\n {2}- MATCH,Gatehop\n/);
     expect(y.split('\n')[0]).not.toContain('\nx'); // a name cannot break out of the comment
+  });
+});
+
+describe("reading the firewall's answer for the shared port (nftables JSON, as `nft -j list ruleset` prints it)", () => {
+  const chain = (policy: string) => ({
+    chain: { family: 'inet', table: 't', name: 'input', type: 'filter', hook: 'input', prio: 0, policy },
+  });
+  const rule = (...expr: unknown[]) => ({ rule: { family: 'inet', table: 't', chain: 'input', expr } });
+  const dport = (right: unknown, protocol = 'tcp') => ({
+    match: { op: '==', left: { payload: { protocol, field: 'dport' } }, right },
+  });
+  const doc = (...o: unknown[]) => ({ nftables: o }) as Parameters<typeof judgeRuleset>[0];
+  const lo = rule({ match: { op: '==', left: { meta: { key: 'iif' } }, right: 'lo' } }, { accept: null });
+  const established = rule(
+    { match: { op: 'in', left: { ct: { key: 'state' } }, right: ['established', 'related'] } },
+    { accept: null },
+  );
+
+  it('a drop policy blocks the port unless a rule lets it in (a set, a range, from some addresses)', () => {
+    expect(judgeRuleset(doc(chain('drop'), lo, established), 1081).state).toBe('blocked');
+    expect(judgeRuleset(doc(chain('drop'), lo, rule(dport({ set: [22, 1081] }), { accept: null })), 1081).state).toBe(
+      'open',
+    );
+    expect(judgeRuleset(doc(chain('drop'), rule(dport({ range: [1000, 2000] }), { accept: null })), 1081).state).toBe(
+      'open',
+    );
+    expect(judgeRuleset(doc(chain('drop'), rule(dport(1081, 'udp'), { accept: null })), 1081).state).toBe('blocked');
+    const fromLan = rule(
+      {
+        match: {
+          op: '==',
+          left: { payload: { protocol: 'ip', field: 'saddr' } },
+          right: { prefix: { addr: '10.0.0.0', len: 8 } },
+        },
+      },
+      dport(1081),
+      { accept: null },
+    );
+    expect(judgeRuleset(doc(chain('drop'), fromLan), 1081).state).toBe('open');
+  });
+
+  it('an accept policy lets it in unless a rule drops it first; no input filter at all is open', () => {
+    expect(judgeRuleset(doc(chain('accept')), 1081).state).toBe('open');
+    expect(judgeRuleset(doc(chain('accept'), rule(dport(1081), { drop: null })), 1081).state).toBe('blocked');
+    expect(judgeRuleset(doc(), 1081)).toMatchObject({
+      state: 'open',
+      detail: 'no input filter in the nftables ruleset',
+    });
+  });
+
+  it('says unknown, never open, where a chain jumps elsewhere or matches what it cannot read', () => {
+    expect(judgeRuleset(doc(chain('drop'), rule({ jump: { target: 'ufw-before-input' } })), 1081).state).toBe(
+      'unknown',
+    );
+    const mark = rule({ match: { op: '==', left: { meta: { key: 'mark' } }, right: 1 } }, { accept: null });
+    expect(judgeRuleset(doc(chain('drop'), mark), 1081).state).toBe('unknown');
   });
 });

@@ -56,6 +56,8 @@ export const en = {
     alsoAt: 'Also reachable at: {{addresses}}',
     firewall:
       'If a device cannot connect, this computer’s firewall may block port {{port}}. Linux with ufw: sudo ufw allow from {{network}} to any port {{port}} proto tcp. Windows: allow Gatehop when Windows asks, or add an inbound rule for TCP port {{port}} on private networks. macOS: System Settings → Network → Firewall → Options → allow Gatehop.',
+    firewallOpen: 'The firewall ({{tool}}) lets port {{port}} in.',
+    firewallBlocked: 'The firewall ({{tool}}) blocks port {{port}}: devices cannot connect until it is allowed.',
     deviceName: 'New device',
     namePlaceholder: 'e.g. Mum’s phone',
     add: 'Add',
@@ -600,6 +602,8 @@ export const en = {
       sysproxy: 'System proxy',
       sysproxyUnsupported: 'System proxy (not supported here)',
       killSwitch: 'Kill switch (offline if Gatehop stops)',
+      shareNetwork: 'Share with this network',
+      shareNetworkOn: 'Share with this network ({{devices}} devices, port {{port}})',
       copy: 'Copy proxy address',
       copyEnv: 'Copy terminal proxy command',
       runTerminal: 'Open a terminal through Gatehop',

@@ -59,6 +59,9 @@ export const fa: Catalog = {
     alsoAt: 'همچنین در دسترس در: {{addresses}}',
     firewall:
       'اگر دستگاهی نتوانست وصل شود، شاید دیوار آتش این رایانه درگاه {{port}} را ببندد. لینوکس با ufw: sudo ufw allow from {{network}} to any port {{port}} proto tcp. ویندوز: وقتی ویندوز پرسید به Gatehop اجازه دهید، یا یک قاعدهٔ ورودی برای درگاه TCP {{port}} در شبکه‌های خصوصی بیفزایید. macOS: تنظیمات سیستم ← شبکه ← دیوار آتش ← گزینه‌ها ← اجازه به Gatehop.',
+    firewallOpen: 'دیوار آتش ({{tool}}) درگاه {{port}} را باز می‌گذارد.',
+    firewallBlocked:
+      'دیوار آتش ({{tool}}) درگاه {{port}} را می‌بندد: تا اجازه داده نشود دستگاه‌ها نمی‌توانند وصل شوند.',
     deviceName: 'دستگاه تازه',
     namePlaceholder: 'مثلاً گوشی مادر',
     add: 'افزودن',
@@ -602,6 +605,8 @@ export const fa: Catalog = {
       sysproxy: 'پراکسی سیستم',
       sysproxyUnsupported: 'پراکسی سیستم (اینجا پشتیبانی نمی‌شود)',
       killSwitch: 'کلید قطع (اگر Gatehop بایستد، آفلاین)',
+      shareNetwork: 'اشتراک با این شبکه',
+      shareNetworkOn: 'اشتراک با این شبکه ({{devices}} دستگاه، درگاه {{port}})',
       copy: 'کپی نشانی پراکسی',
       copyEnv: 'کپی فرمان پراکسی برای ترمینال',
       runTerminal: 'باز کردن ترمینال از راه Gatehop',

@@ -49,6 +49,8 @@ export const zhCN: Catalog = {
     alsoAt: '也可通过以下地址访问：{{addresses}}',
     firewall:
       '如果设备无法连接，可能是这台电脑的防火墙挡住了端口 {{port}}。Linux（ufw）：sudo ufw allow from {{network}} to any port {{port}} proto tcp。Windows：在 Windows 询问时允许 Gatehop，或为专用网络添加 TCP 端口 {{port}} 的入站规则。macOS：系统设置 → 网络 → 防火墙 → 选项 → 允许 Gatehop。',
+    firewallOpen: '防火墙（{{tool}}）允许端口 {{port}} 连入。',
+    firewallBlocked: '防火墙（{{tool}}）挡住了端口 {{port}}：放行之前设备无法连接。',
     deviceName: '新设备',
     namePlaceholder: '例如：妈妈的手机',
     add: '添加',
@@ -569,6 +571,8 @@ export const zhCN: Catalog = {
       sysproxy: '系统代理',
       sysproxyUnsupported: '系统代理（此处不支持）',
       killSwitch: '断网保护（Gatehop 停止时保持离线）',
+      shareNetwork: '与此网络共享',
+      shareNetworkOn: '与此网络共享（{{devices}} 台设备，端口 {{port}}）',
       copy: '复制代理地址',
       copyEnv: '复制终端代理命令',
       runTerminal: '打开经过 Gatehop 的终端',

@@ -49,6 +49,8 @@ export const zhTW: Catalog = {
     alsoAt: '也可透過以下位址連線：{{addresses}}',
     firewall:
       '如果裝置無法連線，可能是這台電腦的防火牆擋住了連接埠 {{port}}。Linux（ufw）：sudo ufw allow from {{network}} to any port {{port}} proto tcp。Windows：在 Windows 詢問時允許 Gatehop，或為私人網路新增 TCP 連接埠 {{port}} 的輸入規則。macOS：系統設定 → 網路 → 防火牆 → 選項 → 允許 Gatehop。',
+    firewallOpen: '防火牆（{{tool}}）允許連接埠 {{port}} 連入。',
+    firewallBlocked: '防火牆（{{tool}}）擋住了連接埠 {{port}}：放行之前裝置無法連線。',
     deviceName: '新裝置',
     namePlaceholder: '例如：媽媽的手機',
     add: '新增',
@@ -571,6 +573,8 @@ export const zhTW: Catalog = {
       sysproxy: '系統代理',
       sysproxyUnsupported: '系統代理（這裡不支援）',
       killSwitch: '斷網保護（Gatehop 停止時保持離線）',
+      shareNetwork: '與此網路共用',
+      shareNetworkOn: '與此網路共用（{{devices}} 台裝置，連接埠 {{port}}）',
       copy: '複製代理位址',
       copyEnv: '複製終端機代理指令',
       runTerminal: '開啟經過 Gatehop 的終端機',

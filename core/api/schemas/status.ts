@@ -148,6 +148,10 @@ export const statusSchema = z.object({
     })
     .nullable(),
   listen: z.object({ proxy: z.string(), admin: z.string().nullable() }),
+  /** "Share with this network" (#63): on or off, listening, its port and how many devices; absent: not offered. */
+  share: z
+    .object({ enabled: z.boolean(), listening: z.boolean(), port: z.number().int(), devices: z.number().int() })
+    .optional(),
   /** `gatehop run` (Linux): whether it works here (and why not), and the programs captured now. Absent: an older core. */
   capture: z
     .object({

@@ -113,11 +113,17 @@ export function ShareNetwork() {
         </p>
       ) : null}
       {state.listening ? (
-        <p className="muted" data-testid="share-firewall">
-          {t('share.firewall', {
-            port: state.port,
-            network: lan?.cidr ?? '192.168.1.0/24',
-          })}
+        <p
+          data-testid="share-firewall"
+          data-state={state.firewall?.state ?? 'unknown'}
+          className={state.firewall?.state === 'blocked' ? 'error' : 'muted'}
+        >
+          {state.firewall?.state === 'open'
+            ? t('share.firewallOpen', { port: state.port, tool: state.firewall.tool ?? '' })
+            : `${state.firewall?.state === 'blocked' ? `${t('share.firewallBlocked', { port: state.port, tool: state.firewall.tool ?? '' })} ` : ''}${t(
+                'share.firewall',
+                { port: state.port, network: lan?.cidr ?? '192.168.1.0/24' },
+              )}`}
         </p>
       ) : null}
       <form
