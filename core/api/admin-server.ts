@@ -40,6 +40,11 @@ export interface AdminServerOptions {
    * TCP port (#59). Not on Windows.
    */
   socketPath?: string;
+  /** The dashboard's password login (dashboard-login.ts); absent: the token in the link is the only way in. */
+  login?: {
+    readonly available: boolean;
+    verify(password: string, address: string, gone: () => boolean): Promise<boolean>;
+  };
 }
 
 /**
@@ -255,6 +260,9 @@ export class AdminServer {
         });
       return this.#ui(req, res);
     }
+    // The dashboard's password login (#63): asked before there is a token, so tokenless; Host and
+    // Origin rules apply, and a wrong password waits its back-off (dashboard-login.ts).
+    if (url.pathname === '/login') return this.#login(req, res, url);
     const verdict = checkAccess(req.headers, url, this.#policy!);
     if (verdict.ok && verdict.origin) {
       res.setHeader('access-control-allow-origin', verdict.origin);
@@ -307,6 +315,33 @@ export class AdminServer {
       if (res.headersSent) res.destroy();
       else sendJson(res, status, { error, message });
     }
+  }
+
+  async #login(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const pre = checkAccess(req.headers, url, this.#policy!, { tokenless: true });
+    if (!pre.ok) return sendJson(res, pre.status, { error: pre.error, message: pre.message });
+    const login = this.opts.login ?? null;
+    if (req.method === 'GET') return sendJson(res, 200, { available: login?.available ?? false });
+    if (req.method !== 'POST')
+      return sendJson(res, 405, { error: 'GH_ERR_API_METHOD', message: `${req.method} is not allowed on /login` });
+    if (!login?.available)
+      return sendJson(res, 404, {
+        error: 'GH_ERR_API_NOT_FOUND',
+        message: 'no dashboard password is set (gatehop dashboard-password sets one)',
+      });
+    let password: string;
+    try {
+      ({ password } = await readJson(req, z.object({ password: z.string().min(1).max(1024) }).strict(), 4096));
+    } catch (err) {
+      const { status, code: error, message } = failureOf(err);
+      return sendJson(res, status, { error, message });
+    }
+    const ok = await login.verify(password, req.socket.remoteAddress ?? '', () => req.socket.destroyed);
+    if (!ok) {
+      this.#log.info({ event: 'dashboard-login-failed', from: req.socket.remoteAddress }, 'a dashboard login failed');
+      return sendJson(res, 401, { error: 'GH_ERR_API_LOGIN_FAILED', message: 'wrong password' });
+    }
+    sendJson(res, 200, { token: this.opts.token });
   }
 
   // ---- events ----

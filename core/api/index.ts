@@ -15,3 +15,4 @@ export * from './contract.js';
 export { UI_CSP } from './static-ui.js';
 export { LoopDelay, type LoopDelayReading } from './loop-delay.js';
 export { TunnelTotals } from './metrics.js';
+export { DashboardLogin, DASHBOARD_PASSWORD_FILE, DASHBOARD_USER } from './dashboard-login.js';

@@ -1,6 +1,13 @@
 import { join } from 'node:path';
 import { ErrorCodes, GatehopError, formatEndpoint, type Endpoint, type Logger } from '../common/index.js';
-import { AdminServer, loadOrCreateAdminToken, type AdminCore, type SettingsAccess } from '../api/index.js';
+import {
+  AdminServer,
+  DASHBOARD_PASSWORD_FILE,
+  DashboardLogin,
+  loadOrCreateAdminToken,
+  type AdminCore,
+  type SettingsAccess,
+} from '../api/index.js';
 import type { RoutingState } from '../router/index.js';
 import { adminSocketPath } from './admin-call.js';
 import type { GatehopConfig } from './config.js';
@@ -26,6 +33,7 @@ export async function startAdminApi(
       token,
       corsOrigins: config.adminCorsOrigins,
       hostNames: config.adminHosts,
+      login: new DashboardLogin(join(config.dataDir, DASHBOARD_PASSWORD_FILE)),
       // The CLI's way in (callRunningCore): a socket only this user can reach.
       ...(process.platform !== 'win32' ? { socketPath: adminSocketPath(config.dataDir) } : {}),
     },

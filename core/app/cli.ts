@@ -5,9 +5,13 @@ import {
   ErrorCodes,
   LogTap,
   raiseMallocTrimThreshold,
+  makePrivateDir,
   openLogger,
   withDeadline,
 } from '../common/index.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DASHBOARD_PASSWORD_FILE, DASHBOARD_USER } from '../api/index.js';
 import { RESTORE_DEADLINE_MS } from '../sysproxy/index.js';
 import { upsertAuthFile } from '../proxy/index.js';
 import { readConfigFile, type ConfigInput } from './config.js';
@@ -160,8 +164,14 @@ async function run(flags: RunFlags): Promise<void> {
   process.stdout.write(`${describeListening(app, config)}\n`);
   // The token rides in the fragment: browsers never send it to the server or into its logs.
   if (app.dashboardUrl) process.stdout.write(`dashboard: ${app.dashboardUrl}\n`);
+  // With a dashboard password the LAN link carries no token: the page asks for the password.
+  const withPassword = existsSync(join(config.dataDir, DASHBOARD_PASSWORD_FILE));
   for (const url of lanDashboardUrls(app.dashboardUrl, config.admin))
-    process.stdout.write(`dashboard from your network: ${url}\n`);
+    process.stdout.write(
+      withPassword
+        ? `dashboard from your network: ${url.replace(/#token=.*$/, '')} (it asks for the dashboard password)\n`
+        : `dashboard from your network: ${url}\n`,
+    );
   logger.info({ event: 'started', proxy: app.listening.proxy, egress: app.egress.id }, 'gatehop started');
 }
 
@@ -260,6 +270,24 @@ export function buildCli(): Command {
         fail(errorToJson(err).message, 1);
       }
       process.stdout.write(`gatehop: user ${user} written to ${opts.authFile}\n`);
+    });
+  program
+    .command('dashboard-password')
+    .description('set the password the dashboard asks for on a LAN address (read from stdin); no restart needed')
+    .option('--data-dir <dir>', 'the data directory the daemon uses')
+    .option('--config <file>', 'the config file the daemon uses')
+    .action(async (opts: { dataDir?: string; config?: string }) => {
+      const config = subcommandConfig(opts);
+      const password = (await readStdin()).split(/\r?\n/)[0] ?? '';
+      if (password.length < 8) fail('the dashboard password must be at least 8 characters (on stdin)', 2);
+      const file = join(config.dataDir, DASHBOARD_PASSWORD_FILE);
+      try {
+        makePrivateDir(config.dataDir);
+        upsertAuthFile(file, DASHBOARD_USER, password);
+      } catch (err) {
+        fail(errorToJson(err).message, 1);
+      }
+      process.stdout.write(`gatehop: dashboard password written to ${file}\n`);
     });
   withRunOptions(
     program

@@ -7,7 +7,7 @@
  * GATEHOP_DOC_SCREENSHOTS=1, the README's go to docs/screenshots/ too.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -19,6 +19,7 @@ const ROOT = resolve(__dirname, '../..');
 const BIN = join(ROOT, 'bin/gatehop.js');
 const ART = join(ROOT, '.artifacts/screenshots');
 const DOCS = join(ROOT, 'docs/screenshots');
+const PASSWORD = 'correct horse battery';
 const hasZbar = spawnSync('sh', ['-c', 'command -v zbarimg']).status === 0;
 
 describe.skipIf(!isRoot || !hasChromium)('sharing with a phone, in the window and on the phone (#63)', () => {
@@ -26,6 +27,7 @@ describe.skipIf(!isRoot || !hasChromium)('sharing with a phone, in the window an
   let phone: NetNs;
   let dir = '';
   let dashboard = '';
+  let lanDashboard = '';
   let homeBrowser: Browser;
   let phoneBrowser: Browser;
   let pageUrl = '';
@@ -38,19 +40,27 @@ describe.skipIf(!isRoot || !hasChromium)('sharing with a phone, in the window an
     writeFileSync(join(dir, 'hello.txt'), 'hello from the LAN\n');
     const site = phone.spawn(['python3', '-u', '-m', 'http.server', '8080', '--bind', `${lan}.2`, '--directory', dir]);
     await waitForLine(site, /Serving HTTP/, 10_000);
+    // The dashboard on the LAN too, behind a password (no token in the link there).
+    const set = spawnSync(process.execPath, [BIN, 'dashboard-password', '--data-dir', join(dir, 'data')], {
+      input: `${PASSWORD}\n`,
+      encoding: 'utf8',
+    });
+    expect(set.status, set.stderr).toBe(0);
     const core = home.spawn([
       process.execPath,
       BIN,
       '--egress',
       'direct',
       '--admin',
-      '127.0.0.1:9090',
+      '0.0.0.0:9090',
       '--data-dir',
       join(dir, 'data'),
       '--log-file',
       'off',
     ]);
-    dashboard = (await waitForLine(core, /^dashboard: /, 30_000)).replace(/^dashboard: /, '').trim();
+    lanDashboard = (await waitForLine(core, /^dashboard from your network: /, 30_000)).split(': ')[1]!.split(' ')[0]!;
+    const token = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
+    dashboard = `http://127.0.0.1:9090/ui/#token=${token}`;
     homeBrowser = await launchChromium(chromiumIn(home.name, dir));
     phoneBrowser = await launchChromium(chromiumIn(phone.name, dir));
   }, 90_000);
@@ -108,6 +118,24 @@ describe.skipIf(!isRoot || !hasChromium)('sharing with a phone, in the window an
     expect(await page.locator('html').getAttribute('dir')).toBe('rtl');
     await card.scrollIntoViewIfNeeded();
     await card.screenshot({ path: join(ART, 'share-card-fa.png') });
+    await ctx.close();
+  });
+
+  it('asks for the dashboard password on the LAN address, not for a token in the link; a wrong one is refused', async () => {
+    expect(lanDashboard).toBe(`http://${lan}.1:9090/ui/`);
+    const ctx = await newContext(phoneBrowser);
+    const page = await ctx.newPage();
+    await page.goto(lanDashboard);
+    const field = page.getByLabel('Dashboard password');
+    await field.fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 15_000 }).toContain('Wrong password');
+    await field.fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Signed in: the window itself, its tabs and the core's status.
+    await expect.poll(() => page.getByRole('tab', { name: 'Settings' }).count(), { timeout: 15_000 }).toBe(1);
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await expect.poll(() => page.getByTestId('share-state').textContent()).toContain('port 1081');
     await ctx.close();
   });
 

@@ -62,6 +62,7 @@ const SUBCOMMANDS = new Set([
   'sysproxy',
   'service',
   'share',
+  'dashboard-password',
 ]);
 /** Subcommands whose own subcommand (the second word) has the flags. */
 const GROUPS = new Set(['sysproxy', 'service', 'share']);

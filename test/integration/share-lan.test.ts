@@ -32,6 +32,30 @@ s = http.server.ThreadingHTTPServer((sys.argv[1], int(sys.argv[2])), H)
 print('trickling', flush=True)
 s.serve_forever()
 `;
+/**
+ * A phone's SOCKS5 UDP client (python, run in the phone's namespace): authenticates as the device,
+ * asks for a UDP association, sends a datagram to the echo server through it from its own address,
+ * then the same from a second address of the LAN (another device using the first one's relay).
+ * Prints what came back for each: the echo, or "nothing".
+ */
+const UDP_CLIENT = `
+import socket, struct, sys
+proxy, port, user, pw, own, other, echo = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
+c = socket.create_connection((proxy, port), timeout=5, source_address=(own, 0))
+c.sendall(b'\\x05\\x01\\x02'); assert c.recv(2) == b'\\x05\\x02'
+c.sendall(bytes([1, len(user)]) + user.encode() + bytes([len(pw)]) + pw.encode()); assert c.recv(2) == b'\\x01\\x00'
+c.sendall(b'\\x05\\x03\\x00\\x01' + socket.inet_aton('0.0.0.0') + struct.pack('>H', 0))
+r = c.recv(10); assert r[1] == 0, r
+relay = (socket.inet_ntoa(r[4:8]), struct.unpack('>H', r[8:10])[0])
+if relay[0] == '0.0.0.0': relay = (proxy, relay[1])
+def ask(src, text):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind((src, 0)); u.settimeout(1.5)
+    u.sendto(b'\\x00\\x00\\x00\\x01' + socket.inet_aton(echo) + struct.pack('>H', 9999) + text, relay)
+    try: return u.recv(2048)[10:].decode()
+    except socket.timeout: return 'nothing'
+print('own:', ask(own, b'from-the-phone'))
+print('other:', ask(other, b'from-another-device'))
+`;
 const hasZbar = spawnSync('sh', ['-c', 'command -v zbarimg'], { encoding: 'utf8' }).status === 0;
 
 describe.skipIf(!isRoot)('share with this network: a phone on the LAN uses this computer, and only it (#63)', () => {
@@ -226,6 +250,38 @@ describe.skipIf(!isRoot)('share with this network: a phone on the LAN uses this 
       home.exec(['nft', 'delete', 'table', 'inet', table]);
     }
   }, 30_000);
+
+  it('relays UDP only for the device that asked, from its address: another device on the LAN gets nothing through its relay', async () => {
+    const echo = phone.spawn([
+      'python3',
+      '-u',
+      '-c',
+      `import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\ns.bind(('${lan}.2',9999))\nprint('echoing',flush=True)\nwhile True:\n  d,a=s.recvfrom(2048)\n  s.sendto(d,a)`,
+    ]);
+    await waitForLine(echo, /echoing/, 10_000);
+    const r = spawnSync(
+      'ip',
+      [
+        'netns',
+        'exec',
+        phone.name,
+        'python3',
+        '-c',
+        UDP_CLIENT,
+        `${lan}.1`,
+        '1081',
+        device.id,
+        device.secret,
+        `${lan}.2`,
+        `${lan}.3`,
+        `${lan}.2`,
+      ],
+      { encoding: 'utf8', timeout: 15_000 },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('own: from-the-phone');
+    expect(r.stdout).toContain('other: nothing');
+  });
 
   it.skipIf(!hasZbar)('draws a QR code that a real decoder reads as the page address the window shows', () => {
     const qr = api(`/share/devices/${device.id}/qr`) as { url: string; png: string };

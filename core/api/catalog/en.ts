@@ -545,6 +545,12 @@ export const en = {
   noToken: {
     title: 'Gatehop dashboard',
     body: 'This page needs the admin token. Gatehop prints a link with it at start (the line that begins with "dashboard:"); open that link. The token is also in the file admin-token in the Gatehop data folder.',
+    password: 'Dashboard password',
+    signIn: 'Sign in',
+    wrong: 'Wrong password. Try again in a moment.',
+    unreachable: 'Gatehop did not answer. Is it still running?',
+    passwordHelp:
+      'Set or change it on the Gatehop computer: gatehop dashboard-password (it reads the password from the keyboard).',
   },
   /** The tray, notifications and dialogs of the desktop app (electron/). */
   shell: {

@@ -551,6 +551,12 @@ export const fa: Catalog = {
   noToken: {
     title: 'داشبورد Gatehop',
     body: 'این صفحه به توکن مدیریت نیاز دارد. Gatehop هنگام شروع پیوندی همراه توکن چاپ می‌کند (خطی که با "dashboard:" شروع می‌شود)؛ آن پیوند را باز کنید. توکن در پروندهٔ admin-token در پوشهٔ داده‌های Gatehop هم هست.',
+    password: 'گذرواژهٔ داشبورد',
+    signIn: 'ورود',
+    wrong: 'گذرواژه نادرست است. کمی بعد دوباره امتحان کنید.',
+    unreachable: 'Gatehop پاسخ نداد. آیا هنوز در حال اجراست؟',
+    passwordHelp:
+      'آن را روی رایانهٔ Gatehop تنظیم یا عوض کنید: gatehop dashboard-password (گذرواژه را از صفحه‌کلید می‌خواند).',
   },
   shell: {
     status: {

@@ -517,6 +517,11 @@ export const zhCN: Catalog = {
   noToken: {
     title: 'Gatehop 控制面板',
     body: '此页面需要管理令牌。Gatehop 启动时会打印一个包含令牌的链接（以 "dashboard:" 开头的那一行），请打开该链接。令牌也保存在 Gatehop 数据目录中的 admin-token 文件里。',
+    password: '控制台密码',
+    signIn: '登录',
+    wrong: '密码错误。请稍后再试。',
+    unreachable: 'Gatehop 没有响应。它还在运行吗？',
+    passwordHelp: '在运行 Gatehop 的电脑上设置或更改：gatehop dashboard-password（从键盘读取密码）。',
   },
   shell: {
     status: {

@@ -519,6 +519,11 @@ export const zhTW: Catalog = {
   noToken: {
     title: 'Gatehop 控制台',
     body: '這個頁面需要管理權杖。Gatehop 啟動時會輸出一個含有權杖的連結（以 "dashboard:" 開頭的那一行），請開啟該連結。權杖也保存在 Gatehop 資料夾中的 admin-token 檔案裡。',
+    password: '控制台密碼',
+    signIn: '登入',
+    wrong: '密碼錯誤。請稍後再試。',
+    unreachable: 'Gatehop 沒有回應。它還在執行嗎？',
+    passwordHelp: '在執行 Gatehop 的電腦上設定或變更：gatehop dashboard-password（從鍵盤讀取密碼）。',
   },
   shell: {
     status: {

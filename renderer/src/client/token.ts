@@ -19,3 +19,8 @@ export function takeToken(loc: Location, storage: Storage, history: History): st
 export function forgetToken(storage: Storage): void {
   storage.removeItem(KEY);
 }
+
+/** Keeps a token the dashboard's password login returned, as one from a link is kept. */
+export function keepToken(storage: Storage, token: string): void {
+  storage.setItem(KEY, token);
+}
