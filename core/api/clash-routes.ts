@@ -20,6 +20,7 @@ import { DashboardStorage, MAX_DASHBOARD_VALUE_BYTES } from './dashboard-storage
 import { ApiFailure, parseOr400, readJson, readText, sendEmpty, sendJson, supported } from './http-util.js';
 import type { RequestDispatch } from './request-dispatch.js';
 import { clashDelayQuerySchema, clashSelectSchema } from './schemas.js';
+import { allSessions } from './views.js';
 
 /** Clash answers its errors as `{message}`; Gatehop's `{error, message}` carries both. */
 const clashError = (status: number, message: string): ApiFailure =>
@@ -224,7 +225,7 @@ export function registerClashRoutes(r: RequestDispatch, core: AdminCore, deps: C
 
   // ---- connections (GET and DELETE /connections/:id are the contract's) ----
   r.on('DELETE', '/connections', ({ res }) => {
-    for (const s of [...core.proxy.sessions]) s.forceClose('closed by the user (all)');
+    for (const { session } of allSessions(core)) session.forceClose('closed by the user (all)');
     sendEmpty(res);
   });
 

@@ -6,7 +6,7 @@ import type { OpName, OpOutput, Operations, Settings } from './contract.js';
 const TEST_TIMEOUT_MS = 10_000;
 import type { z } from 'zod';
 import { ApiFailure, supported } from './http-util.js';
-import { connectionsView, honestyOf, nodesView, routingView, statusView } from './views.js';
+import { allSessions, connectionsView, honestyOf, nodesView, routingView, statusView } from './views.js';
 
 /**
  * A manual pick of a node found to tamper goes through only once the user has seen the verdict
@@ -89,7 +89,7 @@ export function implementOperations(
     getLatency: (q) => ({ samples: core.store?.latency(q.nodeId ?? null, q.sinceMs ?? Date.now() - 3600_000) ?? [] }),
     getConnections: () => connectionsView(core),
     closeConnection: ({ id }) => {
-      const s = [...core.proxy.sessions].find((x) => String(x.id) === id);
+      const s = allSessions(core).find((x) => x.id === id)?.session;
       if (!s) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no connection ${id}`);
       s.forceClose('closed by the user');
       return null;

@@ -377,6 +377,20 @@ function splitHostPort(s: string | null): { host: string; port: string } {
 }
 
 /** GET /connections (Gatehop's fields and Clash's in one shape). */
+/**
+ * Every proxy session the core has: the loopback listener's, then the shared listener's (#63),
+ * whose ids are prefixed `lan-` (each listener counts its own from 1) and which name the device.
+ */
+export function allSessions(core: AdminCore): Array<{ id: string; session: ProxySession; lan: boolean }> {
+  const local = [...core.proxy.sessions].map((session) => ({ id: String(session.id), session, lan: false }));
+  const shared = [...(core.share?.server?.sessions ?? [])].map((session) => ({
+    id: `lan-${session.id}`,
+    session,
+    lan: true,
+  }));
+  return [...local, ...shared];
+}
+
 export function connectionsView(core: AdminCore) {
   const egressNode = new Map<string, string | null>();
   for (const e of [
@@ -385,12 +399,13 @@ export function connectionsView(core: AdminCore) {
   ])
     if (e) egressNode.set(e.id, nodeIdOf(e));
   const inbound = splitHostPort(core.proxyAddress);
-  const connections = [...core.proxy.sessions].map((s: ProxySession) => {
+  const sharePort = String(core.share?.port ?? '');
+  const connections = allSessions(core).map(({ id, session: s, lan }) => {
     const src = splitHostPort(s.client);
     const dst = splitHostPort(s.target);
     const nodeId = s.egressId ? (egressNode.get(s.egressId) ?? null) : null;
     return {
-      id: String(s.id),
+      id,
       kind: s.kind,
       client: s.client,
       target: s.target,
@@ -408,10 +423,10 @@ export function connectionsView(core: AdminCore) {
         destinationPort: dst.port,
         host: /^[\d.]+$|:/.test(dst.host) ? '' : dst.host,
         // mihomo's further fields, where Gatehop knows them: its one inbound, names resolved in the tunnel.
-        inboundIP: inbound.host,
-        inboundPort: inbound.port,
-        inboundName: 'gatehop',
-        inboundUser: '',
+        inboundIP: lan ? '' : inbound.host,
+        inboundPort: lan ? sharePort : inbound.port,
+        inboundName: lan ? 'gatehop-lan' : 'gatehop',
+        inboundUser: s.userName ?? '',
         dnsMode: 'normal',
         process: '',
         processPath: '',
@@ -433,7 +448,12 @@ export function connectionsView(core: AdminCore) {
       route: s.decision ? { target: s.decision.target, rule: s.decision.rule, payload: s.decision.payload } : null,
     };
   });
-  return { downloadTotal: core.proxy.stats.bytesDown, uploadTotal: core.proxy.stats.bytesUp, connections };
+  const shared = core.share?.server?.stats;
+  return {
+    downloadTotal: core.proxy.stats.bytesDown + (shared?.bytesDown ?? 0),
+    uploadTotal: core.proxy.stats.bytesUp + (shared?.bytesUp ?? 0),
+    connections,
+  };
 }
 
 /** The routing part of /status. */

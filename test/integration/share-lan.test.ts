@@ -315,6 +315,14 @@ describe.skipIf(!isRoot)('share with this network: a phone on the LAN uses this 
     await new Promise((r) => setTimeout(r, 1_500));
     const open = api('/share') as { devices: Array<{ sessionsActive: number }> };
     expect(open.devices[0]!.sessionsActive).toBe(1);
+    // The Connections view (and a Clash dashboard) lists it, named by its device.
+    const listed = api('/connections') as {
+      connections: Array<{ id: string; metadata: { inboundName: string; inboundUser: string } }>;
+    };
+    const mine = listed.connections.filter((c) => c.metadata.inboundUser === device.id);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.id).toMatch(/^lan-\d+$/);
+    expect(mine[0]!.metadata.inboundName).toBe('gatehop-lan');
     const removed = gatehop('share', 'remove', device.id);
     expect(removed.status, removed.stderr).toBe(0);
     // 64 MiB at 640 KiB/s would take 100 s: the cut ends it long before.
