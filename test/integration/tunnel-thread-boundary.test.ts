@@ -8,7 +8,7 @@ import { ErrorCodes, silentLogger } from '../../core/common/index.js';
 import { tunnelWorkerCounters, WorkerTunnelEgress } from '../../core/egress/index.js';
 import { STREAM_WINDOW_BYTES } from '../../core/egress/worker/messages.js';
 import { ChannelThread, directTunnel } from '../helpers/channel-thread.js';
-import { eventually } from '../helpers/fds.js';
+import { eventually, until } from '../helpers/fds.js';
 import { Servers, startTcpServer } from '../helpers/servers.js';
 
 const servers = new Servers();
@@ -102,8 +102,18 @@ describe('tunnel thread boundary (WorkerTunnelEgress over a MessageChannel, real
     const { egress } = await openOverChannel();
     const c = await egress.connectTcp('127.0.0.1', server.port);
     c.stream.pause();
-    await eventually(() => blocked, 10_000, 'the server blocked on a full socket');
-    const settled = written;
+    // The flow stops once every buffer on the way is full. The server's first full socket can come
+    // before the worker's window has filled (CI met it on a loaded machine: the worker went on
+    // reading), so wait for the far side to hold still; without backpressure it never would.
+    const settled = await until(
+      async () => {
+        const before = written;
+        await new Promise((r) => setTimeout(r, 300));
+        return blocked && written === before ? written : undefined;
+      },
+      15_000,
+      'the far side stopped',
+    );
     await new Promise((r) => setTimeout(r, 300));
     // Nothing more is taken while we do not read: the worker side paused its socket.
     expect(written).toBe(settled);
