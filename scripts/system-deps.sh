@@ -38,6 +38,8 @@ declare -A NEED=(
   [systemd-analyze]=systemd
   # A shared device's QR code is read back by a real decoder (test/integration/share-lan.test.ts).
   [zbarimg]=zbar-tools
+  # The server .deb is installed with apt-get into a clean Debian root (test/integration/server-deb.test.ts).
+  [debootstrap]=debootstrap
 )
 
 missing=()
@@ -58,13 +60,26 @@ if [ "$(id -u)" -eq 0 ] && ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1; 
   echo "system-deps: apt-get update (no package lists yet)"
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
 fi
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "system-deps: missing packages: ${missing[*]} (run as root, or: sudo apt-get install -y ${missing[*]})" >&2
-  exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "system-deps: missing packages: ${missing[*]} (run as root, or: sudo apt-get install -y ${missing[*]})" >&2
+    exit 1
+  fi
+  echo "system-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "system-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# A clean Debian 12 root's packages, fetched here (setup) so that the server package's install
+# test (test/integration/server-deb.test.ts) reaches no host itself: it unpacks these.
+BASE=/var/cache/gatehop-test/debian-bookworm-minbase.tgz
+if [ "$(id -u)" -eq 0 ] && [ ! -s "$BASE" ]; then
+  echo "system-deps: fetching a minimal Debian 12 for the package test"
+  mkdir -p "$(dirname "$BASE")"
+  scratch=$(mktemp -d)
+  debootstrap --variant=minbase --include=ca-certificates --make-tarball="$BASE.part" bookworm "$scratch/root" \
+    http://deb.debian.org/debian >/dev/null
+  mv "$BASE.part" "$BASE"
+  rm -rf "$scratch"
+fi

@@ -3,8 +3,9 @@
  * depends only on Debian packages (it carries its own Node.js), holds no Electron, its systemd unit
  * passes systemd's own checker against the package's files, and the core it installs runs from the
  * package's folder alone (not this checkout's), serving the dashboard at /ui.
- * What it does not test: `apt-get install` into a clean Debian root (debootstrap's minutes do not
- * fit CI's budget yet); the package is unpacked with dpkg-deb instead.
+ * Then the way a user installs it: `apt-get install ./gatehop-server_….deb` in a clean Debian root
+ * (debootstrap's minimal bookworm from packages fetched at setup, in a chroot), where the installed
+ * `gatehop` serves /ui.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +19,12 @@ import { freePort } from '../helpers/ports.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const ready = has('dpkg-deb') && has('systemd-analyze') && existsSync(join(ROOT, 'dist/renderer/index.html'));
+
+/**
+ * A clean Debian 12 root's packages, downloaded once by scripts/system-deps.sh (setup, as root):
+ * the test itself reaches no host outside this machine, it unpacks these.
+ */
+const BASE_TARBALL = '/var/cache/gatehop-test/debian-bookworm-minbase.tgz';
 
 describe.skipIf(!ready)('the server package (npm run dist:server)', () => {
   let dir = '';
@@ -36,7 +43,11 @@ describe.skipIf(!ready)('the server package (npm run dist:server)', () => {
 
   afterAll(() => {
     core?.kill('SIGKILL');
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    // Never remove a folder something is still mounted under.
+    const mounted = readFileSync('/proc/mounts', 'utf8')
+      .split('\n')
+      .some((l) => dir !== '' && l.split(' ')[1]?.startsWith(dir));
+    if (dir && !mounted) rmSync(dir, { recursive: true, force: true });
   });
 
   it('depends only on packages Debian has, and carries its runtime instead of Debian’s older nodejs', () => {
@@ -68,6 +79,72 @@ describe.skipIf(!ready)('the server package (npm run dist:server)', () => {
     expect(unit).toContain('ExecStart=/usr/bin/gatehop --data-dir %S/gatehop');
     expect(unit).toContain('DynamicUser=yes');
   });
+
+  it.skipIf(!has('debootstrap') || process.getuid?.() !== 0 || !existsSync(BASE_TARBALL))(
+    'installs with apt-get into a clean Debian root, and the installed gatehop serves /ui',
+    async () => {
+      const clean = join(dir, 'clean');
+      const bootstrap = spawnSync(
+        'debootstrap',
+        ['--variant=minbase', '--include=ca-certificates', `--unpack-tarball=${BASE_TARBALL}`, 'bookworm', clean],
+        { encoding: 'utf8' },
+      );
+      expect(bootstrap.status, bootstrap.stderr.slice(-2000)).toBe(0);
+      cpSync(deb, join(clean, 'tmp/gatehop-server.deb'));
+      // Only /proc is mounted (Node reads it); /dev is debootstrap's own nodes, never the host's,
+      // so removing the root afterwards cannot reach anything of this machine.
+      const mounts = [join(clean, 'proc')];
+      execFileSync('mount', ['-t', 'proc', 'proc', mounts[0]!]);
+      let installed: ChildProcess | null = null;
+      try {
+        const inRoot = (args: string[]) =>
+          spawnSync('/usr/sbin/chroot', [clean, ...args], {
+            encoding: 'utf8',
+            env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', DEBIAN_FRONTEND: 'noninteractive', HOME: '/root' },
+          });
+        // No package lists and no network: every dependency is already in the clean root, as on a
+        // Debian system, so apt-get installs the file alone.
+        const install = inRoot([
+          'apt-get',
+          'install',
+          '-y',
+          '-qq',
+          '--no-install-recommends',
+          '/tmp/gatehop-server.deb',
+        ]);
+        expect(install.status, install.stderr.slice(-2000)).toBe(0);
+        expect(inRoot(['gatehop', '--version']).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+        const admin = await freePort();
+        installed = spawn(
+          '/usr/sbin/chroot',
+          [
+            clean,
+            'gatehop',
+            '--egress',
+            'direct',
+            '--listen',
+            `127.0.0.1:${await freePort()}`,
+            '--admin',
+            `127.0.0.1:${admin}`,
+            '--data-dir',
+            '/var/lib/gatehop-test',
+            '--log-file',
+            'off',
+          ],
+          { env: { PATH: '/usr/bin:/bin', HOME: '/root' } },
+        );
+        // A chroot that cannot start says so by exiting (waitForLine rejects with what it printed).
+        installed.once('error', () => {});
+        await waitForLine(installed, /^gatehop ready: /, 30_000);
+        const ui = await apiRequest(admin, 'GET', '/ui/');
+        expect(ui.status).toBe(200);
+      } finally {
+        installed?.kill('SIGKILL');
+        for (const m of mounts) spawnSync('umount', ['-l', m]);
+      }
+    },
+    600_000,
+  );
 
   it('runs the core from the package’s folder alone and serves the dashboard at /ui', async () => {
     const admin = await freePort();
