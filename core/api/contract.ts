@@ -230,6 +230,8 @@ export const shareStateSchema = z.object({
       tool: z.enum(['nftables', 'ufw', 'firewalld']).nullable(),
       state: z.enum(['open', 'blocked', 'unknown']),
       detail: z.string(),
+      /** Where it blocks: the commands that let the port in from this network (what "Allow" runs); else null. */
+      opening: z.array(z.string()).nullable(),
     })
     .nullable(),
 });
@@ -448,6 +450,8 @@ export const operations = {
     input: z.object({ enabled: z.boolean() }).strict(),
     output: shareStateSchema,
   }),
+  /** "Allow in the firewall": lets the shared port in from this network (as root, or through pkexec). */
+  openShareFirewall: op({ method: 'POST', path: '/share/firewall', input: none, output: shareStateSchema }),
   /** A new device, with a generated user name and password. */
   addShareDevice: op({
     method: 'POST',

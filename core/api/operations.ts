@@ -197,6 +197,7 @@ export function implementOperations(
       await share().setEnabled(enabled);
       return share().freshView();
     },
+    openShareFirewall: () => share().openFirewall(),
     addShareDevice: ({ name }) => share().add(name),
     removeShareDevice: ({ id }) => {
       if (!share().devices.revoke(id)) throw new ApiFailure(404, 'GH_ERR_API_NOT_FOUND', `no shared device ${id}`);
@@ -227,6 +228,7 @@ export function failureOf(err: unknown): { status: number; code: string; message
       [ErrorCodes.SHARE_DEVICE_INVALID]: 400,
       [ErrorCodes.LIST_INVALID]: 400,
       [ErrorCodes.SYSPROXY_DENIED]: 403,
+      [ErrorCodes.SHARE_FIREWALL_FAILED]: 403,
     };
     return { status: status[err.code] ?? 502, code: err.code, message: err.message };
   }

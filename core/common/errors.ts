@@ -9,6 +9,8 @@ export const ErrorCodes = {
   CAPTURE_UNAVAILABLE: 'GH_ERR_CAPTURE_UNAVAILABLE',
   /** A shared device's name is not acceptable, or there are too many devices. */
   SHARE_DEVICE_INVALID: 'GH_ERR_SHARE_DEVICE_INVALID',
+  /** Letting the shared port in through the firewall failed or was refused (pkexec, the firewall's own tool). */
+  SHARE_FIREWALL_FAILED: 'GH_ERR_SHARE_FIREWALL_FAILED',
   ABORTED: 'GH_ERR_ABORTED',
   EGRESS_CONNECT_TIMEOUT: 'GH_ERR_EGRESS_CONNECT_TIMEOUT',
   EGRESS_CONNECT_REFUSED: 'GH_ERR_EGRESS_CONNECT_REFUSED',

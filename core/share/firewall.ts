@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { ErrorCodes, GatehopError } from '../common/index.js';
 
 /** What this computer's firewall does with the shared port, as far as Gatehop can read it. */
 export interface FirewallState {
@@ -7,6 +8,8 @@ export interface FirewallState {
   /** open: lets the port in; blocked: does not; unknown: could not tell (said in `detail`). */
   state: 'open' | 'blocked' | 'unknown';
   detail: string;
+  /** nftables: the chain that drops the port (where a rule letting it in goes). */
+  chain?: { family: string; table: string; name: string };
 }
 
 /** Runs a command, resolving its stdout, or null when it is missing, refused or failed. */
@@ -95,7 +98,12 @@ export function judgeRuleset(doc: NftDoc, port: number): FirewallState {
     }
     const final = decided ?? (chain.policy === 'drop' ? 'drop' : 'accept');
     if (final === 'drop')
-      return { tool: 'nftables', state: 'blocked', detail: `chain ${chain.table}/${chain.name} drops port ${port}` };
+      return {
+        tool: 'nftables',
+        state: 'blocked',
+        detail: `chain ${chain.table}/${chain.name} drops port ${port}`,
+        chain: { family: chain.family ?? 'inet', table: chain.table ?? '', name: chain.name ?? '' },
+      };
   }
   return { tool: 'nftables', state: 'open', detail: `nftables lets port ${port} in` };
 }
@@ -141,4 +149,39 @@ function covers(right: unknown, value: number | string): boolean {
     if (r.range && typeof value === 'number') return value >= r.range[0] && value <= r.range[1];
   }
   return right === value;
+}
+
+/**
+ * The commands that let TCP `port` in from `network` (the LAN's ADDRESS/PREFIX) on the firewall
+ * that blocks it: ufw's allow, firewalld's port (now and across reboots), or a rule at the top of
+ * the nftables chain that drops it. null where Gatehop cannot say (unknown, or nothing blocks).
+ */
+export function openingCommands(fw: FirewallState, port: number, network: string): string[][] | null {
+  if (fw.state !== 'blocked') return null;
+  const family = network.includes(':') ? 'ip6' : 'ip';
+  if (fw.tool === 'ufw') return [['ufw', 'allow', 'proto', 'tcp', 'from', network, 'to', 'any', 'port', String(port)]];
+  if (fw.tool === 'firewalld')
+    return [
+      ['firewall-cmd', `--add-port=${port}/tcp`],
+      ['firewall-cmd', '--permanent', `--add-port=${port}/tcp`],
+    ];
+  if (fw.tool === 'nftables' && fw.chain) {
+    const { family: f, table, name } = fw.chain;
+    return [
+      ['nft', 'insert', 'rule', f, table, name, family, 'saddr', network, 'tcp', 'dport', String(port), 'accept'],
+    ];
+  }
+  return null;
+}
+
+/** Runs one opening command to its end (pkexec waits for the password: up to two minutes). */
+export function runToEnd(argv: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(argv[0]!, argv.slice(1), { timeout: 120_000 }, (err, _stdout, stderr) => {
+      if (!err) return resolve();
+      const why =
+        (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${argv[0]} is not installed` : stderr.trim() || err.message;
+      reject(new GatehopError(ErrorCodes.SHARE_FIREWALL_FAILED, `${argv.join(' ')}: ${why}`, { cause: err }));
+    });
+  });
 }

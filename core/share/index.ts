@@ -9,4 +9,11 @@ export { DeviceBook, ENROL_MS, MAX_DEVICES, type DeviceKeeper, type ShareDevice 
 export { lanAddresses, type LanAddress } from './lan-addresses.js';
 export { phoneLang, PHONE_TEXT, type PhoneLang } from './phone-text.js';
 export { clashProfile } from './phone-page.js';
-export { firewallState, judgeRuleset, type FirewallState, type RunCommand } from './firewall.js';
+export {
+  firewallState,
+  judgeRuleset,
+  openingCommands,
+  runToEnd,
+  type FirewallState,
+  type RunCommand,
+} from './firewall.js';

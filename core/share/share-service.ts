@@ -2,7 +2,7 @@ import QRCode from 'qrcode';
 import { hostPort, type Endpoint, type Logger } from '../common/index.js';
 import type { ProxyOptions, ProxyServer, UserUsage } from '../proxy/index.js';
 import { DeviceBook, type DeviceKeeper, type ShareDevice } from './device-book.js';
-import { firewallState, type FirewallState, type RunCommand } from './firewall.js';
+import { firewallState, openingCommands, runToEnd, type FirewallState, type RunCommand } from './firewall.js';
 import { lanAddresses, type LanAddress } from './lan-addresses.js';
 import { pageUrl, phonePages } from './phone-page.js';
 
@@ -50,8 +50,11 @@ export interface ShareView {
   error: string | null;
   addresses: Array<{ address: string; interface: string; cidr: string }>;
   devices: SharedDeviceView[];
-  /** What the firewall does with the port, as last read (null: not read yet, or not listening). */
-  firewall: FirewallState | null;
+  /**
+   * What the firewall does with the port, as last read (null: not read yet, or not listening), and
+   * the commands that let it in where it blocks it ("Allow in the firewall" runs them).
+   */
+  firewall: (Omit<FirewallState, 'chain'> & { opening: string[] | null }) | null;
 }
 
 /**
@@ -167,8 +170,36 @@ export class ShareService {
       error: this.#error,
       addresses: addresses.map((a) => ({ address: a.address, interface: a.interface, cidr: a.cidr })),
       devices: this.devices.list().map((d) => this.#deviceView(d, at)),
-      firewall: this.#server ? (this.#firewall?.state ?? null) : null,
+      firewall: this.#server && this.#firewall ? this.#firewallView(this.#firewall.state, addresses[0]) : null,
     };
+  }
+
+  /**
+   * Lets the port in from this computer's first LAN network where the firewall blocks it ("Allow in
+   * the firewall"): the firewall's own command, run directly when Gatehop is root, else through
+   * pkexec (the desktop asks for the administrator's password). Resolves with the view read again;
+   * throws with the command to run by hand when it cannot.
+   */
+  async openFirewall(run: (argv: string[]) => Promise<void> = runToEnd): Promise<ShareView> {
+    const view = await this.freshView();
+    const lan = view.addresses[0];
+    // The reading itself (the view's copy leaves out the chain an nftables rule goes in).
+    const fw = this.#firewall?.state ?? null;
+    const commands = fw && lan ? openingCommands(fw, view.port, lan.cidr) : null;
+    if (!commands) return view;
+    const asRoot = process.getuid?.() === 0;
+    for (const argv of commands) await run(asRoot ? argv : ['pkexec', ...argv]);
+    this.#log.info(
+      { event: 'firewall-opened', port: view.port, commands: commands.map((c) => c.join(' ')) },
+      `let port ${view.port} in`,
+    );
+    this.#firewall = null;
+    return this.freshView();
+  }
+
+  #firewallView(fw: FirewallState, lan: LanAddress | undefined): ShareView['firewall'] {
+    const commands = lan ? openingCommands(fw, this.#bound?.port ?? this.opts.port, lan.cidr) : null;
+    return { tool: fw.tool, state: fw.state, detail: fw.detail, opening: commands?.map((c) => c.join(' ')) ?? null };
   }
 
   /** The view with the firewall read again if its last reading is older than a few seconds. */

@@ -223,8 +223,8 @@ describe.skipIf(!isRoot)('share with this network: a phone on the LAN uses this 
     expect([7, 52, 56], r.stderr).toContain(r.status);
   });
 
-  it("says what this computer's firewall does with the port, as the phone finds it (nftables)", async () => {
-    type Fw = { firewall: { tool: string | null; state: string; detail: string } | null };
+  it("says what this computer's firewall does with the port, as the phone finds it, and lets it in (nftables)", async () => {
+    type Fw = { firewall: { tool: string | null; state: string; detail: string; opening: string[] | null } | null };
     const fw = async (): Promise<Fw['firewall']> => {
       // The reading is kept a few seconds: wait past it.
       await new Promise((r) => setTimeout(r, 3_100));
@@ -242,8 +242,16 @@ describe.skipIf(!isRoot)('share with this network: a phone on the LAN uses this 
       // As said: the phone cannot connect.
       const r = fromPhone(['--max-time', '3', '-x', `http://${device.id}:${device.secret}@${lan}.1:1081`, target()]);
       expect(r.status).toBe(28);
-      home.exec(['nft', 'add', 'rule', 'inet', table, 'input', 'tcp', 'dport', '{ 22, 1081 }', 'accept']);
-      expect(await fw()).toMatchObject({ tool: 'nftables', state: 'open' });
+      // What "Allow in the firewall" runs (Gatehop is root here; a desktop user goes through pkexec).
+      const blocked = await fw();
+      expect(blocked!.opening).toEqual([
+        `nft insert rule inet ${table} input ip saddr ${lan}.0/24 tcp dport 1081 accept`,
+      ]);
+      const opened = api('/share/firewall', 'POST') as Fw;
+      expect(opened.firewall).toMatchObject({ tool: 'nftables', state: 'open', opening: null });
+      expect(home.exec(['nft', 'list', 'chain', 'inet', table, 'input'])).toContain(
+        `ip saddr ${lan}.0/24 tcp dport 1081 accept`,
+      );
       const through = fromPhone(['-x', `http://${device.id}:${device.secret}@${lan}.1:1081`, target()]);
       expect(through.stdout, through.stderr).toBe('hello from the LAN\n');
     } finally {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DeviceBook, ENROL_MS, MAX_DEVICES, type DeviceKeeper, type ShareDevice } from '../../core/share/index.js';
-import { clashProfile, judgeRuleset, lanAddresses, phoneLang } from '../../core/share/index.js';
+import { clashProfile, judgeRuleset, lanAddresses, openingCommands, phoneLang } from '../../core/share/index.js';
 
 function memoryKeeper(): DeviceKeeper & { rows: Map<string, ShareDevice>; saves: number } {
   const rows = new Map<string, ShareDevice>();
@@ -195,5 +195,41 @@ describe("reading the firewall's answer for the shared port (nftables JSON, as `
     );
     const mark = rule({ match: { op: '==', left: { meta: { key: 'mark' } }, right: 1 } }, { accept: null });
     expect(judgeRuleset(doc(chain('drop'), mark), 1081).state).toBe('unknown');
+  });
+});
+
+describe('"Allow in the firewall": the command each firewall takes to let the shared port in from the LAN', () => {
+  it('names ufw, firewalld (now and across reboots) or a rule at the top of the nftables chain that drops it', () => {
+    const blocked = (tool: 'ufw' | 'firewalld' | 'nftables') => ({ tool, state: 'blocked' as const, detail: '' });
+    expect(openingCommands(blocked('ufw'), 1081, '192.168.1.0/24')).toEqual([
+      ['ufw', 'allow', 'proto', 'tcp', 'from', '192.168.1.0/24', 'to', 'any', 'port', '1081'],
+    ]);
+    expect(openingCommands(blocked('firewalld'), 1081, '192.168.1.0/24')).toEqual([
+      ['firewall-cmd', '--add-port=1081/tcp'],
+      ['firewall-cmd', '--permanent', '--add-port=1081/tcp'],
+    ]);
+    const nft = { ...blocked('nftables'), chain: { family: 'inet', table: 'filter', name: 'input' } };
+    expect(openingCommands(nft, 1081, 'fd00::/64')).toEqual([
+      [
+        'nft',
+        'insert',
+        'rule',
+        'inet',
+        'filter',
+        'input',
+        'ip6',
+        'saddr',
+        'fd00::/64',
+        'tcp',
+        'dport',
+        '1081',
+        'accept',
+      ],
+    ]);
+  });
+
+  it('names nothing where nothing blocks or Gatehop cannot tell', () => {
+    expect(openingCommands({ tool: 'nftables', state: 'open', detail: '' }, 1081, '10.0.0.0/8')).toBeNull();
+    expect(openingCommands({ tool: null, state: 'unknown', detail: '' }, 1081, '10.0.0.0/8')).toBeNull();
   });
 });

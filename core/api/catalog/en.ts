@@ -58,6 +58,7 @@ export const en = {
       'If a device cannot connect, this computer’s firewall may block port {{port}}. Linux with ufw: sudo ufw allow from {{network}} to any port {{port}} proto tcp. Windows: allow Gatehop when Windows asks, or add an inbound rule for TCP port {{port}} on private networks. macOS: System Settings → Network → Firewall → Options → allow Gatehop.',
     firewallOpen: 'The firewall ({{tool}}) lets port {{port}} in.',
     firewallBlocked: 'The firewall ({{tool}}) blocks port {{port}}: devices cannot connect until it is allowed.',
+    allowFirewall: 'Allow in the firewall',
     deviceName: 'New device',
     namePlaceholder: 'e.g. Mum’s phone',
     add: 'Add',

@@ -62,6 +62,7 @@ export const fa: Catalog = {
     firewallOpen: 'دیوار آتش ({{tool}}) درگاه {{port}} را باز می‌گذارد.',
     firewallBlocked:
       'دیوار آتش ({{tool}}) درگاه {{port}} را می‌بندد: تا اجازه داده نشود دستگاه‌ها نمی‌توانند وصل شوند.',
+    allowFirewall: 'اجازه در دیوار آتش',
     deviceName: 'دستگاه تازه',
     namePlaceholder: 'مثلاً گوشی مادر',
     add: 'افزودن',

@@ -51,6 +51,7 @@ export const zhCN: Catalog = {
       '如果设备无法连接，可能是这台电脑的防火墙挡住了端口 {{port}}。Linux（ufw）：sudo ufw allow from {{network}} to any port {{port}} proto tcp。Windows：在 Windows 询问时允许 Gatehop，或为专用网络添加 TCP 端口 {{port}} 的入站规则。macOS：系统设置 → 网络 → 防火墙 → 选项 → 允许 Gatehop。',
     firewallOpen: '防火墙（{{tool}}）允许端口 {{port}} 连入。',
     firewallBlocked: '防火墙（{{tool}}）挡住了端口 {{port}}：放行之前设备无法连接。',
+    allowFirewall: '在防火墙中放行',
     deviceName: '新设备',
     namePlaceholder: '例如：妈妈的手机',
     add: '添加',

@@ -51,6 +51,7 @@ export const zhTW: Catalog = {
       '如果裝置無法連線，可能是這台電腦的防火牆擋住了連接埠 {{port}}。Linux（ufw）：sudo ufw allow from {{network}} to any port {{port}} proto tcp。Windows：在 Windows 詢問時允許 Gatehop，或為私人網路新增 TCP 連接埠 {{port}} 的輸入規則。macOS：系統設定 → 網路 → 防火牆 → 選項 → 允許 Gatehop。',
     firewallOpen: '防火牆（{{tool}}）允許連接埠 {{port}} 連入。',
     firewallBlocked: '防火牆（{{tool}}）擋住了連接埠 {{port}}：放行之前裝置無法連線。',
+    allowFirewall: '在防火牆中放行',
     deviceName: '新裝置',
     namePlaceholder: '例如：媽媽的手機',
     add: '新增',

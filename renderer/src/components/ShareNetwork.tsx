@@ -126,6 +126,25 @@ export function ShareNetwork() {
               )}`}
         </p>
       ) : null}
+      {state.listening && state.firewall?.state === 'blocked' && state.firewall.opening ? (
+        <div className="row" data-testid="share-firewall-open">
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              detach(
+                run(async () => {
+                  const r = await actions.openShareFirewall();
+                  if (r.ok) setState(r.value);
+                }),
+              )
+            }
+          >
+            {t('share.allowFirewall')}
+          </button>
+          <code dir="ltr">{state.firewall.opening.join(' && ')}</code>
+        </div>
+      ) : null}
       <form
         className="share-add"
         onSubmit={(e) => {

@@ -217,6 +217,7 @@ export function connectStore(store: AppStore, client: CoreClient) {
     /** "Share with this network" (#63): read, switched, devices added and revoked, a device's QR code. */
     getShare: () => client.call('getShare', {}),
     setShare: (enabled: boolean) => act('setShare', { enabled }),
+    openShareFirewall: () => act('openShareFirewall', {}),
     addShareDevice: (name: string) => act('addShareDevice', { name }),
     removeShareDevice: (id: string) => act('removeShareDevice', { id }),
     shareDeviceQr: (id: string) => client.call('getShareDeviceQr', { id }),
