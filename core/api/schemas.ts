@@ -12,3 +12,4 @@ export * from './schemas/nodes.js';
 export * from './schemas/requests.js';
 export * from './schemas/connections.js';
 export * from './schemas/clash.js';
+export * from './schemas/share.js';
