@@ -104,10 +104,10 @@ module.exports = {
     {
       name: 'share-is-a-listener-of-the-proxy',
       comment:
-        'core/share (the LAN listener, its devices and phone page) imports common and the proxy: it opens a ProxyServer the app makes, and knows no egress, tunnel or store',
+        'core/share (the LAN listener, its devices and phone page) imports common, reach (address forms) and the proxy: it opens a ProxyServer the app makes, and knows no egress, tunnel or store',
       severity: 'error',
       from: { path: '^core/share/' },
-      to: { path: '^core/(?!share/|common/|proxy/)' },
+      to: { path: '^core/(?!share/|common/|reach/|proxy/)' },
     },
     {
       name: 'capture-hands-flows-to-the-proxy',

@@ -11,7 +11,7 @@
  * Root: the namespaces and the rig.
  * Usage: npm run bench:share [-- --mib N --rounds N] [--short]
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import { statusSchema } from '../core/api/index.js';
 import { apiRequest } from '../test/helpers/admin-client.js';
 import { until } from '../test/helpers/fds.js';
-import { NetNs } from '../test/helpers/netns.js';
+import { phoneOnThisMachine, type NetNs } from '../test/helpers/netns.js';
 import { writeRigCliConfig } from '../test/helpers/rig-app.js';
 import { Rig } from '../test/rig/rig.js';
 import { coreEnv, coreV8Flags } from './lib/core-flags.js';
@@ -121,15 +121,9 @@ try {
   const tag = process.pid % 10_000;
   const clients: Client[] = [{ label: 'this machine', curl: ['curl', '--socks5-hostname', `127.0.0.1:${proxyPort}`] }];
   for (const n of [1, 2]) {
-    const ns = new NetNs();
-    phones.push(ns);
-    const host = `ghs${tag}h${n}`;
     const subnet = `10.${214 + n}.${tag % 250}`;
-    execFileSync('ip', ['link', 'add', host, 'type', 'veth', 'peer', 'name', `ghs${tag}p${n}`, 'netns', ns.name]);
-    execFileSync('ip', ['addr', 'add', `${subnet}.1/24`, 'dev', host]);
-    execFileSync('ip', ['link', 'set', host, 'up']);
-    ns.exec(['ip', 'addr', 'add', `${subnet}.2/24`, 'dev', `ghs${tag}p${n}`]);
-    ns.exec(['ip', 'link', 'set', `ghs${tag}p${n}`, 'up']);
+    const ns = phoneOnThisMachine(subnet);
+    phones.push(ns);
     const d = (await api('POST', '/share/devices', { name: `phone ${n}` })) as { id: string; proxyUrl: string };
     const secret = d.proxyUrl.split(':')[2]!.split('@')[0]!;
     if (n === 1)

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { ErrorCodes, GatehopError } from '../common/index.js';
+import { bareAddress, unmapIpv4 } from '../reach/index.js';
 
 /** A device the shared listener knows: its name, its generated password, where it enrolled from. */
 export interface ShareDevice {
@@ -104,6 +105,7 @@ export class DeviceBook {
     this.#bySecret.delete(d.secret);
     if (d.enrolledAddress !== null && this.#byAddress.get(d.enrolledAddress) === d)
       this.#byAddress.delete(d.enrolledAddress);
+    this.#persistedAt.delete(id);
     this.keeper?.remove(id);
     for (const fn of this.#listeners) fn(d);
     return true;
@@ -204,6 +206,6 @@ function randomId(): string {
 
 /** An address as sockets report it, IPv4-mapped unwrapped and any zone dropped; null if not an address. */
 export function normalAddress(address: string): string | null {
-  const a = address.split('%')[0]!.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+  const a = unmapIpv4(bareAddress(address));
   return isIP(a) === 0 ? null : a.toLowerCase();
 }

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { hostPort } from '../common/index.js';
+import { unmapIpv4 } from '../reach/index.js';
 import type { LocalPages } from '../proxy/index.js';
 import type { DeviceBook, ShareDevice } from './device-book.js';
 import { PHONE_TEXT, phoneLang, type PhoneText } from './phone-text.js';
@@ -26,7 +27,7 @@ export function phonePages(book: DeviceBook): LocalPages {
       const device = m ? book.bySecret(m[1]!) : null;
       if (!m || !device) return false;
       book.enrol(device, req.socket.remoteAddress ?? '');
-      const at = hostPort(unmapped(req.socket.localAddress ?? ''), req.socket.localPort ?? 0);
+      const at = hostPort(unmapIpv4(req.socket.localAddress ?? ''), req.socket.localPort ?? 0);
       if (m[2] === '/proxy.pac') {
         send(res, 'application/x-ns-proxy-autoconfig', pac() ?? allThroughPac(at));
       } else if (m[2] === '/clash.yaml') {
@@ -62,10 +63,6 @@ function allThroughPac(at: string): string {
   return `function FindProxyForURL(url, host) {\n  return "PROXY ${at}; SOCKS5 ${at}";\n}\n`;
 }
 
-function unmapped(address: string): string {
-  return address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
-}
-
 /**
  * A mihomo profile: one SOCKS5 proxy (this listener, with the device's password, UDP relayed) that
  * every connection goes through. Written to mihomo's documented format; no mihomo runs here to try it.
@@ -73,11 +70,11 @@ function unmapped(address: string): string {
 export function clashProfile(device: ShareDevice, localAddress: string, port: number): string {
   const q = (s: string): string => JSON.stringify(s);
   return [
-    `# Gatehop on ${unmapped(localAddress)}: every connection of ${device.name.replace(/[\r\n]/g, ' ')} goes through it.`,
+    `# Gatehop on ${unmapIpv4(localAddress)}: every connection of ${device.name.replace(/[\r\n]/g, ' ')} goes through it.`,
     'proxies:',
     '  - name: Gatehop',
     '    type: socks5',
-    `    server: ${q(unmapped(localAddress))}`,
+    `    server: ${q(unmapIpv4(localAddress))}`,
     `    port: ${port}`,
     `    username: ${q(device.id)}`,
     `    password: ${q(device.secret)}`,

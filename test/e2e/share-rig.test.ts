@@ -5,7 +5,7 @@
  * address alone, the phone's request leaves from the node: the rig's web server sees the node's
  * exit address.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { statusSchema } from '../../core/api/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { until } from '../helpers/fds.js';
 import { GatehopProcess } from '../helpers/gatehop-process.js';
-import { isRoot, NetNs } from '../helpers/netns.js';
+import { isRoot, phoneOnThisMachine, type NetNs } from '../helpers/netns.js';
 import { freePort } from '../helpers/ports.js';
 import { writeRigCliConfig } from '../helpers/rig-app.js';
 import { Rig } from '../rig/rig.js';
@@ -29,7 +29,6 @@ describe.skipIf(!isRoot)('a phone on the LAN goes out through a node, by the sha
   let token = '';
   let device = { id: '', secret: '', pageUrl: '' };
   const subnet = `10.${150 + (process.pid % 40)}.${Math.floor(Math.random() * 250)}`;
-  const hostDev = `ghsr${process.pid % 100000}`;
 
   beforeAll(async () => {
     rig = await Rig.up({ nodes: 0, openvpn: ['gcm-udp'] });
@@ -65,12 +64,7 @@ describe.skipIf(!isRoot)('a phone on the LAN goes out through a node, by the sha
       'a tunnel up',
     );
     // The phone: a namespace on a LAN of its own with this machine.
-    phone = new NetNs();
-    execFileSync('ip', ['link', 'add', hostDev, 'type', 'veth', 'peer', 'name', `${hostDev}p`, 'netns', phone.name]);
-    execFileSync('ip', ['addr', 'add', `${subnet}.1/24`, 'dev', hostDev]);
-    execFileSync('ip', ['link', 'set', hostDev, 'up']);
-    phone.exec(['ip', 'addr', 'add', `${subnet}.2/24`, 'dev', `${hostDev}p`]);
-    phone.exec(['ip', 'link', 'set', `${hostDev}p`, 'up']);
+    phone = phoneOnThisMachine(subnet);
     const d = (await apiRequest(admin, 'POST', '/share/devices', { token, body: { name: 'phone' } })).json<{
       id: string;
       proxyUrl: string;

@@ -94,3 +94,19 @@ export function lanPair(subnet: string): { a: NetNs; b: NetNs; aDev: string; bDe
   b.exec(['ip', 'link', 'set', bDev, 'up']);
   return { a, b, aDev, bDev };
 }
+
+/**
+ * A "phone" on a LAN with this machine itself: a new namespace joined to this one by a veth on
+ * `${subnet}.0/24`, this machine at `${subnet}.1`, the phone at `${subnet}.2` (for a core that runs
+ * here, beside the rig). close() on the namespace removes the link with it.
+ */
+export function phoneOnThisMachine(subnet: string): NetNs {
+  const phone = new NetNs();
+  const host = `ghp${randomBytes(4).toString('hex')}`.slice(0, 14);
+  execFileSync('ip', ['link', 'add', host, 'type', 'veth', 'peer', 'name', `${host}p`, 'netns', phone.name]);
+  execFileSync('ip', ['addr', 'add', `${subnet}.1/24`, 'dev', host]);
+  execFileSync('ip', ['link', 'set', host, 'up']);
+  phone.exec(['ip', 'addr', 'add', `${subnet}.2/24`, 'dev', `${host}p`]);
+  phone.exec(['ip', 'link', 'set', `${host}p`, 'up']);
+  return phone;
+}
