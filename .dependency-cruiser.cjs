@@ -1,6 +1,6 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, groups, health, selector, honesty, proxy, capture, sysproxy, share} → {router, egress}
+ *   app → {api, groups, health, selector, honesty, proxy, capture, sysproxy, share, traffic} → {router, egress}
  *       → {rules, netstack, ovpn, sstp, softether, vpngate, store} → reach → {contracts, common}
  * contracts holds only the interfaces several layers share (the Egress and its lease, a client
  * connection, the capture gateway's inbound): types, no code, importing nothing of core, so a front
@@ -14,12 +14,14 @@
  * where a flow goes; capture (`gatehop run`'s gateway, TUN mode) imports netstack and hands each flow
  * to the proxy through contracts' CaptureInbound; honesty checks a node through the Egress interface;
  * share (the LAN listener for other devices) opens a proxy the app makes and knows nothing below it;
+ * traffic (the ledger of where the bytes went, the closed connections) counts flow records the app
+ * hands it from the proxy and keeps them in the store;
  * sysproxy knows only common (OS proxy settings); rules names a target and never opens one;
  * netstack never knows about ovpn, sstp or softether, and the three tunnel clients never know each
  * other; every module is imported through its index.ts only; core never touches Electron or the
  * renderer.
  */
-const MID = '(api|health|groups|proxy|capture|selector|sysproxy|honesty|share)';
+const MID = '(api|health|groups|proxy|capture|selector|sysproxy|honesty|share|traffic)';
 const LOW = '(rules|netstack|ovpn|sstp|softether|vpngate|store)';
 
 module.exports = {
@@ -108,6 +110,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^core/share/' },
       to: { path: '^core/(?!share/|common/|reach/|proxy/)' },
+    },
+    {
+      name: 'traffic-counts-what-ended',
+      comment:
+        'core/traffic imports common, contracts (the FlowRecord) and store (its repository): it never sees a session, an egress or a rule',
+      severity: 'error',
+      from: { path: '^core/traffic/' },
+      to: { path: '^core/(?!traffic/|common/|contracts/|store/)' },
     },
     {
       name: 'capture-hands-flows-to-the-proxy',

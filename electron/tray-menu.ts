@@ -1,5 +1,5 @@
 import { failingShapeOf, recentMoveOf, type NodeDto, type Status, type SysproxyState } from '../core/api/index.js';
-import { countryNameIn, translate, type Language } from '../core/api/catalog/index.js';
+import { countryNameIn, formatBytesIn, translate, type Language } from '../core/api/catalog/index.js';
 import type { MenuItemOptions } from './electron-api.js';
 
 /** What the tray shows, gathered from the core. */
@@ -77,8 +77,20 @@ const sessions = (s: TrayState, n: number): string => t(s, 'sessions', { count: 
 const ms = (s: TrayState, v: number | null | undefined): string =>
   v === null || v === undefined ? '–' : t(s, 'ms', { value: Math.round(v) });
 
-/** "JP public-vpn-123 · 42 ms · 3 sessions" (tooltips are plain text on every platform). */
+/**
+ * "JP public-vpn-123 · 42 ms · 3 sessions" (tooltips are plain text on every platform), then today's
+ * bytes once there are any (#64).
+ */
 export function tooltipOf(s: TrayState, now = Date.now()): string {
+  const today = s.status?.trafficToday;
+  const total = today ? today.up + today.down : 0;
+  const line = stateTooltip(s, now);
+  if (!today || total === 0) return line;
+  const bytes = (n: number) => formatBytesIn(s.language, n);
+  return `${line}\n${t(s, 'tooltip.today', { total: bytes(total), tunnel: bytes(today.tunnel) })}`;
+}
+
+function stateTooltip(s: TrayState, now: number): string {
   const st = s.status;
   if (!st) return t(s, 'tooltip.none');
   if (st.egress === 'direct') return t(s, 'tooltip.direct', { sessions: sessions(s, st.sessions.active) });

@@ -12,6 +12,7 @@ import type { NodeList } from '../vpngate/index.js';
 import type { RouteMode, RuleTable } from '../rules/index.js';
 import type { HonestyRecord, Tampering } from '../honesty/index.js';
 import type { ShareService } from '../share/index.js';
+import type { TrafficBook } from '../traffic/index.js';
 
 /** What the admin API reads and steers; the app assembles it (the API never imports core/app). */
 export interface AdminCore {
@@ -81,6 +82,8 @@ export interface AdminCore {
   readonly forgetNodePath?: () => void;
   /** "Share with this network" (#63); null: not offered by this embedder. */
   readonly share?: ShareService | null;
+  /** Where the bytes went (#64); absent in embeddings without it. */
+  readonly traffic?: TrafficBook | null;
   /** The privacy opt-ins in force (config privacy; encryptedDns as the active tunnel does it, see the status schema). */
   readonly privacy?: () => { encryptedDns: boolean; encryptedDnsNext: boolean; httpsOnly: boolean };
 }

@@ -35,26 +35,10 @@ import {
   shareStateSchema,
   sharedDeviceSchema,
 } from './schemas.js';
-export type { ShareState, SharedDevice } from './schemas.js';
-
-export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** With `:name` segments, filled from the input's field of that name. */
-  path: string;
-  input: I;
-  output: O;
-  /** The HTTP status of success when not 200 (202 accepted, 204 no body). */
-  okStatus?: 202 | 204;
-  /** A body cap other than the API's 16 KiB. */
-  maxBodyBytes?: number;
-  /** A body that is not JSON (e.g. text/csv) is taken whole as this input field. */
-  textField?: string;
-}
-
-const op = <I extends z.ZodType, O extends z.ZodType>(o: Operation<I, O>): Operation<I, O> => o;
-const none = z.object({}).strict();
-const idParam = <K extends string>(name: K) =>
-  z.object({ [name]: z.string().min(1).max(255) } as Record<K, z.ZodString>).strict();
+export type { ShareState, SharedDevice, TrafficSummaryView, ClosedConnections, ClosedConnection } from './schemas.js';
+import { idParam, none, op, type Operation } from './op-shape.js';
+export type { Operation } from './op-shape.js';
+import { trafficOps } from './schemas/traffic.js';
 
 // ---- settings: what a user changes in the window ----
 
@@ -437,6 +421,7 @@ export const operations = {
     input: idParam('id'),
     output: z.object({ url: z.string(), png: z.string() }),
   }),
+  ...trafficOps,
   getSystemProxy: op({ method: 'GET', path: '/sysproxy', input: none, output: sysproxyStateSchema }),
   setSystemProxy: op({
     method: 'PUT',

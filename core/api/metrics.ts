@@ -414,6 +414,18 @@ export function createMetrics(core: AdminCore): Metrics {
     [],
     () => [[{}, totals.sum('retransmissions')]],
   );
+  // Where the bytes of ended flows went (#64), by route: the ledger's own counts since start.
+  mirrorCounter(
+    registry,
+    'gatehop_flow_bytes_total',
+    'Bytes of ended proxy flows, by route (TUNNEL, DIRECT, REJECT) and direction',
+    ['route', 'direction'],
+    () =>
+      [...(core.traffic?.sinceStart ?? [])].flatMap(([route, t]): Array<[Labels, number]> => [
+        [{ route, direction: 'up' }, t.up],
+        [{ route, direction: 'down' }, t.down],
+      ]),
+  );
   return {
     registry,
     observeSwitch: (ms) => switchDuration.observe(ms / 1000),

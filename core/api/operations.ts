@@ -6,6 +6,7 @@ import type { OpName, OpOutput, Operations, Settings } from './contract.js';
 const TEST_TIMEOUT_MS = 10_000;
 import type { z } from 'zod';
 import { ApiFailure, supported } from './http-util.js';
+import { trafficOperations } from './traffic-ops.js';
 import { allSessions, connectionsView, honestyOf, nodesView, routingView, statusView } from './views.js';
 
 /**
@@ -211,6 +212,7 @@ export function implementOperations(
         throw new ApiFailure(409, 'GH_ERR_SHARE_OFF', 'turn sharing on first: the code holds the address phones reach');
       return qr;
     },
+    ...trafficOperations(core),
     getSystemProxy: () => sysproxy().state(),
     setSystemProxy: ({ enabled }) => sysproxy().setEnabled(enabled),
   };

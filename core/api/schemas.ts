@@ -13,3 +13,4 @@ export * from './schemas/requests.js';
 export * from './schemas/connections.js';
 export * from './schemas/clash.js';
 export * from './schemas/share.js';
+export * from './schemas/traffic.js';

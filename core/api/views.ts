@@ -137,6 +137,7 @@ export function statusView(core: AdminCore, adminAddress: string | null): Status
       : null,
     listen: { proxy: core.proxyAddress, admin: adminAddress },
     ...(core.share ? { share: core.share.summary() } : {}),
+    ...(core.traffic ? { trafficToday: core.traffic.today() } : {}),
     capture: core.capture
       ? { ...core.capture.available(), programs: core.capture.sessions() }
       : { available: false, reason: 'embedding' as const, programs: [] },

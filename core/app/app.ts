@@ -43,6 +43,8 @@ import type { ReloadOutcome } from './reload.js';
 import { configReloader } from './reload-setup.js';
 import { systemProxyControl } from './system-proxy-setup.js';
 import { startShare } from './share-setup.js';
+import { countFlows, startTraffic } from './traffic-setup.js';
+import type { TrafficBook } from '../traffic/index.js';
 import type { ShareService } from '../share/index.js';
 import { captureAccess, startCapture } from './capture-setup.js';
 import type { CaptureServer } from '../capture/index.js';
@@ -54,6 +56,8 @@ export interface RunningApp {
   readonly proxy: ProxyServer;
   /** "Share with this network" (#63): the devices and the second listener. */
   readonly share: ShareService | null;
+  /** Where the bytes went (#64): the ledger and the closed connections. */
+  readonly traffic: TrafficBook;
   readonly egress: Egress;
   /** With --egress vpngate: the active and draining tunnels. */
   readonly manager: EgressManager | null;
@@ -244,6 +248,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     logger,
     routed,
   );
+  const traffic = startTraffic(store, network, logger);
+  countFlows(traffic, proxy, null);
   /** "Share with this network" (#63): a second ProxyServer on the same egress and routing. */
   let share: ShareService | null = null;
   let proxyAt: Endpoint;
@@ -301,6 +307,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       ['capture', () => capture?.close()],
       ['share', () => share?.close()],
       ['proxy', () => proxy.close()],
+      ['traffic', () => traffic.close()],
       ['direct-egress', () => (directEgress !== egress ? directEgress.close() : undefined)],
       ['egress', () => (manager ?? egress).close()],
       ['honesty-direct', () => pipeline?.honestyDirect.close()],
@@ -332,7 +339,11 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       config,
       () => current,
       store,
-      (o) => new ProxyServer(o, source, logger, routed),
+      (o) => {
+        const server = new ProxyServer(o, source, logger, routed);
+        countFlows(traffic, server, (user) => share?.devices.get(user)?.name ?? user);
+        return server;
+      },
       logger,
     );
     routing.start();
@@ -394,6 +405,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           forgetNodePath: pipeline ? () => pipeline.access.forgetPath() : undefined,
           routing: routingAccess(routing, settings, config.dataDir),
           share,
+          traffic,
         },
         config.admin,
         config,
@@ -416,6 +428,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     get share() {
       return share;
     },
+    traffic,
     egress,
     manager,
     // A getter: a reload may move the proxy.

@@ -57,6 +57,8 @@ export interface EgressStats {
  */
 export interface Egress {
   readonly id: string;
+  /** The VPN Gate node a tunnel egress runs through (absent for the host's own network). */
+  readonly nodeId?: string;
   readonly state: EgressState;
   readonly stats: Readonly<EgressStats>;
   connectTcp(host: string, port: number, opts?: ConnectTcpOptions): Promise<EgressTcpConnection>;

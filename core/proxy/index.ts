@@ -1,4 +1,4 @@
-export { ProxyServer, type UserUsage } from './proxy-server.js';
+export { ProxyServer, type UserUsage, type ProxyFlowEnd } from './proxy-server.js';
 export { proxyOptionsSchema, type ProxyOptions, type ClientCredentials, type LocalPages } from './options.js';
 export { Credentials, formatAuthLine, upsertAuthFile, hashPassword } from './credentials.js';
 export type { ProxyStats } from './proxy-stats.js';

@@ -1,12 +1,13 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ErrorCodes, GatehopError, type Endpoint, type Logger, detach } from '../common/index.js';
+import { ErrorCodes, GatehopError, Listeners, type Endpoint, type Logger, detach } from '../common/index.js';
 import type { EgressSource } from '../contracts/index.js';
 import { HttpSession } from './http-session.js';
 import type { ProxyOptions } from './options.js';
 import { createProxyStats, bump, type ProxyStats } from './proxy-stats.js';
 import type { ProxySession, SessionContext } from './session.js';
+import type { SessionFlowEnd } from './session-end.js';
 import type { ClientConnection } from '../contracts/index.js';
 import { CaptureSession } from './capture-session.js';
 import { UdpRelay } from './udp-relay.js';
@@ -21,6 +22,9 @@ const MAX_REFUSALS_IN_FLIGHT = 64;
 const SNIFF_TIMEOUT_MS = 10_000;
 
 /** One user's sessions and bytes on this listener (a shared device's counters). */
+/** A session's flow as it ended, with the session's number on this listener. */
+export type ProxyFlowEnd = SessionFlowEnd & { readonly sessionId: number };
+
 export interface UserUsage {
   sessionsActive: number;
   sessionsTotal: number;
@@ -40,6 +44,8 @@ export class ProxyServer {
   readonly #httpSessions = new WeakMap<Duplex, HttpSession>();
   /** Per user, its ended sessions' count and bytes (usageOf adds the live ones). */
   readonly #usage = new Map<string, { sessionsTotal: number; bytesUp: number; bytesDown: number }>();
+  /** Who hears each session's flow as it ends (the traffic ledger). */
+  readonly #flowEnds: Listeners<ProxyFlowEnd>;
   readonly #ctx: SessionContext;
   /** Who may connect (options.allowFrom). */
   #clients: ClientFilter;
@@ -51,6 +57,7 @@ export class ProxyServer {
 
   constructor(options: ProxyOptions, egress: EgressSource, logger: Logger, routing: Routing | null = null) {
     this.#log = logger.child({ component: 'proxy' });
+    this.#flowEnds = new Listeners(this.#log, 'flow end');
     this.#ctx = {
       options,
       stats: this.stats,
@@ -178,6 +185,11 @@ export class ProxyServer {
     return usage;
   }
 
+  /** `fn` hears each session that asked for a flow as it ends, after its bytes are final. Returns an unsubscribe. */
+  onFlowEnd(fn: (end: ProxyFlowEnd) => void): () => void {
+    return this.#flowEnds.add(fn);
+  }
+
   /** Forgets `user`'s totals (a device removed). */
   forgetUsage(user: string): void {
     this.#usage.delete(user);
@@ -291,6 +303,7 @@ export class ProxyServer {
     if (!this.#sessions.delete(session)) return;
     if (rejected) this.#refusing--;
     else this.stats.sessionsActive--;
+    if (session.ended) this.#flowEnds.emit({ sessionId: session.id, ...session.ended });
     const user = session.userName;
     if (user === undefined) return;
     // Users are those the credentials know (a file's, or the devices): the map is as bounded as they are.

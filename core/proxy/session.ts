@@ -13,7 +13,7 @@ import type { ProxyOptions } from './options.js';
 import { ConnectTimers } from './connect-timers.js';
 import { notThisMachine } from './not-this-machine.js';
 import { DownBytes } from './down-bytes.js';
-import { logSessionClosed } from './session-closed-log.js';
+import { flowEndOf, logSessionClosed, type SessionFlowEnd } from './session-end.js';
 import { bump, type ProxyStats } from './proxy-stats.js';
 import type { TcpQueues } from './tcp-queues.js';
 
@@ -43,8 +43,10 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
   readonly #down: DownBytes;
   /** Any byte from upstream yet (a session that moved none may be re-dialled at a switch). */
   #movedDown = false;
-  /** host:port of the upstream this session last dialled (null before its request). */
+  /** host:port this session last routed or dialled (null before its request). */
   target: string | null = null;
+  /** Its flow as it ended (null while open, or if it never asked for anything), for core/traffic. */
+  ended: SessionFlowEnd | null = null;
   readonly client: string;
   protected readonly log: Logger;
   protected readonly upstreams = new Set<Duplex>();
@@ -238,6 +240,7 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
     // The local program is looked up by a kernel socket's ports: a captured flow's program is known otherwise.
     const d = await this.ctx.router.decide(flow, s instanceof Socket ? s : undefined);
     this.decision = d;
+    this.target = `${host}:${port}`;
     this.#routedHost = host;
     bump(this.ctx.stats.routed, d.target);
     if (d.target === 'REJECT')
@@ -371,10 +374,7 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
 
   /** (Re)arms the idle timer: no bytes in either direction for idleTimeoutMs closes the session. */
   protected touch(): void {
-    if (this.#idleTimer) {
-      this.#idleTimer.refresh();
-      return;
-    }
+    if (this.#idleTimer) return void this.#idleTimer.refresh();
     if (this.#closed) return;
     this.#idleTimer = setTimeout(() => {
       this.ctx.stats.timeouts.idle++;
@@ -466,8 +466,7 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
   forceClose(reason: string, err?: Error): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#handshakeTimer) clearTimeout(this.#handshakeTimer);
-    if (this.#idleTimer) clearTimeout(this.#idleTimer);
+    for (const t of [this.#handshakeTimer, this.#idleTimer]) if (t) clearTimeout(t);
     this.#connects.abortAll(new GatehopError(ErrorCodes.SESSION_CLOSED, `session ${this.id} closed: ${reason}`));
     this.#gate?.cancel();
     this.#gate = null;
@@ -483,15 +482,14 @@ export abstract class ProxySession<S extends ClientConnection = ClientConnection
     this.onClose();
     if (this.#cut && this.socket.resetAndDestroy && !this.socket.destroyed) this.socket.resetAndDestroy();
     else if (!this.socket.destroyed) this.socket.destroy();
+    const { kind, client, user, target, decision, bytesUp, bytesDown, startedAt } = this;
+    const atEnd = { kind, client, user, target, decision, bytesUp, bytesDown, startedAt, cut: this.#cut };
+    this.ended = flowEndOf({ ...atEnd, egress: this.#lease?.egress ?? null }, reason, err);
     this.#lease?.release();
     this.#lease = null;
     this.#directLease?.release();
     this.#directLease = null;
-    logSessionClosed(
-      this.log,
-      { reason, kind: this.kind, bytesUp: this.bytesUp, bytesDown: this.bytesDown, startedAt: this.startedAt },
-      err,
-    );
+    logSessionClosed(this.log, { ...atEnd, reason }, err);
     this.#onClosed(this);
   }
 

@@ -40,7 +40,9 @@ const FAILED_LOOKUP_TTL_MS = 2_000;
 const MAX_NAMES = 4_096;
 /** A decision with the in-tunnel address it was made with, when a named flow's address was resolved for it. */
 function withAddress(d: Decision, f: Flow): Decision {
-  return typeof f.ip === 'string' && !isIP(f.host) ? { ...d, address: f.ip } : d;
+  const found = typeof f.ip === 'string' && !isIP(f.host) ? { ...d, address: f.ip } : d;
+  // The program a PROCESS-NAME rule looked up is kept for the traffic ledger (never looked up for it).
+  return f.process ? { ...found, program: f.process.name } : found;
 }
 
 /** Ports whose first client bytes are an HTTP head or a TLS ClientHello. */

@@ -47,6 +47,8 @@ export interface Decision {
    * it: a DIRECT flow is dialled there, never looked up again by name in clear (#45).
    */
   readonly address?: string;
+  /** The local program found while deciding (only when a PROCESS-NAME rule asked for it). */
+  readonly program?: string;
 }
 
 /** A rule needs what the flow does not carry yet: its address (resolved inside the tunnel) or its program. */

@@ -18,4 +18,7 @@ export type {
   StoreIncident,
   StoredHonesty,
   StoredShareDevice,
+  TrafficRow,
+  TrafficNetwork,
 } from './types.js';
+export type { TrafficRepo } from './traffic-repo.js';

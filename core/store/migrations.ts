@@ -92,4 +92,30 @@ export const MIGRATIONS: readonly string[] = [
      enrolled_address TEXT,
      enrolled_until INTEGER
    );`,
+  // v8: where the bytes went (#64): per local day, network, node, route, rule, program and device,
+  // with each network's label; and the closed connections, kept here only when the user says so.
+  `CREATE TABLE traffic_days (
+     day TEXT NOT NULL,
+     network TEXT NOT NULL,
+     node TEXT NOT NULL,
+     route TEXT NOT NULL,
+     rule TEXT NOT NULL,
+     program TEXT NOT NULL,
+     device TEXT NOT NULL,
+     bytes_up INTEGER NOT NULL,
+     bytes_down INTEGER NOT NULL,
+     flows INTEGER NOT NULL,
+     PRIMARY KEY (day, network, node, route, rule, program, device)
+   ) WITHOUT ROWID;
+   CREATE TABLE traffic_networks (
+     key TEXT PRIMARY KEY,
+     label TEXT NOT NULL,
+     first_seen INTEGER NOT NULL,
+     last_seen INTEGER NOT NULL
+   );
+   CREATE TABLE closed_flows (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     ended_at INTEGER NOT NULL,
+     record_json TEXT NOT NULL
+   );`,
 ];

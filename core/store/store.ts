@@ -10,6 +10,7 @@ import { readCachedList, readListSources } from './read-only.js';
 import { SelectionRepo } from './selection-repo.js';
 import { SettingsRepo, WEAK_TLS_KEY } from './settings-repo.js';
 import { ShareDeviceRepo } from './share-device-repo.js';
+import { TrafficRepo } from './traffic-repo.js';
 import type {
   LatencySample,
   NodeHistory,
@@ -59,6 +60,8 @@ export class Store {
   readonly #honesty: HonestyRepo;
   readonly #proxySnapshot: ProxySnapshotRepo;
   readonly #shareDevices: ShareDeviceRepo;
+  /** The traffic ledger's rows and kept closed connections (#64): core/traffic's own repository. */
+  readonly traffic: TrafficRepo;
 
   constructor(opts: StoreOptions) {
     const log = opts.logger.child({ component: 'store' });
@@ -72,6 +75,7 @@ export class Store {
     this.#honesty = new HonestyRepo(this.#db);
     this.#proxySnapshot = new ProxySnapshotRepo(this.#db, log);
     this.#shareDevices = new ShareDeviceRepo(this.#db);
+    this.traffic = new TrafficRepo(this.#db);
   }
 
   /** The cached node list of a database file, read-only (`gatehop check`); see read-only.ts. */

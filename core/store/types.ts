@@ -101,3 +101,25 @@ export interface StoredShareDevice {
   enrolledAddress: string | null;
   enrolledUntil: number | null;
 }
+
+/** One row of the traffic ledger (#64): a local day's bytes for one combination; '' where a part is unknown. */
+export interface TrafficRow {
+  day: string;
+  network: string;
+  node: string;
+  route: string;
+  rule: string;
+  program: string;
+  device: string;
+  bytesUp: number;
+  bytesDown: number;
+  flows: number;
+}
+
+/** A network the ledger has seen: its key (the protocol memory's) and what the user is shown. */
+export interface TrafficNetwork {
+  key: string;
+  label: string;
+  firstSeen: number;
+  lastSeen: number;
+}

@@ -8,6 +8,7 @@ import { Logs } from './views/Logs.js';
 import { Nodes } from './views/Nodes.js';
 import { Overview } from './views/Overview.js';
 import { Settings } from './views/Settings.js';
+import { Traffic } from './views/Traffic.js';
 import { Banner } from './components/Banner.js';
 import { useApp } from './components/context.js';
 import { Header, panelId, tabId } from './components/Header.js';
@@ -45,6 +46,8 @@ export function App({ languages }: { languages: readonly string[] }) {
           <Latency />
         ) : view === 'connections' ? (
           <Connections />
+        ) : view === 'traffic' ? (
+          <Traffic />
         ) : view === 'logs' ? (
           <Logs />
         ) : (

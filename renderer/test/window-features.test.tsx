@@ -158,8 +158,11 @@ describe('what people reach for', () => {
         startedAt: 1,
       },
     ] as never);
-    mount(<Connections />, store, { loadConnections: async () => undefined } as Partial<Actions>);
-    fireEvent.change(screen.getByRole('searchbox'), { target: { value: 'files' } });
+    mount(<Connections />, store, {
+      loadConnections: async () => undefined,
+      closedConnections: async () => ({ ok: true, value: { connections: [], held: 0, max: 1000, kept: false } }),
+    } as Partial<Actions>);
+    fireEvent.change(screen.getByPlaceholderText('client, target or node'), { target: { value: 'files' } });
     expect(screen.getAllByRole('row')).toHaveLength(2); // the header and one session
     expect(screen.getByText('files.test:80')).toBeTruthy();
   });

@@ -225,7 +225,7 @@ describe('accessibility', () => {
       store,
     );
     const tabs = screen.getAllByRole('tab');
-    expect(tabs.map((t) => t.getAttribute('tabindex'))).toEqual(['0', '-1', '-1', '-1', '-1', '-1']);
+    expect(tabs.map((t) => t.getAttribute('tabindex'))).toEqual(['0', '-1', '-1', '-1', '-1', '-1', '-1']);
     expect(tabs[0]!.getAttribute('aria-controls')).toBe('panel-overview');
     tabs[0]!.focus();
     fireEvent.keyDown(tabs[0]!, { key: 'ArrowRight' });

@@ -469,6 +469,10 @@ describe('the IPC round trip', () => {
       addShareDevice: { name: 'TV' },
       removeShareDevice: { id: 'nobody' },
       getShareDeviceQr: { id: 'nobody' },
+      getTraffic: { days: 7, nodesOnly: true },
+      getClosedConnections: { q: 'example', limit: 10 },
+      exportTraffic: { days: 1 },
+      setTrafficOptions: { retentionDays: 30 },
     };
     // Restart last: it ends this core (the desktop app relaunches itself).
     for (const name of opNames.filter((n) => n !== 'restart')) {

@@ -113,6 +113,22 @@ describe('layering lint', () => {
     expect(bad.out).toMatch(/share-is-a-listener-of-the-proxy/);
   });
 
+  it('lets the traffic ledger keep rows in the store but never see a session of the proxy (#64)', async () => {
+    const ok = await cruise({
+      'core/store/index.ts': 'export class TrafficRepo {}\n',
+      'core/contracts/index.ts': 'export interface FlowRecord { id: string }\n',
+      'core/traffic/index.ts':
+        "import type { TrafficRepo } from '../store/index.js';\nimport type { FlowRecord } from '../contracts/index.js';\nexport type T = [TrafficRepo, FlowRecord];\n",
+    });
+    expect(ok.code).toBe(0);
+    const bad = await cruise({
+      'core/proxy/index.ts': 'export class ProxyServer {}\n',
+      'core/traffic/index.ts': "import { ProxyServer } from '../proxy/index.js';\nexport const x = ProxyServer;\n",
+    });
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toMatch(/traffic-counts-what-ended/);
+  });
+
   it('fails netstack knowing about ovpn', async () => {
     const r = await cruise({
       'core/ovpn/index.ts': 'export const o = 1;\n',

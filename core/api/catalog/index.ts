@@ -80,6 +80,20 @@ export function formatValue(lang: string, value: unknown): string {
   return f.format(value);
 }
 
+/** A byte count as the window and the tray show it: 1 decimal below GiB, 2 at or above, in the language's digits. */
+export function formatBytesIn(lang: string, n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'] as const;
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  const digits = i === 0 ? 0 : i >= 3 ? 2 : 1;
+  const f = new Intl.NumberFormat(lang, { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return `${f.format(v)} ${units[i]}`;
+}
+
 const regionNames = new Map<string, Intl.DisplayNames | null>();
 
 /**

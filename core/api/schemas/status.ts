@@ -152,6 +152,8 @@ export const statusSchema = z.object({
   share: z
     .object({ enabled: z.boolean(), listening: z.boolean(), port: z.number().int(), devices: z.number().int() })
     .optional(),
+  /** Today's bytes (#64): both ways, and of them through nodes. Absent: an older core, or an embedding without the ledger. */
+  trafficToday: z.object({ day: z.string(), up: z.number(), down: z.number(), tunnel: z.number() }).optional(),
   /** `gatehop run` (Linux): whether it works here (and why not), and the programs captured now. Absent: an older core. */
   capture: z
     .object({

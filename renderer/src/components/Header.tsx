@@ -5,7 +5,7 @@ import { useActions, useApp } from './context.js';
 import { detach } from '../detach.js';
 import { RouteModeSwitch } from './Routing.js';
 
-const VIEWS: View[] = ['overview', 'nodes', 'latency', 'connections', 'logs', 'settings'];
+const VIEWS: View[] = ['overview', 'nodes', 'latency', 'connections', 'traffic', 'logs', 'settings'];
 
 /** The tab id and panel id of a view, so the tablist and the one tabpanel name each other. */
 export const tabId = (v: View): string => `tab-${v}`;

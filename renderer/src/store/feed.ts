@@ -221,6 +221,12 @@ export function connectStore(store: AppStore, client: CoreClient) {
     addShareDevice: (name: string) => act('addShareDevice', { name }),
     removeShareDevice: (id: string) => act('removeShareDevice', { id }),
     shareDeviceQr: (id: string) => client.call('getShareDeviceQr', { id }),
+    /** Where the bytes went (#64): the ledger's summary, the closed connections, export, erase, options. */
+    getTraffic: (days: number, nodesOnly: boolean) => client.call('getTraffic', { days, nodesOnly }),
+    closedConnections: (q: string, limit: number) => client.call('getClosedConnections', { q, limit }),
+    exportTraffic: (days: number) => act('exportTraffic', { days }),
+    eraseTraffic: () => act('eraseTraffic', {}),
+    setTrafficOptions: (change: OpInput<'setTrafficOptions'>) => act('setTrafficOptions', change),
     setSystemProxy: async (enabled: boolean) => {
       const r = await act('setSystemProxy', { enabled });
       if (r.ok) s().setSysproxy(r.value);

@@ -35,5 +35,5 @@ export type LatencySample = z.infer<typeof latencySampleSchema>;
 export type LogLine = z.infer<typeof logEventSchema>;
 export type ConnectionDto = z.infer<typeof connectionsSchema>['connections'][number];
 export type RefreshProgress = EventMap['refresh'];
-export type View = 'overview' | 'nodes' | 'latency' | 'connections' | 'logs' | 'settings';
+export type View = 'overview' | 'nodes' | 'latency' | 'connections' | 'traffic' | 'logs' | 'settings';
 export type Loadable = 'loading' | 'ready' | 'error';

@@ -6,6 +6,7 @@ import { useWindowedRows } from '../components/use-windowed-rows.js';
 import { formatBytes, formatCountdown } from '../format.js';
 import { nodeIndex } from '../store/nodes-slice.js';
 import { detach } from '../detach.js';
+import { ClosedConnections } from '../components/ClosedConnections.js';
 
 /** Live sessions, re-read every 2 s while this view is open (there is no per-byte event). */
 export function Connections() {
@@ -118,6 +119,7 @@ export function Connections() {
           </table>
         </div>
       )}
+      <ClosedConnections />
     </section>
   );
 }
