@@ -35,6 +35,7 @@ import {
 import { importRulesCommand } from './commands/clash-import-command.js';
 import { fail, readStdin, subcommandConfig } from './commands/cli-support.js';
 import { shareCommand } from './commands/share-command.js';
+import { trafficCommand } from './commands/traffic-command.js';
 import { sysproxyCommand } from './commands/sysproxy-command.js';
 import { serviceInstall, serviceUninstall } from './commands/service-command.js';
 import { collect, flagsToConfig, positiveInt, upstreamNodes, type RunFlags } from './commands/run-flags.js';
@@ -433,6 +434,18 @@ export function buildCli(): Command {
           : shareCommand(name, undefined, args[0] as { dataDir?: string; config?: string }),
       );
   }
+
+  program
+    .command('traffic')
+    .description('where the bytes went: by node, network, route, rule, program and device, on a running Gatehop')
+    .option('--days <n>', 'the last this many days, today included', '30')
+    .option('--nodes-only', 'only what went through nodes')
+    .option('--csv', "print the ledger's rows as CSV instead")
+    .option('--data-dir <dir>', 'the data directory the daemon uses')
+    .option('--config <file>', 'the config file the daemon uses')
+    .action((opts: { days?: string; nodesOnly?: boolean; csv?: boolean; dataDir?: string; config?: string }) =>
+      trafficCommand(opts),
+    );
 
   const service = program
     .command('service')

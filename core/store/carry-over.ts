@@ -1,7 +1,12 @@
 import type { Connection } from './sql.js';
 
-/** The tables whose rows a fresh file takes over from a damaged one, each as far as it reads. */
+/**
+ * The tables whose rows a fresh file takes over from a damaged one, each as far as it reads. The
+ * traffic ledger's sums (up to 500,000 rows) start afresh: carrying them would read them all into
+ * memory at once, at start-up.
+ */
 const CARRIED_TABLES = [
+  'share_devices',
   'node_honesty',
   'selection',
   'settings',

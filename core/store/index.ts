@@ -20,5 +20,9 @@ export type {
   StoredShareDevice,
   TrafficRow,
   TrafficNetwork,
+  TrafficSums,
+  TrafficAggregates,
+  TrafficDimension,
 } from './types.js';
+export { TRAFFIC_DIMENSIONS } from './types.js';
 export type { TrafficRepo } from './traffic-repo.js';

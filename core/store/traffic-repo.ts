@@ -1,5 +1,5 @@
 import type { DbAccess } from './sql.js';
-import type { TrafficNetwork, TrafficRow } from './types.js';
+import { TRAFFIC_DIMENSIONS, type TrafficAggregates, type TrafficNetwork, type TrafficRow } from './types.js';
 
 interface TrafficRowDb {
   day: string;
@@ -82,6 +82,31 @@ export class TrafficRepo {
       bytesDown: r.bytes_down,
       flows: r.flows,
     }));
+  }
+
+  /**
+   * Days `from`..`to` added up in SQLite (by day and route, and by each dimension), optionally only
+   * the rows through nodes: the window's summary without reading every row into JavaScript.
+   */
+  trafficAggregates(from: string, to: string, nodesOnly: boolean): TrafficAggregates {
+    const where = `WHERE day >= ? AND day <= ?${nodesOnly ? " AND route = 'TUNNEL'" : ''}`;
+    const sums = 'SUM(bytes_up) AS up, SUM(bytes_down) AS down, SUM(flows) AS flows';
+    const empty: TrafficAggregates = {
+      days: [],
+      parts: { node: [], network: [], route: [], rule: [], program: [], device: [] },
+    };
+    return this.db.read(
+      'add traffic up',
+      (q) => {
+        const out: TrafficAggregates = { days: [], parts: { ...empty.parts } };
+        out.days = q.all(`SELECT day, route, ${sums} FROM traffic_days ${where} GROUP BY day, route`, from, to);
+        // The dimension is one of six fixed column names, never input.
+        for (const d of TRAFFIC_DIMENSIONS)
+          out.parts[d] = q.all(`SELECT ${d} AS key, ${sums} FROM traffic_days ${where} GROUP BY ${d}`, from, to);
+        return out;
+      },
+      empty,
+    );
   }
 
   trafficNetworks(): TrafficNetwork[] {

@@ -123,3 +123,25 @@ export interface TrafficNetwork {
   firstSeen: number;
   lastSeen: number;
 }
+
+/** Sums of bytes and flows (#64). */
+export interface TrafficSums {
+  up: number;
+  down: number;
+  flows: number;
+}
+
+/** A ledger's rows added up (#64): by day and route, and by each dimension alone. */
+export interface TrafficAggregates {
+  days: Array<TrafficSums & { day: string; route: string }>;
+  parts: Record<TrafficDimension, Array<TrafficSums & { key: string }>>;
+}
+export type TrafficDimension = 'node' | 'network' | 'route' | 'rule' | 'program' | 'device';
+export const TRAFFIC_DIMENSIONS: readonly TrafficDimension[] = [
+  'node',
+  'network',
+  'route',
+  'rule',
+  'program',
+  'device',
+];

@@ -13,6 +13,11 @@ export interface FlowPlace {
 
 const cut = (s: string | null): string => (s ?? '').slice(0, MAX_PART_CHARS);
 
+/** The combination a row counts (everything but its sums): one row per key and day. */
+export function rowKey(r: TrafficRow): string {
+  return [r.day, r.network, r.node, r.route, r.rule, r.program, r.device].join('\0');
+}
+
 /**
  * The rows not yet written: each ended flow's bytes added to its day's row for its combination
  * (network, node, route, rule, program, device). Flushing hands them over and starts afresh; a
@@ -35,7 +40,7 @@ export class TrafficLedger {
       bytesDown: 0,
       flows: 0,
     };
-    const key = [row.day, row.network, row.node, row.route, row.rule, row.program, row.device].join('\0');
+    const key = rowKey(row);
     const had = this.#pending.get(key) ?? row;
     had.bytesUp += r.bytesUp;
     had.bytesDown += r.bytesDown;

@@ -1,11 +1,13 @@
-import type { TrafficRow } from '../store/index.js';
+import {
+  TRAFFIC_DIMENSIONS,
+  type TrafficAggregates,
+  type TrafficDimension,
+  type TrafficRow,
+  type TrafficSums,
+} from '../store/index.js';
 import { daysBefore } from './day.js';
 
-export interface TrafficTotals {
-  up: number;
-  down: number;
-  flows: number;
-}
+export type TrafficTotals = TrafficSums;
 
 /** One part of a breakdown: its key as stored ('' = unknown or none) and the name the user is shown. */
 export interface TrafficPart extends TrafficTotals {
@@ -41,16 +43,49 @@ export interface TrafficSummary {
 /** Parts listed per breakdown (the largest; what is left is summed in one more part, key '…'). */
 export const TOP_PARTS = 20;
 
-type Dimension = 'node' | 'network' | 'route' | 'rule' | 'program' | 'device';
+export interface TrafficRange {
+  from: string;
+  to: string;
+  nodesOnly: boolean;
+}
+
+/** Rows (the ones not written yet, or a core's without a database) added up as SQLite adds the table up. */
+export function aggregate(rows: readonly TrafficRow[], range: TrafficRange): TrafficAggregates {
+  const days = new Map<string, TrafficAggregates['days'][number]>();
+  const parts = Object.fromEntries(
+    TRAFFIC_DIMENSIONS.map((d) => [d, new Map<string, TrafficSums & { key: string }>()]),
+  );
+  for (const r of rows) {
+    if (r.day < range.from || r.day > range.to || (range.nodesOnly && r.route !== 'TUNNEL')) continue;
+    const dayKey = `${r.day}\0${r.route}`;
+    add(days, dayKey, { day: r.day, route: r.route }, r);
+    for (const d of TRAFFIC_DIMENSIONS) add(parts[d]!, r[d], { key: r[d] }, r);
+  }
+  return {
+    days: [...days.values()],
+    parts: Object.fromEntries(
+      TRAFFIC_DIMENSIONS.map((d) => [d, [...parts[d]!.values()]]),
+    ) as TrafficAggregates['parts'],
+  };
+}
+
+function add<T extends object>(m: Map<string, T & TrafficSums>, key: string, base: T, r: TrafficRow): void {
+  const t = m.get(key) ?? { ...base, up: 0, down: 0, flows: 0 };
+  t.up += r.bytesUp;
+  t.down += r.bytesDown;
+  t.flows += r.flows;
+  m.set(key, t);
+}
 
 /**
- * Adds the rows of days `from`..`to` up by day and by each dimension. `label` names a part (a
- * network's key is a hash; its label is what the user recognises).
+ * The summary of `range` from aggregates (the database's and the pending rows'): every day of the
+ * range, each breakdown's largest parts. `label` names a part (a network's key is a hash; its
+ * label is what the user recognises).
  */
 export function summarize(
-  rows: readonly TrafficRow[],
-  range: { from: string; to: string; nodesOnly: boolean },
-  label: (dimension: Dimension, key: string) => string,
+  sources: readonly TrafficAggregates[],
+  range: TrafficRange,
+  label: (dimension: TrafficDimension, key: string) => string,
 ): TrafficSummary {
   const days = new Map<string, TrafficDay>();
   const lastNoon = Date.parse(`${range.to}T12:00:00`); // local time: the user's days
@@ -60,37 +95,32 @@ export function summarize(
     days.set(d, { day: d, tunnel: 0, direct: 0, up: 0, down: 0 });
   }
   const total: TrafficTotals = { up: 0, down: 0, flows: 0 };
-  const parts: Record<Dimension, Map<string, TrafficTotals>> = {
-    node: new Map(),
-    network: new Map(),
-    route: new Map(),
-    rule: new Map(),
-    program: new Map(),
-    device: new Map(),
-  };
-  for (const r of rows) {
-    if (r.day < range.from || r.day > range.to) continue;
-    if (range.nodesOnly && r.route !== 'TUNNEL') continue;
-    total.up += r.bytesUp;
-    total.down += r.bytesDown;
-    total.flows += r.flows;
-    const day = days.get(r.day);
-    if (day) {
-      day.up += r.bytesUp;
-      day.down += r.bytesDown;
-      if (r.route === 'TUNNEL') day.tunnel += r.bytesUp + r.bytesDown;
-      else if (r.route === 'DIRECT') day.direct += r.bytesUp + r.bytesDown;
+  const parts = Object.fromEntries(TRAFFIC_DIMENSIONS.map((d) => [d, new Map<string, TrafficTotals>()])) as Record<
+    TrafficDimension,
+    Map<string, TrafficTotals>
+  >;
+  for (const s of sources) {
+    for (const r of s.days) {
+      total.up += r.up;
+      total.down += r.down;
+      total.flows += r.flows;
+      const day = days.get(r.day);
+      if (!day) continue;
+      day.up += r.up;
+      day.down += r.down;
+      if (r.route === 'TUNNEL') day.tunnel += r.up + r.down;
+      else if (r.route === 'DIRECT') day.direct += r.up + r.down;
     }
-    for (const dim of Object.keys(parts) as Dimension[]) {
-      const m = parts[dim];
-      const t = m.get(r[dim]) ?? { up: 0, down: 0, flows: 0 };
-      t.up += r.bytesUp;
-      t.down += r.bytesDown;
-      t.flows += r.flows;
-      m.set(r[dim], t);
-    }
+    for (const d of TRAFFIC_DIMENSIONS)
+      for (const p of s.parts[d]) {
+        const t = parts[d].get(p.key) ?? { up: 0, down: 0, flows: 0 };
+        t.up += p.up;
+        t.down += p.down;
+        t.flows += p.flows;
+        parts[d].set(p.key, t);
+      }
   }
-  const top = (dim: Dimension): TrafficPart[] => {
+  const top = (dim: TrafficDimension): TrafficPart[] => {
     const all = [...parts[dim]].map(([key, t]) => ({ key, label: label(dim, key), ...t }));
     all.sort((a, b) => b.up + b.down - (a.up + a.down) || a.key.localeCompare(b.key));
     if (all.length <= TOP_PARTS) return all;

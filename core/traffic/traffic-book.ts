@@ -1,10 +1,10 @@
 import type { Logger } from '../common/index.js';
 import type { FlowRecord } from '../contracts/index.js';
-import type { TrafficNetwork, TrafficRepo, TrafficRow } from '../store/index.js';
+import type { TrafficAggregates, TrafficNetwork, TrafficRepo, TrafficRow } from '../store/index.js';
 import { ClosedFlows } from './closed-flows.js';
 import { trafficCsv } from './csv.js';
 import { dayOf, daysBefore } from './day.js';
-import { TrafficLedger } from './ledger.js';
+import { TrafficLedger, rowKey } from './ledger.js';
 import {
   MAX_LEDGER_ROWS,
   TRAFFIC_OPTIONS_KEY,
@@ -12,7 +12,7 @@ import {
   trafficOptionsSchema,
   type TrafficOptions,
 } from './options.js';
-import { summarize, type TrafficSummary } from './summary.js';
+import { aggregate, summarize, type TrafficRange, type TrafficSummary } from './summary.js';
 
 /** How often counted rows are written (and the retention applied). */
 const FLUSH_MS = 30_000;
@@ -56,6 +56,13 @@ export class TrafficBook {
   readonly #log: Logger;
   readonly #now: () => number;
   #options: TrafficOptions;
+  /**
+   * The written rows added up, as the window polls them: the days before today per range asked
+   * (they change only when a flush writes a late row for them, a prune or an erase: a year's sum
+   * is read once a day, not every 30 s), and today's (read again after every flush).
+   */
+  readonly #pastAggregates = new Map<string, TrafficAggregates>();
+  readonly #todayAggregates = new Map<string, TrafficAggregates>();
   /** Today's written rows added up (null: read again; every flush and erase clears it). */
   #writtenToday: (TrafficToday & { day: string }) | null = null;
   #timer: NodeJS.Timeout | null;
@@ -98,7 +105,7 @@ export class TrafficBook {
   summary(days: number, nodesOnly: boolean): TrafficSummary {
     const now = this.#now();
     const range = { from: daysBefore(now, days - 1), to: dayOf(now), nodesOnly };
-    return summarize(this.#rows(range.from, range.to), range, (dim, key) =>
+    return summarize([...this.#writtenAggregates(range), aggregate(this.#ledger.pending, range)], range, (dim, key) =>
       dim === 'network' ? (this.#networks.get(key)?.label ?? key) : key,
     );
   }
@@ -148,6 +155,8 @@ export class TrafficBook {
     this.#ledger.clear();
     this.#memory.clear();
     this.#writtenToday = null;
+    this.#pastAggregates.clear();
+    this.#todayAggregates.clear();
     this.#closed.clear();
     this.#networks.clear();
     this.#networksSeen.clear();
@@ -165,9 +174,12 @@ export class TrafficBook {
     const rows = this.#ledger.take();
     const fresh = this.#closed.takeNew();
     this.#writtenToday = null;
+    this.#todayAggregates.clear();
+    if (rows.some((r) => r.day < dayOf(now))) this.#pastAggregates.clear(); // a flow that ended before midnight
     if (!repo) {
       for (const r of rows) this.#addToMemory(r);
       for (const [k, r] of this.#memory) if (r.day < cutoff) this.#memory.delete(k);
+      this.#pastAggregates.clear(); // memory is cheap to add up again
       return;
     }
     repo.addTraffic(rows, networks);
@@ -192,13 +204,37 @@ export class TrafficBook {
     return [...this.#written(from, to), ...this.#ledger.pending.filter((r) => r.day >= from && r.day <= to)];
   }
 
+  /** What the database (or memory) holds for `range`: the days before today, and today. */
+  #writtenAggregates(range: TrafficRange): TrafficAggregates[] {
+    const today = dayOf(this.#now());
+    const past = { ...range, to: daysBefore(this.#now(), 1) };
+    const sources: TrafficAggregates[] = [];
+    if (past.to >= range.from) sources.push(this.#cached(this.#pastAggregates, past));
+    if (range.to === today) sources.push(this.#cached(this.#todayAggregates, { ...range, from: today }));
+    return sources;
+  }
+
+  #cached(cache: Map<string, TrafficAggregates>, range: TrafficRange): TrafficAggregates {
+    const key = `${range.from} ${range.to} ${range.nodesOnly}`;
+    let a = cache.get(key);
+    if (!a) {
+      const repo = this.#opts.repo;
+      a = repo
+        ? repo.trafficAggregates(range.from, range.to, range.nodesOnly)
+        : aggregate([...this.#memory.values()], range);
+      if (cache.size >= 8) cache.clear(); // a handful of ranges (the day changes the keys); the window asks one at a time
+      cache.set(key, a);
+    }
+    return a;
+  }
+
   #written(from: string, to: string): TrafficRow[] {
     if (this.#opts.repo) return this.#opts.repo.trafficRows(from, to);
     return [...this.#memory.values()].filter((r) => r.day >= from && r.day <= to);
   }
 
   #addToMemory(r: TrafficRow): void {
-    const key = [r.day, r.network, r.node, r.route, r.rule, r.program, r.device].join('\0');
+    const key = rowKey(r);
     const had = this.#memory.get(key);
     if (!had) return void this.#memory.set(key, { ...r });
     had.bytesUp += r.bytesUp;

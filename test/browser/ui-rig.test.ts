@@ -2,16 +2,17 @@
  * Issue #12: the window at /ui, in real headless Chromium, over a core whose nodes are the rig's
  * real SoftEther and OpenVPN servers. The core runs as the CLI, so it can be killed and started
  * again under the page. Screenshots of every view (light, dark, zh-CN) go to .artifacts/; with
- * GATEHOP_DOC_SCREENSHOTS=1 the README's three go to docs/screenshots/ too.
+ * GATEHOP_DOC_SCREENSHOTS=1 the README's go to docs/screenshots/ too (the Traffic view's, #64,
+ * in English and Persian).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { statusSchema, type Status } from '../../core/api/index.js';
+import { statusSchema, type Status, type TrafficSummaryView } from '../../core/api/index.js';
 import { curl } from '../helpers/curl.js';
 import { collectErrors, hasChromium, launchChromium, newContext } from '../helpers/browser.js';
 import { isRoot } from '../helpers/netns.js';
@@ -473,6 +474,81 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     await until('a tunnel again', async () => ((await status()).active ? true : undefined), 90_000);
   }, 180_000);
 
+  it('the Traffic view counts a download through the node under its name, in English and Persian, and exports it as CSV (#64)', async () => {
+    const ledger = async () =>
+      (await (
+        await fetch(`http://127.0.0.1:${adminPort}/traffic/summary?days=30`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        })
+      ).json()) as TrafficSummaryView;
+    const before = await ledger();
+    const r = await curl([
+      '--socks5-hostname',
+      `127.0.0.1:${proxyPort}`,
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{size_header} %{size_download}',
+      rig.url(`/bytes/${3 * 1024 * 1024}`),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const down = r.stdout
+      .toString()
+      .split(' ')
+      .map(Number)
+      .reduce((a, b) => a + b, 0);
+    const s = await until(
+      'the download counted',
+      async () => {
+        const now = await ledger();
+        return now.total.down - before.total.down >= down ? now : undefined;
+      },
+      10_000,
+    );
+    // The node it went through (whichever was active then) gained at least what curl received (a download
+    // an earlier test left running may end meanwhile).
+    const was = (key: string) => before.byNode.find((p) => p.key === key)?.down ?? 0;
+    const node = s.byNode.find((p) => p.key !== '' && p.down - was(p.key) >= down)?.key;
+    expect(node, JSON.stringify(s.byNode)).toBeDefined();
+    const host = (
+      (await (
+        await fetch(`http://127.0.0.1:${adminPort}/nodes`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      ).json()) as { nodes: Array<{ id: string; host: string }> }
+    ).nodes.find((n) => n.id === node)!.host;
+    await page.getByRole('tab', { name: 'Traffic' }).click();
+    await page.getByTestId('traffic-total').waitFor();
+    // The view shows the core's figures, the node by its host, and draws the days.
+    const total = await page.getByTestId('traffic-total').textContent();
+    expect(total).toMatch(/↑ [\d.,]+ (B|KiB|MiB) · ↓ [\d.,]+ MiB/);
+    expect(await page.getByTestId('traffic-byNode').textContent()).toContain(host);
+    expect(await page.getByTestId('traffic-byRoute').textContent()).toContain('VPN');
+    expect(await page.locator('[data-testid="traffic"] canvas').count()).toBeGreaterThan(0);
+    await shot(page, 'traffic-en', true);
+    // Export: a real download of the CSV, its first line the columns.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export (CSV)' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/^gatehop-traffic-.*\.csv$/);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    expect(csv.split('\r\n')[0]).toBe(
+      'day,network,network_label,node,route,rule,program,device,bytes_up,bytes_down,connections',
+    );
+    expect(csv).toContain(`,${node},TUNNEL,`);
+    // Persian, right to left.
+    const ctx = await newContext(browser, { locale: 'fa-IR' });
+    const p = await ctx.newPage();
+    const errs = collectErrors(p);
+    await p.goto(`http://127.0.0.1:${adminPort}/ui/#token=${TOKEN}`);
+    await p.getByRole('tab', { name: 'ترافیک' }).click();
+    await p.getByTestId('traffic-total').waitFor();
+    expect(await p.evaluate(() => document.documentElement.dir)).toBe('rtl');
+    expect(await p.getByTestId('traffic-privacy').textContent()).toContain('به هیچ جا فرستاده نمی‌شود');
+    await shot(p, 'traffic-fa', true);
+    expect(errs).toEqual([]);
+    await ctx.close();
+  }, 60_000);
+
   it('renders every view in English, 简体中文 and Persian, light and dark, without console errors, and fits 800×600 at 200 % zoom', async () => {
     const variants = ['en-US', 'zh-CN', 'fa-IR'].flatMap((locale) =>
       [false, true].map((dark) => ({
@@ -488,14 +564,14 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
       await p.goto(`http://127.0.0.1:${adminPort}/ui/#token=${TOKEN}`);
       const tabs = p.getByRole('tab');
       await tabs.first().waitFor();
-      expect(await tabs.count()).toBe(6);
-      for (let i = 0; i < 6; i++) {
+      expect(await tabs.count()).toBe(7);
+      for (let i = 0; i < 7; i++) {
         await tabs.nth(i).click();
-        const view = ['overview', 'nodes', 'latency', 'connections', 'logs', 'settings'][i]!;
+        const view = ['overview', 'nodes', 'latency', 'connections', 'traffic', 'logs', 'settings'][i]!;
         // Shot once the view is there and past its loading state.
         await p
           .locator(
-            `#${{ overview: 'overview', nodes: 'nodes', latency: 'latency', connections: 'conn', logs: 'logs', settings: 'settings' }[view]}-h`,
+            `#${{ overview: 'overview', nodes: 'nodes', latency: 'latency', connections: 'conn', traffic: 'traffic-view', logs: 'logs', settings: 'settings' }[view]}-h`,
           )
           .waitFor();
         await p.locator('[aria-busy="true"]').first().waitFor({ state: 'detached' });

@@ -3,14 +3,18 @@
  * mode), sharing on; a "phone" in a namespace on a LAN with this machine (a veth). With its
  * generated password, and then (as a stock Wi-Fi setting does, after fetching its PAC) by its
  * address alone, the phone's request leaves from the node: the rig's web server sees the node's
- * exit address.
+ * exit address. Then where the bytes went (#64): what this computer and the phone moved through
+ * the node is counted to the byte under the node, the device, the network and the route, and is
+ * in the database once the core has stopped.
  */
 import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { statusSchema } from '../../core/api/index.js';
+import { statusSchema, type TrafficSummaryView } from '../../core/api/index.js';
+import { curl } from '../helpers/curl.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { until } from '../helpers/fds.js';
 import { GatehopProcess } from '../helpers/gatehop-process.js';
@@ -26,6 +30,7 @@ describe.skipIf(!isRoot)('a phone on the LAN goes out through a node, by the sha
   let dir = '';
   let admin = 0;
   let sharePort = 0;
+  let proxyPort = 0;
   let token = '';
   let device = { id: '', secret: '', pageUrl: '' };
   const subnet = `10.${150 + (process.pid % 40)}.${Math.floor(Math.random() * 250)}`;
@@ -35,6 +40,7 @@ describe.skipIf(!isRoot)('a phone on the LAN goes out through a node, by the sha
     dir = mkdtempSync(join(tmpdir(), 'gh-share-rig-'));
     admin = await freePort();
     sharePort = await freePort();
+    proxyPort = await freePort();
     const config = writeRigCliConfig(rig, join(dir, 'config.yaml'), {
       mode: 'global',
       share: { enabled: true, port: sharePort },
@@ -47,7 +53,7 @@ describe.skipIf(!isRoot)('a phone on the LAN goes out through a node, by the sha
       '--config',
       config,
       '--listen',
-      `127.0.0.1:${await freePort()}`,
+      `127.0.0.1:${proxyPort}`,
       '--admin',
       `127.0.0.1:${admin}`,
       '--data-dir',
@@ -98,5 +104,60 @@ describe.skipIf(!isRoot)('a phone on the LAN goes out through a node, by the sha
     expect(pac.stdout).toContain(`PROXY ${subnet}.1:${sharePort}`);
     const r = fromPhone(['-x', `http://${subnet}.1:${sharePort}`, rig.url('/ip')]);
     expect(r.stdout, r.stderr).toBe(exit());
+  });
+
+  it('counts what this computer and the phone moved through the node, by node, device, network and route (#64)', async () => {
+    const summary = async () =>
+      (await apiRequest(admin, 'GET', '/traffic/summary?days=1', { token })).json<TrafficSummaryView>();
+    const downOf = (parts: TrafficSummaryView['byNode'], key: string) => parts.find((p) => p.key === key)?.down ?? 0;
+    const before = await summary();
+    const nodeId = statusSchema.parse((await apiRequest(admin, 'GET', '/status', { token })).json()).active!.nodeId!;
+    const measure = '%{size_request} %{size_header} %{size_download}';
+    const url = rig.url(`/bytes/${2 * 1024 * 1024}`);
+    const mine = await curl(['--socks5-hostname', `127.0.0.1:${proxyPort}`, '-o', '/dev/null', '-w', measure, url]);
+    const theirs = fromPhone([
+      '--socks5-hostname',
+      `${device.id}:${device.secret}@${subnet}.1:${sharePort}`,
+      '-o',
+      '/dev/null',
+      '-w',
+      measure,
+      url,
+    ]);
+    expect(mine.code, mine.stderr).toBe(0);
+    expect(theirs.status, theirs.stderr).toBe(0);
+    const moved = (out: string) => {
+      const [req, head, body] = out.split(' ').map(Number) as [number, number, number];
+      return { up: req, down: head + body };
+    };
+    const me = moved(mine.stdout.toString());
+    const phoneMoved = moved(theirs.stdout);
+    expect(me.down).toBeGreaterThan(2 * 1024 * 1024);
+    await until(
+      async () => ((await summary()).total.flows >= before.total.flows + 2 ? true : undefined),
+      10_000,
+      'both counted',
+    );
+    const after = await summary();
+    expect(after.total.down - before.total.down).toBe(me.down + phoneMoved.down);
+    expect(after.total.up - before.total.up).toBe(me.up + phoneMoved.up);
+    expect(downOf(after.byNode, nodeId) - downOf(before.byNode, nodeId)).toBe(me.down + phoneMoved.down);
+    expect(downOf(after.byDevice, '') - downOf(before.byDevice, '')).toBe(me.down);
+    expect(downOf(after.byDevice, 'phone') - downOf(before.byDevice, 'phone')).toBe(phoneMoved.down);
+    expect(after.byRoute.map((p) => p.key)).toEqual(['TUNNEL']);
+    expect(after.byNetwork).toHaveLength(1);
+    expect(after.days.at(-1)!.tunnel).toBe(after.total.up + after.total.down);
+    // Written when the core stops: the database holds what the window showed.
+    await core.stop();
+    const db = new Database(join(dir, 'gatehop.db'), { readonly: true });
+    try {
+      const row = db.prepare('SELECT SUM(bytes_down) AS down, SUM(flows) AS flows FROM traffic_days').get() as {
+        down: number;
+        flows: number;
+      };
+      expect(row).toEqual({ down: after.total.down, flows: after.total.flows });
+    } finally {
+      db.close();
+    }
   });
 });

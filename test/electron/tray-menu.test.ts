@@ -165,6 +165,20 @@ describe('the tray menu', () => {
     expect(tooltipOf({ ...failing(['dns']), language: 'fa' })).toMatch(/نام‌ها از راه public-vpn-3 پیدا نمی‌شوند/);
   });
 
+  it("the tooltip's last line is today's bytes and how much went through nodes, once there are any (#64)", () => {
+    const base = state();
+    const today = (up: number, down: number, tunnel: number): TrayState => ({
+      ...base,
+      status: { ...base.status!, trafficToday: { day: '2026-12-07', up, down, tunnel } },
+    });
+    expect(tooltipOf(today(0, 0, 0))).toBe('Gatehop: KR public-vpn-3 · 42 ms · 1 session');
+    expect(tooltipOf(today(512 * 1024, 1.5 * 1024 ** 3, 1024 ** 3))).toBe(
+      'Gatehop: KR public-vpn-3 · 42 ms · 1 session\nToday: 1.50 GiB, 1.00 GiB of it through nodes',
+    );
+    expect(tooltipOf({ ...today(0, 3 * 1024 * 1024, 0), language: 'fa' })).toMatch(/\nامروز: ۳٫۰ MiB،/);
+    expect(tooltipOf({ ...today(0, 2048, 2048), language: 'zh-CN' })).toMatch(/\n今天：2.0 KiB，其中经节点 2.0 KiB$/);
+  });
+
   it('for ten minutes after Gatehop left a failing node, the tooltip says when, where to and why (#60)', () => {
     const at = Date.UTC(2026, 11, 6, 21, 40);
     const moved = (leftFor: 'dns' | 'died' | undefined, outcome: 'switched' | 'failed' = 'switched') => {

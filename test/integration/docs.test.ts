@@ -63,6 +63,7 @@ const SUBCOMMANDS = new Set([
   'service',
   'share',
   'dashboard-password',
+  'traffic',
 ]);
 /** Subcommands whose own subcommand (the second word) has the flags. */
 const GROUPS = new Set(['sysproxy', 'service', 'share']);

@@ -13,8 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClosedConnections, Status, TrafficSummaryView } from '../../core/api/index.js';
 import { buildConfig, startApp, type RunningApp } from '../../core/app/index.js';
 import { silentLogger } from '../../core/common/index.js';
+import { CSV_COLUMNS } from '../../core/traffic/index.js';
 import { apiRequest } from '../helpers/admin-client.js';
 import { curl } from '../helpers/curl.js';
+import { runGatehop } from '../helpers/gatehop-process.js';
 import { makeBlob, startHttpServer, type TestHttpServer } from '../helpers/servers.js';
 import { socksConnect } from '../helpers/socks-client.js';
 
@@ -99,6 +101,18 @@ describe.runIf(process.platform === 'linux')('the traffic ledger through the rea
     const rows = parse(csv, { columns: true }) as Array<Record<string, string>>;
     expect(rows.reduce((n, r) => n + Number(r.bytes_down), 0)).toBe(down);
     expect(rows.reduce((n, r) => n + Number(r.connections), 0)).toBe(3);
+  });
+
+  it('`gatehop traffic` prints the same on a box without a window, and --csv the rows', async () => {
+    const text = await runGatehop(['traffic', '--days', '1', '--data-dir', dataDir]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/ 3 connections/);
+    expect(text.stdout).toMatch(/by rule\n {2}PROCESS-NAME,curl/);
+    expect(text.stdout).toMatch(/by program\n {2}curl/);
+    expect(text.stdout).toContain('counted in memory only');
+    const csv = await runGatehop(['traffic', '--csv', '--data-dir', dataDir]);
+    expect(csv.stdout.split('\r\n')[0]).toBe(CSV_COLUMNS.join(','));
+    expect((await runGatehop(['traffic', '--days', '0', '--data-dir', dataDir])).code).toBe(2);
   });
 
   it('lists a refused flow with its host, rule and how it ended, found by a search', async () => {

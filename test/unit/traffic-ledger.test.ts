@@ -121,6 +121,23 @@ describe('TrafficBook', () => {
     ]);
   });
 
+  it('reads the past days once, yet shows a flow that ended yesterday and was written after that', () => {
+    const { store } = storeAt();
+    const b = book(store);
+    b.record(flow({ endedAt: NOW - 86_400_000 }), '');
+    b.flush();
+    expect(b.summary(7, false).total.flows).toBe(1);
+    // Written after midnight, but it ended before: yesterday's sum changes.
+    b.record(flow({ endedAt: NOW - 86_400_000 }), '');
+    b.flush();
+    const s = b.summary(7, false);
+    expect(s.total.flows).toBe(2);
+    expect(s.days.at(-2)!.down).toBe(2000);
+    b.record(flow(), '');
+    b.flush();
+    expect(b.summary(7, false).total.flows).toBe(3);
+  });
+
   it('deletes days past the retention at a flush, and keeps what is inside it', () => {
     const { store } = storeAt();
     const b = book(store);

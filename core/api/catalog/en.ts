@@ -501,7 +501,7 @@ export const en = {
     nothing: 'Nothing in this range.',
     keptTitle: 'What is kept',
     keptNote:
-      'Counted on this computer only, never sent anywhere: bytes per day, node, network, route, rule, program and shared device, in Gatehop’s database, for {{days}} days. Which sites you visited is not in it; the closed connections list below the live ones is.',
+      'Counted on this computer only, never sent anywhere: bytes per day, node, network, route, rule, program and shared device, in Gatehop’s database, for {{days}} days. The sites you visited are not in it; only the list of closed connections (under Connections) names them.',
     memoryNote: 'This Gatehop has no database: the counts are kept in memory until it stops, never sent anywhere.',
     retention: 'Keep days for',
     keepClosed: 'Keep the last {{count}} closed connections across restarts',

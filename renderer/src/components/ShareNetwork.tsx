@@ -4,6 +4,7 @@ import type { ShareState, SharedDevice } from '../../../core/api/contract.js';
 import { detach } from '../detach.js';
 import { formatBytes } from '../format.js';
 import { useActions } from './context.js';
+import { useBusy } from './use-busy.js';
 
 /** How often the card reads the devices' counters and enrolments again while it is shown. */
 const REFRESH_MS = 5_000;
@@ -20,7 +21,6 @@ export function ShareNetwork() {
   const [state, setState] = useState<ShareState | null>(null);
   const [unavailable, setUnavailable] = useState(false);
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
   const [shown, setShown] = useState<{ id: string; url: string; png: string } | null>(null);
 
   const reload = useCallback(async () => {
@@ -33,6 +33,7 @@ export function ShareNetwork() {
     const timer = setInterval(() => detach(reload()), REFRESH_MS);
     return () => clearInterval(timer);
   }, [reload]);
+  const { busy, run } = useBusy(reload);
 
   if (unavailable) return null;
   if (!state)
@@ -42,15 +43,6 @@ export function ShareNetwork() {
       </p>
     );
 
-  const run = async (work: () => Promise<unknown>): Promise<void> => {
-    setBusy(true);
-    try {
-      await work();
-      await reload();
-    } finally {
-      setBusy(false);
-    }
-  };
   const toggle = (on: boolean) =>
     run(async () => {
       const r = await actions.setShare(on);

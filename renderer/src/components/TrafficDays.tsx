@@ -57,7 +57,17 @@ export function TrafficDays({ days }: { days: readonly Day[] }) {
           y: { range: (_u, _min, max) => [0, Math.max(1024, max * 1.15)] },
         },
         axes: [
-          { stroke: 'currentColor', grid: { show: false }, values: (_u, vals) => vals.map(date) },
+          {
+            stroke: 'currentColor',
+            grid: { show: false },
+            // Labels under the bars (each day's noon), at most about eight, always today's.
+            splits: (u) => {
+              const xs = (u.data[0] ?? []) as number[];
+              const every = Math.max(1, Math.ceil(xs.length / 8));
+              return xs.filter((_x, i) => (xs.length - 1 - i) % every === 0);
+            },
+            values: (_u, vals) => vals.map(date),
+          },
           {
             stroke: 'currentColor',
             grid: { stroke: 'rgba(128,128,128,0.2)' },

@@ -1,10 +1,12 @@
 import { useCallback, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { TrafficSummaryView } from '../../../core/api/contract.js';
-import { useActions } from '../components/context.js';
+import { useActions, useApp } from '../components/context.js';
+import { nodeIndex } from '../store/nodes-slice.js';
 import { TrafficDays } from '../components/TrafficDays.js';
+import { useBusy } from '../components/use-busy.js';
 import { detach } from '../detach.js';
-import { formatBytes, formatNumber } from '../format.js';
+import { countryName, formatBytes, formatNumber } from '../format.js';
 
 /** How often the view reads the ledger again while it is shown (flows count as they end). */
 const REFRESH_MS = 10_000;
@@ -25,7 +27,6 @@ export function Traffic() {
   const [nodesOnly, setNodesOnly] = useState(false);
   const [summary, setSummary] = useState<TrafficSummaryView | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
 
   const reload = useCallback(async () => {
     const r = await actions.getTraffic(days, nodesOnly);
@@ -39,16 +40,8 @@ export function Traffic() {
     const timer = setInterval(() => detach(reload()), REFRESH_MS);
     return () => clearInterval(timer);
   }, [reload]);
+  const { busy, run } = useBusy(reload);
 
-  const run = async (work: () => Promise<unknown>): Promise<void> => {
-    setBusy(true);
-    try {
-      await work();
-      await reload();
-    } finally {
-      setBusy(false);
-    }
-  };
   const exportCsv = () =>
     run(async () => {
       const r = await actions.exportTraffic(summary?.options.retentionDays ?? days);
@@ -109,9 +102,13 @@ export function Traffic() {
               )}
               <TrafficDays days={summary.days} />
             </article>
+          </div>
+          <div className="cards breakdowns">
             {BREAKDOWNS.map((b) => (
               <BreakdownCard key={b} which={b} parts={summary[b]} />
             ))}
+          </div>
+          <div className="cards">
             <article className="card wide" aria-labelledby="traffic-kept-h" data-testid="traffic-privacy">
               <h3 id="traffic-kept-h">{t('traffic.keptTitle')}</h3>
               <p>
@@ -167,9 +164,13 @@ export function Traffic() {
 /** One breakdown (by node, network, …): each part's bytes both ways and its share of the largest. */
 function BreakdownCard({ which, parts }: { which: Breakdown; parts: TrafficSummaryView['byNode'] }) {
   const { t } = useTranslation();
+  const nodes = useApp((s) => nodeIndex(s.nodes));
   const most = Math.max(1, ...parts.map((p) => p.up + p.down));
   const name = (key: string, label: string): string => {
     if (key === '…') return t('traffic.others');
+    // A node the pool still knows is named as the Nodes view names it; a forgotten one by its id.
+    const n = which === 'byNode' && key ? nodes.get(key) : undefined;
+    if (n) return `${countryName(n.countryCode, n.country)} · ${n.host}`;
     if (which === 'byRoute')
       return key ? t(`connections.routeTo.${key}`, { defaultValue: key }) : t('traffic.unrouted');
     if (key !== '') return label;
