@@ -14,16 +14,21 @@ function sizeOf(r: FlowRecord): number {
 export class ClosedFlows {
   #rows: FlowRecord[] = [];
   #bytes = 0;
-  /** Records added since the last takeNew() (what a persisting flush writes). */
+  /** Records added since the last takeNew() (what a persisting flush writes); only while kept. */
   #fresh: FlowRecord[] = [];
+  /** Whether takeNew() will be asked for them (the user keeps closed connections). */
+  collectNew = false;
 
   constructor(private max: number) {}
 
   add(r: FlowRecord): void {
     this.#rows.push(r);
     this.#bytes += sizeOf(r);
-    this.#fresh.push(r);
-    if (this.#fresh.length > this.max) this.#fresh.shift();
+    if (this.collectNew) {
+      this.#fresh.push(r);
+      // More than a list's worth between two writes: only the newest are written (the list's own).
+      if (this.#fresh.length > this.max * 1.25) this.#fresh = this.#fresh.slice(-this.max);
+    }
     this.#trim();
   }
 

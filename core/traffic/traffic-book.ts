@@ -75,6 +75,7 @@ export class TrafficBook {
     this.#now = opts.now ?? Date.now;
     this.#options = parseTrafficOptions(opts.settings?.setting(TRAFFIC_OPTIONS_KEY) ?? null);
     this.#closed = new ClosedFlows(this.#options.closedMax);
+    this.#closed.collectNew = this.#options.keepClosed;
     for (const n of opts.repo?.trafficNetworks() ?? []) this.#networks.set(n.key, n);
     if (this.#options.keepClosed) this.#loadKeptClosed();
     this.#timer = setInterval(() => this.flush(), opts.flushMs ?? FLUSH_MS);
@@ -144,8 +145,8 @@ export class TrafficBook {
     this.#options = next;
     this.#opts.settings?.setSetting(TRAFFIC_OPTIONS_KEY, JSON.stringify(next));
     this.#closed.setMax(next.closedMax);
+    this.#closed.collectNew = next.keepClosed;
     if (wasKept && !next.keepClosed) this.#opts.repo?.clearClosedFlows();
-    if (!wasKept && next.keepClosed) this.#closed.takeNew(); // from now on (what is listed is written at the next flush)
     this.flush();
     return next;
   }

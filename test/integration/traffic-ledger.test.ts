@@ -137,6 +137,8 @@ describe.runIf(process.platform === 'linux')('the traffic ledger through the rea
   });
 
   it('keeps the closed list at its size under a flood of short connections, and counts every one', async () => {
+    const bad = await apiRequest(api, 'PUT', '/traffic/options', { token, body: { retentionDays: 0 } });
+    expect(bad.status, bad.text).toBe(400);
     const set = await apiRequest(api, 'PUT', '/traffic/options', { token, body: { closedMax: 100 } });
     expect(set.status, set.text).toBe(200);
     const before = app.traffic.summary(1, false).total.flows;

@@ -8,9 +8,10 @@ import { none, op } from '../op-shape.js';
 
 const totals = { up: z.number(), down: z.number(), flows: z.number().int() };
 export const trafficPartSchema = z.object({ key: z.string(), label: z.string(), ...totals });
+/** The bounds are core/traffic's (options.ts): a change outside them is refused here with a 400. */
 export const trafficOptionsViewSchema = z.object({
-  retentionDays: z.number().int(),
-  closedMax: z.number().int(),
+  retentionDays: z.number().int().min(1).max(3650),
+  closedMax: z.number().int().min(100).max(10_000),
   keepClosed: z.boolean(),
 });
 export const trafficSummarySchema = z.object({

@@ -1,11 +1,11 @@
-import { useCallback, useDeferredValue, useEffect, useState } from 'react';
+import { useCallback, useDeferredValue, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ClosedConnections as ClosedList } from '../../../core/api/contract.js';
-import { detach } from '../detach.js';
 import { formatBytes, formatCountdown } from '../format.js';
 import { nodeIndex } from '../store/nodes-slice.js';
 import { useActions, useApp } from './context.js';
 import { useWindowedRows } from './use-windowed-rows.js';
+import { usePoll } from './use-poll.js';
 
 /** How often the list is read again while shown. */
 const REFRESH_MS = 3_000;
@@ -32,11 +32,7 @@ export function ClosedConnections() {
       setError(null);
     } else setError(r.error.message);
   }, [actions, q]);
-  useEffect(() => {
-    detach(reload());
-    const id = setInterval(() => detach(reload()), REFRESH_MS);
-    return () => clearInterval(id);
-  }, [reload]);
+  usePoll(reload, REFRESH_MS);
   const rows = list?.connections ?? [];
   const w = useWindowedRows(rows.length);
   const time = (ms: number) => new Date(ms).toLocaleTimeString(i18n.language);

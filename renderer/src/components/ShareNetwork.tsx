@@ -1,10 +1,11 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ShareState, SharedDevice } from '../../../core/api/contract.js';
 import { detach } from '../detach.js';
 import { formatBytes } from '../format.js';
 import { useActions } from './context.js';
 import { useBusy } from './use-busy.js';
+import { usePoll } from './use-poll.js';
 
 /** How often the card reads the devices' counters and enrolments again while it is shown. */
 const REFRESH_MS = 5_000;
@@ -28,11 +29,7 @@ export function ShareNetwork() {
     if (r.ok) setState(r.value);
     else setUnavailable(true);
   }, [actions]);
-  useEffect(() => {
-    detach(reload());
-    const timer = setInterval(() => detach(reload()), REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [reload]);
+  usePoll(reload, REFRESH_MS);
   const { busy, run } = useBusy(reload);
 
   if (unavailable) return null;

@@ -1,4 +1,4 @@
-import { useDeferredValue, useEffect, useMemo, useState } from 'react';
+import { useCallback, useDeferredValue, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useActions, useApp, useNow } from '../components/context.js';
 import { useTicker } from '../components/use-ticker.js';
@@ -7,6 +7,7 @@ import { formatBytes, formatCountdown } from '../format.js';
 import { nodeIndex } from '../store/nodes-slice.js';
 import { detach } from '../detach.js';
 import { ClosedConnections } from '../components/ClosedConnections.js';
+import { usePoll } from '../components/use-poll.js';
 
 /** Live sessions, re-read every 2 s while this view is open (there is no per-byte event). */
 export function Connections() {
@@ -31,11 +32,8 @@ export function Connections() {
     [list, needle, nodes],
   );
   const w = useWindowedRows(shown.length);
-  useEffect(() => {
-    detach(actions.loadConnections());
-    const id = setInterval(() => detach(actions.loadConnections()), 2000);
-    return () => clearInterval(id);
-  }, [actions]);
+  const load = useCallback(() => actions.loadConnections(), [actions]);
+  usePoll(load, 2000);
   return (
     <section aria-labelledby="conn-h" className="view">
       <div className="view-head">

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { TrafficSummaryView } from '../../../core/api/contract.js';
 import { useActions, useApp } from '../components/context.js';
@@ -7,6 +7,7 @@ import { TrafficDays } from '../components/TrafficDays.js';
 import { useBusy } from '../components/use-busy.js';
 import { detach } from '../detach.js';
 import { countryName, formatBytes, formatNumber } from '../format.js';
+import { usePoll } from '../components/use-poll.js';
 
 /** How often the view reads the ledger again while it is shown (flows count as they end). */
 const REFRESH_MS = 10_000;
@@ -35,11 +36,7 @@ export function Traffic() {
       setError(null);
     } else setError(r.error.message);
   }, [actions, days, nodesOnly]);
-  useEffect(() => {
-    detach(reload());
-    const timer = setInterval(() => detach(reload()), REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [reload]);
+  usePoll(reload, REFRESH_MS);
   const { busy, run } = useBusy(reload);
 
   const exportCsv = () =>
