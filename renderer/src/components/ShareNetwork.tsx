@@ -51,6 +51,8 @@ export function ShareNetwork() {
       const r = await actions.addShareDevice(name);
       if (!r.ok) return;
       setName('');
+      // The new device is in the list before its code shows: the code names a device the user can see.
+      await reload();
       if (state.listening) await show(r.value.id);
     });
   const show = async (id: string): Promise<void> => {
