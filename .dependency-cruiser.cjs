@@ -1,6 +1,6 @@
 /**
  * The one-way module map of DEVELOPERS.md, enforced:
- *   app → {api, groups, health, selector, honesty, proxy, capture, sysproxy, share, traffic} → {router, egress}
+ *   app → {api, groups, health, selector, honesty, proxy, capture, sysproxy, share, traffic, profiles} → {router, egress}
  *       → {rules, netstack, ovpn, sstp, softether, vpngate, store} → reach → {contracts, common}
  * contracts holds only the interfaces several layers share (the Egress and its lease, a client
  * connection, the capture gateway's inbound): types, no code, importing nothing of core, so a front
@@ -15,13 +15,14 @@
  * to the proxy through contracts' CaptureInbound; honesty checks a node through the Egress interface;
  * share (the LAN listener for other devices) opens a proxy the app makes and knows nothing below it;
  * traffic (the ledger of where the bytes went, the closed connections) counts flow records the app
- * hands it from the proxy and keeps them in the store;
+ * hands it from the proxy and keeps them in the store; profiles (a profile per network) decides which
+ * profile applies and changes the user's settings only through the target the app hands it;
  * sysproxy knows only common (OS proxy settings); rules names a target and never opens one;
  * netstack never knows about ovpn, sstp or softether, and the three tunnel clients never know each
  * other; every module is imported through its index.ts only; core never touches Electron or the
  * renderer.
  */
-const MID = '(api|health|groups|proxy|capture|selector|sysproxy|honesty|share|traffic)';
+const MID = '(api|health|groups|proxy|capture|selector|sysproxy|honesty|share|traffic|profiles)';
 const LOW = '(rules|netstack|ovpn|sstp|softether|vpngate|store)';
 
 module.exports = {
@@ -118,6 +119,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^core/traffic/' },
       to: { path: '^core/(?!traffic/|common/|contracts/|store/)' },
+    },
+    {
+      name: 'profiles-change-settings-through-the-app',
+      comment:
+        'core/profiles (which profile applies on which network) imports common only: it reads and changes the settings through the target the app hands it, and never sees a router, a tunnel or the store',
+      severity: 'error',
+      from: { path: '^core/profiles/' },
+      to: { path: '^core/(?!profiles/|common/)' },
     },
     {
       name: 'capture-hands-flows-to-the-proxy',

@@ -1,8 +1,12 @@
 import type { ElectronApi } from './electron-api.js';
 
-export type NotificationKind = 'switched' | 'lost' | 'sysproxy-changed' | 'tray-hint';
+export type NotificationKind = 'switched' | 'lost' | 'sysproxy-changed' | 'tray-hint' | 'profile';
 
-/** At most one notification of a kind per this long: a flapping network must not spam the desktop. */
+/**
+ * At most one notification of a kind per this long: a flapping network must not spam the desktop.
+ * A network profile's are counted per title ("Café is on", "Café is off"): leaving a network soon
+ * after arriving is still said, a network that flaps says each at most once per interval.
+ */
 export const NOTIFY_MIN_INTERVAL_MS = 30_000;
 
 /**
@@ -10,7 +14,7 @@ export const NOTIFY_MIN_INTERVAL_MS = 30_000;
  * Settings and the tray; `isEnabled` reads the current choice at the moment of notifying).
  */
 export class NotificationController {
-  readonly #lastAt = new Map<NotificationKind, number>();
+  readonly #lastAt = new Map<string, number>();
   shown = 0;
 
   constructor(
@@ -21,9 +25,10 @@ export class NotificationController {
 
   notify(kind: NotificationKind, title: string, body: string): boolean {
     if (!this.isEnabled(kind) || !this.e.Notification.isSupported()) return false;
-    const last = this.#lastAt.get(kind);
+    const key = kind === 'profile' ? `${kind}\0${title}` : kind;
+    const last = this.#lastAt.get(key);
     if (last !== undefined && this.now() - last < NOTIFY_MIN_INTERVAL_MS) return false;
-    this.#lastAt.set(kind, this.now());
+    this.#lastAt.set(key, this.now());
     new this.e.Notification({ title, body, silent: true }).show();
     this.shown++;
     return true;

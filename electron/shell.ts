@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { DesktopAccess, NodeDto, Settings, Status } from '../core/api/index.js';
-import { resolveLanguage, translate, type Language } from '../core/api/catalog/index.js';
+import type { DesktopAccess, EventMap, NodeDto, Settings, Status } from '../core/api/index.js';
+import { describeProfileChoices, resolveLanguage, translate, type Language } from '../core/api/catalog/index.js';
 import { loadSavedSettings, type ConfigInput, type RunningApp } from '../core/app/index.js';
 import { detach, errorToJson, ignoreRejection, LogTap } from '../core/common/index.js';
 import { appProtocolHandler, APP_SCHEME_PRIVILEGES, crashedHtml } from './app-protocol.js';
@@ -9,7 +9,7 @@ import { Autostart } from './autostart.js';
 import type { ElectronApi, IpcMainInvokeEvent, WindowApi } from './electron-api.js';
 import { forwardEvents, registerIpc } from './ipc.js';
 import { Lifecycle, type FatalEvents } from './lifecycle.js';
-import { NotificationController } from './notification-controller.js';
+import { NotificationController, type NotificationKind } from './notification-controller.js';
 import { startCore } from './start-core.js';
 import { TrayController } from './tray-controller.js';
 import { APP_ORIGIN, APP_SCHEME, WEB_PREFERENCES, WindowController } from './window-controller.js';
@@ -124,7 +124,9 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
   const notifyPrefs = (): Settings['notifications'] =>
     settings()?.notifications ?? { switched: true, lost: true, sysproxyChanged: true };
   const KIND_KEY = { switched: 'switched', lost: 'lost', 'sysproxy-changed': 'sysproxyChanged' } as const;
-  const notifications = new NotificationController(e, (kind) => kind === 'tray-hint' || notifyPrefs()[KIND_KEY[kind]]);
+  // A network profile going on or off is a change of how traffic goes, as a switch of node is: the same choice.
+  const prefOf = (kind: Exclude<NotificationKind, 'tray-hint'>) => KIND_KEY[kind === 'profile' ? 'switched' : kind];
+  const notifications = new NotificationController(e, (kind) => kind === 'tray-hint' || notifyPrefs()[prefOf(kind)]);
   const windows = new WindowController(e, {
     preload: o.preload,
     boundsFile: join(dataDir, 'window.json'),
@@ -377,6 +379,22 @@ export async function runShell(e: ElectronApi, o: ShellOptions): Promise<Shell |
           t('notify.flaggedTitle', { node: tray.state.nodes.find((x) => x.id === ev.nodeId)?.host ?? ev.nodeId }),
           t('notify.flaggedBody', { verdict: translate(language(), `honesty.verdict.${v}`) }),
         );
+    } else if (event === 'profile') {
+      // A network's profile went on or off (#64): said with what it changes, in the user's language.
+      const ev = data as EventMap['profile'];
+      if (ev.type === 'applied')
+        notifications.notify(
+          'profile',
+          t('notify.profileAppliedTitle', { name: ev.name }),
+          t('notify.profileAppliedBody', { network: ev.network, what: describeProfileChoices(language(), ev.choices) }),
+        );
+      else if (ev.type === 'restored')
+        notifications.notify(
+          'profile',
+          t('notify.profileRestoredTitle', { name: ev.name }),
+          t('notify.profileRestoredBody'),
+        );
+      else notifications.notify('profile', t('notify.profileFailedTitle', { name: ev.name }), ev.message);
     } else if (event === 'sysproxy') {
       const ev = data as { type: string; message: string };
       if (ev.type === 'overridden') notifications.notify('sysproxy-changed', t('notify.sysproxyTitle'), ev.message);

@@ -13,6 +13,7 @@ import type { RouteMode, RuleTable } from '../rules/index.js';
 import type { HonestyRecord, Tampering } from '../honesty/index.js';
 import type { ShareService } from '../share/index.js';
 import type { TrafficBook } from '../traffic/index.js';
+import type { NetworkProfiles } from '../profiles/index.js';
 
 /** What the admin API reads and steers; the app assembles it (the API never imports core/app). */
 export interface AdminCore {
@@ -84,6 +85,8 @@ export interface AdminCore {
   readonly share?: ShareService | null;
   /** Where the bytes went (#64); absent in embeddings without it. */
   readonly traffic?: TrafficBook | null;
+  /** The profiles per network (#64); absent or null where settings cannot be changed. */
+  readonly profiles?: NetworkProfiles | null;
   /** The privacy opt-ins in force (config privacy; encryptedDns as the active tunnel does it, see the status schema). */
   readonly privacy?: () => { encryptedDns: boolean; encryptedDnsNext: boolean; httpsOnly: boolean };
 }

@@ -404,6 +404,7 @@ export class AdminServer {
     }
     if (nodes) this.#unsubscribe.push(nodes.onChange(() => this.#publishNodes()));
     if (this.core.systemProxy) this.#unsubscribe.push(this.core.systemProxy.onEvent((e) => ev.publish('sysproxy', e)));
+    if (this.core.profiles) this.#unsubscribe.push(this.core.profiles.onEvent((e) => ev.publish('profile', e)));
     if (this.core.delaySweep) this.#unsubscribe.push(this.core.delaySweep.onProgress((p) => ev.publish('test', p)));
     if (this.core.exit) this.#unsubscribe.push(this.core.exit.onChange((e) => ev.publish('exit', e)));
     if (this.core.honesty)

@@ -39,6 +39,7 @@ export type { ShareState, SharedDevice, TrafficSummaryView, ClosedConnections, C
 import { idParam, none, op, type Operation } from './op-shape.js';
 export type { Operation } from './op-shape.js';
 import { trafficOps } from './schemas/traffic.js';
+import { profileEventSchema, profileOps } from './schemas/profiles.js';
 
 // ---- settings: what a user changes in the window ----
 
@@ -253,6 +254,8 @@ export const events = {
   exit: exitInfoSchema,
   /** A node's honesty check ended (or started): its verdict now. */
   honesty: z.object({ nodeId: z.string(), honesty: honestySchema }),
+  /** A network's profile went on or off (#64). */
+  profile: profileEventSchema,
 } as const;
 export type EventMap = { [K in keyof typeof events]: z.infer<(typeof events)[K]> };
 export type EventKey = keyof EventMap;
@@ -422,6 +425,7 @@ export const operations = {
     output: z.object({ url: z.string(), png: z.string() }),
   }),
   ...trafficOps,
+  ...profileOps,
   getSystemProxy: op({ method: 'GET', path: '/sysproxy', input: none, output: sysproxyStateSchema }),
   setSystemProxy: op({
     method: 'PUT',

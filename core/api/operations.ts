@@ -6,6 +6,7 @@ import type { OpName, OpOutput, Operations, Settings } from './contract.js';
 const TEST_TIMEOUT_MS = 10_000;
 import type { z } from 'zod';
 import { ApiFailure, supported } from './http-util.js';
+import { profileOperations } from './profiles-ops.js';
 import { trafficOperations } from './traffic-ops.js';
 import { allSessions, connectionsView, honestyOf, nodesView, routingView, statusView } from './views.js';
 
@@ -213,6 +214,7 @@ export function implementOperations(
       return qr;
     },
     ...trafficOperations(core),
+    ...profileOperations(core),
     getSystemProxy: () => sysproxy().state(),
     setSystemProxy: ({ enabled }) => sysproxy().setEnabled(enabled),
   };
@@ -228,6 +230,7 @@ export function failureOf(err: unknown): { status: number; code: string; message
       [ErrorCodes.SYSPROXY_UNSUPPORTED]: 409,
       [ErrorCodes.CONFIG_INVALID]: 400,
       [ErrorCodes.SHARE_DEVICE_INVALID]: 400,
+      [ErrorCodes.NETWORK_PROFILE_INVALID]: 400,
       [ErrorCodes.LIST_INVALID]: 400,
       [ErrorCodes.SYSPROXY_DENIED]: 403,
       [ErrorCodes.SHARE_FIREWALL_FAILED]: 403,

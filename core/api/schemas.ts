@@ -14,3 +14,4 @@ export * from './schemas/connections.js';
 export * from './schemas/clash.js';
 export * from './schemas/share.js';
 export * from './schemas/traffic.js';
+export * from './schemas/profiles.js';

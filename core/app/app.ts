@@ -43,8 +43,10 @@ import type { ReloadOutcome } from './reload.js';
 import { configReloader } from './reload-setup.js';
 import { systemProxyControl } from './system-proxy-setup.js';
 import { startShare } from './share-setup.js';
+import { startProfiles } from './profiles-setup.js';
 import { countFlows, startTraffic } from './traffic-setup.js';
 import type { TrafficBook } from '../traffic/index.js';
+import type { NetworkProfiles } from '../profiles/index.js';
 import type { ShareService } from '../share/index.js';
 import { captureAccess, startCapture } from './capture-setup.js';
 import type { CaptureServer } from '../capture/index.js';
@@ -58,6 +60,8 @@ export interface RunningApp {
   readonly share: ShareService | null;
   /** Where the bytes went (#64): the ledger and the closed connections. */
   readonly traffic: TrafficBook;
+  /** The profiles per network (#64); null without settings to change (no config layers). */
+  readonly profiles: NetworkProfiles | null;
   readonly egress: Egress;
   /** With --egress vpngate: the active and draining tunnels. */
   readonly manager: EgressManager | null;
@@ -73,7 +77,7 @@ export interface RunningApp {
   /** With --egress vpngate: retries a start without network; waiting or ok. */
   readonly recovery: PoolRecovery | null;
   /** Watches interfaces and routes; the desktop shell nudges it on the OS's resume event. */
-  readonly network: NetworkWatch | null;
+  readonly network: NetworkWatch;
   /** The OS proxy settings: recovered at start, set with systemProxy.enabled, restored by stop(). */
   readonly systemProxy: SystemProxy;
   /** `gatehop run`'s socket (Linux), which TUN mode also relays to; null where it could not listen. */
@@ -172,7 +176,8 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       ? new TunnelWorkerPool({ heapLimitMb: config.tunnel.workerHeapMb, onWorkerExit: () => heapTrimmer.soon() })
       : null;
   controller = pipeline && manager ? startController(config, () => current, pipeline, manager, workers, logger) : null;
-  const network = pipeline ? new NetworkWatch({ logger }) : null;
+  // The network this machine is on: what the protocol memory, the ledger and the profiles are kept under.
+  const network = new NetworkWatch({ logger });
   // "Test all" (the window, Clash dashboards' health checks): a few nodes at a time.
   const delaySweep =
     controller && pipeline
@@ -193,7 +198,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           logger,
         })
       : null;
-  if (network && recovery) {
+  if (recovery) {
     network.onChange((c) => {
       // What this network taught about protocols applies here; another network starts afresh (or from its own memory).
       controller?.protocols.setNetwork(networkKeyOf(c.snapshot));
@@ -202,7 +207,9 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       // Another VPN client often rewrites the proxy settings when it connects.
       void systemProxy.check().catch(() => undefined);
     });
-    network.start();
+  }
+  network.start();
+  if (recovery) {
     controller?.protocols.setNetwork(networkKeyOf(network.snapshot ?? readNetworkSnapshot()));
     pipeline?.access.setNetwork(networkKeyOf(network.snapshot ?? readNetworkSnapshot()));
   }
@@ -225,7 +232,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     exitCheck.start();
   }
   const closeRecovery = (): void => {
-    network?.close();
+    network.close();
     recovery?.close();
     exitCheck?.close();
   };
@@ -281,6 +288,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     systemProxy,
     logger,
   });
+  const profiles = startProfiles(config.dataDir, settings, network, logger);
   let adminAt: Endpoint | null = null;
   let dashboardUrl: string | null = null;
   const loopDelay = new LoopDelay();
@@ -298,6 +306,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       ['admin', () => admin?.close()],
       ['loop-delay', () => loopDelay.close()],
       ['recovery', () => closeRecovery()],
+      ['profiles', () => profiles?.close()],
       ['delay-sweep-cancel', () => delaySweep?.cancel()],
       ['honesty', () => pipeline?.honesty.stop()],
       ['controller', () => controller?.stop()],
@@ -406,6 +415,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           routing: routingAccess(routing, settings, config.dataDir),
           share,
           traffic,
+          profiles,
         },
         config.admin,
         config,
@@ -429,6 +439,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
       return share;
     },
     traffic,
+    profiles,
     egress,
     manager,
     // A getter: a reload may move the proxy.

@@ -11,6 +11,8 @@ export const ErrorCodes = {
   SHARE_DEVICE_INVALID: 'GH_ERR_SHARE_DEVICE_INVALID',
   /** Letting the shared port in through the firewall failed or was refused (pkexec, the firewall's own tool). */
   SHARE_FIREWALL_FAILED: 'GH_ERR_SHARE_FIREWALL_FAILED',
+  /** A network profile's name or choices are not acceptable, there are too many, or there is no network to save one for. */
+  NETWORK_PROFILE_INVALID: 'GH_ERR_NETWORK_PROFILE_INVALID',
   ABORTED: 'GH_ERR_ABORTED',
   EGRESS_CONNECT_TIMEOUT: 'GH_ERR_EGRESS_CONNECT_TIMEOUT',
   EGRESS_CONNECT_REFUSED: 'GH_ERR_EGRESS_CONNECT_REFUSED',

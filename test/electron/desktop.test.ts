@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdminServer } from '../../core/api/index.js';
-import { translate } from '../../core/api/catalog/index.js';
+import { describeProfileChoices, translate } from '../../core/api/catalog/index.js';
 import { ErrorCodes, GatehopError } from '../../core/common/index.js';
 import { Autostart, HIDDEN_ARG } from '../../electron/autostart.js';
 import { runShell, type Shell, type ShellOptions } from '../../electron/shell.js';
@@ -505,6 +505,38 @@ describe('in Chinese', () => {
       const before = FakeNotification.shown.length;
       for (const fn of feeds) fn('switch', { type: 'protocol', preferred: null, reason: 'new network' });
       expect(FakeNotification.shown.length).toBe(before); // back to the configured order: nothing to say
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("when a network profile goes on and off, a notification says which and what it changes (in the user's language, #64)", async () => {
+    const feeds: Array<(event: string, data: unknown) => void> = [];
+    const original = AdminServer.prototype.onEvent;
+    const spy = vi.spyOn(AdminServer.prototype, 'onEvent').mockImplementation(function (this: AdminServer, fn) {
+      feeds.push(fn);
+      return original.call(this, fn);
+    });
+    try {
+      await start({ platform: 'linux', languages: ['fa-IR'], argv: [HIDDEN_ARG] });
+      const choices = { mode: 'global' as const, httpsOnly: true, protocols: ['sevpn', 'openvpn', 'sstp'] };
+      for (const fn of feeds) fn('profile', { type: 'applied', name: 'کافه', network: 'wlan0 10.0.0.x', choices });
+      const shown = FakeNotification.shown.at(-1)!;
+      expect(shown).toMatchObject({
+        title: translate('fa', 'shell.notify.profileAppliedTitle', { name: 'کافه' }),
+        body: translate('fa', 'shell.notify.profileAppliedBody', {
+          network: 'wlan0 10.0.0.x',
+          what: describeProfileChoices('fa', choices),
+        }),
+      });
+      // What it changes, in Persian: the mode's own name, HTTPS only, SE-VPN first.
+      expect(shown.body).toContain(translate('fa', 'routing.mode.global'));
+      expect(shown.body).toContain('SE-VPN');
+      for (const fn of feeds) fn('profile', { type: 'restored', name: 'کافه', network: 'wlan0 10.0.0.x', kept: [] });
+      expect(FakeNotification.shown.at(-1)).toMatchObject({
+        title: translate('fa', 'shell.notify.profileRestoredTitle', { name: 'کافه' }),
+        body: translate('fa', 'shell.notify.profileRestoredBody'),
+      });
     } finally {
       spy.mockRestore();
     }

@@ -473,13 +473,15 @@ describe('the IPC round trip', () => {
       getClosedConnections: { q: 'example', limit: 10 },
       exportTraffic: { days: 1 },
       setTrafficOptions: { retentionDays: 30 },
+      saveProfile: { name: 'Home', choices: { mode: 'rule' } },
+      removeProfile: { network: 'nowhere' },
     };
     // Restart last: it ends this core (the desktop app relaunches itself).
     for (const name of opNames.filter((n) => n !== 'restart')) {
       const r = await client.call(name, (inputs[name] ?? {}) as never);
       if (r.ok) continue;
       expect(r.error.code, name).toMatch(
-        /^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED|LIST_INVALID|CAPTURE_UNAVAILABLE|CONFIG_INVALID)$/,
+        /^GH_ERR_(API_UNSUPPORTED|API_NOT_FOUND|SYSPROXY_UNSUPPORTED|LIST_INVALID|CAPTURE_UNAVAILABLE|CONFIG_INVALID|NETWORK_PROFILE_INVALID)$/,
       );
     }
     expect((await client.call('getStatus', {})).ok).toBe(true);

@@ -129,6 +129,20 @@ describe('layering lint', () => {
     expect(bad.out).toMatch(/traffic-counts-what-ended/);
   });
 
+  it('lets the profiles per network change settings only through the target the app hands them (#64)', async () => {
+    const ok = await cruise({
+      'core/common/index.ts': 'export const c = 1;\n',
+      'core/profiles/index.ts': "import { c } from '../common/index.js';\nexport const p = c;\n",
+    });
+    expect(ok.code).toBe(0);
+    const bad = await cruise({
+      'core/router/index.ts': 'export class RoutingState {}\n',
+      'core/profiles/index.ts': "import { RoutingState } from '../router/index.js';\nexport const x = RoutingState;\n",
+    });
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toMatch(/profiles-change-settings-through-the-app/);
+  });
+
   it('fails netstack knowing about ovpn', async () => {
     const r = await cruise({
       'core/ovpn/index.ts': 'export const o = 1;\n',

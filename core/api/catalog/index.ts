@@ -113,3 +113,23 @@ export function countryNameIn(lang: string, code: string | null | undefined, fal
   }
   return names?.of(code.toUpperCase()) ?? fallback;
 }
+
+/** A protocol as the window names it. */
+const PROTOCOL_NAMES: Readonly<Record<string, string>> = { openvpn: 'OpenVPN', sstp: 'SSTP', sevpn: 'SE-VPN' };
+
+/**
+ * What a network profile changes, in a few words of `lang` ("through the VPN: Everything, HTTPS
+ * only on, SE-VPN first"): the window's list of profiles and the desktop's notification say it alike.
+ */
+export function describeProfileChoices(
+  lang: Language,
+  c: { mode?: 'rule' | 'global' | 'direct'; httpsOnly?: boolean; protocols?: readonly string[] },
+): string {
+  const parts: string[] = [];
+  if (c.mode) parts.push(translate(lang, 'profiles.what.mode', { mode: translate(lang, `routing.mode.${c.mode}`) }));
+  if (c.httpsOnly !== undefined)
+    parts.push(translate(lang, c.httpsOnly ? 'profiles.what.httpsOn' : 'profiles.what.httpsOff'));
+  if (c.protocols?.[0])
+    parts.push(translate(lang, 'profiles.what.first', { protocol: PROTOCOL_NAMES[c.protocols[0]] ?? c.protocols[0] }));
+  return parts.join(translate(lang, 'settings.listSeparator'));
+}

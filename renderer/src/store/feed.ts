@@ -68,6 +68,10 @@ export function connectStore(store: AppStore, client: CoreClient) {
           s().setSysproxyNotice({ type: ev.data.type, at: Date.now() });
         detach(client.call('getSystemProxy', {}).then((r) => r.ok && s().setSysproxy(r.value)));
         break;
+      case 'profile':
+        // A network's profile changed the settings (#64): the Settings form shows what is in force.
+        detach(client.call('getSettings', {}).then((r) => r.ok && s().setSettings(r.value.settings)));
+        break;
       default:
         break;
     }
@@ -221,6 +225,10 @@ export function connectStore(store: AppStore, client: CoreClient) {
     addShareDevice: (name: string) => act('addShareDevice', { name }),
     removeShareDevice: (id: string) => act('removeShareDevice', { id }),
     shareDeviceQr: (id: string) => client.call('getShareDeviceQr', { id }),
+    /** A profile per network (#64): read, saved for the network this computer is on, removed. */
+    getProfiles: () => client.call('getProfiles', {}),
+    saveProfile: (input: OpInput<'saveProfile'>) => act('saveProfile', input),
+    removeProfile: (network: string) => act('removeProfile', { network }),
     /** Where the bytes went (#64): the ledger's summary, the closed connections, export, erase, options. */
     getTraffic: (days: number, nodesOnly: boolean) => client.call('getTraffic', { days, nodesOnly }),
     closedConnections: (q: string, limit: number) => client.call('getClosedConnections', { q, limit }),

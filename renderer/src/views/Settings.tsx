@@ -9,6 +9,7 @@ import { detach } from '../detach.js';
 import { RoutingSettings } from '../components/Routing.js';
 import { ProtocolOrderOptions } from '../components/ProtocolOrder.js';
 import { NetworkLesson } from '../components/NetworkLesson.js';
+import { NetworkProfiles } from '../components/NetworkProfiles.js';
 import { ShareNetwork } from '../components/ShareNetwork.js';
 
 interface Form {
@@ -435,6 +436,7 @@ export function Settings() {
         <button type="submit">{t('settings.save')}</button>
       </form>
       <RoutingSettings />
+      <NetworkProfiles />
       <ShareNetwork />
     </section>
   );
