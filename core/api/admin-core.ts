@@ -1,7 +1,7 @@
 import type { HeapTrimmer, LogTap, TransferCollector } from '../common/index.js';
 import type { LoopDelay } from './loop-delay.js';
 import type { CaptureTicketDto, ReloadResult, Settings, SysproxyState } from './contract.js';
-import type { ExitInfoDto, RuleImportResult, ruleImportRequestSchema } from './schemas.js';
+import type { ExitInfoDto, LeakReport, RuleImportResult, ruleImportRequestSchema } from './schemas.js';
 import type { z } from 'zod';
 import type { EgressManager } from '../egress/index.js';
 import type { DelaySweep, PoolRecovery, SwitchController } from '../groups/index.js';
@@ -85,6 +85,8 @@ export interface AdminCore {
   readonly share?: ShareService | null;
   /** Where the bytes went (#64); absent in embeddings without it. */
   readonly traffic?: TrafficBook | null;
+  /** The core's part of the leak self-test (#64); absent or null where no node is ever used. */
+  readonly leakTest?: (() => Promise<LeakReport>) | null;
   /** The profiles per network (#64); absent or null where settings cannot be changed. */
   readonly profiles?: NetworkProfiles | null;
   /** The privacy opt-ins in force (config privacy; encryptedDns as the active tunnel does it, see the status schema). */

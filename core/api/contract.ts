@@ -40,6 +40,7 @@ import { idParam, none, op, type Operation } from './op-shape.js';
 export type { Operation } from './op-shape.js';
 import { trafficOps } from './schemas/traffic.js';
 import { profileEventSchema, profileOps } from './schemas/profiles.js';
+import { leakOps } from './schemas/leak.js';
 
 // ---- settings: what a user changes in the window ----
 
@@ -426,6 +427,7 @@ export const operations = {
   }),
   ...trafficOps,
   ...profileOps,
+  ...leakOps,
   getSystemProxy: op({ method: 'GET', path: '/sysproxy', input: none, output: sysproxyStateSchema }),
   setSystemProxy: op({
     method: 'PUT',

@@ -215,6 +215,7 @@ export function implementOperations(
     },
     ...trafficOperations(core),
     ...profileOperations(core),
+    runLeakTest: () => supported(core.leakTest, 'the leak test needs the vpngate egress (a node to test through)')(),
     getSystemProxy: () => sysproxy().state(),
     setSystemProxy: ({ enabled }) => sysproxy().setEnabled(enabled),
   };

@@ -15,3 +15,4 @@ export * from './schemas/clash.js';
 export * from './schemas/share.js';
 export * from './schemas/traffic.js';
 export * from './schemas/profiles.js';
+export * from './schemas/leak.js';

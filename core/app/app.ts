@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { AdminServer, LoopDelay, type DesktopAccess } from '../api/index.js';
+import { AdminServer, LoopDelay, type DesktopAccess, type LeakReport } from '../api/index.js';
 import {
   dataEngineStatus,
   formatEndpoint,
@@ -43,6 +43,7 @@ import type { ReloadOutcome } from './reload.js';
 import { configReloader } from './reload-setup.js';
 import { systemProxyControl } from './system-proxy-setup.js';
 import { startShare } from './share-setup.js';
+import { runLeakTest } from './leak-test.js';
 import { startProfiles } from './profiles-setup.js';
 import { countFlows, startTraffic } from './traffic-setup.js';
 import type { TrafficBook } from '../traffic/index.js';
@@ -231,6 +232,19 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
     });
     exitCheck.start();
   }
+  // The leak self-test (#64), when the user asks: through the active node, all of it (no LAN exception).
+  const leakTest = (): Promise<LeakReport> =>
+    runLeakTest({
+      exitUrl: () => current.exitCheck.url ?? current.leakTest.exitUrl,
+      resolverUrl: () => current.leakTest.resolverUrl,
+      stunUrl: () => current.leakTest.stunUrl,
+      dialer: () => (manager ? tunnelDialerOf(manager, () => false) : null),
+      activeNodeId: () => controller?.active?.node.id ?? null,
+      encryptedDns: () => current.privacy.encryptedDns,
+      systemProxyOn: async () => (await systemProxy.status()).enabled,
+      snapshot: () => network.snapshot ?? readNetworkSnapshot(),
+      logger,
+    });
   const closeRecovery = (): void => {
     network.close();
     recovery?.close();
@@ -416,6 +430,7 @@ export async function startApp(config: GatehopConfig, logger: Logger, extras: St
           share,
           traffic,
           profiles,
+          leakTest,
         },
         config.admin,
         config,

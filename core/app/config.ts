@@ -303,6 +303,38 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * The leak self-test (the window's "Leak test", run only when the user asks). exitUrl: where
+     * the exit address is asked through the node when exitCheck.url is unset. resolverUrl: a
+     * resolver echo whose `{nonce}` Gatehop fills with a fresh name; the service answers with the
+     * address of the resolver that looked that name up (JSON dns.ip or ip, or the address as text).
+     * stunUrl: the STUN server the window's WebRTC check asks, from this computer's own address.
+     * null: that part is not tested.
+     */
+    leakTest: z
+      .object({
+        exitUrl: z
+          .string()
+          .url()
+          .regex(/^https?:\/\//i, 'must be an http or https URL')
+          .nullable()
+          .default('http://ip-api.com/json'),
+        resolverUrl: z
+          .string()
+          .regex(
+            /^https?:\/\/[^/\s]*\{nonce\}[^/\s]*(\/\S*)?$/i,
+            'must be an http or https URL with {nonce} in its host',
+          )
+          .nullable()
+          .default('http://{nonce}.edns.ip-api.com/json'),
+        stunUrl: z
+          .string()
+          .regex(/^stuns?:[^\s/]+$/i, 'must be a stun: URL (stun:host:port)')
+          .nullable()
+          .default('stun:stun.cloudflare.com:3478'),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -343,6 +375,11 @@ export interface GatehopConfig {
   readonly tunnel: z.infer<typeof tunnelSchema>;
   readonly recovery: RecoveryOptions;
   readonly exitCheck: { readonly url: string | null; readonly intervalMs: number };
+  readonly leakTest: {
+    readonly exitUrl: string | null;
+    readonly resolverUrl: string | null;
+    readonly stunUrl: string | null;
+  };
   readonly honesty: HonestyOptions;
   readonly share: Readonly<z.infer<typeof shareSchema>>;
   readonly dohServers: readonly DohServer[];
@@ -396,6 +433,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
       : {}),
     recovery: { ...(fromFile.recovery ?? {}), ...(fromFlags.recovery ?? {}) },
     exitCheck: { ...(fromFile.exitCheck ?? {}), ...(fromFlags.exitCheck ?? {}) },
+    leakTest: { ...(fromFile.leakTest ?? {}), ...(fromFlags.leakTest ?? {}) },
     honesty: { ...(fromFile.honesty ?? {}), ...(fromFlags.honesty ?? {}) },
     share: { ...(fromFile.share ?? {}), ...(fromFlags.share ?? {}) },
     privacy: { ...(fromFile.privacy ?? {}), ...(fromFlags.privacy ?? {}) },
@@ -479,6 +517,7 @@ export function buildConfig(fromFile: ConfigInput, fromFlags: ConfigInput): Gate
     notices: Object.freeze(notices),
     recovery: Object.freeze(c.recovery),
     exitCheck: Object.freeze({ ...c.exitCheck }),
+    leakTest: Object.freeze({ ...c.leakTest }),
     honesty: Object.freeze(c.honesty),
     share: Object.freeze({ ...c.share }),
     dohServers: Object.freeze(c.dohServers.map((d) => Object.freeze(d))),

@@ -27,6 +27,7 @@ const LIVE_KEYS = new Set<keyof GatehopConfig>([
   'vpngate',
   'upstream',
   'exitCheck',
+  'leakTest',
   'mode',
   'rules',
   'subRules',

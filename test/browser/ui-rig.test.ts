@@ -5,18 +5,18 @@
  * GATEHOP_DOC_SCREENSHOTS=1 the README's go to docs/screenshots/ too (the Traffic view's, #64,
  * in English and Persian).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusSchema, type Status, type TrafficSummaryView } from '../../core/api/index.js';
 import { curl } from '../helpers/curl.js';
 import { collectErrors, hasChromium, launchChromium, newContext } from '../helpers/browser.js';
 import { isRoot } from '../helpers/netns.js';
-import { Rig } from '../rig/rig.js';
+import { Rig, type RigHost } from '../rig/rig.js';
 import { freePort } from '../helpers/ports.js';
 
 const ROOT = resolve(__dirname, '../..');
@@ -27,6 +27,7 @@ const TOKEN = 'browser-rig-token-0123456789abcdef';
 
 describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig', () => {
   let rig: Rig;
+  let stunHost: RigHost;
   let core: ChildProcess | null = null;
   let browser: Browser;
   let page: Page;
@@ -97,6 +98,17 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     }
   }
 
+  /** One card's picture, in .artifacts/ and (GATEHOP_DOC_SCREENSHOTS=1) docs/screenshots/. */
+  async function shotOf(l: Locator, name: string): Promise<void> {
+    mkdirSync(ART, { recursive: true });
+    const file = join(ART, `${name}.png`);
+    await l.screenshot({ path: file });
+    if (process.env.GATEHOP_DOC_SCREENSHOTS === '1') {
+      mkdirSync(DOCS, { recursive: true });
+      copyFileSync(file, join(DOCS, `${name}.png`));
+    }
+  }
+
   async function shot(p: Page, name: string, doc = false): Promise<void> {
     mkdirSync(ART, { recursive: true });
     const file = join(ART, `${name}.png`);
@@ -109,6 +121,9 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
 
   beforeAll(async () => {
     rig = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'], bigMib: 8 });
+    // The leak test's WebRTC check asks a STUN server beside this machine, outside the tunnel, as a browser's does.
+    stunHost = rig.addHost('stun');
+    const stunUrl = await rig.serveStun(stunHost.ns, stunHost.address);
     adminPort = await freePort();
     proxyPort = await freePort();
     dashboardSite = createServer((_q, res) => res.end('<!doctype html><title>dashboard</title>'));
@@ -126,6 +141,10 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
         // Where am I: the rig's origin echoes the address a request came from.
         'exitCheck:',
         `  url: ${rig.url('/ip')}`,
+        // The leak test (#64): the rig's resolver echo (a name of the test's own, asked through the node) and STUN.
+        'leakTest:',
+        '  resolverUrl: "http://{nonce}.echo.test/resolver"',
+        `  stunUrl: "${stunUrl}"`,
         `adminCorsOrigins: [${dashboardOrigin}]`,
       ].join('\n'),
     );
@@ -362,6 +381,101 @@ describe.skipIf(!isRoot || !hasChromium)('the window in Chromium, over the rig',
     // The rig's nodes are listed in Japan; the plain-text echo gives no country, so no flag.
     await where.getByText(`${(await status()).active!.ip} · Japan`).waitFor();
     expect(await where.getByTestId('exit-mismatch').count()).toBe(0);
+  });
+
+  it('the leak test names the exit through the node, the resolver the node asked, and the address WebRTC shows outside the proxy, in English and Persian (#64)', async () => {
+    await page.getByRole('tab', { name: 'Overview' }).click();
+    const seen = (
+      await curl(['-s', '--max-time', '20', '--socks5-hostname', `127.0.0.1:${proxyPort}`, rig.url('/ip')])
+    ).stdout
+      .toString()
+      .trim();
+    const card = page.getByTestId('leak-test');
+    await card.getByRole('button', { name: 'Run the leak test' }).click();
+    const exit = card.getByTestId('leak-exit');
+    await exit.waitFor({ timeout: 30_000 });
+    expect(await exit.getAttribute('data-verdict')).toBe('ok');
+    expect(await exit.textContent()).toContain(`Sites see ${seen}: the node’s address, not yours.`);
+    // The node's resolver is the rig's dnsmasq, which asked the echo's authority for the test's fresh name.
+    const resolver = card.getByTestId('leak-resolver');
+    expect(await resolver.textContent()).toContain(
+      `Names are looked up by ${rig.state.inetAddress}, the node’s resolver`,
+    );
+    // WebRTC goes around the proxy: the STUN server sees this machine's own address on its link.
+    const webrtc = card.getByTestId('leak-webrtc');
+    expect(await webrtc.getAttribute('data-verdict')).toBe('warn');
+    expect(await webrtc.textContent()).toContain(`WebRTC shows sites your own address ${stunHost.rootSide}`);
+    expect(await card.getByTestId('leak-ipv6').getAttribute('data-verdict')).not.toBeNull();
+    // What the card says of Gatehop and IPv6, on a real IPv6 site beside this machine: reachable
+    // directly, refused through the proxy (the tunnels carry IPv4 only), and never reached around it.
+    const v6 = `2001:db8:${(process.pid % 0xffff).toString(16)}::`;
+    execFileSync('ip', ['-6', 'addr', 'add', `${v6}1/64`, 'dev', stunHost.rootDev, 'nodad']);
+    execFileSync('ip', [
+      'netns',
+      'exec',
+      stunHost.ns,
+      'ip',
+      '-6',
+      'addr',
+      'add',
+      `${v6}2/64`,
+      'dev',
+      stunHost.dev,
+      'nodad',
+    ]);
+    const site = spawn(
+      'ip',
+      ['netns', 'exec', stunHost.ns, 'python3', '-u', '-m', 'http.server', '8080', '--bind', `${v6}2`],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      let heard = '';
+      site.stderr.on('data', (c: Buffer) => (heard += c.toString()));
+      await until(
+        'the IPv6 site',
+        async () =>
+          (await curl(['-s', '-o', '/dev/null', '-w', '%{http_code}', `http://[${v6}2]:8080/`])).stdout.toString() ===
+          '200'
+            ? true
+            : undefined,
+        10_000,
+      );
+      const requestsBefore = heard.split('"GET').length;
+      const through = await curl([
+        '-s',
+        '--max-time',
+        '10',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '--socks5-hostname',
+        `127.0.0.1:${proxyPort}`,
+        `http://[${v6}2]:8080/`,
+      ]);
+      expect(through.stdout.toString()).not.toBe('200');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(heard.split('"GET').length).toBe(requestsBefore);
+    } finally {
+      site.kill('SIGKILL');
+    }
+    await card.scrollIntoViewIfNeeded();
+    await shotOf(card, 'leak-test-en');
+
+    const fa = await (await newContext(browser, { locale: 'fa-IR', height: 1400 })).newPage();
+    const faErrors = collectErrors(fa);
+    await fa.goto(`http://127.0.0.1:${adminPort}/ui/#token=${TOKEN}`);
+    const faCard = fa.getByTestId('leak-test');
+    await faCard.getByRole('button', { name: 'اجرای آزمایش نشت' }).click();
+    await faCard.getByTestId('leak-webrtc').waitFor({ timeout: 30_000 });
+    expect(await faCard.getByTestId('leak-exit').textContent()).toContain(`سایت‌ها ${seen} را می‌بینند`);
+    expect(await fa.locator('html').getAttribute('dir')).toBe('rtl');
+    await faCard.scrollIntoViewIfNeeded();
+    await shotOf(faCard, 'leak-test-fa');
+    expect(faErrors).toEqual([]);
+    await fa.context().close();
   });
 
   it('Test all shows its progress, then a latency in every row; Test on a row measures that node', async () => {

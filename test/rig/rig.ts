@@ -3,7 +3,7 @@
  *   const r = await Rig.up({ nodes: 2, openvpn: ['gcm-udp'] });  ...  r.down();
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { silentLogger } from '../../core/common/index.js';
 import { TunnelEgress } from '../../core/egress/index.js';
@@ -89,6 +89,9 @@ export interface RigHost {
   /** Its address on the link to the root namespace (the root side is `rootSide`). */
   address: string;
   rootSide: string;
+  /** The link's interface in the root namespace, and in the host's. */
+  rootDev: string;
+  dev: string;
   /** More addresses on that link (sites that answer on several addresses). */
   extra: string[];
   /** Its address on the lan (where the nodes are), when it has one. */
@@ -523,7 +526,7 @@ export class Rig {
       const lines = ['127.0.0.1 localhost', ...Object.entries(opts.hosts).map(([n, a]) => `${a} ${n}`)];
       writeFileSync(`/etc/netns/${ns}/hosts`, `${lines.join('\n')}\n`);
     }
-    return { ns, address: `${net}.2`, rootSide: `${net}.1`, extra, lanAddress };
+    return { ns, address: `${net}.2`, rootSide: `${net}.1`, rootDev: v, dev: `${v}x`, extra, lanAddress };
   }
 
   /**
@@ -591,6 +594,28 @@ export class Rig {
         }
       },
     };
+  }
+
+  /**
+   * A STUN server (services/stun.mjs) in `ns` on host:3478/udp: what a browser's WebRTC asks for the
+   * address sites would learn (the leak test, #64). Returns its `stun:` URL; `down` stops it.
+   */
+  async serveStun(ns: string, host: string): Promise<string> {
+    const id = `stun-${Math.random().toString(16).slice(2, 8)}`;
+    const portFile = resolve(this.state.dir, `${id}.port`);
+    const child = spawn(
+      'ip',
+      ['netns', 'exec', ns, process.execPath, resolve(RIG_DIR, 'services/stun.mjs'), host, portFile],
+      { detached: true, stdio: 'ignore' },
+    );
+    child.unref();
+    recordProcess(resolve(this.state.dir, 'pids', id), child.pid);
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(portFile)) {
+      if (Date.now() > deadline) throw new Error(`STUN server on ${host} did not start`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return `stun:${host}:3478`;
   }
 
   /**

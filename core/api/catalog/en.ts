@@ -106,6 +106,44 @@ export const en = {
       first: '{{protocol}} first',
     },
   },
+  leak: {
+    title: 'Leak test',
+    help: 'Checks, through the node in use, what sites and your own network can still learn: the address sites see, who looks up the names you visit, IPv6 around the tunnel, and WebRTC. Nothing is kept.',
+    run: 'Run the leak test',
+    running: 'Testing…',
+    asks: 'It asks {{through}} through the node, and {{stun}} from this computer (WebRTC).',
+    nothing: 'no service',
+    noNode: 'No node is in use: connect to one first, the test looks through it.',
+    verdict: { ok: 'OK', warn: 'Leaks', info: 'Note', off: 'Not tested' },
+    part: { exit: 'Your address', resolver: 'Name lookups', ipv6: 'IPv6', webrtc: 'WebRTC' },
+    exitOk: 'Sites see {{address}}{{country}}: the node’s address, not yours.',
+    exitFailed: 'Could not see the address sites see: {{error}}',
+    exitOff: 'Not tested: no address echo is set (leakTest.exitUrl).',
+    resolverOk:
+      'Names are looked up by {{address}}, the node’s resolver: your own network does not see which sites you visit (the node does).',
+    resolverEncrypted:
+      'Names are looked up by {{address}} over encrypted DNS through the node: neither your network nor the node sees them.',
+    resolverFailed: 'Could not tell which resolver answered: {{error}}',
+    resolverOff: 'Not tested: no resolver echo is set (leakTest.resolverUrl).',
+    ipv6Exposed:
+      'This computer has its own IPv6 address ({{address}}). Nothing through Gatehop leaves by IPv6 (its tunnels carry IPv4 only), but programs that do not use the proxy reach IPv6 sites from your own address.',
+    ipv6Unknown:
+      'This computer has an IPv6 address ({{address}}); whether it has an IPv6 way out cannot be told here. Nothing through Gatehop leaves by IPv6.',
+    ipv6None: 'This computer has no IPv6 way out: nothing can leave by IPv6 around the tunnel.',
+    webrtcLeak:
+      'WebRTC shows sites your own address {{address}}: browsers send it outside any proxy. Without the system proxy every site sees your address anyway; with it ({{sysproxy}}) pages go through Gatehop, but WebRTC still shows {{address}}. To stop it, limit WebRTC in the browser (Firefox: media.peerconnection.ice.proxy_only in about:config; Chrome and Edge: an extension that limits WebRTC).',
+    webrtcThrough: 'WebRTC shows {{address}}, the node’s address: here it leaves through the tunnel.',
+    webrtcNone:
+      'WebRTC showed no public address: the STUN server ({{stun}}) did not answer, or WebRTC is limited here.',
+    webrtcLocal: 'It also shows your local address: {{addresses}}.',
+    webrtcHidden: 'Your local addresses are hidden behind random names.',
+    webrtcOff: 'Not tested: no STUN server is set (leakTest.stunUrl).',
+    webrtcUnsupported: 'This window has no WebRTC; a browser may still have it.',
+    sysproxyOn: 'on now',
+    sysproxyOff: 'off now',
+    sysproxyUnknown: 'its state unknown',
+    failed: 'The leak test failed: {{error}}',
+  },
   run: {
     title: 'Run a program through Gatehop',
     help: 'For programs that ignore proxy settings (games, command-line tools, package managers): everything the program sends, TCP, UDP and name lookups, goes through Gatehop by your rules. No admin rights needed.',

@@ -97,10 +97,12 @@ export function ClosedConnections() {
                   <td>
                     {c.route ? t(`connections.routeTo.${c.route}`) : '–'}
                     {c.rule ? (
-                      <span className="muted" dir="ltr">
-                        {' '}
-                        · {c.rule}
-                        {c.rulePayload ? `,${c.rulePayload}` : ''}
+                      <span className="muted">
+                        {' · '}
+                        <bdi dir="ltr">
+                          {c.rule}
+                          {c.rulePayload ? `,${c.rulePayload}` : ''}
+                        </bdi>
                       </span>
                     ) : null}
                   </td>

@@ -225,6 +225,8 @@ export function connectStore(store: AppStore, client: CoreClient) {
     addShareDevice: (name: string) => act('addShareDevice', { name }),
     removeShareDevice: (id: string) => act('removeShareDevice', { id }),
     shareDeviceQr: (id: string) => client.call('getShareDeviceQr', { id }),
+    /** The core's part of the leak test (#64), through the active node. */
+    runLeakTest: () => act('runLeakTest', {}),
     /** A profile per network (#64): read, saved for the network this computer is on, removed. */
     getProfiles: () => client.call('getProfiles', {}),
     saveProfile: (input: OpInput<'saveProfile'>) => act('saveProfile', input),

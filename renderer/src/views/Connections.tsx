@@ -87,10 +87,13 @@ export function Connections() {
                     {c.route ? (
                       <span title={`${c.route.rule}${c.route.payload ? `,${c.route.payload}` : ''}`}>
                         {t(`connections.routeTo.${c.route.target}`)}
-                        <span className="muted" dir="ltr">
-                          {' '}
-                          · {c.route.rule}
-                          {c.route.payload ? `,${c.route.payload}` : ''}
+                        <span className="muted">
+                          {' · '}
+                          {/* The rule is Latin text in any language: isolated, so a right-to-left row keeps its order. */}
+                          <bdi dir="ltr">
+                            {c.route.rule}
+                            {c.route.payload ? `,${c.route.payload}` : ''}
+                          </bdi>
                         </span>
                       </span>
                     ) : (

@@ -7,6 +7,7 @@ import { Protection } from '../components/Protection.js';
 import { RunProgram } from '../components/RunProgram.js';
 import { TrafficChart } from '../components/TrafficChart.js';
 import { WhereAmI } from '../components/WhereAmI.js';
+import { LeakTest } from '../components/LeakTest.js';
 import { nodeIndex } from '../store/nodes-slice.js';
 import { useTicker } from '../components/use-ticker.js';
 import {
@@ -150,6 +151,7 @@ export function Overview() {
           <p className="big">{standby ? (standbyHost ?? standby.nodeId) : t('overview.noStandby')}</p>
         </article>
         {status.egress === 'vpngate' ? <WhereAmI /> : null}
+        <LeakTest hasNode={!!status.active?.nodeId} />
         {status.honesty ? (
           <article className="card" data-testid="honesty-summary">
             <h3>{t('honesty.label')}</h3>

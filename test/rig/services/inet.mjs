@@ -11,6 +11,10 @@
 //              the same pages, and /dns-query: DNS over HTTPS (RFC 8484) answering as the rig's
 //              dnsmasq does: files.test and *.rig.test are this host, anything else does not exist
 //   UDP  :7    echo
+//   UDP  :5353 the authority for echo.test (the rig's dnsmasq forwards it here): every name there is
+//              this host, and the resolver that asked for it is remembered, as a real resolver
+//              echo (ip-api's EDNS echo) does; HTTP /resolver on NONCE.echo.test then answers
+//              {"dns":{"ip":RESOLVER}} (404 for a name nobody asked), for the leak test (#64)
 // Usage: node inet.mjs ADDRESS BIG_BYTES [HEALTH_FILE] [TLS_CERT TLS_KEY]
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
@@ -54,6 +58,42 @@ function dohAnswer(req, res) {
     res.writeHead(200, { 'Content-Type': 'application/dns-message', 'Content-Length': answer.length });
     res.end(answer);
   });
+}
+
+/** echo.test names asked and the resolver that asked each (the newest 1,000). */
+const askedBy = new Map();
+const echoDns = createSocket('udp4');
+echoDns.on('message', (msg, rinfo) => {
+  let q;
+  try {
+    q = dnsPacket.decode(msg);
+  } catch {
+    return;
+  }
+  const question = q.questions?.[0];
+  const name = (question?.name ?? '').toLowerCase();
+  const ours = name === 'echo.test' || name.endsWith('.echo.test');
+  if (ours) {
+    askedBy.set(name, rinfo.address);
+    if (askedBy.size > 1000) askedBy.delete(askedBy.keys().next().value);
+  }
+  const answer = dnsPacket.encode({
+    type: 'response',
+    id: q.id,
+    flags: dnsPacket.AUTHORITATIVE_ANSWER | (ours ? 0 : 3),
+    questions: q.questions,
+    answers: ours && question.type === 'A' ? [{ type: 'A', name, ttl: 0, data: address }] : [],
+  });
+  echoDns.send(answer, rinfo.port, rinfo.address);
+});
+
+function resolverEcho(req, res) {
+  const host = String(req.headers.host ?? '')
+    .toLowerCase()
+    .replace(/:\d+$/, '');
+  const resolver = askedBy.get(host);
+  res.writeHead(resolver ? 200 : 404, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(resolver ? { dns: { ip: resolver } } : { error: `nobody asked for ${host}` }));
 }
 
 function healthStatus(caller) {
@@ -108,6 +148,8 @@ function serve(req, res) {
   }
   const m = /^\/bytes\/(\d{1,11})$/.exec(path);
   if (m) return sendStream(res, Math.min(Number(m[1]), 1 << 30));
+  if (path === '/resolver' && /\.echo\.test(:\d+)?$/i.test(String(req.headers.host ?? '')))
+    return resolverEcho(req, res);
   if (path === '/ip') return res.end(req.socket.remoteAddress?.replace(/^::ffff:/, ''));
   if (path === '/health') {
     res.writeHead(healthStatus(req.socket.remoteAddress?.replace(/^::ffff:/, '')));
@@ -143,9 +185,11 @@ const https = tlsCert ? createHttpsServer({ cert: readFileSync(tlsCert), key: re
 const udp = createSocket('udp4');
 udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));
 udp.bind(7, address, () =>
-  http.listen(80, address, () =>
-    httpSecond.listen(18080, address, () =>
-      https ? https.listen(443, address, () => process.stdout.write('ready\n')) : process.stdout.write('ready\n'),
+  echoDns.bind(5353, address, () =>
+    http.listen(80, address, () =>
+      httpSecond.listen(18080, address, () =>
+        https ? https.listen(443, address, () => process.stdout.write('ready\n')) : process.stdout.write('ready\n'),
+      ),
     ),
   ),
 );
