@@ -2,7 +2,8 @@ import { networkKeyOf, type NetworkSnapshot } from '../common/index.js';
 
 /**
  * What the user is shown for a network: the interfaces a default route leaves by, each with the
- * /24 of its IPv4 address (what networkKeyOf hashes): "wlan0 192.168.1.x". "offline" without any.
+ * /24 of its IPv4 address (what networkKeyOf hashes), after its Wi-Fi network's name where the OS
+ * gives it: "wlan0 192.168.1.x", "Café Lumen · wlan0 10.0.0.x". "offline" without any.
  */
 export function networkLabelOf(s: NetworkSnapshot): string {
   const wayOut = s.defaultInterfaces?.length ? new Set(s.defaultInterfaces) : null;
@@ -10,7 +11,8 @@ export function networkLabelOf(s: NetworkSnapshot): string {
   for (const a of s.addresses) {
     const [name, addr] = a.split(' ');
     if (!name || !addr || (wayOut && !wayOut.has(name)) || !/^\d+\.\d+\.\d+\.\d+$/.test(addr)) continue;
-    parts.add(`${name} ${addr.split('.').slice(0, 3).join('.')}.x`);
+    const ssid = s.wifi?.[name];
+    parts.add(`${ssid ? `${ssid} · ` : ''}${name} ${addr.split('.').slice(0, 3).join('.')}.x`);
   }
   return [...parts].sort().join(', ') || 'offline';
 }

@@ -43,6 +43,7 @@ export {
   type NetworkSnapshot,
   type NetworkWatchOptions,
 } from './network-watch.js';
+export { wifiNamesOf, ssidOfIwLink, ssidOfNetsh, ssidOfNetworksetup, type RunTool } from './wifi-name.js';
 export { writeFileAtomic, writeFileAtomicAsync } from './atomic-write.js';
 export { settleFirst, waitAbortably, type Settle, type SettleFirstOptions, type Teardown } from './settle-first.js';
 export { decodeChunked } from './http-chunked.js';

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from './logger.js';
 import { Listeners } from './listeners.js';
+import { wifiNamesOf } from './wifi-name.js';
 
 /** What the machine's network looks like right now, as far as a user-space process can tell. */
 export interface NetworkSnapshot {
@@ -15,6 +16,8 @@ export interface NetworkSnapshot {
    * the nodes are. Absent where it cannot be told (not Linux).
    */
   defaultInterfaces?: string[];
+  /** The Wi-Fi network (SSID) of each interface that counts and has one, where the OS tells (wifi-name.ts). */
+  wifi?: Record<string, string>;
 }
 
 export type NetworkChangeReason = 'interface' | 'route' | 'resume' | 'nudge';
@@ -44,9 +47,33 @@ export function readNetworkSnapshot(): NetworkSnapshot {
   }
   addresses.sort();
   const defaultInterfaces = readDefaultInterfaces();
-  return defaultInterfaces
+  const base: NetworkSnapshot = defaultInterfaces
     ? { addresses, defaultRoute: defaultInterfaces.length > 0, defaultInterfaces }
     : { addresses, defaultRoute: null };
+  const wifi = cachedWifiNames(countedInterfaces(base), addresses);
+  return Object.keys(wifi).length ? { ...base, wifi } : base;
+}
+
+/** The interfaces that name the network: those a default route leaves by with an IPv4 address (every one with one, without such a route). */
+function countedInterfaces(s: NetworkSnapshot): string[] {
+  const wayOut = s.defaultInterfaces?.length ? new Set(s.defaultInterfaces) : null;
+  const out = new Set<string>();
+  for (const a of s.addresses) {
+    const [name, addr] = a.split(' ');
+    if (name && addr && /^\d+\.\d+\.\d+\.\d+$/.test(addr) && (!wayOut || wayOut.has(name))) out.add(name);
+  }
+  return [...out].sort();
+}
+
+/** Wi-Fi names are asked of a tool (a process each): again only when the interfaces change, or every 30 s (roaming). */
+const WIFI_NAMES_MS = 30_000;
+let wifiCache: { key: string; at: number; names: Record<string, string> } | null = null;
+function cachedWifiNames(ifaces: string[], addresses: string[]): Record<string, string> {
+  const key = `${ifaces.join(',')}|${addresses.join(',')}`;
+  if (wifiCache && wifiCache.key === key && Date.now() - wifiCache.at < WIFI_NAMES_MS) return wifiCache.names;
+  const names = wifiNamesOf(ifaces);
+  wifiCache = { key, at: Date.now(), names };
+  return names;
 }
 
 /** The interfaces of the default routes (Linux), or null where the routing table cannot be read. */
@@ -75,7 +102,7 @@ function readDefaultInterfaces(): string[] | null {
 /**
  * A name for the network the machine is on, stable while it stays there: each interface with the
  * /24 of its IPv4 addresses (a new DHCP lease on the same network keeps it; IPv6 privacy
- * addresses, which rotate, are left out). What a network taught (which protocol gets through, how
+ * addresses, which rotate, are left out) and, where the OS gives it, its Wi-Fi network's name. What a network taught (which protocol gets through, how
  * nodes are reached) is kept under this name.
  *
  * Only the interfaces a default route leaves by count where there are any (#58): they are the way
@@ -89,8 +116,10 @@ export function networkKeyOf(s: NetworkSnapshot): string {
   for (const a of s.addresses) {
     const [name, addr] = a.split(' ');
     if (wayOut && !wayOut.has(name ?? '')) continue;
+    // A Wi-Fi network's name where the OS gives it: two cafés whose routers both hand out 192.168.1.x differ.
+    const ssid = name ? s.wifi?.[name] : undefined;
     if (name && addr && /^\d+\.\d+\.\d+\.\d+$/.test(addr))
-      parts.add(`${name} ${addr.split('.').slice(0, 3).join('.')}`);
+      parts.add(`${name} ${addr.split('.').slice(0, 3).join('.')}${ssid ? ` ssid:${ssid}` : ''}`);
   }
   const list = [...parts].sort().join(',');
   return list ? createHash('sha256').update(list).digest('hex').slice(0, 16) : 'offline';
@@ -174,7 +203,11 @@ export class NetworkWatch {
       (prev.defaultInterfaces ?? []).join(',') !== (next.defaultInterfaces ?? []).join(',')
     )
       return this.#emit('route', next);
-    if (prev.addresses.join(',') !== next.addresses.join(',')) this.#emit('interface', next);
+    if (
+      prev.addresses.join(',') !== next.addresses.join(',') ||
+      JSON.stringify(prev.wifi ?? {}) !== JSON.stringify(next.wifi ?? {})
+    )
+      this.#emit('interface', next);
   }
 
   #emit(reason: NetworkChangeReason, snapshot: NetworkSnapshot): void {
