@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumIn, collectErrors, hasChromium, launchChromium, newContext } from '../helpers/browser.js';
-import { isRoot, NetNs, waitForLine } from '../helpers/netns.js';
+import { isRoot, NetNs, twoWaysOut, waitForLine } from '../helpers/netns.js';
 
 const ROOT = resolve(__dirname, '../..');
 const BIN = join(ROOT, 'bin/gatehop.js');
@@ -25,20 +25,11 @@ describe.skipIf(!isRoot || !hasChromium)('a profile per network, in the window (
   let dashboard = '';
   let browser: Browser;
   const net = `10.${120 + (process.pid % 60)}`;
-  const wayOut = (iface: 'home0' | 'cafe0') =>
-    ns.exec(['ip', 'route', 'replace', 'default', 'via', `${net}.${iface === 'home0' ? 1 : 2}.254`, 'dev', iface]);
+  let wayOut: (iface: 'home0' | 'cafe0') => void;
 
   beforeAll(async () => {
     ns = new NetNs();
-    for (const [iface, n] of [
-      ['home0', 1],
-      ['cafe0', 2],
-    ] as const) {
-      ns.exec(['ip', 'link', 'add', iface, 'type', 'veth', 'peer', 'name', `${iface}p`]);
-      ns.exec(['ip', 'addr', 'add', `${net}.${n}.1/24`, 'dev', iface]);
-      ns.exec(['ip', 'link', 'set', iface, 'up']);
-      ns.exec(['ip', 'link', 'set', `${iface}p`, 'up']);
-    }
+    wayOut = twoWaysOut(ns, { home0: `${net}.1`, cafe0: `${net}.2` });
     wayOut('home0');
     dir = mkdtempSync(join(tmpdir(), 'gh-profiles-window-'));
     mkdirSync(ART, { recursive: true });

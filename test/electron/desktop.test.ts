@@ -211,6 +211,17 @@ describe.each(PLATFORMS)('on %s', (platform) => {
   });
 });
 
+/** The admin server's event feed as the shell subscribes to it: a test can publish into it directly. */
+function tapEventFeeds() {
+  const feeds: Array<(event: string, data: unknown) => void> = [];
+  const original = AdminServer.prototype.onEvent;
+  const spy = vi.spyOn(AdminServer.prototype, 'onEvent').mockImplementation(function (this: AdminServer, fn) {
+    feeds.push(fn);
+    return original.call(this, fn);
+  });
+  return { feeds, spy };
+}
+
 describe('Windows session end', () => {
   it('after a login start with no window, logoff still stops the core (and so restores the system proxy)', async () => {
     const { shell, fake } = await start({ platform: 'win32', argv: [HIDDEN_ARG] });
@@ -481,13 +492,7 @@ describe('in Chinese', () => {
   });
 
   it("when the network is found to block OpenVPN, a notification names the protocol Gatehop goes over now (in the user's language)", async () => {
-    // The admin server's event feed, as the shell subscribes to it.
-    const feeds: Array<(event: string, data: unknown) => void> = [];
-    const original = AdminServer.prototype.onEvent;
-    const spy = vi.spyOn(AdminServer.prototype, 'onEvent').mockImplementation(function (this: AdminServer, fn) {
-      feeds.push(fn);
-      return original.call(this, fn);
-    });
+    const { feeds, spy } = tapEventFeeds();
     try {
       await start({ platform: 'linux', languages: ['zh-CN'], argv: [HIDDEN_ARG] });
       for (const fn of feeds)
@@ -511,12 +516,7 @@ describe('in Chinese', () => {
   });
 
   it("when a network profile goes on and off, a notification says which and what it changes (in the user's language, #64)", async () => {
-    const feeds: Array<(event: string, data: unknown) => void> = [];
-    const original = AdminServer.prototype.onEvent;
-    const spy = vi.spyOn(AdminServer.prototype, 'onEvent').mockImplementation(function (this: AdminServer, fn) {
-      feeds.push(fn);
-      return original.call(this, fn);
-    });
+    const { feeds, spy } = tapEventFeeds();
     try {
       await start({ platform: 'linux', languages: ['fa-IR'], argv: [HIDDEN_ARG] });
       const choices = { mode: 'global' as const, httpsOnly: true, protocols: ['sevpn', 'openvpn', 'sstp'] };

@@ -1,4 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 
 export interface ApiResponse {
   status: number;
@@ -87,4 +90,37 @@ export class SseReader {
   close(): void {
     this.#close();
   }
+}
+
+/**
+ * One call to a running core's admin API over its socket (`<data-dir>/run/admin.sock`, with the
+ * token beside it), by curl: no port to find, and it reaches a core in any namespace.
+ */
+export function adminOverSocket<T = Record<string, unknown>>(
+  dataDir: string,
+  method: string,
+  path: string,
+  body?: object,
+): { status: number; json: T } {
+  const r = spawnSync(
+    'curl',
+    [
+      '-sS',
+      '-w',
+      '\n%{http_code}',
+      '--unix-socket',
+      join(dataDir, 'run', 'admin.sock'),
+      '-X',
+      method,
+      '-H',
+      `authorization: Bearer ${readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()}`,
+      ...(body ? ['-H', 'content-type: application/json', '--data', JSON.stringify(body)] : []),
+      `http://gatehop${path}`,
+    ],
+    { encoding: 'utf8' },
+  );
+  const lines = r.stdout.trimEnd().split('\n');
+  const status = Number(lines.pop());
+  const text = lines.join('\n');
+  return { status, json: (text ? JSON.parse(text) : null) as T };
 }

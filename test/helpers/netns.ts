@@ -1,7 +1,20 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 export const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+
+/**
+ * The kernel here speaks IPv6 (a machine booted with ipv6.disable=1 has no /proc/sys/net/ipv6, one
+ * with it switched off says so): the IPv6 parts of a test run only where an address can be added.
+ */
+export const hasIpv6 = ((): boolean => {
+  try {
+    return readFileSync('/proc/sys/net/ipv6/conf/default/disable_ipv6', 'utf8').trim() === '0';
+  } catch {
+    return false;
+  }
+})();
 
 /** A network namespace with a unique name, removed (with its processes) by close(), also at exit. */
 export class NetNs {
@@ -109,4 +122,19 @@ export function phoneOnThisMachine(subnet: string): NetNs {
   phone.exec(['ip', 'addr', 'add', `${subnet}.2/24`, 'dev', `${host}p`]);
   phone.exec(['ip', 'link', 'set', `${host}p`, 'up']);
   return phone;
+}
+
+/**
+ * Two ways out of `ns`, as a laptop has at home and at a café: a veth per name in `nets` ("home0":
+ * "10.61.1" gets 10.61.1.1/24), neither end going anywhere. Returns a function that moves the
+ * default route to one of them: what "this network" is (core/common networkKeyOf) changes with it.
+ */
+export function twoWaysOut<K extends string>(ns: NetNs, nets: Record<K, string>): (iface: K) => void {
+  for (const [iface, net] of Object.entries(nets) as Array<[K, string]>) {
+    ns.exec(['ip', 'link', 'add', iface, 'type', 'veth', 'peer', 'name', `${iface}p`]);
+    ns.exec(['ip', 'addr', 'add', `${net}.1/24`, 'dev', iface]);
+    ns.exec(['ip', 'link', 'set', iface, 'up']);
+    ns.exec(['ip', 'link', 'set', `${iface}p`, 'up']);
+  }
+  return (iface) => void ns.exec(['ip', 'route', 'replace', 'default', 'via', `${nets[iface]}.254`, 'dev', iface]);
 }

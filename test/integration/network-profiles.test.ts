@@ -13,7 +13,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRoot, NetNs, waitForLine } from '../helpers/netns.js';
+import { adminOverSocket } from '../helpers/admin-client.js';
+import { isRoot, NetNs, twoWaysOut, waitForLine } from '../helpers/netns.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
 
@@ -36,31 +37,8 @@ describe.skipIf(!isRoot)('a profile per network, on a real network change (#64)'
   const home = `${net}.1`;
   const cafe = `${net}.2`;
 
-  const api = <T>(path: string, method = 'GET', body?: object): { status: number; json: T } => {
-    const r = spawnSync(
-      'curl',
-      [
-        '-sS',
-        '-w',
-        '\n%{http_code}',
-        '--unix-socket',
-        join(dir, 'run', 'admin.sock'),
-        '-X',
-        method,
-        '-H',
-        `authorization: Bearer ${readFileSync(join(dir, 'admin-token'), 'utf8').trim()}`,
-        ...(body ? ['-H', 'content-type: application/json', '--data', JSON.stringify(body)] : []),
-        `http://gatehop${path}`,
-      ],
-      { encoding: 'utf8' },
-    );
-    const lines = r.stdout.trimEnd().split('\n');
-    const status = Number(lines.pop());
-    return { status, json: (lines.join('\n') ? JSON.parse(lines.join('\n')) : null) as T };
-  };
-  /** The default route, out of `iface` (the home cable or the café's Wi-Fi). */
-  const wayOut = (iface: 'home0' | 'cafe0') =>
-    ns.exec(['ip', 'route', 'replace', 'default', 'via', `${iface === 'home0' ? home : cafe}.254`, 'dev', iface]);
+  const api = <T>(path: string, method = 'GET', body?: object) => adminOverSocket<T>(dir, method, path, body);
+  let wayOut: (iface: 'home0' | 'cafe0') => void;
   const startCore = async () => {
     core = ns.spawn([
       process.execPath,
@@ -117,15 +95,7 @@ describe.skipIf(!isRoot)('a profile per network, on a real network change (#64)'
 
   beforeAll(async () => {
     ns = new NetNs();
-    for (const [iface, at] of [
-      ['home0', home],
-      ['cafe0', cafe],
-    ] as const) {
-      ns.exec(['ip', 'link', 'add', iface, 'type', 'veth', 'peer', 'name', `${iface}p`]);
-      ns.exec(['ip', 'addr', 'add', `${at}.1/24`, 'dev', iface]);
-      ns.exec(['ip', 'link', 'set', iface, 'up']);
-      ns.exec(['ip', 'link', 'set', `${iface}p`, 'up']);
-    }
+    wayOut = twoWaysOut(ns, { home0: home, cafe0: cafe });
     wayOut('home0');
     dir = mkdtempSync(join(tmpdir(), 'gh-profiles-'));
     mkdirSync(join(dir, 'site'));

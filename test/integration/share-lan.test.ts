@@ -8,10 +8,11 @@
  * Revoking the device ends its open download at once and shuts both doors.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminOverSocket } from '../helpers/admin-client.js';
 import { isRoot, lanPair, type NetNs, waitForLine } from '../helpers/netns.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
@@ -71,23 +72,7 @@ describe.skipIf(!isRoot)('share with this network: a phone on the LAN uses this 
     spawnSync('ip', ['netns', 'exec', home.name, process.execPath, BIN, ...args, '--data-dir', dir], {
       encoding: 'utf8',
     });
-  const api = (path: string, method = 'GET') =>
-    JSON.parse(
-      spawnSync(
-        'curl',
-        [
-          '-sS',
-          '--unix-socket',
-          join(dir, 'run', 'admin.sock'),
-          '-X',
-          method,
-          '-H',
-          `authorization: Bearer ${readFileSync(join(dir, 'admin-token'), 'utf8').trim()}`,
-          `http://gatehop${path}`,
-        ],
-        { encoding: 'utf8' },
-      ).stdout,
-    ) as Record<string, unknown>;
+  const api = (path: string, method = 'GET') => adminOverSocket(dir, method, path).json;
   const fromPhone = (args: string[]) =>
     spawnSync('ip', ['netns', 'exec', phone.name, 'curl', '-sS', '--max-time', '10', ...args], { encoding: 'utf8' });
   const status = (r: ReturnType<typeof fromPhone>) => (r.status === 0 ? Number(r.stdout.trim()) : -r.status!);

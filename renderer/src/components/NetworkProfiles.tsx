@@ -1,11 +1,10 @@
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ProfileChoicesView, ProfilesStateView } from '../../../core/api/schemas.js';
 import { describeProfileChoices, type Language } from '../../../core/api/catalog/index.js';
 import { detach } from '../detach.js';
 import { useActions } from './context.js';
-import { useBusy } from './use-busy.js';
-import { usePoll } from './use-poll.js';
+import { useCoreState } from './use-core-state.js';
 
 /** How often the card looks again (the network may change under it; the core applies profiles itself). */
 const REFRESH_MS = 5_000;
@@ -23,20 +22,11 @@ type Protocol = (typeof PROTOCOLS)[number];
 export function NetworkProfiles() {
   const { t, i18n } = useTranslation();
   const actions = useActions();
-  const [state, setState] = useState<ProfilesStateView | null>(null);
-  const [unavailable, setUnavailable] = useState(false);
+  const { state, setState, unavailable, busy, run } = useCoreState<ProfilesStateView>(actions.getProfiles, REFRESH_MS);
   const [name, setName] = useState('');
   const [mode, setMode] = useState<Mode | ''>('');
   const [https, setHttps] = useState<'' | 'on' | 'off'>('');
   const [first, setFirst] = useState<Protocol | ''>('');
-
-  const reload = useCallback(async () => {
-    const r = await actions.getProfiles();
-    if (r.ok) setState(r.value);
-    else setUnavailable(true);
-  }, [actions]);
-  usePoll(reload, REFRESH_MS);
-  const { busy, run } = useBusy(reload);
 
   if (unavailable) return null;
   if (!state)

@@ -1,11 +1,10 @@
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ShareState, SharedDevice } from '../../../core/api/contract.js';
 import { detach } from '../detach.js';
 import { formatBytes } from '../format.js';
 import { useActions } from './context.js';
-import { useBusy } from './use-busy.js';
-import { usePoll } from './use-poll.js';
+import { useCoreState } from './use-core-state.js';
 
 /** How often the card reads the devices' counters and enrolments again while it is shown. */
 const REFRESH_MS = 5_000;
@@ -19,18 +18,9 @@ const REFRESH_MS = 5_000;
 export function ShareNetwork() {
   const { t } = useTranslation();
   const actions = useActions();
-  const [state, setState] = useState<ShareState | null>(null);
-  const [unavailable, setUnavailable] = useState(false);
+  const { state, setState, unavailable, busy, run, reload } = useCoreState<ShareState>(actions.getShare, REFRESH_MS);
   const [name, setName] = useState('');
   const [shown, setShown] = useState<{ id: string; url: string; png: string } | null>(null);
-
-  const reload = useCallback(async () => {
-    const r = await actions.getShare();
-    if (r.ok) setState(r.value);
-    else setUnavailable(true);
-  }, [actions]);
-  usePoll(reload, REFRESH_MS);
-  const { busy, run } = useBusy(reload);
 
   if (unavailable) return null;
   if (!state)
