@@ -64,12 +64,13 @@ static struct raw_pcb *g_ping;
 struct gh_conn {
   uint32_t id;
   uint32_t rexmit;
-  /* The receive window was seen closed (under one MSS) and nothing has arrived since: see
-   * resend_window_update. wu_ticks counts poll ticks with the window open again, wu_sent the
-   * updates sent again so far. */
+  /* The receive window was seen nearly closed (under four segments, wu_wnd) and nothing has
+   * arrived since: see resend_window_update. wu_ticks counts poll ticks with the window open
+   * again, wu_sent the updates sent again so far. */
   uint8_t wu_armed;
   uint8_t wu_sent;
   uint16_t wu_ticks;
+  uint32_t wu_wnd;
 };
 
 /* A segment whose sequence number is below snd_nxt was sent before: a retransmission. */
@@ -299,8 +300,12 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err) 
   }
   for (struct pbuf *q = p; q != NULL; q = q->next) js_tcp_recv(c->id, (const uint8_t *)q->payload, q->len);
   pbuf_free(p);
-  /* tcp_receive has taken this segment out of the window; the reader has not read it yet. */
-  c->wu_armed = pcb->rcv_wnd < pcb->mss;
+  /* tcp_receive has taken this segment out of the window; the reader has not read it yet. Under
+   * four segments left, the sender may already have stopped: it waits for room for a segment of
+   * its own size (which can be larger than ours), or stops short of a window it finds too small
+   * (sender-side silly window avoidance), as a window under one segment stops it for sure. */
+  c->wu_armed = pcb->rcv_wnd < 4u * pcb->mss;
+  c->wu_wnd = pcb->rcv_wnd;
   c->wu_ticks = 0;
   c->wu_sent = 0;
   return ERR_OK;
@@ -319,8 +324,9 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len) {
  * answer once it has everything acknowledged. One lost or overtaken window update (a queue full
  * inside the node, SE-VPN's parallel connections) then stalls the download for good, with our
  * side idle and open (the switching suite's 50 paced downloads caught one at 82 %). So a window
- * seen closed and then reopened, with nothing received since, is announced again after 1 s of
- * silence, then 2, 4, 8, 16 and 30 s; a sender with nothing more to send costs us six ACKs. */
+ * seen nearly closed (under four segments) and then reopened, with nothing received since, is
+ * announced again after 1 s of silence, then 2, 4, 8, 16 and 30 s; a sender with nothing more to
+ * send costs us six ACKs. */
 #define WU_FIRST_TICKS (1000 / (2 * TCP_TMR_INTERVAL))
 #define WU_MAX_TICKS (30000 / (2 * TCP_TMR_INTERVAL))
 #define WU_MAX_SENT 6
@@ -332,8 +338,8 @@ static void resend_window_update(struct gh_conn *c, struct tcp_pcb *pcb) {
     c->wu_armed = 0;
     return;
   }
-  /* Still closed: the reader, not a lost ACK, holds the sender back. */
-  if (pcb->rcv_ann_wnd < pcb->mss) {
+  /* Not reopened (by a segment at least) since: the reader, not a lost ACK, holds the sender back. */
+  if (pcb->rcv_ann_wnd < pcb->mss || pcb->rcv_ann_wnd < c->wu_wnd + pcb->mss) {
     c->wu_ticks = 0;
     return;
   }
