@@ -110,6 +110,17 @@ describe.skipIf(!isRoot)('a phone on the LAN goes out through a node, by the sha
     const summary = async () =>
       (await apiRequest(admin, 'GET', '/traffic/summary?days=1', { token })).json<TrafficSummaryView>();
     const downOf = (parts: TrafficSummaryView['byNode'], key: string) => parts.find((p) => p.key === key)?.down ?? 0;
+    // A flow of an earlier test (the phone's keep-alive HTTP request) is counted when it ends: wait
+    // for every one to have ended, or its bytes land between the two readings.
+    await until(
+      async () =>
+        (await apiRequest(admin, 'GET', '/connections', { token })).json<{ connections: unknown[] }>().connections
+          .length === 0
+          ? true
+          : undefined,
+      30_000,
+      'the earlier connections to end',
+    );
     const before = await summary();
     const nodeId = statusSchema.parse((await apiRequest(admin, 'GET', '/status', { token })).json()).active!.nodeId!;
     const measure = '%{size_request} %{size_header} %{size_download}';
