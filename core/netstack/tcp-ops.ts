@@ -2,7 +2,7 @@ import type { TcpInfo, TcpPcbOps } from './tcp-stream.js';
 import type { LwipExports } from './wasm-module.js';
 
 /** Words of gh_tcp_info's answer. */
-export const TCP_INFO_WORDS = 8;
+export const TCP_INFO_WORDS = 12;
 
 /** What a socket's operations need of its stack (tcp-ops.ts, udp-ops.ts). */
 export interface PcbHost {
@@ -52,6 +52,10 @@ export function tcpPcbOps(host: PcbHost, id: number, pcb: number): TcpPcbOps {
         rcvWnd: w[4]!,
         mss: w[5]!,
         localPort: w[6]!,
+        rcvAnnWnd: w[8]!,
+        idleMs: w[9]!,
+        sndWnd: w[10]!,
+        windowUpdatesResent: w[11]!,
       };
     },
     release: () => host.releaseTcp(id),

@@ -26,6 +26,14 @@ export interface TcpInfo {
   rcvWnd: number;
   mss: number;
   localPort: number;
+  /** The window the peer last heard of (rcvWnd is what we could take now). */
+  rcvAnnWnd: number;
+  /** Since the peer last sent anything, coarse (500 ms ticks). */
+  idleMs: number;
+  /** The peer's window, as it last told us. */
+  sndWnd: number;
+  /** Window updates announced again since the peer last sent data (glue.c, resend_window_update). */
+  windowUpdatesResent: number;
 }
 
 /** Told of each received chunk, and when the reader fell behind (core/egress's BulkMeter fits). */

@@ -70,6 +70,7 @@ describe.skipIf(!isRoot)('switching nodes under load on the rig', () => {
         e instanceof WorkerTunnelEgress
           ? {
               id: e.id,
+              node: `${e.nodeId} (${e.protocol})`,
               diagnostics: e.diagnostics(),
               streams: await e.inspectStreams().catch((err: Error) => err.message),
             }

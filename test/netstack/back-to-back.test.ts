@@ -338,6 +338,44 @@ describe('two stacks back to back', () => {
     expect(link.a.stats.tcp.windowUpdatesResent).toBeGreaterThan(before);
   });
 
+  it('a window its reader reopened in full is announced in full, not a segment short (SecureNAT takes no ACK that covers more than the window it carries, and retransmits until one does)', async () => {
+    const WINDOW = 256 * 1024; // TCP_WND in lwipopts.h; A's windows go out scaled by 2^4
+    let sent: Buffer | null = null; // B's data segment, to be sent again as a retransmission
+    const acks: Array<{ ack: number; window: number }> = [];
+    const watch = (p: Buffer): boolean => {
+      if (p[9] !== 6) return true;
+      const ihl = (p[0]! & 0x0f) * 4;
+      const payload = p.readUInt16BE(2) - ihl - (p[ihl + 12]! >> 4) * 4;
+      if (p[15] === 2 && payload > 0) sent = Buffer.from(p);
+      if (p[15] === 1 && payload === 0 && !(p[ihl + 13]! & 0x02))
+        acks.push({ ack: p.readUInt32BE(ihl + 8), window: p.readUInt16BE(ihl + 14) << 4 });
+      return true;
+    };
+    link = linkStacks({ impair: watch, acksA: 'per-turn', batchesToA: true });
+    const { client, server } = await connectedPair(link);
+    // Under a segment arrives while A's reader is away: A acks it with the window short by as much.
+    client.pause();
+    server.write(randomBytes(1000));
+    await eventually(
+      () => sent !== null && acks.length > 0 && acks.at(-1)!.window < WINDOW,
+      2_000,
+      'the ACK of 1,000 bytes',
+    );
+    expect(acks.at(-1)!.window).toBeGreaterThan(WINDOW - 1460);
+    // The reader takes the 1,000 bytes: lwIP alone would move its window's right edge only by whole
+    // segments (receiver-side silly window avoidance) and keep announcing the short window.
+    const read = once(client, 'data');
+    client.resume();
+    await read;
+    await new Promise((r) => setImmediate(r));
+    // B sends its segment again (as SecureNAT does while an ACK covers more than its window): A's
+    // answer announces the whole window.
+    const before = acks.length;
+    link.a.input(sent!);
+    await eventually(() => acks.length > before, 2_000, 'the answer to the retransmission');
+    expect(acks.at(-1)!.window).toBe(WINDOW);
+  });
+
   it('a sender with nothing more to send after the window reopened hears the update again after 1 s of silence, then after 2 s more, not at once', async () => {
     link = linkStacks({ acksA: 'per-turn', batchesToA: true });
     const { client, server } = await connectedPair(link);

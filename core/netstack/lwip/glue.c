@@ -464,12 +464,25 @@ EXPORT(gh_tcp_output) int gh_tcp_output(struct tcp_pcb *pcb) { return tcp_output
 static int g_defer_wnd_update;
 EXPORT(gh_set_defer_wnd_update) void gh_set_defer_wnd_update(int on) { g_defer_wnd_update = on; }
 
+/* A window the reader has reopened in full is announced in full. lwIP grows the window it
+ * announces in steps of a segment (receiver-side silly window avoidance), so a window reopened to
+ * 65,535 can stay announced as 64,241 for good. SecureNAT ignores an ACK that covers more than the
+ * window it carries, and after a whole window's mission it waits for exactly that ACK: with up to
+ * 65,534 bytes unacknowledged in its view, an ACK announcing 64,241 is ignored each time it
+ * retransmits, forever (the switching suite's paced downloads stalled so at 66 % and 97 %, the
+ * node retransmitting its first two segments every 90 ms and ignoring each ACK). Announced in
+ * full, the window is as large as any mission it can have sent, and the next ACK is taken. */
+static void announce_full_window(struct tcp_pcb *pcb) {
+  if (pcb->rcv_wnd == TCP_WND_MAX(pcb) && pcb->rcv_ann_wnd < pcb->rcv_wnd) pcb->rcv_ann_wnd = pcb->rcv_wnd;
+}
+
 EXPORT(gh_tcp_recved) void gh_tcp_recved(struct tcp_pcb *pcb, uint32_t len) {
   if (g_defer_wnd_update) {
     /* tcp_recved's window arithmetic, with the update left to the batch's ACK. */
     uint32_t wnd = pcb->rcv_wnd + len;
     pcb->rcv_wnd = (tcpwnd_size_t)(wnd > TCP_WND_MAX(pcb) || wnd < pcb->rcv_wnd ? TCP_WND_MAX(pcb) : wnd);
     if (tcp_update_rcv_ann_wnd(pcb) >= TCP_WND_UPDATE_THRESHOLD) tcp_set_flags(pcb, TF_ACK_DELAY);
+    announce_full_window(pcb);
     return;
   }
   while (len > 0) {
@@ -477,6 +490,7 @@ EXPORT(gh_tcp_recved) void gh_tcp_recved(struct tcp_pcb *pcb, uint32_t len) {
     tcp_recved(pcb, n);
     len -= n;
   }
+  announce_full_window(pcb);
 }
 
 EXPORT(gh_tcp_shutdown_tx) int gh_tcp_shutdown_tx(struct tcp_pcb *pcb) { return tcp_shutdown(pcb, 0, 1); }
@@ -503,7 +517,9 @@ EXPORT(gh_tcp_abort) void gh_tcp_abort(struct tcp_pcb *pcb) {
   tcp_abort(pcb);
 }
 
-/* out: state, srtt ms, retransmissions, snd_buf, rcv_wnd, mss, local port, snd_queuelen */
+/* out: state, srtt ms, retransmissions, snd_buf, rcv_wnd, mss, local port, snd_queuelen, the
+ * window last announced (right edge less rcv_nxt), ms since the peer last sent anything, the peer's
+ * window, window updates sent again since the last segment */
 EXPORT(gh_tcp_info) void gh_tcp_info(struct tcp_pcb *pcb, uint32_t *out) {
   struct gh_conn *c = (struct gh_conn *)pcb->callback_arg;
   out[0] = pcb->state;
@@ -514,6 +530,10 @@ EXPORT(gh_tcp_info) void gh_tcp_info(struct tcp_pcb *pcb, uint32_t *out) {
   out[5] = pcb->mss;
   out[6] = pcb->local_port;
   out[7] = pcb->snd_queuelen;
+  out[8] = TCP_SEQ_GT(pcb->rcv_ann_right_edge, pcb->rcv_nxt) ? pcb->rcv_ann_right_edge - pcb->rcv_nxt : 0;
+  out[9] = (uint32_t)(tcp_ticks - pcb->tmr) * TCP_SLOW_INTERVAL;
+  out[10] = pcb->snd_wnd;
+  out[11] = c ? c->wu_sent : 0;
 }
 
 /* ---- UDP ---- */
