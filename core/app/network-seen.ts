@@ -1,4 +1,4 @@
-import { networkKeyOf, type NetworkSnapshot } from '../common/index.js';
+import { countedAddresses, networkKeyOf, type NetworkSnapshot } from '../common/index.js';
 
 /**
  * What the user is shown for a network: the interfaces a default route leaves by, each with the
@@ -6,14 +6,7 @@ import { networkKeyOf, type NetworkSnapshot } from '../common/index.js';
  * gives it: "wlan0 192.168.1.x", "Café Lumen · wlan0 10.0.0.x". "offline" without any.
  */
 export function networkLabelOf(s: NetworkSnapshot): string {
-  const wayOut = s.defaultInterfaces?.length ? new Set(s.defaultInterfaces) : null;
-  const parts = new Set<string>();
-  for (const a of s.addresses) {
-    const [name, addr] = a.split(' ');
-    if (!name || !addr || (wayOut && !wayOut.has(name)) || !/^\d+\.\d+\.\d+\.\d+$/.test(addr)) continue;
-    const ssid = s.wifi?.[name];
-    parts.add(`${ssid ? `${ssid} · ` : ''}${name} ${addr.split('.').slice(0, 3).join('.')}.x`);
-  }
+  const parts = new Set(countedAddresses(s).map((a) => `${a.ssid ? `${a.ssid} · ` : ''}${a.iface} ${a.net24}.x`));
   return [...parts].sort().join(', ') || 'offline';
 }
 

@@ -35,9 +35,11 @@ export { GATEHOP_VERSION } from './version.js';
 export { Listeners } from './listeners.js';
 export {
   NetworkWatch,
+  countedAddresses,
   isOnline,
   networkKeyOf,
   readNetworkSnapshot,
+  type CountedAddress,
   type NetworkChange,
   type NetworkChangeReason,
   type NetworkSnapshot,

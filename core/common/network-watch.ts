@@ -50,19 +50,29 @@ export function readNetworkSnapshot(): NetworkSnapshot {
   const base: NetworkSnapshot = defaultInterfaces
     ? { addresses, defaultRoute: defaultInterfaces.length > 0, defaultInterfaces }
     : { addresses, defaultRoute: null };
-  const wifi = cachedWifiNames(countedInterfaces(base), addresses);
+  const wifi = cachedWifiNames([...new Set(countedAddresses(base).map((a) => a.iface))].sort(), addresses);
   return Object.keys(wifi).length ? { ...base, wifi } : base;
 }
 
-/** The interfaces that name the network: those a default route leaves by with an IPv4 address (every one with one, without such a route). */
-function countedInterfaces(s: NetworkSnapshot): string[] {
+/** An IPv4 address that names the network (its key and its label): its interface, its /24, its Wi-Fi network's name where known. */
+export interface CountedAddress {
+  iface: string;
+  /** "192.168.1": a new DHCP lease on the same network keeps it. */
+  net24: string;
+  ssid?: string;
+}
+
+/** The IPv4 addresses that name the network: those on an interface a default route leaves by (every interface's, without such a route). */
+export function countedAddresses(s: NetworkSnapshot): CountedAddress[] {
   const wayOut = s.defaultInterfaces?.length ? new Set(s.defaultInterfaces) : null;
-  const out = new Set<string>();
+  const out: CountedAddress[] = [];
   for (const a of s.addresses) {
-    const [name, addr] = a.split(' ');
-    if (name && addr && /^\d+\.\d+\.\d+\.\d+$/.test(addr) && (!wayOut || wayOut.has(name))) out.add(name);
+    const [iface, addr] = a.split(' ');
+    if (!iface || !addr || !/^\d+\.\d+\.\d+\.\d+$/.test(addr) || (wayOut && !wayOut.has(iface))) continue;
+    const ssid = s.wifi?.[iface];
+    out.push({ iface, net24: addr.split('.').slice(0, 3).join('.'), ...(ssid ? { ssid } : {}) });
   }
-  return [...out].sort();
+  return out;
 }
 
 /** Wi-Fi names are asked of a tool (a process each): again only when the interfaces change, or every 30 s (roaming). */
@@ -111,16 +121,8 @@ function readDefaultInterfaces(): string[] | null {
  * it again. Without a default route (offline, or a table that cannot be read), every interface.
  */
 export function networkKeyOf(s: NetworkSnapshot): string {
-  const parts = new Set<string>();
-  const wayOut = s.defaultInterfaces?.length ? new Set(s.defaultInterfaces) : null;
-  for (const a of s.addresses) {
-    const [name, addr] = a.split(' ');
-    if (wayOut && !wayOut.has(name ?? '')) continue;
-    // A Wi-Fi network's name where the OS gives it: two cafés whose routers both hand out 192.168.1.x differ.
-    const ssid = name ? s.wifi?.[name] : undefined;
-    if (name && addr && /^\d+\.\d+\.\d+\.\d+$/.test(addr))
-      parts.add(`${name} ${addr.split('.').slice(0, 3).join('.')}${ssid ? ` ssid:${ssid}` : ''}`);
-  }
+  // A Wi-Fi network's name where the OS gives it: two cafés whose routers both hand out 192.168.1.x differ.
+  const parts = new Set(countedAddresses(s).map((a) => `${a.iface} ${a.net24}${a.ssid ? ` ssid:${a.ssid}` : ''}`));
   const list = [...parts].sort().join(',');
   return list ? createHash('sha256').update(list).digest('hex').slice(0, 16) : 'offline';
 }
