@@ -12,10 +12,9 @@ import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumIn, collectErrors, hasChromium, launchChromium, newContext } from '../helpers/browser.js';
-import { isRoot, NetNs, twoWaysOut, waitForLine } from '../helpers/netns.js';
+import { coreInNamespace, isRoot, NetNs, twoWaysOut } from '../helpers/netns.js';
 
 const ROOT = resolve(__dirname, '../..');
-const BIN = join(ROOT, 'bin/gatehop.js');
 const ART = join(ROOT, '.artifacts/screenshots');
 const DOCS = join(ROOT, 'docs/screenshots');
 
@@ -33,19 +32,7 @@ describe.skipIf(!isRoot || !hasChromium)('a profile per network, in the window (
     wayOut('home0');
     dir = mkdtempSync(join(tmpdir(), 'gh-profiles-window-'));
     mkdirSync(ART, { recursive: true });
-    const core = ns.spawn([
-      process.execPath,
-      BIN,
-      '--egress',
-      'direct',
-      '--admin',
-      '127.0.0.1:9090',
-      '--data-dir',
-      join(dir, 'data'),
-      '--log-file',
-      'off',
-    ]);
-    await waitForLine(core, /^gatehop ready: /, 30_000);
+    await coreInNamespace(ns, join(dir, 'data'), { admin: true });
     const token = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
     dashboard = `http://127.0.0.1:9090/ui/#token=${token}`;
     browser = await launchChromium(chromiumIn(ns.name, dir));

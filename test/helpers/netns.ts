@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 export const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
@@ -64,6 +65,34 @@ export class NetNs {
       /* already gone */
     }
   }
+}
+
+const GATEHOP_BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
+
+/**
+ * The built CLI (`npm run build`) run as a user would in `ns`, with the direct egress (these tests
+ * are about the machine's networks, not nodes): resolves once it says it is ready. `admin` puts the
+ * admin API on 127.0.0.1:9090 in the namespace; `logFile` is a path or 'off'; `args` go last.
+ */
+export async function coreInNamespace(
+  ns: NetNs,
+  dataDir: string,
+  opts: { admin?: boolean; logFile?: string; args?: string[] } = {},
+): Promise<ChildProcess> {
+  const core = ns.spawn([
+    process.execPath,
+    GATEHOP_BIN,
+    '--egress',
+    'direct',
+    ...(opts.admin ? ['--admin', '127.0.0.1:9090'] : []),
+    '--data-dir',
+    dataDir,
+    '--log-file',
+    opts.logFile ?? 'off',
+    ...(opts.args ?? []),
+  ]);
+  await waitForLine(core, /^gatehop ready: /, 30_000);
+  return core;
 }
 
 /** Resolves when `child` prints a line matching `re` on stdout. */

@@ -7,13 +7,11 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LeakReport } from '../../core/api/index.js';
 import { adminOverSocket } from '../helpers/admin-client.js';
-import { hasIpv6, isRoot, NetNs, waitForLine } from '../helpers/netns.js';
-
-const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
+import { coreInNamespace, hasIpv6, isRoot, NetNs } from '../helpers/netns.js';
 
 describe.skipIf(!isRoot || !hasIpv6)('the leak test in a namespace of our own (#64)', () => {
   let ns: NetNs;
@@ -31,8 +29,7 @@ describe.skipIf(!isRoot || !hasIpv6)('the leak test in a namespace of our own (#
     ns.exec(['ip', 'route', 'add', 'default', 'via', '198.18.0.1', 'dev', 'wan0']);
     ns.exec(['ip', '-6', 'route', 'add', 'default', 'via', `${v6}1`, 'dev', 'wan0']);
     dir = mkdtempSync(join(tmpdir(), 'gh-leak-'));
-    const core = ns.spawn([process.execPath, BIN, '--egress', 'direct', '--data-dir', dir, '--log-file', 'off']);
-    await waitForLine(core, /^gatehop ready: /, 30_000);
+    await coreInNamespace(ns, dir);
   }, 60_000);
 
   afterAll(() => {

@@ -11,12 +11,10 @@
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOverSocket } from '../helpers/admin-client.js';
-import { isRoot, NetNs, twoWaysOut, waitForLine } from '../helpers/netns.js';
-
-const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
+import { coreInNamespace, isRoot, NetNs, twoWaysOut, waitForLine } from '../helpers/netns.js';
 
 interface Profiles {
   network: { key: string; label: string };
@@ -40,19 +38,7 @@ describe.skipIf(!isRoot)('a profile per network, on a real network change (#64)'
   const api = <T>(path: string, method = 'GET', body?: object) => adminOverSocket<T>(dir, method, path, body);
   let wayOut: (iface: 'home0' | 'cafe0') => void;
   const startCore = async () => {
-    core = ns.spawn([
-      process.execPath,
-      BIN,
-      '--egress',
-      'direct',
-      '--admin',
-      '127.0.0.1:9090',
-      '--data-dir',
-      dir,
-      '--log-file',
-      join(dir, 'gatehop.log'),
-    ]);
-    await waitForLine(core, /^gatehop ready: /, 30_000);
+    core = await coreInNamespace(ns, dir, { admin: true, logFile: join(dir, 'gatehop.log') });
   };
   const stopCore = async () => {
     const c = core!;

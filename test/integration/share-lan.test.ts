@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOverSocket } from '../helpers/admin-client.js';
-import { isRoot, lanPair, type NetNs, waitForLine } from '../helpers/netns.js';
+import { coreInNamespace, isRoot, lanPair, type NetNs, waitForLine } from '../helpers/netns.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/gatehop.js');
 const TRICKLE_SERVER = `
@@ -105,21 +105,11 @@ describe.skipIf(!isRoot)('share with this network: a phone on the LAN uses this 
     const trickle = phone.spawn(['python3', '-u', '-c', TRICKLE_SERVER, `${lan}.2`, '8081']);
     await waitForLine(trickle, /trickling/, 10_000);
     writeFileSync(join(dir, 'config.yaml'), 'share:\n  enabled: true\n  port: 1081\n');
-    const core = home.spawn([
-      process.execPath,
-      BIN,
-      '--egress',
-      'direct',
-      '--config',
-      join(dir, 'config.yaml'),
-      '--admin',
-      '127.0.0.1:9090',
-      '--data-dir',
-      dir,
-      '--log-file',
-      join(dir, 'gatehop.log'),
-    ]);
-    await waitForLine(core, /^gatehop ready: /, 30_000);
+    await coreInNamespace(home, dir, {
+      admin: true,
+      logFile: join(dir, 'gatehop.log'),
+      args: ['--config', join(dir, 'config.yaml')],
+    });
     const added = gatehop('share', 'add', "Mum's phone");
     expect(added.status, added.stderr).toBe(0);
     const state = api('/share') as { devices: Array<{ id: string; pageUrl: string; proxyUrl: string }> };
