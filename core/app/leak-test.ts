@@ -29,13 +29,17 @@ const MAX_BODY = 16 * 1024;
 
 /** The resolver's address an echo service names: JSON `dns.ip` (ip-api's EDNS echo), `resolver` or `ip`, or the first address in text. */
 export function parseResolver(body: string): string | null {
+  let j: unknown;
   try {
-    const j = JSON.parse(body) as Record<string, unknown>;
-    const dns = j && typeof j === 'object' ? (j.dns as Record<string, unknown> | undefined) : undefined;
-    const v = [dns?.ip, j.resolver, j.ip].find((x): x is string => typeof x === 'string' && isIP(x) !== 0);
-    if (v) return v;
+    j = JSON.parse(body);
   } catch {
     /* not JSON: plain text */
+  }
+  if (j && typeof j === 'object') {
+    const o = j as Record<string, unknown>;
+    const dns = o.dns && typeof o.dns === 'object' ? (o.dns as Record<string, unknown>) : undefined;
+    const v = [dns?.ip, o.resolver, o.ip].find((x): x is string => typeof x === 'string' && isIP(x) !== 0);
+    if (v) return v;
   }
   return parseExit(body).address;
 }

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
  * and plain random bytes.
  */
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
+import { connect, isIP } from 'node:net';
 import fc from 'fast-check';
 import { ZodError } from 'zod';
 import { ErrorCodes, GatehopError, HttpFraming, isGatehopError, silentLogger } from '../../core/common/index.js';
@@ -82,6 +82,8 @@ import {
 import { bytesLike, mutatedFrom, textLike } from './mutate.js';
 import { parseDohAnswer } from '../../core/netstack/index.js';
 import { parseCheckResponse } from '../../core/honesty/index.js';
+import { parseExit } from '../../core/app/exit-check.js';
+import { parseResolver } from '../../core/app/leak-test.js';
 import { answerQuery, FakeIps, Gateway } from '../../core/capture/index.js';
 import type { CaptureInbound } from '../../core/contracts/index.js';
 import { buildUdp, writeIpv4Header } from '../../core/capture/ipv4-packet.js';
@@ -929,6 +931,31 @@ const honestyPage: FuzzTarget<Buffer> = {
   },
 };
 
+const echoSeeds = [
+  '{"status":"success","country":"Japan","countryCode":"JP","query":"203.0.113.7"}',
+  '{"dns":{"geo":"Japan - Example","ip":"198.51.100.53"},"edns":{"geo":"Japan","ip":"203.0.113.0"}}',
+  '{"ip":"2001:db8::7","country_code":"de"}',
+  '{"origin":"203.0.113.7, 10.0.0.1"}',
+  '203.0.113.7\n',
+  'Your resolver: 2001:db8:53::1 (cached)',
+  'null',
+  '[1,2,3]',
+];
+
+const addressEcho: FuzzTarget<string> = {
+  name: 'address-echo',
+  what: "an address or resolver echo service's answer through a node, for the exit check and the leak test (core/app parseExit, parseResolver)",
+  input: textLike(echoSeeds, 4096),
+  run(body) {
+    // Nothing to refuse: any answer is read as an address, a country or nothing, never a throw.
+    const exit = parseExit(body);
+    must(exit.address === null || isIP(exit.address) !== 0, `not an address: ${exit.address}`);
+    must(exit.country === null || /^[A-Z]{2}$/.test(exit.country), `not a country code: ${exit.country}`);
+    const resolver = parseResolver(body);
+    must(resolver === null || isIP(resolver) !== 0, `not an address: ${resolver}`);
+  },
+};
+
 const framingSeeds = [
   ...checkPageSeeds,
   Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n0\r\n\r\n'),
@@ -1059,6 +1086,7 @@ export const TARGETS: FuzzTarget<any>[] = [
   capturePackets,
   dohAnswer,
   honestyPage,
+  addressEcho,
   httpFraming,
   sniffFirstBytes,
   httpsOnlyJudge,
