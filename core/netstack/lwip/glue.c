@@ -469,7 +469,7 @@ EXPORT(gh_set_defer_wnd_update) void gh_set_defer_wnd_update(int on) { g_defer_w
  * 65,535 can stay announced as 64,241 for good. SecureNAT ignores an ACK that covers more than the
  * window it carries, and after a whole window's mission it waits for exactly that ACK: with up to
  * 65,534 bytes unacknowledged in its view, an ACK announcing 64,241 is ignored each time it
- * retransmits, forever (the switching suite's paced downloads stalled so at 66 % and 97 %, the
+ * retransmits, forever (the switching suite's paced downloads stalled so at 66 % and 85 %, the
  * node retransmitting its first two segments every 90 ms and ignoring each ACK). Announced in
  * full, the window is as large as any mission it can have sent, and the next ACK is taken. */
 static void announce_full_window(struct tcp_pcb *pcb) {
